@@ -1,0 +1,157 @@
+# sensim - a plain Makefile in the style of lz4 and zstd: objects out of tree
+# (BUILD ?= build), dependencies from -MMD -MP, quiet unless V=1, PREFIX and
+# DESTDIR, install and a mirroring uninstall, a generated sensim.pc.
+#
+#   make                 library (static + shared), the sensim program, sensim.pc
+#   make check           the test suite (Check), tests/runner
+#   make check-asan      the same suite under AddressSanitizer + UBSan
+#   make bench           benchmarks in bench/, printing throughput
+#   make demo            sensim demo on the bundled data
+#   make lint-man        mandoc -T lint on every man page
+#   make install / uninstall  (PREFIX=/usr/local, DESTDIR=)
+
+VERSION   = 0.1.0
+SOVERSION = 0
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/sensim
+DESTDIR    ?=
+BUILD      ?= build
+
+CC     ?= cc
+CFLAGS ?= -O2 -g
+SAN    ?=
+
+PKGS       = hdf5 yaml-0.1 gsl libpng
+DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
+              $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lm -lpthread
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude \
+             -DSENSIM_VERSION='"$(VERSION)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
+ALL_LDFLAGS = -fopenmp $(LDFLAGS) $(SAN)
+
+ifeq ($(V),1)
+Q =
+else
+Q = @
+endif
+
+LIB_SRC   := $(sort $(wildcard lib/*.c models/*.c calib/*.c metrics/*.c render/*.c))
+CLI_SRC   := $(sort $(wildcard cli/*.c))
+TEST_SRC  := $(sort $(wildcard tests/*.c))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+HEADERS   := $(sort $(wildcard include/sensim/*.h))
+MAN1      := $(sort $(wildcard man/*.1))
+MAN3      := $(sort $(wildcard man/*.3))
+
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+STATIC = $(BUILD)/libsensim.a
+SHARED = $(BUILD)/libsensim.so.$(VERSION)
+PROG   = $(BUILD)/sensim
+RUNNER = $(BUILD)/tests/runner
+PCFILE = $(BUILD)/sensim.pc
+
+.PHONY: all check check-asan bench demo lint-man install uninstall clean
+all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(STATIC): $(LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(SHARED): $(LIB_OBJ)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libsensim.so.$(SOVERSION) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so.$(SOVERSION)
+	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so
+
+$(PROG): $(CLI_OBJ) $(STATIC)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(STATIC) $(DEP_LIBS)
+
+$(PCFILE): Makefile
+	@mkdir -p $(BUILD)
+	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: sensim' 'Description: sensor-noise simulation, calibration and sim2real metrics' \
+	  'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
+	  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -fopenmp -lm' \
+	  'Cflags: -I$${includedir}' > $@
+
+# The test runner registers every `Suite *suite_NAME(void)` found in tests/*.c.
+$(BUILD)/gen/suites.h: $(TEST_SRC)
+	@mkdir -p $(dir $@)
+	$(Q)grep -ho '^Suite \*suite_[a-z0-9_]*(void)' $(TEST_SRC) | \
+	  sed 's/^Suite \*\(suite_[a-z0-9_]*\)(void)/SENSIM_SUITE(\1)/' > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/runner.o: $(BUILD)/gen/suites.h
+$(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
+
+$(RUNNER): $(TEST_OBJ) $(STATIC)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(DEP_LIBS) $(CHECK_LIBS)
+
+# Tests run from the source root; they find the program and data from here.
+check: $(RUNNER) $(PROG)
+	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-900} \
+	  $(RUNNER)
+
+check-asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \
+	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" check
+
+$(BUILD)/bench/%: bench/%.c $(STATIC)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -Ibench $(ALL_LDFLAGS) -o $@ $< $(STATIC) $(DEP_LIBS)
+
+bench: $(BENCH_BIN) $(PROG)
+	$(Q)for b in $(BENCH_BIN); do echo "== $$b"; SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) $$b || exit 1; done
+
+demo: $(PROG)
+	$(Q)SENSIM_DATA=$(CURDIR)/data $(PROG) demo
+
+lint-man:
+	$(Q)mandoc -T lint -W warning $(MAN1) $(MAN3)
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/sensim \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)
+	install -m 755 $(PROG) $(DESTDIR)$(BINDIR)/sensim
+	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/libsensim.a
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libsensim.so.$(VERSION)
+	ln -sf libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsensim.so.$(SOVERSION)
+	ln -sf libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsensim.so
+	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/sensim.pc
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/sensim/
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/
+	cp -R data/. $(DESTDIR)$(DATADIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/sensim $(DESTDIR)$(LIBDIR)/libsensim.a \
+	  $(DESTDIR)$(LIBDIR)/libsensim.so $(DESTDIR)$(LIBDIR)/libsensim.so.$(SOVERSION) \
+	  $(DESTDIR)$(LIBDIR)/libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/sensim.pc
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/sensim/,$(notdir $(HEADERS)))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/sensim
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1)))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,0 +1,48 @@
+/* Shared pieces of the sensim command-line program. Every verb lives in
+ * cli/cmd_<verb>.c as `int cmd_<verb>(int argc, char **argv)` and is listed
+ * in the table in cli/main.c. Exit status: 0 success, 1 failure (with a
+ * message on stderr), 2 usage error. */
+#ifndef SENSIM_CLI_H
+#define SENSIM_CLI_H
+
+#include <stdio.h>
+
+#include "sensim/status.h"
+
+#define CLI_OK 0
+#define CLI_FAIL 1
+#define CLI_USAGE 2
+
+typedef struct cli_command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    const char *usage; /* the full --help text */
+} cli_command;
+
+/* Looks a verb up in the table (NULL if unknown). */
+const cli_command *cli_find(const char *name);
+
+/* Prints "sensim VERB: <library's last error>" to stderr; returns CLI_FAIL. */
+int cli_fail_lib(const char *verb);
+/* Prints "sensim VERB: <formatted message>" to stderr; returns CLI_FAIL. */
+int cli_fail(const char *verb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints "sensim VERB: <message>" and "Try 'sensim VERB --help'."; returns CLI_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Prints the verb's help text to f. */
+void cli_print_help(const char *verb, FILE *f);
+
+/* Strict number parsing for option values: the whole string must be a
+ * finite number. Return 0 on success, -1 otherwise. */
+int cli_parse_double(const char *s, double *out);
+int cli_parse_u64(const char *s, unsigned long long *out);
+
+#endif

@@ -1,0 +1,140 @@
+/* sensim - git-style dispatch: `sensim VERB [options]`, `sensim help VERB`
+ * equals `sensim VERB --help`. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Each verb: `int cmd_VERB(int, char **)` and its help text
+ * `const char cmd_VERB_usage[]`, both in cli/cmd_VERB.c. */
+#define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
+#define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
+/* VERB_DECL lines */
+
+static const cli_command commands[] = {
+    /* VERB lines, in the order `sensim --help` lists them */
+    {NULL, NULL, NULL, NULL},
+};
+
+
+const cli_command *cli_find(const char *name)
+{
+    for (size_t i = 0; commands[i].name; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int cli_fail_lib(const char *verb)
+{
+    const char *m = sensim_last_error();
+    fprintf(stderr, "sensim %s: %s\n", verb, *m ? m : sensim_strerror(sensim_last_status()));
+    return CLI_FAIL;
+}
+
+int cli_fail(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "sensim %s: ", verb);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_FAIL;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "sensim %s: ", verb);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'sensim %s --help'.\n", verb);
+    return CLI_USAGE;
+}
+
+void cli_print_help(const char *verb, FILE *f)
+{
+    const cli_command *c = cli_find(verb);
+    if (c)
+        fputs(c->usage, f);
+}
+
+int cli_parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_u64(const char *s, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    if (*s == '-')
+        return -1;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (end == s || *end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: sensim [--version] [--help] VERB [options]\n\n"
+               "sensim makes simulated sensors behave like real ones.\n\nVerbs:\n");
+    for (size_t i = 0; commands[i].name; i++)
+        fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'sensim help VERB' or 'sensim VERB --help' describes a verb; man sensim-VERB.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    const char *verb = argv[1];
+    if (!strcmp(verb, "--help") || !strcmp(verb, "-h")) {
+        usage(stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(verb, "--version")) {
+        printf("sensim %s\n", SENSIM_VERSION);
+        return CLI_OK;
+    }
+    if (!strcmp(verb, "help")) {
+        if (argc < 3) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        const cli_command *c = cli_find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "sensim: unknown verb '%s'\n", argv[2]);
+            return CLI_USAGE;
+        }
+        fputs(c->usage, stdout);
+        return CLI_OK;
+    }
+    const cli_command *c = cli_find(verb);
+    if (!c) {
+        fprintf(stderr, "sensim: unknown verb '%s'\n", verb);
+        usage(stderr);
+        return CLI_USAGE;
+    }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(c->usage, stdout);
+            return CLI_OK;
+        }
+    return c->run(argc - 1, argv + 1);
+}

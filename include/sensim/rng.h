@@ -1,0 +1,61 @@
+/* sensim/rng.h - counter-based random streams (Philox4x32-10, Random123).
+ *
+ * A stream is keyed by (seed, sensor, stream) and indexed by sample: the value
+ * drawn for index k depends only on the key and k, never on how many draws
+ * came before, on chunking or on the thread count. This is what makes every
+ * sensim output bit-identical for a seed whatever the parallelism.
+ *
+ * Counter layout: key = seed (64 bits); counter words c0,c1 = index (or
+ * index/4 for the four-lane fast path), c2 = stream, c3 = sensor (low 24
+ * bits) | attempt byte (high 8 bits). Attempt 0 serves the plain draws;
+ * 1..63 the normal sampler's rejections; 64..127 Poisson; 128..255 gamma.
+ * Use one stream per random quantity (one per effect and axis).
+ *
+ * A sensim_rng is a small value; copy it freely. All functions are pure and
+ * thread-safe. */
+#ifndef SENSIM_RNG_H
+#define SENSIM_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct sensim_rng {
+    uint32_t key[2];
+    uint32_t stream;
+    uint32_t sensor; /* low 24 bits used */
+} sensim_rng;
+
+sensim_rng sensim_rng_make(uint64_t seed, uint32_t sensor, uint32_t stream);
+
+/* A 24-bit sensor id from a sensor name (FNV-1a folded), so that a sensor's
+ * noise does not change when others are added to or removed from a rig. */
+uint32_t sensim_rng_sensor_id(const char *name);
+
+/* Four raw 32-bit words for block b = index / 4 (counter c0,c1 = b). */
+void sensim_rng_block(const sensim_rng *r, uint64_t block, uint32_t out[4]);
+uint32_t sensim_rng_u32(const sensim_rng *r, uint64_t index);
+/* Uniform on the open interval (0, 1), resolution 2^-32. */
+double sensim_rng_uniform(const sensim_rng *r, uint64_t index);
+/* Standard normal by a 128-layer ziggurat (Marsaglia & Tsang 2000) on 32-bit
+ * lanes: 7 bits choose the layer, 1 the sign, 24 the abscissa; rejections draw
+ * from the index's own attempt counters, so the result is still a pure
+ * function of (key, index). */
+double sensim_rng_normal(const sensim_rng *r, uint64_t index);
+/* out[i] = sensim_rng_normal(r, first + i) for i < n, computed block-wise. */
+void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out);
+void sensim_rng_uniform_fill(const sensim_rng *r, uint64_t first, size_t n, double *out);
+/* Gamma(shape, 1) by Marsaglia & Tsang (2000); shape > 0 (shape < 1 by the
+ * U^(1/shape) boost). Returns NAN for shape <= 0 or NaN. */
+double sensim_rng_gamma(const sensim_rng *r, uint64_t index, double shape);
+/* Poisson(mean): inversion for mean < 10, PTRS (Hormann 1993) above.
+ * mean <= 0 gives 0. */
+uint32_t sensim_rng_poisson(const sensim_rng *r, uint64_t index, double mean);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

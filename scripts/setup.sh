@@ -1,0 +1,19 @@
+#!/bin/sh
+# Installs the Debian packages sensim builds and tests with, when missing.
+# Debian 12 (bookworm); needs root (or sudo) only if something is missing.
+set -eu
+PKGS="build-essential pkg-config libgsl-dev libhdf5-dev libyaml-dev check librandom123-dev
+libembree-dev libpng-dev mandoc python3-numpy python3-h5py python3-scipy"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    echo "setup: installing$missing"
+    SUDO=""
+    [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing
+else
+    echo "setup: all build dependencies present"
+fi

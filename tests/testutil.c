@@ -1,0 +1,180 @@
+#define _XOPEN_SOURCE 700
+#include "testutil.h"
+
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+char *tu_mkdtemp(void)
+{
+    const char *base = getenv("TMPDIR");
+    char *t = tu_path(base && *base ? base : "/tmp", "sensim-test-XXXXXX");
+    if (!mkdtemp(t)) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(p);
+}
+
+void tu_rmtree(const char *dir)
+{
+    if (dir)
+        nftw(dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *tu_path(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+char *tu_src(const char *rel)
+{
+    const char *s = getenv("SENSIM_SRCDIR");
+    return tu_path(s && *s ? s : ".", rel);
+}
+
+static char *slurp_fd(int fd)
+{
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    lseek(fd, 0, SEEK_SET);
+    for (;;) {
+        if (len + 1024 > cap)
+            buf = realloc(buf, cap *= 2);
+        ssize_t k = read(fd, buf + len, cap - len - 1);
+        if (k <= 0)
+            break;
+        len += (size_t)k;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+tu_run_result tu_run(const char *arg0, ...)
+{
+    tu_run_result r = {-1, NULL, NULL};
+    const char *argv[64];
+    const char *bin = getenv("SENSIM_BIN");
+    int n = 0;
+    argv[n++] = bin && *bin ? bin : "build/sensim";
+    va_list ap;
+    va_start(ap, arg0);
+    for (const char *a = arg0; a && n < 63; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+
+    FILE *fo = tmpfile(), *fe = tmpfile();
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fileno(fo), 1);
+    posix_spawn_file_actions_adddup2(&fa, fileno(fe), 2);
+    pid_t pid;
+    if (posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ) == 0) {
+        int st;
+        waitpid(pid, &st, 0);
+        r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+    posix_spawn_file_actions_destroy(&fa);
+    r.out = slurp_fd(fileno(fo));
+    r.err = slurp_fd(fileno(fe));
+    fclose(fo);
+    fclose(fe);
+    return r;
+}
+
+void tu_run_free(tu_run_result *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+int tu_write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+char *tu_read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    char *s = slurp_fd(fd);
+    close(fd);
+    if (len)
+        *len = strlen(s);
+    return s;
+}
+
+int tu_file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+double tu_mean(const double *x, size_t n, size_t stride)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i * stride];
+    return s / (double)n;
+}
+
+double tu_var(const double *x, size_t n, size_t stride)
+{
+    double m = tu_mean(x, n, stride), s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (x[i * stride] - m) * (x[i * stride] - m);
+    return s / (double)(n - 1);
+}
+
+double tu_acf1(const double *x, size_t n, size_t stride)
+{
+    double m = tu_mean(x, n, stride), num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i * stride] - m;
+        den += d * d;
+        if (i + 1 < n)
+            num += d * (x[(i + 1) * stride] - m);
+    }
+    return num / den;
+}
+
+double tu_avar(const double *x, size_t n, size_t m)
+{
+    size_t k = n / m;
+    double prev = 0, s = 0;
+    for (size_t j = 0; j < k; j++) {
+        double a = 0;
+        for (size_t i = 0; i < m; i++)
+            a += x[j * m + i];
+        a /= (double)m;
+        if (j > 0)
+            s += (a - prev) * (a - prev);
+        prev = a;
+    }
+    return s / (2.0 * (double)(k - 1));
+}

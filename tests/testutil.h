@@ -1,0 +1,46 @@
+/* Shared helpers for the check suites: temporary directories, running the
+ * sensim program and capturing its output, statistics for tolerances. */
+#ifndef SENSIM_TESTUTIL_H
+#define SENSIM_TESTUTIL_H
+
+#include <check.h>
+#include <stddef.h>
+
+/* A fresh directory under $TMPDIR (or /tmp), malloc'd; remove it with
+ * tu_rmtree and free the string. */
+char *tu_mkdtemp(void);
+void tu_rmtree(const char *dir);
+/* dir + "/" + name, malloc'd. */
+char *tu_path(const char *dir, const char *name);
+/* $SENSIM_SRCDIR/rel (or ./rel), malloc'd. */
+char *tu_src(const char *rel);
+
+typedef struct {
+    int status;   /* exit status, or 128+signal */
+    char *out;    /* captured stdout, NUL-terminated, malloc'd */
+    char *err;    /* captured stderr */
+} tu_run_result;
+/* Runs "$SENSIM_BIN args..." (args NULL-terminated) with stdin from /dev/null. */
+tu_run_result tu_run(const char *arg0, ...);
+void tu_run_free(tu_run_result *r);
+
+/* Writes text to path; returns 0 on success. */
+int tu_write_file(const char *path, const char *text);
+/* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
+char *tu_read_file(const char *path, size_t *len);
+int tu_file_exists(const char *path);
+
+/* Sample statistics. */
+double tu_mean(const double *x, size_t n, size_t stride);
+double tu_var(const double *x, size_t n, size_t stride);
+/* Lag-1 autocorrelation. */
+double tu_acf1(const double *x, size_t n, size_t stride);
+/* Non-overlapping Allan variance of rate data at cluster size m. */
+double tu_avar(const double *x, size_t n, size_t m);
+
+#define ck_assert_within(val, expect, tol)                                                   \
+    ck_assert_msg(fabs((double)(val) - (double)(expect)) <= (double)(tol),                   \
+                  "%s = %.9g, expected %.9g +- %.3g", #val, (double)(val), (double)(expect), \
+                  (double)(tol))
+
+#endif
