@@ -1,0 +1,161 @@
+/* sensim/log.h - HDF5 logs in the layout of DESIGN.md ("sensim-log", v1).
+ *
+ * Reading: sensim_log_open() then row-range reads of any dataset, converted
+ * to double (or read raw), so callers stream hours of kHz data in blocks with
+ * bounded memory. Writing: sensim_log_create() writes to a temporary name
+ * beside the target ("<path>.tmp-XXXXXX"); sensim_log_commit() attaches
+ * each group's `t` as the dimension scale of the datasets beside it (H5DS),
+ * closes and renames over the target. sensim_log_close() on an uncommitted
+ * writer removes the temporary file, so a failure never leaves a broken file
+ * and never touches an existing one.
+ *
+ * Errors name the file and dataset: "gt.h5: /ground_truth/t: ...".
+ *
+ * Thread safety: HDF5 (Debian's serial build) is not thread-safe; use a log
+ * from one thread at a time, and do parallel work on buffers. */
+#ifndef SENSIM_LOG_H
+#define SENSIM_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SENSIM_LOG_FORMAT "sensim-log"
+#define SENSIM_LOG_FORMAT_VERSION 1
+#define SENSIM_LOG_MAX_RANK 4
+
+typedef struct sensim_log sensim_log;
+typedef struct sensim_log_dset sensim_log_dset;
+
+typedef enum sensim_dtype {
+    SENSIM_F64,
+    SENSIM_F32,
+    SENSIM_U8,
+    SENSIM_U16,
+    SENSIM_U64,
+    SENSIM_I8
+} sensim_dtype;
+
+size_t sensim_dtype_size(sensim_dtype t);
+
+/* ---- reading ---- */
+
+/* Opens an existing file read-only. A file without the format attribute is
+ * accepted (logs made by h5py by hand) as long as the datasets are laid out
+ * as DESIGN.md says. */
+sensim_log *sensim_log_open(const char *path);
+/* Closes a log; for an uncommitted writer also removes its temporary file.
+ * NULL is a no-op. */
+void sensim_log_close(sensim_log *log);
+/* The path given at open/create (borrowed). */
+const char *sensim_log_path(const sensim_log *log);
+
+/* 1 if the object (group or dataset) exists, else 0. */
+int sensim_log_exists(const sensim_log *log, const char *obj);
+/* Rank and dims of a dataset; SENSIM_ENOTFOUND names it when missing. */
+sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *rank, size_t dims[SENSIM_LOG_MAX_RANK]);
+/* Native element type of a dataset (integer/float types map to the nearest
+ * sensim_dtype; others are SENSIM_EFORMAT). */
+sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_dtype *type);
+/* Reads rows [row0, row0 + nrows) of a dataset (all trailing dimensions) and
+ * converts to double: buf holds nrows * (product of trailing dims) values. */
+sensim_status sensim_log_read_f64(const sensim_log *log, const char *dset, size_t row0, size_t nrows, double *buf);
+/* Same, converting to `type` (buf sized accordingly). */
+sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
+                              void *buf);
+/* Checks a dataset's shape: rank and each trailing dim (dims[0] free; pass
+ * trailing dims in `tail`, ntail = rank - 1). Sets *nrows. The message names
+ * the file, dataset, and the shape found and expected. */
+sensim_status sensim_log_check_shape(const sensim_log *log, const char *dset, int ntail, const size_t *tail,
+                                     size_t *nrows);
+
+/* Attributes of a group or dataset. Strings are malloc'd (caller frees). */
+int sensim_log_has_attr(const sensim_log *log, const char *obj, const char *name);
+sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out);
+/* Reads exactly n numbers (any numeric type) into out. */
+sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, const char *name, double *out, size_t n);
+
+/* Names of the members of a group (sorted), malloc'd array of malloc'd
+ * strings; free with sensim_log_free_names. */
+sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count);
+void sensim_log_free_names(char **names, size_t count);
+
+/* Checks a time vector in blocks: finite and strictly increasing. The error
+ * names file, dataset and first bad index. Sets *n. */
+sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, size_t *n);
+
+/* ---- writing ---- */
+
+/* Creates a new log at a temporary name beside `path`, with the root
+ * attributes format, format_version and created_by. */
+sensim_log *sensim_log_create(const char *path, const char *created_by);
+/* Attaches dimension scales, closes, renames over `path`, frees the log.
+ * On failure the temporary file is removed and the target left untouched. */
+sensim_status sensim_log_commit(sensim_log *log);
+
+/* Creates a group and its parents (like mkdir -p); OK if it exists. */
+sensim_status sensim_log_group(sensim_log *log, const char *group);
+sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const char *name, const char *value);
+sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n);
+sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n);
+
+/* An extendible dataset with rows of shape `tail` (ntail trailing dims, 0
+ * for a vector), chunked along rows (about 1 MiB chunks), with a `units`
+ * attribute (NULL or "" for none). Parent groups are created. Rows are added
+ * with sensim_log_dset_append. compress: deflate level 0 (off) to 9. */
+sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensim_dtype type, int ntail,
+                                        const size_t *tail, const char *units, int compress);
+/* Appends nrows rows from buf (type as created). */
+sensim_status sensim_log_dset_append(sensim_log_dset *d, const void *buf, size_t nrows);
+size_t sensim_log_dset_rows(const sensim_log_dset *d);
+/* Closes the dataset handle (the data stays). NULL is a no-op. */
+void sensim_log_dset_close(sensim_log_dset *d);
+
+/* Writes a whole dataset in one call: rows x tail. */
+sensim_status sensim_log_write(sensim_log *log, const char *path, sensim_dtype type, size_t nrows, int ntail,
+                               const size_t *tail, const void *buf, const char *units);
+
+/* Copies an object (group or dataset, recursively, with attributes) from
+ * another log into this one at the same path. */
+sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj);
+
+/* ---- ground truth (DESIGN.md /ground_truth) ---- */
+
+/* One block of ground-truth rows; arrays are owned by the block. */
+typedef struct sensim_gt_block {
+    size_t n, capacity;
+    double *t;                /* [n] s */
+    double *position;         /* [n*3] m, world ENU */
+    double *orientation;      /* [n*4] (w,x,y,z) body to world */
+    double *velocity;         /* [n*3] m/s, world */
+    double *angular_velocity; /* [n*3] rad/s, body */
+    double *acceleration;     /* [n*3] m/s^2, world, kinematic */
+} sensim_gt_block;
+
+sensim_status sensim_gt_block_init(sensim_gt_block *b, size_t capacity);
+void sensim_gt_block_free(sensim_gt_block *b);
+
+/* Validates /ground_truth: every dataset present with the right shape and the
+ * same length, t finite and strictly increasing, no NaN anywhere (streamed in
+ * blocks). Sets *n and origin_lla (defaults 0,0,0 when the attribute is
+ * absent). */
+sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3]);
+/* Reads rows [row0, row0+count) into b (count <= b->capacity). */
+sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b);
+
+/* Streaming writer of /ground_truth. */
+typedef struct sensim_gt_writer sensim_gt_writer;
+sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3]);
+sensim_status sensim_gt_writer_append(sensim_gt_writer *w, const sensim_gt_block *b);
+/* Closes the datasets (call before sensim_log_commit). NULL is a no-op. */
+void sensim_gt_writer_close(sensim_gt_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
