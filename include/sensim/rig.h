@@ -1,0 +1,125 @@
+/* sensim/rig.h - a rig: a seed and a list of sensors loaded from YAML, and
+ * the registry of sensor types that `sensim inject` dispatches on.
+ *
+ * Rig YAML (see man sensim-inject and data/rig-example.yaml):
+ *   seed: 7
+ *   sensors:
+ *     - name: imu            # unique; also keys the sensor's random streams
+ *       type: imu            # a registered type: imu, gnss, odometer, ...
+ *       rate_hz: 400
+ *       mount: { position: [0, 0, 0], orientation: [1, 0, 0, 0] }  # body frame
+ *       timing: { lag: 0.002, clock_offset: 0, clock_drift: 0,
+ *                 jitter: 0, collection_window: 0 }
+ *       ...type-specific keys...
+ *
+ * Ownership: the rig owns its YAML document; each sensor's `node` is
+ * borrowed from it. Models are created by the type's create() and destroyed
+ * with the rig. */
+#ifndef SENSIM_RIG_H
+#define SENSIM_RIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/linalg.h"
+#include "sensim/log.h"
+#include "sensim/status.h"
+#include "sensim/yaml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SENSIM_NAME_MAX 64
+
+/* Per-sensor timing (DESIGN.md "Time is explicit"). The sensor's own clock
+ * reads t_s = t + clock_offset + clock_drift * t; a sample taken at true time
+ * t is delivered at t_s + lag + jitter * N(0,1) (clamped so delivery order is
+ * kept). collection_window: samples average the signal over [t - window, t]. */
+typedef struct sensim_timing {
+    double lag;               /* s, >= 0 */
+    double clock_offset;      /* s */
+    double clock_drift;       /* s/s (e.g. 20e-6 for 20 ppm) */
+    double jitter;            /* s, std of the delivery delay, >= 0 */
+    double collection_window; /* s, >= 0 */
+    double start_delay;       /* s, first sample no earlier than t0 + start_delay */
+} sensim_timing;
+
+typedef struct sensim_sensor_type sensim_sensor_type;
+
+typedef struct sensim_sensor {
+    char name[SENSIM_NAME_MAX];
+    const sensim_sensor_type *type;
+    uint32_t id;                 /* sensim_rng_sensor_id(name) */
+    double rate_hz;              /* > 0; 0 when the type has no rate */
+    sensim_vec3 mount_position;  /* m, body frame (lever arm) */
+    sensim_quat mount_orientation; /* sensor to body */
+    sensim_timing timing;
+    const sensim_ynode *node;    /* the sensor's YAML mapping (borrowed) */
+    void *model;                 /* created by type->create */
+} sensim_sensor;
+
+/* Options for one inject run. */
+typedef struct sensim_inject_opts {
+    uint64_t seed;   /* the rig's seed or the --seed override */
+    int threads;     /* 0: OpenMP default */
+    size_t block;    /* rows per streamed block (0: default 65536) */
+} sensim_inject_opts;
+
+struct sensim_sensor_type {
+    const char *type;
+    /* Type-specific keys accepted in the sensor mapping (NULL-terminated);
+     * the common keys (name, type, rate_hz, mount, timing) are always allowed. */
+    const char *const *keys;
+    /* Parses the type-specific keys of s->node and sets s->model. Errors name
+     * file, line and key. */
+    sensim_status (*create)(sensim_sensor *s);
+    void (*destroy)(void *model);
+    /* Simulates the sensor from the ground truth of `in`, writing
+     * /sensors/<name>/ of `out` (datasets per DESIGN.md, units, attrs). */
+    sensim_status (*simulate)(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                              sensim_log *out);
+    /* Adds noise to recorded clean data in /sensors/<name>/ of `in`, writing
+     * the same group of `out`. NULL when the type cannot do it. */
+    sensim_status (*noise_clean)(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                                 sensim_log *out);
+};
+
+/* The registered types (lib/rig.c holds the table). */
+const sensim_sensor_type *sensim_sensor_type_find(const char *type);
+
+typedef struct sensim_rig {
+    sensim_yaml *doc;
+    uint64_t seed;
+    size_t nsensors;
+    sensim_sensor *sensors;
+} sensim_rig;
+
+/* Loads and validates a rig file (all sensors created). NULL on error with
+ * "file:line: ..." */
+sensim_rig *sensim_rig_load(const char *path);
+sensim_rig *sensim_rig_load_string(const char *text, const char *name);
+void sensim_rig_free(sensim_rig *rig);
+const sensim_sensor *sensim_rig_find(const sensim_rig *rig, const char *name);
+
+/* Applies every sensor of the rig: writes a new log at out_path with the
+ * input's ground truth copied through and /sensors/<name>/ for each sensor
+ * (simulated from ground truth, or noised from clean data when the input has
+ * /sensors/<name>/ and no ground truth). Attributes per DESIGN.md: type,
+ * rate_hz, mount, seed, model. Written to a temporary name and renamed. */
+sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
+                                const char *out_path);
+
+/* Writes the common /sensors/<name> attributes (type, rate_hz, mount, seed,
+ * model = the sensor's YAML as text). For types' simulate functions. */
+sensim_status sensim_sensor_write_attrs(const sensim_sensor *s, const sensim_inject_opts *o, sensim_log *out);
+
+/* Delivery time of a sample taken at true time t with sample index k
+ * (applies clock offset and drift, lag and jitter; jitter is drawn from the
+ * sensor's timing stream at index k). */
+double sensim_sensor_delivery_time(const sensim_sensor *s, uint64_t seed, uint64_t k, double t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
