@@ -178,7 +178,6 @@ START_TEST(bias_instability_flat_floor)
     for (int i = 0; i < 3; i++) {
         size_t m = (size_t)(taus[i] * rate), M = n / m;
         double ratio = tu_avar(ax, n, m) / floor_var;
-        fprintf(stderr, "BI ratio tau=%g: %g\n", taus[i], ratio);
         ck_assert_within(ratio, 1.0, 0.06 + 5 * sqrt(2.0 / (0.5 * M)));
     }
     free(ax);
