@@ -13,9 +13,13 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(inject)
+VERB_DECL(info)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
+    VERB(inject, "apply a rig's noise models to a ground-truth log or to recorded clean data")
+    VERB(info, "describe a log")
     {NULL, NULL, NULL, NULL},
 };
 
