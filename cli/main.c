@@ -13,9 +13,11 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(trajectory)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
+    VERB(trajectory, "make an analytic ground-truth log (static, line, circle, sine, figure8)")
     {NULL, NULL, NULL, NULL},
 };
 
