@@ -14,10 +14,14 @@
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
 VERB_DECL(trajectory)
+VERB_DECL(import)
+VERB_DECL(export)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
     VERB(trajectory, "make an analytic ground-truth log (static, line, circle, sine, figure8)")
+    VERB(import, "ground truth from CSV into a log")
+    VERB(export, "ground truth from a log to CSV")
     {NULL, NULL, NULL, NULL},
 };
 
