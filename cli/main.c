@@ -13,9 +13,11 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(datasheet)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
+    VERB(datasheet, "datasheet figures to model parameters")
     {NULL, NULL, NULL, NULL},
 };
 
