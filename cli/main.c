@@ -18,6 +18,7 @@ VERB_DECL(inject)
 VERB_DECL(info)
 VERB_DECL(import)
 VERB_DECL(export)
+VERB_DECL(datasheet)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -26,6 +27,8 @@ static const cli_command commands[] = {
     VERB(info, "describe a log")
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
+    VERB(datasheet, "datasheet figures to model parameters")
+
 
     {NULL, NULL, NULL, NULL},
 };
