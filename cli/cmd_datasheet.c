@@ -245,9 +245,9 @@ static void choose(ds *d, int first, int second, char *warn, size_t wsize)
     if (rel > 0.10) {
         size_t n = strlen(warn);
         snprintf(warn + n, wsize - n,
-                 "warning: --%s (%s = %.4g %s) and --%s (%s = %.4g %s) differ by %.0f%%; using --%s\n",
-                 figs[first].opt, a->given, a->si, figs[first].si_unit, figs[second].opt, b->given, b->si,
-                 figs[second].si_unit, 100 * rel, figs[first].opt);
+                 "warning: %s %s (from %s) = %.4g %s and %s %s (from %s) = %.4g %s differ by %.0f%%; using %s\n",
+                 figs[first].opt, a->given, a->source, a->si, figs[first].si_unit, figs[second].opt, b->given,
+                 b->source, b->si, figs[second].si_unit, 100 * rel, figs[first].opt);
     }
 }
 
