@@ -245,9 +245,9 @@ static void choose(ds *d, int first, int second, char *warn, size_t wsize)
     if (rel > 0.10) {
         size_t n = strlen(warn);
         snprintf(warn + n, wsize - n,
-                 "warning: --%s (%s = %.4g %s) and --%s (%s = %.4g %s) differ by %.0f%%; using --%s\n",
-                 figs[first].opt, a->given, a->si, figs[first].si_unit, figs[second].opt, b->given, b->si,
-                 figs[second].si_unit, 100 * rel, figs[first].opt);
+                 "warning: %s %s (from %s) = %.4g %s and %s %s (from %s) = %.4g %s differ by %.0f%%; using %s\n",
+                 figs[first].opt, a->given, a->source, a->si, figs[first].si_unit, figs[second].opt, b->given,
+                 b->source, b->si, figs[second].si_unit, 100 * rel, figs[first].opt);
     }
 }
 
@@ -341,6 +341,8 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
     json_string(out, d->name);
     fprintf(out, ", \"part\": ");
     json_string(out, d->part);
+    fprintf(out, ", \"datasheet\": ");
+    json_string(out, d->datasheet);
     fprintf(out, ", \"figures\": [");
     int first = 1;
     for (int i = 0; i < NFIG; i++) {
@@ -518,7 +520,7 @@ int cmd_datasheet(int argc, char **argv)
         longopts[n++] = (struct option){figs[i].opt, required_argument, NULL, O_FIG + i};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
 
-    static ds d; /* large; one per process run */
+    ds d;
     memset(&d, 0, sizeof d);
     snprintf(d.name, sizeof d.name, "imu");
     d.seed = 1;
