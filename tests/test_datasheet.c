@@ -84,15 +84,15 @@ START_TEST(adis16448_by_options)
     assert_rel(get(s, "rate_hz"), 400.0);
     const sensim_ynode *g = sensim_ynode_get(s, "gyro"), *a = sensim_ynode_get(s, "accel");
     assert_rel(get(g, "noise_density"), 0.66 * PI / 180 / 60); /* the ARW, not the density */
-    assert_rel(get(g, "bias_instability"), 14.5 * PI / 180 / 3600);
+    assert_rel(get(g, "bias_instability"), 14.5 * PI / 180 / 3600 / 0.664); /* IEEE B = floor / 0.664 */
     assert_rel(get(g, "random_walk"), 1.9393e-5);
     assert_rel(get(g, "range"), 1000 * PI / 180);
-    assert_rel(get(g, "resolution"), 0.04 * PI / 180);
+    assert_rel(get(g, "quantization"), 0.04 * PI / 180);
     assert_rel(get(a, "noise_density"), 0.11 / 60); /* the VRW */
-    assert_rel(get(a, "bias_instability"), 0.25e-3 * G0);
+    assert_rel(get(a, "bias_instability"), 0.25e-3 * G0 / 0.664);
     assert_rel(get(a, "random_walk"), 3.0e-3);
     assert_rel(get(a, "range"), 18 * G0);
-    assert_rel(get(a, "resolution"), 0.833e-3 * G0);
+    assert_rel(get(a, "quantization"), 0.833e-3 * G0);
     sensim_yaml_free(doc);
 
     doc = sensim_yaml_load_file(kal);
@@ -138,9 +138,9 @@ START_TEST(mpu6000_by_preset)
     const sensim_ynode *m = sensim_ynode_get(sensim_yaml_root(js), "model");
     assert_rel(get(m, "rate_hz"), 200.0); /* the option overrides the preset */
     assert_rel(get(sensim_ynode_get(m, "gyro"), "noise_density"), 0.30 * PI / 180 / 60);
-    assert_rel(get(sensim_ynode_get(m, "gyro"), "bias_instability"), 4.6 * PI / 180 / 3600);
+    assert_rel(get(sensim_ynode_get(m, "gyro"), "bias_instability"), 4.6 * PI / 180 / 3600 / 0.664);
     assert_rel(get(sensim_ynode_get(m, "accel"), "noise_density"), 0.24e-3 * G0);
-    assert_rel(get(sensim_ynode_get(m, "accel"), "bias_instability"), 36e-6 * G0);
+    assert_rel(get(sensim_ynode_get(m, "accel"), "bias_instability"), 36e-6 * G0 / 0.664);
     const sensim_ynode *f0 = sensim_ynode_item(sensim_ynode_get(sensim_yaml_root(js), "figures"), 0);
     const char *src = NULL;
     ck_assert_int_eq(sensim_ynode_get_string(f0, "source", 1, &src), SENSIM_OK);
@@ -155,7 +155,7 @@ START_TEST(mpu6000_by_preset)
     const sensim_ynode *s = sensim_ynode_item(sensim_ynode_get(sensim_yaml_root(doc), "sensors"), 0);
     assert_rel(get(s, "rate_hz"), 200.0);
     assert_rel(get(sensim_ynode_get(s, "gyro"), "noise_density"), 0.30 * PI / 180 / 60);
-    assert_rel(get(sensim_ynode_get(s, "accel"), "bias_instability"), 36e-6 * G0);
+    assert_rel(get(sensim_ynode_get(s, "accel"), "bias_instability"), 36e-6 * G0 / 0.664);
     ck_assert_ptr_null(sensim_ynode_get(sensim_ynode_get(s, "gyro"), "random_walk"));
     ck_assert_ptr_nonnull(strstr(sensim_yaml_text(doc), "MPU-6000"));
     sensim_yaml_free(doc);
