@@ -1,0 +1,423 @@
+/* GNSS receiver model (see sensim/gnss.h and MODELS.md "GNSS").
+ *
+ * Sources: Chrono::Sensor ChNoiseNormal (Ch:Gauss) and
+ * ChNoiseRandomWalks::AddNoise (Ch:RW), as described in seed 004's appendix
+ * and Caldararu et al., TR-2022-02; AirSim GpsSimple (EPH/EPV first-order
+ * low-pass and fix type); ROS nmea_navsat_driver (covariance from HDOP and
+ * the estimated position error per fix quality); WGS84 constants from
+ * NIMA TR8350.2. */
+#include "sensim/gnss.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Random streams, one per effect and axis (sensim/rng.h). */
+enum {
+    STREAM_GAUSS = 0,          /* +axis, indexed by epoch */
+    STREAM_RW = 3,             /* +axis, indexed by inner step */
+    STREAM_GM = 6,             /* +axis, indexed by epoch */
+    STREAM_VEL = 9,            /* +axis, indexed by epoch */
+    STREAM_OUTLIER_HIT = 12,   /* indexed by epoch */
+    STREAM_OUTLIER_Z = 13,
+    STREAM_OUTLIER_AZ = 14,
+    STREAM_OUTAGE_GAP = 15,    /* indexed by outage number */
+    STREAM_OUTAGE_LEN = 16
+};
+
+struct sensim_gnss {
+    sensim_gnss_params p;
+    double o_ecef[3];              /* origin in ECEF, m */
+    double sl, cl, so, co;         /* sin/cos of origin latitude and longitude */
+};
+
+static void lla_to_ecef(const double lla[3], double x[3]);
+static void ecef_to_lla(const double x[3], double lla[3]);
+
+sensim_gnss_params sensim_gnss_default_params(void)
+{
+    sensim_gnss_params p;
+    memset(&p, 0, sizeof p);
+    p.rw_model_rate_hz = 100.0;
+    p.rw_max_velocity = 0.03;      /* ChNoiseRandomWalks default constructor */
+    p.rw_max_acceleration = 0.005;
+    p.rw_max_error = 1.0;          /* maxD, hard-coded to 1 m in Chrono */
+    for (int a = 0; a < 3; a++)
+        p.gm_tau[a] = 1.0;
+    p.eph_initial = p.epv_initial = 100.0; /* AirSim GpsSimpleParams */
+    p.eph_final = p.epv_final = 0.1;
+    p.eph_tau = p.epv_tau = 0.9;
+    p.fix_3d_max = 3.0;
+    p.fix_2d_max = 4.0;
+    p.cov_model = SENSIM_GNSS_COV_NONE;
+    p.cov_epe = 4.0;    /* nmea_navsat_driver, GPS quality 1 */
+    p.cov_scale = 0.02; /* seed 004 */
+    return p;
+}
+
+static sensim_status check_nonneg(const char *what, double v)
+{
+    if (!(v >= 0.0) || !isfinite(v))
+        return sensim_error(SENSIM_EINVAL, "gnss: %s must be finite and >= 0, got %g", what, v);
+    return SENSIM_OK;
+}
+
+static sensim_status check_pos(const char *what, double v)
+{
+    if (!(v > 0.0) || !isfinite(v))
+        return sensim_error(SENSIM_EINVAL, "gnss: %s must be finite and > 0, got %g", what, v);
+    return SENSIM_OK;
+}
+
+#define TRY(x)                         \
+    do {                               \
+        sensim_status s_ = (x);        \
+        if (s_ != SENSIM_OK)           \
+            return s_;                 \
+    } while (0)
+
+static sensim_status validate(const sensim_gnss_params *p)
+{
+    if (!(fabs(p->origin_lla[0]) <= 90.0) || !isfinite(p->origin_lla[1]) || !isfinite(p->origin_lla[2]))
+        return sensim_error(SENSIM_EINVAL, "gnss: origin_lla must be [lat in -90..90 deg, lon deg, alt m], got [%g, %g, %g]",
+                            p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
+    TRY(check_nonneg("start_delay", p->start_delay));
+    TRY(check_nonneg("latency", p->latency));
+    for (int a = 0; a < 3; a++) {
+        TRY(check_nonneg("gaussian sigma", p->gauss_sigma[a]));
+        TRY(check_nonneg("gauss_markov sigma", p->gm_sigma[a]));
+        if (p->gm_on)
+            TRY(check_pos("gauss_markov tau", p->gm_tau[a]));
+        TRY(check_nonneg("velocity sigma", p->vel_sigma[a]));
+    }
+    if (p->rw_on) {
+        TRY(check_nonneg("chrono_random_walk sigma", p->rw_sigma));
+        TRY(check_pos("chrono_random_walk model_rate_hz", p->rw_model_rate_hz));
+        TRY(check_nonneg("chrono_random_walk max_velocity", p->rw_max_velocity));
+        TRY(check_nonneg("chrono_random_walk max_acceleration", p->rw_max_acceleration));
+        TRY(check_pos("chrono_random_walk max_error", p->rw_max_error));
+    }
+    if (p->hdop_on) {
+        TRY(check_nonneg("hdop initial", p->eph_initial));
+        TRY(check_nonneg("hdop final", p->eph_final));
+        TRY(check_pos("hdop tau", p->eph_tau));
+        TRY(check_nonneg("vdop initial", p->epv_initial));
+        TRY(check_nonneg("vdop final", p->epv_final));
+        TRY(check_pos("vdop tau", p->epv_tau));
+        TRY(check_nonneg("hdop fix_3d_max", p->fix_3d_max));
+        TRY(check_nonneg("hdop fix_2d_max", p->fix_2d_max));
+    }
+    if ((int)p->cov_model < SENSIM_GNSS_COV_NONE || (int)p->cov_model > SENSIM_GNSS_COV_NOISE)
+        return sensim_error(SENSIM_EINVAL, "gnss: unknown covariance model %d", (int)p->cov_model);
+    TRY(check_nonneg("covariance epe", p->cov_epe));
+    TRY(check_nonneg("covariance scale", p->cov_scale));
+    if (p->n_outage_windows > SENSIM_GNSS_MAX_OUTAGES)
+        return sensim_error(SENSIM_EINVAL, "gnss: at most %d outage windows, got %zu", SENSIM_GNSS_MAX_OUTAGES,
+                            p->n_outage_windows);
+    for (size_t i = 0; i < p->n_outage_windows; i++)
+        if (!isfinite(p->outage_windows[i][0]) || !isfinite(p->outage_windows[i][1]) ||
+            !(p->outage_windows[i][1] > p->outage_windows[i][0]))
+            return sensim_error(SENSIM_EINVAL, "gnss: outage window %zu must be [start, end] with end > start, got [%g, %g]",
+                                i, p->outage_windows[i][0], p->outage_windows[i][1]);
+    TRY(check_nonneg("outage rate", p->outage_rate));
+    TRY(check_nonneg("outage mean_duration", p->outage_mean_duration));
+    if (!(p->outlier_probability >= 0.0 && p->outlier_probability <= 1.0))
+        return sensim_error(SENSIM_EINVAL, "gnss: outlier probability must be in [0, 1], got %g",
+                            p->outlier_probability);
+    TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
+    return SENSIM_OK;
+}
+
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
+{
+    if (!p) {
+        sensim_error(SENSIM_EINVAL, "gnss: no parameters");
+        return NULL;
+    }
+    if (validate(p) != SENSIM_OK)
+        return NULL;
+    sensim_gnss *g = malloc(sizeof *g);
+    if (!g) {
+        sensim_error(SENSIM_ENOMEM, "gnss: out of memory");
+        return NULL;
+    }
+    g->p = *p;
+    lla_to_ecef(p->origin_lla, g->o_ecef);
+    g->sl = sin(p->origin_lla[0] * M_PI / 180.0);
+    g->cl = cos(p->origin_lla[0] * M_PI / 180.0);
+    g->so = sin(p->origin_lla[1] * M_PI / 180.0);
+    g->co = cos(p->origin_lla[1] * M_PI / 180.0);
+    return g;
+}
+
+void sensim_gnss_destroy(sensim_gnss *g) { free(g); }
+
+const sensim_gnss_params *sensim_gnss_params_of(const sensim_gnss *g) { return &g->p; }
+
+/* Exponential with the given mean from a uniform on (0, 1). */
+static double draw_exp(const sensim_rng *r, uint32_t stream, uint64_t j, double mean)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return -mean * log(sensim_rng_uniform(&s, j));
+}
+
+static void next_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double from)
+{
+    st->outage_start = from + draw_exp(&st->rng, STREAM_OUTAGE_GAP, st->outage_j, 1.0 / p->outage_rate);
+    st->outage_end = st->outage_start + draw_exp(&st->rng, STREAM_OUTAGE_LEN, st->outage_j, p->outage_mean_duration);
+    st->outage_j++;
+}
+
+void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
+                            double t_on)
+{
+    memset(st, 0, sizeof *st);
+    st->rng = sensim_rng_make(seed, sensor_id, 0);
+    st->t_on = t_on;
+    st->t_prev = t_on;
+    st->rw_t = t_on;
+    st->outage_start = st->outage_end = INFINITY;
+    if (g->p.outage_rate > 0.0 && g->p.outage_mean_duration > 0.0)
+        next_outage(&g->p, st, t_on);
+}
+
+static double normal(const sensim_rng *r, uint32_t stream, uint64_t index)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return sensim_rng_normal(&s, index);
+}
+
+static double uniform(const sensim_rng *r, uint32_t stream, uint64_t index)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return sensim_rng_uniform(&s, index);
+}
+
+/* Chrono ChNoiseRandomWalks::AddNoise: integrate the error from st->rw_t to
+ * t in inner steps of 1/model_rate (the last one shorter). A remainder below
+ * 1e-9 of a step is floating-point residue of t and is not a step. */
+static void rw_advance(const sensim_gnss_params *p, sensim_gnss_state *st, double t)
+{
+    const double h = 1.0 / p->rw_model_rate_hz;
+    double remaining = t - st->rw_t;
+    while (remaining > 1e-9 * h) {
+        double step = remaining < h ? remaining : h;
+        double a[3];
+        for (int ax = 0; ax < 3; ax++) {
+            /* Mean -0.2 sigma e / D pulls the error back to the truth. */
+            double mean = -0.2 * p->rw_sigma * st->rw_e[ax] / p->rw_max_error;
+            a[ax] = mean + p->rw_sigma * normal(&st->rng, STREAM_RW + ax, st->rw_steps);
+            if (a[ax] > p->rw_max_acceleration)
+                a[ax] = p->rw_max_acceleration;
+            if (a[ax] < -p->rw_max_acceleration)
+                a[ax] = -p->rw_max_acceleration;
+            st->rw_v[ax] += a[ax] * step;
+        }
+        double vn = sqrt(st->rw_v[0] * st->rw_v[0] + st->rw_v[1] * st->rw_v[1] + st->rw_v[2] * st->rw_v[2]);
+        if (vn > p->rw_max_velocity)
+            for (int ax = 0; ax < 3; ax++)
+                st->rw_v[ax] *= p->rw_max_velocity / vn;
+        for (int ax = 0; ax < 3; ax++)
+            st->rw_e[ax] += st->rw_v[ax] * step;
+        st->rw_steps++;
+        remaining -= step;
+    }
+    st->rw_t = t;
+}
+
+static int in_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double t)
+{
+    for (size_t i = 0; i < p->n_outage_windows; i++)
+        if (t >= p->outage_windows[i][0] && t < p->outage_windows[i][1])
+            return 1;
+    if (p->outage_rate > 0.0 && p->outage_mean_duration > 0.0) {
+        while (t >= st->outage_end)
+            next_outage(p, st, st->outage_end);
+        if (t >= st->outage_start)
+            return 1;
+    }
+    return 0;
+}
+
+size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
+                         const double *position, const double *velocity, const sensim_gnss_out *out)
+{
+    const sensim_gnss_params *p = &g->p;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double ti = t[i];
+        const uint64_t k = st->k++;
+        const double dt = ti - st->t_prev;
+        st->t_prev = ti;
+        /* Processes with memory advance at every epoch, delivered or not. */
+        if (p->gm_on) {
+            for (int ax = 0; ax < 3; ax++) {
+                double w = normal(&st->rng, STREAM_GM + ax, k);
+                if (k == 0) {
+                    st->gm_e[ax] = p->gm_sigma[ax] * w; /* stationary start */
+                } else {
+                    double phi = exp(-dt / p->gm_tau[ax]);
+                    st->gm_e[ax] = phi * st->gm_e[ax] + p->gm_sigma[ax] * sqrt(-expm1(-2.0 * dt / p->gm_tau[ax])) * w;
+                }
+            }
+        }
+        if (p->rw_on)
+            rw_advance(p, st, ti);
+        int dark = in_outage(p, st, ti);
+        if (ti < st->t_on + p->start_delay || dark)
+            continue;
+
+        double e[3] = {0, 0, 0};
+        for (int ax = 0; ax < 3; ax++) {
+            if (p->gauss_on)
+                e[ax] += p->gauss_sigma[ax] * normal(&st->rng, STREAM_GAUSS + ax, k);
+            if (p->gm_on)
+                e[ax] += st->gm_e[ax];
+            if (p->rw_on)
+                e[ax] += st->rw_e[ax];
+        }
+        if (p->outlier_probability > 0.0 && uniform(&st->rng, STREAM_OUTLIER_HIT, k) < p->outlier_probability) {
+            /* A jump of fixed length in a direction uniform on the sphere. */
+            double z = 2.0 * uniform(&st->rng, STREAM_OUTLIER_Z, k) - 1.0;
+            double az = 2.0 * M_PI * uniform(&st->rng, STREAM_OUTLIER_AZ, k);
+            double r = sqrt(fmax(0.0, 1.0 - z * z));
+            e[0] += p->outlier_magnitude * r * cos(az);
+            e[1] += p->outlier_magnitude * r * sin(az);
+            e[2] += p->outlier_magnitude * z;
+        }
+        double enu[3];
+        for (int ax = 0; ax < 3; ax++)
+            enu[ax] = position[3 * i + ax] + e[ax];
+
+        /* AirSim's low-pass started at power-on: the product of the
+         * alpha = exp(-dt/tau) factors telescopes to exp(-(t - t_on)/tau),
+         * written in closed form so it does not depend on epoch spacing. */
+        double eph = 0.0, epv = 0.0;
+        int8_t fix = SENSIM_GNSS_FIX_3D;
+        if (p->hdop_on) {
+            eph = p->eph_final + (p->eph_initial - p->eph_final) * exp(-(ti - st->t_on) / p->eph_tau);
+            epv = p->epv_final + (p->epv_initial - p->epv_final) * exp(-(ti - st->t_on) / p->epv_tau);
+            fix = eph <= p->fix_3d_max ? SENSIM_GNSS_FIX_3D
+                : eph <= p->fix_2d_max ? SENSIM_GNSS_FIX_2D
+                                       : SENSIM_GNSS_FIX_NONE;
+        }
+
+        if (out->t)
+            out->t[m] = ti + p->latency;
+        if (out->t_sample)
+            out->t_sample[m] = ti;
+        if (out->epoch)
+            out->epoch[m] = k;
+        if (out->enu)
+            memcpy(out->enu + 3 * m, enu, sizeof enu);
+        if (out->lla) {
+            double x[3] = {g->o_ecef[0] - g->so * enu[0] - g->sl * g->co * enu[1] + g->cl * g->co * enu[2],
+                           g->o_ecef[1] + g->co * enu[0] - g->sl * g->so * enu[1] + g->cl * g->so * enu[2],
+                           g->o_ecef[2] + g->cl * enu[1] + g->sl * enu[2]};
+            ecef_to_lla(x, out->lla + 3 * m);
+        }
+        if (out->velocity)
+            for (int ax = 0; ax < 3; ax++)
+                out->velocity[3 * m + ax] = (velocity ? velocity[3 * i + ax] : 0.0) +
+                                            (p->vel_sigma[ax] > 0.0
+                                                 ? p->vel_sigma[ax] * normal(&st->rng, STREAM_VEL + ax, k)
+                                                 : 0.0);
+        if (out->hdop)
+            out->hdop[m] = eph;
+        if (out->fix)
+            out->fix[m] = fix;
+        if (out->covariance) {
+            double *c = out->covariance + 9 * m, d[3] = {0, 0, 0};
+            switch (p->cov_model) {
+            case SENSIM_GNSS_COV_NMEA:
+                /* nmea_navsat_driver: lon/lat std = hdop * epe, alt std =
+                 * 2 * hdop * (2 * epe). */
+                d[0] = d[1] = (eph * p->cov_epe) * (eph * p->cov_epe);
+                d[2] = (4.0 * eph * p->cov_epe) * (4.0 * eph * p->cov_epe);
+                break;
+            case SENSIM_GNSS_COV_SCALED:
+                d[0] = d[1] = (p->cov_scale * eph) * (p->cov_scale * eph);
+                d[2] = (p->cov_scale * epv) * (p->cov_scale * epv);
+                break;
+            case SENSIM_GNSS_COV_NOISE:
+                for (int ax = 0; ax < 3; ax++)
+                    d[ax] = (p->gauss_on ? p->gauss_sigma[ax] * p->gauss_sigma[ax] : 0.0) +
+                            (p->gm_on ? p->gm_sigma[ax] * p->gm_sigma[ax] : 0.0);
+                break;
+            case SENSIM_GNSS_COV_NONE:
+                break;
+            }
+            memset(c, 0, 9 * sizeof *c);
+            c[0] = d[0];
+            c[4] = d[1];
+            c[8] = d[2];
+        }
+        m++;
+    }
+    return m;
+}
+
+/* ---- WGS84 (NIMA TR8350.2) ---- */
+
+#define WGS84_A 6378137.0
+#define WGS84_F (1.0 / 298.257223563)
+#define WGS84_E2 (WGS84_F * (2.0 - WGS84_F))
+#define DEG (M_PI / 180.0)
+
+static void lla_to_ecef(const double lla[3], double x[3])
+{
+    double sl = sin(lla[0] * DEG), cl = cos(lla[0] * DEG);
+    double so = sin(lla[1] * DEG), co = cos(lla[1] * DEG);
+    double N = WGS84_A / sqrt(1.0 - WGS84_E2 * sl * sl);
+    x[0] = (N + lla[2]) * cl * co;
+    x[1] = (N + lla[2]) * cl * so;
+    x[2] = (N * (1.0 - WGS84_E2) + lla[2]) * sl;
+}
+
+/* Fixed-point iteration phi = atan2(z + e2 N sin(phi), p): the error
+ * shrinks by about e2 (6.7e-3) per pass, so six passes reach double
+ * precision anywhere above the Earth's core; the height formula
+ * h = p cos(phi) + z sin(phi) - a sqrt(1 - e2 sin^2 phi) holds at the poles. */
+static void ecef_to_lla(const double x[3], double lla[3])
+{
+    double p = hypot(x[0], x[1]);
+    double phi = atan2(x[2], p * (1.0 - WGS84_E2));
+    for (int it = 0; it < 6; it++) {
+        double s = sin(phi);
+        double N = WGS84_A / sqrt(1.0 - WGS84_E2 * s * s);
+        phi = atan2(x[2] + WGS84_E2 * N * s, p);
+    }
+    double s = sin(phi), c = cos(phi);
+    lla[0] = phi / DEG;
+    lla[1] = atan2(x[1], x[0]) / DEG;
+    lla[2] = p * c + x[2] * s - WGS84_A * sqrt(1.0 - WGS84_E2 * s * s);
+}
+
+void sensim_gnss_enu_to_lla(const double origin_lla[3], const double enu[3], double lla[3])
+{
+    double o[3], x[3];
+    lla_to_ecef(origin_lla, o);
+    double sl = sin(origin_lla[0] * DEG), cl = cos(origin_lla[0] * DEG);
+    double so = sin(origin_lla[1] * DEG), co = cos(origin_lla[1] * DEG);
+    double e = enu[0], n = enu[1], u = enu[2];
+    x[0] = o[0] - so * e - sl * co * n + cl * co * u;
+    x[1] = o[1] + co * e - sl * so * n + cl * so * u;
+    x[2] = o[2] + cl * n + sl * u;
+    ecef_to_lla(x, lla);
+}
+
+void sensim_gnss_lla_to_enu(const double origin_lla[3], const double lla[3], double enu[3])
+{
+    double o[3], x[3];
+    lla_to_ecef(origin_lla, o);
+    lla_to_ecef(lla, x);
+    double d[3] = {x[0] - o[0], x[1] - o[1], x[2] - o[2]};
+    double sl = sin(origin_lla[0] * DEG), cl = cos(origin_lla[0] * DEG);
+    double so = sin(origin_lla[1] * DEG), co = cos(origin_lla[1] * DEG);
+    enu[0] = -so * d[0] + co * d[1];
+    enu[1] = -sl * co * d[0] - sl * so * d[1] + cl * d[2];
+    enu[2] = cl * co * d[0] + cl * so * d[1] + sl * d[2];
+}
