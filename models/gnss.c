@@ -4,9 +4,11 @@
  * ChNoiseRandomWalks::AddNoise (Ch:RW), as described in seed 004's appendix
  * and Caldararu et al., TR-2022-02; AirSim GpsSimple (EPH/EPV first-order
  * low-pass and fix type); ROS nmea_navsat_driver (covariance from HDOP and
- * the estimated position error per fix quality); WGS84 constants from
- * NIMA TR8350.2. */
+ * the estimated position error per fix quality). Positions are converted
+ * on the WGS84 ellipsoid by sensim/geodesy.h. */
 #include "sensim/gnss.h"
+
+#include "sensim/geodesy.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -27,12 +29,8 @@ enum {
 
 struct sensim_gnss {
     sensim_gnss_params p;
-    double o_ecef[3];              /* origin in ECEF, m */
-    double sl, cl, so, co;         /* sin/cos of origin latitude and longitude */
+    sensim_geo_enu frame; /* ENU at origin_lla on the WGS84 ellipsoid */
 };
-
-static void lla_to_ecef(const double lla[3], double x[3]);
-static void ecef_to_lla(const double x[3], double lla[3]);
 
 sensim_gnss_params sensim_gnss_default_params(void)
 {
@@ -142,11 +140,11 @@ sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
         return NULL;
     }
     g->p = *p;
-    lla_to_ecef(p->origin_lla, g->o_ecef);
-    g->sl = sin(p->origin_lla[0] * M_PI / 180.0);
-    g->cl = cos(p->origin_lla[0] * M_PI / 180.0);
-    g->so = sin(p->origin_lla[1] * M_PI / 180.0);
-    g->co = cos(p->origin_lla[1] * M_PI / 180.0);
+    if (sensim_geo_enu_init(&g->frame, p->origin_lla) != SENSIM_OK) {
+        sensim_error_prefix(SENSIM_EINVAL, "gnss: origin_lla");
+        free(g);
+        return NULL;
+    }
     return g;
 }
 
@@ -313,12 +311,8 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
             out->epoch[m] = k;
         if (out->enu)
             memcpy(out->enu + 3 * m, enu, sizeof enu);
-        if (out->lla) {
-            double x[3] = {g->o_ecef[0] - g->so * enu[0] - g->sl * g->co * enu[1] + g->cl * g->co * enu[2],
-                           g->o_ecef[1] + g->co * enu[0] - g->sl * g->so * enu[1] + g->cl * g->so * enu[2],
-                           g->o_ecef[2] + g->cl * enu[1] + g->sl * enu[2]};
-            ecef_to_lla(x, out->lla + 3 * m);
-        }
+        if (out->lla)
+            sensim_geo_enu_to_lla(&g->frame, enu, out->lla + 3 * m);
         if (out->velocity)
             for (int ax = 0; ax < 3; ax++)
                 out->velocity[3 * m + ax] = (velocity ? velocity[3 * i + ax] : 0.0) +
@@ -358,66 +352,4 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
         m++;
     }
     return m;
-}
-
-/* ---- WGS84 (NIMA TR8350.2) ---- */
-
-#define WGS84_A 6378137.0
-#define WGS84_F (1.0 / 298.257223563)
-#define WGS84_E2 (WGS84_F * (2.0 - WGS84_F))
-#define DEG (M_PI / 180.0)
-
-static void lla_to_ecef(const double lla[3], double x[3])
-{
-    double sl = sin(lla[0] * DEG), cl = cos(lla[0] * DEG);
-    double so = sin(lla[1] * DEG), co = cos(lla[1] * DEG);
-    double N = WGS84_A / sqrt(1.0 - WGS84_E2 * sl * sl);
-    x[0] = (N + lla[2]) * cl * co;
-    x[1] = (N + lla[2]) * cl * so;
-    x[2] = (N * (1.0 - WGS84_E2) + lla[2]) * sl;
-}
-
-/* Fixed-point iteration phi = atan2(z + e2 N sin(phi), p): the error
- * shrinks by about e2 (6.7e-3) per pass, so six passes reach double
- * precision anywhere above the Earth's core; the height formula
- * h = p cos(phi) + z sin(phi) - a sqrt(1 - e2 sin^2 phi) holds at the poles. */
-static void ecef_to_lla(const double x[3], double lla[3])
-{
-    double p = hypot(x[0], x[1]);
-    double phi = atan2(x[2], p * (1.0 - WGS84_E2));
-    for (int it = 0; it < 6; it++) {
-        double s = sin(phi);
-        double N = WGS84_A / sqrt(1.0 - WGS84_E2 * s * s);
-        phi = atan2(x[2] + WGS84_E2 * N * s, p);
-    }
-    double s = sin(phi), c = cos(phi);
-    lla[0] = phi / DEG;
-    lla[1] = atan2(x[1], x[0]) / DEG;
-    lla[2] = p * c + x[2] * s - WGS84_A * sqrt(1.0 - WGS84_E2 * s * s);
-}
-
-void sensim_gnss_enu_to_lla(const double origin_lla[3], const double enu[3], double lla[3])
-{
-    double o[3], x[3];
-    lla_to_ecef(origin_lla, o);
-    double sl = sin(origin_lla[0] * DEG), cl = cos(origin_lla[0] * DEG);
-    double so = sin(origin_lla[1] * DEG), co = cos(origin_lla[1] * DEG);
-    double e = enu[0], n = enu[1], u = enu[2];
-    x[0] = o[0] - so * e - sl * co * n + cl * co * u;
-    x[1] = o[1] + co * e - sl * so * n + cl * so * u;
-    x[2] = o[2] + cl * n + sl * u;
-    ecef_to_lla(x, lla);
-}
-
-void sensim_gnss_lla_to_enu(const double origin_lla[3], const double lla[3], double enu[3])
-{
-    double o[3], x[3];
-    lla_to_ecef(origin_lla, o);
-    lla_to_ecef(lla, x);
-    double d[3] = {x[0] - o[0], x[1] - o[1], x[2] - o[2]};
-    double sl = sin(origin_lla[0] * DEG), cl = cos(origin_lla[0] * DEG);
-    double so = sin(origin_lla[1] * DEG), co = cos(origin_lla[1] * DEG);
-    enu[0] = -so * d[0] + co * d[1];
-    enu[1] = -sl * co * d[0] - sl * so * d[1] + cl * d[2];
-    enu[2] = cl * co * d[0] + cl * so * d[1] + sl * d[2];
 }

@@ -165,11 +165,6 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
  * file, line and key. */
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
 
-/* WGS84 helpers (used until sensim/geodesy.h is shared). enu [3] m in the
- * frame at origin_lla (deg, deg, m) to lla (deg, deg, m), and back. */
-void sensim_gnss_enu_to_lla(const double origin_lla[3], const double enu[3], double lla[3]);
-void sensim_gnss_lla_to_enu(const double origin_lla[3], const double lla[3], double enu[3]);
-
 #ifdef __cplusplus
 }
 #endif
