@@ -473,6 +473,126 @@ START_TEST(bad_params_named)
 }
 END_TEST
 
+/* Parses sensors[0] of a rig text; returns the status, params in *p. */
+static sensim_status parse_rig(const char *text, sensim_gnss_params *p)
+{
+    sensim_yaml *doc = sensim_yaml_load_string(text, strlen(text), "rig.yaml");
+    ck_assert_msg(doc != NULL, "%s", sensim_last_error());
+    const sensim_ynode *sensors = sensim_ynode_get(sensim_yaml_root(doc), "sensors");
+    *p = sensim_gnss_default_params();
+    sensim_status st = sensim_gnss_params_from_yaml(sensim_ynode_item(sensors, 0), p);
+    sensim_yaml_free(doc);
+    return st;
+}
+
+START_TEST(yaml_forms_load)
+{
+    sensim_gnss_params p;
+    ck_assert_int_eq(parse_rig("seed: 3\n"
+                               "sensors:\n"
+                               "  - name: gps\n"
+                               "    type: gnss\n"
+                               "    rate_hz: 10\n"
+                               "    origin_lla: [43.0731, -89.4012, 260.0]\n"
+                               "    position_noise: { model: gaussian, sigma: 0.5 }\n",
+                               &p),
+                     SENSIM_OK);
+    ck_assert(p.gauss_on && !p.rw_on && !p.gm_on && !p.hdop_on);
+    ck_assert(p.gauss_sigma[0] == 0.5 && p.gauss_sigma[2] == 0.5);
+    ck_assert(p.origin_lla[0] == 43.0731 && p.origin_lla[1] == -89.4012 && p.origin_lla[2] == 260.0);
+
+    ck_assert_int_eq(parse_rig("sensors:\n"
+                               "  - name: gps\n"
+                               "    type: gnss\n"
+                               "    position_noise: { model: chrono_random_walk, sigma: 0.047, model_rate_hz: 100,\n"
+                               "                      max_velocity: 0.016, max_acceleration: 0.152, max_error: 1 }\n",
+                               &p),
+                     SENSIM_OK);
+    ck_assert(p.rw_on && p.rw_sigma == 0.047 && p.rw_model_rate_hz == 100 && p.rw_max_velocity == 0.016 &&
+              p.rw_max_acceleration == 0.152 && p.rw_max_error == 1);
+
+    ck_assert_int_eq(parse_rig("sensors:\n"
+                               "  - name: gps\n"
+                               "    type: gnss\n"
+                               "    position_noise:\n"
+                               "      - { model: gauss_markov, sigma: [0.4, 0.4, 0.9], tau: \"2 min\" }\n"
+                               "      - { model: gaussian, sigma: \"3 cm\" }\n"
+                               "    hdop: { initial: 100, final: 0.85, tau: 12.4 }\n"
+                               "    covariance: { model: nmea, quality: rtk_fixed }\n"
+                               "    velocity_noise: { sigma: 0.05 }\n"
+                               "    outages: { windows: [[10, 15], [30, 31]], rate: 0.001, mean_duration: 5 }\n"
+                               "    outliers: { probability: 0.01, magnitude: 5 }\n",
+                               &p),
+                     SENSIM_OK);
+    ck_assert(p.gm_on && p.gm_sigma[2] == 0.9 && p.gm_tau[1] == 120.0);
+    ck_assert(p.gauss_on && fabs(p.gauss_sigma[0] - 0.03) < 1e-15);
+    ck_assert(p.hdop_on && p.eph_final == 0.85 && p.eph_tau == 12.4 && p.epv_tau == 12.4 && p.eph_initial == 100);
+    ck_assert(p.cov_model == SENSIM_GNSS_COV_NMEA && p.cov_epe == 0.02);
+    ck_assert(p.vel_sigma[1] == 0.05);
+    ck_assert(p.n_outage_windows == 2 && p.outage_windows[1][0] == 30 && p.outage_rate == 0.001);
+    ck_assert(p.outlier_probability == 0.01 && p.outlier_magnitude == 5);
+    sensim_gnss *g = sensim_gnss_create(&p);
+    ck_assert_ptr_nonnull(g);
+    sensim_gnss_destroy(g);
+}
+END_TEST
+
+static void expect_error(const char *text, const char *what1, const char *what2)
+{
+    sensim_gnss_params p;
+    ck_assert_int_ne(parse_rig(text, &p), SENSIM_OK);
+    const char *msg = sensim_last_error();
+    ck_assert_msg(strstr(msg, what1) && strstr(msg, what2), "message '%s' lacks '%s' or '%s'", msg, what1, what2);
+}
+
+START_TEST(yaml_bad_values_named)
+{
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    position_noise: { model: gaussian, sigma: -0.5 }\n",
+                 "rig.yaml:4:", "key 'sigma': must be >= 0");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    rate_hz: 10\n"
+                 "    position_noise: { model: gauss_markov, sigma: 1, tau: 0 }\n",
+                 "rig.yaml:5:", "key 'tau': must be > 0");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    hdop: { initial: 100, final: 0.85, tau: 0 }\n",
+                 "rig.yaml:4:", "key 'tau': must be > 0");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "\n"
+                 "    position_noise: { model: gausian, sigma: 1 }\n",
+                 "rig.yaml:5:", "unknown position noise model 'gausian'");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    position_noise: { model: gaussian, sigmaa: 1 }\n",
+                 "rig.yaml:4:", "unknown key 'sigmaa'");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    covariance: { model: nmea, quality: rtk }\n"
+                 "    hdop: {}\n",
+                 "rig.yaml:4:", "unknown fix quality 'rtk'");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    outages: { windows: [[5, 3]] }\n",
+                 "rig.yaml:4:", "end > start");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    position_noise: { model: gaussian, sigma: \"2 deg\" }\n",
+                 "rig.yaml:4:", "key 'sigma'");
+}
+END_TEST
+
 Suite *suite_gnss(void)
 {
     Suite *s = suite_create("gnss");
@@ -486,6 +606,8 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, lla_on_wgs84_not_sphere);
     tcase_add_test(tc, same_seed_any_block_size);
     tcase_add_test(tc, bad_params_named);
+    tcase_add_test(tc, yaml_forms_load);
+    tcase_add_test(tc, yaml_bad_values_named);
     suite_add_tcase(s, tc);
     return s;
 }
