@@ -113,6 +113,15 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
 
+/* Rig sensor types (models/odometer_rig.c). "odometer": forward speed
+ * (body x axis of the ground-truth velocity) integrated at rate_hz into
+ * /sensors/<name>/distance. "encoder": source wheel (angle of a wheel of
+ * `wheel_radius` rolling with the forward speed), heading (unwrapped yaw)
+ * or distance (along-track, m), into /sensors/<name>/{position, speed}. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_odometer_type;
+extern const struct sensim_sensor_type sensim_encoder_type;
+
 #ifdef __cplusplus
 }
 #endif
