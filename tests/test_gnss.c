@@ -10,6 +10,7 @@
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
 #include "sensim/rig.h"
+#include "sensim/trajectory.h"
 #include "sensim/yaml.h"
 #include "testutil.h"
 
@@ -593,6 +594,95 @@ START_TEST(yaml_bad_values_named)
 }
 END_TEST
 
+/* End to end through the rig: a circle at 2 m/s for 60 s (ground truth at
+ * 100 Hz) into a GNSS at 10 Hz with the AirSim HDOP and an outage window,
+ * an odometer and an encoder. */
+START_TEST(rig_inject_gnss_odometer_encoder)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *outp = tu_path(dir, "out.h5");
+    sensim_trajectory_params tp = sensim_trajectory_default_params();
+    tp.shape = SENSIM_TRAJ_CIRCLE, tp.speed = 2.0, tp.radius = 10.0;
+    sensim_trajectory *tr = sensim_trajectory_create(&tp);
+    ck_assert_msg(tr != NULL, "%s", sensim_last_error());
+    sensim_gt_block blk;
+    ck_assert_int_eq(sensim_gt_block_init(&blk, 6001), SENSIM_OK);
+    ck_assert_int_eq(sensim_trajectory_fill(tr, 0.0, 100.0, 0, 6001, &blk), SENSIM_OK);
+    sensim_log *lg = sensim_log_create(gt, "test");
+    double origin[3] = {43.0731, -89.4012, 260.0};
+    sensim_gt_writer *w = sensim_gt_writer_create(lg, origin);
+    ck_assert_int_eq(sensim_gt_writer_append(w, &blk), SENSIM_OK);
+    sensim_gt_writer_close(w);
+    ck_assert_int_eq(sensim_log_commit(lg), SENSIM_OK);
+    const char *rig_text = "seed: 3\n"
+                           "sensors:\n"
+                           "  - name: gps\n"
+                           "    type: gnss\n"
+                           "    rate_hz: 10\n"
+                           "    timing: { lag: 0.05, start_delay: 1.0 }\n"
+                           "    position_noise: { model: gaussian, sigma: 0.5 }\n"
+                           "    hdop: { initial: 100, final: 0.85, tau: 12.4 }\n"
+                           "    covariance: { model: scaled, scale: 0.02 }\n"
+                           "    outages: { windows: [[20, 25]] }\n"
+                           "  - name: odo\n"
+                           "    type: odometer\n"
+                           "    rate_hz: 50\n"
+                           "    wheel_radius: 0.3\n"
+                           "    pulses_per_rev: 1024\n"
+                           "  - name: enc\n"
+                           "    type: encoder\n"
+                           "    rate_hz: 100\n"
+                           "    source: heading\n"
+                           "    resolution: \"0.1 deg\"\n";
+    sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_inject_opts o = {rig->seed, 1, 1000};
+    ck_assert_msg(sensim_rig_inject(rig, &o, gt, outp) == SENSIM_OK, "%s", sensim_last_error());
+    sensim_log *in = sensim_log_open(outp);
+    ck_assert_ptr_nonnull(in);
+    int rank;
+    size_t dims[4];
+    ck_assert_int_eq(sensim_log_shape(in, "/sensors/gps/lla", &rank, dims), SENSIM_OK);
+    /* Epochs 10..600 minus the 50 in [20, 25). */
+    size_t n = dims[0];
+    ck_assert_uint_eq(n, 591 - 50);
+    double *t = malloc(n * sizeof *t), *h = malloc(n * sizeof *h), *lla = malloc(3 * n * sizeof *lla);
+    ck_assert_int_eq(sensim_log_read_f64(in, "/sensors/gps/t", 0, n, t), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read_f64(in, "/sensors/gps/hdop", 0, n, h), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read_f64(in, "/sensors/gps/lla", 0, n, lla), SENSIM_OK);
+    for (size_t i = 0; i < n; i++) {
+        double ts = t[i] - 0.05;
+        ck_assert(!(ts >= 20.0 - 1e-9 && ts < 25.0 - 1e-9) && ts >= 1.0 - 1e-9);
+        ck_assert_within(h[i], 0.85 + 99.15 * exp(-ts / 12.4), 1e-9);
+        ck_assert_within(lla[3 * i], 43.0731, 1e-3);
+    }
+    ck_assert_int_eq(sensim_log_shape(in, "/sensors/odo/distance", &rank, dims), SENSIM_OK);
+    ck_assert_uint_eq(dims[0], 3001);
+    double dlast;
+    ck_assert_int_eq(sensim_log_read_f64(in, "/sensors/odo/distance", 3000, 1, &dlast), SENSIM_OK);
+    ck_assert_within(dlast, 120.0, 2 * M_PI * 0.3 / 1024 + 1e-6);
+    ck_assert_int_eq(sensim_log_shape(in, "/sensors/enc/speed", &rank, dims), SENSIM_OK);
+    double sp[100];
+    ck_assert_int_eq(sensim_log_read_f64(in, "/sensors/enc/speed", 5000, 100, sp), SENSIM_OK);
+    /* Yaw rate 2/10 rad/s crosses 0.1 deg bins every 8.7 ms: each 10 ms
+     * sample sees 1 or 2 new bins, so the speed is 1 or 2 bins / 10 ms and
+     * its mean over 1 s is 0.2 rad/s to within a bin per second. */
+    double mean = 0, bin = 0.1 * M_PI / 180;
+    for (int i = 0; i < 100; i++) {
+        double nb = sp[i] * 0.01 / bin;
+        ck_assert_within(nb, round(nb), 1e-6);
+        mean += sp[i] / 100;
+    }
+    ck_assert_within(mean, 0.2, 2 * bin);
+    sensim_log_close(in);
+    free(t), free(h), free(lla);
+    sensim_rig_free(rig);
+    sensim_trajectory_destroy(tr);
+    sensim_gt_block_free(&blk);
+    tu_rmtree(dir);
+    free(dir), free(gt), free(outp);
+}
+END_TEST
+
 Suite *suite_gnss(void)
 {
     Suite *s = suite_create("gnss");
@@ -608,6 +698,7 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, bad_params_named);
     tcase_add_test(tc, yaml_forms_load);
     tcase_add_test(tc, yaml_bad_values_named);
+    tcase_add_test(tc, rig_inject_gnss_odometer_encoder);
     suite_add_tcase(s, tc);
     return s;
 }
