@@ -683,6 +683,21 @@ START_TEST(rig_inject_gnss_odometer_encoder)
 }
 END_TEST
 
+START_TEST(presets_load)
+{
+    const char *names[] = {"data/gnss-chrono-gauss.yaml", "data/gnss-chrono-rw.yaml", "data/gnss-airsim.yaml",
+                           "data/gnss-zed-f9p.yaml", "data/gnss-standalone.yaml"};
+    for (int i = 0; i < 5; i++) {
+        char *path = tu_src(names[i]);
+        sensim_rig *rig = sensim_rig_load(path);
+        ck_assert_msg(rig != NULL, "%s: %s", names[i], sensim_last_error());
+        ck_assert_uint_eq(rig->nsensors, 1);
+        sensim_rig_free(rig);
+        free(path);
+    }
+}
+END_TEST
+
 Suite *suite_gnss(void)
 {
     Suite *s = suite_create("gnss");
@@ -699,6 +714,7 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, yaml_forms_load);
     tcase_add_test(tc, yaml_bad_values_named);
     tcase_add_test(tc, rig_inject_gnss_odometer_encoder);
+    tcase_add_test(tc, presets_load);
     suite_add_tcase(s, tc);
     return s;
 }
