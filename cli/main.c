@@ -13,9 +13,11 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(vepd)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
+    VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
     {NULL, NULL, NULL, NULL},
 };
 
