@@ -24,13 +24,16 @@ const char cmd_vepd_usage[] =
     "per scenario and combined.\n"
     "\n"
     "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
-    "se_vel, gt_vel; shorter columns padded with empty cells). Its scenario is\n"
-    "the file name without the trailing _<number>.csv (path_3.csv: path). The\n"
-    "real and simulated sets must hold the same test names.\n"
+    "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
+    "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
+    "scenario is the file name without the trailing _<number> and extension\n"
+    "(path_3.csv: path). The real and simulated sets must hold the same test\n"
+    "names.\n"
     "\n"
     "Options:\n"
-    "  --real DIR         the real tests (DIR/*.csv)\n"
-    "  --sim DIR          the simulated tests (DIR/*.csv)\n"
+    "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
+    "  --sim DIR          the simulated tests (DIR/*.csv, DIR/*.h5)\n"
+    "  --estimate NAME    in logs, score /estimates/NAME (default: the only one)\n"
     "  --csv-layout ROOT  the authors' tree: ROOT/Real/*.csv and\n"
     "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
     "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
@@ -47,6 +50,7 @@ const char cmd_vepd_usage[] =
 typedef struct {
     char *name;     /* file name without .csv */
     char *scenario; /* name without the trailing _<number> */
+    const char *ext; /* ".csv" or ".h5" */
     sensim_vepd_test s;
 } test_entry;
 
@@ -67,6 +71,7 @@ typedef struct {
     unsigned long long seed;
     double level;
     const char *plot;
+    const char *estimate;
 } options;
 
 static void set_free(test_set *s)
@@ -116,19 +121,22 @@ static char *scenario_of(const char *name)
     return s;
 }
 
-static int filter_csv(const struct dirent *d) { return has_suffix(d->d_name, ".csv") && d->d_name[0] != '.'; }
+static int filter_tests(const struct dirent *d)
+{
+    return d->d_name[0] != '.' && (has_suffix(d->d_name, ".csv") || has_suffix(d->d_name, ".h5"));
+}
 
-/* Reads and scores every .csv file in DIR (sorted by name). */
-static int load_set(const char *dir, test_set *out)
+/* Reads and scores every .csv and .h5 file in DIR (sorted by name). */
+static int load_set(const char *dir, const char *estimate, test_set *out)
 {
     memset(out, 0, sizeof *out);
     struct dirent **list = NULL;
-    int n = scandir(dir, &list, filter_csv, alphasort);
+    int n = scandir(dir, &list, filter_tests, alphasort);
     if (n < 0)
         return cli_fail("vepd", "%s: cannot read directory: %s", dir, strerror(errno));
     int rc = CLI_OK;
     if (n == 0) {
-        rc = cli_fail("vepd", "%s: no test files (*.csv)", dir);
+        rc = cli_fail("vepd", "%s: no test files (*.csv or *.h5)", dir);
         goto done;
     }
     out->dir = strdup(dir);
@@ -141,7 +149,8 @@ static int load_set(const char *dir, test_set *out)
         char *p = path_join(dir, list[i]->d_name);
         sensim_vepd_series s = {0};
         test_entry *e = &out->t[out->n];
-        sensim_status st = p ? sensim_vepd_read_csv(p, &s) : SENSIM_ENOMEM;
+        int h5 = has_suffix(list[i]->d_name, ".h5");
+        sensim_status st = !p ? SENSIM_ENOMEM : h5 ? sensim_vepd_read_log(p, estimate, &s) : sensim_vepd_read_csv(p, &s);
         if (!st && (st = sensim_vepd_score(&s, &e->s)))
             sensim_error_prefix(st, "%s", p);
         sensim_vepd_series_free(&s);
@@ -150,8 +159,9 @@ static int load_set(const char *dir, test_set *out)
             rc = cli_fail_lib("vepd");
             goto done;
         }
-        size_t len = strlen(list[i]->d_name) - 4;
+        size_t len = strlen(list[i]->d_name) - (h5 ? 3 : 4);
         e->name = strndup(list[i]->d_name, len);
+        e->ext = h5 ? ".h5" : ".csv";
         e->scenario = e->name ? scenario_of(e->name) : NULL;
         out->n++;
         if (!e->scenario) {
@@ -181,12 +191,12 @@ static int check_match(const test_set *real, const test_set *sim)
 {
     for (size_t i = 0; i < real->n; i++)
         if (!find_test(sim, real->t[i].name))
-            return cli_fail("vepd", "%s: missing %s.csv (present in %s): the sets must hold the same tests", sim->dir,
-                            real->t[i].name, real->dir);
+            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests", sim->dir,
+                            real->t[i].name, real->t[i].ext, real->dir);
     for (size_t i = 0; i < sim->n; i++)
         if (!find_test(real, sim->t[i].name))
-            return cli_fail("vepd", "%s: missing %s.csv (present in %s): the sets must hold the same tests",
-                            real->dir, sim->t[i].name, sim->dir);
+            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests",
+                            real->dir, sim->t[i].name, sim->t[i].ext, sim->dir);
     return CLI_OK;
 }
 
@@ -366,7 +376,7 @@ static int csv_layout(const char *root, const options *o)
         rc = cli_fail("vepd", "%s: not the authors' layout (needs the directories Real/ and Sim/)", root);
         goto done;
     }
-    if ((rc = load_set(rdir, &real)))
+    if ((rc = load_set(rdir, o->estimate, &real)))
         goto done;
     n = scandir(sdir, &list, filter_models, alphasort);
     if (n < 0) {
@@ -389,7 +399,7 @@ static int csv_layout(const char *root, const options *o)
         if (has_suffix(nm_s, "_results") && len > 8)
             len -= 8;
         models[nm].name = strndup(nm_s, len);
-        rc = load_set(p, &models[nm].set);
+        rc = load_set(p, o->estimate, &models[nm].set);
         free(p);
         if (rc)
             goto done;
@@ -450,7 +460,8 @@ int cmd_vepd(int argc, char **argv)
         {"csv-layout", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
         {"bootstrap", required_argument, NULL, 'b'},  {"seed", required_argument, NULL, 'S'},
         {"level", required_argument, NULL, 'l'},      {"plot", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},             {NULL, 0, NULL, 0},
+        {"estimate", required_argument, NULL, 'e'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     options o = {.seed = 1, .level = 0.95};
     const char *real = NULL, *sim = NULL, *root = NULL;
@@ -465,6 +476,7 @@ int cmd_vepd(int argc, char **argv)
         case 'c': root = optarg; break;
         case 'j': o.json = 1; break;
         case 'p': o.plot = optarg; break;
+        case 'e': o.estimate = optarg; break;
         case 'b':
             if (cli_parse_u64(optarg, &u) || u < 10 || u > 100000000ULL)
                 return cli_usage_error("vepd", "--bootstrap: '%s' is not a count from 10 to 1e8", optarg);
@@ -495,9 +507,9 @@ int cmd_vepd(int argc, char **argv)
     if (root)
         return csv_layout(root, &o);
     test_set rs = {0}, ss = {0};
-    int rc = load_set(real, &rs);
+    int rc = load_set(real, o.estimate, &rs);
     if (!rc)
-        rc = load_set(sim, &ss);
+        rc = load_set(sim, o.estimate, &ss);
     if (!rc)
         rc = check_match(&rs, &ss);
     if (!rc) {

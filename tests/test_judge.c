@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sensim/judge.h"
+#include "sensim/log.h"
+#include "sensim/metrics.h"
 #include "sensim/rng.h"
 #include "testutil.h"
 
@@ -333,6 +336,148 @@ START_TEST(robot_localization_traps)
 }
 END_TEST
 
+
+/* Writes a run as a sensim log: ground truth at the IMU rate, sensors
+ * "imu" (type imu) and "gps" (type gnss); either sensor may be left out. */
+static void write_log(const char *path, const run_data *r, size_t ntruth, int with_imu, int with_gnss)
+{
+    sensim_log *w = sensim_log_create(path, "test_judge");
+    ck_assert_msg(w != NULL, "%s", sensim_last_error());
+    size_t n = ntruth, three = 3, four = 4, nine = 9;
+    double *t = malloc(n * sizeof *t), *p = malloc(3 * n * sizeof *p), *q = malloc(4 * n * sizeof *q),
+           *v = malloc(3 * n * sizeof *v), *z3 = calloc(3 * n, sizeof *z3);
+    for (size_t k = 0; k < n; k++) {
+        t[k] = (double)k / IMU_HZ;
+        p[3 * k] = r->pE[k];
+        p[3 * k + 1] = r->pN[k];
+        p[3 * k + 2] = 0;
+        q[4 * k] = cos(r->yaw[k] / 2);
+        q[4 * k + 1] = q[4 * k + 2] = 0;
+        q[4 * k + 3] = sin(r->yaw[k] / 2);
+        v[3 * k] = r->vE[k];
+        v[3 * k + 1] = r->vN[k];
+        v[3 * k + 2] = 0;
+    }
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/t", SENSIM_F64, n, 0, NULL, t, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/position", SENSIM_F64, n, 1, &three, p, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/orientation", SENSIM_F64, n, 1, &four, q, "1"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/velocity", SENSIM_F64, n, 1, &three, v, "m/s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/angular_velocity", SENSIM_F64, n, 1, &three, z3, "rad/s"),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(w, "/ground_truth/acceleration", SENSIM_F64, n, 1, &three, z3, "m/s^2"),
+                     SENSIM_OK);
+    if (with_imu) {
+        double *av = calloc(3 * r->n, sizeof *av), *sf = calloc(3 * r->n, sizeof *sf);
+        for (size_t k = 0; k < r->n; k++) {
+            av[3 * k + 2] = r->w[k];
+            sf[3 * k] = r->fx[k];
+            sf[3 * k + 1] = r->fy[k];
+            sf[3 * k + 2] = 9.80665;
+        }
+        ck_assert_int_eq(sensim_log_write(w, "/sensors/imu/t", SENSIM_F64, r->n, 0, NULL, r->t, "s"), SENSIM_OK);
+        ck_assert_int_eq(sensim_log_write(w, "/sensors/imu/angular_velocity", SENSIM_F64, r->n, 1, &three, av, "rad/s"),
+                         SENSIM_OK);
+        ck_assert_int_eq(sensim_log_write(w, "/sensors/imu/specific_force", SENSIM_F64, r->n, 1, &three, sf, "m/s^2"),
+                         SENSIM_OK);
+        ck_assert_int_eq(sensim_log_set_attr_string(w, "/sensors/imu", "type", "imu"), SENSIM_OK);
+        free(av);
+        free(sf);
+    }
+    if (with_gnss) {
+        ck_assert_int_eq(sensim_log_write(w, "/sensors/gps/t", SENSIM_F64, r->ng, 0, NULL, r->gt, "s"), SENSIM_OK);
+        ck_assert_int_eq(sensim_log_write(w, "/sensors/gps/enu", SENSIM_F64, r->ng, 1, &three, r->genu, "m"), SENSIM_OK);
+        ck_assert_int_eq(
+            sensim_log_write(w, "/sensors/gps/position_covariance", SENSIM_F64, r->ng, 1, &nine, r->gcov, "m^2"),
+            SENSIM_OK);
+        ck_assert_int_eq(sensim_log_set_attr_string(w, "/sensors/gps", "type", "gnss"), SENSIM_OK);
+    }
+    ck_assert_msg(sensim_log_commit(w) == SENSIM_OK, "%s", sensim_last_error());
+    free(t);
+    free(p);
+    free(q);
+    free(v);
+    free(z3);
+}
+
+START_TEST(cli_judge_and_vepd_on_logs)
+{
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *real = tu_path(dir, "real"), *sim = tu_path(dir, "sim");
+    mkdir(real, 0777);
+    mkdir(sim, 0777);
+    char *out_c = tu_path(real, "line_1.h5"), *out_r = tu_path(sim, "line_1.h5");
+    run_data r;
+    make_run(&base_spec, 20, 21, &r);
+    write_log(in, &r, r.n, 1, 1);
+    tu_run_result x = tu_run("judge", in, "-o", out_c, "--mode", "corrected", NULL);
+    ck_assert_msg(x.status == 0, "status %d: %s", x.status, x.err);
+    tu_run_free(&x);
+    x = tu_run("judge", in, "-o", out_r, NULL);
+    ck_assert_msg(x.status == 0, "status %d: %s", x.status, x.err);
+    tu_run_free(&x);
+    /* The corrected estimate follows the true speed (0.5 m GNSS, 100 Hz IMU). */
+    sensim_vepd_series s;
+    ck_assert_int_eq(sensim_vepd_read_log(out_c, NULL, &s), SENSIM_OK);
+    ck_assert_uint_eq(s.n_est, 20 * 35 + 1);
+    double e = 0;
+    for (size_t k = 0; k < s.n_est; k++) {
+        size_t ti = (size_t)llround(s.est_t[k] * IMU_HZ);
+        double d = s.est_v[k] - hypot(r.vE[ti], r.vN[ti]);
+        e += d * d / s.n_est;
+    }
+    ck_assert_double_lt(sqrt(e), 0.15);
+    sensim_vepd_test tc, tr;
+    ck_assert_int_eq(sensim_vepd_score(&s, &tc), SENSIM_OK);
+    sensim_vepd_series_free(&s);
+    ck_assert_int_eq(sensim_vepd_read_log(out_r, "judge", &s), SENSIM_OK);
+    ck_assert_int_eq(sensim_vepd_score(&s, &tr), SENSIM_OK);
+    sensim_vepd_series_free(&s);
+    /* vepd over the two one-test sets of logs: W1 = |RMSE difference|. */
+    x = tu_run("vepd", "--real", real, "--sim", sim, "--json", NULL);
+    ck_assert_msg(x.status == 0, "status %d: %s", x.status, x.err);
+    const char *w1 = strstr(x.out, "\"w1\": ");
+    ck_assert_ptr_nonnull(w1);
+    ck_assert_within(strtod(w1 + 6, NULL), fabs(tc.rmse - tr.rmse), 1e-12);
+    tu_run_free(&x);
+    /* Errors: no GNSS sensor, no IMU sensor, the output left untouched;
+     * usage errors. */
+    char *bad = tu_path(dir, "nognss.h5"), *o2 = tu_path(dir, "o2.h5");
+    write_log(bad, &r, r.n, 1, 0);
+    x = tu_run("judge", bad, "-o", o2, NULL);
+    ck_assert_int_eq(x.status, 1);
+    ck_assert_msg(strstr(x.err, "nognss.h5: no gnss sensor") != NULL, "%s", x.err);
+    ck_assert(!tu_file_exists(o2));
+    tu_run_free(&x);
+    write_log(bad, &r, r.n, 0, 1);
+    x = tu_run("judge", bad, "-o", o2, NULL);
+    ck_assert_int_eq(x.status, 1);
+    ck_assert_msg(strstr(x.err, "no imu sensor") != NULL, "%s", x.err);
+    ck_assert(!tu_file_exists(o2));
+    tu_run_free(&x);
+    x = tu_run("judge", in, NULL);
+    ck_assert_int_eq(x.status, 2);
+    tu_run_free(&x);
+    x = tu_run("judge", in, "-o", o2, "--mode", "ukf", NULL);
+    ck_assert_int_eq(x.status, 2);
+    tu_run_free(&x);
+    /* A log without estimates in a vepd set. */
+    ck_assert_int_eq(rename(bad, out_r), 0);
+    x = tu_run("vepd", "--real", real, "--sim", sim, NULL);
+    ck_assert_int_eq(x.status, 1);
+    ck_assert_msg(strstr(x.err, "line_1.h5: no /estimates group") != NULL, "%s", x.err);
+    tu_run_free(&x);
+    run_free(&r);
+    free(bad);
+    free(o2);
+    free(out_c);
+    free(out_r);
+    free(in);
+    free(real);
+    free(sim);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
     double t[3] = {0, 0.01, 0.01}, z[3] = {0}, nan3[3] = {0, NAN, 0};
@@ -372,6 +517,7 @@ Suite *suite_judge(void)
     tcase_add_test(tc, outages_stay_finite);
     tcase_add_test(tc, robot_localization_traps);
     tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, cli_judge_and_vepd_on_logs);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -92,6 +92,13 @@ sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *o
  * pairs stay aligned). Errors name the file, line and column. */
 sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
 
+/* Reads one test from a sensim HDF5 log: the estimate's t and speed from
+ * /estimates/<estimate>/ (estimate NULL: the only group under /estimates)
+ * and the ground truth's t and horizontal speed |(v_E, v_N)| from
+ * /ground_truth/velocity. Times are shifted so that the ground truth starts
+ * at 0, as in the authors' CSV files. Errors name the file and dataset. */
+sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensim_vepd_series *out);
+
 /* ---- sets of tests ---- */
 
 typedef struct sensim_vepd_result {
