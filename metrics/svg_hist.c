@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void put_escaped(FILE *f, const char *s)
@@ -61,6 +62,9 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
     }
     snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(tmp);
+    /* mkstemp makes the file 0600; a plot is for sharing. */
+    if (fd >= 0)
+        fchmod(fd, 0644);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create: %s", path, strerror(errno));

@@ -69,8 +69,11 @@ sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out)
             line[--len] = '\0';
         if (lineno == 1) {
             int k = 0;
+            char *start = line;
+            if (!strncmp(start, "\xEF\xBB\xBF", 3)) /* UTF-8 byte-order mark (spreadsheets write one) */
+                start += 3;
             /* strtok_r would merge empty header fields; split by hand. */
-            for (char *p = line, *q;; p = q + 1, k++) {
+            for (char *p = start, *q;; p = q + 1, k++) {
                 q = strchr(p, ',');
                 if (q)
                     *q = '\0';

@@ -346,9 +346,10 @@ START_TEST(csv_errors)
     ck_assert_int_eq(sensim_vepd_read_csv(p, &s), SENSIM_EIO);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), p));
     free(p);
-    /* Reordered columns, extra columns, CRLF and short padded rows are fine. */
+    /* Reordered columns, extra columns, a byte-order mark, CRLF and short
+     * padded rows are fine. */
     p = tu_path(dir, "ok.csv");
-    tu_write_file(p, ",gt_vel,extra,se_vel,gt_time,se_time\r\n0,2,x,1,0.5,0.1\r\n1,3,y,1.5,1.0,0.6\r\n2,,z,1.7,,1.1\r\n");
+    tu_write_file(p, "\xEF\xBB\xBF,gt_vel,extra,se_vel,gt_time,se_time\r\n0,2,x,1,0.5,0.1\r\n1,3,y,1.5,1.0,0.6\r\n2,,z,1.7,,1.1\r\n");
     ck_assert_int_eq(sensim_vepd_read_csv(p, &s), SENSIM_OK);
     ck_assert_uint_eq(s.n_est, 3);
     ck_assert_uint_eq(s.n_gt, 2);
@@ -519,6 +520,33 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+START_TEST(svg_histogram)
+{
+    char *dir = tu_mkdtemp(), *p = tu_path(dir, "h.svg"), *q = tu_path(dir, "no/such/dir/h.svg");
+    const double a[5] = {1, 2, 2, 3, 10}, b[2] = {2.5, 4};
+    ck_assert_int_eq(sensim_svg_histogram(p, "t <1>", "x", a, 5, "real", b, 2, "sim", 3), SENSIM_OK);
+    char *text = tu_read_file(p, NULL);
+    ck_assert_ptr_nonnull(text);
+    /* Title escaped; three bins of width 3 over [1, 10]: real counts 4, 0, 1
+     * and sim 1, 1, 0, so four bars. */
+    ck_assert_ptr_nonnull(strstr(text, "t &lt;1&gt;"));
+    ck_assert_ptr_nonnull(strstr(text, "real (n=5)"));
+    ck_assert_ptr_nonnull(strstr(text, "sim (n=2)"));
+    size_t bars = 0;
+    for (const char *s = text; (s = strstr(s, "fill-opacity=\"0.5\" stroke")); s++)
+        bars++;
+    ck_assert_uint_eq(bars, 4);
+    free(text);
+    ck_assert_int_eq(sensim_svg_histogram(p, "t", "x", a, 5, "real", NULL, 0, NULL, 0), SENSIM_EINVAL);
+    ck_assert_int_eq(sensim_svg_histogram(q, "t", "x", a, 5, "real", NULL, 0, NULL, 4), SENSIM_EIO);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), q));
+    free(p);
+    free(q);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_vepd(void)
 {
     Suite *s = suite_create("vepd");
@@ -531,6 +559,7 @@ Suite *suite_vepd(void)
     tcase_add_test(tc, bootstrap_known_and_reproducible);
     tcase_add_test(tc, cli_csv_layout);
     tcase_add_test(tc, cli_errors);
+    tcase_add_test(tc, svg_histogram);
     suite_add_tcase(s, tc);
     return s;
 }
