@@ -21,6 +21,7 @@ VERB_DECL(export)
 VERB_DECL(datasheet)
 VERB_DECL(judge)
 VERB_DECL(vepd)
+VERB_DECL(demo)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -32,6 +33,7 @@ static const cli_command commands[] = {
     VERB(datasheet, "datasheet figures to model parameters")
     VERB(judge, "run the velocity estimator (EKF judge) on a log")
     VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
+    VERB(demo, "run the whole pipeline on the bundled data")
 
 
     {NULL, NULL, NULL, NULL},

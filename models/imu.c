@@ -360,8 +360,9 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
             double v = y[3 * (c0 + j) + a] + const_bias;
             if (k > 0) {
                 double dt = tk - tprev;
-                if (dt != dt_c) {
-                    /* Recompute the exact discretization only when dt changes. */
+                if (fabs(dt - dt_c) > 1e-9 * dt_c) {
+                    /* Recompute the exact discretization only when dt changes by
+                     * more than the rounding of the timestamps themselves. */
                     dt_c = dt;
                     if (has_gm) {
                         gm_phi = exp(-dt / p->gm_tau[a]);
