@@ -339,7 +339,21 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                 json_row(&rows[k], indent + 4);
                 printf("}");
             }
-            printf("\n%*s}", indent, "");
+            printf("\n%*s},\n%*s\"tests\": [", indent, "", indent, "");
+            for (int set = 0; set < 2; set++) {
+                const test_set *ts = set ? sim : real;
+                for (size_t i = 0; i < ts->n; i++) {
+                    const test_entry *e = &ts->t[i];
+                    printf("%s\n%*s{\"set\": \"%s\", \"name\": ", set || i ? "," : "", indent + 2, "",
+                           set ? "sim" : "real");
+                    json_string(e->name);
+                    printf(", \"scenario\": ");
+                    json_string(e->scenario);
+                    printf(", \"rmse\": %.17g, \"sf_gt\": %.17g, \"sf_est\": %.17g, \"sf_diff\": %.17g, \"n_grid\": %zu}",
+                           e->s.rmse, e->s.sf_gt, e->s.sf_est, e->s.sf_diff, e->s.n_grid);
+                }
+            }
+            printf("\n%*s]", indent, "");
         } else {
             printf("model %s: %zu real tests (%s), %zu simulated (%s)\n", model, real->n, real->dir, sim->n,
                    sim->dir);

@@ -443,6 +443,11 @@ START_TEST(cli_csv_layout)
     ck_assert_ptr_nonnull(strstr(r.out, "\"scenarios\": {"));
     ck_assert_ptr_nonnull(strstr(r.out, "\"path\": {"));
     ck_assert_ptr_nonnull(strstr(r.out, "\"model\": \"M\""));
+    /* Per-test values: the first real test is ref file 0. */
+    const char *t0 = strstr(r.out, "{\"set\": \"real\", \"name\": \"path_1\"");
+    ck_assert_ptr_nonnull(t0);
+    ck_assert_within(json_num(t0, "rmse"), ref_score[0][0], REL * ref_score[0][0]);
+    ck_assert_within(json_num(t0, "sf_est"), ref_score[0][3], REL * ref_score[0][3]);
     tu_run_free(&r);
     /* Auto-detection of the layout, a bootstrap and plots; the same seed
      * prints the same interval. */
