@@ -19,6 +19,8 @@ VERB_DECL(info)
 VERB_DECL(import)
 VERB_DECL(export)
 VERB_DECL(datasheet)
+VERB_DECL(judge)
+VERB_DECL(vepd)
 VERB_DECL(demo)
 
 static const cli_command commands[] = {
@@ -29,6 +31,8 @@ static const cli_command commands[] = {
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
     VERB(datasheet, "datasheet figures to model parameters")
+    VERB(judge, "run the velocity estimator (EKF judge) on a log")
+    VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
     VERB(demo, "run the whole pipeline on the bundled data")
 
 
