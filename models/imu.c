@@ -312,13 +312,68 @@ static void start_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     }
 }
 
-/* Noise for one axis over n samples, in place on y (stride 3). Reads the
- * shared fields of s, writes only axis a's. */
+/* Exact Gauss-Markov recursion over a chunk, adding the state to acc:
+ * x = phi x + sigma sqrt(1 - phi^2) n for samples from `from` on (earlier
+ * ones only add the current state). With a uniform step the coefficients are
+ * computed once; otherwise per distinct dt. */
+static double gm_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double sigma,
+                      double tau, double x, int uniform, double dt_nom)
+{
+    size_t j = 0;
+    for (; j < from && j < cn; j++)
+        acc[j] += x;
+    if (uniform) {
+        const double phi = exp(-dt_nom / tau), q = sigma * sqrt(-expm1(-2.0 * dt_nom / tau));
+        for (; j < cn; j++) {
+            x = phi * x + q * nrm[j];
+            acc[j] += x;
+        }
+        return x;
+    }
+    double dt_c = -1, phi = 0, q = 0;
+    for (; j < cn; j++) {
+        if (dts[j] != dt_c) {
+            dt_c = dts[j];
+            phi = exp(-dt_c / tau);
+            q = sigma * sqrt(-expm1(-2.0 * dt_c / tau));
+        }
+        x = phi * x + q * nrm[j];
+        acc[j] += x;
+    }
+    return x;
+}
+
+/* Random walk x += scale sqrt(max(dt, min_dt)) n over a chunk. */
+static double walk_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double scale,
+                        double x, int uniform, double dt_nom, double min_dt)
+{
+    size_t j = 0;
+    for (; j < from && j < cn; j++)
+        acc[j] += x;
+    if (uniform) {
+        const double step = scale * sqrt(dt_nom > min_dt ? dt_nom : min_dt);
+        for (; j < cn; j++) {
+            x += step * nrm[j];
+            acc[j] += x;
+        }
+        return x;
+    }
+    for (; j < cn; j++) {
+        x += scale * sqrt(dts[j] > min_dt ? dts[j] : min_dt) * nrm[j];
+        acc[j] += x;
+    }
+    return x;
+}
+
+/* Noise for one axis over n samples, in place on y (stride 3), one effect
+ * at a time over chunks that stay in L1. Reads the shared fields of s,
+ * writes only axis a's. */
 static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
                        const double *t, size_t n, double *y)
 {
     const sensim_triax_params *p = &m->p;
     double nb[6 + SENSIM_BI_MAX_TERMS][CHUNK];
+    double acc[CHUNK], dts[CHUNK];
     sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
     sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
     sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
@@ -328,16 +383,16 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
     const int has_cw = p->chrono_stddev[a] > 0, has_cd = m->chrono_step[a] > 0, has_as = m->airsim_scale[a] > 0;
     const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
-    const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a];
+    const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
     double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a];
     double bi[SENSIM_BI_MAX_TERMS];
     memcpy(bi, s->bi[a], sizeof bi);
     double tprev = s->t_prev, t0 = isnan(s->t0) ? t[0] : s->t0;
-    double dt_c = -1.0, gm_phi = 0, gm_q = 0, bi_phi[SENSIM_BI_MAX_TERMS] = {0}, bi_q[SENSIM_BI_MAX_TERMS] = {0};
 
     for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
-        size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
-        uint64_t k0 = s->k + c0;
+        const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
+        const uint64_t k0 = s->k + c0;
+        const double *tc = t + c0;
         if (has_white)
             sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
         if (has_gm)
@@ -354,56 +409,60 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
             sensim_rng rb = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
             sensim_rng_normal_fill(&rb, k0, cn, nb[6 + i]);
         }
-        for (size_t j = 0; j < cn; j++) {
-            uint64_t k = k0 + j;
-            double tk = t[c0 + j];
-            double v = y[3 * (c0 + j) + a] + const_bias;
-            if (k > 0) {
-                double dt = tk - tprev;
-                /* Timestamps k/rate differ from 1/rate only by rounding: use the
-                 * nominal step then (so the result cannot depend on where a
-                 * block starts), the actual one otherwise. */
-                if (fabs(dt - m->dt_nom) <= 1e-9 * m->dt_nom)
-                    dt = m->dt_nom;
-                if (dt != dt_c) {
-                    dt_c = dt;
-                    if (has_gm) {
-                        gm_phi = exp(-dt / p->gm_tau[a]);
-                        gm_q = p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt / p->gm_tau[a]));
-                    }
-                    for (int i = 0; i < m->bi_n; i++) {
-                        bi_phi[i] = exp(-dt / m->bi_tau[a][i]);
-                        bi_q[i] = m->bi_sigma[a][i] * sqrt(-expm1(-2.0 * dt / m->bi_tau[a][i]));
-                    }
-                }
-                if (has_gm)
-                    gm = gm_phi * gm + gm_q * nb[1][j];
-                if (has_rw)
-                    rw += p->random_walk[a] * sqrt(dt) * nb[2][j];
-                if (has_as)
-                    as += m->airsim_scale[a] * sqrt(dt > 1e-3 ? dt : 1e-3) * nb[5][j];
-                for (int i = 0; i < m->bi_n; i++)
-                    bi[i] = bi_phi[i] * bi[i] + bi_q[i] * nb[6 + i][j];
-            }
-            /* Chrono updates its random-walk bias on every call, the first too. */
-            if (has_cd)
-                cd += p->chrono_drift_mean[a] + m->chrono_step[a] * nb[4][j];
-            v += gm + rw + as + cd;
-            for (int i = 0; i < m->bi_n; i++)
-                v += bi[i];
-            if (ramp != 0.0)
-                v += ramp * (tk - t0);
-            if (has_white)
-                v += m->white_sigma[a] * nb[0][j];
-            if (has_cw)
-                v += p->chrono_stddev[a] * nb[3][j];
-            if (q > 0)
-                v = q * nearbyint(v / q);
-            if (range > 0)
-                v = v > range ? range : v < -range ? -range : v;
-            y[3 * (c0 + j) + a] = v;
-            tprev = tk;
+        /* Time steps: the first sample of a run has none. Timestamps k/rate
+         * differ from 1/rate only by rounding: use the nominal step then (so
+         * the result cannot depend on where a block starts), the actual one
+         * otherwise. */
+        const size_t from = k0 == 0 ? 1 : 0;
+        int uniform = 1;
+        for (size_t j = from; j < cn; j++) {
+            double dt = tc[j] - (j ? tc[j - 1] : tprev);
+            if (fabs(dt - dt_nom) <= 1e-9 * dt_nom)
+                dt = dt_nom;
+            else
+                uniform = 0;
+            dts[j] = dt;
         }
+        for (size_t j = 0; j < cn; j++)
+            acc[j] = y[3 * (c0 + j) + a] + const_bias;
+        if (has_gm)
+            gm = gm_pass(acc, nb[1], dts, from, cn, p->gm_sigma[a], p->gm_tau[a], gm, uniform, dt_nom);
+        if (has_rw)
+            rw = walk_pass(acc, nb[2], dts, from, cn, p->random_walk[a], rw, uniform, dt_nom, 0.0);
+        if (has_as)
+            as = walk_pass(acc, nb[5], dts, from, cn, m->airsim_scale[a], as, uniform, dt_nom, 1e-3);
+        for (int i = 0; i < m->bi_n; i++)
+            bi[i] = gm_pass(acc, nb[6 + i], dts, from, cn, m->bi_sigma[a][i], m->bi_tau[a][i], bi[i], uniform, dt_nom);
+        if (has_cd) {
+            /* Chrono updates its random-walk bias on every call, the first too. */
+            const double mu = p->chrono_drift_mean[a], st = m->chrono_step[a];
+            for (size_t j = 0; j < cn; j++) {
+                cd += mu + st * nb[4][j];
+                acc[j] += cd;
+            }
+        }
+        if (ramp != 0.0)
+            for (size_t j = 0; j < cn; j++)
+                acc[j] += ramp * (tc[j] - t0);
+        if (has_white) {
+            const double ws = m->white_sigma[a];
+            for (size_t j = 0; j < cn; j++)
+                acc[j] += ws * nb[0][j];
+        }
+        if (has_cw) {
+            const double cs = p->chrono_stddev[a];
+            for (size_t j = 0; j < cn; j++)
+                acc[j] += cs * nb[3][j];
+        }
+        if (q > 0)
+            for (size_t j = 0; j < cn; j++)
+                acc[j] = q * nearbyint(acc[j] / q);
+        if (range > 0)
+            for (size_t j = 0; j < cn; j++)
+                acc[j] = acc[j] > range ? range : acc[j] < -range ? -range : acc[j];
+        for (size_t j = 0; j < cn; j++)
+            y[3 * (c0 + j) + a] = acc[j];
+        tprev = tc[cn - 1];
     }
     s->gm[a] = gm;
     s->rw[a] = rw;
