@@ -19,6 +19,8 @@ VERB_DECL(info)
 VERB_DECL(import)
 VERB_DECL(export)
 VERB_DECL(datasheet)
+VERB_DECL(allan)
+VERB_DECL(fit)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -28,6 +30,8 @@ static const cli_command commands[] = {
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
     VERB(datasheet, "datasheet figures to model parameters")
+    VERB(allan, "Allan-family deviations with confidence intervals; table, CSV, JSON, SVG plot")
+    VERB(fit, "fit noise-model parameters from stationary logs (fit imu)")
 
 
     {NULL, NULL, NULL, NULL},

@@ -319,6 +319,114 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* ---- the allan verb ---- */
+
+static char *write_tmp(const char *dir, const char *name, const char *text)
+{
+    char *p = tu_path(dir, name);
+    ck_assert_int_eq(tu_write_file(p, text), 0);
+    return p;
+}
+
+START_TEST(cli_csv_matches_library)
+{
+    /* The command form of the task: phase data, OADEV, octave, CSV. */
+    char *in = tu_src("tests/data/stable32-phase.dat");
+    tu_run_result r = tu_run("allan", "--input", in, "--rate", "1", "--data", "phase", "--dev", "oadev", "--taus",
+                             "octave", "--csv", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "tau,dev,lo,hi,n\n"));
+    /* Stable32: OADEV at tau 16 is 6.1915e-02 with 969 terms. */
+    const char *row = strstr(r.out, "\n16,");
+    ck_assert_ptr_nonnull(row);
+    double tau, dev, lo, hi;
+    unsigned n;
+    ck_assert_int_eq(sscanf(row + 1, "%lf,%lf,%lf,%lf,%u", &tau, &dev, &lo, &hi, &n), 5);
+    ck_assert_within(dev, 6.1915e-02, 1e-5);
+    ck_assert_uint_eq(n, 969);
+    tu_run_free(&r);
+    /* Frequency data (the SP 1065 set) with every deviation, JSON and plot. */
+    char *dir = tu_mkdtemp();
+    double y[1000];
+    nbs1000(y);
+    char *text = malloc(1000 * 32), *q = text;
+    for (int i = 0; i < 1000; i++)
+        q += sprintf(q, "%.17g\n", y[i]);
+    char *csv = write_tmp(dir, "nbs.csv", text), *svg = tu_path(dir, "a.svg");
+    free(text);
+    r = tu_run("allan", "-i", csv, "-r", "1", "--dev", "hdev", "--taus", "decade", "--json", "--plot", svg, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"dev\": \"hdev\""));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"tau\": 10, \"dev\": 0.1052754"));
+    ck_assert(tu_file_exists(svg));
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", csv, "-r", "1", "--dev", "totdev", "--taus", "log:3", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "# totdev of rate data"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(csv);
+    free(svg);
+    free(dir);
+    free(in);
+}
+END_TEST
+
+START_TEST(cli_bad_input)
+{
+    char *dir = tu_mkdtemp(), *svg = tu_path(dir, "out.svg");
+    char *nan = write_tmp(dir, "nan.csv", "1\n2\n3\nnan\n5\n6\n");
+    char *cst = write_tmp(dir, "const.csv", "4\n4\n4\n4\n4\n4\n4\n4\n");
+    char *two = write_tmp(dir, "two.csv", "1\n2\n");
+    char *ok = write_tmp(dir, "ok.csv", "1\n3\n2\n5\n4\n7\n1\n0\n2\n6\n");
+    ck_assert_int_eq(tu_write_file(svg, "keep"), 0);
+    tu_run_result r = tu_run("allan", "-i", nan, "-r", "1", "--plot", svg, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "nan.csv:4"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", cst, "-r", "1", "--plot", svg, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "const.csv") && strstr(r.err, "constant"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", two, "-r", "1", "--dev", "hdev", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "too few"), "%s", r.err);
+    tu_run_free(&r);
+    char *keep = tu_read_file(svg, NULL);
+    ck_assert_str_eq(keep, "keep"); /* failed runs leave the plot path alone */
+    free(keep);
+    r = tu_run("allan", "-i", ok, "-r", "0", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--rate"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", ok, NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", ok, "-r", "1", "--dev", "avar", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "avar"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", ok, "-r", "1", "--taus", "log:x", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", ok, "-r", "1", "--sensor", "imu", NULL);
+    ck_assert_int_eq(r.status, 1); /* a CSV is not an HDF5 log */
+    ck_assert_msg(strstr(r.err, "ok.csv"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "--help", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "usage: sensim allan"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(svg);
+    free(nan);
+    free(cst);
+    free(two);
+    free(ok);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_allan(void)
 {
     Suite *s = suite_create("allan");
@@ -332,5 +440,10 @@ Suite *suite_allan(void)
     tcase_add_test(tc, tau_grids);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
+    TCase *tcc = tcase_create("cli");
+    tcase_set_timeout(tcc, 120);
+    tcase_add_test(tcc, cli_csv_matches_library);
+    tcase_add_test(tcc, cli_bad_input);
+    suite_add_tcase(s, tcc);
     return s;
 }
