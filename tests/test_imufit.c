@@ -8,6 +8,7 @@
 
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
+#include "sensim/log.h"
 #include "sensim/rng.h"
 #include "testutil.h"
 
@@ -199,6 +200,154 @@ START_TEST(gm_avar_limits)
 }
 END_TEST
 
+/* ---- the fit verb ---- */
+
+/* A static IMU log: gyro with N = 1e-4, B = 5e-5, K = 5e-6 on every axis
+ * (seeds differ per axis), accel with N = 2e-3, K = 3e-4; 100 Hz. */
+static char *make_static_log(const char *dir, size_t n, int with_t_rate)
+{
+    char *path = tu_path(dir, "static.h5");
+    double *g = malloc(3 * n * sizeof *g), *a = malloc(3 * n * sizeof *a), *y = malloc(n * sizeof *y),
+           *tmp = malloc(n * sizeof *tmp), *t = malloc(n * sizeof *t);
+    for (int ax = 0; ax < 3; ax++) {
+        simulate(700 + ax, n, 100, 1e-4, 5e-5, 5e-6, 0, 0, y, tmp);
+        for (size_t i = 0; i < n; i++)
+            g[3 * i + ax] = y[i];
+        simulate(800 + ax, n, 100, 2e-3, 0, 3e-4, 0, 0, y, tmp);
+        for (size_t i = 0; i < n; i++)
+            a[3 * i + ax] = y[i] + (ax == 2 ? 9.80665 : 0);
+    }
+    for (size_t i = 0; i < n; i++)
+        t[i] = i / (double)with_t_rate;
+    sensim_log *log = sensim_log_create(path, "test_imufit");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    double rate = 100;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    free(g);
+    free(a);
+    free(y);
+    free(tmp);
+    free(t);
+    return path;
+}
+
+static double json_value(const char *json, const char *instr, int axis, const char *key)
+{
+    const char *p = strstr(json, instr);
+    ck_assert_ptr_nonnull(p);
+    for (int i = 0; i <= axis; i++) {
+        p = strstr(p + 1, "{\"axis\"");
+        ck_assert_ptr_nonnull(p);
+    }
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": {\"value\": ", key);
+    p = strstr(p, pat);
+    ck_assert_ptr_nonnull(p);
+    return strtod(p + strlen(pat), NULL);
+}
+
+START_TEST(cli_fit_imu)
+{
+    char *dir = tu_mkdtemp(), *h5 = make_static_log(dir, 200000, 100);
+    char *yaml = tu_path(dir, "fitted.yaml"), *kal = tu_path(dir, "imu.yaml"), *svg = tu_path(dir, "adev.svg");
+    tu_run_result r = tu_run("fit", "imu", h5, "--sensor", "imu", "-o", yaml, "--kalibr", kal, "--plot", svg,
+                             "--json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* 95% intervals; loose checks here (the coverage is tested above). */
+    for (int ax = 0; ax < 3; ax++) {
+        ck_assert_within(json_value(r.out, "\"gyro\"", ax, "noise_density"), 1e-4, 0.1e-4);
+        ck_assert_within(json_value(r.out, "\"gyro\"", ax, "bias_instability"), 5e-5, 2e-5);
+        ck_assert_within(json_value(r.out, "\"accel\"", ax, "noise_density"), 2e-3, 0.2e-3);
+    }
+    tu_run_free(&r);
+    char *ytext = tu_read_file(yaml, NULL), *ktext = tu_read_file(kal, NULL);
+    ck_assert_ptr_nonnull(ytext);
+    ck_assert_ptr_nonnull(ktext);
+    const char *keys[] = {"type: imu", "rate_hz: 100", "    gyro:", "    accel:", "noise_density: [",
+                          "bias_instability: [", "random_walk: [", "quantization: [", "rate_ramp: ["};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ck_assert_msg(strstr(ytext, keys[i]), "YAML lacks '%s'", keys[i]);
+    const char *kk[] = {"gyroscope_noise_density: ", "gyroscope_random_walk: ", "accelerometer_noise_density: ",
+                        "accelerometer_random_walk: ", "update_rate: 100"};
+    for (size_t i = 0; i < sizeof kk / sizeof kk[0]; i++)
+        ck_assert_msg(strstr(ktext, kk[i]), "kalibr yaml lacks '%s'", kk[i]);
+    double gnd = strtod(strstr(ktext, kk[0]) + strlen(kk[0]), NULL);
+    ck_assert_within(gnd, 1e-4, 0.1e-4);
+    free(ytext);
+    free(ktext);
+    char *g = tu_path(dir, "adev-gyro.svg"), *a = tu_path(dir, "adev-accel.svg");
+    ck_assert(tu_file_exists(g) && tu_file_exists(a));
+    char *svgtext = tu_read_file(g, NULL);
+    ck_assert_ptr_nonnull(strstr(svgtext, "x N = "));
+    free(svgtext);
+    free(g);
+    free(a);
+    /* Gauss-Markov form. */
+    r = tu_run("fit", "imu", h5, "--sensor", "imu", "-o", yaml, "--gauss-markov", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ytext = tu_read_file(yaml, NULL);
+    ck_assert_ptr_nonnull(strstr(ytext, "gauss_markov:"));
+    free(ytext);
+    tu_run_free(&r);
+    /* The allan verb on the same log, 3 axes. */
+    r = tu_run("allan", "-i", h5, "--sensor", "imu", "--quantity", "specific_force", "--csv", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "axis,tau,dev,lo,hi,n\nx,0.01,"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nz,0.01,"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(h5);
+    free(yaml);
+    free(kal);
+    free(svg);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_fit_bad_input)
+{
+    char *dir = tu_mkdtemp(), *h5 = make_static_log(dir, 2000, 100), *yaml = tu_path(dir, "fitted.yaml");
+    ck_assert_int_eq(tu_write_file(yaml, "old"), 0);
+    tu_run_result r = tu_run("fit", "imu", h5, "--sensor", "gps", "-o", yaml, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "static.h5") && strstr(r.err, "'gps'") && strstr(r.err, "imu"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", h5, "--sensor", "imu", "--rate", "200", "-o", yaml, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--rate 200") && strstr(r.err, "/sensors/imu/t"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("allan", "-i", h5, "--sensor", "imu", "--rate", "50", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "does not match"), "%s", r.err);
+    tu_run_free(&r);
+    char *old = tu_read_file(yaml, NULL);
+    ck_assert_str_eq(old, "old");
+    free(old);
+    r = tu_run("fit", "lidar", h5, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unknown kind 'lidar'"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", h5, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--sensor"), "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", "/nonexistent.h5", "--sensor", "imu", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "/nonexistent.h5"), "%s", r.err);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(h5);
+    free(yaml);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_imufit(void)
 {
     Suite *s = suite_create("imufit");
@@ -210,5 +359,10 @@ Suite *suite_imufit(void)
     tcase_add_test(tc, short_data_says_what_is_missing);
     tcase_add_test(tc, gm_avar_limits);
     suite_add_tcase(s, tc);
+    TCase *tcc = tcase_create("cli");
+    tcase_set_timeout(tcc, 120);
+    tcase_add_test(tcc, cli_fit_imu);
+    tcase_add_test(tcc, cli_fit_bad_input);
+    suite_add_tcase(s, tcc);
     return s;
 }
