@@ -144,6 +144,10 @@ static double mean3(const double v[3])
  * rate f is q = sqrt(12) Q f (uniform error of variance q^2/12 per step). */
 static double term_yaml_value(int k, const sensim_fit_param *p, double rate)
 {
+    /* Only identified terms go into the simulation config: a term consistent
+     * with zero would inject noise the data does not show. */
+    if (p->flag != SENSIM_FIT_OK)
+        return 0;
     return k == SENSIM_TERM_Q ? sqrt(12.0) * p->value * rate : p->value;
 }
 
@@ -179,7 +183,8 @@ static void write_rig_yaml(FILE *f, const void *vctx)
                 fprintf(f, "#     %s\n", in->fit[a].note);
         }
     }
-    fprintf(f, "#   (ub): consistent with zero, only the upper bound is known; (n/a): not identifiable.\n");
+    fprintf(f, "#   (ub): consistent with zero, only the upper bound is known; (n/a): not identifiable.\n"
+               "# Only identified terms are written below (others as 0); more data extends the tau range.\n");
     fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: imu\n    rate_hz: %.10g\n", c->name, rate);
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
