@@ -21,6 +21,9 @@ VERB_DECL(export)
 VERB_DECL(datasheet)
 VERB_DECL(allan)
 VERB_DECL(fit)
+VERB_DECL(judge)
+VERB_DECL(vepd)
+VERB_DECL(demo)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -32,6 +35,9 @@ static const cli_command commands[] = {
     VERB(datasheet, "datasheet figures to model parameters")
     VERB(allan, "Allan-family deviations with confidence intervals; table, CSV, JSON, SVG plot")
     VERB(fit, "fit noise-model parameters from stationary logs (fit imu)")
+    VERB(judge, "run the velocity estimator (EKF judge) on a log")
+    VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
+    VERB(demo, "run the whole pipeline on the bundled data")
 
 
     {NULL, NULL, NULL, NULL},
