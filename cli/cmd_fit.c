@@ -213,8 +213,8 @@ static void write_rig_yaml(FILE *f, const void *vctx)
             }
             fprintf(f, "      gauss_markov:\n  ");
             yaml_list(f, "sigma", s, term_units[i][SENSIM_TERM_B]);
-            fprintf(f, "  ");
-            yaml_list(f, "tau", t, "s");
+            /* The model takes one correlation time: the geometric mean. */
+            fprintf(f, "        tau: %.6g  # s; per axis %.4g, %.4g, %.4g\n", cbrt(t[0] * t[1] * t[2]), t[0], t[1], t[2]);
         }
     }
 }

@@ -9,6 +9,7 @@
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
 #include "sensim/log.h"
+#include "sensim/rig.h"
 #include "sensim/rng.h"
 #include "testutil.h"
 
@@ -277,6 +278,10 @@ START_TEST(cli_fit_imu)
                         "accelerometer_random_walk: ", "update_rate: 100"};
     for (size_t i = 0; i < sizeof kk / sizeof kk[0]; i++)
         ck_assert_msg(strstr(ktext, kk[i]), "kalibr yaml lacks '%s'", kk[i]);
+    /* The rig YAML is one sensim itself accepts. */
+    sensim_rig *rig = sensim_rig_load(yaml);
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_rig_free(rig);
     double gnd = strtod(strstr(ktext, kk[0]) + strlen(kk[0]), NULL);
     ck_assert_within(gnd, 1e-4, 0.1e-4);
     free(ytext);
@@ -293,6 +298,9 @@ START_TEST(cli_fit_imu)
     ck_assert_msg(r.status == 0, "%s", r.err);
     ytext = tu_read_file(yaml, NULL);
     ck_assert_ptr_nonnull(strstr(ytext, "gauss_markov:"));
+    rig = sensim_rig_load(yaml);
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_rig_free(rig);
     free(ytext);
     tu_run_free(&r);
     /* The allan verb on the same log, 3 axes. */
