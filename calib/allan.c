@@ -1,0 +1,654 @@
+/* Allan-family deviations, equivalent degrees of freedom and noise
+ * identification. Formulas: NIST SP 1065 (Riley 2008) eqs. 7-20 (estimators),
+ * eq. 45 (chi-squared interval), Table 11 (TOTDEV EDF); Greenhall & Riley,
+ * "Uncertainty of stability variances based on finite differences", PTTI
+ * 2003, eqs. 7-13 and Tables 1-3 (EDF of ADEV/OADEV/MDEV/HDEV/OHDEV);
+ * Riley & Greenhall, "Power law noise identification using the lag 1
+ * autocorrelation", EFTF 2004 (noise type). */
+#include "sensim/allan.h"
+
+#include <gsl/gsl_cdf.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const dev_names[SENSIM_ALLAN_NDEV] = {"adev", "oadev", "mdev", "hdev", "ohdev", "tdev", "totdev"};
+
+/* Noise identification looks at no more than this many averaged points: the
+ * lag-1 estimate is then good to about 1/sqrt(65536), and memory stays
+ * bounded whatever the length of the data. */
+#define NOISE_ID_MAX 65536
+#define NOISE_ID_MIN 30
+#define ALPHA_UNKNOWN INT_MIN
+
+const char *sensim_allan_dev_name(sensim_allan_dev dev)
+{
+    return (unsigned)dev < SENSIM_ALLAN_NDEV ? dev_names[dev] : NULL;
+}
+
+sensim_status sensim_allan_dev_parse(const char *name, sensim_allan_dev *dev)
+{
+    for (int i = 0; i < SENSIM_ALLAN_NDEV; i++)
+        if (name && !strcmp(name, dev_names[i])) {
+            *dev = (sensim_allan_dev)i;
+            return SENSIM_OK;
+        }
+    return sensim_error(SENSIM_EINVAL, "unknown deviation '%s' (expected adev, oadev, mdev, hdev, ohdev, tdev or totdev)",
+                        name ? name : "(null)");
+}
+
+sensim_status sensim_allan_grid_parse(const char *text, sensim_allan_grid *grid, int *per_decade)
+{
+    *per_decade = 0;
+    if (!strcmp(text, "octave"))
+        *grid = SENSIM_TAUS_OCTAVE;
+    else if (!strcmp(text, "decade"))
+        *grid = SENSIM_TAUS_DECADE;
+    else if (!strcmp(text, "all"))
+        *grid = SENSIM_TAUS_ALL;
+    else if (!strncmp(text, "log:", 4)) {
+        char *end;
+        long k = strtol(text + 4, &end, 10);
+        if (end == text + 4 || *end || k < 1 || k > 1000)
+            return sensim_error(SENSIM_EINVAL, "tau grid '%s': log:N needs N points per decade, 1 to 1000", text);
+        *grid = SENSIM_TAUS_LOG;
+        *per_decade = (int)k;
+    } else
+        return sensim_error(SENSIM_EINVAL, "unknown tau grid '%s' (expected octave, decade, all or log:N)", text);
+    return SENSIM_OK;
+}
+
+static size_t nphase_of(sensim_allan_data data, size_t n)
+{
+    return data == SENSIM_ALLAN_FREQ ? n + 1 : n;
+}
+
+/* Order of the difference: 2 for the Allan family, 3 for Hadamard. */
+static int diff_order(sensim_allan_dev dev)
+{
+    return dev == SENSIM_HDEV || dev == SENSIM_OHDEV || dev == SENSIM_MDEV || dev == SENSIM_TDEV ? 3 : 2;
+}
+
+size_t sensim_allan_max_m(sensim_allan_dev dev, sensim_allan_data data, size_t n)
+{
+    size_t np = nphase_of(data, n);
+    if (np < 3)
+        return 0;
+    /* ADEV/OADEV/TOTDEV need x[i+2m] (at least one term: 2m <= np-1);
+     * MDEV's window spans 3m and Hadamard's third difference 3m. */
+    return (np - 1) / (size_t)diff_order(dev);
+}
+
+sensim_status sensim_allan_taus(sensim_allan_grid grid, int per_decade, sensim_allan_dev dev, sensim_allan_data data,
+                                size_t n, size_t **m, size_t *count)
+{
+    *m = NULL;
+    *count = 0;
+    size_t mmax = sensim_allan_max_m(dev, data, n);
+    if (mmax < 1)
+        return sensim_error(SENSIM_EDATA, "%zu samples are too few for %s (need at least %d %s samples)", n,
+                            dev_names[dev], diff_order(dev) + (data == SENSIM_ALLAN_PHASE), data == SENSIM_ALLAN_FREQ ? "rate" : "phase");
+    if (grid == SENSIM_TAUS_LOG && per_decade < 1)
+        return sensim_error(SENSIM_EINVAL, "log tau grid needs at least 1 point per decade");
+    size_t cap = grid == SENSIM_TAUS_ALL ? mmax : 64 + (size_t)(per_decade > 0 ? per_decade : 1) * 20;
+    size_t *v = malloc(cap * sizeof *v), k = 0;
+    if (!v)
+        return sensim_error(SENSIM_ENOMEM, "tau grid: out of memory");
+    switch (grid) {
+    case SENSIM_TAUS_OCTAVE:
+        for (size_t a = 1; a <= mmax && k < cap; a *= 2)
+            v[k++] = a;
+        break;
+    case SENSIM_TAUS_DECADE:
+        for (size_t d = 1; d <= mmax && k + 3 <= cap; d *= 10) {
+            const size_t f[3] = {1, 2, 4};
+            for (int j = 0; j < 3; j++)
+                if (d * f[j] <= mmax)
+                    v[k++] = d * f[j];
+        }
+        break;
+    case SENSIM_TAUS_ALL:
+        for (size_t a = 1; a <= mmax; a++)
+            v[k++] = a;
+        break;
+    case SENSIM_TAUS_LOG:
+        for (int j = 0; k < cap; j++) {
+            double a = floor(pow(10.0, (double)j / per_decade) + 0.5);
+            if (a > (double)mmax)
+                break;
+            if (k == 0 || (size_t)a > v[k - 1])
+                v[k++] = (size_t)a;
+        }
+        break;
+    default:
+        free(v);
+        return sensim_error(SENSIM_EINVAL, "unknown tau grid %d", (int)grid);
+    }
+    *m = v;
+    *count = k;
+    return SENSIM_OK;
+}
+
+sensim_allan_opts sensim_allan_default_opts(void)
+{
+    sensim_allan_opts o = {SENSIM_OADEV, SENSIM_ALLAN_FREQ, 1.0, 0.682689492137086, 0, 0};
+    return o;
+}
+
+/* ---- chi-squared interval ---- */
+
+void sensim_allan_ci(double dev, double edf, double confidence, double *lo, double *hi)
+{
+    sensim_gsl_quiet();
+    double p = (1.0 - confidence) / 2.0;
+    if (!(edf > 0) || !(confidence > 0 && confidence < 1)) {
+        *lo = *hi = dev;
+        return;
+    }
+    double chi_lo = gsl_cdf_chisq_Pinv(p, edf), chi_hi = gsl_cdf_chisq_Pinv(1.0 - p, edf);
+    *lo = dev * sqrt(edf / chi_hi);
+    *hi = chi_lo > 0 ? dev * sqrt(edf / chi_lo) : HUGE_VAL;
+}
+
+/* ---- Greenhall & Riley (2003) EDF ---- */
+
+/* Eq. 7: the generalized autocovariance kernel of power-law noise. */
+static double gh_sw(double t, int alpha)
+{
+    double a = fabs(t);
+    switch (alpha) {
+    case 2: return -a;
+    case 1: return t == 0 ? 0 : t * t * log(a);
+    case 0: return a * a * a;
+    case -1: return t == 0 ? 0 : pow(t, 4) * log(a);
+    case -2: return pow(a, 5);
+    case -3: return t == 0 ? 0 : pow(t, 6) * log(a);
+    default: return pow(a, 7);
+    }
+}
+
+/* Eq. 8: F is the filter factor (m for plain, 1 for modified, inf). */
+static double gh_sx(double t, double F, int alpha)
+{
+    if (isinf(F))
+        return gh_sw(t, alpha + 2);
+    return F * F * (2 * gh_sw(t, alpha) - gh_sw(t - 1 / F, alpha) - gh_sw(t + 1 / F, alpha));
+}
+
+/* Eq. 9: the d-th difference, coefficients (-1)^j C(2d, d+j). */
+static double gh_sz(double t, double F, int alpha, int d)
+{
+    static const double c[4][4] = {{0}, {2, -1}, {6, -4, 1}, {20, -15, 6, -1}};
+    double s = c[d][0] * gh_sx(t, F, alpha);
+    for (int j = 1; j <= d; j++)
+        s += c[d][j] * (gh_sx(t - j, F, alpha) + gh_sx(t + j, F, alpha));
+    return s;
+}
+
+/* Eq. 10. */
+static double gh_basic_sum(double J, double M, double S, double F, int alpha, int d)
+{
+    double z0 = gh_sz(0, F, alpha, d), zj = gh_sz(J / S, F, alpha, d);
+    double s = z0 * z0 + (1 - J / M) * zj * zj;
+    for (int j = 1; j < (int)J; j++) {
+        double z = gh_sz(j / S, F, alpha, d);
+        s += 2 * (1 - j / M) * z * z;
+    }
+    return s;
+}
+
+/* Tables 1 (modified) and 2 (unmodified): rows alpha = +2..-4, columns
+ * d = 1..3, pairs (a0, a1); -1 marks combinations the paper leaves out. */
+static const double gh_table1[7][3][2] = {
+    {{2.0 / 3, 1.0 / 3}, {7.0 / 9, 1.0 / 2}, {22.0 / 25, 2.0 / 3}},
+    {{0.840, 0.345}, {0.997, 0.616}, {1.141, 0.843}},
+    {{1.079, 0.368}, {1.033, 0.607}, {1.184, 0.848}},
+    {{-1, -1}, {1.048, 0.534}, {1.180, 0.816}},
+    {{-1, -1}, {1.302, 0.535}, {1.175, 0.777}},
+    {{-1, -1}, {-1, -1}, {1.194, 0.703}},
+    {{-1, -1}, {-1, -1}, {1.489, 0.702}},
+};
+static const double gh_table2[7][3][2] = {
+    {{3.0 / 2, 1.0 / 2}, {35.0 / 18, 1.0}, {231.0 / 100, 3.0 / 2}},
+    {{78.6, 25.2}, {790.0, 410.0}, {9950.0, 6520.0}},
+    {{2.0 / 3, 1.0 / 6}, {2.0 / 3, 1.0 / 3}, {7.0 / 9, 1.0 / 2}},
+    {{-1, -1}, {0.852, 0.375}, {0.997, 0.617}},
+    {{-1, -1}, {1.079, 0.368}, {1.033, 0.607}},
+    {{-1, -1}, {-1, -1}, {1.053, 0.553}},
+    {{-1, -1}, {-1, -1}, {1.302, 0.535}},
+};
+/* Table 3: alpha = +1, (b0, b1) by d. */
+static const double gh_table3[3][2] = {{6.0, 4.0}, {15.23, 12.0}, {47.8, 40.0}};
+
+/* SP 1065 Table 5 simple formulas for the overlapping Allan variance. */
+static double edf_simple(double N, double m, int alpha)
+{
+    switch (alpha) {
+    case 2: return (N + 1) * (N - 2 * m) / (2 * (N - m));
+    case 1: return exp(sqrt(log((N - 1) / (2 * m)) * log((2 * m + 1) * (N - 1) / 4)));
+    case 0: return (3 * (N - 1) / (2 * m) - 2 * (N - 2) / N) * 4 * m * m / (4 * m * m + 5);
+    case -1: return m == 1 ? 2 * (N - 2) / (2.3 * N - 4.9) : 5 * N * N / (4 * m * (N + 3 * m));
+    default: return (N - 2) / (m * (N - 3) * (N - 3)) * ((N - 1) * (N - 1) - 3 * m * (N - 1) + 4 * m * m);
+    }
+}
+
+static double edf_greenhall(int alpha, int d, double m, double N, int overlapping, int modified)
+{
+    const double Jmax = 100;
+    double F = modified ? 1 : m, S = overlapping ? m : 1;
+    double L = m / F + m * d;
+    if (N <= L || alpha + 2 * d <= 1 || alpha > 2 || alpha < -4)
+        return edf_simple(N, m, alpha < -2 ? -2 : alpha);
+    double M = 1 + floor(S * (N - L) / m);
+    double J = fmin(M, (d + 1) * S), r = M / S;
+    int row = 2 - alpha, col = d - 1;
+    double inv;
+    if (modified) {
+        if (J <= Jmax)
+            inv = gh_basic_sum(J, M, S, 1, alpha, d) / (pow(gh_sz(0, 1, alpha, d), 2) * M);
+        else if (r > d + 1 && gh_table1[row][col][0] > 0)
+            inv = (gh_table1[row][col][0] - gh_table1[row][col][1] / r) / r;
+        else
+            inv = gh_basic_sum(Jmax, Jmax, Jmax / r, 1, alpha, d) / (pow(gh_sz(0, 1, alpha, d), 2) * Jmax);
+    } else if (alpha <= 0) {
+        if (J <= Jmax) {
+            double mp = m * (d + 1) <= Jmax ? m : INFINITY;
+            inv = gh_basic_sum(J, M, S, mp, alpha, d) / (pow(gh_sz(0, mp, alpha, d), 2) * M);
+        } else if (r > d + 1 && gh_table2[row][col][0] > 0)
+            inv = (gh_table2[row][col][0] - gh_table2[row][col][1] / r) / r;
+        else
+            inv = gh_basic_sum(Jmax, Jmax, Jmax / r, INFINITY, alpha, d) / (pow(gh_sz(0, INFINITY, alpha, d), 2) * Jmax);
+    } else if (alpha == 1) {
+        double b = gh_table3[col][0] + gh_table3[col][1] * log(m);
+        if (J <= Jmax)
+            inv = gh_basic_sum(J, M, S, m, 1, d) / (pow(gh_sz(0, m, 1, d), 2) * M);
+        else if (r > d + 1)
+            inv = (gh_table2[row][col][0] - gh_table2[row][col][1] / r) / (b * b * r);
+        else
+            inv = gh_basic_sum(Jmax, Jmax, Jmax / r, Jmax / r, 1, d) / (b * b * Jmax);
+    } else {
+        /* alpha = +2, unmodified: the paper's closed form needs ceil(r) > d. */
+        if (ceil(r) <= d)
+            return edf_simple(N, m, 2);
+        double a0 = d == 1 ? 6.0 / 4 : d == 2 ? 70.0 / 36 : 924.0 / 400, a1 = d / 2.0;
+        inv = (a0 - a1 / r) / M;
+    }
+    return inv > 0 ? 1 / inv : edf_simple(N, m, alpha < -2 ? -2 : alpha);
+}
+
+double sensim_allan_edf(sensim_allan_dev dev, int alpha, size_t m, size_t nphase)
+{
+    double N = (double)nphase, dm = (double)m, e;
+    switch (dev) {
+    case SENSIM_ADEV: e = edf_greenhall(alpha, 2, dm, N, 0, 0); break;
+    case SENSIM_OADEV: e = edf_greenhall(alpha, 2, dm, N, 1, 0); break;
+    case SENSIM_MDEV:
+    case SENSIM_TDEV: e = edf_greenhall(alpha, 2, dm, N, 1, 1); break;
+    case SENSIM_HDEV: e = edf_greenhall(alpha, 3, dm, N, 0, 0); break;
+    case SENSIM_OHDEV: e = edf_greenhall(alpha, 3, dm, N, 1, 0); break;
+    default:
+        /* SP 1065 Table 11: TOTDEV edf = b (T / tau) - c, T = (N - 1) tau0,
+         * for white, flicker and random-walk FM; the OADEV value otherwise. */
+        if (alpha == 0 || alpha == -1 || alpha == -2) {
+            static const double bc[3][2] = {{1.50, 0.0}, {1.17, 0.22}, {0.93, 0.36}};
+            e = bc[-alpha][0] * (N - 1) / dm - bc[-alpha][1];
+        } else
+            e = edf_greenhall(alpha, 2, dm, N, 1, 0);
+        break;
+    }
+    if (!(e > 0) || !isfinite(e))
+        e = 1;
+    return e;
+}
+
+/* ---- lag-1 autocorrelation noise identification ---- */
+
+/* Removes a least-squares polynomial of degree deg (1 or 2) from z in place,
+ * with t centred and scaled to [-1, 1] for conditioning. */
+static void detrend(double *z, size_t L, int deg)
+{
+    double A[3][3] = {{0}}, b[3] = {0}, c = (L - 1) / 2.0, h = c > 0 ? c : 1;
+    for (size_t k = 0; k < L; k++) {
+        double t = (k - c) / h, p[3] = {1, t, t * t};
+        for (int i = 0; i <= deg; i++) {
+            b[i] += p[i] * z[k];
+            for (int j = 0; j <= deg; j++)
+                A[i][j] += p[i] * p[j];
+        }
+    }
+    /* Gaussian elimination on the (deg+1)^2 normal equations. */
+    int n = deg + 1;
+    for (int i = 0; i < n; i++)
+        for (int r = i + 1; r < n; r++) {
+            double f = A[r][i] / A[i][i];
+            for (int j = i; j < n; j++)
+                A[r][j] -= f * A[i][j];
+            b[r] -= f * b[i];
+        }
+    double q[3] = {0};
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int j = i + 1; j < n; j++)
+            s -= A[i][j] * q[j];
+        q[i] = s / A[i][i];
+    }
+    for (size_t k = 0; k < L; k++) {
+        double t = (k - c) / h;
+        z[k] -= q[0] + q[1] * t + (deg == 2 ? q[2] * t * t : 0);
+    }
+}
+
+/* Riley & Greenhall (2004): difference until rho = r1 / (1 + r1) < 0.25;
+ * alpha = -round(2 rho) - 2 d (+2 for phase). z is destroyed. */
+static int noise_id_series(double *z, size_t L, int phase, int dmax)
+{
+    detrend(z, L, phase ? 2 : 1);
+    for (int d = 0;; d++) {
+        double mu = 0, a = 0, b = 0;
+        for (size_t k = 0; k < L; k++)
+            mu += z[k];
+        mu /= (double)L;
+        for (size_t k = 0; k < L; k++) {
+            b += (z[k] - mu) * (z[k] - mu);
+            if (k + 1 < L)
+                a += (z[k] - mu) * (z[k + 1] - mu);
+        }
+        double r1 = b > 0 ? a / b : 0, rho = r1 / (1 + r1);
+        if (rho < 0.25 || d >= dmax || L < 3) {
+            int al = -(int)lround(2 * rho) - 2 * d + (phase ? 2 : 0);
+            if (al > 2)
+                al = 2;
+            if (al < (dmax >= 3 ? -4 : -2))
+                al = dmax >= 3 ? -4 : -2;
+            return al;
+        }
+        for (size_t k = 0; k + 1 < L; k++)
+            z[k] = z[k + 1] - z[k];
+        L--;
+    }
+}
+
+sensim_status sensim_allan_noise_id(const double *x, size_t n, size_t stride, sensim_allan_data data, size_t m,
+                                    int dmax, int *alpha)
+{
+    if (m < 1 || stride < 1)
+        return sensim_error(SENSIM_EINVAL, "noise identification: averaging factor and stride must be >= 1");
+    size_t L = data == SENSIM_ALLAN_FREQ ? n / m : (n + m - 1) / m;
+    if (L < NOISE_ID_MIN)
+        return sensim_error(SENSIM_EDATA, "noise identification at m = %zu: %zu averaged points, need %d", m, L,
+                            NOISE_ID_MIN);
+    if (L > NOISE_ID_MAX)
+        L = NOISE_ID_MAX;
+    double *z = malloc(L * sizeof *z);
+    if (!z)
+        return sensim_error(SENSIM_ENOMEM, "noise identification: out of memory");
+    for (size_t k = 0; k < L; k++) {
+        if (data == SENSIM_ALLAN_FREQ) {
+            double s = 0;
+            for (size_t j = 0; j < m; j++)
+                s += x[(k * m + j) * stride];
+            z[k] = s / (double)m;
+        } else
+            z[k] = x[k * m * stride];
+    }
+    *alpha = noise_id_series(z, L, data == SENSIM_ALLAN_PHASE, dmax);
+    free(z);
+    return SENSIM_OK;
+}
+
+/* The same from the phase buffer ph (np points), which serves both kinds of
+ * input: averaged rate over block k is (ph[(k+1)m] - ph[km]) / (m tau0), and
+ * the scale does not matter to a correlation. work holds NOISE_ID_MAX. */
+static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work)
+{
+    size_t L = freq ? (np - 1) / m : (np - 1) / m + 1;
+    if (L < NOISE_ID_MIN)
+        return ALPHA_UNKNOWN;
+    if (L > NOISE_ID_MAX)
+        L = NOISE_ID_MAX;
+    for (size_t k = 0; k < L; k++)
+        work[k] = freq ? ph[(k + 1) * m] - ph[k * m] : ph[k * m];
+    return noise_id_series(work, L, !freq, dmax);
+}
+
+/* ---- estimators on phase ---- */
+
+/* The reflected sequence of SP 1065 eq. 25 (uninverted even reflection about
+ * each end): x*(-j) = 2 x(0) - x(j), x*(np-1+j) = 2 x(np-1) - x(np-1-j). */
+static inline double totdev_x(const double *ph, ptrdiff_t np, ptrdiff_t i)
+{
+    if (i < 0)
+        return 2 * ph[0] - ph[-i];
+    if (i >= np)
+        return 2 * ph[np - 1] - ph[2 * (np - 1) - i];
+    return ph[i];
+}
+
+/* Variance (squared deviation) at averaging factor m; *terms the count. */
+static double variance_at(const double *ph, size_t np, size_t m, double tau0, sensim_allan_dev dev, size_t *terms)
+{
+    double tau = (double)m * tau0, s = 0;
+    size_t cnt = 0;
+    switch (dev) {
+    case SENSIM_ADEV:
+        for (size_t i = 0; i + 2 * m < np; i += m) {
+            double d = ph[i + 2 * m] - 2 * ph[i + m] + ph[i];
+            s += d * d;
+            cnt++;
+        }
+        *terms = cnt;
+        return s / (2 * tau * tau * (double)cnt);
+    case SENSIM_OADEV: {
+        cnt = np - 2 * m;
+        const double *a = ph, *b = ph + m, *c = ph + 2 * m;
+#pragma omp simd reduction(+ : s)
+        for (size_t i = 0; i < cnt; i++) {
+            double d = c[i] - 2 * b[i] + a[i];
+            s += d * d;
+        }
+        *terms = cnt;
+        return s / (2 * tau * tau * (double)cnt);
+    }
+    case SENSIM_HDEV:
+        for (size_t i = 0; i + 3 * m < np; i += m) {
+            double d = ph[i + 3 * m] - 3 * ph[i + 2 * m] + 3 * ph[i + m] - ph[i];
+            s += d * d;
+            cnt++;
+        }
+        *terms = cnt;
+        return s / (6 * tau * tau * (double)cnt);
+    case SENSIM_OHDEV: {
+        cnt = np - 3 * m;
+        const double *a = ph, *b = ph + m, *c = ph + 2 * m, *e = ph + 3 * m;
+#pragma omp simd reduction(+ : s)
+        for (size_t i = 0; i < cnt; i++) {
+            double d = e[i] - 3 * c[i] + 3 * b[i] - a[i];
+            s += d * d;
+        }
+        *terms = cnt;
+        return s / (6 * tau * tau * (double)cnt);
+    }
+    case SENSIM_MDEV:
+    case SENSIM_TDEV: {
+        /* Window sum v_j = sum_{i=j}^{j+m-1} (x[i+2m] - 2x[i+m] + x[i]),
+         * slid in O(1) per step (SP 1065 eq. 14). */
+        double v = 0;
+        for (size_t i = 0; i < m; i++)
+            v += ph[i + 2 * m] - 2 * ph[i + m] + ph[i];
+        s = v * v;
+        cnt = 1;
+        for (size_t j = 0; j + 3 * m < np; j++) {
+            v += ph[j + 3 * m] - 3 * ph[j + 2 * m] + 3 * ph[j + m] - ph[j];
+            s += v * v;
+            cnt++;
+        }
+        *terms = cnt;
+        double mv = s / (2 * (double)m * m * tau * tau * (double)cnt);
+        return dev == SENSIM_TDEV ? tau * tau / 3 * mv : mv;
+    }
+    default: {
+        /* TOTDEV, SP 1065 eq. 25: i over 1..np-2 of the original sequence. */
+        ptrdiff_t N = (ptrdiff_t)np, mm = (ptrdiff_t)m;
+        for (ptrdiff_t i = 1; i <= N - 2; i++) {
+            double d = totdev_x(ph, N, i - mm) - 2 * ph[i] + totdev_x(ph, N, i + mm);
+            s += d * d;
+        }
+        *terms = np - 2;
+        return s / (2 * tau * tau * (double)(np - 2));
+    }
+    }
+}
+
+static sensim_status check_opts(const sensim_allan_opts *o)
+{
+    if (!o || (unsigned)o->dev >= SENSIM_ALLAN_NDEV)
+        return sensim_error(SENSIM_EINVAL, "allan: unknown deviation type");
+    if (o->data != SENSIM_ALLAN_FREQ && o->data != SENSIM_ALLAN_PHASE)
+        return sensim_error(SENSIM_EINVAL, "allan: data must be frequency (rate) or phase");
+    if (!(o->tau0 > 0) || !isfinite(o->tau0))
+        return sensim_error(SENSIM_EINVAL, "allan: sample interval tau0 = %g s; it must be a positive finite number",
+                            o->tau0);
+    if (!(o->confidence > 0 && o->confidence < 1))
+        return sensim_error(SENSIM_EINVAL, "allan: confidence level %g must lie strictly between 0 and 1",
+                            o->confidence);
+    if (o->fixed_alpha && (o->alpha > 2 || o->alpha < -4))
+        return sensim_error(SENSIM_EINVAL, "allan: noise exponent alpha = %d must be in +2..-4", o->alpha);
+    return SENSIM_OK;
+}
+
+/* Fills ph[0..np) from axis data; returns SENSIM_EDATA for NaN or constant. */
+static sensim_status make_phase(const double *x, size_t n, size_t stride, const sensim_allan_opts *o, double *ph,
+                                size_t *np)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i * stride]))
+            return sensim_error(SENSIM_EDATA, "sample %zu is %s", i, isnan(x[i * stride]) ? "NaN" : "infinite");
+    if (o->data == SENSIM_ALLAN_FREQ) {
+        double mean = 0;
+        int constant = 1;
+        for (size_t i = 0; i < n; i++) {
+            mean += x[i * stride];
+            constant &= x[i * stride] == x[0];
+        }
+        if (constant)
+            return sensim_error(SENSIM_EDATA, "all %zu samples equal %g: constant data has no noise to analyse", n, x[0]);
+        mean /= (double)n;
+        ph[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            ph[i + 1] = ph[i] + (x[i * stride] - mean) * o->tau0;
+        *np = n + 1;
+    } else {
+        /* Remove the line through the end points: the estimators do not see
+         * it, and smaller numbers lose less to rounding. */
+        double x0 = x[0], slope = (x[(n - 1) * stride] - x0) / (double)(n - 1), big = 0, dev = 0;
+        for (size_t i = 0; i < n; i++) {
+            ph[i] = x[i * stride] - x0 - slope * (double)i;
+            big = fmax(big, fabs(x[i * stride]));
+        }
+        for (size_t i = 1; i + 1 < n; i++)
+            dev = fmax(dev, fabs(ph[i + 1] - 2 * ph[i] + ph[i - 1]));
+        if (dev <= 1e-13 * big)
+            return sensim_error(SENSIM_EDATA, "the %zu phase samples lie on a straight line: constant rate has no noise to analyse", n);
+        *np = n;
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status compute_one(const double *x, size_t n, size_t stride, const sensim_allan_opts *o, const size_t *m,
+                                 size_t nm, sensim_allan_point *out, double *ph)
+{
+    size_t np = 0;
+    sensim_status st = make_phase(x, n, stride, o, ph, &np);
+    if (st)
+        return st;
+    int freq = o->data == SENSIM_ALLAN_FREQ, dmax = diff_order(o->dev) == 3 && o->dev != SENSIM_MDEV && o->dev != SENSIM_TDEV ? 3 : 2;
+    int failed = 0;
+#pragma omp parallel
+    {
+        double *work = malloc(NOISE_ID_MAX * sizeof *work);
+        if (!work) {
+#pragma omp atomic write
+            failed = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < nm; k++) {
+            size_t terms = 0;
+            double var = variance_at(ph, np, m[k], o->tau0, o->dev, &terms);
+            out[k].m = m[k];
+            out[k].tau = (double)m[k] * o->tau0;
+            out[k].dev = sqrt(var > 0 ? var : 0);
+            out[k].n = terms;
+            out[k].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(ph, np, freq, m[k], dmax, work) : 0;
+        }
+        free(work);
+    }
+    if (failed)
+        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
+    /* Where too few averaged points remain to identify the noise, keep the
+     * type found at the nearest shorter tau (white FM or white PM if none). */
+    int last = freq ? 0 : 2;
+    for (size_t k = 0; k < nm; k++) {
+        if (out[k].alpha == ALPHA_UNKNOWN)
+            out[k].alpha = last;
+        last = out[k].alpha;
+        int a = out[k].alpha;
+        if (diff_order(o->dev) == 2 || o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV)
+            a = a < -2 ? -2 : a; /* the Allan family needs alpha > -3 */
+        out[k].edf = sensim_allan_edf(o->dev, a, m[k], np);
+        sensim_allan_ci(out[k].dev, out[k].edf, o->confidence, &out[k].lo, &out[k].hi);
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status check_grid(const sensim_allan_opts *o, size_t n, const size_t *m, size_t nm)
+{
+    size_t mmax = sensim_allan_max_m(o->dev, o->data, n);
+    if (nm == 0)
+        return sensim_error(SENSIM_EINVAL, "allan: no averaging factors given");
+    for (size_t k = 0; k < nm; k++)
+        if (m[k] < 1 || m[k] > mmax) {
+            if (mmax == 0)
+                return sensim_error(SENSIM_EDATA, "%s needs more than %zu samples", dev_names[o->dev], n);
+            return sensim_error(SENSIM_EDATA,
+                                "%s at tau = %g s (m = %zu) needs more samples: %zu samples allow m up to %zu (tau %g s)",
+                                dev_names[o->dev], (double)m[k] * o->tau0, m[k], n, mmax, (double)mmax * o->tau0);
+        }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_allan_compute(const double *x, size_t n, size_t stride, const sensim_allan_opts *o,
+                                   const size_t *m, size_t nm, sensim_allan_point *out)
+{
+    sensim_status st = check_opts(o);
+    if (st || (st = check_grid(o, n, m, nm)))
+        return st;
+    if (stride < 1)
+        return sensim_error(SENSIM_EINVAL, "allan: stride must be >= 1");
+    double *ph = malloc((n + 1) * sizeof *ph);
+    if (!ph)
+        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu phase points", n + 1);
+    st = compute_one(x, n, stride, o, m, nm, out, ph);
+    free(ph);
+    return st;
+}
+
+sensim_status sensim_allan_compute_axes(const double *x, size_t n, size_t naxes, const sensim_allan_opts *o,
+                                        const size_t *m, size_t nm, sensim_allan_point *out)
+{
+    sensim_status st = check_opts(o);
+    if (st || (st = check_grid(o, n, m, nm)))
+        return st;
+    if (naxes < 1)
+        return sensim_error(SENSIM_EINVAL, "allan: number of axes must be >= 1");
+    double *ph = malloc((n + 1) * sizeof *ph);
+    if (!ph)
+        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu phase points", n + 1);
+    for (size_t a = 0; a < naxes && !st; a++) {
+        st = compute_one(x + a, n, naxes, o, m, nm, out + a * nm, ph);
+        if (st)
+            sensim_error_prefix(st, "axis %zu", a);
+    }
+    free(ph);
+    return st;
+}

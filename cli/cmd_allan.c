@@ -1,0 +1,238 @@
+/* sensim allan: Allan-family deviations with confidence intervals of a CSV
+ * column or an HDF5 sensor, as a table, CSV, JSON and an SVG plot. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cli_series.h"
+#include "sensim/allan.h"
+#include "sensim/plot.h"
+
+const char cmd_allan_usage[] =
+    "usage: sensim allan --input FILE [--rate HZ] [--data freq|phase] [--dev DEV]\n"
+    "                    [--taus GRID] [--confidence P] [--csv | --json] [--plot OUT.svg]\n"
+    "                    [--sensor NAME [--quantity Q]] [--column K]\n"
+    "\n"
+    "Allan-family deviations with chi-squared confidence intervals (NIST SP 1065).\n"
+    "Input is one column of numbers (CSV, '#' comments allowed) or, with --sensor,\n"
+    "the 3-axis quantity of /sensors/NAME in a sensim HDF5 log.\n"
+    "\n"
+    "  -i, --input FILE      CSV or HDF5 log\n"
+    "  -r, --rate HZ         sample rate (required for CSV; HDF5 default: the\n"
+    "                        sensor's rate_hz, checked against its timestamps)\n"
+    "  -d, --data KIND       freq: rate samples (rad/s, m/s^2, fractional frequency;\n"
+    "                        default); phase: integrated samples (rad, s)\n"
+    "  -D, --dev DEV         adev, oadev (default), mdev, hdev, ohdev, tdev, totdev\n"
+    "  -t, --taus GRID       octave (default), decade (1,2,4 per decade), all, or\n"
+    "                        log:N (N log-spaced points per decade)\n"
+    "  -c, --confidence P    two-sided level of the intervals (default 0.683)\n"
+    "      --csv             print CSV: tau,dev,lo,hi,n (axis,tau,... for 3 axes)\n"
+    "      --json            print JSON with edf and noise type per point\n"
+    "  -p, --plot OUT.svg    write a log-log plot with the confidence bars\n"
+    "  -s, --sensor NAME     read /sensors/NAME of an HDF5 log\n"
+    "  -q, --quantity Q      angular_velocity (default) or specific_force\n"
+    "  -k, --column K        CSV column to read, from 1 (default 1)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Without --csv or --json a table is printed. Exit status: 0 success,\n"
+    "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
+
+static const char *const axis_names[3] = {"x", "y", "z"};
+
+static void print_table(FILE *f, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm, size_t naxes)
+{
+    static const char *const alpha_names[] = {"RW FM", "FL FM", "W FM", "FL PM", "W PM"};
+    fprintf(f, "# %s of %s data, tau0 = %g s, %.1f%% intervals\n", sensim_allan_dev_name(o->dev),
+            o->data == SENSIM_ALLAN_FREQ ? "rate" : "phase", o->tau0, 100 * o->confidence);
+    for (size_t a = 0; a < naxes; a++) {
+        if (naxes > 1)
+            fprintf(f, "# axis %s\n", axis_names[a]);
+        fprintf(f, "%8s %12s %12s %12s %12s %9s %8s  %s\n", "m", "tau", "lo", "dev", "hi", "n", "edf", "noise");
+        for (size_t k = 0; k < nm; k++) {
+            const sensim_allan_point *q = &p[a * nm + k];
+            int ai = q->alpha + 2;
+            fprintf(f, "%8zu %12.5e %12.5e %12.5e %12.5e %9zu %8.1f  %s\n", q->m, q->tau, q->lo, q->dev, q->hi, q->n,
+                    q->edf, ai >= 0 && ai <= 4 ? alpha_names[ai] : "other");
+        }
+    }
+}
+
+static void print_csv(FILE *f, const sensim_allan_point *p, size_t nm, size_t naxes)
+{
+    fprintf(f, naxes > 1 ? "axis,tau,dev,lo,hi,n\n" : "tau,dev,lo,hi,n\n");
+    for (size_t a = 0; a < naxes; a++)
+        for (size_t k = 0; k < nm; k++) {
+            const sensim_allan_point *q = &p[a * nm + k];
+            if (naxes > 1)
+                fprintf(f, "%s,", axis_names[a]);
+            fprintf(f, "%.10g,%.10g,%.10g,%.10g,%zu\n", q->tau, q->dev, q->lo, q->hi, q->n);
+        }
+}
+
+static void print_json(FILE *f, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm, size_t naxes,
+                       const char *units)
+{
+    fprintf(f, "{\"dev\": \"%s\", \"data\": \"%s\", \"tau0\": %.17g, \"confidence\": %.6g, \"units\": \"%s\", \"axes\": [",
+            sensim_allan_dev_name(o->dev), o->data == SENSIM_ALLAN_FREQ ? "freq" : "phase", o->tau0, o->confidence,
+            units);
+    for (size_t a = 0; a < naxes; a++) {
+        fprintf(f, "%s{\"axis\": \"%s\", \"points\": [", a ? ", " : "", naxes > 1 ? axis_names[a] : "");
+        for (size_t k = 0; k < nm; k++) {
+            const sensim_allan_point *q = &p[a * nm + k];
+            fprintf(f,
+                    "%s{\"m\": %zu, \"tau\": %.10g, \"dev\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"n\": %zu, "
+                    "\"edf\": %.6g, \"alpha\": %d}",
+                    k ? ", " : "", q->m, q->tau, q->dev, q->lo, q->hi, q->n, q->edf, q->alpha);
+        }
+        fputs("]}", f);
+    }
+    fputs("]}\n", f);
+}
+
+static sensim_status write_plot(const char *path, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm,
+                                size_t naxes, const char *what, const char *units)
+{
+    char title[400], ylab[96];
+    snprintf(title, sizeof title, "%s of %s", sensim_allan_dev_name(o->dev), what);
+    snprintf(ylab, sizeof ylab, "%s%s%s%s", sensim_allan_dev_name(o->dev), *units ? " (" : "", units, *units ? ")" : "");
+    sensim_plot *pl = sensim_plot_create(title, "tau (s)", ylab);
+    if (!pl)
+        return sensim_last_status();
+    double *buf = malloc(4 * nm * sizeof *buf);
+    sensim_status st = buf ? SENSIM_OK : sensim_error(SENSIM_ENOMEM, "out of memory");
+    for (size_t a = 0; a < naxes && !st; a++) {
+        double *t = buf, *d = buf + nm, *lo = buf + 2 * nm, *hi = buf + 3 * nm;
+        for (size_t k = 0; k < nm; k++) {
+            t[k] = p[a * nm + k].tau;
+            d[k] = p[a * nm + k].dev;
+            lo[k] = p[a * nm + k].lo;
+            hi[k] = p[a * nm + k].hi;
+        }
+        st = sensim_plot_add(pl, naxes > 1 ? axis_names[a] : sensim_allan_dev_name(o->dev), t, d, lo, hi, nm,
+                             SENSIM_PLOT_LINE | SENSIM_PLOT_POINTS | SENSIM_PLOT_ERRORBARS, 0);
+    }
+    if (!st)
+        st = sensim_plot_write_svg(pl, path, 720, 540);
+    free(buf);
+    sensim_plot_destroy(pl);
+    return st;
+}
+
+int cmd_allan(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"input", required_argument, 0, 'i'},    {"rate", required_argument, 0, 'r'},
+        {"data", required_argument, 0, 'd'},     {"dev", required_argument, 0, 'D'},
+        {"taus", required_argument, 0, 't'},     {"confidence", required_argument, 0, 'c'},
+        {"csv", no_argument, 0, 'C'},            {"json", no_argument, 0, 'J'},
+        {"plot", required_argument, 0, 'p'},     {"sensor", required_argument, 0, 's'},
+        {"quantity", required_argument, 0, 'q'}, {"column", required_argument, 0, 'k'},
+        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+    const char *input = NULL, *plot = NULL, *sensor = NULL, *quantity = "angular_velocity";
+    double rate = 0;
+    unsigned long long column = 1;
+    int csv = 0, json = 0, per_decade = 0;
+    sensim_allan_grid grid = SENSIM_TAUS_OCTAVE;
+    sensim_allan_opts o = sensim_allan_default_opts();
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":i:r:d:D:t:c:p:s:q:k:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': input = optarg; break;
+        case 'r':
+            if (cli_parse_double(optarg, &rate) || !(rate > 0))
+                return cli_usage_error("allan", "--rate '%s': expected a positive number of Hz", optarg);
+            break;
+        case 'd':
+            if (!strcmp(optarg, "freq") || !strcmp(optarg, "rate"))
+                o.data = SENSIM_ALLAN_FREQ;
+            else if (!strcmp(optarg, "phase") || !strcmp(optarg, "angle"))
+                o.data = SENSIM_ALLAN_PHASE;
+            else
+                return cli_usage_error("allan", "--data '%s': expected freq or phase", optarg);
+            break;
+        case 'D':
+            if (sensim_allan_dev_parse(optarg, &o.dev))
+                return cli_usage_error("allan", "--dev: %s", sensim_last_error());
+            break;
+        case 't':
+            if (sensim_allan_grid_parse(optarg, &grid, &per_decade))
+                return cli_usage_error("allan", "--taus: %s", sensim_last_error());
+            break;
+        case 'c':
+            if (cli_parse_double(optarg, &o.confidence) || !(o.confidence > 0 && o.confidence < 1))
+                return cli_usage_error("allan", "--confidence '%s': expected a number between 0 and 1", optarg);
+            break;
+        case 'C': csv = 1; break;
+        case 'J': json = 1; break;
+        case 'p': plot = optarg; break;
+        case 's': sensor = optarg; break;
+        case 'q':
+            if (strcmp(optarg, "angular_velocity") && strcmp(optarg, "specific_force") &&
+                strcmp(optarg, "magnetic_field"))
+                return cli_usage_error("allan", "--quantity '%s': expected angular_velocity or specific_force", optarg);
+            quantity = optarg;
+            break;
+        case 'k':
+            if (cli_parse_u64(optarg, &column) || column < 1)
+                return cli_usage_error("allan", "--column '%s': expected a column number from 1", optarg);
+            break;
+        case 'h': cli_print_help("allan", stdout); return CLI_OK;
+        case ':': return cli_usage_error("allan", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("allan", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc && !input)
+        input = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error("allan", "unexpected argument '%s'", argv[optind]);
+    if (!input)
+        return cli_usage_error("allan", "--input FILE is required");
+    if (csv && json)
+        return cli_usage_error("allan", "--csv and --json exclude each other");
+    if (!sensor && !(rate > 0))
+        return cli_usage_error("allan", "--rate HZ is required for CSV input");
+
+    cli_series s;
+    sensim_status st = sensor ? cli_series_h5(input, sensor, quantity, rate, &s)
+                              : cli_series_csv(input, (size_t)column - 1, rate, &s);
+    if (st)
+        return cli_fail_lib("allan");
+    o.tau0 = 1 / s.rate;
+    size_t *m = NULL, nm = 0;
+    sensim_allan_point *p = NULL;
+    if ((st = sensim_allan_taus(grid, per_decade, o.dev, o.data, s.n, &m, &nm)))
+        goto fail;
+    p = malloc(nm * s.naxes * sizeof *p);
+    if (!p) {
+        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if ((st = sensim_allan_compute_axes(s.x, s.n, s.naxes, &o, m, nm, p))) {
+        sensim_error_prefix(st, "%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "");
+        goto fail;
+    }
+    char what[300];
+    snprintf(what, sizeof what, "%s%s%s", sensor ? sensor : input, sensor ? " " : "", sensor ? quantity : "");
+    if (plot && (st = write_plot(plot, &o, p, nm, s.naxes, what, s.units)))
+        goto fail;
+    if (csv)
+        print_csv(stdout, p, nm, s.naxes);
+    else if (json)
+        print_json(stdout, &o, p, nm, s.naxes, s.units);
+    else
+        print_table(stdout, &o, p, nm, s.naxes);
+    free(m);
+    free(p);
+    cli_series_free(&s);
+    return fflush(stdout) ? cli_fail("allan", "cannot write the output") : CLI_OK;
+fail:
+    free(m);
+    free(p);
+    cli_series_free(&s);
+    return cli_fail_lib("allan");
+}

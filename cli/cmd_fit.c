@@ -1,0 +1,493 @@
+/* sensim fit KIND: fit noise-model parameters from stationary data. Each
+ * kind is one entry of the table below (fit imu here; gnss, camera and lidar
+ * join the table from their own files). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_series.h"
+#include "sensim/allan.h"
+#include "sensim/imufit.h"
+#include "sensim/plot.h"
+
+const char cmd_fit_usage[] =
+    "usage: sensim fit KIND [options]\n"
+    "\n"
+    "Fits noise-model parameters to recorded stationary data. Kinds:\n"
+    "  imu     Allan-variance fit of a static IMU log\n"
+    "\n"
+    "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
+    "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
+    "               [--rate HZ] [--name NAME]\n"
+    "\n"
+    "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
+    "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
+    "  quantization Q, white noise N, bias instability B, rate random walk K and\n"
+    "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
+    "  confidence interval; terms the data cannot identify are named, never NaN.\n"
+    "\n"
+    "  -s, --sensor NAME     the IMU group in the log (required)\n"
+    "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
+    "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks)\n"
+    "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
+    "                        (FILE-gyro.svg and FILE-accel.svg when both exist)\n"
+    "  -c, --confidence P    two-sided level of the intervals (default 0.95)\n"
+    "  -g, --gauss-markov    also fit white noise + one Gauss-Markov bias and write\n"
+    "                        gauss_markov: {sigma, tau} instead of B and K\n"
+    "  -r, --rate HZ         sample rate (default: the sensor's rate_hz, checked\n"
+    "                        against its timestamps)\n"
+    "  -n, --name NAME       sensor name in the YAML (default: --sensor)\n"
+    "      --json            print the fit (values, intervals, flags, classic\n"
+    "                        read-offs) as JSON; otherwise a table\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
+
+typedef struct fit_kind {
+    const char *name;
+    int (*run)(int argc, char **argv);
+} fit_kind;
+
+static int fit_imu(int argc, char **argv);
+
+/* One line per kind. */
+static const fit_kind kinds[] = {
+    {"imu", fit_imu},
+    {NULL, NULL},
+};
+
+int cmd_fit(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("fit", "which kind? (imu)");
+    for (const fit_kind *k = kinds; k->name; k++)
+        if (!strcmp(argv[1], k->name))
+            return k->run(argc - 1, argv + 1);
+    return cli_usage_error("fit", "unknown kind '%s' (known: imu)", argv[1]);
+}
+
+/* ---- fit imu ---- */
+
+enum { INSTR_GYRO, INSTR_ACCEL, NINSTR };
+static const char *const instr_key[NINSTR] = {"gyro", "accel"};
+static const char *const instr_quantity[NINSTR] = {"angular_velocity", "specific_force"};
+static const char *const axis_names[3] = {"x", "y", "z"};
+/* SI units of Q, N, B, K, R per instrument. */
+static const char *const term_units[NINSTR][SENSIM_TERM_COUNT] = {
+    {"rad", "rad/s/sqrt(Hz)", "rad/s", "rad/s^2/sqrt(Hz)", "rad/s^2"},
+    {"m/s", "m/s^2/sqrt(Hz)", "m/s^2", "m/s^3/sqrt(Hz)", "m/s^3"}};
+
+typedef struct instr_fit {
+    int present;
+    size_t n, nm;
+    double rate;
+    sensim_allan_point *pt; /* [3][nm] */
+    sensim_imu_fit fit[3];
+    sensim_gm_fit gm[3];
+} instr_fit;
+
+static const char *flag_name(sensim_fit_flag f)
+{
+    return f == SENSIM_FIT_OK ? "ok" : f == SENSIM_FIT_UPPER ? "upper_bound" : "unresolved";
+}
+
+/* Writes text produced by fn to path through a temporary file. */
+static sensim_status write_atomic(const char *path, void (*fn)(FILE *, const void *), const void *ctx)
+{
+    size_t len = strlen(path) + 16;
+    char *tmp = malloc(len);
+    if (!tmp)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    snprintf(tmp, len, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        free(tmp);
+        return sensim_error(SENSIM_EIO, "%s: cannot create a temporary file beside it", path);
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        remove(tmp);
+        free(tmp);
+        return sensim_error(SENSIM_EIO, "%s: cannot write", path);
+    }
+    fn(f, ctx);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    sensim_status st = SENSIM_OK;
+    if (bad || rename(tmp, path)) {
+        remove(tmp);
+        st = sensim_error(SENSIM_EIO, "%s: cannot write or rename into place", path);
+    }
+    free(tmp);
+    return st;
+}
+
+typedef struct out_ctx {
+    const instr_fit *in;
+    const char *name, *source, *sensor;
+    int gm;
+    double confidence;
+} out_ctx;
+
+static double mean3(const double v[3])
+{
+    return (v[0] + v[1] + v[2]) / 3;
+}
+
+/* The rig's quantization is a step q of the rate output; the Allan Q
+ * (tau^-2 term) is that of delta-angle quantization, whose output step at
+ * rate f is q = sqrt(12) Q f (uniform error of variance q^2/12 per step). */
+static double term_yaml_value(int k, const sensim_fit_param *p, double rate)
+{
+    /* Only identified terms go into the simulation config: a term consistent
+     * with zero would inject noise the data does not show. */
+    if (p->flag != SENSIM_FIT_OK)
+        return 0;
+    return k == SENSIM_TERM_Q ? sqrt(12.0) * p->value * rate : p->value;
+}
+
+static void yaml_list(FILE *f, const char *key, const double v[3], const char *comment)
+{
+    fprintf(f, "      %s: [%.6g, %.6g, %.6g]", key, v[0], v[1], v[2]);
+    if (comment && *comment)
+        fprintf(f, "  # %s", comment);
+    fputc('\n', f);
+}
+
+static void write_rig_yaml(FILE *f, const void *vctx)
+{
+    const out_ctx *c = vctx;
+    double rate = c->in[INSTR_GYRO].present ? c->in[INSTR_GYRO].rate : c->in[INSTR_ACCEL].rate;
+    fprintf(f, "# Fitted by sensim fit imu from %s (sensor %s).\n", c->source, c->sensor);
+    fprintf(f, "# Overlapping Allan deviation, octave taus; weighted least squares on the\n"
+               "# Allan variance (IEEE Std 952 terms). Per axis, value [%.0f%% interval]:\n",
+            100 * c->confidence);
+    for (int i = 0; i < NINSTR; i++) {
+        const instr_fit *in = &c->in[i];
+        if (!in->present)
+            continue;
+        for (int a = 0; a < 3; a++) {
+            fprintf(f, "#   %s %s:", instr_key[i], axis_names[a]);
+            for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
+                const sensim_fit_param *p = &in->fit[a].term[k];
+                fprintf(f, " %s %.3g [%.3g, %.3g]%s", sensim_imu_term_symbol((sensim_imu_term)k), p->value, p->lo,
+                        p->hi, p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? "(ub)" : "(n/a)");
+            }
+            fputc('\n', f);
+            if (*in->fit[a].note)
+                fprintf(f, "#     %s\n", in->fit[a].note);
+        }
+    }
+    fprintf(f, "#   (ub): consistent with zero, only the upper bound is known; (n/a): not identifiable.\n"
+               "# Only identified terms are written below (others as 0); more data extends the tau range.\n");
+    fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: imu\n    rate_hz: %.10g\n", c->name, rate);
+    for (int i = 0; i < NINSTR; i++) {
+        const instr_fit *in = &c->in[i];
+        if (!in->present)
+            continue;
+        fprintf(f, "    %s:\n", instr_key[i]);
+        double v[3];
+        char cm[128];
+        for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
+            if (c->gm && (k == SENSIM_TERM_B || k == SENSIM_TERM_K))
+                continue;
+            for (int a = 0; a < 3; a++)
+                v[a] = c->gm && k == SENSIM_TERM_N ? in->gm[a].white.value
+                                                   : term_yaml_value(k, &in->fit[a].term[k], in->rate);
+            if (k == SENSIM_TERM_Q)
+                snprintf(cm, sizeof cm, "rate step, = sqrt(12) Q rate_hz (Q in %s)", term_units[i][k]);
+            else
+                snprintf(cm, sizeof cm, "%s", term_units[i][k]);
+            yaml_list(f, sensim_imu_term_key((sensim_imu_term)k), v, cm);
+        }
+        if (c->gm) {
+            double s[3], t[3];
+            for (int a = 0; a < 3; a++) {
+                s[a] = in->gm[a].sigma.value;
+                t[a] = in->gm[a].tau.value;
+            }
+            fprintf(f, "      gauss_markov:\n  ");
+            yaml_list(f, "sigma", s, term_units[i][SENSIM_TERM_B]);
+            /* The model takes one correlation time: the geometric mean. */
+            fprintf(f, "        tau: %.6g  # s; per axis %.4g, %.4g, %.4g\n", cbrt(t[0] * t[1] * t[2]), t[0], t[1], t[2]);
+        }
+    }
+}
+
+static void write_kalibr(FILE *f, const void *vctx)
+{
+    const out_ctx *c = vctx;
+    const instr_fit *g = &c->in[INSTR_GYRO], *a = &c->in[INSTR_ACCEL];
+    double v[3];
+    fprintf(f, "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
+               "# the mean of the three axes (continuous-time densities, SI).\n"
+               "rostopic: /imu0\n",
+            c->source, c->sensor);
+    fprintf(f, "update_rate: %.10g\n", g->present ? g->rate : a->rate);
+    for (int i = 0; i < NINSTR; i++) {
+        const instr_fit *in = &c->in[i];
+        if (!in->present)
+            continue;
+        const char *pre = i == INSTR_GYRO ? "gyroscope" : "accelerometer";
+        for (int ax = 0; ax < 3; ax++)
+            v[ax] = in->fit[ax].term[SENSIM_TERM_N].value;
+        fprintf(f, "%s_noise_density: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_N]);
+        for (int ax = 0; ax < 3; ax++)
+            v[ax] = in->fit[ax].term[SENSIM_TERM_K].value;
+        fprintf(f, "%s_random_walk: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_K]);
+    }
+}
+
+static void print_json(FILE *f, const out_ctx *c)
+{
+    fprintf(f, "{\"source\": \"%s\", \"sensor\": \"%s\", \"confidence\": %g, \"instruments\": {", c->source, c->sensor,
+            c->confidence);
+    int first = 1;
+    for (int i = 0; i < NINSTR; i++) {
+        const instr_fit *in = &c->in[i];
+        if (!in->present)
+            continue;
+        fprintf(f, "%s\"%s\": {\"samples\": %zu, \"rate_hz\": %.10g, \"axes\": [", first ? "" : ", ", instr_key[i],
+                in->n, in->rate);
+        first = 0;
+        for (int a = 0; a < 3; a++) {
+            const sensim_imu_fit *ft = &in->fit[a];
+            fprintf(f, "%s{\"axis\": \"%s\", \"chi2\": %.6g, \"dof\": %d, \"scale\": %.6g, \"note\": \"%s\"", a ? ", " : "",
+                    axis_names[a], ft->chi2, ft->dof, ft->scale, ft->note);
+            for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
+                const sensim_fit_param *p = &ft->term[k];
+                fprintf(f, ", \"%s\": {\"value\": %.8g, \"lo\": %.8g, \"hi\": %.8g, \"status\": \"%s\", \"classic\": %.8g}",
+                        sensim_imu_term_key((sensim_imu_term)k), p->value, p->lo, p->hi, flag_name(p->flag),
+                        ft->classic[k]);
+            }
+            if (c->gm) {
+                const sensim_gm_fit *g = &in->gm[a];
+                fprintf(f,
+                        ", \"gauss_markov\": {\"sigma\": [%.8g, %.8g, %.8g], \"tau\": [%.8g, %.8g, %.8g], "
+                        "\"white\": [%.8g, %.8g, %.8g], \"note\": \"%s\"}",
+                        g->sigma.value, g->sigma.lo, g->sigma.hi, g->tau.value, g->tau.lo, g->tau.hi, g->white.value,
+                        g->white.lo, g->white.hi, g->note);
+            }
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("}}\n", f);
+}
+
+static void print_table(FILE *f, const out_ctx *c)
+{
+    for (int i = 0; i < NINSTR; i++) {
+        const instr_fit *in = &c->in[i];
+        if (!in->present)
+            continue;
+        fprintf(f, "%s: %zu samples at %g Hz, %.0f%% intervals\n", instr_key[i], in->n, in->rate, 100 * c->confidence);
+        for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
+            fprintf(f, "  %s %-16s", sensim_imu_term_symbol((sensim_imu_term)k), term_units[i][k]);
+            for (int a = 0; a < 3; a++) {
+                const sensim_fit_param *p = &in->fit[a].term[k];
+                fprintf(f, "  %s %.3e [%.2e, %.2e]%-4s", axis_names[a], p->value, p->lo, p->hi,
+                        p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? " ub" : " n/a");
+            }
+            fprintf(f, "   classic x %.3e\n", in->fit[0].classic[k]);
+        }
+        for (int a = 0; a < 3; a++)
+            if (*in->fit[a].note)
+                fprintf(f, "  %s: %s\n", axis_names[a], in->fit[a].note);
+        if (c->gm)
+            for (int a = 0; a < 3; a++)
+                fprintf(f, "  %s Gauss-Markov: sigma %.3e [%.2e, %.2e], tau %.3g s [%.3g, %.3g], N %.3e%s%s\n",
+                        axis_names[a], in->gm[a].sigma.value, in->gm[a].sigma.lo, in->gm[a].sigma.hi,
+                        in->gm[a].tau.value, in->gm[a].tau.lo, in->gm[a].tau.hi, in->gm[a].white.value,
+                        *in->gm[a].note ? "; " : "", in->gm[a].note);
+    }
+}
+
+static sensim_status plot_instr(const char *path, const instr_fit *in, int i, const char *sensor)
+{
+    char title[160], ylab[64];
+    snprintf(title, sizeof title, "Allan deviation of %s %s", sensor, instr_key[i]);
+    snprintf(ylab, sizeof ylab, "OADEV (%s)", i == INSTR_GYRO ? "rad/s" : "m/s^2");
+    sensim_plot *pl = sensim_plot_create(title, "tau (s)", ylab);
+    if (!pl)
+        return sensim_last_status();
+    size_t nm = in->nm, nf = 200;
+    double *buf = malloc((4 * nm + 2 * nf) * sizeof *buf);
+    sensim_status st = buf ? SENSIM_OK : sensim_error(SENSIM_ENOMEM, "out of memory");
+    static const unsigned colors[3] = {0x0072B2, 0xD55E00, 0x009E73};
+    for (int a = 0; a < 3 && !st; a++) {
+        double *t = buf, *d = t + nm, *lo = d + nm, *hi = lo + nm, *ft = hi + nm, *fy = ft + nf;
+        for (size_t k = 0; k < nm; k++) {
+            const sensim_allan_point *q = &in->pt[a * nm + k];
+            t[k] = q->tau;
+            d[k] = q->dev;
+            lo[k] = q->lo;
+            hi[k] = q->hi;
+        }
+        char lab[32];
+        snprintf(lab, sizeof lab, "%s", axis_names[a]);
+        st = sensim_plot_add(pl, lab, t, d, lo, hi, nm, SENSIM_PLOT_POINTS | SENSIM_PLOT_ERRORBARS, colors[a]);
+        double par[SENSIM_TERM_COUNT];
+        for (int k = 0; k < SENSIM_TERM_COUNT; k++)
+            par[k] = in->fit[a].term[k].value;
+        for (size_t j = 0; j < nf; j++) {
+            ft[j] = t[0] * pow(t[nm - 1] / t[0], (double)j / (nf - 1));
+            fy[j] = sqrt(sensim_imu_avar(par, ft[j]));
+        }
+        snprintf(lab, sizeof lab, "%s fit", axis_names[a]);
+        if (!st)
+            st = sensim_plot_add(pl, lab, ft, fy, NULL, NULL, nf, SENSIM_PLOT_LINE, colors[a]);
+        /* Each fitted term of this axis on its own, dashed. */
+        for (int k = 0; k < SENSIM_TERM_COUNT && !st; k++) {
+            if (in->fit[a].term[k].flag == SENSIM_FIT_UNRESOLVED || !(par[k] > 0))
+                continue;
+            double one[SENSIM_TERM_COUNT] = {0};
+            one[k] = par[k];
+            for (size_t j = 0; j < nf; j++)
+                fy[j] = sqrt(sensim_imu_avar(one, ft[j]));
+            snprintf(lab, sizeof lab, "%s %s = %.3g", axis_names[a], sensim_imu_term_symbol((sensim_imu_term)k), par[k]);
+            st = sensim_plot_add(pl, lab, ft, fy, NULL, NULL, nf, SENSIM_PLOT_DASHED, colors[a]);
+        }
+    }
+    if (!st)
+        st = sensim_plot_write_svg(pl, path, 900, 640);
+    free(buf);
+    sensim_plot_destroy(pl);
+    return st;
+}
+
+static char *suffixed(const char *path, const char *suffix)
+{
+    size_t n = strlen(path);
+    char *out = malloc(n + strlen(suffix) + 2);
+    if (!out)
+        return NULL;
+    const char *dot = strrchr(path, '.');
+    const char *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash))
+        dot = path + n;
+    sprintf(out, "%.*s-%s%s", (int)(dot - path), path, suffix, dot);
+    return out;
+}
+
+static int fit_imu(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"sensor", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
+        {"kalibr", required_argument, 0, 'k'}, {"plot", required_argument, 0, 'p'},
+        {"confidence", required_argument, 0, 'c'}, {"gauss-markov", no_argument, 0, 'g'},
+        {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
+        {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL;
+    double confidence = 0.95, rate = 0;
+    int gm = 0, json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': sensor = optarg; break;
+        case 'o': output = optarg; break;
+        case 'k': kalibr = optarg; break;
+        case 'p': plot = optarg; break;
+        case 'c':
+            if (cli_parse_double(optarg, &confidence) || !(confidence > 0 && confidence < 1))
+                return cli_usage_error("fit", "--confidence '%s': expected a number between 0 and 1", optarg);
+            break;
+        case 'g': gm = 1; break;
+        case 'r':
+            if (cli_parse_double(optarg, &rate) || !(rate > 0))
+                return cli_usage_error("fit", "--rate '%s': expected a positive number of Hz", optarg);
+            break;
+        case 'n': name = optarg; break;
+        case 'J': json = 1; break;
+        case 'h': cli_print_help("fit", stdout); return CLI_OK;
+        case ':': return cli_usage_error("fit", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("fit", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        input = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error("fit", "unexpected argument '%s'", argv[optind]);
+    if (!input)
+        return cli_usage_error("fit", "fit imu needs a log file");
+    if (!sensor)
+        return cli_usage_error("fit", "--sensor NAME is required");
+    if (!name)
+        name = sensor;
+
+    instr_fit in[NINSTR];
+    memset(in, 0, sizeof in);
+    sensim_status st = SENSIM_OK;
+    int any = 0;
+    for (int i = 0; i < NINSTR && !st; i++) {
+        cli_series s;
+        st = cli_series_h5(input, sensor, instr_quantity[i], rate, &s);
+        if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
+            st = SENSIM_OK; /* this IMU has no such instrument */
+            continue;
+        }
+        if (st)
+            break;
+        sensim_allan_opts o = sensim_allan_default_opts();
+        o.tau0 = 1 / s.rate;
+        o.confidence = confidence;
+        size_t *m = NULL, nm = 0;
+        if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, s.n, &m, &nm))) {
+            in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
+            st = in[i].pt ? sensim_allan_compute_axes(s.x, s.n, 3, &o, m, nm, in[i].pt)
+                          : sensim_error(SENSIM_ENOMEM, "out of memory");
+            if (st)
+                sensim_error_prefix(st, "%s: /sensors/%s/%s", input, sensor, instr_quantity[i]);
+        }
+        in[i].present = 1;
+        in[i].n = s.n;
+        in[i].nm = nm;
+        in[i].rate = s.rate;
+        free(m);
+        cli_series_free(&s);
+        sensim_imu_fit_opts fo = sensim_imu_fit_default_opts();
+        fo.confidence = confidence;
+        for (int a = 0; a < 3 && !st; a++) {
+            st = sensim_imu_fit_allan(in[i].pt + a * nm, nm, &fo, &in[i].fit[a]);
+            if (!st && gm)
+                st = sensim_gm_fit_allan(in[i].pt + a * nm, nm, confidence, &in[i].gm[a]);
+            if (st)
+                sensim_error_prefix(st, "%s: %s axis %s", input, instr_key[i], axis_names[a]);
+        }
+        any = 1;
+    }
+    if (!st && !any)
+        st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force", input,
+                          sensor);
+    out_ctx ctx = {in, name, input, sensor, gm, confidence};
+    if (!st && plot) {
+        int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
+        for (int i = 0; i < NINSTR && !st; i++) {
+            if (!in[i].present)
+                continue;
+            char *p = both ? suffixed(plot, instr_key[i]) : NULL;
+            st = plot_instr(p ? p : plot, &in[i], i, sensor);
+            free(p);
+        }
+    }
+    if (!st && output)
+        st = write_atomic(output, write_rig_yaml, &ctx);
+    if (!st && kalibr)
+        st = write_atomic(kalibr, write_kalibr, &ctx);
+    if (!st) {
+        if (json)
+            print_json(stdout, &ctx);
+        else
+            print_table(stdout, &ctx);
+    }
+    for (int i = 0; i < NINSTR; i++)
+        free(in[i].pt);
+    return st ? cli_fail_lib("fit") : CLI_OK;
+}
