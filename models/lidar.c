@@ -95,7 +95,10 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p, uint64_t seed, u
     l->r_gen = sensim_rng_make(seed, sensor, STREAM_DROP_GENERAL);
     l->r_int_drop = sensim_rng_make(seed, sensor, STREAM_DROP_INTENSITY);
     if (p->dropoff_zero_intensity > 0) {
-        l->alpha = (1.0 - p->dropoff_zero_intensity) / p->dropoff_intensity_limit;
+        /* As CARLA's ARayCastLidar::Set computes them (its header comment
+         * gives alpha = (1 - zero)/limit, which would keep more than all
+         * points at the limit; the code's alpha = zero/limit is right). */
+        l->alpha = p->dropoff_zero_intensity / p->dropoff_intensity_limit;
         l->beta = 1.0 - p->dropoff_zero_intensity;
     }
     return l;

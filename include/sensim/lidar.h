@@ -40,7 +40,7 @@ typedef struct sensim_lidar_params {
     double dropoff_general_rate; /* [0, 1] */
     /* CARLA's intensity rule: a point with intensity i below
      * dropoff_intensity_limit is kept with probability
-     * alpha i + beta, alpha = (1 - dropoff_zero_intensity)/limit,
+     * alpha i + beta, alpha = dropoff_zero_intensity/limit,
      * beta = 1 - dropoff_zero_intensity; i.e. dropped with probability
      * dropoff_zero_intensity at i = 0 falling linearly to 0 at the limit.
      * Off when dropoff_zero_intensity = 0. Intensity is the clean one. */
