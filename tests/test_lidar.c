@@ -246,6 +246,72 @@ START_TEST(lidar_bad_parameters)
 END_TEST
 
 
+
+/* ---- lidar range-noise fit (calib/lidar_fit.c) ---- */
+
+#include "sensim/lidar_fit.h"
+
+START_TEST(lidar_fit_round_trip)
+{
+    /* 20 scans of 3000 static returns at 2..120 m on 4 beams, noised by the
+     * model with base 0.02 m, slope 0.001, and beam biases; the fit must
+     * recover base and slope within two 95 % half-widths (about 4 SE), and
+     * each beam's bias within 5 SE of its mean (sigma/sqrt(points * scans)). */
+    const size_t S = 20, M = 3000, B = 4;
+    const double bias[4] = {0.0, 0.01, -0.02, 0.005};
+    float *pts = malloc(M * 16), *ref = malloc(M * 4), *ranges = malloc(S * M * 4), *out = malloc(M * 16);
+    float *ro = malloc(M * 4);
+    uint16_t *ch = malloc(M * 2);
+    uint8_t *keep = malloc(M);
+    for (size_t i = 0; i < M; i++) {
+        double r = 2 + 118.0 * i / (M - 1), a = i * 0.001, e = 0.05 * (double)(i % B);
+        ch[i] = (uint16_t)(i % B);
+        ref[i] = (float)r;
+        pts[4 * i] = (float)(r * cos(e) * cos(a));
+        pts[4 * i + 1] = (float)(r * cos(e) * sin(a));
+        pts[4 * i + 2] = (float)(r * sin(e));
+        pts[4 * i + 3] = 0.5f;
+    }
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    sensim_lidar *l = sensim_lidar_create(&p, 3, 3);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, out, ro, NULL, NULL, keep};
+        sensim_lidar_apply(l, &b, NULL);
+        for (size_t i = 0; i < M; i++)
+            ranges[s * M + i] = (float)(ro[i] + bias[ch[i]]);
+    }
+    ranges[5] = NAN; /* a dropped return */
+    sensim_lidar_fit_result r;
+    double bb[4], bs[4];
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, ref, ch, B, bb, bs, &r), SENSIM_OK);
+    ck_assert_uint_eq(r.points_used, M);
+    ck_assert_within(r.sigma_base, 0.02, 2 * r.sigma_base_ci);
+    ck_assert_within(r.sigma_slope, 0.001, 2 * r.sigma_slope_ci);
+    ck_assert_double_lt(r.sigma_slope_ci, 1e-4);
+    ck_assert_within(r.chi2_dof, 1.0, 0.2);
+    for (size_t b = 0; b < B; b++)
+        ck_assert_within(bb[b], bias[b], 5 * 0.08 / sqrt((double)S * M / B));
+    /* Errors: too few scans, empty scans, bad channel. */
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, 2, M, ref, ch, B, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, 0, NULL, NULL, 0, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty"));
+    ch[7] = 9;
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, ref, ch, B, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "return 7"));
+    sensim_lidar_destroy(l);
+    free(pts);
+    free(ref);
+    free(ranges);
+    free(out);
+    free(ro);
+    free(ch);
+    free(keep);
+}
+END_TEST
+
 Suite *suite_lidarnoise(void)
 {
     Suite *s = suite_create("lidarnoise");
@@ -255,6 +321,7 @@ Suite *suite_lidarnoise(void)
     tcase_add_test(tc, quantization_and_passthrough);
     tcase_add_test(tc, lidar_same_output_any_thread_count_and_block);
     tcase_add_test(tc, lidar_bad_parameters);
+    tcase_add_test(tc, lidar_fit_round_trip);
     suite_add_tcase(s, tc);
     return s;
 }
