@@ -114,6 +114,14 @@ static sensim_status camera_create(sensim_sensor *s)
         if ((st = sensim_ynode_get_quantity_range(lens, "hfov", SENSIM_DIM_ANGLE, m->remap, 1e-9, M_PI - 1e-9,
                                                   &m->hfov)))
             goto fail;
+        /* The FOV model needs tan(w) < pi/2 on the horizontal axis already;
+         * the corners are checked when the frame size is known. */
+        sensim_lens axis = {SENSIM_LENS_FOV, 1u << 20, 1, m->hfov};
+        if (m->remap && sensim_lens_check(&axis) != SENSIM_OK) {
+            st = sensim_ynode_error(sensim_ynode_get(lens, "hfov"), SENSIM_EINVAL, "key 'hfov': %s",
+                                    sensim_last_error());
+            goto fail;
+        }
     }
     /* Validate the rest now (sizes come with the data). */
     m->p.width = m->p.height = 1;

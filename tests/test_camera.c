@@ -458,6 +458,139 @@ START_TEST(bad_parameters)
 }
 END_TEST
 
+
+/* ---- the camera sensor type through a rig (models/camera_sensor.c) ---- */
+
+#include "sensim/log.h"
+#include "sensim/rig.h"
+
+static const char rig_text[] =
+    "seed: 5\n"
+    "sensors:\n"
+    "  - name: cam\n"
+    "    type: camera\n"
+    "    noise: { model: intensity, variance_slope: 4.0e-4, variance_intercept: 2.5e-5 }\n"
+    "  - name: lidar\n"
+    "    type: lidar\n"
+    "    noise: { range_sigma_base: 0.02, range_sigma_slope: 0.001, azimuth_sigma: 0.001, elevation_sigma: 0.001 }\n";
+
+/* A log with /sensors/cam/image u16 [N,H,W] at one grey level and a tiny
+ * lidar scan; the image dataset's shape and type can be varied. */
+static void write_cam_log(const char *path, int rank, sensim_dtype type, size_t N, size_t H, size_t W)
+{
+    sensim_log *l = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(l);
+    double *t = malloc(N * sizeof *t);
+    for (size_t k = 0; k < N; k++)
+        t[k] = 0.1 * k;
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/cam/t", SENSIM_F64, N, 0, NULL, t, "s"), SENSIM_OK);
+    size_t tail[2] = {H, W}, n = N * H * W;
+    unsigned char *img = calloc(n, 8);
+    for (size_t i = 0; i < n; i++)
+        if (type == SENSIM_U16)
+            ((uint16_t *)img)[i] = 32768;
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/cam/image", type, N, rank - 1, tail, img, "1"), SENSIM_OK);
+    float pts[8] = {10, 0, 0, 0.5f, 0, 20, 0, 0.5f};
+    uint64_t off[3] = {0, 1, 2};
+    double ts[2] = {0, 0.1};
+    size_t four = 4;
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/points", SENSIM_F32, 2, 1, &four, pts, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/scan_offset", SENSIM_U64, 3, 0, NULL, off, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/t", SENSIM_F64, 2, 0, NULL, ts, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(l), SENSIM_OK);
+    free(t);
+    free(img);
+}
+
+START_TEST(camera_rig_inject)
+{
+    /* The issue's rig on 4 frames of 64x64 at I = 0.5: 16384 pixels, so the
+     * variance is checked within 5 SE (5 sqrt(2/n) relative); the output is
+     * identical at 1 and 2 threads. */
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *o1 = tu_path(dir, "o1.h5"), *o2 = tu_path(dir, "o2.h5");
+    const size_t N = 4, H = 64, W = 64, n = N * H * W;
+    write_cam_log(in, 3, SENSIM_U16, N, H, W);
+    sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_inject_opts o = {rig->seed, 1, 0};
+    omp_set_num_threads(1);
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o1) == SENSIM_OK, "%s", sensim_last_error());
+    omp_set_num_threads(2);
+    o.threads = 2;
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o2) == SENSIM_OK, "%s", sensim_last_error());
+    sensim_log *a = sensim_log_open(o1), *b = sensim_log_open(o2);
+    uint16_t *ia = malloc(2 * n), *ib = malloc(2 * n);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/cam/image", SENSIM_U16, 0, N, ia), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read(b, "/sensors/cam/image", SENSIM_U16, 0, N, ib), SENSIM_OK);
+    ck_assert(memcmp(ia, ib, 2 * n) == 0);
+    double *x = malloc(n * sizeof *x), I = 32768.0 / 65535;
+    for (size_t i = 0; i < n; i++)
+        x[i] = ia[i] / 65535.0;
+    double v = 4.0e-4 * I + 2.5e-5;
+    ck_assert_within(tu_var(x, n, 1), v, 5 * v * sqrt(2.0 / n));
+    ck_assert_within(tu_mean(x, n, 1), I, 5 * sqrt(v / n));
+    ck_assert(sensim_log_exists(a, "/sensors/cam/t"));
+    ck_assert(sensim_log_exists(a, "/sensors/lidar/points"));
+    char *type = NULL;
+    ck_assert_int_eq(sensim_log_get_attr_string(a, "/sensors/cam", "type", &type), SENSIM_OK);
+    ck_assert_str_eq(type, "camera");
+    free(type);
+    sensim_log_close(a);
+    sensim_log_close(b);
+    free(ia);
+    free(ib);
+    free(x);
+    sensim_rig_free(rig);
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(o1);
+    free(o2);
+}
+END_TEST
+
+START_TEST(camera_rig_bad_input)
+{
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *out = tu_path(dir, "out.h5");
+    sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
+    sensim_inject_opts o = {5, 0, 0};
+    /* Wrong shape: [N, H] frames. */
+    write_cam_log(in, 2, SENSIM_U16, 3, 8, 1);
+    ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/sensors/cam/image"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rank 2"));
+    ck_assert(!tu_file_exists(out));
+    /* Wrong bit depth: f64 frames. */
+    write_cam_log(in, 3, SENSIM_F64, 2, 4, 4);
+    ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bit depth"));
+    ck_assert(!tu_file_exists(out));
+    sensim_rig_free(rig);
+    /* Bad parameters name the file, line and key. */
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: c\n    type: camera\n"
+                                              "    noise: { model: intensity, variance_slope: -1 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bad.yaml:4"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "variance_slope"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: c\n    type: camera\n"
+                                              "    noise: { model: emva, adc_bits: 20 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "adc_bits"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: c\n    type: camera\n"
+                                              "    noise: { model: fancy }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "fancy"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: c\n    type: camera\n"
+                                              "    lens: { model: fov, hfov: \"170 deg\" }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "hfov"));
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(out);
+}
+END_TEST
+
 Suite *suite_camera(void)
 {
     Suite *s = suite_create("camera");
@@ -472,6 +605,8 @@ Suite *suite_camera(void)
     tcase_add_test(tc, lens_inverse_round_trips);
     tcase_add_test(tc, remap_linear_ramp_and_inverse);
     tcase_add_test(tc, bad_parameters);
+    tcase_add_test(tc, camera_rig_inject);
+    tcase_add_test(tc, camera_rig_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

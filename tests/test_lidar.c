@@ -312,6 +312,160 @@ START_TEST(lidar_fit_round_trip)
 }
 END_TEST
 
+/* ---- the lidar sensor type through a rig (models/lidar_sensor.c) ---- */
+
+#include "sensim/log.h"
+#include "sensim/rig.h"
+
+static const char lidar_rig[] =
+    "seed: 5\n"
+    "sensors:\n"
+    "  - name: lidar\n"
+    "    type: lidar\n"
+    "    noise: { range_sigma_base: 0.02, range_sigma_slope: 0.001, azimuth_sigma: 0.001, elevation_sigma: 0.001 }\n"
+    "    dropout: { dropoff_general_rate: 0.25 }\n";
+
+/* S scans of P points at 25 m, with range/azimuth/elevation and channel. */
+static void write_lidar_log(const char *path, size_t S, size_t P)
+{
+    size_t M = S * P, four = 4;
+    sensim_log *l = sensim_log_create(path, "test");
+    float *pts = malloc((M ? M : 1) * 16), *rg = malloc((M ? M : 1) * 4), *az = malloc((M ? M : 1) * 4),
+          *el = malloc((M ? M : 1) * 4);
+    uint16_t *ch = malloc((M ? M : 1) * 2);
+    uint64_t *off = malloc((S + 1) * 8);
+    double *t = malloc((S ? S : 1) * 8);
+    for (size_t i = 0; i < M; i++) {
+        double a = (i % P) * 0.001, e = ((double)(i % 16) - 8) * 0.05;
+        rg[i] = 25.0f;
+        az[i] = (float)a;
+        el[i] = (float)e;
+        pts[4 * i] = (float)(25 * cos(e) * cos(a));
+        pts[4 * i + 1] = (float)(25 * cos(e) * sin(a));
+        pts[4 * i + 2] = (float)(25 * sin(e));
+        pts[4 * i + 3] = 0.5f;
+        ch[i] = (uint16_t)(i % 16);
+    }
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    for (size_t k = 0; k < S; k++)
+        t[k] = 0.1 * k;
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/points", SENSIM_F32, M, 1, &four, pts, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/range", SENSIM_F32, M, 0, NULL, rg, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/azimuth", SENSIM_F32, M, 0, NULL, az, "rad"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/elevation", SENSIM_F32, M, 0, NULL, el, "rad"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/channel", SENSIM_U16, M, 0, NULL, ch, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/scan_offset", SENSIM_U64, S + 1, 0, NULL, off, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/t", SENSIM_F64, S, 0, NULL, t, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(l), SENSIM_OK);
+    free(pts);
+    free(rg);
+    free(az);
+    free(el);
+    free(ch);
+    free(off);
+    free(t);
+}
+
+START_TEST(lidar_rig_inject)
+{
+    /* 10 scans of 4000 points at 25 m: range sd 0.045 m (5 SE: 5 sd /
+     * sqrt(2n)), kept fraction 0.75 (binomial 5 SE), scan offsets consistent
+     * and channels carried with their points; identical at 1 and 2 threads. */
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *o1 = tu_path(dir, "o1.h5"), *o2 = tu_path(dir, "o2.h5");
+    const size_t S = 10, P = 4000, M = S * P;
+    write_lidar_log(in, S, P);
+    sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_inject_opts o = {rig->seed, 0, 0};
+    omp_set_num_threads(1);
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o1) == SENSIM_OK, "%s", sensim_last_error());
+    omp_set_num_threads(2);
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o2) == SENSIM_OK, "%s", sensim_last_error());
+    sensim_log *a = sensim_log_open(o1), *b = sensim_log_open(o2);
+    size_t four = 4, n, nb;
+    ck_assert_int_eq(sensim_log_check_shape(a, "/sensors/lidar/points", 1, &four, &n), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_check_shape(b, "/sensors/lidar/points", 1, &four, &nb), SENSIM_OK);
+    ck_assert_uint_eq(n, nb);
+    ck_assert_within((double)n / M, 0.75, 5 * sqrt(0.75 * 0.25 / M));
+    float *pa = malloc(n * 16), *pb = malloc(n * 16), *rg = malloc(n * 4);
+    uint16_t *ch = malloc(n * 2);
+    uint64_t off[11];
+    sensim_log_read(a, "/sensors/lidar/points", SENSIM_F32, 0, n, pa);
+    sensim_log_read(b, "/sensors/lidar/points", SENSIM_F32, 0, n, pb);
+    ck_assert(memcmp(pa, pb, n * 16) == 0);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/range", SENSIM_F32, 0, n, rg), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/channel", SENSIM_U16, 0, n, ch), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/scan_offset", SENSIM_U64, 0, S + 1, off), SENSIM_OK);
+    ck_assert_uint_eq(off[0], 0);
+    ck_assert_uint_eq(off[S], n);
+    double *d = malloc(n * sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = rg[i] - 25.0;
+        /* Channel c was written at elevation (c - 8) 0.05 rad: the channel
+         * must travel with its point (elevation noise 0.001 << 0.025). */
+        double elv = asin(pa[4 * i + 2] / sqrt(pa[4 * i] * pa[4 * i] + pa[4 * i + 1] * pa[4 * i + 1] +
+                                               pa[4 * i + 2] * pa[4 * i + 2]));
+        ck_assert_int_eq((int)ch[i], (int)lround(elv / 0.05) + 8);
+    }
+    double sd = 0.02 + 0.001 * 25;
+    ck_assert_within(sqrt(tu_var(d, n, 1)), sd, 5 * sd / sqrt(2.0 * n));
+    for (size_t k = 0; k < S; k++)
+        ck_assert_uint_le(off[k], off[k + 1]);
+    sensim_log_close(a);
+    sensim_log_close(b);
+    free(pa);
+    free(pb);
+    free(rg);
+    free(ch);
+    free(d);
+    sensim_rig_free(rig);
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(o1);
+    free(o2);
+}
+END_TEST
+
+START_TEST(lidar_rig_bad_input)
+{
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *out = tu_path(dir, "out.h5");
+    sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
+    sensim_inject_opts o = {5, 0, 0};
+    write_lidar_log(in, 0, 0);
+    ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty scans"));
+    ck_assert(!tu_file_exists(out));
+    sensim_rig_free(rig);
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    noise: { range_sigma_base: -0.02 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bad.yaml:4"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma_base"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    dropout: { dropoff_zero_intensity: 0.4 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dropoff_intensity_limit"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    noise: { range_sigma: 0.02 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma"));
+    /* Angles take units. */
+    sensim_rig *r2 = sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                            "    noise: { azimuth_sigma: \"0.1 deg\" }\n",
+                                            "ok.yaml");
+    ck_assert_ptr_nonnull(r2);
+    const sensim_lidar_params *lp = r2->sensors[0].model;
+    ck_assert_within(lp->azimuth_sigma, 0.1 * M_PI / 180, 1e-15);
+    sensim_rig_free(r2);
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(out);
+}
+END_TEST
+
 Suite *suite_lidarnoise(void)
 {
     Suite *s = suite_create("lidarnoise");
@@ -322,6 +476,8 @@ Suite *suite_lidarnoise(void)
     tcase_add_test(tc, lidar_same_output_any_thread_count_and_block);
     tcase_add_test(tc, lidar_bad_parameters);
     tcase_add_test(tc, lidar_fit_round_trip);
+    tcase_add_test(tc, lidar_rig_inject);
+    tcase_add_test(tc, lidar_rig_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }
