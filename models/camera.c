@@ -14,6 +14,9 @@
 
 #include "sensim/rng.h"
 
+/* The same layer table as lib/rng.c, for the inlined fast path below. */
+#include "../lib/ziggurat_table.h"
+
 /* Random streams of a camera (one per random quantity). */
 enum {
     STREAM_TEMPORAL = 1, /* per-frame normal draws (intensity noise, read noise) */
@@ -244,15 +247,37 @@ static inline void store(sensim_pixel_type t, void *buf, size_t i, double y)
     }
 }
 
+/* Standard normals for indices first .. first+n-1, bit-identical to
+ * sensim_rng_normal (same Philox words, same ziggurat layer test). The
+ * accepted fast path (about 99 % of draws) is inlined here with a
+ * branch-free sign; rejections go through sensim_rng_normal itself, which
+ * recomputes the same word and continues on its slow path. */
+static void normal_fill_fast(const sensim_rng *r, uint64_t first, size_t n, double *out)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint64_t idx = first + i;
+        uint32_t w[4];
+        sensim_rng_block(r, idx >> 2, w);
+        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n; lane++, i++) {
+            uint32_t u = w[lane];
+            unsigned l = u >> 25;
+            double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[l];
+            double sign = 1.0 - (double)((u >> 23) & 2u); /* bit 24: 1 -> -1 */
+            out[i] = x < zig_x[l + 1] ? sign * x : sensim_rng_normal(r, first + i);
+        }
+    }
+}
+
 /* Chrono eq. 4 on one row segment [i0, i0 + n). */
-static void intensity_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
+static inline __attribute__((always_inline)) void intensity_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
                               size_t i0, size_t n)
 {
     double z[CHUNK];
     const double s1 = c->p.variance_slope, s2 = c->p.variance_intercept;
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
-        sensim_rng_normal_fill(&c->temporal, base + i0 + done, m, z);
+        normal_fill_fast(&c->temporal, base + i0 + done, m, z);
         for (size_t k = 0; k < m; k++) {
             size_t i = i0 + done + k;
             double I = load(t, in, i);
@@ -269,7 +294,7 @@ static void intensity_segment(const sensim_camera *c, uint64_t base, sensim_pixe
  * poisson_exact_below); saturation at the full well; DN = K e + black +
  * offsets (DSNU, row, column), rounded (the ADC's 1/12 DN^2 quantization
  * noise) and clamped to [0, 2^bits - 1]. */
-static void emva_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
+static inline __attribute__((always_inline)) void emva_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
                          size_t i0, size_t n)
 {
     double z[CHUNK];
@@ -279,7 +304,7 @@ static void emva_segment(const sensim_camera *c, uint64_t base, sensim_pixel_typ
     const double inv_max = 1.0 / maxdn;
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
-        sensim_rng_normal_fill(&c->temporal, base + i0 + done, m, z);
+        normal_fill_fast(&c->temporal, base + i0 + done, m, z);
         for (size_t k = 0; k < m; k++) {
             size_t i = i0 + done + k;
             double I = load(t, in, i);
@@ -322,13 +347,25 @@ sensim_status sensim_camera_apply(const sensim_camera *c, uint64_t frame, sensim
         return SENSIM_OK;
     }
     long long h = (long long)H;
-#pragma omp parallel for schedule(static)
-    for (long long y = 0; y < h; y++) {
-        if (c->p.model == SENSIM_CAMERA_NOISE_INTENSITY)
-            intensity_segment(c, base, t, in, out, (size_t)y * row, row);
-        else
-            emva_segment(c, base, t, in, out, (size_t)y * row, row);
+    const int emva = c->p.model == SENSIM_CAMERA_NOISE_EMVA;
+    /* The segment functions are inlined with a constant pixel type so that
+     * the per-pixel load/store switch disappears. */
+#define ROWS(T)                                                                   \
+    _Pragma("omp parallel for schedule(static)") for (long long y = 0; y < h; y++) \
+    {                                                                             \
+        if (emva)                                                                 \
+            emva_segment(c, base, T, in, out, (size_t)y * row, row);              \
+        else                                                                      \
+            intensity_segment(c, base, T, in, out, (size_t)y * row, row);         \
     }
+    if (t == SENSIM_PIXEL_U8) {
+        ROWS(SENSIM_PIXEL_U8)
+    } else if (t == SENSIM_PIXEL_U16) {
+        ROWS(SENSIM_PIXEL_U16)
+    } else {
+        ROWS(SENSIM_PIXEL_F32)
+    }
+#undef ROWS
     return SENSIM_OK;
 }
 
