@@ -19,6 +19,7 @@ VERB_DECL(info)
 VERB_DECL(import)
 VERB_DECL(export)
 VERB_DECL(datasheet)
+VERB_DECL(demo)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -28,6 +29,7 @@ static const cli_command commands[] = {
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
     VERB(datasheet, "datasheet figures to model parameters")
+    VERB(demo, "run the whole pipeline on the bundled data")
 
 
     {NULL, NULL, NULL, NULL},
