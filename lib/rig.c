@@ -15,6 +15,8 @@ extern const sensim_sensor_type sensim_imu_type;
 extern const sensim_sensor_type sensim_gnss_type;
 extern const sensim_sensor_type sensim_odometer_type;
 extern const sensim_sensor_type sensim_encoder_type;
+extern const sensim_sensor_type sensim_camera_type;
+extern const sensim_sensor_type sensim_lidar_type;
 
 /* The registered sensor types. */
 static const sensim_sensor_type *const types[] = {
@@ -22,6 +24,8 @@ static const sensim_sensor_type *const types[] = {
     &sensim_gnss_type,
     &sensim_odometer_type,
     &sensim_encoder_type,
+    &sensim_camera_type,
+    &sensim_lidar_type,
     NULL,
 };
 

@@ -1,0 +1,339 @@
+/* Photon transfer (EMVA Standard 1288, release 3.1, sections 6-8): gain from
+ * the slope of temporal variance against mean above dark, read noise and
+ * dark current from the dark frames against exposure, saturation at the
+ * maximal variance, PRNU and DSNU from the spatial variance of pair means
+ * with the temporal part removed. See sensim/ptc.h. */
+#include "sensim/ptc.h"
+
+#include <errno.h>
+#include <gsl/gsl_fit.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define Z95 1.959963984540054
+
+static inline double raw(sensim_pixel_type t, const void *buf, size_t i)
+{
+    switch (t) {
+    case SENSIM_PIXEL_U8:
+        return ((const uint8_t *)buf)[i];
+    case SENSIM_PIXEL_U16:
+        return ((const uint16_t *)buf)[i];
+    default:
+        return ((const float *)buf)[i];
+    }
+}
+
+/* Mean of the pair, temporal variance var(A - B)/2, spatial variance of the
+ * pair mean. Two passes in a fixed order: the result does not depend on
+ * threads. */
+static sensim_status pair_stats(sensim_pixel_type t, size_t n, const void *a, const void *b, double *mu, double *tvar,
+                                double *svar)
+{
+    double sa = 0, sb = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = raw(t, a, i), y = raw(t, b, i);
+        if (!isfinite(x) || !isfinite(y))
+            return sensim_error(SENSIM_EDATA, "ptc: non-finite sample at pixel %zu", i);
+        sa += x;
+        sb += y;
+    }
+    double ma = sa / n, mb = sb / n, m = 0.5 * (ma + mb), dd = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = raw(t, a, i), y = raw(t, b, i);
+        double d = (x - y) - (ma - mb), s = 0.5 * (x + y) - m;
+        dd += d * d;
+        ss += s * s;
+    }
+    *mu = m;
+    *tvar = dd / (2.0 * (double)(n - 1));
+    *svar = ss / (double)(n - 1);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ptc_level_compute(sensim_pixel_type t, size_t npix, const void *a, const void *b,
+                                       const void *dark_a, const void *dark_b, double exposure, sensim_ptc_level *out)
+{
+    if (!a || !b || !out)
+        return sensim_error(SENSIM_EINVAL, "ptc: NULL frame");
+    if (npix < 2)
+        return sensim_error(SENSIM_EINVAL, "ptc: %zu pixels per frame: need at least 2", npix);
+    if (t != SENSIM_PIXEL_U8 && t != SENSIM_PIXEL_U16 && t != SENSIM_PIXEL_F32)
+        return sensim_error(SENSIM_EUNSUPPORTED, "ptc: unsupported pixel type %d", (int)t);
+    if (!(exposure >= 0) || !isfinite(exposure))
+        return sensim_error(SENSIM_EINVAL, "ptc: exposure %g s: must be finite and >= 0", exposure);
+    if ((dark_a == NULL) != (dark_b == NULL))
+        return sensim_error(SENSIM_EINVAL, "ptc: give both dark frames or neither");
+    memset(out, 0, sizeof *out);
+    out->exposure = exposure;
+    out->npix = npix;
+    sensim_status st = pair_stats(t, npix, a, b, &out->mu_y, &out->var_y, &out->svar_y);
+    if (st == SENSIM_OK && dark_a)
+        st = pair_stats(t, npix, dark_a, dark_b, &out->mu_dark, &out->var_dark, &out->svar_dark);
+    return st;
+}
+
+/* Weighted line fit y = c0 + c1 x; covariance scaled by max(1, chi2/dof). */
+static int wfit(const double *x, const double *w, const double *y, size_t n, double *c0, double *c1, double *v00,
+                double *v11, double *v01)
+{
+    double cov00, cov01, cov11, chisq;
+    if (n < 2 || gsl_fit_wlinear(x, 1, w, 1, y, 1, n, c0, c1, &cov00, &cov01, &cov11, &chisq) != 0)
+        return -1;
+    double s = n > 2 ? chisq / (double)(n - 2) : 1.0;
+    if (!(s > 1))
+        s = 1;
+    *v00 = cov00 * s;
+    *v11 = cov11 * s;
+    if (v01)
+        *v01 = cov01 * s;
+    return isfinite(*c0) && isfinite(*c1) ? 0 : -1;
+}
+
+sensim_status sensim_ptc_fit(const sensim_ptc_level *lv, size_t n, double full_scale, sensim_ptc_result *r)
+{
+    if (!lv || !r)
+        return sensim_error(SENSIM_EINVAL, "ptc: NULL levels or result");
+    if (!(full_scale > 0))
+        return sensim_error(SENSIM_EINVAL, "ptc: full_scale = %g: must be > 0", full_scale);
+    if (n < 3)
+        return sensim_error(SENSIM_EDATA, "ptc: %zu exposure levels: need at least 3", n);
+    sensim_gsl_quiet();
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(lv[i].mu_y) || !isfinite(lv[i].var_y) || lv[i].npix < 2)
+            return sensim_error(SENSIM_EDATA, "ptc: level %zu: non-finite statistics or too few pixels", i);
+    memset(r, 0, sizeof *r);
+    /* Saturation: the level of maximal temporal variance (EMVA 1288). */
+    size_t isat = 0;
+    for (size_t i = 1; i < n; i++)
+        if (lv[i].var_y > lv[isat].var_y)
+            isat = i;
+    double sat = lv[isat].mu_y - lv[isat].mu_dark;
+    r->saturation_dn = sat;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *w = malloc(n * sizeof *w);
+    double *xt = malloc(n * sizeof *xt), *yt = malloc(n * sizeof *yt), *wt = malloc(n * sizeof *wt);
+    sensim_status st = SENSIM_OK;
+    if (!x || !y || !w || !xt || !yt || !wt) {
+        st = sensim_error(SENSIM_ENOMEM, "ptc: out of memory");
+        goto done;
+    }
+    /* Gain: (var_y - var_dark) = K (mu_y - mu_dark) + c, below 70 % of
+     * saturation. Var of a variance estimate from npix differences is about
+     * 2 var^2 / npix, which gives the weights. */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double dx = lv[i].mu_y - lv[i].mu_dark;
+        if (dx > 0.7 * sat || dx <= 0)
+            continue;
+        double np = (double)lv[i].npix;
+        x[m] = dx;
+        y[m] = lv[i].var_y - lv[i].var_dark;
+        w[m] = 1.0 / (2.0 * (lv[i].var_y * lv[i].var_y + lv[i].var_dark * lv[i].var_dark) / np + 1e-300);
+        m++;
+    }
+    r->levels_used = m;
+    if (m < 3) {
+        st = sensim_error(SENSIM_EDATA,
+                          "ptc: %zu levels below 70 %% of saturation (%.6g DN above dark): need at least 3; add "
+                          "shorter exposures",
+                          m, sat);
+        goto done;
+    }
+    double c0, K, v00, vK;
+    if (wfit(x, w, y, m, &c0, &K, &v00, &vK, NULL) != 0 || !(K > 0)) {
+        st = sensim_error(SENSIM_EDATA, "ptc: the photon-transfer fit failed (gain %g): variance does not grow "
+                          "with the mean", K);
+        goto done;
+    }
+    r->gain = K;
+    r->gain_ci = Z95 * sqrt(vK);
+    r->saturation_capacity = sat / K;
+    /* Dark: mean against exposure (slope K * dark current, intercept the
+     * offset) and variance against exposure (intercept K^2 sigma_d^2 plus
+     * 1/12 DN^2 of quantization for integer data). */
+    const double q = full_scale > 1 ? 1.0 / 12.0 : 0.0;
+    int have_dark = 0, distinct = 0;
+    for (size_t i = 0; i < n; i++) {
+        have_dark |= lv[i].var_dark > 0;
+        distinct |= lv[i].exposure != lv[0].exposure;
+    }
+    r->dark_current = r->dark_current_ci = NAN;
+    r->read_noise = r->read_noise_ci = NAN;
+    r->dark_offset = lv[0].mu_dark;
+    if (have_dark) {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            xt[k] = lv[i].exposure;
+            yt[k] = lv[i].mu_dark;
+            wt[k] = (double)lv[i].npix / (lv[i].var_dark + 1e-300);
+            k++;
+        }
+        double v0, vv00, vv11, b0, b1, b00, b11;
+        if (distinct && wfit(xt, wt, yt, k, &b0, &b1, &b00, &b11, NULL) == 0) {
+            r->dark_offset = b0;
+            r->dark_current = b1 / K;
+            r->dark_current_ci = Z95 * sqrt(b11 / (K * K) + b1 * b1 * vK / (K * K * K * K));
+            for (size_t i = 0; i < k; i++) {
+                yt[i] = lv[i].var_dark;
+                wt[i] = (double)lv[i].npix / (2.0 * lv[i].var_dark * lv[i].var_dark + 1e-300);
+            }
+            double vslope;
+            if (wfit(xt, wt, yt, k, &v0, &vslope, &vv00, &vv11, NULL) != 0)
+                v0 = NAN;
+        } else {
+            /* One exposure: the mean dark variance (dark shot noise folded in). */
+            double s = 0, sw = 0;
+            for (size_t i = 0; i < n; i++) {
+                double wi = (double)lv[i].npix / (2.0 * lv[i].var_dark * lv[i].var_dark + 1e-300);
+                s += wi * lv[i].var_dark;
+                sw += wi;
+            }
+            v0 = s / sw;
+            vv00 = 1.0 / sw;
+        }
+        if (isfinite(v0) && v0 > q) {
+            double sd = sqrt(v0 - q) / K;
+            r->read_noise = sd;
+            double d0 = 1.0 / (2.0 * K * sqrt(v0 - q));
+            r->read_noise_ci = Z95 * sqrt(d0 * d0 * vv00 + sd * sd / (K * K) * vK);
+        } else {
+            r->read_noise = 0;
+        }
+        /* DSNU at the shortest exposure, in electrons. */
+        size_t i0 = 0;
+        for (size_t i = 1; i < n; i++)
+            if (lv[i].exposure < lv[i0].exposure)
+                i0 = i;
+        double sd2 = lv[i0].svar_dark - 0.5 * lv[i0].var_dark;
+        r->dsnu = sd2 > 0 ? sqrt(sd2) / K : 0;
+    }
+    /* PRNU at the level nearest half saturation. */
+    {
+        size_t ih = 0;
+        for (size_t i = 1; i < n; i++)
+            if (fabs(lv[i].mu_y - lv[i].mu_dark - 0.5 * sat) < fabs(lv[ih].mu_y - lv[ih].mu_dark - 0.5 * sat))
+                ih = i;
+        double s2 = (lv[ih].svar_y - 0.5 * lv[ih].var_y) - (lv[ih].svar_dark - 0.5 * lv[ih].var_dark);
+        double sig = lv[ih].mu_y - lv[ih].mu_dark;
+        r->prnu = s2 > 0 && sig > 0 ? sqrt(s2) / sig : 0;
+    }
+    /* Simple model, seed 000 eq. 4, on normalized intensity. */
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+            double dx = lv[i].mu_y - lv[i].mu_dark;
+            if (dx > 0.7 * sat)
+                continue;
+            xt[k] = lv[i].mu_y / full_scale;
+            yt[k] = lv[i].var_y / (full_scale * full_scale);
+            wt[k] = (double)lv[i].npix / (2.0 * yt[k] * yt[k] + 1e-300);
+            k++;
+        }
+        double a0, a1, a00, a11;
+        if (k >= 2 && wfit(xt, wt, yt, k, &a0, &a1, &a00, &a11, NULL) == 0) {
+            r->variance_slope = a1;
+            r->variance_slope_ci = Z95 * sqrt(a11);
+            r->variance_intercept = a0;
+            r->variance_intercept_ci = Z95 * sqrt(a00);
+        } else {
+            r->variance_slope = r->variance_intercept = NAN;
+            r->variance_slope_ci = r->variance_intercept_ci = NAN;
+        }
+    }
+done:
+    free(x);
+    free(y);
+    free(w);
+    free(xt);
+    free(yt);
+    free(wt);
+    return st;
+}
+
+/* A minimal self-contained SVG (sensim/plot.h lives on another branch). */
+sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, size_t n, const sensim_ptc_result *r)
+{
+    if (!path || !lv || !r || n == 0)
+        return sensim_error(SENSIM_EINVAL, "ptc plot: nothing to plot");
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
+        if (x > 0 && y > 0) {
+            xmin = fmin(xmin, x);
+            xmax = fmax(xmax, x);
+            ymin = fmin(ymin, y);
+            ymax = fmax(ymax, y);
+        }
+    }
+    if (!(xmax > 0))
+        return sensim_error(SENSIM_EDATA, "ptc plot: no level above dark");
+    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax)), ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax));
+    if (lx1 <= lx0)
+        lx1 = lx0 + 1;
+    if (ly1 <= ly0)
+        ly1 = ly0 + 1;
+    const double W = 640, H = 480, L = 80, R = 20, T = 40, B = 60;
+#define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - R))
+#define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return st;
+    }
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
+               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    fprintf(f, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">Photon transfer: K = %.4g DN/e-, "
+               "read noise %.3g e-, saturation %.5g e-</text>\n",
+            W / 2, r->gain, r->read_noise, r->saturation_capacity);
+    fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"black\"/>\n", L, T,
+            W - L - R, H - T - B);
+    for (double e = lx0; e <= lx1; e++)
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%g\" "
+                   "text-anchor=\"middle\">1e%g</text>\n",
+                PX(pow(10, e)), T, PX(pow(10, e)), H - B, PX(pow(10, e)), H - B + 16, e);
+    for (double e = ly0; e <= ly1; e++)
+        fprintf(f, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%g\" y=\"%.1f\" "
+                   "text-anchor=\"end\">1e%g</text>\n",
+                L, PY(pow(10, e)), W - R, PY(pow(10, e)), L - 6, PY(pow(10, e)) + 4, e);
+    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">mean - dark (DN)</text>\n", (L + W - R) / 2, H - 20);
+    fprintf(f, "<text x=\"20\" y=\"%g\" text-anchor=\"middle\" transform=\"rotate(-90 20 %g)\">temporal variance - "
+               "dark variance (DN^2)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
+    if (r->gain > 0) {
+        double xa = pow(10, lx0), xb = fmin(pow(10, lx1), r->saturation_dn);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c33\" stroke-width=\"1.5\"/>\n",
+                PX(xa), PY(fmax(r->gain * xa, pow(10, ly0))), PX(xb), PY(r->gain * xb));
+    }
+    for (size_t i = 0; i < n; i++) {
+        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
+        if (x > 0 && y > 0)
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", PX(x), PY(y),
+                    x > 0.7 * r->saturation_dn ? "#999" : "#236");
+    }
+    fprintf(f, "</svg>\n");
+#undef PX
+#undef PY
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return st;
+    }
+    free(tmp);
+    return SENSIM_OK;
+}

@@ -1,0 +1,247 @@
+/* sensim fit camera - photon-transfer calibration (EMVA 1288) of a frame
+ * stack, written as a rig YAML with the fitted camera noise. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fit.h"
+#include "sensim/log.h"
+#include "sensim/ptc.h"
+
+#define VERB "fit camera"
+
+const char cli_fit_camera_usage[] =
+    "usage: sensim fit camera STACK.h5 -o CAM.yaml [options]\n"
+    "\n"
+    "Fits camera noise by the photon-transfer method (EMVA 1288) from flat-field\n"
+    "frame pairs at increasing exposure and dark pairs at the same exposures:\n"
+    "gain K, read noise, dark current, saturation, PRNU, DSNU, and the two\n"
+    "parameters of the intensity model sigma^2 = s1^2 I + s2^2.\n"
+    "\n"
+    "STACK.h5 layout:\n"
+    "  /stack/exposure  f64[L]            s, one per level\n"
+    "  /stack/light     u8|u16|f32 [L,2,H,W]  two flat-field frames per level\n"
+    "  /stack/dark      same shape (optional) two dark frames per level\n"
+    "\n"
+    "options:\n"
+    "  -o, --output FILE     rig YAML to write (required)\n"
+    "      --name NAME       sensor name in the YAML (default cam)\n"
+    "      --model M         intensity (default) or emva: the noise model written\n"
+    "      --full-scale X    DN of intensity 1 (default 255, 65535 or 1 by type)\n"
+    "      --svg FILE        photon-transfer plot\n"
+    "      --json            print the results as JSON on stdout\n"
+    "  -h, --help            this text\n";
+
+static int write_yaml(const char *path, const char *name, int emva, const sensim_ptc_result *r, const char *src,
+                      size_t L)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return cli_fail(VERB, "out of memory");
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        free(tmp);
+        return cli_fail(VERB, "%s: cannot create", path);
+    }
+    fprintf(f, "# sensim fit camera: %s, %zu levels (%zu below 70 %% of saturation)\n", src, L, r->levels_used);
+    fprintf(f, "# gain K %.6g +- %.2g DN/e-, read noise %.4g +- %.2g e-, dark current %.4g +- %.2g e-/s (95 %%)\n",
+            r->gain, r->gain_ci, r->read_noise, r->read_noise_ci, r->dark_current, r->dark_current_ci);
+    fprintf(f, "# saturation %.6g DN above dark = %.6g e-; PRNU %.4g %%; DSNU %.4g e-\n", r->saturation_dn,
+            r->saturation_capacity, 100 * r->prnu, r->dsnu);
+    fprintf(f, "# intensity model: variance_slope %.6g +- %.2g, variance_intercept %.6g +- %.2g\n",
+            r->variance_slope, r->variance_slope_ci, r->variance_intercept, r->variance_intercept_ci);
+    fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: camera\n    noise:\n", name);
+    if (emva) {
+        fprintf(f, "      model: emva\n      gain: %.9g\n      read_noise: %.9g\n", r->gain,
+                isfinite(r->read_noise) ? r->read_noise : 0.0);
+        fprintf(f, "      dark_current: %.9g\n      black_level: %.9g\n      full_well: %.9g\n",
+                isfinite(r->dark_current) && r->dark_current > 0 ? r->dark_current : 0.0,
+                r->dark_offset > 0 ? r->dark_offset : 0.0, r->saturation_capacity);
+        fprintf(f, "      prnu: %.9g\n      dsnu: %.9g\n", r->prnu, r->dsnu);
+        fprintf(f, "      # photons_full_scale, quantum_efficiency and exposure_time are not\n"
+                   "      # measurable without a calibrated light source: set them.\n");
+    } else {
+        /* A negative intercept (large black level) is not a valid variance:
+         * clamp, and say so in the comment above. */
+        fprintf(f, "      model: intensity\n      variance_slope: %.9g\n      variance_intercept: %.9g\n",
+                r->variance_slope > 0 ? r->variance_slope : 0.0,
+                r->variance_intercept > 0 ? r->variance_intercept : 0.0);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
+        unlink(tmp);
+        free(tmp);
+        return cli_fail(VERB, "%s: write failed", path);
+    }
+    free(tmp);
+    return CLI_OK;
+}
+
+int cli_fit_camera(int argc, char **argv)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                          {"name", required_argument, NULL, 'n'},
+                                          {"model", required_argument, NULL, 'm'},
+                                          {"full-scale", required_argument, NULL, 'f'},
+                                          {"svg", required_argument, NULL, 's'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    const char *out = NULL, *name = "cam", *svg = NULL;
+    int emva = 0, json = 0, c;
+    double fs = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'n': name = optarg; break;
+        case 'm':
+            if (!strcmp(optarg, "emva"))
+                emva = 1;
+            else if (strcmp(optarg, "intensity"))
+                return cli_usage_error(VERB, "--model: '%s' is not intensity or emva", optarg);
+            break;
+        case 'f':
+            if (cli_parse_double(optarg, &fs) || !(fs > 0))
+                return cli_usage_error(VERB, "--full-scale: '%s' is not a positive number", optarg);
+            break;
+        case 's': svg = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(cli_fit_camera_usage, stdout); return CLI_OK;
+        default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error(VERB, "expected one STACK.h5");
+    if (!out)
+        return cli_usage_error(VERB, "missing -o OUTPUT.yaml");
+    const char *in = argv[optind];
+    sensim_log *log = sensim_log_open(in);
+    if (!log)
+        return cli_fail_lib(VERB);
+    int rc = CLI_FAIL, rank;
+    size_t dims[SENSIM_LOG_MAX_RANK], L = 0;
+    double *exp_s = NULL;
+    void *fr[4] = {NULL, NULL, NULL, NULL};
+    sensim_ptc_level *lv = NULL;
+    sensim_dtype dt;
+    if (sensim_log_shape(log, "/stack/light", &rank, dims) || sensim_log_dtype(log, "/stack/light", &dt)) {
+        rc = cli_fail_lib(VERB);
+        goto done;
+    }
+    if (rank != 4 || dims[1] != 2 || dims[0] < 3) {
+        rc = cli_fail(VERB, "%s: /stack/light: expected [L,2,H,W] with L >= 3 levels", in);
+        goto done;
+    }
+    if (dt != SENSIM_U8 && dt != SENSIM_U16 && dt != SENSIM_F32) {
+        rc = cli_fail(VERB, "%s: /stack/light: element type must be u8, u16 or f32", in);
+        goto done;
+    }
+    L = dims[0];
+    size_t H = dims[2], W = dims[3], npix = H * W, tail[3] = {2, H, W}, nrow;
+    int dark = sensim_log_exists(log, "/stack/dark");
+    if (dark && sensim_log_check_shape(log, "/stack/dark", 3, tail, &nrow)) {
+        rc = cli_fail_lib(VERB);
+        goto done;
+    }
+    if (dark && nrow != L) {
+        rc = cli_fail(VERB, "%s: /stack/dark has %zu levels, /stack/light %zu", in, nrow, L);
+        goto done;
+    }
+    exp_s = malloc(L * sizeof *exp_s);
+    lv = malloc(L * sizeof *lv);
+    size_t esz = sensim_dtype_size(dt);
+    for (int k = 0; k < 4; k++)
+        fr[k] = malloc(2 * npix * esz);
+    if (!exp_s || !lv || !fr[0] || !fr[1]) {
+        rc = cli_fail(VERB, "out of memory");
+        goto done;
+    }
+    size_t ne;
+    if (sensim_log_check_shape(log, "/stack/exposure", 0, NULL, &ne) || sensim_log_read_f64(log, "/stack/exposure", 0, ne < L ? ne : L, exp_s)) {
+        rc = cli_fail_lib(VERB);
+        goto done;
+    }
+    if (ne != L) {
+        rc = cli_fail(VERB, "%s: /stack/exposure has %zu values for %zu levels", in, ne, L);
+        goto done;
+    }
+    for (size_t k = 0; k < L; k++) {
+        if (sensim_log_read(log, "/stack/light", dt, k, 1, fr[0]) ||
+            (dark && sensim_log_read(log, "/stack/dark", dt, k, 1, fr[1]))) {
+            rc = cli_fail_lib(VERB);
+            goto done;
+        }
+        unsigned char *a = fr[0], *d = fr[1];
+        sensim_pixel_type pt = dt == SENSIM_U8 ? SENSIM_PIXEL_U8 : dt == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32;
+        if (sensim_ptc_level_compute(pt, npix, a, a + npix * esz, dark ? d : NULL, dark ? d + npix * esz : NULL,
+                                     exp_s[k], &lv[k])) {
+            sensim_error_prefix(sensim_last_status(), "%s: level %zu", in, k);
+            rc = cli_fail_lib(VERB);
+            goto done;
+        }
+    }
+    if (fs == 0)
+        fs = dt == SENSIM_U8 ? 255 : dt == SENSIM_U16 ? 65535 : 1;
+    sensim_ptc_result r;
+    if (sensim_ptc_fit(lv, L, fs, &r)) {
+        sensim_error_prefix(sensim_last_status(), "%s", in);
+        rc = cli_fail_lib(VERB);
+        goto done;
+    }
+    if (svg && sensim_ptc_plot_svg(svg, lv, L, &r)) {
+        rc = cli_fail_lib(VERB);
+        goto done;
+    }
+    if ((rc = write_yaml(out, name, emva, &r, in, L)) != CLI_OK)
+        goto done;
+    if (json) {
+        const struct {
+            const char *k;
+            double v;
+        } f[] = {{"gain", r.gain},
+                 {"gain_ci", r.gain_ci},
+                 {"read_noise", r.read_noise},
+                 {"read_noise_ci", r.read_noise_ci},
+                 {"dark_current", r.dark_current},
+                 {"dark_current_ci", r.dark_current_ci},
+                 {"dark_offset", r.dark_offset},
+                 {"saturation_dn", r.saturation_dn},
+                 {"saturation_capacity", r.saturation_capacity},
+                 {"prnu", r.prnu},
+                 {"dsnu", r.dsnu},
+                 {"variance_slope", r.variance_slope},
+                 {"variance_slope_ci", r.variance_slope_ci},
+                 {"variance_intercept", r.variance_intercept},
+                 {"variance_intercept_ci", r.variance_intercept_ci}};
+        printf("{");
+        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+            /* JSON has no NaN: unknown values are null. */
+            if (isfinite(f[i].v))
+                printf("\"%s\": %.9g, ", f[i].k, f[i].v);
+            else
+                printf("\"%s\": null, ", f[i].k);
+        }
+        printf("\"levels\": %zu, \"levels_used\": %zu}\n", L, r.levels_used);
+    }
+    rc = CLI_OK;
+done:
+    for (int k = 0; k < 4; k++)
+        free(fr[k]);
+    free(exp_s);
+    free(lv);
+    sensim_log_close(log);
+    return rc;
+}

@@ -1,0 +1,166 @@
+/* sensim/camera.h - camera pixel noise (intensity-dependent Gaussian and the
+ * EMVA 1288 physical chain) and lens models (pinhole, FOV wide-angle) with
+ * image remapping for replayed frames.
+ *
+ * Images are row-major [H, W] or [H, W, C] arrays of u8, u16 or f32. The
+ * models work on intensities normalized to [0, 1] (u8 / 255, u16 / 65535,
+ * f32 as is); outputs are clamped to the type's range, never wrapped.
+ *
+ * Randomness: every draw comes from sensim/rng.h keyed by (seed, sensor id,
+ * stream) and indexed by frame * (H*W*C) + pixel, so a frame's noise is
+ * the same whatever the thread count (rows are processed with OpenMP).
+ * Fixed patterns (PRNU, DSNU, hot pixels, row and column offsets) are drawn
+ * once from the seed at create time and indexed by pixel only: the same in
+ * every frame of a run, different for another seed.
+ *
+ * Ownership: a sensim_camera owns its fixed-pattern maps; the params struct is
+ * copied at create. Apply functions borrow caller buffers for the call, never
+ * allocate, and may run concurrently on one const model (different buffers).
+ * The lens functions are pure. */
+#ifndef SENSIM_CAMERA_H
+#define SENSIM_CAMERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ noise */
+
+typedef enum sensim_camera_noise {
+    SENSIM_CAMERA_NOISE_NONE = 0,
+    /* Chrono::Sensor, seed 000 eq. 4: y = I + N(0, s1^2 I + s2^2) on the
+     * normalized intensity I, clamped to [0, 1]. */
+    SENSIM_CAMERA_NOISE_INTENSITY,
+    /* EMVA 1288 (seed 000 eq. 3): photons -> electrons (QE), Poisson shot
+     * noise on signal and dark current, read noise, gain K, black level,
+     * saturation, ADC quantization, fixed patterns. */
+    SENSIM_CAMERA_NOISE_EMVA
+} sensim_camera_noise;
+
+/* Element types of images (the sensim_dtype values u8, u16, f32 are mapped
+ * by the caller; kept separate so this header needs no HDF5). */
+typedef enum sensim_pixel_type {
+    SENSIM_PIXEL_U8,
+    SENSIM_PIXEL_U16,
+    SENSIM_PIXEL_F32
+} sensim_pixel_type;
+
+typedef struct sensim_camera_params {
+    sensim_camera_noise model;
+    size_t width, height, channels; /* frame shape; channels 1 (gray) or 3 (RGB) */
+
+    /* Intensity model (seed 000 eq. 4), on the [0, 1] scale. */
+    double variance_slope;     /* sigma_1^2 (per unit intensity), >= 0 */
+    double variance_intercept; /* sigma_2^2, >= 0 */
+
+    /* EMVA 1288 chain. A normalized input intensity I maps to a mean of
+     * I * photons_full_scale photons during the exposure. */
+    double photons_full_scale; /* photons per pixel per exposure at I = 1, > 0 */
+    double quantum_efficiency; /* electrons per photon, (0, 1] */
+    double exposure_time;      /* s, >= 0 (dark current integrates over it) */
+    double dark_current;       /* electrons/s, >= 0 (mean) */
+    double read_noise;         /* electrons rms, >= 0 (sigma_d) */
+    double gain;               /* K, DN per electron, > 0 */
+    double black_level;        /* DN added before quantization, >= 0 */
+    double full_well;          /* electrons, saturation capacity, > 0 */
+    int adc_bits;              /* 1..16; output DN in [0, 2^bits - 1] */
+    /* Fixed patterns, drawn once per run from the seed. */
+    double prnu;                 /* relative rms of the per-pixel gain, >= 0 (0.01 = 1 %) */
+    double dsnu;                 /* rms of the per-pixel dark offset, electrons, >= 0 */
+    double hot_pixel_fraction;   /* [0, 1] fraction of pixels with extra dark current */
+    double hot_pixel_dark_current; /* extra electrons/s of a hot pixel, >= 0 */
+    double row_offset_sigma;     /* rms of per-row offsets, DN, >= 0 */
+    double column_offset_sigma;  /* rms of per-column offsets, DN, >= 0 */
+    /* Shot noise is drawn exactly from Poisson(mean electrons) while the mean
+     * is below this threshold; above it the sum of shot and read noise is one
+     * normal draw of the same mean and variance (skewness 1/sqrt(mean), below
+     * 0.032 at the default 1000). INFINITY forces exact Poisson everywhere. */
+    double poisson_exact_below;
+} sensim_camera_params;
+
+/* Defaults: model NONE; intensity 0/0; EMVA: photons_full_scale 20000,
+ * QE 0.6, exposure 10 ms, dark current 50 e-/s, read noise 5 e-, K 0.5
+ * DN/e- (16-bit scale), black level 0, full well 12000 e-, 16 bits, no fixed
+ * patterns, poisson_exact_below 1000. */
+sensim_camera_params sensim_camera_default_params(void);
+
+typedef struct sensim_camera sensim_camera;
+
+/* Validates (messages name the parameter) and precomputes fixed patterns
+ * from (seed, sensor). NULL on error. */
+sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed, uint32_t sensor);
+void sensim_camera_destroy(sensim_camera *cam);
+const sensim_camera_params *sensim_camera_params_of(const sensim_camera *cam);
+
+/* Applies noise to frame number `frame` (the noise index): in and out hold
+ * H*W*C pixels of `type` (in == out allowed). Never allocates. Returns
+ * SENSIM_EINVAL only for NULL buffers. NaN float inputs stay NaN. */
+sensim_status sensim_camera_apply(const sensim_camera *cam, uint64_t frame, sensim_pixel_type type,
+                                  const void *in, void *out);
+
+/* The noise-free EMVA mean output in DN for a normalized intensity I at a
+ * pixel without fixed patterns (for tests and calibration checks). */
+double sensim_camera_emva_mean_dn(const sensim_camera_params *p, double intensity);
+
+/* The fixed patterns, H*W*C floats each (read-only, NULL when off): the
+ * per-pixel gain factor 1 + PRNU; the mean dark electrons per exposure of
+ * each pixel (dark current plus hot pixels; Poisson-noisy); the per-pixel
+ * DN offset (DSNU * K plus row and column offsets; not noisy). */
+const float *sensim_camera_gain_map(const sensim_camera *cam);
+const float *sensim_camera_dark_map(const sensim_camera *cam);
+const float *sensim_camera_offset_map(const sensim_camera *cam);
+
+/* ------------------------------------------------------------------- lens */
+
+typedef enum sensim_lens_model {
+    SENSIM_LENS_PINHOLE = 0,
+    /* FOV wide-angle lens of Chrono::Sensor (seed 000 eqs. 1-2). */
+    SENSIM_LENS_FOV
+} sensim_lens_model;
+
+/* Camera frame: +z along the optical axis, +x right, +y down (image rows).
+ * Pixel coordinates are continuous: pixel (i, j) covers [i, i+1) x [j, j+1)
+ * and its centre is (i + 0.5, j + 0.5); the principal point is the image
+ * centre. Normalized coordinates: x1 = 2u/W - 1, y1 = (2v/H - 1) H/W, so
+ * r1 = 1 at the left/right edges. */
+typedef struct sensim_lens {
+    sensim_lens_model model;
+    size_t width, height;
+    double hfov; /* horizontal field of view, rad, (0, pi) */
+} sensim_lens;
+
+/* Checks the lens: sizes > 0, hfov in (0, pi); for FOV, w = hfov/2 must keep
+ * r1 tan(w) < pi/2 up to the image corner (the model's tangent diverges). */
+sensim_status sensim_lens_check(const sensim_lens *lens);
+
+/* Pixel -> unit ray direction in the camera frame. Pinhole: (x1 tan w,
+ * y1 tan w, 1) normalized. FOV (seed 000 eq. 2): r2 = tan(r1 tan w)/tan w,
+ * s = tan(tan w)/tan w, (x2, y2) = (x1, y1) r2/(r1 s), then as pinhole with
+ * (x2, y2). The horizontal FOV is kept (x2 = x1 at r1 = 1, y1 = 0). */
+void sensim_lens_pixel_to_dir(const sensim_lens *lens, double u, double v, double dir[3]);
+/* Inverse: ray direction (any length) -> pixel coordinates. Returns 0 for a
+ * direction with z <= 0 or outside the model's domain (u, v untouched), 1
+ * otherwise (the pixel may still lie outside the image). */
+int sensim_lens_dir_to_pixel(const sensim_lens *lens, const double dir[3], double *u, double *v);
+
+/* A remap from a source lens to a destination lens (same optical axis): each
+ * destination pixel samples the source image bilinearly at the pixel seeing
+ * the same direction; outside the source, `fill` (normalized) is written.
+ * Pinhole -> FOV renders a replayed pinhole frame through the FOV lens;
+ * FOV -> pinhole undoes it. */
+typedef struct sensim_remap sensim_remap;
+sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst);
+void sensim_remap_destroy(sensim_remap *m);
+/* in: src W*H*C, out: dst W*H*C, of `type` (in != out). Never allocates. */
+sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
+                                 const void *in, void *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

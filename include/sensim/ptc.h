@@ -1,0 +1,74 @@
+/* sensim/ptc.h - camera calibration by the photon-transfer method (EMVA
+ * Standard 1288): from flat-field frame pairs at increasing exposure and dark
+ * frame pairs at the same exposures, the system gain K, read noise, dark
+ * current, saturation, PRNU and DSNU, and the two parameters of the simple
+ * intensity model sigma^2 = sigma_1^2 I + sigma_2^2 (seed 000 eq. 4).
+ *
+ * Usage: one sensim_ptc_level per exposure (sensim_ptc_level_compute on the
+ * four frames), then sensim_ptc_fit over the levels, then optionally
+ * sensim_ptc_plot_svg.
+ *
+ * Ownership: frames are borrowed for the call; results are plain structs.
+ * Thread safety: no shared state (level_compute uses OpenMP reductions, whose
+ * float sums may differ in the last bits between thread counts). */
+#ifndef SENSIM_PTC_H
+#define SENSIM_PTC_H
+
+#include <stddef.h>
+
+#include "sensim/camera.h"
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Statistics of one exposure level, in DN (raw sample values: u8, u16 or
+ * f32 as stored, not normalized). */
+typedef struct sensim_ptc_level {
+    double exposure;         /* s */
+    size_t npix;
+    double mu_y, var_y;      /* mean of the two light frames; temporal variance var(A - B)/2 */
+    double mu_dark, var_dark;/* same for the two dark frames */
+    double svar_y, svar_dark;/* spatial variance of the pair-mean images (fixed pattern + var/2) */
+} sensim_ptc_level;
+
+/* Computes a level from two flat-field frames and two dark frames of npix
+ * samples each (dark_a/dark_b may be NULL when darks are not available:
+ * then mu_dark = var_dark = svar_dark = 0, and dark current and read noise
+ * cannot be fitted). */
+sensim_status sensim_ptc_level_compute(sensim_pixel_type type, size_t npix, const void *a, const void *b,
+                                       const void *dark_a, const void *dark_b, double exposure,
+                                       sensim_ptc_level *out);
+
+typedef struct sensim_ptc_result {
+    /* Each *_ci is the half-width of a 95 % confidence interval (NAN when it
+     * cannot be computed), from the weighted least-squares covariance scaled
+     * by max(1, chi^2/dof). */
+    double gain, gain_ci;                   /* K, DN per electron */
+    double read_noise, read_noise_ci;       /* sigma_d, electrons */
+    double dark_current, dark_current_ci;   /* electrons/s (NAN with one exposure) */
+    double dark_offset;                     /* DN, mean dark at zero exposure (black level) */
+    double saturation_dn;                   /* mean DN (above dark) at maximal variance */
+    double saturation_capacity;             /* electrons: saturation_dn / K */
+    double prnu;                            /* relative (0.01 = 1 %), at the level nearest 50 % saturation */
+    double dsnu;                            /* electrons rms, at the shortest exposure */
+    double variance_slope, variance_slope_ci;         /* sigma_1^2 of eq. 4, normalized units */
+    double variance_intercept, variance_intercept_ci; /* sigma_2^2 */
+    size_t levels_used;                     /* levels below 70 % of saturation in the fits */
+} sensim_ptc_result;
+
+/* Fits the levels (at least 3 below 70 % of saturation with distinct means).
+ * full_scale: the DN of intensity 1 for the simple model (255, 65535 or 1). */
+sensim_status sensim_ptc_fit(const sensim_ptc_level *levels, size_t n, double full_scale, sensim_ptc_result *r);
+
+/* Writes the photon-transfer plot (temporal variance minus dark variance
+ * against mean minus dark, log-log, with the fitted line and the saturation
+ * point) as SVG; temporary name and rename. */
+sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *levels, size_t n,
+                                  const sensim_ptc_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

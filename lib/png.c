@@ -1,0 +1,188 @@
+/* PNG import and export through libpng's setjmp-based API. See sensim/png.h. */
+#include "sensim/png.h"
+
+#include <errno.h>
+#include <png.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libpng reports through callbacks: keep its message for ours instead of
+ * letting it print. */
+typedef struct png_ctx {
+    char msg[256];
+} png_ctx;
+
+static void on_error(png_structp png, png_const_charp msg)
+{
+    png_ctx *c = png_get_error_ptr(png);
+    snprintf(c->msg, sizeof c->msg, "%s", msg);
+    png_longjmp(png, 1);
+}
+
+static void on_warning(png_structp png, png_const_charp msg)
+{
+    (void)png;
+    (void)msg;
+}
+
+sensim_status sensim_png_read(const char *path, int strip_alpha, sensim_image_info *info, void **pixels)
+{
+    *pixels = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char sig[8];
+    if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8)) {
+        fclose(f);
+        return sensim_error(SENSIM_EFORMAT, "%s: not a PNG file", path);
+    }
+    png_ctx ctx = {{0}};
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &ctx, on_error, on_warning);
+    png_infop pi = png ? png_create_info_struct(png) : NULL;
+    /* volatile: modified between setjmp and a possible longjmp. */
+    unsigned char *volatile buf = NULL;
+    png_bytep *volatile rows = NULL;
+    sensim_status st = SENSIM_OK;
+    if (!png || !pi) {
+        st = sensim_error(SENSIM_ENOMEM, "%s: cannot create a PNG reader", path);
+        goto done;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        st = sensim_error(SENSIM_EFORMAT, "%s: corrupt PNG: %s", path, ctx.msg);
+        goto done;
+    }
+    png_init_io(png, f);
+    png_set_sig_bytes(png, 8);
+    png_read_info(png, pi);
+    int ct = png_get_color_type(png, pi), bd = png_get_bit_depth(png, pi);
+    if (ct == PNG_COLOR_TYPE_PALETTE)
+        png_set_palette_to_rgb(png);
+    if (ct == PNG_COLOR_TYPE_GRAY && bd < 8)
+        png_set_expand_gray_1_2_4_to_8(png);
+    if (png_get_valid(png, pi, PNG_INFO_tRNS)) {
+        if (!strip_alpha) {
+            st = sensim_error(SENSIM_EUNSUPPORTED, "%s: PNG has transparency; gray or RGB expected", path);
+            goto done;
+        }
+    }
+    if (ct & PNG_COLOR_MASK_ALPHA) {
+        if (!strip_alpha) {
+            st = sensim_error(SENSIM_EUNSUPPORTED, "%s: PNG has an alpha channel; gray or RGB expected", path);
+            goto done;
+        }
+        png_set_strip_alpha(png);
+    }
+    if (bd == 16)
+        png_set_swap(png); /* file is big-endian; memory native (little-endian hosts) */
+    png_read_update_info(png, pi);
+    size_t W = png_get_image_width(png, pi), H = png_get_image_height(png, pi);
+    int C = png_get_channels(png, pi), B = png_get_bit_depth(png, pi);
+    if ((C != 1 && C != 3) || (B != 8 && B != 16)) {
+        st = sensim_error(SENSIM_EUNSUPPORTED, "%s: %d channels of %d bits; gray or RGB of 8 or 16 bits expected",
+                          path, C, B);
+        goto done;
+    }
+    size_t rowbytes = png_get_rowbytes(png, pi);
+    if (rowbytes != W * (size_t)C * (size_t)(B / 8)) {
+        st = sensim_error(SENSIM_EFORMAT, "%s: unexpected row size %zu", path, rowbytes);
+        goto done;
+    }
+    buf = malloc(rowbytes * H);
+    rows = malloc(H * sizeof *rows);
+    if (!buf || !rows) {
+        st = sensim_error(SENSIM_ENOMEM, "%s: cannot allocate a %zux%zu image", path, W, H);
+        goto done;
+    }
+    for (size_t y = 0; y < H; y++)
+        rows[y] = buf + y * rowbytes;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    info->width = W;
+    info->height = H;
+    info->channels = C;
+    info->bit_depth = B;
+    *pixels = buf;
+    buf = NULL;
+done:
+    png_destroy_read_struct(png ? &png : NULL, pi ? &pi : NULL, NULL);
+    free(rows);
+    free(buf);
+    fclose(f);
+    return st;
+}
+
+sensim_status sensim_png_write(const char *path, const sensim_image_info *info, const void *pixels)
+{
+    if (!info || !pixels)
+        return sensim_error(SENSIM_EINVAL, "%s: NULL image", path);
+    if (info->width == 0 || info->height == 0 || info->width > 0x7fffffff || info->height > 0x7fffffff)
+        return sensim_error(SENSIM_EINVAL, "%s: bad image size %zux%zu", path, info->width, info->height);
+    if (info->channels != 1 && info->channels != 3)
+        return sensim_error(SENSIM_EINVAL, "%s: %d channels: PNG export takes 1 (gray) or 3 (RGB)", path,
+                            info->channels);
+    if (info->bit_depth != 8 && info->bit_depth != 16)
+        return sensim_error(SENSIM_EINVAL, "%s: bit depth %d: PNG export takes 8 or 16", path, info->bit_depth);
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 16);
+    if (!tmp)
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    png_ctx ctx = {{0}};
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, on_error, on_warning);
+    png_infop pi = png ? png_create_info_struct(png) : NULL;
+    png_bytep *volatile rows = NULL;
+    sensim_status st = SENSIM_OK;
+    if (!png || !pi) {
+        st = sensim_error(SENSIM_ENOMEM, "%s: cannot create a PNG writer", path);
+        goto done;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        st = sensim_error(SENSIM_EIO, "%s: PNG write failed: %s", path, ctx.msg);
+        goto done;
+    }
+    png_init_io(png, f);
+    png_set_IHDR(png, pi, (png_uint_32)info->width, (png_uint_32)info->height, info->bit_depth,
+                 info->channels == 1 ? PNG_COLOR_TYPE_GRAY : PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, pi);
+    if (info->bit_depth == 16)
+        png_set_swap(png);
+    size_t rowbytes = info->width * (size_t)info->channels * (size_t)(info->bit_depth / 8);
+    rows = malloc(info->height * sizeof *rows);
+    if (!rows) {
+        st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    for (size_t y = 0; y < info->height; y++)
+        rows[y] = (png_bytep)pixels + y * rowbytes;
+    png_write_image(png, rows);
+    png_write_end(png, NULL);
+done:
+    png_destroy_write_struct(png ? &png : NULL, pi ? &pi : NULL);
+    free(rows);
+    if (fclose(f) != 0 && st == SENSIM_OK)
+        st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
+    if (st == SENSIM_OK && rename(tmp, path) != 0)
+        st = sensim_error(SENSIM_EIO, "%s: cannot rename the temporary file: %s", path, strerror(errno));
+    if (st != SENSIM_OK)
+        unlink(tmp);
+    free(tmp);
+    return st;
+}

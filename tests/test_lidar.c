@@ -1,0 +1,483 @@
+/* Lidar noise on replayed scans: range sigma against base + slope * range,
+ * angular sigma, dropout rates against binomial tolerances, quantization,
+ * detection threshold, thread independence, bad parameters. The lidar fit
+ * (calib/lidar_fit.c) tests are in this suite too. */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/lidar.h"
+#include "testutil.h"
+
+/* n points at range r spread over azimuths, intensity `in`. */
+static float *ring(size_t n, double r, double in, float **range, float **az, float **el)
+{
+    float *p = malloc(n * 4 * sizeof *p);
+    *range = malloc(n * sizeof **range);
+    *az = malloc(n * sizeof **az);
+    *el = malloc(n * sizeof **el);
+    for (size_t i = 0; i < n; i++) {
+        double a = -3.0 + 6.0 * i / n, e = 0.1 * sin(i * 0.01);
+        p[4 * i] = (float)(r * cos(e) * cos(a));
+        p[4 * i + 1] = (float)(r * cos(e) * sin(a));
+        p[4 * i + 2] = (float)(r * sin(e));
+        p[4 * i + 3] = (float)in;
+        (*range)[i] = (float)r;
+        (*az)[i] = (float)a;
+        (*el)[i] = (float)e;
+    }
+    return p;
+}
+
+START_TEST(range_sigma_grows_with_range)
+{
+    /* sigma = 0.02 + 0.001 r at r = 5, 20, 60, 150 m; n = 20000 points per
+     * range: SE of the sample sd is sigma/sqrt(2n) = 0.5 % of sigma, checked
+     * at 5 SE. Range is recomputed from the noisy x, y, z too, which checks
+     * that the noise is mapped back to the point. */
+    const size_t n = 20000;
+    const double ranges[4] = {5, 20, 60, 150};
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    p.azimuth_sigma = 0.001;
+    p.elevation_sigma = 0.001;
+    sensim_lidar *l = sensim_lidar_create(&p, 5, 9);
+    ck_assert_ptr_nonnull(l);
+    for (int k = 0; k < 4; k++) {
+        float *rg, *az, *el, *pts = ring(n, ranges[k], 0.5, &rg, &az, &el);
+        float *out = malloc(n * 4 * sizeof *out), *ro = malloc(n * sizeof *ro), *ao = malloc(n * sizeof *ao);
+        uint8_t *keep = malloc(n);
+        sensim_lidar_block b = {n, (uint64_t)k * n, pts, rg, az, el, out, ro, ao, NULL, keep};
+        size_t kept;
+        ck_assert_int_eq(sensim_lidar_apply(l, &b, &kept), SENSIM_OK);
+        ck_assert_uint_eq(kept, n);
+        double *dr = malloc(n * sizeof *dr), *dx = malloc(n * sizeof *dx), *da = malloc(n * sizeof *da);
+        for (size_t i = 0; i < n; i++) {
+            dr[i] = ro[i] - ranges[k];
+            dx[i] = sqrt((double)out[4 * i] * out[4 * i] + (double)out[4 * i + 1] * out[4 * i + 1] +
+                         (double)out[4 * i + 2] * out[4 * i + 2]) - ranges[k];
+            da[i] = (double)ao[i] - az[i];
+        }
+        double sigma = 0.02 + 0.001 * ranges[k];
+        ck_assert_within(sensim_lidar_range_sigma(&p, ranges[k]), sigma, 1e-15);
+        ck_assert_within(sqrt(tu_var(dr, n, 1)), sigma, 5 * sigma / sqrt(2.0 * n));
+        ck_assert_within(tu_mean(dr, n, 1), 0.0, 5 * sigma / sqrt((double)n));
+        /* float32 rounding of x, y, z adds at most ~1e-5 m at 150 m. */
+        ck_assert_within(sqrt(tu_var(dx, n, 1)), sigma, 5 * sigma / sqrt(2.0 * n) + 1e-5);
+        ck_assert_within(sqrt(tu_var(da, n, 1)), 0.001, 5 * 0.001 / sqrt(2.0 * n) + 1e-6);
+        free(dr);
+        free(dx);
+        free(da);
+        free(pts);
+        free(rg);
+        free(az);
+        free(el);
+        free(out);
+        free(ro);
+        free(ao);
+        free(keep);
+    }
+    sensim_lidar_destroy(l);
+}
+END_TEST
+
+static double drop_rate(const sensim_lidar_params *p, double intensity, size_t n)
+{
+    sensim_lidar *l = sensim_lidar_create(p, 77, 3);
+    ck_assert_ptr_nonnull(l);
+    float *rg, *az, *el, *pts = ring(n, 10, intensity, &rg, &az, &el);
+    float *out = malloc(n * 4 * sizeof *out);
+    uint8_t *keep = malloc(n);
+    sensim_lidar_block b = {n, 0, pts, NULL, NULL, NULL, out, NULL, NULL, NULL, keep};
+    size_t kept;
+    ck_assert_int_eq(sensim_lidar_apply(l, &b, &kept), SENSIM_OK);
+    size_t k2 = 0;
+    for (size_t i = 0; i < n; i++)
+        k2 += keep[i];
+    ck_assert_uint_eq(k2, kept);
+    free(pts);
+    free(rg);
+    free(az);
+    free(el);
+    free(out);
+    free(keep);
+    sensim_lidar_destroy(l);
+    return 1.0 - (double)kept / n;
+}
+
+START_TEST(dropout_rates_binomial)
+{
+    /* n = 40000 points; a drop probability q is checked within 5 binomial
+     * SE sqrt(q (1-q) / n). */
+    const size_t n = 40000;
+#define BINOM(q) (5 * sqrt((q) * (1 - (q)) / n) + 1e-12)
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.dropoff_general_rate = 0.45;
+    ck_assert_within(drop_rate(&p, 0.5, n), 0.45, BINOM(0.45));
+    /* CARLA's rule: limit 0.8, zero-intensity drop 0.4: at i, the drop
+     * probability is 0.4 (1 - i/0.8) below the limit, 0 above. */
+    p.dropoff_general_rate = 0;
+    p.dropoff_intensity_limit = 0.8;
+    p.dropoff_zero_intensity = 0.4;
+    ck_assert_within(drop_rate(&p, 0.0, n), 0.4, BINOM(0.4));
+    ck_assert_within(drop_rate(&p, 0.4, n), 0.2, BINOM(0.2));
+    ck_assert_within(drop_rate(&p, 0.9, n), 0.0, 0.0);
+    /* Both: keep = (1 - 0.45) (1 - 0.2). */
+    p.dropoff_general_rate = 0.45;
+    ck_assert_within(drop_rate(&p, 0.4, n), 1 - 0.55 * 0.8, BINOM(0.56));
+    /* Detection threshold on noisy intensity: sigma 0.1 around 0.3 with a
+     * threshold 0.3 drops half. */
+    p = sensim_lidar_default_params();
+    p.intensity_sigma = 0.1;
+    p.min_intensity = 0.3;
+    ck_assert_within(drop_rate(&p, 0.3, n), 0.5, BINOM(0.5));
+    ck_assert_within(drop_rate(&p, 0.9, n), 0.0, 0.0);
+#undef BINOM
+}
+END_TEST
+
+START_TEST(quantization_and_passthrough)
+{
+    const size_t n = 1000;
+    float *rg, *az, *el, *pts = ring(n, 12.3456, 0.7, &rg, &az, &el);
+    float *out = malloc(n * 4 * sizeof *out), *ro = malloc(n * sizeof *ro);
+    uint8_t *keep = malloc(n);
+    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_lidar *l = sensim_lidar_create(&p, 1, 1);
+    sensim_lidar_block b = {n, 0, pts, rg, az, el, out, ro, NULL, NULL, keep};
+    size_t kept;
+    sensim_lidar_apply(l, &b, &kept);
+    /* No noise: points unchanged bit for bit. */
+    ck_assert(memcmp(out, pts, n * 4 * sizeof *out) == 0);
+    sensim_lidar_destroy(l);
+    p.range_sigma_base = 0.01;
+    p.range_resolution = 0.004;
+    l = sensim_lidar_create(&p, 1, 1);
+    sensim_lidar_apply(l, &b, &kept);
+    for (size_t i = 0; i < n; i++) {
+        double q = ro[i] / 0.004;
+        ck_assert_within(q, round(q), 1e-3); /* float32 of a multiple of 4 mm */
+    }
+    sensim_lidar_destroy(l);
+    /* Empty block. */
+    sensim_lidar_block e = {0, 0, pts, NULL, NULL, NULL, out, NULL, NULL, NULL, keep};
+    l = sensim_lidar_create(&p, 1, 1);
+    kept = 99;
+    ck_assert_int_eq(sensim_lidar_apply(l, &e, &kept), SENSIM_OK);
+    ck_assert_uint_eq(kept, 0);
+    /* NaN points are dropped. */
+    pts[0] = NAN;
+    sensim_lidar_block b1 = {1, 0, pts, NULL, NULL, NULL, out, NULL, NULL, NULL, keep};
+    sensim_lidar_apply(l, &b1, &kept);
+    ck_assert_uint_eq(kept, 0);
+    sensim_lidar_destroy(l);
+    free(pts);
+    free(rg);
+    free(az);
+    free(el);
+    free(out);
+    free(ro);
+    free(keep);
+}
+END_TEST
+
+START_TEST(lidar_same_output_any_thread_count_and_block)
+{
+    const size_t n = 5003;
+    float *rg, *az, *el, *pts = ring(n, 30, 0.3, &rg, &az, &el);
+    float *o1 = malloc(n * 16), *o2 = malloc(n * 16);
+    uint8_t *k1 = malloc(n), *k2 = malloc(n);
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.azimuth_sigma = 0.002;
+    p.intensity_sigma = 0.05;
+    p.dropoff_general_rate = 0.1;
+    p.dropoff_intensity_limit = 0.8;
+    p.dropoff_zero_intensity = 0.4;
+    sensim_lidar *l = sensim_lidar_create(&p, 9, 2);
+    sensim_lidar_block b = {n, 100, pts, NULL, NULL, NULL, o1, NULL, NULL, NULL, k1};
+    omp_set_num_threads(1);
+    sensim_lidar_apply(l, &b, NULL);
+    omp_set_num_threads(2);
+    /* In two blocks of uneven size. */
+    sensim_lidar_block b2 = {1234, 100, pts, NULL, NULL, NULL, o2, NULL, NULL, NULL, k2};
+    sensim_lidar_apply(l, &b2, NULL);
+    sensim_lidar_block b3 = {n - 1234, 1334, pts + 4 * 1234, NULL, NULL, NULL, o2 + 4 * 1234, NULL, NULL, NULL,
+                             k2 + 1234};
+    sensim_lidar_apply(l, &b3, NULL);
+    ck_assert(memcmp(o1, o2, n * 16) == 0);
+    ck_assert(memcmp(k1, k2, n) == 0);
+    sensim_lidar_destroy(l);
+    free(pts);
+    free(rg);
+    free(az);
+    free(el);
+    free(o1);
+    free(o2);
+    free(k1);
+    free(k2);
+}
+END_TEST
+
+START_TEST(lidar_bad_parameters)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_slope = -0.1;
+    ck_assert_ptr_null(sensim_lidar_create(&p, 1, 1));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma_slope"));
+    p = sensim_lidar_default_params();
+    p.dropoff_general_rate = 1.5;
+    ck_assert_ptr_null(sensim_lidar_create(&p, 1, 1));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dropoff_general_rate"));
+    p = sensim_lidar_default_params();
+    p.dropoff_zero_intensity = 0.4;
+    ck_assert_ptr_null(sensim_lidar_create(&p, 1, 1));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dropoff_intensity_limit"));
+    p = sensim_lidar_default_params();
+    p.azimuth_sigma = NAN;
+    ck_assert_ptr_null(sensim_lidar_create(&p, 1, 1));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "azimuth_sigma"));
+    ck_assert_ptr_null(sensim_lidar_create(NULL, 1, 1));
+    sensim_lidar_destroy(NULL);
+}
+END_TEST
+
+
+
+/* ---- lidar range-noise fit (calib/lidar_fit.c) ---- */
+
+#include "sensim/lidar_fit.h"
+
+START_TEST(lidar_fit_round_trip)
+{
+    /* 20 scans of 3000 static returns at 2..120 m on 4 beams, noised by the
+     * model with base 0.02 m, slope 0.001, and beam biases; the fit must
+     * recover base and slope within two 95 % half-widths (about 4 SE), and
+     * each beam's bias within 5 SE of its mean (sigma/sqrt(points * scans)). */
+    const size_t S = 20, M = 3000, B = 4;
+    const double bias[4] = {0.0, 0.01, -0.02, 0.005};
+    float *pts = malloc(M * 16), *ref = malloc(M * 4), *ranges = malloc(S * M * 4), *out = malloc(M * 16);
+    float *ro = malloc(M * 4);
+    uint16_t *ch = malloc(M * 2);
+    uint8_t *keep = malloc(M);
+    for (size_t i = 0; i < M; i++) {
+        double r = 2 + 118.0 * i / (M - 1), a = i * 0.001, e = 0.05 * (double)(i % B);
+        ch[i] = (uint16_t)(i % B);
+        ref[i] = (float)r;
+        pts[4 * i] = (float)(r * cos(e) * cos(a));
+        pts[4 * i + 1] = (float)(r * cos(e) * sin(a));
+        pts[4 * i + 2] = (float)(r * sin(e));
+        pts[4 * i + 3] = 0.5f;
+    }
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    sensim_lidar *l = sensim_lidar_create(&p, 3, 3);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, out, ro, NULL, NULL, keep};
+        sensim_lidar_apply(l, &b, NULL);
+        for (size_t i = 0; i < M; i++)
+            ranges[s * M + i] = (float)(ro[i] + bias[ch[i]]);
+    }
+    ranges[5] = NAN; /* a dropped return */
+    sensim_lidar_fit_result r;
+    double bb[4], bs[4];
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, ref, ch, B, bb, bs, &r), SENSIM_OK);
+    ck_assert_uint_eq(r.points_used, M);
+    ck_assert_within(r.sigma_base, 0.02, 2 * r.sigma_base_ci);
+    ck_assert_within(r.sigma_slope, 0.001, 2 * r.sigma_slope_ci);
+    ck_assert_double_lt(r.sigma_slope_ci, 1e-4);
+    ck_assert_within(r.chi2_dof, 1.0, 0.2);
+    for (size_t b = 0; b < B; b++)
+        ck_assert_within(bb[b], bias[b], 5 * 0.08 / sqrt((double)S * M / B));
+    /* Errors: too few scans, empty scans, bad channel. */
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, 2, M, ref, ch, B, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, 0, NULL, NULL, 0, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty"));
+    ch[7] = 9;
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, ref, ch, B, NULL, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "return 7"));
+    sensim_lidar_destroy(l);
+    free(pts);
+    free(ref);
+    free(ranges);
+    free(out);
+    free(ro);
+    free(ch);
+    free(keep);
+}
+END_TEST
+
+/* ---- the lidar sensor type through a rig (models/lidar_sensor.c) ---- */
+
+#include "sensim/log.h"
+#include "sensim/rig.h"
+
+static const char lidar_rig[] =
+    "seed: 5\n"
+    "sensors:\n"
+    "  - name: lidar\n"
+    "    type: lidar\n"
+    "    noise: { range_sigma_base: 0.02, range_sigma_slope: 0.001, azimuth_sigma: 0.001, elevation_sigma: 0.001 }\n"
+    "    dropout: { dropoff_general_rate: 0.25 }\n";
+
+/* S scans of P points at 25 m, with range/azimuth/elevation and channel. */
+static void write_lidar_log(const char *path, size_t S, size_t P)
+{
+    size_t M = S * P, four = 4;
+    sensim_log *l = sensim_log_create(path, "test");
+    float *pts = malloc((M ? M : 1) * 16), *rg = malloc((M ? M : 1) * 4), *az = malloc((M ? M : 1) * 4),
+          *el = malloc((M ? M : 1) * 4);
+    uint16_t *ch = malloc((M ? M : 1) * 2);
+    uint64_t *off = malloc((S + 1) * 8);
+    double *t = malloc((S ? S : 1) * 8);
+    for (size_t i = 0; i < M; i++) {
+        double a = (i % P) * 0.001, e = ((double)(i % 16) - 8) * 0.05;
+        rg[i] = 25.0f;
+        az[i] = (float)a;
+        el[i] = (float)e;
+        pts[4 * i] = (float)(25 * cos(e) * cos(a));
+        pts[4 * i + 1] = (float)(25 * cos(e) * sin(a));
+        pts[4 * i + 2] = (float)(25 * sin(e));
+        pts[4 * i + 3] = 0.5f;
+        ch[i] = (uint16_t)(i % 16);
+    }
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    for (size_t k = 0; k < S; k++)
+        t[k] = 0.1 * k;
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/points", SENSIM_F32, M, 1, &four, pts, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/range", SENSIM_F32, M, 0, NULL, rg, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/azimuth", SENSIM_F32, M, 0, NULL, az, "rad"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/elevation", SENSIM_F32, M, 0, NULL, el, "rad"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/channel", SENSIM_U16, M, 0, NULL, ch, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/scan_offset", SENSIM_U64, S + 1, 0, NULL, off, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(l, "/sensors/lidar/t", SENSIM_F64, S, 0, NULL, t, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(l), SENSIM_OK);
+    free(pts);
+    free(rg);
+    free(az);
+    free(el);
+    free(ch);
+    free(off);
+    free(t);
+}
+
+START_TEST(lidar_rig_inject)
+{
+    /* 10 scans of 4000 points at 25 m: range sd 0.045 m (5 SE: 5 sd /
+     * sqrt(2n)), kept fraction 0.75 (binomial 5 SE), scan offsets consistent
+     * and channels carried with their points; identical at 1 and 2 threads. */
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *o1 = tu_path(dir, "o1.h5"), *o2 = tu_path(dir, "o2.h5");
+    const size_t S = 10, P = 4000, M = S * P;
+    write_lidar_log(in, S, P);
+    sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_inject_opts o = {rig->seed, 0, 0};
+    omp_set_num_threads(1);
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o1) == SENSIM_OK, "%s", sensim_last_error());
+    omp_set_num_threads(2);
+    ck_assert_msg(sensim_rig_inject(rig, &o, in, o2) == SENSIM_OK, "%s", sensim_last_error());
+    sensim_log *a = sensim_log_open(o1), *b = sensim_log_open(o2);
+    size_t four = 4, n, nb;
+    ck_assert_int_eq(sensim_log_check_shape(a, "/sensors/lidar/points", 1, &four, &n), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_check_shape(b, "/sensors/lidar/points", 1, &four, &nb), SENSIM_OK);
+    ck_assert_uint_eq(n, nb);
+    ck_assert_within((double)n / M, 0.75, 5 * sqrt(0.75 * 0.25 / M));
+    float *pa = malloc(n * 16), *pb = malloc(n * 16), *rg = malloc(n * 4);
+    uint16_t *ch = malloc(n * 2);
+    uint64_t off[11];
+    sensim_log_read(a, "/sensors/lidar/points", SENSIM_F32, 0, n, pa);
+    sensim_log_read(b, "/sensors/lidar/points", SENSIM_F32, 0, n, pb);
+    ck_assert(memcmp(pa, pb, n * 16) == 0);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/range", SENSIM_F32, 0, n, rg), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/channel", SENSIM_U16, 0, n, ch), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_read(a, "/sensors/lidar/scan_offset", SENSIM_U64, 0, S + 1, off), SENSIM_OK);
+    ck_assert_uint_eq(off[0], 0);
+    ck_assert_uint_eq(off[S], n);
+    double *d = malloc(n * sizeof *d);
+    for (size_t i = 0; i < n; i++) {
+        d[i] = rg[i] - 25.0;
+        /* Channel c was written at elevation (c - 8) 0.05 rad: the channel
+         * must travel with its point (elevation noise 0.001 << 0.025). */
+        double elv = asin(pa[4 * i + 2] / sqrt(pa[4 * i] * pa[4 * i] + pa[4 * i + 1] * pa[4 * i + 1] +
+                                               pa[4 * i + 2] * pa[4 * i + 2]));
+        ck_assert_int_eq((int)ch[i], (int)lround(elv / 0.05) + 8);
+    }
+    double sd = 0.02 + 0.001 * 25;
+    ck_assert_within(sqrt(tu_var(d, n, 1)), sd, 5 * sd / sqrt(2.0 * n));
+    for (size_t k = 0; k < S; k++)
+        ck_assert_uint_le(off[k], off[k + 1]);
+    sensim_log_close(a);
+    sensim_log_close(b);
+    free(pa);
+    free(pb);
+    free(rg);
+    free(ch);
+    free(d);
+    sensim_rig_free(rig);
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(o1);
+    free(o2);
+}
+END_TEST
+
+START_TEST(lidar_rig_bad_input)
+{
+    char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *out = tu_path(dir, "out.h5");
+    sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
+    sensim_inject_opts o = {5, 0, 0};
+    write_lidar_log(in, 0, 0);
+    ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty scans"));
+    ck_assert(!tu_file_exists(out));
+    sensim_rig_free(rig);
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    noise: { range_sigma_base: -0.02 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bad.yaml:4"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma_base"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    dropout: { dropoff_zero_intensity: 0.4 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dropoff_intensity_limit"));
+    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                              "    noise: { range_sigma: 0.02 }\n",
+                                              "bad.yaml"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma"));
+    /* Angles take units. */
+    sensim_rig *r2 = sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
+                                            "    noise: { azimuth_sigma: \"0.1 deg\" }\n",
+                                            "ok.yaml");
+    ck_assert_ptr_nonnull(r2);
+    const sensim_lidar_params *lp = r2->sensors[0].model;
+    ck_assert_within(lp->azimuth_sigma, 0.1 * M_PI / 180, 1e-15);
+    sensim_rig_free(r2);
+    tu_rmtree(dir);
+    free(dir);
+    free(in);
+    free(out);
+}
+END_TEST
+
+Suite *suite_lidarnoise(void)
+{
+    Suite *s = suite_create("lidarnoise");
+    TCase *tc = tcase_create("lidar");
+    tcase_add_test(tc, range_sigma_grows_with_range);
+    tcase_add_test(tc, dropout_rates_binomial);
+    tcase_add_test(tc, quantization_and_passthrough);
+    tcase_add_test(tc, lidar_same_output_any_thread_count_and_block);
+    tcase_add_test(tc, lidar_bad_parameters);
+    tcase_add_test(tc, lidar_fit_round_trip);
+    tcase_add_test(tc, lidar_rig_inject);
+    tcase_add_test(tc, lidar_rig_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}

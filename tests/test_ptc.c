@@ -1,0 +1,148 @@
+/* Photon transfer: a flat-field stack simulated with the EMVA camera model
+ * (known K, read noise, dark current, PRNU, DSNU, full well) is fitted back;
+ * each estimate must fall within two 95 % half-widths of the truth (about 4
+ * standard errors). Plus bad-input errors and the SVG plot. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/camera.h"
+#include "sensim/ptc.h"
+#include "testutil.h"
+
+#define NLEV 16
+
+static sensim_camera_params truth(size_t W, size_t H)
+{
+    sensim_camera_params p = sensim_camera_default_params();
+    p.model = SENSIM_CAMERA_NOISE_EMVA;
+    p.width = W;
+    p.height = H;
+    p.photons_full_scale = 80000;
+    p.quantum_efficiency = 0.5;
+    p.gain = 0.25;
+    p.read_noise = 8;
+    p.dark_current = 300;
+    p.black_level = 100;
+    p.full_well = 30000;
+    p.adc_bits = 16;
+    p.prnu = 0.01;
+    p.dsnu = 5;
+    return p;
+}
+
+/* Simulates the stack: level k has exposure k ms and I proportional to it. */
+static void simulate(size_t W, size_t H, sensim_ptc_level *lv)
+{
+    const size_t n = W * H;
+    uint16_t *in = malloc(2 * n), *zero = calloc(n, 2), *f[4];
+    for (int j = 0; j < 4; j++)
+        f[j] = malloc(2 * n);
+    for (int k = 0; k < NLEV; k++) {
+        sensim_camera_params p = truth(W, H);
+        p.exposure_time = 1e-3 * (k + 1);
+        uint16_t v = (uint16_t)lround(65535.0 * (k + 1) / NLEV * 0.95);
+        for (size_t i = 0; i < n; i++)
+            in[i] = v;
+        sensim_camera *c = sensim_camera_create(&p, 2024, 5);
+        ck_assert_ptr_nonnull(c);
+        sensim_camera_apply(c, 4 * k, SENSIM_PIXEL_U16, in, f[0]);
+        sensim_camera_apply(c, 4 * k + 1, SENSIM_PIXEL_U16, in, f[1]);
+        sensim_camera_apply(c, 4 * k + 2, SENSIM_PIXEL_U16, zero, f[2]);
+        sensim_camera_apply(c, 4 * k + 3, SENSIM_PIXEL_U16, zero, f[3]);
+        ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, n, f[0], f[1], f[2], f[3], p.exposure_time,
+                                                  &lv[k]),
+                         SENSIM_OK);
+        sensim_camera_destroy(c);
+    }
+    for (int j = 0; j < 4; j++)
+        free(f[j]);
+    free(in);
+    free(zero);
+}
+
+START_TEST(ptc_round_trip)
+{
+    const size_t W = 200, H = 200;
+    sensim_ptc_level lv[NLEV];
+    simulate(W, H, lv);
+    sensim_ptc_result r;
+    ck_assert_int_eq(sensim_ptc_fit(lv, NLEV, 65535, &r), SENSIM_OK);
+    sensim_camera_params p = truth(W, H);
+    ck_assert_uint_ge(r.levels_used, 5);
+    ck_assert_within(r.gain, p.gain, 2 * r.gain_ci);
+    ck_assert_double_lt(r.gain_ci, 0.01 * p.gain); /* the fit is informative */
+    ck_assert_within(r.read_noise, p.read_noise, 2 * r.read_noise_ci);
+    ck_assert_within(r.dark_current, p.dark_current, 2 * r.dark_current_ci);
+    ck_assert_within(r.dark_offset, p.black_level, 0.05);
+    /* Saturation: the well (30000 e-) is reached between levels; the
+     * variance peaks where most pixels are just below it (PRNU 1 % spreads
+     * the saturation point by about 300 e-), so within 5 %. */
+    ck_assert_within(r.saturation_capacity, p.full_well, 0.05 * p.full_well);
+    /* PRNU from 40000 pixels: relative SE about 1/sqrt(2n) plus the
+     * temporal subtraction; within 10 %. DSNU (5 e- = 1.25 DN against 2 DN
+     * of temporal noise in the pair mean): within 15 %. */
+    ck_assert_within(r.prnu, p.prnu, 0.1 * p.prnu);
+    ck_assert_within(r.dsnu, p.dsnu, 0.15 * p.dsnu);
+    /* Simple model (seed 000 eq. 4) on I = DN/65535: var = K (mu - black) +
+     * K^2 sigma_d^2 + 1/12 gives slope K/fs and intercept (K^2 sigma_d^2 +
+     * 1/12 - K black)/fs^2. */
+    double fs = 65535;
+    ck_assert_within(r.variance_slope, p.gain / fs, 2 * r.variance_slope_ci);
+    ck_assert_within(r.variance_intercept, (p.gain * p.gain * 64 + 1.0 / 12 - p.gain * p.black_level) / (fs * fs),
+                     2 * r.variance_intercept_ci);
+    char *dir = tu_mkdtemp(), *svg = tu_path(dir, "ptc.svg");
+    ck_assert_int_eq(sensim_ptc_plot_svg(svg, lv, NLEV, &r), SENSIM_OK);
+    size_t len;
+    char *txt = tu_read_file(svg, &len);
+    ck_assert_ptr_nonnull(strstr(txt, "<svg"));
+    ck_assert_ptr_nonnull(strstr(txt, "</svg>"));
+    ck_assert_ptr_nonnull(strstr(txt, "<circle"));
+    free(txt);
+    tu_rmtree(dir);
+    free(dir);
+    free(svg);
+}
+END_TEST
+
+START_TEST(ptc_bad_input)
+{
+    sensim_ptc_level lv[3];
+    sensim_ptc_result r;
+    memset(lv, 0, sizeof lv);
+    ck_assert_int_eq(sensim_ptc_fit(lv, 2, 65535, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
+    ck_assert_int_eq(sensim_ptc_fit(lv, 3, 0, &r), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "full_scale"));
+    /* Three levels, all saturated beyond 70 %: too few usable. */
+    for (int i = 0; i < 3; i++) {
+        lv[i].npix = 100;
+        lv[i].exposure = 1e-3 * (i + 1);
+        lv[i].mu_y = 1000 * (i + 1);
+        lv[i].var_y = 10 * (3 - i);
+    }
+    ck_assert_int_eq(sensim_ptc_fit(lv, 3, 65535, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "70 %"));
+    uint16_t a[4] = {1, 2, 3, 4};
+    sensim_ptc_level one;
+    ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, 1, a, a, NULL, NULL, 0.01, &one), SENSIM_EINVAL);
+    ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, 4, a, a, a, NULL, 0.01, &one), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dark"));
+    float nan4[4] = {1, NAN, 2, 3};
+    ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_F32, 4, nan4, nan4, NULL, NULL, 0.01, &one),
+                     SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "pixel 1"));
+}
+END_TEST
+
+Suite *suite_ptc(void)
+{
+    Suite *s = suite_create("ptc");
+    TCase *tc = tcase_create("ptc");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, ptc_round_trip);
+    tcase_add_test(tc, ptc_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
