@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fit.h"
 #include "cli_series.h"
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
@@ -19,6 +20,10 @@ const char cmd_fit_usage[] =
     "\n"
     "Fits noise-model parameters to recorded stationary data. Kinds:\n"
     "  imu     Allan-variance fit of a static IMU log\n"
+    "  camera  photon transfer (EMVA 1288) from a flat-field stack\n"
+    "          (sensim fit camera --help)\n"
+    "  lidar   range-noise line from repeated scans of a static scene\n"
+    "          (sensim fit lidar --help)\n"
     "\n"
     "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
     "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
@@ -57,17 +62,23 @@ static int fit_imu(int argc, char **argv);
 /* One line per kind. */
 static const fit_kind kinds[] = {
     {"imu", fit_imu},
+    {"camera", cli_fit_camera},
+    {"lidar", cli_fit_lidar},
     {NULL, NULL},
 };
 
 int cmd_fit(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("fit", "which kind? (imu)");
+        return cli_usage_error("fit", "which kind? (imu, camera, lidar)");
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        cli_print_help("fit", stdout);
+        return CLI_OK;
+    }
     for (const fit_kind *k = kinds; k->name; k++)
         if (!strcmp(argv[1], k->name))
             return k->run(argc - 1, argv + 1);
-    return cli_usage_error("fit", "unknown kind '%s' (known: imu)", argv[1]);
+    return cli_usage_error("fit", "unknown kind '%s' (known: imu, camera, lidar)", argv[1]);
 }
 
 /* ---- fit imu ---- */

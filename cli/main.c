@@ -155,7 +155,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return CLI_USAGE;
     }
-    for (int i = 2; i < argc; i++)
+    /* `sensim fit KIND --help` is the kind's own help: fit dispatches it. */
+    for (int i = 2; i < argc && strcmp(verb, "fit"); i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             fputs(c->usage, stdout);
             return CLI_OK;
