@@ -337,9 +337,13 @@ START_TEST(cli_fit_bad_input)
     char *old = tu_read_file(yaml, NULL);
     ck_assert_str_eq(old, "old");
     free(old);
+    r = tu_run("fit", "gnss2", h5, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unknown kind 'gnss2'"), "%s", r.err);
+    tu_run_free(&r);
     r = tu_run("fit", "lidar", h5, NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "unknown kind 'lidar'"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "missing -o"), "%s", r.err);
     tu_run_free(&r);
     r = tu_run("fit", "imu", h5, NULL);
     ck_assert_int_eq(r.status, 2);
