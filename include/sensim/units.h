@@ -7,7 +7,10 @@
  * "50 uT", "200 ppm", "0.5 %". Expressions combine known units with '*',
  * '/', integer powers ("s^2"), and sqrt(...). Known units: m km cm mm um nm;
  * s ms us ns min h; Hz kHz; rad mrad urad deg arcmin arcsec; g mg ug (standard
- * gravity 9.80665 m/s^2); T mT uT nT G mG (gauss); ppm %.
+ * gravity 9.80665 m/s^2); T mT uT nT G mG (gauss); ppm %. The micro sign
+ * (U+00B5) may stand for u, and the degree sign (U+00B0) for deg. Powers
+ * "^-1" and half powers in parentheses ("s^(3/2)", as sensim_dim_format
+ * writes them) are also read.
  *
  * Dimensions are tracked as half-integer exponents of (m, s, rad, T), with
  * rad kept as a dimension so that an angular figure cannot be given where a
@@ -17,6 +20,8 @@
  * Thread safety: all functions are pure. */
 #ifndef SENSIM_UNITS_H
 #define SENSIM_UNITS_H
+
+#include <stddef.h>
 
 #include "sensim/status.h"
 
@@ -60,9 +65,20 @@ sensim_status sensim_units_parse(const char *text, double *si_value, sensim_dim 
  * A mismatch is SENSIM_EINVAL: "'36 ug' is m/s^2, expected rad/s". */
 sensim_status sensim_units_convert(const char *text, sensim_dim expected, double *si_value);
 
-/* Converts an SI value to the unit expression `unit` (e.g. "deg/sqrt(h)"),
- * checking dimensions: the inverse direction, for printing. */
+/* Converts an SI value to the unit expression `unit` (e.g. "deg/sqrt(h)"):
+ * the inverse direction, for printing. The unit expression is checked; the
+ * value carries no dimension, so use sensim_units_from_si_dim to check that
+ * the unit measures what the value is. */
 sensim_status sensim_units_from_si(double si_value, const char *unit, double *value);
+/* Same, failing (SENSIM_EINVAL) when `unit` is not of dimension `dim`. */
+sensim_status sensim_units_from_si_dim(double si_value, sensim_dim dim, const char *unit, double *value);
+
+/* Parses a unit expression alone ("deg/sqrt(h)"; "" is 1) into the SI value
+ * of one such unit and its dimension. */
+sensim_status sensim_units_unit(const char *unit, double *scale, sensim_dim *dim);
+/* Same, and writes into buf (may be NULL) the definitions of the units used,
+ * for showing a conversion step by step: "deg = pi/180 rad; h = 3600 s". */
+sensim_status sensim_units_explain(const char *unit, double *scale, sensim_dim *dim, char *buf, size_t size);
 
 #ifdef __cplusplus
 }

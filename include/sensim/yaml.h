@@ -64,7 +64,8 @@ sensim_status sensim_ynode_check_keys(const sensim_ynode *n, const char *what, c
 /* Typed getters on mapping `map`. If the key is absent: when `required`, an
  * error "file:line: missing key 'k'" (line of the mapping); otherwise *out is
  * left unchanged and SENSIM_OK returned (so callers preset defaults). Type
- * errors name file, line and key. */
+ * errors name file, line and key. A NULL `map` (an absent optional block)
+ * holds no keys. Null values ("k:" or "k: ~") are type errors. */
 sensim_status sensim_ynode_get_double(const sensim_ynode *map, const char *key, int required, double *out);
 /* A quantity with optional unit string, converted to SI and checked against
  * `dim` (see sensim/units.h): "0.66 deg/sqrt(h)" for an ARW key. */

@@ -1,0 +1,142 @@
+/* sensim/imu.h - triaxial inertial sensors: gyroscope, accelerometer and
+ * magnetometer as one pipeline with every effect optional.
+ *
+ * Per sample k at time t_k, for the true signal u in the sensor frame
+ * (angular rate, specific force including gravity, or magnetic field):
+ *
+ *   y = C diag(1 + s) u  [+ G f]                 scale factor s, cross-axis C,
+ *                                                gyro g-sensitivity G (f: specific force)
+ *     + b0 + b_on                                constant bias, turn-on bias (once per run)
+ *     + chrono_k + airsim_k + gm_k + rw_k + bi_k  bias drift processes
+ *     + R (t_k - t_0)                            rate ramp
+ *     + w_k                                      white noise
+ *   y = q round(y / q)                           quantization (step q)
+ *   y = clamp(y, -range, range)                  output saturation
+ *
+ * Drift processes (MODELS.md; each per axis, with the ACTUAL dt = t_k - t_{k-1}
+ * unless said otherwise):
+ *   chrono drift  Chrono::Sensor's ChNoiseNormalDrift (seed 000, eq. 5),
+ *                 reproduced exactly: white N(mu_a, sigma_a^2) and a pure random
+ *                 walk b += N(mu_b, (b0 sqrt(dt_nom / t_b))^2) with the NOMINAL
+ *                 dt_nom = 1/rate (tau_drift only scales the step in Chrono).
+ *   airsim        AirSim: b += N(0,1) (bias_stability / sqrt(tau)) sqrt(dt),
+ *                 dt >= 1 ms.
+ *   gauss_markov  exact first-order Gauss-Markov (Gazebo's dynamic bias):
+ *                 phi = exp(-dt/tau), b = phi b + N(0, sigma^2 (1 - phi^2)),
+ *                 started from its stationary distribution.
+ *   random_walk   rate random walk K: b += K sqrt(dt) N(0,1)
+ *                 (Allan variance K^2 tau / 3).
+ *   bias_instability  B: a sum of Gauss-Markov processes with correlation times
+ *                 log-spaced over [tau_min, tau_max], variances fitted (at
+ *                 create) so that their Allan variance is flat at
+ *                 (2 ln 2 / pi) B^2 over that range (IEEE Std 952 flicker floor).
+ * White noise: a noise density N (per sqrt(Hz)) gives sigma_d = N sqrt(rate);
+ * a per-sample sigma adds in quadrature.
+ *
+ * Random streams: stream = (instrument * 16 + effect) * 4 + axis, indexed by
+ * sample k, so every value is a pure function of (seed, sensor, k).
+ *
+ * Ownership and threads: a sensim_triax is immutable after create and may be
+ * shared; the mutable process state lives in a caller-owned
+ * sensim_triax_state. sensim_triax_apply never allocates. */
+#ifndef SENSIM_IMU_H
+#define SENSIM_IMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sensim/rng.h"
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SENSIM_BI_MAX_TERMS 8
+
+typedef enum sensim_instrument {
+    SENSIM_GYRO = 0,
+    SENSIM_ACCEL = 1,
+    SENSIM_MAG = 2
+} sensim_instrument;
+
+typedef struct sensim_triax_params {
+    double scale[3];              /* scale-factor error, fraction (0.001 = 1000 ppm) */
+    double cross_axis[3][3];      /* C: identity for none; off-diagonals are cross-axis sensitivity */
+    double g_sensitivity[3][3];   /* G: gyro only, rad/s per m/s^2; zero for none */
+    double bias[3];               /* constant bias b0 */
+    double turn_on_bias[3];       /* std of the per-run bias b_on (drawn once at k = 0) */
+    double noise_density[3];      /* white noise density N, per sqrt(Hz) */
+    double noise_sigma[3];        /* white noise std per sample */
+    double random_walk[3];        /* K, per s^(3/2) (rad/s^2/sqrt(Hz), m/s^3/sqrt(Hz)) */
+    double bias_instability[3];   /* B (flat Allan floor / 0.664) */
+    double bi_tau_min, bi_tau_max;/* correlation-time span reproducing the floor, s */
+    int bi_terms;                 /* Gauss-Markov terms (1..SENSIM_BI_MAX_TERMS) */
+    double rate_ramp[3];          /* R, per s */
+    double gm_sigma[3], gm_tau[3];/* Gauss-Markov bias: stationary std, correlation time */
+    double chrono_mean[3];        /* Chrono drift: mu_a (white noise mean) */
+    double chrono_stddev[3];      /*   sigma_a (white noise std per sample) */
+    double chrono_bias_drift[3];  /*   b0 (random-walk scale) */
+    double chrono_drift_mean[3];  /*   mu_b (random-walk step mean) */
+    double chrono_tau_drift[3];   /*   t_b, s (0 disables the drift) */
+    double airsim_bias_stability[3]; /* AirSim bias stability (0 disables) */
+    double airsim_tau[3];         /*   its time constant, s */
+    double quantization[3];       /* output step q (0 for none) */
+    double range[3];              /* |y| <= range (0 for unlimited) */
+} sensim_triax_params;
+
+/* All effects off: identity cross-axis, zeros elsewhere, bias-instability span
+ * [10/rate, 1000 s] with 6 terms (resolved at create when tau_min is 0). */
+sensim_triax_params sensim_triax_default_params(void);
+
+typedef struct sensim_triax sensim_triax;
+
+/* Validates (negative sigmas, tau <= 0 with a sigma set, NaN, ...; messages
+ * name `what`, e.g. "rig.yaml:7: imu.gyro") and precomputes. */
+sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz,
+                                  const char *what);
+void sensim_triax_destroy(sensim_triax *m);
+const sensim_triax_params *sensim_triax_params_of(const sensim_triax *m);
+/* Bias-instability terms chosen at create: taus and stds for an axis. */
+int sensim_triax_bi_terms(const sensim_triax *m, int axis, double *taus, double *sigmas);
+void sensim_triax_print(const sensim_triax *m, FILE *f);
+
+/* Process state carried from block to block. */
+typedef struct sensim_triax_state {
+    uint64_t k;          /* index of the next sample */
+    double t_prev, t0;   /* time of the previous sample, of the first */
+    double turn_on[3];
+    double chrono[3], airsim[3], gm[3], rw[3];
+    double bi[3][SENSIM_BI_MAX_TERMS];
+    double dt_cached, gm_phi[3], gm_q[3], bi_phi[3][SENSIM_BI_MAX_TERMS], bi_q[3][SENSIM_BI_MAX_TERMS];
+} sensim_triax_state;
+
+/* Starts a run: sample index 0, states drawn at k = 0 from (seed, sensor). */
+void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s);
+
+/* Number of doubles of work space sensim_triax_apply needs for n samples. */
+size_t sensim_triax_work_size(size_t n);
+
+/* Applies the pipeline to n samples: t[n] sample times (strictly increasing
+ * across calls), u[n*3] true values in the sensor frame, f[n*3] the specific
+ * force for g-sensitivity (NULL if none), y[n*3] output (may equal u). Draws
+ * come from rng streams of (seed, sensor_id). Never allocates. */
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
+                        const double *t, const double *u, const double *f, size_t n, double *y, double *work);
+
+/* Standard gravity, m/s^2 (the g of datasheets and of specific force). */
+#define SENSIM_G0 9.80665
+
+/* Specific force at a point offset r (body frame, m) from the body origin,
+ * in the body frame (seed 002 eq. 29): f = R^T (a + g_up) + alpha x r +
+ * w x (w x r), with q the body-to-world attitude, a the world kinematic
+ * acceleration of the origin, g_up = (0, 0, g) in ENU (a resting sensor reads
+ * +g upward), w and alpha the body angular velocity and acceleration. */
+void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],
+                               const double alpha_body[3], const double r_body[3], double g, double f_body[3]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

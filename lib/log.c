@@ -1,0 +1,1093 @@
+/* HDF5 logs in the layout of DESIGN.md (see sensim/log.h).
+ *
+ * HDF5's automatic error printing is turned off: every failure is turned into
+ * a sensim message naming the file and the dataset. Writers work on a
+ * temporary file beside the target and rename on commit. */
+#include "sensim/log.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <hdf5_hl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct sensim_log {
+    hid_t file;
+    char *path;     /* the target path as given */
+    char *tmp_path; /* writers: the temporary file; NULL for readers */
+};
+
+struct sensim_log_dset {
+    sensim_log *log;
+    hid_t dset;
+    sensim_dtype type;
+    int rank;
+    hsize_t dims[SENSIM_LOG_MAX_RANK];
+    size_t row_elems;
+    char *name;
+};
+
+static void hdf5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+size_t sensim_dtype_size(sensim_dtype t)
+{
+    switch (t) {
+    case SENSIM_F64: return 8;
+    case SENSIM_F32: return 4;
+    case SENSIM_U8: return 1;
+    case SENSIM_U16: return 2;
+    case SENSIM_U64: return 8;
+    case SENSIM_I8: return 1;
+    }
+    return 0;
+}
+
+static hid_t native_type(sensim_dtype t)
+{
+    switch (t) {
+    case SENSIM_F64: return H5T_NATIVE_DOUBLE;
+    case SENSIM_F32: return H5T_NATIVE_FLOAT;
+    case SENSIM_U8: return H5T_NATIVE_UINT8;
+    case SENSIM_U16: return H5T_NATIVE_UINT16;
+    case SENSIM_U64: return H5T_NATIVE_UINT64;
+    case SENSIM_I8: return H5T_NATIVE_INT8;
+    }
+    return H5T_NATIVE_DOUBLE;
+}
+
+/* File storage types: little-endian, as h5py and MATLAB expect. */
+static hid_t file_type(sensim_dtype t)
+{
+    switch (t) {
+    case SENSIM_F64: return H5T_IEEE_F64LE;
+    case SENSIM_F32: return H5T_IEEE_F32LE;
+    case SENSIM_U8: return H5T_STD_U8LE;
+    case SENSIM_U16: return H5T_STD_U16LE;
+    case SENSIM_U64: return H5T_STD_U64LE;
+    case SENSIM_I8: return H5T_STD_I8LE;
+    }
+    return H5T_IEEE_F64LE;
+}
+
+const char *sensim_log_path(const sensim_log *log) { return log->path; }
+
+sensim_log *sensim_log_open(const char *path)
+{
+    hdf5_quiet();
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        sensim_error(SENSIM_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (H5Fis_hdf5(path) <= 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: not an HDF5 file", path);
+        return NULL;
+    }
+    sensim_log *log = calloc(1, sizeof *log);
+    if (!log || !(log->path = dupstr(path))) {
+        free(log);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    log->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (log->file < 0) {
+        sensim_error(SENSIM_EIO, "%s: HDF5 cannot open the file", path);
+        free(log->path);
+        free(log);
+        return NULL;
+    }
+    return log;
+}
+
+void sensim_log_close(sensim_log *log)
+{
+    if (!log)
+        return;
+    if (log->file >= 0)
+        H5Fclose(log->file);
+    if (log->tmp_path)
+        unlink(log->tmp_path);
+    free(log->tmp_path);
+    free(log->path);
+    free(log);
+}
+
+int sensim_log_exists(const sensim_log *log, const char *obj)
+{
+    hdf5_quiet();
+    if (!strcmp(obj, "/"))
+        return 1;
+    /* Check each path component: H5Lexists fails on a missing parent. */
+    char buf[1024];
+    size_t n = strlen(obj);
+    if (n >= sizeof buf || obj[0] != '/')
+        return 0;
+    memcpy(buf, obj, n + 1);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            if (H5Lexists(log->file, buf, H5P_DEFAULT) <= 0)
+                return 0;
+            if (c == '\0')
+                break;
+            *p = c;
+        }
+    }
+    return H5Oexists_by_name(log->file, obj, H5P_DEFAULT) > 0;
+}
+
+static hid_t open_dset(const sensim_log *log, const char *dset)
+{
+    if (!sensim_log_exists(log, dset)) {
+        sensim_error(SENSIM_ENOTFOUND, "%s: dataset %s is missing", log->path, dset);
+        return -1;
+    }
+    hid_t d = H5Dopen2(log->file, dset, H5P_DEFAULT);
+    if (d < 0)
+        sensim_error(SENSIM_EFORMAT, "%s: %s is not a dataset", log->path, dset);
+    return d;
+}
+
+static sensim_status get_dims(const sensim_log *log, hid_t d, const char *name, int *rank, hsize_t *dims)
+{
+    hid_t sp = H5Dget_space(d);
+    int r = H5Sget_simple_extent_ndims(sp);
+    if (r < 0 || r > SENSIM_LOG_MAX_RANK) {
+        H5Sclose(sp);
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: rank %d not supported (at most %d)", log->path, name, r,
+                            SENSIM_LOG_MAX_RANK);
+    }
+    H5Sget_simple_extent_dims(sp, dims, NULL);
+    H5Sclose(sp);
+    *rank = r;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *rank, size_t dims[SENSIM_LOG_MAX_RANK])
+{
+    hid_t d = open_dset(log, dset);
+    if (d < 0)
+        return sensim_last_status();
+    hsize_t hd[SENSIM_LOG_MAX_RANK] = {0};
+    sensim_status st = get_dims(log, d, dset, rank, hd);
+    H5Dclose(d);
+    for (int i = 0; i < SENSIM_LOG_MAX_RANK; i++)
+        dims[i] = (size_t)hd[i];
+    return st;
+}
+
+sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_dtype *type)
+{
+    hid_t d = open_dset(log, dset);
+    if (d < 0)
+        return sensim_last_status();
+    hid_t t = H5Dget_type(d);
+    H5T_class_t c = H5Tget_class(t);
+    size_t sz = H5Tget_size(t);
+    sensim_status st = SENSIM_OK;
+    if (c == H5T_FLOAT)
+        *type = sz <= 4 ? SENSIM_F32 : SENSIM_F64;
+    else if (c == H5T_INTEGER) {
+        int sgn = H5Tget_sign(t) == H5T_SGN_2;
+        if (sz == 1)
+            *type = sgn ? SENSIM_I8 : SENSIM_U8;
+        else if (sz == 2 && !sgn)
+            *type = SENSIM_U16;
+        else if (sz == 8 && !sgn)
+            *type = SENSIM_U64;
+        else
+            *type = SENSIM_F64; /* other integers are read converted */
+    } else
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: not a numeric dataset", log->path, dset);
+    H5Tclose(t);
+    H5Dclose(d);
+    return st;
+}
+
+sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
+                              void *buf)
+{
+    hdf5_quiet();
+    hid_t d = open_dset(log, dset);
+    if (d < 0)
+        return sensim_last_status();
+    int rank;
+    hsize_t dims[SENSIM_LOG_MAX_RANK] = {0};
+    sensim_status st = get_dims(log, d, dset, &rank, dims);
+    if (st) {
+        H5Dclose(d);
+        return st;
+    }
+    if (rank == 0) {
+        H5Dclose(d);
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: expected an array, found a scalar", log->path, dset);
+    }
+    if (row0 + nrows > dims[0]) {
+        H5Dclose(d);
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: rows %zu..%zu requested, dataset has %llu", log->path, dset,
+                            row0, row0 + nrows, (unsigned long long)dims[0]);
+    }
+    if (nrows == 0) {
+        H5Dclose(d);
+        return SENSIM_OK;
+    }
+    hsize_t start[SENSIM_LOG_MAX_RANK] = {0}, count[SENSIM_LOG_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        count[i] = dims[i];
+    start[0] = row0;
+    count[0] = nrows;
+    hid_t fs = H5Dget_space(d);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(rank, count, NULL);
+    herr_t e = H5Dread(d, native_type(type), ms, fs, H5P_DEFAULT, buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    H5Dclose(d);
+    if (e < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read rows %zu..%zu as numbers", log->path, dset, row0,
+                            row0 + nrows);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_log_read_f64(const sensim_log *log, const char *dset, size_t row0, size_t nrows, double *buf)
+{
+    return sensim_log_read(log, dset, SENSIM_F64, row0, nrows, buf);
+}
+
+static void format_shape(char *buf, size_t size, int rank, const size_t *dims, int free_first)
+{
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, size - k, "[");
+    for (int i = 0; i < rank && k < size; i++) {
+        if (i == 0 && free_first)
+            k += (size_t)snprintf(buf + k, size - k, "N");
+        else
+            k += (size_t)snprintf(buf + k, size - k, "%zu", dims[i]);
+        if (i + 1 < rank && k < size)
+            k += (size_t)snprintf(buf + k, size - k, ",");
+    }
+    if (k < size)
+        snprintf(buf + k, size - k, "]");
+}
+
+sensim_status sensim_log_check_shape(const sensim_log *log, const char *dset, int ntail, const size_t *tail,
+                                     size_t *nrows)
+{
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    sensim_status st = sensim_log_shape(log, dset, &rank, dims);
+    if (st)
+        return st;
+    int ok = rank == ntail + 1;
+    for (int i = 0; ok && i < ntail; i++)
+        ok = dims[i + 1] == tail[i];
+    if (!ok) {
+        char found[96], want[96];
+        size_t w[SENSIM_LOG_MAX_RANK] = {0};
+        for (int i = 0; i < ntail; i++)
+            w[i + 1] = tail[i];
+        format_shape(found, sizeof found, rank, dims, 0);
+        format_shape(want, sizeof want, ntail + 1, w, 1);
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: shape %s, expected %s", log->path, dset, found, want);
+    }
+    if (nrows)
+        *nrows = dims[0];
+    return SENSIM_OK;
+}
+
+/* ---- attributes ---- */
+
+static hid_t open_obj(const sensim_log *log, const char *obj)
+{
+    if (!sensim_log_exists(log, obj)) {
+        sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", log->path, obj);
+        return -1;
+    }
+    hid_t o = H5Oopen(log->file, obj, H5P_DEFAULT);
+    if (o < 0)
+        sensim_error(SENSIM_EFORMAT, "%s: cannot open %s", log->path, obj);
+    return o;
+}
+
+int sensim_log_has_attr(const sensim_log *log, const char *obj, const char *name)
+{
+    if (!sensim_log_exists(log, obj))
+        return 0;
+    return H5Aexists_by_name(log->file, obj, name, H5P_DEFAULT) > 0;
+}
+
+sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out)
+{
+    if (!sensim_log_has_attr(log, obj, name))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
+    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t t = H5Aget_type(a);
+    sensim_status st = SENSIM_OK;
+    *out = NULL;
+    if (H5Tget_class(t) != H5T_STRING) {
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' is not a string", log->path, obj, name);
+    } else if (H5Tis_variable_str(t) > 0) {
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        char *s = NULL;
+        if (H5Aread(a, mt, &s) < 0 || !s)
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
+        else {
+            *out = dupstr(s);
+            H5free_memory(s);
+        }
+        H5Tclose(mt);
+    } else {
+        size_t n = H5Tget_size(t);
+        char *s = calloc(n + 1, 1);
+        hid_t mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_cset(mt, H5Tget_cset(t));
+        if (!s || H5Aread(a, mt, s) < 0) {
+            free(s);
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
+        } else
+            *out = s;
+        H5Tclose(mt);
+    }
+    H5Tclose(t);
+    H5Aclose(a);
+    return st;
+}
+
+sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, const char *name, double *out, size_t n)
+{
+    if (!sensim_log_has_attr(log, obj, name))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
+    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t sp = H5Aget_space(a);
+    hssize_t np = H5Sget_simple_extent_npoints(sp);
+    hid_t t = H5Aget_type(a);
+    H5T_class_t c = H5Tget_class(t);
+    sensim_status st = SENSIM_OK;
+    if (c != H5T_FLOAT && c != H5T_INTEGER)
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' is not numeric", log->path, obj, name);
+    else if ((size_t)np != n)
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' has %lld values, expected %zu", log->path, obj,
+                          name, (long long)np, n);
+    else if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0)
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
+    H5Tclose(t);
+    H5Sclose(sp);
+    H5Aclose(a);
+    return st;
+}
+
+static sensim_status set_attr(sensim_log *log, const char *obj, const char *name, hid_t ftype, hid_t mtype,
+                              hid_t space, const void *buf)
+{
+    hid_t o = open_obj(log, obj);
+    if (o < 0)
+        return sensim_last_status();
+    if (H5Aexists(o, name) > 0)
+        H5Adelete(o, name);
+    hid_t a = H5Acreate2(o, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t e = a < 0 ? -1 : H5Awrite(a, mtype, buf);
+    if (a >= 0)
+        H5Aclose(a);
+    H5Oclose(o);
+    if (e < 0)
+        return sensim_error(SENSIM_EIO, "%s: %s: cannot write attribute '%s'", log->path, obj, name);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const char *name, const char *value)
+{
+    /* Variable-length UTF-8: h5py reads it as str. */
+    hid_t t = H5Tcopy(H5T_C_S1);
+    H5Tset_size(t, H5T_VARIABLE);
+    H5Tset_cset(t, H5T_CSET_UTF8);
+    hid_t sp = H5Screate(H5S_SCALAR);
+    sensim_status st = set_attr(log, obj, name, t, t, sp, &value);
+    H5Sclose(sp);
+    H5Tclose(t);
+    return st;
+}
+
+sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
+{
+    hsize_t dn = n;
+    hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
+    sensim_status st = set_attr(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sp, v);
+    H5Sclose(sp);
+    return st;
+}
+
+sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n)
+{
+    hsize_t dn = n;
+    hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
+    sensim_status st = set_attr(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, sp, v);
+    H5Sclose(sp);
+    return st;
+}
+
+/* ---- listing ---- */
+
+typedef struct {
+    char **names;
+    size_t n, cap;
+    int oom;
+} name_list;
+
+static herr_t list_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
+{
+    (void)g;
+    (void)info;
+    name_list *l = data;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **p = realloc(l->names, cap * sizeof *p);
+        if (!p) {
+            l->oom = 1;
+            return -1;
+        }
+        l->names = p;
+        l->cap = cap;
+    }
+    if (!(l->names[l->n] = dupstr(name))) {
+        l->oom = 1;
+        return -1;
+    }
+    l->n++;
+    return 0;
+}
+
+sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count)
+{
+    *names = NULL;
+    *count = 0;
+    if (!sensim_log_exists(log, group))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: group %s is missing", log->path, group);
+    hid_t g = H5Gopen2(log->file, group, H5P_DEFAULT);
+    if (g < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s is not a group", log->path, group);
+    name_list l = {0};
+    herr_t e = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, list_cb, &l);
+    H5Gclose(g);
+    if (e < 0 || l.oom) {
+        sensim_log_free_names(l.names, l.n);
+        return sensim_error(l.oom ? SENSIM_ENOMEM : SENSIM_EFORMAT, "%s: cannot list %s", log->path, group);
+    }
+    *names = l.names;
+    *count = l.n;
+    return SENSIM_OK;
+}
+
+void sensim_log_free_names(char **names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        free(names[i]);
+    free(names);
+}
+
+#define CHECK_BLOCK 65536
+
+sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, size_t *n)
+{
+    size_t rows;
+    sensim_status st = sensim_log_check_shape(log, dset, 0, NULL, &rows);
+    if (st)
+        return st;
+    double *buf = malloc(CHECK_BLOCK * sizeof *buf);
+    if (!buf)
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
+    double prev = -INFINITY;
+    for (size_t r0 = 0; r0 < rows && !st; r0 += CHECK_BLOCK) {
+        size_t c = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
+        if ((st = sensim_log_read_f64(log, dset, r0, c, buf)))
+            break;
+        for (size_t i = 0; i < c; i++) {
+            if (!isfinite(buf[i])) {
+                st = sensim_error(SENSIM_EDATA, "%s: %s: timestamp %zu is not finite (%g)", log->path, dset,
+                                  r0 + i, buf[i]);
+                break;
+            }
+            if (!(buf[i] > prev)) {
+                st = sensim_error(SENSIM_EDATA,
+                                  "%s: %s: timestamps not increasing at index %zu (%.9g after %.9g)", log->path,
+                                  dset, r0 + i, buf[i], prev);
+                break;
+            }
+            prev = buf[i];
+        }
+    }
+    free(buf);
+    if (!st && n)
+        *n = rows;
+    return st;
+}
+
+/* ---- writing ---- */
+
+sensim_log *sensim_log_create(const char *path, const char *created_by)
+{
+    hdf5_quiet();
+    sensim_log *log = calloc(1, sizeof *log);
+    size_t n = strlen(path);
+    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = malloc(n + 16))) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    log->file = -1;
+    snprintf(log->tmp_path, n + 16, "%s.tmp-XXXXXX", path);
+    int fd = mkstemp(log->tmp_path);
+    if (fd < 0) {
+        sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+        free(log->tmp_path);
+        log->tmp_path = NULL;
+        goto fail;
+    }
+    close(fd);
+    log->file = H5Fcreate(log->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (log->file < 0) {
+        sensim_error(SENSIM_EIO, "%s: HDF5 cannot create the file", path);
+        goto fail;
+    }
+    int64_t ver = SENSIM_LOG_FORMAT_VERSION;
+    if (sensim_log_set_attr_string(log, "/", "format", SENSIM_LOG_FORMAT) ||
+        sensim_log_set_attr_i64(log, "/", "format_version", &ver, 1) ||
+        sensim_log_set_attr_string(log, "/", "created_by", created_by ? created_by : "sensim"))
+        goto fail;
+    return log;
+fail:
+    sensim_log_close(log);
+    return NULL;
+}
+
+sensim_status sensim_log_group(sensim_log *log, const char *group)
+{
+    if (sensim_log_exists(log, group))
+        return SENSIM_OK;
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t g = H5Gcreate2(log->file, group, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    H5Pclose(lcpl);
+    if (g < 0)
+        return sensim_error(SENSIM_EIO, "%s: cannot create group %s", log->path, group);
+    H5Gclose(g);
+    return SENSIM_OK;
+}
+
+sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensim_dtype type, int ntail,
+                                        const size_t *tail, const char *units, int compress)
+{
+    if (ntail < 0 || ntail + 1 > SENSIM_LOG_MAX_RANK) {
+        sensim_error(SENSIM_EINVAL, "%s: %s: rank %d not supported", log->path, path, ntail + 1);
+        return NULL;
+    }
+    sensim_log_dset *d = calloc(1, sizeof *d);
+    if (!d || !(d->name = dupstr(path))) {
+        free(d);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
+        return NULL;
+    }
+    d->log = log;
+    d->type = type;
+    d->rank = ntail + 1;
+    d->row_elems = 1;
+    hsize_t maxd[SENSIM_LOG_MAX_RANK], chunk[SENSIM_LOG_MAX_RANK];
+    d->dims[0] = 0;
+    maxd[0] = H5S_UNLIMITED;
+    for (int i = 0; i < ntail; i++) {
+        d->dims[i + 1] = maxd[i + 1] = chunk[i + 1] = tail[i];
+        d->row_elems *= tail[i];
+    }
+    /* About 1 MiB per chunk, along rows. */
+    size_t row_bytes = d->row_elems * sensim_dtype_size(type);
+    size_t rows = row_bytes ? (1u << 20) / row_bytes : 1;
+    chunk[0] = rows < 1 ? 1 : rows > 65536 ? 65536 : rows;
+    if (row_bytes > (4u << 20))
+        chunk[0] = 1;
+
+    const char *slash = strrchr(path, '/');
+    if (slash && slash != path) {
+        char parent[1024];
+        size_t pn = (size_t)(slash - path);
+        if (pn >= sizeof parent) {
+            sensim_error(SENSIM_EINVAL, "%s: path too long", path);
+            goto fail;
+        }
+        memcpy(parent, path, pn);
+        parent[pn] = '\0';
+        if (sensim_log_group(log, parent))
+            goto fail;
+    }
+    hid_t sp = H5Screate_simple(d->rank, d->dims, maxd);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, d->rank, chunk);
+    if (compress > 0) {
+        H5Pset_shuffle(dcpl);
+        H5Pset_deflate(dcpl, (unsigned)(compress > 9 ? 9 : compress));
+    }
+    d->dset = H5Dcreate2(log->file, path, file_type(type), sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    H5Pclose(dcpl);
+    H5Sclose(sp);
+    if (d->dset < 0) {
+        sensim_error(SENSIM_EIO, "%s: cannot create dataset %s", log->path, path);
+        goto fail;
+    }
+    if (units && *units && sensim_log_set_attr_string(log, path, "units", units))
+        goto fail;
+    return d;
+fail:
+    sensim_log_dset_close(d);
+    return NULL;
+}
+
+sensim_status sensim_log_dset_append(sensim_log_dset *d, const void *buf, size_t nrows)
+{
+    if (nrows == 0)
+        return SENSIM_OK;
+    hsize_t start[SENSIM_LOG_MAX_RANK] = {0}, count[SENSIM_LOG_MAX_RANK];
+    for (int i = 0; i < d->rank; i++)
+        count[i] = d->dims[i];
+    start[0] = d->dims[0];
+    count[0] = nrows;
+    d->dims[0] += nrows;
+    if (H5Dset_extent(d->dset, d->dims) < 0)
+        return sensim_error(SENSIM_EIO, "%s: %s: cannot extend", d->log->path, d->name);
+    hid_t fs = H5Dget_space(d->dset);
+    H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL);
+    hid_t ms = H5Screate_simple(d->rank, count, NULL);
+    herr_t e = H5Dwrite(d->dset, native_type(d->type), ms, fs, H5P_DEFAULT, buf);
+    H5Sclose(ms);
+    H5Sclose(fs);
+    if (e < 0)
+        return sensim_error(SENSIM_EIO, "%s: %s: write failed (disk full?)", d->log->path, d->name);
+    return SENSIM_OK;
+}
+
+size_t sensim_log_dset_rows(const sensim_log_dset *d) { return (size_t)d->dims[0]; }
+
+void sensim_log_dset_close(sensim_log_dset *d)
+{
+    if (!d)
+        return;
+    if (d->dset > 0)
+        H5Dclose(d->dset);
+    free(d->name);
+    free(d);
+}
+
+sensim_status sensim_log_write(sensim_log *log, const char *path, sensim_dtype type, size_t nrows, int ntail,
+                               const size_t *tail, const void *buf, const char *units)
+{
+    sensim_log_dset *d = sensim_log_dset_create(log, path, type, ntail, tail, units, 0);
+    if (!d)
+        return sensim_last_status();
+    sensim_status st = sensim_log_dset_append(d, buf, nrows);
+    sensim_log_dset_close(d);
+    return st;
+}
+
+/* ---- copying (streamed, without the H5DS bookkeeping attributes, which
+ * hold object references into the source file; commit re-attaches) ---- */
+
+static int is_ds_attr(const char *name)
+{
+    return !strcmp(name, "DIMENSION_LIST") || !strcmp(name, "REFERENCE_LIST") || !strcmp(name, "CLASS") ||
+           !strcmp(name, "NAME") || !strcmp(name, "DIMENSION_LABELS");
+}
+
+typedef struct {
+    hid_t dst;
+    int err;
+} attr_copy_ctx;
+
+static herr_t attr_copy_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    attr_copy_ctx *c = data;
+    if (is_ds_attr(name))
+        return 0;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    hid_t ft = H5Aget_type(a), sp = H5Aget_space(a);
+    hid_t mt = H5Tget_native_type(ft, H5T_DIR_ASCEND);
+    hssize_t np = H5Sget_simple_extent_npoints(sp);
+    size_t sz = H5Tget_size(mt);
+    void *buf = calloc((size_t)(np > 0 ? np : 1), sz ? sz : 1);
+    int ok = buf && H5Aread(a, mt, buf) >= 0;
+    if (ok) {
+        if (H5Aexists(c->dst, name) > 0)
+            H5Adelete(c->dst, name);
+        hid_t b = H5Acreate2(c->dst, name, ft, sp, H5P_DEFAULT, H5P_DEFAULT);
+        ok = b >= 0 && H5Awrite(b, mt, buf) >= 0;
+        if (b >= 0)
+            H5Aclose(b);
+        if (H5Tdetect_class(mt, H5T_VLEN) > 0 || H5Tis_variable_str(mt) > 0)
+            H5Dvlen_reclaim(mt, sp, H5P_DEFAULT, buf);
+    }
+    free(buf);
+    H5Tclose(mt);
+    H5Tclose(ft);
+    H5Sclose(sp);
+    H5Aclose(a);
+    if (!ok)
+        c->err = 1;
+    return 0;
+}
+
+static sensim_status copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
+{
+    hid_t so = H5Oopen(src->file, obj, H5P_DEFAULT);
+    hid_t dob = H5Oopen(dst->file, obj, H5P_DEFAULT);
+    attr_copy_ctx c = {dob, 0};
+    if (so >= 0 && dob >= 0)
+        H5Aiterate2(so, H5_INDEX_NAME, H5_ITER_INC, NULL, attr_copy_cb, &c);
+    else
+        c.err = 1;
+    if (so >= 0)
+        H5Oclose(so);
+    if (dob >= 0)
+        H5Oclose(dob);
+    if (c.err)
+        return sensim_error(SENSIM_EIO, "%s: cannot copy the attributes of %s from %s", dst->path, obj, src->path);
+    return SENSIM_OK;
+}
+
+static sensim_status copy_dataset(sensim_log *dst, const sensim_log *src, const char *obj)
+{
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    sensim_dtype type;
+    sensim_status st = sensim_log_shape(src, obj, &rank, dims);
+    if (!st)
+        st = sensim_log_dtype(src, obj, &type);
+    if (st)
+        return st;
+    if (rank == 0)
+        return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: scalar datasets are not copied", src->path, obj);
+    size_t row = sensim_dtype_size(type);
+    for (int i = 1; i < rank; i++)
+        row *= dims[i];
+    sensim_log_dset *d = sensim_log_dset_create(dst, obj, type, rank - 1, dims + 1, NULL, 0);
+    if (!d)
+        return sensim_last_status();
+    size_t block = row ? (8u << 20) / row : 1;
+    if (block < 1)
+        block = 1;
+    void *buf = malloc((block < dims[0] ? block : dims[0] ? dims[0] : 1) * row + 1);
+    if (!buf) {
+        sensim_log_dset_close(d);
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", dst->path);
+    }
+    for (size_t r0 = 0; r0 < dims[0] && !st; r0 += block) {
+        size_t c = dims[0] - r0 < block ? dims[0] - r0 : block;
+        st = sensim_log_read(src, obj, type, r0, c, buf);
+        if (!st)
+            st = sensim_log_dset_append(d, buf, c);
+    }
+    free(buf);
+    sensim_log_dset_close(d);
+    return st ? st : copy_attrs(dst, src, obj);
+}
+
+sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj)
+{
+    if (!sensim_log_exists(src, obj))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", src->path, obj);
+    H5O_info_t info;
+    if (H5Oget_info_by_name(src->file, obj, &info, H5P_DEFAULT) < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: cannot inspect %s", src->path, obj);
+    if (info.type == H5O_TYPE_DATASET)
+        return copy_dataset(dst, src, obj);
+    if (info.type != H5O_TYPE_GROUP)
+        return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: only groups and datasets are copied", src->path, obj);
+    sensim_status st = sensim_log_group(dst, obj);
+    if (st)
+        return st;
+    char **names;
+    size_t n;
+    if ((st = sensim_log_list(src, obj, &names, &n)))
+        return st;
+    for (size_t i = 0; i < n && !st; i++) {
+        size_t len = strlen(obj) + strlen(names[i]) + 2;
+        char *child = malloc(len);
+        if (!child) {
+            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(child, len, "%s/%s", strcmp(obj, "/") ? obj : "", names[i]);
+        st = sensim_log_copy(dst, src, child);
+        free(child);
+    }
+    sensim_log_free_names(names, n);
+    return st ? st : copy_attrs(dst, src, obj);
+}
+
+/* ---- commit: dimension scales, close, rename ---- */
+
+typedef struct {
+    sensim_log *log;
+    int err;
+} scale_ctx;
+
+static herr_t scale_visit(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    scale_ctx *c = data;
+    if (info->type != H5O_TYPE_GROUP)
+        return 0;
+    hid_t g = H5Gopen2(obj, name, H5P_DEFAULT);
+    if (g < 0)
+        return 0;
+    if (H5Lexists(g, "t", H5P_DEFAULT) > 0) {
+        hid_t t = H5Dopen2(g, "t", H5P_DEFAULT);
+        hsize_t tn[SENSIM_LOG_MAX_RANK];
+        hid_t ts = t >= 0 ? H5Dget_space(t) : -1;
+        if (t >= 0 && H5Sget_simple_extent_ndims(ts) == 1) {
+            H5Sget_simple_extent_dims(ts, tn, NULL);
+            if (H5DSis_scale(t) <= 0 && H5DSset_scale(t, "t") < 0)
+                c->err = 1;
+            H5G_info_t gi;
+            H5Gget_info(g, &gi);
+            for (hsize_t i = 0; i < gi.nlinks; i++) {
+                char member[256];
+                if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, member, sizeof member,
+                                       H5P_DEFAULT) < 0 ||
+                    !strcmp(member, "t"))
+                    continue;
+                H5O_info_t mi;
+                if (H5Oget_info_by_name(g, member, &mi, H5P_DEFAULT) < 0 || mi.type != H5O_TYPE_DATASET)
+                    continue;
+                hid_t d = H5Dopen2(g, member, H5P_DEFAULT);
+                hid_t ds = H5Dget_space(d);
+                hsize_t dd[SENSIM_LOG_MAX_RANK];
+                int r = H5Sget_simple_extent_ndims(ds);
+                if (r >= 1 && r <= SENSIM_LOG_MAX_RANK) {
+                    H5Sget_simple_extent_dims(ds, dd, NULL);
+                    if (dd[0] == tn[0] && H5DSis_attached(d, t, 0) <= 0 && H5DSattach_scale(d, t, 0) < 0)
+                        c->err = 1;
+                }
+                H5Sclose(ds);
+                H5Dclose(d);
+            }
+        }
+        if (ts >= 0)
+            H5Sclose(ts);
+        if (t >= 0)
+            H5Dclose(t);
+    }
+    H5Gclose(g);
+    return 0;
+}
+
+sensim_status sensim_log_commit(sensim_log *log)
+{
+    if (!log->tmp_path) {
+        sensim_log_close(log);
+        return sensim_error(SENSIM_EINVAL, "%s: not opened for writing", log->path);
+    }
+    scale_ctx c = {log, 0};
+    H5Ovisit(log->file, H5_INDEX_NAME, H5_ITER_INC, scale_visit, &c);
+    if (c.err) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot attach dimension scales", log->path);
+        sensim_log_close(log);
+        return st;
+    }
+    herr_t e = H5Fclose(log->file);
+    log->file = -1;
+    if (e < 0) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: HDF5 failed to close (disk full?)", log->path);
+        sensim_log_close(log);
+        return st;
+    }
+    if (rename(log->tmp_path, log->path) != 0) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot rename %s into place: %s", log->path,
+                                        log->tmp_path, strerror(errno));
+        sensim_log_close(log);
+        return st;
+    }
+    free(log->tmp_path);
+    log->tmp_path = NULL;
+    sensim_log_close(log);
+    return SENSIM_OK;
+}
+
+/* ---- ground truth ---- */
+
+static const struct {
+    const char *name;
+    size_t cols;
+    const char *units;
+} gt_fields[] = {
+    {"t", 0, "s"},
+    {"position", 3, "m"},
+    {"orientation", 4, "1"},
+    {"velocity", 3, "m/s"},
+    {"angular_velocity", 3, "rad/s"},
+    {"acceleration", 3, "m/s^2"},
+};
+#define GT_NFIELDS 6
+
+static double **gt_array(sensim_gt_block *b, int i)
+{
+    double **a[GT_NFIELDS] = {&b->t, &b->position, &b->orientation, &b->velocity, &b->angular_velocity,
+                              &b->acceleration};
+    return a[i];
+}
+
+sensim_status sensim_gt_block_init(sensim_gt_block *b, size_t capacity)
+{
+    memset(b, 0, sizeof *b);
+    b->capacity = capacity;
+    for (int i = 0; i < GT_NFIELDS; i++) {
+        size_t cols = gt_fields[i].cols ? gt_fields[i].cols : 1;
+        if (!(*gt_array(b, i) = malloc((capacity ? capacity : 1) * cols * sizeof(double)))) {
+            sensim_gt_block_free(b);
+            return sensim_error(SENSIM_ENOMEM, "out of memory for a ground-truth block of %zu rows", capacity);
+        }
+    }
+    return SENSIM_OK;
+}
+
+void sensim_gt_block_free(sensim_gt_block *b)
+{
+    for (int i = 0; i < GT_NFIELDS; i++) {
+        free(*gt_array(b, i));
+        *gt_array(b, i) = NULL;
+    }
+    b->n = b->capacity = 0;
+}
+
+sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3])
+{
+    if (!sensim_log_exists(log, "/ground_truth"))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: group /ground_truth is missing", log->path);
+    size_t rows = 0;
+    sensim_status st = sensim_log_check_time(log, "/ground_truth/t", &rows);
+    if (st)
+        return st;
+    char path[64];
+    for (int i = 1; i < GT_NFIELDS; i++) {
+        size_t m;
+        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
+        if ((st = sensim_log_check_shape(log, path, 1, &gt_fields[i].cols, &m)))
+            return st;
+        if (m != rows)
+            return sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows but /ground_truth/t has %zu", log->path, path,
+                                m, rows);
+    }
+    if (rows < 2)
+        return sensim_error(SENSIM_EDATA, "%s: /ground_truth/t: %zu samples, need at least 2", log->path, rows);
+    /* NaN scan, streamed. */
+    double *buf = malloc(CHECK_BLOCK * 4 * sizeof *buf);
+    if (!buf)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    for (int i = 1; i < GT_NFIELDS && !st; i++) {
+        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
+        size_t cols = gt_fields[i].cols;
+        for (size_t r0 = 0; r0 < rows && !st; r0 += CHECK_BLOCK) {
+            size_t c = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
+            if ((st = sensim_log_read_f64(log, path, r0, c, buf)))
+                break;
+            for (size_t k = 0; k < c * cols; k++)
+                if (!isfinite(buf[k])) {
+                    st = sensim_error(SENSIM_EDATA, "%s: %s: value at row %zu, column %zu is not finite",
+                                      log->path, path, r0 + k / cols, k % cols);
+                    break;
+                }
+            if (!st && i == 2)
+                for (size_t k = 0; k < c; k++) {
+                    const double *q = buf + 4 * k;
+                    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+                    if (fabs(nq - 1.0) > 1e-3) {
+                        st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu is not a unit quaternion (norm %g)",
+                                          log->path, path, r0 + k, nq);
+                        break;
+                    }
+                }
+        }
+    }
+    free(buf);
+    if (st)
+        return st;
+    origin_lla[0] = origin_lla[1] = origin_lla[2] = 0.0;
+    if (sensim_log_has_attr(log, "/ground_truth", "origin_lla") &&
+        (st = sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", origin_lla, 3)))
+        return st;
+    *n = rows;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b)
+{
+    if (count > b->capacity)
+        return sensim_error(SENSIM_EINVAL, "ground-truth block of %zu rows cannot hold %zu", b->capacity, count);
+    char path[64];
+    for (int i = 0; i < GT_NFIELDS; i++) {
+        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
+        sensim_status st = sensim_log_read_f64(log, path, row0, count, *gt_array(b, i));
+        if (st)
+            return st;
+    }
+    b->n = count;
+    return SENSIM_OK;
+}
+
+struct sensim_gt_writer {
+    sensim_log_dset *d[GT_NFIELDS];
+};
+
+void sensim_gt_writer_close(sensim_gt_writer *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; i < GT_NFIELDS; i++)
+        sensim_log_dset_close(w->d[i]);
+    free(w);
+}
+
+sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3])
+{
+    sensim_gt_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    double zero[3] = {0, 0, 0};
+    if (sensim_log_group(log, "/ground_truth") ||
+        sensim_log_set_attr_string(log, "/ground_truth", "frame", "ENU") ||
+        sensim_log_set_attr_f64(log, "/ground_truth", "origin_lla", origin_lla ? origin_lla : zero, 3))
+        goto fail;
+    char path[64];
+    for (int i = 0; i < GT_NFIELDS; i++) {
+        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
+        size_t cols = gt_fields[i].cols;
+        if (!(w->d[i] = sensim_log_dset_create(log, path, SENSIM_F64, cols ? 1 : 0, &cols, gt_fields[i].units, 0)))
+            goto fail;
+    }
+    return w;
+fail:
+    sensim_gt_writer_close(w);
+    return NULL;
+}
+
+sensim_status sensim_gt_writer_append(sensim_gt_writer *w, const sensim_gt_block *b)
+{
+    for (int i = 0; i < GT_NFIELDS; i++) {
+        sensim_status st = sensim_log_dset_append(w->d[i], *gt_array((sensim_gt_block *)b, i), b->n);
+        if (st)
+            return st;
+    }
+    return SENSIM_OK;
+}

@@ -1,0 +1,285 @@
+/* Analytic ground-truth trajectories (see sensim/trajectory.h). Each shape
+ * gives, in a local frame starting at the origin facing +x, the planar
+ * position and its first three time derivatives and the unwrapped heading;
+ * the common code rotates by the yaw, translates to the start and derives
+ * yaw rate and yaw acceleration from the curvature:
+ *   psi'  = (x' y'' - y' x'') / (x'^2 + y'^2)
+ *   psi'' = ((x' y''' - y' x''') d - (x' y'' - y' x'') d') / d^2,
+ *           d = x'^2 + y'^2, d' = 2 (x' x'' + y' y''). */
+#include "sensim/trajectory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sensim_trajectory {
+    sensim_trajectory_params p;
+};
+
+/* Local planar kinematics: d[k] = k-th time derivative of (x, y). */
+typedef struct {
+    double x[4], y[4];
+    double psi;      /* unwrapped heading in the local frame */
+    int fixed_psi;   /* heading not from the velocity (rest, straight line) */
+} local_path;
+
+static const struct {
+    const char *name;
+    sensim_trajectory_shape shape;
+} shape_names[] = {
+    {"static", SENSIM_TRAJ_STATIC}, {"line", SENSIM_TRAJ_LINE},       {"circle", SENSIM_TRAJ_CIRCLE},
+    {"sine", SENSIM_TRAJ_SINE},     {"figure8", SENSIM_TRAJ_FIGURE8}, {"figure-eight", SENSIM_TRAJ_FIGURE8},
+};
+
+sensim_trajectory_params sensim_trajectory_default_params(void)
+{
+    sensim_trajectory_params p;
+    memset(&p, 0, sizeof p);
+    p.shape = SENSIM_TRAJ_LINE;
+    p.speed = 1.0;
+    p.radius = 10.0;
+    p.direction = 1;
+    p.width = 3.5;
+    p.length = 30.0;
+    p.lead = 20.0;
+    p.size = 20.0;
+    p.period = 60.0;
+    return p;
+}
+
+sensim_status sensim_trajectory_shape_parse(const char *name, sensim_trajectory_shape *shape)
+{
+    for (size_t i = 0; i < sizeof shape_names / sizeof *shape_names; i++)
+        if (strcmp(name, shape_names[i].name) == 0) {
+            *shape = shape_names[i].shape;
+            return SENSIM_OK;
+        }
+    return sensim_error(SENSIM_EINVAL, "unknown trajectory shape '%s' (static, line, circle, sine, figure8)", name);
+}
+
+const char *sensim_trajectory_shape_name(sensim_trajectory_shape shape)
+{
+    for (size_t i = 0; i < sizeof shape_names / sizeof *shape_names; i++)
+        if (shape_names[i].shape == shape)
+            return shape_names[i].name;
+    return "unknown";
+}
+
+static sensim_status need_positive(const char *shape, const char *name, double v)
+{
+    if (!(v > 0) || !isfinite(v))
+        return sensim_error(SENSIM_EINVAL, "%s trajectory: %s must be a positive finite number, got %g", shape, name, v);
+    return SENSIM_OK;
+}
+
+static sensim_status validate(const sensim_trajectory_params *p)
+{
+    const char *sh = sensim_trajectory_shape_name(p->shape);
+    if (!strcmp(sh, "unknown"))
+        return sensim_error(SENSIM_EINVAL, "trajectory: unknown shape %d", (int)p->shape);
+    const struct {
+        const char *name;
+        double v;
+    } all[] = {{"t0", p->t0},         {"start x", p->start[0]}, {"start y", p->start[1]}, {"start z", p->start[2]},
+               {"yaw", p->yaw},       {"speed", p->speed},      {"accel", p->accel},      {"radius", p->radius},
+               {"width", p->width},   {"length", p->length},    {"lead", p->lead},        {"size", p->size},
+               {"period", p->period}};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (!isfinite(all[i].v))
+            return sensim_error(SENSIM_EINVAL, "%s trajectory: %s is not a finite number", sh, all[i].name);
+    sensim_status st = SENSIM_OK;
+    switch (p->shape) {
+    case SENSIM_TRAJ_STATIC: break;
+    case SENSIM_TRAJ_LINE:
+        st = need_positive(sh, "speed", p->speed);
+        if (!st && p->accel < 0)
+            st = sensim_error(SENSIM_EINVAL, "line trajectory: accel must be >= 0, got %g", p->accel);
+        break;
+    case SENSIM_TRAJ_CIRCLE:
+        st = need_positive(sh, "speed", p->speed);
+        if (!st)
+            st = need_positive(sh, "radius", p->radius);
+        if (!st && p->direction != 1 && p->direction != -1)
+            st = sensim_error(SENSIM_EINVAL, "circle trajectory: direction must be +1 (left) or -1 (right), got %d",
+                              p->direction);
+        break;
+    case SENSIM_TRAJ_SINE:
+        st = need_positive(sh, "speed", p->speed);
+        if (!st)
+            st = need_positive(sh, "length", p->length);
+        if (!st && p->lead < 0)
+            st = sensim_error(SENSIM_EINVAL, "sine trajectory: lead must be >= 0, got %g", p->lead);
+        break;
+    case SENSIM_TRAJ_FIGURE8:
+        st = need_positive(sh, "size", p->size);
+        if (!st)
+            st = need_positive(sh, "period", p->period);
+        break;
+    }
+    return st;
+}
+
+sensim_trajectory *sensim_trajectory_create(const sensim_trajectory_params *params)
+{
+    if (!params) {
+        sensim_error(SENSIM_EINVAL, "trajectory: no parameters");
+        return NULL;
+    }
+    if (validate(params))
+        return NULL;
+    sensim_trajectory *tr = malloc(sizeof *tr);
+    if (!tr) {
+        sensim_error(SENSIM_ENOMEM, "trajectory: out of memory");
+        return NULL;
+    }
+    tr->p = *params;
+    return tr;
+}
+
+void sensim_trajectory_destroy(sensim_trajectory *traj) { free(traj); }
+
+const sensim_trajectory_params *sensim_trajectory_params_of(const sensim_trajectory *traj) { return &traj->p; }
+
+static void path_line(const sensim_trajectory_params *p, double tau, local_path *lp)
+{
+    lp->fixed_psi = 1;
+    lp->psi = 0;
+    double v = p->speed, a = p->accel;
+    if (a > 0) {
+        /* From rest at tau = 0: s = a tau^2/2 until tau1 = v/a, then cruise. */
+        double tau1 = v / a;
+        if (tau <= 0)
+            return;
+        if (tau < tau1) {
+            lp->x[0] = 0.5 * a * tau * tau;
+            lp->x[1] = a * tau;
+            lp->x[2] = a;
+            return;
+        }
+        lp->x[0] = 0.5 * v * tau1 + v * (tau - tau1);
+        lp->x[1] = v;
+        return;
+    }
+    lp->x[0] = v * tau;
+    lp->x[1] = v;
+}
+
+static void path_circle(const sensim_trajectory_params *p, double tau, local_path *lp)
+{
+    /* Centre at (0, dir R): x = R sin(w tau), y = dir R (1 - cos(w tau)), w = v/R. */
+    double r = p->radius, w = p->speed / r, dir = p->direction;
+    double s = sin(w * tau), c = cos(w * tau);
+    lp->x[0] = r * s;
+    lp->y[0] = dir * r * (1 - c);
+    lp->x[1] = r * w * c;
+    lp->y[1] = dir * r * w * s;
+    lp->x[2] = -r * w * w * s;
+    lp->y[2] = dir * r * w * w * c;
+    lp->x[3] = -r * w * w * w * c;
+    lp->y[3] = -dir * r * w * w * w * s;
+    lp->psi = dir * w * tau;
+}
+
+static void path_sine(const sensim_trajectory_params *p, double tau, local_path *lp)
+{
+    /* Along-track x = v tau; y = f(x - lead) with the cycloidal lane change
+     * f(s) = W (s/L - sin(k s)/(2 pi)), k = 2 pi/L, on [0, L]. */
+    double v = p->speed, W = p->width, L = p->length, k = 2 * M_PI / L;
+    double x = v * tau, s = x - p->lead;
+    double f0 = 0, f1 = 0, f2 = 0, f3 = 0;
+    if (s >= L) {
+        f0 = W;
+    } else if (s > 0) {
+        f0 = W * (s / L - sin(k * s) / (2 * M_PI));
+        f1 = W / L * (1 - cos(k * s));
+        f2 = W / L * k * sin(k * s);
+        f3 = W / L * k * k * cos(k * s);
+    }
+    lp->x[0] = x;
+    lp->x[1] = v;
+    lp->y[0] = f0;
+    lp->y[1] = f1 * v;
+    lp->y[2] = f2 * v * v;
+    lp->y[3] = f3 * v * v * v;
+    lp->psi = atan(f1); /* the along-track speed is positive: never wraps */
+}
+
+static void path_figure8(const sensim_trajectory_params *p, double tau, local_path *lp)
+{
+    /* Lemniscate of Gerono, x = A sin th, y = (A/2) sin 2th. */
+    double A = 0.5 * p->size, w = 2 * M_PI / p->period, th = w * tau;
+    double s1 = sin(th), c1 = cos(th), s2 = sin(2 * th), c2 = cos(2 * th);
+    lp->x[0] = A * s1;
+    lp->y[0] = 0.5 * A * s2;
+    lp->x[1] = A * w * c1;
+    lp->y[1] = A * w * c2;
+    lp->x[2] = -A * w * w * s1;
+    lp->y[2] = -2 * A * w * w * s2;
+    lp->x[3] = -A * w * w * w * c1;
+    lp->y[3] = -4 * A * w * w * w * c2;
+    /* The heading stays within [-225, 45] deg: it never points along +y
+     * (x' = 0 only where y' = -A w). Measured from -90 deg it lies in
+     * (-180, 180), so atan2 there gives the unwrapped value. */
+    lp->psi = -0.5 * M_PI + atan2(lp->x[1], -lp->y[1]);
+}
+
+void sensim_trajectory_eval(const sensim_trajectory *traj, double t, sensim_trajectory_state *st)
+{
+    const sensim_trajectory_params *p = &traj->p;
+    double tau = t - p->t0;
+    local_path lp;
+    memset(&lp, 0, sizeof lp);
+    switch (p->shape) {
+    case SENSIM_TRAJ_STATIC: lp.fixed_psi = 1; break;
+    case SENSIM_TRAJ_LINE: path_line(p, tau, &lp); break;
+    case SENSIM_TRAJ_CIRCLE: path_circle(p, tau, &lp); break;
+    case SENSIM_TRAJ_SINE: path_sine(p, tau, &lp); break;
+    case SENSIM_TRAJ_FIGURE8: path_figure8(p, tau, &lp); break;
+    }
+    double rate = 0, racc = 0;
+    if (!lp.fixed_psi) {
+        double d = lp.x[1] * lp.x[1] + lp.y[1] * lp.y[1];
+        double c = lp.x[1] * lp.y[2] - lp.y[1] * lp.x[2];
+        double dc = lp.x[1] * lp.y[3] - lp.y[1] * lp.x[3];
+        double dd = 2 * (lp.x[1] * lp.x[2] + lp.y[1] * lp.y[2]);
+        rate = c / d;
+        racc = (dc * d - c * dd) / (d * d);
+    }
+    double cy = cos(p->yaw), sy = sin(p->yaw);
+#define ROT_X(i) (cy * lp.x[i] - sy * lp.y[i])
+#define ROT_Y(i) (sy * lp.x[i] + cy * lp.y[i])
+    st->t = t;
+    st->position = sensim_vec3_make(p->start[0] + ROT_X(0), p->start[1] + ROT_Y(0), p->start[2]);
+    st->velocity = sensim_vec3_make(ROT_X(1), ROT_Y(1), 0);
+    st->acceleration = sensim_vec3_make(ROT_X(2), ROT_Y(2), 0);
+#undef ROT_X
+#undef ROT_Y
+    st->yaw = p->yaw + lp.psi;
+    st->orientation = sensim_quat_make(cos(0.5 * st->yaw), 0, 0, sin(0.5 * st->yaw));
+    st->angular_velocity = sensim_vec3_make(0, 0, rate);
+    st->angular_acceleration = sensim_vec3_make(0, 0, racc);
+}
+
+sensim_status sensim_trajectory_fill(const sensim_trajectory *traj, double t_start, double rate_hz, uint64_t k0,
+                                     size_t n, sensim_gt_block *b)
+{
+    if (n > b->capacity)
+        return sensim_error(SENSIM_EINVAL, "trajectory fill: %zu rows do not fit a block of %zu", n, b->capacity);
+    if (!(rate_hz > 0) || !isfinite(rate_hz))
+        return sensim_error(SENSIM_EINVAL, "trajectory fill: rate must be a positive finite number, got %g", rate_hz);
+    if (!isfinite(t_start))
+        return sensim_error(SENSIM_EINVAL, "trajectory fill: start time is not a finite number");
+    for (size_t i = 0; i < n; i++) {
+        sensim_trajectory_state s;
+        double t = t_start + (double)(k0 + i) / rate_hz;
+        sensim_trajectory_eval(traj, t, &s);
+        b->t[i] = t;
+        sensim_vec3_store(s.position, b->position + 3 * i);
+        sensim_quat_store(s.orientation, b->orientation + 4 * i);
+        sensim_vec3_store(s.velocity, b->velocity + 3 * i);
+        sensim_vec3_store(s.angular_velocity, b->angular_velocity + 3 * i);
+        sensim_vec3_store(s.acceleration, b->acceleration + 3 * i);
+    }
+    b->n = n;
+    return SENSIM_OK;
+}

@@ -1,0 +1,707 @@
+/* YAML documents as a read-only tree with file and line on every node (see
+ * sensim/yaml.h), built from libyaml's event API so that each node keeps the
+ * start mark of its event.
+ *
+ * Aliases share the anchored node (no copying, so an "alias bomb" costs no
+ * memory); an anchor becomes visible only once its node is complete, so a
+ * node cannot contain itself and the tree has no cycles. Every node is also
+ * on the document's allocation list, which is how they are freed. */
+#include "sensim/yaml.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+struct sensim_ynode {
+    sensim_ynode_kind kind;
+    int line;
+    int plain;          /* scalar written without quotes (so "~" or "" means null) */
+    const char *file;   /* the document's name */
+    char *text;         /* scalar text */
+    size_t n, cap, kcap;
+    sensim_ynode **items; /* sequence items or mapping values */
+    sensim_ynode **keys;  /* mapping keys (scalar nodes) */
+    sensim_ynode *next_alloc;
+};
+
+struct sensim_yaml {
+    char *name;
+    char *text;
+    size_t len;
+    sensim_ynode *root;
+    sensim_ynode *all; /* allocation list */
+};
+
+typedef struct anchor {
+    char *name;
+    sensim_ynode *node;
+} anchor;
+
+typedef struct frame {
+    sensim_ynode *node;
+    sensim_ynode *key; /* pending key of a mapping, or NULL */
+    char *anchor;      /* registered when the container closes */
+} frame;
+
+typedef struct builder {
+    sensim_yaml *doc;
+    frame *stack;
+    size_t depth, stack_cap;
+    anchor *anchors;
+    size_t nanchors, anchors_cap;
+} builder;
+
+static sensim_ynode *node_new(sensim_yaml *doc, sensim_ynode_kind kind, int line)
+{
+    sensim_ynode *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    n->kind = kind;
+    n->line = line;
+    n->file = doc->name;
+    n->next_alloc = doc->all;
+    doc->all = n;
+    return n;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 8;
+    while (c < need)
+        c *= 2;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int is_null_scalar(const sensim_ynode *n)
+{
+    return n->kind == SENSIM_YNODE_SCALAR && n->plain &&
+           (!n->text[0] || !strcmp(n->text, "~") || !strcmp(n->text, "null") || !strcmp(n->text, "Null") ||
+            !strcmp(n->text, "NULL"));
+}
+
+static sensim_status oom(void) { return sensim_error(SENSIM_ENOMEM, "yaml: out of memory"); }
+
+static sensim_status define_anchor(builder *b, char *name, sensim_ynode *node)
+{
+    for (size_t i = 0; i < b->nanchors; i++)
+        if (!strcmp(b->anchors[i].name, name)) {
+            /* YAML lets a later anchor of the same name replace an earlier one. */
+            free(b->anchors[i].name);
+            b->anchors[i].name = name;
+            b->anchors[i].node = node;
+            return SENSIM_OK;
+        }
+    if (grow((void **)&b->anchors, &b->anchors_cap, b->nanchors + 1, sizeof *b->anchors)) {
+        free(name);
+        return oom();
+    }
+    b->anchors[b->nanchors].name = name;
+    b->anchors[b->nanchors].node = node;
+    b->nanchors++;
+    return SENSIM_OK;
+}
+
+/* Attaches a finished node to the open container (or makes it the root). */
+static sensim_status attach(builder *b, sensim_ynode *node)
+{
+    sensim_yaml *doc = b->doc;
+    if (b->depth == 0) {
+        doc->root = node;
+        return SENSIM_OK;
+    }
+    frame *f = &b->stack[b->depth - 1];
+    sensim_ynode *c = f->node;
+    if (c->kind == SENSIM_YNODE_SEQUENCE) {
+        if (grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
+            return oom();
+        c->items[c->n++] = node;
+        return SENSIM_OK;
+    }
+    if (!f->key) {
+        if (node->kind != SENSIM_YNODE_SCALAR)
+            return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: mapping keys must be scalars", doc->name, node->line);
+        if (node->plain && !strcmp(node->text, "<<"))
+            return sensim_error(SENSIM_EUNSUPPORTED,
+                                "%s:%d: merge keys ('<<') are not supported; write the keys out", doc->name,
+                                node->line);
+        for (size_t i = 0; i < c->n; i++)
+            if (!strcmp(c->keys[i]->text, node->text))
+                return sensim_error(SENSIM_EFORMAT, "%s:%d: duplicate key '%s' (first at line %d)", doc->name,
+                                    node->line, node->text, c->keys[i]->line);
+        f->key = node;
+        return SENSIM_OK;
+    }
+    if (grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items) ||
+        grow((void **)&c->keys, &c->kcap, c->n + 1, sizeof *c->keys))
+        return oom();
+    c->keys[c->n] = f->key;
+    c->items[c->n] = node;
+    c->n++;
+    f->key = NULL;
+    return SENSIM_OK;
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+static sensim_status syntax_error(const sensim_yaml *doc, const yaml_parser_t *p)
+{
+    if (p->error == YAML_MEMORY_ERROR)
+        return oom();
+    if (p->error == YAML_READER_ERROR)
+        return sensim_error(SENSIM_EFORMAT, "%s: byte %zu: %s", doc->name, p->problem_offset,
+                            p->problem ? p->problem : "cannot read");
+    const char *problem = p->problem ? p->problem : "syntax error";
+    if (p->context)
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu:%zu: %s (%s started at line %zu)", doc->name,
+                            p->problem_mark.line + 1, p->problem_mark.column + 1, problem, p->context,
+                            p->context_mark.line + 1);
+    return sensim_error(SENSIM_EFORMAT, "%s:%zu:%zu: %s", doc->name, p->problem_mark.line + 1,
+                        p->problem_mark.column + 1, problem);
+}
+
+static sensim_status build(builder *b, yaml_parser_t *p)
+{
+    sensim_yaml *doc = b->doc;
+    yaml_event_t ev;
+    for (;;) {
+        if (!yaml_parser_parse(p, &ev))
+            return syntax_error(doc, p);
+        sensim_status st = SENSIM_OK;
+        int line = (int)ev.start_mark.line + 1;
+        sensim_ynode *node = NULL;
+        const char *anchor_name = NULL;
+        switch (ev.type) {
+        case YAML_STREAM_END_EVENT:
+            yaml_event_delete(&ev);
+            return SENSIM_OK;
+        case YAML_DOCUMENT_START_EVENT:
+            break;
+        case YAML_DOCUMENT_END_EVENT:
+            /* Only the first document is loaded. */
+            yaml_event_delete(&ev);
+            return SENSIM_OK;
+        case YAML_SCALAR_EVENT:
+            node = node_new(doc, SENSIM_YNODE_SCALAR, line);
+            if (!node || !(node->text = dup_str((const char *)ev.data.scalar.value))) {
+                st = oom();
+                break;
+            }
+            node->plain = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+            anchor_name = (const char *)ev.data.scalar.anchor;
+            break;
+        case YAML_ALIAS_EVENT: {
+            const char *a = (const char *)ev.data.alias.anchor;
+            for (size_t i = 0; i < b->nanchors && !node; i++)
+                if (!strcmp(b->anchors[i].name, a))
+                    node = b->anchors[i].node;
+            if (!node)
+                st = sensim_error(SENSIM_EFORMAT, "%s:%d:%zu: undefined alias '*%s'", doc->name, line,
+                                  ev.start_mark.column + 1, a);
+            break;
+        }
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT: {
+            int seq = ev.type == YAML_SEQUENCE_START_EVENT;
+            sensim_ynode *c = node_new(doc, seq ? SENSIM_YNODE_SEQUENCE : SENSIM_YNODE_MAPPING, line);
+            const char *a = (const char *)(seq ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor);
+            if (!c || grow((void **)&b->stack, &b->stack_cap, b->depth + 1, sizeof *b->stack)) {
+                st = oom();
+                break;
+            }
+            frame *f = &b->stack[b->depth++];
+            f->node = c;
+            f->key = NULL;
+            f->anchor = NULL;
+            if (a && !(f->anchor = dup_str(a)))
+                st = oom();
+            break;
+        }
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: {
+            frame f = b->stack[--b->depth];
+            node = f.node;
+            if (f.anchor)
+                st = define_anchor(b, f.anchor, node);
+            break;
+        }
+        default:
+            break;
+        }
+        if (!st && anchor_name) {
+            char *a = dup_str(anchor_name);
+            st = a ? define_anchor(b, a, node) : oom();
+        }
+        if (!st && node)
+            st = attach(b, node);
+        yaml_event_delete(&ev);
+        if (st)
+            return st;
+    }
+}
+
+sensim_yaml *sensim_yaml_load_string(const char *text, size_t len, const char *name)
+{
+    if (!name)
+        name = "<string>";
+    if (!text) {
+        sensim_error(SENSIM_EINVAL, "%s: no text", name);
+        return NULL;
+    }
+    sensim_yaml *doc = calloc(1, sizeof *doc);
+    builder b = {0};
+    yaml_parser_t parser;
+    int parser_ok = 0;
+    sensim_status st = SENSIM_OK;
+    if (!doc || !(doc->name = dup_str(name)) || !(doc->text = malloc(len + 1))) {
+        st = oom();
+        goto done;
+    }
+    memcpy(doc->text, text, len);
+    doc->text[len] = '\0';
+    doc->len = len;
+    b.doc = doc;
+    if (!yaml_parser_initialize(&parser)) {
+        st = oom();
+        goto done;
+    }
+    parser_ok = 1;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)doc->text, len);
+    st = build(&b, &parser);
+    if (!st && !doc->root) {
+        /* An empty stream is a null document: a null scalar at line 1. */
+        sensim_ynode *n = node_new(doc, SENSIM_YNODE_SCALAR, 1);
+        if (!n || !(n->text = dup_str(""))) {
+            st = oom();
+            goto done;
+        }
+        n->plain = 1;
+        doc->root = n;
+    }
+done:
+    if (parser_ok)
+        yaml_parser_delete(&parser);
+    for (size_t i = 0; i < b.depth; i++)
+        free(b.stack[i].anchor);
+    free(b.stack);
+    for (size_t i = 0; i < b.nanchors; i++)
+        free(b.anchors[i].name);
+    free(b.anchors);
+    if (st) {
+        sensim_yaml_free(doc);
+        return NULL;
+    }
+    return doc;
+}
+
+sensim_yaml *sensim_yaml_load_file(const char *path)
+{
+    if (!path) {
+        sensim_error(SENSIM_EINVAL, "yaml: no file name");
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap)
+            break;
+        char *nb = realloc(buf, cap *= 2);
+        if (!nb)
+            free(buf);
+        buf = nb;
+    }
+    if (!buf) {
+        fclose(f);
+        oom();
+        return NULL;
+    }
+    if (ferror(f)) {
+        sensim_error(SENSIM_EIO, "%s: cannot read: %s", path, strerror(errno));
+        free(buf);
+        fclose(f);
+        return NULL;
+    }
+    fclose(f);
+    sensim_yaml *doc = sensim_yaml_load_string(buf, len, path);
+    free(buf);
+    return doc;
+}
+
+void sensim_yaml_free(sensim_yaml *doc)
+{
+    if (!doc)
+        return;
+    for (sensim_ynode *n = doc->all, *next; n; n = next) {
+        next = n->next_alloc;
+        free(n->text);
+        free(n->items);
+        free(n->keys);
+        free(n);
+    }
+    free(doc->name);
+    free(doc->text);
+    free(doc);
+}
+
+const char *sensim_yaml_text(const sensim_yaml *doc) { return doc ? doc->text : NULL; }
+const char *sensim_yaml_name(const sensim_yaml *doc) { return doc ? doc->name : NULL; }
+const sensim_ynode *sensim_yaml_root(const sensim_yaml *doc) { return doc ? doc->root : NULL; }
+
+sensim_ynode_kind sensim_ynode_kind_of(const sensim_ynode *n) { return n->kind; }
+int sensim_ynode_line(const sensim_ynode *n) { return n ? n->line : 0; }
+const char *sensim_ynode_file(const sensim_ynode *n) { return n ? n->file : NULL; }
+
+const char *sensim_ynode_scalar(const sensim_ynode *n)
+{
+    return n && n->kind == SENSIM_YNODE_SCALAR ? n->text : NULL;
+}
+
+size_t sensim_ynode_size(const sensim_ynode *n) { return n && n->kind != SENSIM_YNODE_SCALAR ? n->n : 0; }
+
+const sensim_ynode *sensim_ynode_item(const sensim_ynode *n, size_t i)
+{
+    return n && n->kind == SENSIM_YNODE_SEQUENCE && i < n->n ? n->items[i] : NULL;
+}
+
+const char *sensim_ynode_key_at(const sensim_ynode *n, size_t i)
+{
+    return n && n->kind == SENSIM_YNODE_MAPPING && i < n->n ? n->keys[i]->text : NULL;
+}
+
+const sensim_ynode *sensim_ynode_value_at(const sensim_ynode *n, size_t i)
+{
+    return n && n->kind == SENSIM_YNODE_MAPPING && i < n->n ? n->items[i] : NULL;
+}
+
+const sensim_ynode *sensim_ynode_get(const sensim_ynode *n, const char *key)
+{
+    if (!n || n->kind != SENSIM_YNODE_MAPPING || !key)
+        return NULL;
+    for (size_t i = 0; i < n->n; i++)
+        if (!strcmp(n->keys[i]->text, key))
+            return n->items[i];
+    return NULL;
+}
+
+sensim_status sensim_ynode_error(const sensim_ynode *n, sensim_status status, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!n)
+        return sensim_error(status, "%s", msg);
+    return sensim_error(status, "%s:%d: %s", n->file, n->line, msg);
+}
+
+static const char *kind_name(const sensim_ynode *n)
+{
+    if (n->kind == SENSIM_YNODE_MAPPING)
+        return "a mapping";
+    if (n->kind == SENSIM_YNODE_SEQUENCE)
+        return "a sequence";
+    return is_null_scalar(n) ? "nothing (null)" : "a scalar";
+}
+
+sensim_status sensim_ynode_check_keys(const sensim_ynode *n, const char *what, const char *const *allowed)
+{
+    if (!what)
+        what = "mapping";
+    if (!n)
+        return sensim_error(SENSIM_EINVAL, "%s: no mapping", what);
+    if (n->kind != SENSIM_YNODE_MAPPING)
+        return sensim_ynode_error(n, SENSIM_EINVAL, "%s: expected a mapping, got %s", what, kind_name(n));
+    for (size_t i = 0; i < n->n; i++) {
+        int ok = 0;
+        for (size_t j = 0; allowed && allowed[j] && !ok; j++)
+            ok = !strcmp(allowed[j], n->keys[i]->text);
+        if (ok)
+            continue;
+        char list[512] = "";
+        size_t at = 0;
+        for (size_t j = 0; allowed && allowed[j]; j++) {
+            int k = snprintf(list + at, at < sizeof list ? sizeof list - at : 0, "%s%s", j ? ", " : "",
+                             allowed[j]);
+            if (k > 0)
+                at += (size_t)k;
+        }
+        return sensim_ynode_error(n->keys[i], SENSIM_EINVAL, "unknown key '%s' in %s (expected one of: %s)",
+                                  n->keys[i]->text, what, allowed && allowed[0] ? list : "no keys");
+    }
+    return SENSIM_OK;
+}
+
+/* Finds `key` in `map` for a getter. Returns 1 and sets *v when present, 0
+ * when absent and optional, -1 on error (message set in *st). */
+static int lookup(const sensim_ynode *map, const char *key, int required, const sensim_ynode **v,
+                  sensim_status *st)
+{
+    if (map && map->kind != SENSIM_YNODE_MAPPING) {
+        *st = sensim_ynode_error(map, SENSIM_EINVAL, "expected a mapping holding key '%s', got %s", key,
+                                 kind_name(map));
+        return -1;
+    }
+    *v = sensim_ynode_get(map, key);
+    if (*v)
+        return 1;
+    if (!required)
+        return 0;
+    *st = map ? sensim_ynode_error(map, SENSIM_ENOTFOUND, "missing key '%s'", key)
+              : sensim_error(SENSIM_ENOTFOUND, "missing key '%s'", key);
+    return -1;
+}
+
+/* A scalar that is not null, for the typed getters. */
+static sensim_status want_scalar(const sensim_ynode *v, const char *what, const char *expected)
+{
+    if (v->kind != SENSIM_YNODE_SCALAR || is_null_scalar(v))
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected %s, got %s", what, expected, kind_name(v));
+    return SENSIM_OK;
+}
+
+static void key_what(char *buf, size_t size, const char *key) { snprintf(buf, size, "key '%s'", key); }
+
+/* Rewrites the units module's message ("'x': unknown unit 'y'") under the
+ * node's location. */
+static sensim_status quantity_of(const sensim_ynode *v, const char *what, sensim_dim dim, double *out)
+{
+    sensim_status st = want_scalar(v, what, "a number");
+    if (st)
+        return st;
+    double x;
+    st = sensim_units_convert(v->text, dim, &x);
+    if (st) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        return sensim_ynode_error(v, st, "%s: %s", what, msg);
+    }
+    *out = x;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ynode_as_quantity(const sensim_ynode *n, const char *what, sensim_dim dim, double *out)
+{
+    if (!n)
+        return sensim_error(SENSIM_EINVAL, "%s: no value", what ? what : "value");
+    return quantity_of(n, what ? what : "value", dim, out);
+}
+
+sensim_status sensim_ynode_get_double(const sensim_ynode *map, const char *key, int required, double *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if ((st = want_scalar(v, what, "a number")))
+        return st;
+    double x;
+    sensim_dim d;
+    int has_unit;
+    if ((st = sensim_units_parse(v->text, &x, &d, &has_unit))) {
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: %s", what, msg);
+    }
+    if (has_unit)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected a plain number, got '%s'", what, v->text);
+    *out = x;
+    return SENSIM_OK;
+}
+
+static sensim_status range_check(const sensim_ynode *v, const char *what, double x, double lo, double hi)
+{
+    if (x >= lo && x <= hi)
+        return SENSIM_OK;
+    if (isfinite(lo) && isfinite(hi))
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: must be in [%g, %g] (got %g)", what, lo, hi, x);
+    if (x < lo)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: must be >= %g (got %g)", what, lo, x);
+    return sensim_ynode_error(v, SENSIM_EINVAL, "%s: must be <= %g (got %g)", what, hi, x);
+}
+
+sensim_status sensim_ynode_get_quantity_range(const sensim_ynode *map, const char *key, sensim_dim dim,
+                                              int required, double lo, double hi, double *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    double x;
+    if ((st = quantity_of(v, what, dim, &x)) || (st = range_check(v, what, x, lo, hi)))
+        return st;
+    *out = x;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ynode_get_quantity(const sensim_ynode *map, const char *key, sensim_dim dim, int required,
+                                        double *out)
+{
+    return sensim_ynode_get_quantity_range(map, key, dim, required, -INFINITY, INFINITY, out);
+}
+
+sensim_status sensim_ynode_get_int(const sensim_ynode *map, const char *key, int required, long long *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if ((st = want_scalar(v, what, "an integer")))
+        return st;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v->text, &end, 10);
+    if (end == v->text || *end || v->text[0] == ' ')
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an integer, got '%s'", what, v->text);
+    if (errno == ERANGE)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: integer out of range: '%s'", what, v->text);
+    *out = x;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ynode_get_uint64(const sensim_ynode *map, const char *key, int required, uint64_t *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if ((st = want_scalar(v, what, "an unsigned integer")))
+        return st;
+    const char *s = v->text;
+    if (*s == '+')
+        s++;
+    if (*s < '0' || *s > '9')
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an unsigned integer, got '%s'", what, v->text);
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (*end)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an unsigned integer, got '%s'", what, v->text);
+    if (errno == ERANGE)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: integer out of range: '%s'", what, v->text);
+    *out = (uint64_t)x;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ynode_get_bool(const sensim_ynode *map, const char *key, int required, int *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if ((st = want_scalar(v, what, "true or false")))
+        return st;
+    if (!strcasecmp(v->text, "true") || !strcasecmp(v->text, "yes")) {
+        *out = 1;
+        return SENSIM_OK;
+    }
+    if (!strcasecmp(v->text, "false") || !strcasecmp(v->text, "no")) {
+        *out = 0;
+        return SENSIM_OK;
+    }
+    return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected true, false, yes or no, got '%s'", what, v->text);
+}
+
+sensim_status sensim_ynode_get_string(const sensim_ynode *map, const char *key, int required, const char **out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if ((st = want_scalar(v, what, "a string")))
+        return st;
+    *out = v->text;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ynode_get_vector(const sensim_ynode *map, const char *key, sensim_dim dim, int required,
+                                      size_t n, double *out)
+{
+    const sensim_ynode *v;
+    sensim_status st = SENSIM_OK;
+    int r = lookup(map, key, required, &v, &st);
+    if (r <= 0)
+        return st;
+    char what[160];
+    key_what(what, sizeof what, key);
+    if (v->kind != SENSIM_YNODE_SEQUENCE)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected a sequence of %zu numbers, got %s", what, n,
+                                  kind_name(v));
+    double *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return oom();
+    /* 3 rows of 3 for a 3x3 matrix, row-major. */
+    int rows = n == 9 && v->n == 3 && v->items[0]->kind == SENSIM_YNODE_SEQUENCE;
+    if (rows) {
+        for (size_t i = 0; i < 3 && !st; i++) {
+            const sensim_ynode *row = v->items[i];
+            char w[200];
+            snprintf(w, sizeof w, "%s row %zu", what, i + 1);
+            if (row->kind != SENSIM_YNODE_SEQUENCE || row->n != 3) {
+                st = sensim_ynode_error(row, SENSIM_EINVAL, "%s: expected a row of 3 numbers", w);
+                break;
+            }
+            for (size_t j = 0; j < 3 && !st; j++) {
+                snprintf(w, sizeof w, "%s[%zu][%zu]", what, i, j);
+                st = quantity_of(row->items[j], w, dim, &tmp[3 * i + j]);
+            }
+        }
+    } else if (v->n != n) {
+        st = sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected %zu numbers%s, got %zu", what, n,
+                                n == 9 ? " (or 3 rows of 3)" : "", v->n);
+    } else {
+        for (size_t i = 0; i < n && !st; i++) {
+            char w[200];
+            snprintf(w, sizeof w, "%s[%zu]", what, i);
+            st = quantity_of(v->items[i], w, dim, &tmp[i]);
+        }
+    }
+    if (!st)
+        memcpy(out, tmp, n * sizeof *out);
+    free(tmp);
+    return st;
+}

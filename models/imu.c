@@ -1,0 +1,460 @@
+/* Triaxial inertial sensor pipeline (see sensim/imu.h for the model and its
+ * sources). Per-axis noise is generated in chunks that stay in L1 cache; the
+ * recursive bias processes run sequentially per axis, the axes in parallel. */
+#include "sensim/imu.h"
+
+#include <gsl/gsl_multifit.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    FX_WHITE = 0,
+    FX_TURNON = 1,
+    FX_GM = 2,
+    FX_RW = 3,
+    FX_CHRONO_WHITE = 4,
+    FX_CHRONO_DRIFT = 5,
+    FX_AIRSIM = 6,
+    FX_BI0 = 8 /* 8..15: bias-instability terms */
+};
+
+#define CHUNK 256
+
+struct sensim_triax {
+    sensim_triax_params p;
+    sensim_instrument kind;
+    double rate, dt_nom;
+    double mix[3][3];       /* C diag(1 + s) */
+    int has_mix, has_g;
+    double white_sigma[3];  /* sqrt((N sqrt(rate))^2 + sigma^2) */
+    double chrono_step[3];  /* b0 sqrt(dt_nom / t_b) */
+    double airsim_scale[3]; /* bias_stability / sqrt(tau) */
+    int bi_n;
+    double bi_tau[3][SENSIM_BI_MAX_TERMS], bi_sigma[3][SENSIM_BI_MAX_TERMS];
+};
+
+sensim_triax_params sensim_triax_default_params(void)
+{
+    sensim_triax_params p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < 3; i++)
+        p.cross_axis[i][i] = 1.0;
+    p.bi_terms = 6;
+    p.bi_tau_max = 1000.0;
+    return p;
+}
+
+/* Allan variance of a continuous first-order Gauss-Markov process with unit
+ * stationary variance and correlation time T, at cluster time tau:
+ * (T/tau)^2 (4 e^{-x} - e^{-2x} + 2x - 3), x = tau/T. Small x by its series
+ * (2/3 x^3 - 1/2 x^4 + ...) to avoid cancellation. */
+static double gm_avar(double tau, double T)
+{
+    double x = tau / T, f;
+    if (x < 0.5) {
+        f = 0.0;
+        double term = 1.0; /* x^n / n! */
+        for (int n = 1; n <= 20; n++) {
+            term *= x / n;
+            if (n >= 3)
+                f += (4.0 * ((n & 1) ? -1.0 : 1.0) - pow(-2.0, n)) * term;
+        }
+    } else
+        f = 4.0 * exp(-x) - exp(-2.0 * x) + 2.0 * x - 3.0;
+    return f / (x * x);
+}
+
+/* Chooses Gauss-Markov variances v_i >= 0 (taus log-spaced) so that the sum
+ * of their Allan variances is flat at (2 ln2 / pi) over [tmin, tmax], by
+ * least squares in relative error, dropping terms that come out negative. */
+static int fit_bi_terms(double tmin, double tmax, int m, double *taus, double *var)
+{
+    enum { NG = 48 };
+    const double target = 2.0 * M_LN2 / M_PI;
+    int active[SENSIM_BI_MAX_TERMS];
+    for (int i = 0; i < m; i++) {
+        /* Allan peak of a GM term is near tau = 1.89 T: span the range. */
+        double lo = tmin / 1.89, hi = tmax / 1.89;
+        taus[i] = m == 1 ? sqrt(lo * hi) : lo * pow(hi / lo, (double)i / (m - 1));
+        active[i] = 1;
+        var[i] = 0.0;
+    }
+    sensim_gsl_quiet();
+    for (int iter = 0; iter < m; iter++) {
+        int na = 0, idx[SENSIM_BI_MAX_TERMS];
+        for (int i = 0; i < m; i++)
+            if (active[i])
+                idx[na++] = i;
+        if (na == 0)
+            return -1;
+        gsl_matrix *X = gsl_matrix_alloc(NG, (size_t)na), *cov = gsl_matrix_alloc((size_t)na, (size_t)na);
+        gsl_vector *y = gsl_vector_alloc(NG), *c = gsl_vector_alloc((size_t)na);
+        gsl_multifit_linear_workspace *w = gsl_multifit_linear_alloc(NG, (size_t)na);
+        if (!X || !cov || !y || !c || !w) {
+            gsl_matrix_free(X);
+            gsl_matrix_free(cov);
+            gsl_vector_free(y);
+            gsl_vector_free(c);
+            gsl_multifit_linear_free(w);
+            return -1;
+        }
+        for (int j = 0; j < NG; j++) {
+            double tau = tmin * pow(tmax / tmin, (double)j / (NG - 1));
+            for (int a = 0; a < na; a++)
+                gsl_matrix_set(X, (size_t)j, (size_t)a, gm_avar(tau, taus[idx[a]]) / target);
+            gsl_vector_set(y, (size_t)j, 1.0);
+        }
+        double chisq;
+        int rc = gsl_multifit_linear(X, y, c, cov, &chisq, w);
+        int neg = 0;
+        for (int a = 0; a < na; a++) {
+            var[idx[a]] = gsl_vector_get(c, (size_t)a);
+            if (var[idx[a]] <= 0) {
+                active[idx[a]] = 0;
+                var[idx[a]] = 0;
+                neg = 1;
+            }
+        }
+        gsl_matrix_free(X);
+        gsl_matrix_free(cov);
+        gsl_vector_free(y);
+        gsl_vector_free(c);
+        gsl_multifit_linear_free(w);
+        if (rc)
+            return -1;
+        if (!neg)
+            return 0;
+    }
+    return 0;
+}
+
+static const char *kind_name(sensim_instrument k)
+{
+    return k == SENSIM_GYRO ? "gyro" : k == SENSIM_ACCEL ? "accel" : "mag";
+}
+
+#define CHECK_NONNEG(field, label)                                                                          \
+    for (int a = 0; a < 3; a++)                                                                             \
+        if (!(p->field[a] >= 0.0) || !isfinite(p->field[a])) {                                              \
+            sensim_error(SENSIM_EINVAL, "%s: %s: %s must be finite and >= 0 (axis %d is %g)", what,          \
+                         kind_name(kind), label, a, p->field[a]);                                           \
+            goto fail;                                                                                      \
+        }
+#define CHECK_FINITE(field, label)                                                                          \
+    for (int a = 0; a < 3; a++)                                                                             \
+        if (!isfinite(p->field[a])) {                                                                       \
+            sensim_error(SENSIM_EINVAL, "%s: %s: %s must be finite (axis %d)", what, kind_name(kind), label, \
+                         a);                                                                                \
+            goto fail;                                                                                      \
+        }
+
+sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz,
+                                  const char *what)
+{
+    if (!what)
+        what = "triaxial sensor";
+    sensim_triax *m = calloc(1, sizeof *m);
+    if (!m) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", what);
+        return NULL;
+    }
+    if (!(rate_hz > 0) || !isfinite(rate_hz)) {
+        sensim_error(SENSIM_EINVAL, "%s: rate_hz must be > 0 (got %g)", what, rate_hz);
+        goto fail;
+    }
+    CHECK_NONNEG(turn_on_bias, "turn_on_bias")
+    CHECK_NONNEG(noise_density, "noise_density")
+    CHECK_NONNEG(noise_sigma, "noise_sigma")
+    CHECK_NONNEG(random_walk, "random_walk")
+    CHECK_NONNEG(bias_instability, "bias_instability")
+    CHECK_NONNEG(gm_sigma, "gauss_markov.sigma")
+    CHECK_NONNEG(chrono_stddev, "chrono_drift.stddev")
+    CHECK_NONNEG(chrono_bias_drift, "chrono_drift.bias_drift")
+    CHECK_NONNEG(chrono_tau_drift, "chrono_drift.tau_drift")
+    CHECK_NONNEG(airsim_bias_stability, "airsim.bias_stability")
+    CHECK_NONNEG(quantization, "quantization")
+    CHECK_NONNEG(range, "range")
+    CHECK_FINITE(scale, "scale")
+    CHECK_FINITE(bias, "bias")
+    CHECK_FINITE(rate_ramp, "rate_ramp")
+    CHECK_FINITE(chrono_mean, "chrono_drift.mean")
+    CHECK_FINITE(chrono_drift_mean, "chrono_drift.drift_mean")
+    for (int a = 0; a < 3; a++) {
+        if (p->gm_sigma[a] > 0 && !(p->gm_tau[a] > 0 && isfinite(p->gm_tau[a]))) {
+            sensim_error(SENSIM_EINVAL, "%s: %s: gauss_markov.tau must be > 0 when sigma is set (axis %d is %g)",
+                         what, kind_name(kind), a, p->gm_tau[a]);
+            goto fail;
+        }
+        if (p->airsim_bias_stability[a] > 0 && !(p->airsim_tau[a] > 0 && isfinite(p->airsim_tau[a]))) {
+            sensim_error(SENSIM_EINVAL, "%s: %s: airsim.tau must be > 0 (axis %d is %g)", what, kind_name(kind),
+                         a, p->airsim_tau[a]);
+            goto fail;
+        }
+        for (int b = 0; b < 3; b++)
+            if (!isfinite(p->cross_axis[a][b]) || !isfinite(p->g_sensitivity[a][b])) {
+                sensim_error(SENSIM_EINVAL, "%s: %s: matrices must be finite", what, kind_name(kind));
+                goto fail;
+            }
+    }
+    m->p = *p;
+    m->kind = kind;
+    m->rate = rate_hz;
+    m->dt_nom = 1.0 / rate_hz;
+    for (int a = 0; a < 3; a++) {
+        for (int b = 0; b < 3; b++) {
+            m->mix[a][b] = p->cross_axis[a][b] * (1.0 + p->scale[b]);
+            if (m->mix[a][b] != (a == b ? 1.0 : 0.0))
+                m->has_mix = 1;
+            if (p->g_sensitivity[a][b] != 0.0)
+                m->has_g = 1;
+        }
+        double sd = p->noise_density[a] * sqrt(rate_hz);
+        m->white_sigma[a] = sqrt(sd * sd + p->noise_sigma[a] * p->noise_sigma[a]);
+        m->chrono_step[a] = p->chrono_tau_drift[a] > 0 ? p->chrono_bias_drift[a] * sqrt(m->dt_nom / p->chrono_tau_drift[a]) : 0.0;
+        m->airsim_scale[a] = p->airsim_bias_stability[a] > 0 ? p->airsim_bias_stability[a] / sqrt(p->airsim_tau[a]) : 0.0;
+    }
+    int any_bi = 0;
+    for (int a = 0; a < 3; a++)
+        any_bi |= p->bias_instability[a] > 0;
+    if (any_bi) {
+        double tmin = p->bi_tau_min > 0 ? p->bi_tau_min : 10.0 / rate_hz;
+        double tmax = p->bi_tau_max;
+        if (!(tmax > tmin) || !isfinite(tmax)) {
+            sensim_error(SENSIM_EINVAL, "%s: %s: bias instability span [%g, %g] s is empty", what, kind_name(kind),
+                         tmin, tmax);
+            goto fail;
+        }
+        if (p->bi_terms < 1 || p->bi_terms > SENSIM_BI_MAX_TERMS) {
+            sensim_error(SENSIM_EINVAL, "%s: %s: bias_instability terms must be 1..%d (got %d)", what,
+                         kind_name(kind), SENSIM_BI_MAX_TERMS, p->bi_terms);
+            goto fail;
+        }
+        double taus[SENSIM_BI_MAX_TERMS], var[SENSIM_BI_MAX_TERMS];
+        if (fit_bi_terms(tmin, tmax, p->bi_terms, taus, var)) {
+            sensim_error(SENSIM_EINTERNAL, "%s: %s: bias instability fit failed", what, kind_name(kind));
+            goto fail;
+        }
+        m->bi_n = p->bi_terms;
+        m->p.bi_tau_min = tmin;
+        for (int a = 0; a < 3; a++)
+            for (int i = 0; i < m->bi_n; i++) {
+                m->bi_tau[a][i] = taus[i];
+                m->bi_sigma[a][i] = p->bias_instability[a] * sqrt(var[i]);
+            }
+    }
+    return m;
+fail:
+    free(m);
+    return NULL;
+}
+
+void sensim_triax_destroy(sensim_triax *m) { free(m); }
+
+const sensim_triax_params *sensim_triax_params_of(const sensim_triax *m) { return &m->p; }
+
+int sensim_triax_bi_terms(const sensim_triax *m, int axis, double *taus, double *sigmas)
+{
+    for (int i = 0; i < m->bi_n; i++) {
+        taus[i] = m->bi_tau[axis][i];
+        sigmas[i] = m->bi_sigma[axis][i];
+    }
+    return m->bi_n;
+}
+
+void sensim_triax_print(const sensim_triax *m, FILE *f)
+{
+    const sensim_triax_params *p = &m->p;
+    fprintf(f, "%s at %g Hz\n", kind_name(m->kind), m->rate);
+    for (int a = 0; a < 3; a++)
+        fprintf(f,
+                "  axis %d: white sigma %.4g/sample, bias %.4g, turn-on %.4g, K %.4g, B %.4g, GM (%.4g, %.4g s), "
+                "ramp %.4g, q %.4g, range %.4g\n",
+                a, m->white_sigma[a], p->bias[a], p->turn_on_bias[a], p->random_walk[a], p->bias_instability[a],
+                p->gm_sigma[a], p->gm_tau[a], p->rate_ramp[a], p->quantization[a], p->range[a]);
+}
+
+static inline uint32_t stream_of(sensim_instrument kind, int effect, int axis)
+{
+    return (uint32_t)(((int)kind * 16 + effect) * 4 + axis);
+}
+
+void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s)
+{
+    memset(s, 0, sizeof *s);
+    (void)m;
+    s->t_prev = NAN;
+    s->t0 = NAN;
+}
+
+size_t sensim_triax_work_size(size_t n)
+{
+    (void)n;
+    return 0;
+}
+
+/* First sample of a run: turn-on bias and stationary starts, from index 0. */
+static void start_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id)
+{
+    const sensim_triax_params *p = &m->p;
+    sensim_rng r;
+    if (p->turn_on_bias[a] > 0) {
+        r = sensim_rng_make(seed, id, stream_of(m->kind, FX_TURNON, a));
+        s->turn_on[a] = p->turn_on_bias[a] * sensim_rng_normal(&r, 0);
+    }
+    if (p->gm_sigma[a] > 0) {
+        r = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
+        s->gm[a] = p->gm_sigma[a] * sensim_rng_normal(&r, 0);
+    }
+    for (int i = 0; i < m->bi_n; i++) {
+        r = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
+        s->bi[a][i] = m->bi_sigma[a][i] * sensim_rng_normal(&r, 0);
+    }
+}
+
+/* Noise for one axis over n samples, in place on y (stride 3). Reads the
+ * shared fields of s, writes only axis a's. */
+static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
+                       const double *t, size_t n, double *y)
+{
+    const sensim_triax_params *p = &m->p;
+    double nb[6 + SENSIM_BI_MAX_TERMS][CHUNK];
+    sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
+    sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
+    sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
+    sensim_rng r_cw = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_WHITE, a));
+    sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
+    sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
+    const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
+    const int has_cw = p->chrono_stddev[a] > 0, has_cd = m->chrono_step[a] > 0, has_as = m->airsim_scale[a] > 0;
+    const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
+    const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a];
+    double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a];
+    double bi[SENSIM_BI_MAX_TERMS];
+    memcpy(bi, s->bi[a], sizeof bi);
+    double tprev = s->t_prev, t0 = isnan(s->t0) ? t[0] : s->t0;
+    double dt_c = -1.0, gm_phi = 0, gm_q = 0, bi_phi[SENSIM_BI_MAX_TERMS] = {0}, bi_q[SENSIM_BI_MAX_TERMS] = {0};
+
+    for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
+        size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
+        uint64_t k0 = s->k + c0;
+        if (has_white)
+            sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
+        if (has_gm)
+            sensim_rng_normal_fill(&r_gm, k0, cn, nb[1]);
+        if (has_rw)
+            sensim_rng_normal_fill(&r_rw, k0, cn, nb[2]);
+        if (has_cw)
+            sensim_rng_normal_fill(&r_cw, k0, cn, nb[3]);
+        if (has_cd)
+            sensim_rng_normal_fill(&r_cd, k0, cn, nb[4]);
+        if (has_as)
+            sensim_rng_normal_fill(&r_as, k0, cn, nb[5]);
+        for (int i = 0; i < m->bi_n; i++) {
+            sensim_rng rb = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
+            sensim_rng_normal_fill(&rb, k0, cn, nb[6 + i]);
+        }
+        for (size_t j = 0; j < cn; j++) {
+            uint64_t k = k0 + j;
+            double tk = t[c0 + j];
+            double v = y[3 * (c0 + j) + a] + const_bias;
+            if (k > 0) {
+                double dt = tk - tprev;
+                if (dt != dt_c) {
+                    /* Recompute the exact discretization only when dt changes. */
+                    dt_c = dt;
+                    if (has_gm) {
+                        gm_phi = exp(-dt / p->gm_tau[a]);
+                        gm_q = p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt / p->gm_tau[a]));
+                    }
+                    for (int i = 0; i < m->bi_n; i++) {
+                        bi_phi[i] = exp(-dt / m->bi_tau[a][i]);
+                        bi_q[i] = m->bi_sigma[a][i] * sqrt(-expm1(-2.0 * dt / m->bi_tau[a][i]));
+                    }
+                }
+                if (has_gm)
+                    gm = gm_phi * gm + gm_q * nb[1][j];
+                if (has_rw)
+                    rw += p->random_walk[a] * sqrt(dt) * nb[2][j];
+                if (has_as)
+                    as += m->airsim_scale[a] * sqrt(dt > 1e-3 ? dt : 1e-3) * nb[5][j];
+                for (int i = 0; i < m->bi_n; i++)
+                    bi[i] = bi_phi[i] * bi[i] + bi_q[i] * nb[6 + i][j];
+            }
+            /* Chrono updates its random-walk bias on every call, the first too. */
+            if (has_cd)
+                cd += p->chrono_drift_mean[a] + m->chrono_step[a] * nb[4][j];
+            v += gm + rw + as + cd;
+            for (int i = 0; i < m->bi_n; i++)
+                v += bi[i];
+            if (ramp != 0.0)
+                v += ramp * (tk - t0);
+            if (has_white)
+                v += m->white_sigma[a] * nb[0][j];
+            if (has_cw)
+                v += p->chrono_stddev[a] * nb[3][j];
+            if (q > 0)
+                v = q * nearbyint(v / q);
+            if (range > 0)
+                v = v > range ? range : v < -range ? -range : v;
+            y[3 * (c0 + j) + a] = v;
+            tprev = tk;
+        }
+    }
+    s->gm[a] = gm;
+    s->rw[a] = rw;
+    s->chrono[a] = cd;
+    s->airsim[a] = as;
+    memcpy(s->bi[a], bi, sizeof bi);
+}
+
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
+                        const double *t, const double *u, const double *f, size_t n, double *y, double *work)
+{
+    (void)work;
+    if (n == 0)
+        return;
+    /* Deterministic mixing first: y = C diag(1+s) u + G f. */
+    if (m->has_mix || (m->has_g && f)) {
+        for (size_t k = 0; k < n; k++) {
+            double in[3] = {u[3 * k], u[3 * k + 1], u[3 * k + 2]}, out[3];
+            for (int a = 0; a < 3; a++) {
+                out[a] = m->mix[a][0] * in[0] + m->mix[a][1] * in[1] + m->mix[a][2] * in[2];
+                if (m->has_g && f)
+                    out[a] += m->p.g_sensitivity[a][0] * f[3 * k] + m->p.g_sensitivity[a][1] * f[3 * k + 1] +
+                              m->p.g_sensitivity[a][2] * f[3 * k + 2];
+            }
+            y[3 * k] = out[0];
+            y[3 * k + 1] = out[1];
+            y[3 * k + 2] = out[2];
+        }
+    } else if (y != u)
+        memcpy(y, u, 3 * n * sizeof *y);
+    if (s->k == 0)
+        for (int a = 0; a < 3; a++)
+            start_axis(m, s, a, seed, sensor_id);
+#pragma omp parallel for schedule(static) if (n >= 4096)
+    for (int a = 0; a < 3; a++)
+        noise_axis(m, s, a, seed, sensor_id, t, n, y);
+    if (isnan(s->t0))
+        s->t0 = t[0];
+    s->t_prev = t[n - 1];
+    s->k += n;
+}
+
+void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],
+                               const double alpha_body[3], const double r_body[3], double g, double f_body[3])
+{
+    /* Rotate world to body with the conjugate quaternion. */
+    double qw = q[0], qx = -q[1], qy = -q[2], qz = -q[3];
+    double v[3] = {a_world[0], a_world[1], a_world[2] + g};
+    double tx = 2 * (qy * v[2] - qz * v[1]), ty = 2 * (qz * v[0] - qx * v[2]), tz = 2 * (qx * v[1] - qy * v[0]);
+    double fb[3] = {v[0] + qw * tx + (qy * tz - qz * ty), v[1] + qw * ty + (qz * tx - qx * tz),
+                    v[2] + qw * tz + (qx * ty - qy * tx)};
+    const double *w = w_body, *al = alpha_body, *r = r_body;
+    double wxr[3] = {w[1] * r[2] - w[2] * r[1], w[2] * r[0] - w[0] * r[2], w[0] * r[1] - w[1] * r[0]};
+    double wwr[3] = {w[1] * wxr[2] - w[2] * wxr[1], w[2] * wxr[0] - w[0] * wxr[2], w[0] * wxr[1] - w[1] * wxr[0]};
+    double axr[3] = {al[1] * r[2] - al[2] * r[1], al[2] * r[0] - al[0] * r[2], al[0] * r[1] - al[1] * r[0]};
+    for (int i = 0; i < 3; i++)
+        f_body[i] = fb[i] + axr[i] + wwr[i];
+}

@@ -1,0 +1,397 @@
+/* Triaxial pipeline against closed forms. Tolerances are 5 standard errors
+ * of the estimator at the sample size used (stated per test), so a correct
+ * model fails with probability below 1e-6 per check. */
+#include <math.h>
+#include <stdio.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/imu.h"
+#include "testutil.h"
+
+/* Runs n samples at `rate` of zero input through a model; returns y[n*3]. */
+static double *run(const sensim_triax_params *p, sensim_instrument kind, double rate, size_t n, uint64_t seed,
+                   size_t block)
+{
+    sensim_triax *m = sensim_triax_create(p, kind, rate, "test");
+    ck_assert_msg(m != NULL, "%s", sensim_last_error());
+    double *t = malloc(n * sizeof *t), *y = calloc(3 * n, sizeof *y);
+    for (size_t k = 0; k < n; k++)
+        t[k] = (double)k / rate;
+    sensim_triax_state s;
+    sensim_triax_reset(m, &s);
+    for (size_t k0 = 0; k0 < n; k0 += block) {
+        size_t c = n - k0 < block ? n - k0 : block;
+        sensim_triax_apply(m, &s, seed, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+    }
+    free(t);
+    sensim_triax_destroy(m);
+    return y;
+}
+
+START_TEST(white_noise_sigma_and_rate_scaling)
+{
+    /* sigma_d = N sqrt(rate). n = 2e5 per axis: SE(var)/var = sqrt(2/n) =
+     * 0.32%, so 5 SE = 1.6% on the variance. */
+    const size_t n = 200000;
+    double rates[] = {100.0, 1600.0};
+    for (int r = 0; r < 2; r++) {
+        sensim_triax_params p = sensim_triax_default_params();
+        for (int a = 0; a < 3; a++)
+            p.noise_density[a] = 1.0e-3;
+        double *y = run(&p, SENSIM_GYRO, rates[r], n, 1, 65536);
+        double expect = 1e-6 * rates[r];
+        for (int a = 0; a < 3; a++) {
+            ck_assert_within(tu_var(y + a, n, 3) / expect, 1.0, 5 * sqrt(2.0 / n));
+            ck_assert_within(tu_mean(y + a, n, 3), 0.0, 5 * sqrt(expect / n));
+            ck_assert_within(tu_acf1(y + a, n, 3), 0.0, 5 / sqrt(n));
+        }
+        free(y);
+    }
+}
+END_TEST
+
+START_TEST(random_walk_variance_growth)
+{
+    /* K at 100 Hz: Var(b_k) = K^2 k dt. Over R = 4000 independent seeds,
+     * SE(var)/var = sqrt(2/R) = 2.2%: tolerance 5 SE = 11%. */
+    const int R = 4000;
+    const size_t n = 101;
+    sensim_triax_params p = sensim_triax_default_params();
+    p.random_walk[0] = 2e-3;
+    double *last = malloc(R * sizeof *last), *mid = malloc(R * sizeof *mid);
+    for (int r = 0; r < R; r++) {
+        double *y = run(&p, SENSIM_GYRO, 100.0, n, 1000 + (uint64_t)r, n);
+        last[r] = y[3 * 100];
+        mid[r] = y[3 * 25];
+        free(y);
+    }
+    double tol = 5 * sqrt(2.0 / R);
+    ck_assert_within(tu_var(last, R, 1) / (4e-6 * 100 * 0.01), 1.0, tol);
+    ck_assert_within(tu_var(mid, R, 1) / (4e-6 * 25 * 0.01), 1.0, tol);
+    free(last);
+    free(mid);
+}
+END_TEST
+
+START_TEST(gauss_markov_variance_and_correlation)
+{
+    /* sigma 0.01, tau 0.05 s at 400 Hz: phi = exp(-0.125) = 0.8825.
+     * n = 1e6; for AR(1) the variance estimate has SE ~ var sqrt(2 (1+phi^2)
+     * / (n (1-phi^2))) = 0.44% (tolerance 5 SE = 2.2%); lag-1 correlation SE
+     * ~ sqrt((1 - phi^2)/n) = 4.7e-4. */
+    const size_t n = 1000000;
+    sensim_triax_params p = sensim_triax_default_params();
+    p.gm_sigma[1] = 0.01;
+    p.gm_tau[1] = 0.05;
+    double *y = run(&p, SENSIM_ACCEL, 400.0, n, 3, 65536);
+    double phi = exp(-0.0025 / 0.05);
+    ck_assert_within(tu_var(y + 1, n, 3) / 1e-4, 1.0, 5 * sqrt(2 * (1 + phi * phi) / (n * (1 - phi * phi))));
+    ck_assert_within(tu_acf1(y + 1, n, 3), phi, 5 * sqrt((1 - phi * phi) / n));
+    /* Axis 0 had nothing: exactly zero. */
+    ck_assert_double_eq(tu_var(y, n, 3), 0.0);
+    free(y);
+}
+END_TEST
+
+/* Allan variance with a tolerance from its equivalent degrees of freedom:
+ * for M = n/m non-overlapping clusters, EDF ~ M - 1 for white-like noise and
+ * fewer for random walk; we use SE(avar)/avar ~ sqrt(2/(M-1)) (white) and a
+ * wider bound for random walk (Lesage & Audoin: EDF ~ (M-1)... scaled by
+ * 0.77 for RW). 5 SE. */
+START_TEST(allan_white_random_walk_ramp_ar1)
+{
+    const size_t n = 1 << 20;
+    const double rate = 100.0, dt = 1.0 / rate;
+    /* White: avar = s^2 / m. */
+    sensim_triax_params p = sensim_triax_default_params();
+    p.noise_sigma[0] = 0.5;
+    /* Random walk on axis 1: per-step std w = K sqrt(dt); avar = (2m^2+1) w^2 / (6m). */
+    p.random_walk[1] = 1e-2;
+    /* Ramp on axis 2: avar = (R m dt)^2 / 2, exactly. */
+    p.rate_ramp[2] = 3e-3;
+    double *y = run(&p, SENSIM_GYRO, rate, n, 5, 100000);
+    size_t ms[] = {1, 16, 256};
+    for (int i = 0; i < 3; i++) {
+        size_t m = ms[i], M = n / m;
+        double *ax = malloc(n * sizeof *ax);
+        for (int a = 0; a < 3; a++) {
+            for (size_t k = 0; k < n; k++)
+                ax[k] = y[3 * k + a];
+            double av = tu_avar(ax, n, m);
+            if (a == 0)
+                ck_assert_within(av / (0.25 / m), 1.0, 5 * sqrt(2.0 / (M - 1)));
+            else if (a == 1) {
+                double ws = 1e-2 * sqrt(dt);
+                double expect = (2.0 * m * m + 1) * ws * ws / (6.0 * m);
+                ck_assert_within(av / expect, 1.0, 5 * sqrt(2.0 / (0.77 * (M - 1))));
+            } else
+                ck_assert_within(av / (pow(3e-3 * m * dt, 2) / 2), 1.0, 1e-6);
+        }
+        free(ax);
+    }
+    free(y);
+
+    /* AR(1) (Gauss-Markov) against MODELS.md's closed form with innovation
+     * variance s^2 = sigma^2 (1 - phi^2). */
+    sensim_triax_params g = sensim_triax_default_params();
+    g.gm_sigma[0] = 1.0;
+    g.gm_tau[0] = 0.1;
+    y = run(&g, SENSIM_GYRO, rate, n, 6, 65536);
+    double phi = exp(-dt / 0.1), s2 = 1 - phi * phi;
+    double *ax = malloc(n * sizeof *ax);
+    for (size_t k = 0; k < n; k++)
+        ax[k] = y[3 * k];
+    size_t gms[] = {4, 32, 128};
+    for (int i = 0; i < 3; i++) {
+        double m = (double)gms[i];
+        double expect = s2 * (m - 3 * phi - m * phi * phi + 4 * pow(phi, m + 1) - pow(phi, 2 * m + 1)) /
+                        (m * m * (1 - phi) * (1 - phi) * (1 - phi * phi));
+        size_t M = n / gms[i];
+        ck_assert_within(tu_avar(ax, n, gms[i]) / expect, 1.0, 5 * sqrt(2.0 / (0.5 * (M - 1))));
+    }
+    free(ax);
+    free(y);
+}
+END_TEST
+
+START_TEST(bias_instability_flat_floor)
+{
+    /* B = 1e-4 over [1, 100] s at 20 Hz: ADEV ~ 0.664 B across the span.
+     * 2^21 samples (29 h); at tau = 10 s, M = 10485 clusters. The sum of GM
+     * terms matches the flat floor to within a few percent; the statistical
+     * tolerance (5 SE, EDF ~ M/2 for flicker-like noise) is added. */
+    const size_t n = 1 << 21;
+    const double rate = 20.0;
+    sensim_triax_params p = sensim_triax_default_params();
+    p.bias_instability[0] = 1e-4;
+    p.bi_tau_min = 1.0;
+    p.bi_tau_max = 100.0;
+    p.bi_terms = 5;
+    double *y = run(&p, SENSIM_GYRO, rate, n, 8, 65536);
+    double *ax = malloc(n * sizeof *ax);
+    for (size_t k = 0; k < n; k++)
+        ax[k] = y[3 * k];
+    double floor_var = 2 * M_LN2 / M_PI * 1e-8;
+    double taus[] = {2.0, 10.0, 50.0};
+    for (int i = 0; i < 3; i++) {
+        size_t m = (size_t)(taus[i] * rate), M = n / m;
+        double ratio = tu_avar(ax, n, m) / floor_var;
+        ck_assert_within(ratio, 1.0, 0.06 + 5 * sqrt(2.0 / (0.5 * M)));
+    }
+    free(ax);
+    free(y);
+}
+END_TEST
+
+START_TEST(quantization_clamp_scale_cross_axis)
+{
+    const size_t n = 100000;
+    sensim_triax_params p = sensim_triax_default_params();
+    for (int a = 0; a < 3; a++) {
+        p.noise_sigma[a] = 1.0;
+        p.quantization[a] = 0.25;
+        p.range[a] = 2.0;
+    }
+    double *y = run(&p, SENSIM_GYRO, 100, n, 9, 4096);
+    size_t clipped = 0;
+    for (size_t k = 0; k < 3 * n; k++) {
+        double steps = y[k] / 0.25;
+        ck_assert_double_eq(steps, nearbyint(steps));
+        ck_assert(fabs(y[k]) <= 2.0);
+        clipped += fabs(y[k]) == 2.0;
+    }
+    /* Clipped when |x| >= 1.875 (rounds to 2.0 or beyond): p = 2 Phi(-1.875)
+     * = 0.06079; binomial SE over 3n draws. */
+    double pc = 0.060786;
+    ck_assert_within((double)clipped / (3 * n), pc, 5 * sqrt(pc * (1 - pc) / (3 * n)));
+    free(y);
+
+    /* Quantization error is uniform on +-q/2: variance q^2/12. */
+    sensim_triax_params q = sensim_triax_default_params();
+    q.quantization[0] = 0.1;
+    sensim_triax *m = sensim_triax_create(&q, SENSIM_GYRO, 100, "test");
+    double *t = malloc(n * sizeof *t), *u = malloc(3 * n * sizeof *u), *out = malloc(3 * n * sizeof *out);
+    sensim_rng r = sensim_rng_make(1, 1, 1);
+    for (size_t k = 0; k < n; k++) {
+        t[k] = k * 0.01;
+        u[3 * k] = 10 * sensim_rng_uniform(&r, k);
+        u[3 * k + 1] = u[3 * k + 2] = 0;
+    }
+    sensim_triax_state s;
+    sensim_triax_reset(m, &s);
+    sensim_triax_apply(m, &s, 1, 1, t, u, NULL, n, out, NULL);
+    double *err = malloc(n * sizeof *err);
+    for (size_t k = 0; k < n; k++) {
+        err[k] = out[3 * k] - u[3 * k];
+        ck_assert(fabs(err[k]) <= 0.05 + 1e-12);
+    }
+    /* var of U(-h,h) sample variance: SE = sqrt((1/80 - 1/144) q^4 / n). */
+    ck_assert_within(tu_var(err, n, 1), 0.01 / 12, 5 * sqrt((1.0 / 80 - 1.0 / 144) * 1e-4 / n));
+    sensim_triax_destroy(m);
+
+    /* Scale and cross-axis: y = C diag(1+s) u exactly. */
+    sensim_triax_params c = sensim_triax_default_params();
+    double C[3][3] = {{1, 0.01, -0.02}, {0.003, 1, 0.004}, {-0.005, 0.006, 1}};
+    memcpy(c.cross_axis, C, sizeof C);
+    c.scale[0] = 0.001;
+    c.scale[1] = -0.002;
+    c.scale[2] = 0.0005;
+    m = sensim_triax_create(&c, SENSIM_ACCEL, 100, "test");
+    double uu[3] = {1.5, -2.0, 9.81}, yy[3], tt = 0;
+    sensim_triax_reset(m, &s);
+    sensim_triax_apply(m, &s, 1, 1, &tt, uu, NULL, 1, yy, NULL);
+    for (int a = 0; a < 3; a++) {
+        double e = 0;
+        for (int b = 0; b < 3; b++)
+            e += C[a][b] * (1 + c.scale[b]) * uu[b];
+        ck_assert_double_eq_tol(yy[a], e, 1e-14);
+    }
+    sensim_triax_destroy(m);
+    free(t);
+    free(u);
+    free(out);
+    free(err);
+}
+END_TEST
+
+START_TEST(chrono_drift_semantics)
+{
+    /* Chrono: b += N(0, (b0 sqrt(dt_nom/t_b))^2) on every sample, the first
+     * included, so Var(b_k) = (k+1) b0^2 dt_nom / t_b whatever tau says about
+     * correlation. R = 4000 seeds, 5 SE = 11%. */
+    const int R = 4000;
+    sensim_triax_params p = sensim_triax_default_params();
+    p.chrono_bias_drift[0] = 0.02;
+    p.chrono_tau_drift[0] = 5.0;
+    double *v = malloc(R * sizeof *v);
+    for (int r = 0; r < R; r++) {
+        double *y = run(&p, SENSIM_GYRO, 50.0, 50, 5000 + (uint64_t)r, 50);
+        v[r] = y[3 * 49];
+        free(y);
+    }
+    double expect = 50 * 0.02 * 0.02 * (0.02 / 5.0);
+    ck_assert_within(tu_var(v, R, 1) / expect, 1.0, 5 * sqrt(2.0 / R));
+    free(v);
+}
+END_TEST
+
+START_TEST(turn_on_bias_constant_within_run)
+{
+    sensim_triax_params p = sensim_triax_default_params();
+    p.turn_on_bias[2] = 0.1;
+    p.bias[2] = 0.5;
+    double *y = run(&p, SENSIM_GYRO, 100, 1000, 11, 333);
+    for (size_t k = 1; k < 1000; k++)
+        ck_assert_double_eq(y[3 * k + 2], y[2]);
+    ck_assert(y[2] != 0.5);
+    /* Across runs it varies with std 0.1 (R = 2000, 5 SE = 16%). */
+    const int R = 2000;
+    double *b = malloc(R * sizeof *b);
+    for (int r = 0; r < R; r++) {
+        double *z = run(&p, SENSIM_GYRO, 100, 1, (uint64_t)r, 1);
+        b[r] = z[2];
+        free(z);
+    }
+    ck_assert_within(tu_var(b, R, 1) / 0.01, 1.0, 5 * sqrt(2.0 / R));
+    ck_assert_within(tu_mean(b, R, 1), 0.5, 5 * 0.1 / sqrt(R));
+    free(b);
+    free(y);
+}
+END_TEST
+
+START_TEST(reproducible_any_block_and_threads)
+{
+    sensim_triax_params p = sensim_triax_default_params();
+    for (int a = 0; a < 3; a++) {
+        p.noise_density[a] = 1e-3;
+        p.gm_sigma[a] = 1e-3;
+        p.gm_tau[a] = 30;
+        p.random_walk[a] = 1e-5;
+        p.bias_instability[a] = 2e-5;
+        p.turn_on_bias[a] = 1e-3;
+        p.chrono_bias_drift[a] = 1e-3;
+        p.chrono_tau_drift[a] = 100;
+        p.airsim_bias_stability[a] = 1e-4;
+        p.airsim_tau[a] = 500;
+    }
+    const size_t n = 20000;
+    omp_set_num_threads(1);
+    double *a = run(&p, SENSIM_GYRO, 400, n, 42, n);
+    omp_set_num_threads(2);
+    double *b = run(&p, SENSIM_GYRO, 400, n, 42, 4097);
+    double *c = run(&p, SENSIM_GYRO, 400, n, 42, 7);
+    double *d = run(&p, SENSIM_GYRO, 400, n, 43, n);
+    ck_assert(memcmp(a, b, 3 * n * sizeof *a) == 0);
+    ck_assert(memcmp(a, c, 3 * n * sizeof *a) == 0);
+    ck_assert(memcmp(a, d, 3 * n * sizeof *a) != 0);
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+END_TEST
+
+START_TEST(bad_parameters)
+{
+    sensim_triax_params p = sensim_triax_default_params();
+    p.noise_density[1] = -1;
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_GYRO, 100, "rig.yaml:5: imu"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rig.yaml:5: imu: gyro: noise_density must be finite and >= 0"));
+    p = sensim_triax_default_params();
+    p.gm_sigma[0] = 1;
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 100, "x"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "gauss_markov.tau must be > 0"));
+    p = sensim_triax_default_params();
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 0, "x"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rate_hz must be > 0"));
+    p.bias[0] = NAN;
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 10, "x"));
+    sensim_triax_destroy(NULL);
+}
+END_TEST
+
+START_TEST(lever_arm_specific_force)
+{
+    /* A body spinning about z at w with the sensor at r = (0.5, 0.2, 0):
+     * f = w x (w x r) + R^T g_up = (-w^2 r_x, -w^2 r_y, g) for level attitude,
+     * plus alpha x r when spinning up. Attitude yawed by 30 degrees does not
+     * change the body-frame result (gravity is along z). */
+    double w = 3.0, q[4] = {cos(M_PI / 12), 0, 0, sin(M_PI / 12)};
+    double a[3] = {0, 0, 0}, wb[3] = {0, 0, w}, al[3] = {0, 0, 2.0}, r[3] = {0.5, 0.2, 0}, f[3];
+    sensim_imu_specific_force(q, a, wb, al, r, SENSIM_G0, f);
+    ck_assert_double_eq_tol(f[0], -w * w * 0.5 - 2.0 * 0.2, 1e-12);
+    ck_assert_double_eq_tol(f[1], -w * w * 0.2 + 2.0 * 0.5, 1e-12);
+    ck_assert_double_eq_tol(f[2], SENSIM_G0, 1e-12);
+    /* World acceleration east with yaw 90 degrees: appears on body -y. */
+    double q90[4] = {cos(M_PI / 4), 0, 0, sin(M_PI / 4)}, ae[3] = {2.0, 0, 0}, zero[3] = {0, 0, 0};
+    sensim_imu_specific_force(q90, ae, zero, zero, zero, SENSIM_G0, f);
+    ck_assert_double_eq_tol(f[0], 0, 1e-12);
+    ck_assert_double_eq_tol(f[1], -2.0, 1e-12);
+    /* Rolled 90 degrees about x: gravity appears on body +y. */
+    double qr[4] = {cos(M_PI / 4), sin(M_PI / 4), 0, 0};
+    sensim_imu_specific_force(qr, zero, zero, zero, zero, SENSIM_G0, f);
+    ck_assert_double_eq_tol(f[1], SENSIM_G0, 1e-12);
+    ck_assert_double_eq_tol(f[2], 0, 1e-12);
+}
+END_TEST
+
+Suite *suite_imu(void)
+{
+    Suite *s = suite_create("imu");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, white_noise_sigma_and_rate_scaling);
+    tcase_add_test(tc, random_walk_variance_growth);
+    tcase_add_test(tc, gauss_markov_variance_and_correlation);
+    tcase_add_test(tc, allan_white_random_walk_ramp_ar1);
+    tcase_add_test(tc, bias_instability_flat_floor);
+    tcase_add_test(tc, quantization_clamp_scale_cross_axis);
+    tcase_add_test(tc, chrono_drift_semantics);
+    tcase_add_test(tc, turn_on_bias_constant_within_run);
+    tcase_add_test(tc, reproducible_any_block_and_threads);
+    tcase_add_test(tc, bad_parameters);
+    tcase_add_test(tc, lever_arm_specific_force);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,193 @@
+/* HDF5 log I/O: round trips, dimension scales readable by h5py, temporary
+ * files, and errors that name the file and dataset. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/log.h"
+#include "testutil.h"
+
+static void fill_gt(sensim_gt_block *b, size_t n, double t0)
+{
+    b->n = n;
+    for (size_t i = 0; i < n; i++) {
+        double t = t0 + 0.01 * (double)i;
+        b->t[i] = t;
+        for (int k = 0; k < 3; k++) {
+            b->position[3 * i + k] = t * (k + 1);
+            b->velocity[3 * i + k] = k + 1;
+            b->angular_velocity[3 * i + k] = 0;
+            b->acceleration[3 * i + k] = 0;
+        }
+        b->orientation[4 * i] = 1;
+        b->orientation[4 * i + 1] = b->orientation[4 * i + 2] = b->orientation[4 * i + 3] = 0;
+    }
+}
+
+static char *write_gt(const char *dir, const char *name, size_t nblocks, size_t n)
+{
+    char *p = tu_path(dir, name);
+    sensim_log *log = sensim_log_create(p, "test");
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    double lla[3] = {43.0, -89.0, 260.0};
+    sensim_gt_writer *w = sensim_gt_writer_create(log, lla);
+    ck_assert_ptr_nonnull(w);
+    sensim_gt_block b;
+    ck_assert_int_eq(sensim_gt_block_init(&b, n), SENSIM_OK);
+    for (size_t k = 0; k < nblocks; k++) {
+        fill_gt(&b, n, 0.01 * (double)(k * n));
+        ck_assert_int_eq(sensim_gt_writer_append(w, &b), SENSIM_OK);
+    }
+    sensim_gt_block_free(&b);
+    sensim_gt_writer_close(w);
+    ck_assert_msg(sensim_log_commit(log) == SENSIM_OK, "%s", sensim_last_error());
+    return p;
+}
+
+START_TEST(gt_round_trip)
+{
+    char *dir = tu_mkdtemp();
+    char *p = write_gt(dir, "gt.h5", 3, 1000);
+    sensim_log *log = sensim_log_open(p);
+    ck_assert_ptr_nonnull(log);
+    size_t n;
+    double lla[3];
+    ck_assert_msg(sensim_gt_check(log, &n, lla) == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_uint_eq(n, 3000);
+    ck_assert_double_eq(lla[0], 43.0);
+    sensim_gt_block b;
+    sensim_gt_block_init(&b, 10);
+    ck_assert_int_eq(sensim_gt_read(log, 2990, 10, &b), SENSIM_OK);
+    ck_assert_double_eq_tol(b.t[9], 29.99, 1e-12);
+    ck_assert_double_eq_tol(b.position[3 * 9 + 2], 3 * 29.99, 1e-12);
+    sensim_gt_block_free(&b);
+    char *s = NULL;
+    ck_assert_int_eq(sensim_log_get_attr_string(log, "/", "format", &s), SENSIM_OK);
+    ck_assert_str_eq(s, "sensim-log");
+    free(s);
+    ck_assert_int_eq(sensim_log_get_attr_string(log, "/ground_truth/velocity", "units", &s), SENSIM_OK);
+    ck_assert_str_eq(s, "m/s");
+    free(s);
+    /* Reading past the end names the dataset. */
+    double x[4];
+    ck_assert_int_ne(sensim_log_read_f64(log, "/ground_truth/t", 2999, 4, x), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/ground_truth/t"));
+    ck_assert_int_eq(sensim_log_read_f64(log, "/ground_truth/nope", 0, 1, x), SENSIM_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "gt.h5"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/ground_truth/nope"));
+    sensim_log_close(log);
+
+    /* h5py reads it, with t attached as the dimension scale. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py,sys; f=h5py.File('%s','r'); p=f['ground_truth/position'];"
+             "assert p.shape==(3000,3); assert p.dims[0][0].name=='/ground_truth/t';"
+             "assert f.attrs['format']=='sensim-log'; assert abs(p[2999,2]-3*29.99)<1e-9\"",
+             p);
+    ck_assert_int_eq(system(cmd), 0);
+    tu_rmtree(dir);
+    free(dir);
+    free(p);
+}
+END_TEST
+
+START_TEST(abort_leaves_target_untouched)
+{
+    char *dir = tu_mkdtemp();
+    char *p = tu_path(dir, "keep.h5");
+    ck_assert_int_eq(tu_write_file(p, "precious"), 0);
+    sensim_log *log = sensim_log_create(p, "test");
+    ck_assert_ptr_nonnull(log);
+    double v[3] = {1, 2, 3};
+    size_t three = 3;
+    ck_assert_int_eq(sensim_log_write(log, "/a/b", SENSIM_F64, 1, 1, &three, v, "m"), SENSIM_OK);
+    sensim_log_close(log); /* not committed */
+    char *text = tu_read_file(p, NULL);
+    ck_assert_str_eq(text, "precious");
+    free(text);
+    /* No temporary file is left behind. */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "test $(ls %s | wc -l) -eq 1", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    tu_rmtree(dir);
+    free(dir);
+    free(p);
+}
+END_TEST
+
+START_TEST(bad_time_and_shapes)
+{
+    char *dir = tu_mkdtemp();
+    char *p = tu_path(dir, "bad.h5");
+    sensim_log *log = sensim_log_create(p, "test");
+    double t[5] = {0, 1, 2, 2, 3};
+    ck_assert_int_eq(sensim_log_write(log, "/x/t", SENSIM_F64, 5, 0, NULL, t, "s"), SENSIM_OK);
+    double tn[3] = {0, NAN, 2};
+    ck_assert_int_eq(sensim_log_write(log, "/y/t", SENSIM_F64, 3, 0, NULL, tn, "s"), SENSIM_OK);
+    size_t two = 2;
+    double m[6] = {0};
+    ck_assert_int_eq(sensim_log_write(log, "/y/v", SENSIM_F64, 3, 1, &two, m, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    log = sensim_log_open(p);
+    size_t n;
+    ck_assert_int_eq(sensim_log_check_time(log, "/x/t", &n), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "not increasing at index 3"));
+    ck_assert_int_eq(sensim_log_check_time(log, "/y/t", &n), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/y/t: timestamp 1 is not finite"));
+    size_t three = 3;
+    ck_assert_int_eq(sensim_log_check_shape(log, "/y/v", 1, &three, &n), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "shape [3,2], expected [N,3]"));
+    double lla[3];
+    ck_assert_int_eq(sensim_gt_check(log, &n, lla), SENSIM_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/ground_truth"));
+    char **names;
+    size_t count;
+    ck_assert_int_eq(sensim_log_list(log, "/y", &names, &count), SENSIM_OK);
+    ck_assert_uint_eq(count, 2);
+    ck_assert_str_eq(names[0], "t");
+    sensim_log_free_names(names, count);
+    sensim_log_close(log);
+    ck_assert_ptr_null(sensim_log_open("/nonexistent/x.h5"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/nonexistent/x.h5"));
+    ck_assert_ptr_null(sensim_log_create("/nonexistent/dir/x.h5", "t"));
+    tu_rmtree(dir);
+    free(dir);
+    free(p);
+}
+END_TEST
+
+START_TEST(copy_group)
+{
+    char *dir = tu_mkdtemp();
+    char *src = write_gt(dir, "src.h5", 1, 500);
+    char *dst = tu_path(dir, "dst.h5");
+    sensim_log *in = sensim_log_open(src);
+    sensim_log *out = sensim_log_create(dst, "test");
+    ck_assert_msg(sensim_log_copy(out, in, "/ground_truth") == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_int_eq(sensim_log_commit(out), SENSIM_OK);
+    sensim_log_close(in);
+    out = sensim_log_open(dst);
+    size_t n;
+    double lla[3];
+    ck_assert_msg(sensim_gt_check(out, &n, lla) == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_uint_eq(n, 500);
+    ck_assert_double_eq(lla[1], -89.0);
+    sensim_log_close(out);
+    tu_rmtree(dir);
+    free(dir);
+    free(src);
+    free(dst);
+}
+END_TEST
+
+Suite *suite_log(void)
+{
+    Suite *s = suite_create("log");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, gt_round_trip);
+    tcase_add_test(tc, abort_leaves_target_untouched);
+    tcase_add_test(tc, bad_time_and_shapes);
+    tcase_add_test(tc, copy_group);
+    suite_add_tcase(s, tc);
+    return s;
+}
