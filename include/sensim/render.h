@@ -57,21 +57,21 @@ static inline sensim_pose sensim_pose_mul(sensim_pose a, sensim_pose b)
  * it is called from many threads at once. */
 typedef void (*sensim_pose_fn)(const void *user, double t, sensim_pose *out);
 
-/* ---- sampled trajectories ---- */
+/* ---- sampled pose tracks (a trajectory as a function of time) ---- */
 
 /* Poses sampled at increasing times, interpolated linearly (position) and by
  * slerp (orientation); held constant outside [t[0], t[n-1]]. Arrays copied. */
-typedef struct sensim_trajectory sensim_trajectory;
+typedef struct sensim_pose_track sensim_pose_track;
 /* position [n*3], orientation [n*4] (w,x,y,z, body to world); t strictly
  * increasing and finite. `mount` (may be NULL) is the sensor pose in the body
  * frame, composed on the right. */
-sensim_trajectory *sensim_trajectory_create(const double *t, const double *position, const double *orientation,
+sensim_pose_track *sensim_pose_track_create(const double *t, const double *position, const double *orientation,
                                             size_t n, const sensim_pose *mount);
-void sensim_trajectory_destroy(sensim_trajectory *tr);
-double sensim_trajectory_start(const sensim_trajectory *tr);
-double sensim_trajectory_end(const sensim_trajectory *tr);
-/* A sensim_pose_fn; `user` is a const sensim_trajectory *. */
-void sensim_trajectory_pose(const void *user, double t, sensim_pose *out);
+void sensim_pose_track_destroy(sensim_pose_track *tr);
+double sensim_pose_track_start(const sensim_pose_track *tr);
+double sensim_pose_track_end(const sensim_pose_track *tr);
+/* A sensim_pose_fn; `user` is a const sensim_pose_track *. */
+void sensim_pose_track_eval(const void *user, double t, sensim_pose *out);
 
 /* ---- materials ---- */
 

@@ -8,42 +8,42 @@
 
 #include "sensim/render.h"
 
-struct sensim_trajectory {
+struct sensim_pose_track {
     size_t n;
     double *t, *p, *q;
     sensim_pose mount;
 };
 
-sensim_trajectory *sensim_trajectory_create(const double *t, const double *position, const double *orientation,
+sensim_pose_track *sensim_pose_track_create(const double *t, const double *position, const double *orientation,
                                             size_t n, const sensim_pose *mount)
 {
     if (n < 1) {
-        sensim_error(SENSIM_EINVAL, "trajectory: no samples");
+        sensim_error(SENSIM_EINVAL, "pose track: no samples");
         return NULL;
     }
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(t[i]) || (i > 0 && !(t[i] > t[i - 1]))) {
-            sensim_error(SENSIM_EDATA, "trajectory: times must be finite and strictly increasing (sample %zu)", i);
+            sensim_error(SENSIM_EDATA, "pose track: times must be finite and strictly increasing (sample %zu)", i);
             return NULL;
         }
         double qn = 0;
         for (int k = 0; k < 4; k++)
             qn += orientation[4 * i + k] * orientation[4 * i + k];
         if (!isfinite(position[3 * i] + position[3 * i + 1] + position[3 * i + 2]) || !(fabs(sqrt(qn) - 1) < 1e-3)) {
-            sensim_error(SENSIM_EDATA, "trajectory: sample %zu: position not finite or orientation not a unit "
+            sensim_error(SENSIM_EDATA, "pose track: sample %zu: position not finite or orientation not a unit "
                          "quaternion", i);
             return NULL;
         }
     }
-    sensim_trajectory *tr = calloc(1, sizeof *tr);
+    sensim_pose_track *tr = calloc(1, sizeof *tr);
     if (tr) {
         tr->t = malloc(n * sizeof *tr->t);
         tr->p = malloc(3 * n * sizeof *tr->p);
         tr->q = malloc(4 * n * sizeof *tr->q);
     }
     if (!tr || !tr->t || !tr->p || !tr->q) {
-        sensim_trajectory_destroy(tr);
-        sensim_error(SENSIM_ENOMEM, "trajectory: out of memory");
+        sensim_pose_track_destroy(tr);
+        sensim_error(SENSIM_ENOMEM, "pose track: out of memory");
         return NULL;
     }
     tr->n = n;
@@ -54,7 +54,7 @@ sensim_trajectory *sensim_trajectory_create(const double *t, const double *posit
     return tr;
 }
 
-void sensim_trajectory_destroy(sensim_trajectory *tr)
+void sensim_pose_track_destroy(sensim_pose_track *tr)
 {
     if (!tr)
         return;
@@ -64,12 +64,12 @@ void sensim_trajectory_destroy(sensim_trajectory *tr)
     free(tr);
 }
 
-double sensim_trajectory_start(const sensim_trajectory *tr) { return tr->t[0]; }
-double sensim_trajectory_end(const sensim_trajectory *tr) { return tr->t[tr->n - 1]; }
+double sensim_pose_track_start(const sensim_pose_track *tr) { return tr->t[0]; }
+double sensim_pose_track_end(const sensim_pose_track *tr) { return tr->t[tr->n - 1]; }
 
-void sensim_trajectory_pose(const void *user, double t, sensim_pose *out)
+void sensim_pose_track_eval(const void *user, double t, sensim_pose *out)
 {
-    const sensim_trajectory *tr = user;
+    const sensim_pose_track *tr = user;
     sensim_pose b;
     if (tr->n == 1 || t <= tr->t[0]) {
         b.p = sensim_vec3_load(tr->p);
