@@ -665,6 +665,9 @@ sensim_status sensim_scene_commit(sensim_scene *s)
     s->top = rtcNewScene(s->dev);
     if (!s->top)
         return rtc_check(s, "new scene");
+    /* Robust (watertight) traversal: a ray through a shared edge or vertex
+     * must not slip between triangles, or lidar scans get holes. */
+    rtcSetSceneFlags(s->top, RTC_SCENE_FLAG_ROBUST);
     s->ntriangles = 0;
     for (size_t i = 0; i < s->nobj; i++) {
         scene_object *o = &s->obj[i];
@@ -675,6 +678,8 @@ sensim_status sensim_scene_commit(sensim_scene *s)
         } else {
             if (!m->proto) {
                 m->proto = rtcNewScene(s->dev);
+                if (m->proto)
+                    rtcSetSceneFlags(m->proto, RTC_SCENE_FLAG_ROBUST);
                 RTCGeometry pg = m->proto ? triangles_geometry(s, m, NULL) : NULL;
                 if (!pg)
                     return rtc_check(s, "prototype geometry");
