@@ -13,9 +13,23 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(trajectory)
+VERB_DECL(inject)
+VERB_DECL(info)
+VERB_DECL(import)
+VERB_DECL(export)
+VERB_DECL(datasheet)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
+    VERB(trajectory, "make an analytic ground-truth log (static, line, circle, sine, figure8)")
+    VERB(inject, "apply a rig's noise models to a ground-truth log or to recorded clean data")
+    VERB(info, "describe a log")
+    VERB(import, "ground truth from CSV into a log")
+    VERB(export, "ground truth from a log to CSV")
+    VERB(datasheet, "datasheet figures to model parameters")
+
+
     {NULL, NULL, NULL, NULL},
 };
 

@@ -1,10 +1,12 @@
 /* Analytic trajectories: every derivative against central finite differences
  * of the analytic position and orientation, closed forms of the circle,
  * figure-8 periodicity, the lane change, validation and block filling. */
+#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/log.h"
 #include "sensim/trajectory.h"
 #include "testutil.h"
 
@@ -360,6 +362,126 @@ START_TEST(fill_any_block_split)
 }
 END_TEST
 
+/* Number of entries in a directory other than . and .. */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    if (d)
+        closedir(d);
+    return n;
+}
+
+START_TEST(cli_circle_log)
+{
+    char *dir = tu_mkdtemp(), *out = tu_path(dir, "gt.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "circle", "--duration", "60", "--rate", "200", "--speed", "2",
+                             "--radius", "10", "--origin", "45.5,7.25,120", "--heading", "0", "--start-time", "3",
+                             "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    tu_run_free(&r);
+    sensim_log *log = sensim_log_open(out);
+    ck_assert_ptr_nonnull(log);
+    size_t n;
+    double lla[3];
+    ck_assert_msg(sensim_gt_check(log, &n, lla) == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_uint_eq(n, 12001);
+    ck_assert_within(lla[0], 45.5, 0);
+    ck_assert_within(lla[1], 7.25, 0);
+    ck_assert_within(lla[2], 120, 0);
+    /* Compare rows with the library, heading north turning left. */
+    sensim_trajectory_params p = sensim_trajectory_default_params();
+    p.shape = SENSIM_TRAJ_CIRCLE;
+    p.speed = 2;
+    p.radius = 10;
+    p.yaw = M_PI / 2;
+    p.t0 = 3;
+    sensim_trajectory *tr = sensim_trajectory_create(&p);
+    sensim_gt_block b;
+    ck_assert_int_eq(sensim_gt_block_init(&b, 7), SENSIM_OK);
+    ck_assert_int_eq(sensim_gt_read(log, 11994, 7, &b), SENSIM_OK);
+    ck_assert_within(b.t[6], 63, 1e-12);
+    for (size_t i = 0; i < 7; i++) {
+        sensim_trajectory_state s;
+        sensim_trajectory_eval(tr, b.t[i], &s);
+        ck_assert(b.position[3 * i] == s.position.x && b.position[3 * i + 1] == s.position.y);
+        ck_assert(b.orientation[4 * i + 3] == s.orientation.z);
+        ck_assert_within(hypot(b.acceleration[3 * i], b.acceleration[3 * i + 1]), 0.4, 1e-14);
+        ck_assert_within(b.angular_velocity[3 * i + 2], 0.2, 1e-15);
+    }
+    ck_assert_int_eq(sensim_gt_read(log, 0, 1, &b), SENSIM_OK);
+    ck_assert_within(b.t[0], 3, 0);
+    ck_assert_within(b.velocity[0], 0, 1e-15); /* north at the start */
+    ck_assert_within(b.velocity[1], 2, 1e-15);
+    char *desc = NULL;
+    ck_assert_int_eq(sensim_log_get_attr_string(log, "/ground_truth", "trajectory", &desc), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(desc, "shape=circle"));
+    free(desc);
+    sensim_gt_block_free(&b);
+    sensim_trajectory_destroy(tr);
+    sensim_log_close(log);
+    ck_assert_int_eq(count_entries(dir), 1);
+    tu_rmtree(dir);
+    free(out);
+    free(dir);
+}
+END_TEST
+
+START_TEST(cli_bad_input)
+{
+    char *dir = tu_mkdtemp(), *out = tu_path(dir, "gt.h5");
+    ck_assert_int_eq(tu_write_file(out, "precious"), 0);
+    /* An invalid parameter: exit 1, the option named, the old file untouched
+     * and no temporary left behind. */
+    tu_run_result r = tu_run("trajectory", "--shape", "circle", "--duration", "10", "--radius", "-3", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--radius") && strstr(r.err, "-3"), "stderr: %s", r.err);
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "circle", "--duration", "10", "--speed", "0", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--speed"), "stderr: %s", r.err);
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "line", "--duration", "10", "--origin", "95,0,0", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--origin") && strstr(r.err, "latitude 95"), "stderr: %s", r.err);
+    tu_run_free(&r);
+    /* Usage errors: exit 2. */
+    r = tu_run("trajectory", "--shape", "circle", "--duration", "10", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--output is required"));
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "circle", "--duration", "ten", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--duration: 'ten' is not a number"));
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "spiral", "--duration", "10", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "'spiral'"));
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "line", "--duration", "10", "--origin", "1,2", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "line", "--duration", "10", "--bogus", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--bogus"));
+    tu_run_free(&r);
+    char *text = tu_read_file(out, NULL);
+    ck_assert_str_eq(text, "precious");
+    free(text);
+    ck_assert_int_eq(count_entries(dir), 1);
+    /* --help exits 0 and prints the usage. */
+    r = tu_run("trajectory", "--help", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "--shape"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(out);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_trajectory(void)
 {
     Suite *s = suite_create("trajectory");
@@ -372,5 +494,9 @@ Suite *suite_trajectory(void)
     tcase_add_test(tc, validation);
     tcase_add_test(tc, fill_any_block_split);
     suite_add_tcase(s, tc);
+    TCase *cli = tcase_create("cli");
+    tcase_add_test(cli, cli_circle_log);
+    tcase_add_test(cli, cli_bad_input);
+    suite_add_tcase(s, cli);
     return s;
 }

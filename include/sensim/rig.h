@@ -114,9 +114,14 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
  * model = the sensor's YAML as text). For types' simulate functions. */
 sensim_status sensim_sensor_write_attrs(const sensim_sensor *s, const sensim_inject_opts *o, sensim_log *out);
 
-/* Delivery time of a sample taken at true time t with sample index k
- * (applies clock offset and drift, lag and jitter; jitter is drawn from the
- * sensor's timing stream at index k). */
+/* True time of sample k: the sensor samples every 1/rate on its own clock
+ * (tau = t + clock_offset + clock_drift t), starting at t_first + start_delay. */
+double sensim_sensor_sample_time(const sensim_sensor *s, double t_first, uint64_t k);
+/* The sensor clock's reading at true time t (its timestamp on a sample). */
+double sensim_sensor_clock(const sensim_sensor *s, double t);
+/* True time at which sample k taken at true time t reaches a consumer:
+ * t + max(0, lag + jitter N(0,1)), N from the sensor's timing stream at k.
+ * Callers keep delivery in order (a later sample never overtakes). */
 double sensim_sensor_delivery_time(const sensim_sensor *s, uint64_t seed, uint64_t k, double t);
 
 #ifdef __cplusplus

@@ -1,0 +1,226 @@
+/* sensim info: describe a log. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sensim/log.h"
+
+const char cmd_info_usage[] = "usage: sensim info FILE.h5 [--json]\n"
+                              "\n"
+                              "Describes a sensim log: its format, the ground truth (samples, duration,\n"
+                              "rate, origin), each sensor (type, rate, seed, datasets with shapes and\n"
+                              "units) and each estimate.\n"
+                              "\n"
+                              "  --json      one JSON object instead of text\n"
+                              "  -h, --help  this text\n";
+
+typedef struct {
+    FILE *f;
+    int json;
+    int first; /* JSON: no comma before the next member */
+} out_t;
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Time span of a t dataset: first, last, count. */
+static int span(const sensim_log *log, const char *t, double *first, double *last, size_t *n)
+{
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    if (sensim_log_shape(log, t, &rank, dims) || rank != 1 || dims[0] == 0)
+        return -1;
+    *n = dims[0];
+    if (sensim_log_read_f64(log, t, 0, 1, first) || sensim_log_read_f64(log, t, dims[0] - 1, 1, last))
+        return -1;
+    return 0;
+}
+
+static void describe_datasets(out_t *o, const sensim_log *log, const char *group)
+{
+    char **names;
+    size_t n;
+    if (sensim_log_list(log, group, &names, &n))
+        return;
+    if (o->json)
+        fprintf(o->f, "\"datasets\": {");
+    for (size_t i = 0; i < n; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", group, names[i]);
+        int rank;
+        size_t dims[SENSIM_LOG_MAX_RANK];
+        if (sensim_log_shape(log, path, &rank, dims))
+            continue;
+        char *units = NULL;
+        sensim_log_get_attr_string(log, path, "units", &units);
+        if (o->json) {
+            fprintf(o->f, "%s", i ? ", " : "");
+            json_str(o->f, names[i]);
+            fprintf(o->f, ": {\"shape\": [");
+            for (int r = 0; r < rank; r++)
+                fprintf(o->f, "%s%zu", r ? ", " : "", dims[r]);
+            fprintf(o->f, "], \"units\": ");
+            json_str(o->f, units ? units : "");
+            fprintf(o->f, "}");
+        } else {
+            fprintf(o->f, "    %-18s [", names[i]);
+            for (int r = 0; r < rank; r++)
+                fprintf(o->f, "%s%zu", r ? "," : "", dims[r]);
+            fprintf(o->f, "]%s%s\n", units ? " " : "", units ? units : "");
+        }
+        free(units);
+    }
+    if (o->json)
+        fprintf(o->f, "}");
+    sensim_log_free_names(names, n);
+}
+
+static void describe_group_list(out_t *o, const sensim_log *log, const char *parent, const char *label)
+{
+    char **names;
+    size_t n;
+    if (!sensim_log_exists(log, parent) || sensim_log_list(log, parent, &names, &n))
+        return;
+    if (o->json)
+        fprintf(o->f, ", \"%s\": {", label);
+    else
+        fprintf(o->f, "%s:\n", label);
+    for (size_t i = 0; i < n; i++) {
+        char g[512], t[600];
+        snprintf(g, sizeof g, "%s/%s", parent, names[i]);
+        snprintf(t, sizeof t, "%s/t", g);
+        char *type = NULL;
+        double rate = NAN, seed = NAN, first = 0, last = 0;
+        size_t count = 0;
+        sensim_log_get_attr_string(log, g, "type", &type);
+        if (sensim_log_has_attr(log, g, "rate_hz"))
+            sensim_log_get_attr_f64(log, g, "rate_hz", &rate, 1);
+        if (sensim_log_has_attr(log, g, "seed"))
+            sensim_log_get_attr_f64(log, g, "seed", &seed, 1);
+        int has_t = span(log, t, &first, &last, &count) == 0;
+        if (o->json) {
+            fprintf(o->f, "%s", i ? ", " : "");
+            json_str(o->f, names[i]);
+            fprintf(o->f, ": {\"type\": ");
+            json_str(o->f, type ? type : "");
+            if (isfinite(rate))
+                fprintf(o->f, ", \"rate_hz\": %.17g", rate);
+            if (isfinite(seed))
+                fprintf(o->f, ", \"seed\": %.0f", seed);
+            if (has_t)
+                fprintf(o->f, ", \"samples\": %zu, \"t_first\": %.17g, \"t_last\": %.17g", count, first, last);
+            fprintf(o->f, ", ");
+            describe_datasets(o, log, g);
+            fprintf(o->f, "}");
+        } else {
+            fprintf(o->f, "  %s", names[i]);
+            if (type)
+                fprintf(o->f, " (%s", type);
+            if (isfinite(rate))
+                fprintf(o->f, ", %g Hz", rate);
+            if (isfinite(seed))
+                fprintf(o->f, ", seed %.0f", seed);
+            if (type)
+                fprintf(o->f, ")");
+            if (has_t)
+                fprintf(o->f, ": %zu samples, t %.6f .. %.6f s", count, first, last);
+            fprintf(o->f, "\n");
+            describe_datasets(o, log, g);
+        }
+        free(type);
+    }
+    if (o->json)
+        fprintf(o->f, "}");
+    sensim_log_free_names(names, n);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, NULL, 'J'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'J': json = 1; break;
+        case 'h': cli_print_help("info", stdout); return CLI_OK;
+        default: return cli_usage_error("info", "unknown option");
+        }
+    }
+    if (argc - optind != 1)
+        return cli_usage_error("info", "expected one FILE.h5");
+    const char *path = argv[optind];
+    sensim_log *log = sensim_log_open(path);
+    if (!log)
+        return cli_fail_lib("info");
+    out_t o = {stdout, json, 1};
+    char *format = NULL, *by = NULL;
+    sensim_log_get_attr_string(log, "/", "format", &format);
+    sensim_log_get_attr_string(log, "/", "created_by", &by);
+    double version = NAN;
+    if (sensim_log_has_attr(log, "/", "format_version"))
+        sensim_log_get_attr_f64(log, "/", "format_version", &version, 1);
+    if (json) {
+        printf("{\"file\": ");
+        json_str(stdout, path);
+        printf(", \"format\": ");
+        json_str(stdout, format ? format : "");
+        if (isfinite(version))
+            printf(", \"format_version\": %.0f", version);
+        printf(", \"created_by\": ");
+        json_str(stdout, by ? by : "");
+    } else {
+        printf("%s: %s", path, format ? format : "(no format attribute)");
+        if (isfinite(version))
+            printf(" v%.0f", version);
+        if (by)
+            printf(", created by %s", by);
+        printf("\n");
+    }
+    double first, last;
+    size_t n;
+    if (span(log, "/ground_truth/t", &first, &last, &n) == 0) {
+        double lla[3] = {NAN, NAN, NAN};
+        if (sensim_log_has_attr(log, "/ground_truth", "origin_lla"))
+            sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", lla, 3);
+        double rate = n > 1 ? (double)(n - 1) / (last - first) : 0;
+        if (json) {
+            printf(", \"ground_truth\": {\"samples\": %zu, \"t_first\": %.17g, \"t_last\": %.17g, \"rate_hz\": %.17g",
+                   n, first, last, rate);
+            if (isfinite(lla[0]))
+                printf(", \"origin_lla\": [%.17g, %.17g, %.17g]", lla[0], lla[1], lla[2]);
+            printf(", ");
+            describe_datasets(&o, log, "/ground_truth");
+            printf("}");
+        } else {
+            printf("ground truth: %zu samples, %.6f s (t %.6f .. %.6f), %.6g Hz", n, last - first, first, last,
+                   rate);
+            if (isfinite(lla[0]))
+                printf(", origin %.7f, %.7f, %.3f m", lla[0], lla[1], lla[2]);
+            printf("\n");
+            describe_datasets(&o, log, "/ground_truth");
+        }
+    }
+    describe_group_list(&o, log, "/sensors", "sensors");
+    describe_group_list(&o, log, "/estimates", "estimates");
+    if (json)
+        printf("}\n");
+    free(format);
+    free(by);
+    sensim_log_close(log);
+    return CLI_OK;
+}

@@ -1,0 +1,226 @@
+/* sensim trajectory: write an analytic ground-truth log (/ground_truth of
+ * DESIGN.md) in blocks, so an hour at 1 kHz never sits in memory. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_gt.h"
+#include "sensim/geodesy.h"
+#include "sensim/log.h"
+#include "sensim/trajectory.h"
+
+const char cmd_trajectory_usage[] =
+    "usage: sensim trajectory --shape SHAPE --duration S [options] -o OUT.h5\n"
+    "\n"
+    "Writes a ground-truth log whose position, orientation, velocity, body\n"
+    "angular velocity and kinematic acceleration are exact analytic functions\n"
+    "of time (planar vehicle, ENU world, yaw along the velocity).\n"
+    "\n"
+    "Shapes: static, line, circle, sine (lane change), figure8.\n"
+    "\n"
+    "Options:\n"
+    "  -s, --shape SHAPE      static | line | circle | sine | figure8 (required)\n"
+    "  -d, --duration S       length of the log in seconds (required, > 0)\n"
+    "  -r, --rate HZ          sample rate (default 100)\n"
+    "      --start-time S     time of the first sample and of the start of motion (default 0)\n"
+    "      --origin LAT,LON,ALT  WGS84 origin of the ENU frame, deg, deg, m\n"
+    "                         (default 43.0731,-89.4012,260)\n"
+    "      --start E,N,U      start position in the ENU frame, m (default 0,0,0)\n"
+    "      --heading DEG      initial heading, compass degrees clockwise from north\n"
+    "                         (default 90 = east); figure8: direction of the long axis\n"
+    "      --speed M/S        line, circle, sine (along track) speed (default 1)\n"
+    "      --accel M/S2       line: start from rest and accelerate to --speed (default 0)\n"
+    "      --radius M         circle radius (default 10)\n"
+    "      --direction DIR    circle: left (counter-clockwise, default) or right\n"
+    "      --width M          sine: lateral offset, + left, - right (default 3.5)\n"
+    "      --length M         sine: along-track length of the lane change (default 30)\n"
+    "      --lead M           sine: straight distance before it (default 20)\n"
+    "      --size M           figure8: extent along the long axis (default 20)\n"
+    "      --period S         figure8: time of one figure (default 60)\n"
+    "  -o, --output FILE      output HDF5 log (written to a temporary name, then renamed)\n"
+    "  -h, --help             this text\n"
+    "\n"
+    "Exit status: 0 success, 1 failure, 2 usage error. See sensim-trajectory(1).\n";
+
+enum { OPT_START_TIME = 256, OPT_ORIGIN, OPT_START, OPT_HEADING, OPT_SPEED, OPT_ACCEL, OPT_RADIUS, OPT_DIRECTION,
+       OPT_WIDTH, OPT_LENGTH, OPT_LEAD, OPT_SIZE, OPT_PERIOD };
+
+#define BLOCK_ROWS 4096
+
+/* The option behind a parameter named in a library message
+ * ("circle trajectory: radius must be ..."), as a "--radius: " prefix. */
+static const char *option_of(const char *msg)
+{
+    static const struct {
+        const char *param, *prefix;
+    } map[] = {{": speed ", "--speed: "},   {": accel ", "--accel: "},   {": radius ", "--radius: "},
+               {": direction ", "--direction: "}, {": width ", "--width: "}, {": length ", "--length: "},
+               {": lead ", "--lead: "},     {": size ", "--size: "},     {": period ", "--period: "},
+               {": yaw ", "--heading: "},   {": t0 ", "--start-time: "}, {": start ", "--start: "}};
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (strstr(msg, map[i].param))
+            return map[i].prefix;
+    return "";
+}
+
+int cmd_trajectory(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shape", required_argument, NULL, 's'},
+        {"duration", required_argument, NULL, 'd'},
+        {"rate", required_argument, NULL, 'r'},
+        {"output", required_argument, NULL, 'o'},
+        {"start-time", required_argument, NULL, OPT_START_TIME},
+        {"origin", required_argument, NULL, OPT_ORIGIN},
+        {"start", required_argument, NULL, OPT_START},
+        {"heading", required_argument, NULL, OPT_HEADING},
+        {"speed", required_argument, NULL, OPT_SPEED},
+        {"accel", required_argument, NULL, OPT_ACCEL},
+        {"radius", required_argument, NULL, OPT_RADIUS},
+        {"direction", required_argument, NULL, OPT_DIRECTION},
+        {"width", required_argument, NULL, OPT_WIDTH},
+        {"length", required_argument, NULL, OPT_LENGTH},
+        {"lead", required_argument, NULL, OPT_LEAD},
+        {"size", required_argument, NULL, OPT_SIZE},
+        {"period", required_argument, NULL, OPT_PERIOD},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *verb = "trajectory";
+    sensim_trajectory_params p = sensim_trajectory_default_params();
+    double duration = NAN, rate = 100, heading = 90, origin[3] = {CLI_DEFAULT_ORIGIN};
+    const char *out = NULL, *shape = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":s:d:r:o:h", opts, NULL)) != -1) {
+        double *dst = NULL;
+        const char *oname = "?";
+        for (size_t i = 0; opts[i].name; i++)
+            if (opts[i].val == c)
+                oname = opts[i].name;
+        switch (c) {
+        case 's': shape = optarg; continue;
+        case 'o': out = optarg; continue;
+        case 'h': cli_print_help(verb, stdout); return CLI_OK;
+        case 'd': dst = &duration; break;
+        case 'r': dst = &rate; break;
+        case OPT_START_TIME: dst = &p.t0; break;
+        case OPT_HEADING: dst = &heading; break;
+        case OPT_SPEED: dst = &p.speed; break;
+        case OPT_ACCEL: dst = &p.accel; break;
+        case OPT_RADIUS: dst = &p.radius; break;
+        case OPT_WIDTH: dst = &p.width; break;
+        case OPT_LENGTH: dst = &p.length; break;
+        case OPT_LEAD: dst = &p.lead; break;
+        case OPT_SIZE: dst = &p.size; break;
+        case OPT_PERIOD: dst = &p.period; break;
+        case OPT_ORIGIN:
+            if (cli_parse_triple(optarg, origin))
+                return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
+            continue;
+        case OPT_START:
+            if (cli_parse_triple(optarg, p.start))
+                return cli_usage_error(verb, "--start: expected E,N,U in metres, got '%s'", optarg);
+            continue;
+        case OPT_DIRECTION:
+            if (!strcmp(optarg, "left") || !strcmp(optarg, "ccw"))
+                p.direction = 1;
+            else if (!strcmp(optarg, "right") || !strcmp(optarg, "cw"))
+                p.direction = -1;
+            else
+                return cli_usage_error(verb, "--direction: expected left or right, got '%s'", optarg);
+            continue;
+        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
+        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
+        }
+        if (cli_parse_double(optarg, dst))
+            return cli_usage_error(verb, "--%s: '%s' is not a number", oname, optarg);
+    }
+    if (optind < argc)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    if (!shape)
+        return cli_usage_error(verb, "--shape is required");
+    if (!out)
+        return cli_usage_error(verb, "-o/--output is required");
+    if (isnan(duration))
+        return cli_usage_error(verb, "--duration is required");
+    if (sensim_trajectory_shape_parse(shape, &p.shape))
+        return cli_usage_error(verb, "--shape: %s", sensim_last_error());
+    if (!(duration > 0))
+        return cli_fail(verb, "--duration must be > 0, got %g", duration);
+    if (!(rate > 0))
+        return cli_fail(verb, "--rate must be > 0, got %g", rate);
+    /* Compass heading (clockwise from north) to ENU yaw (counter-clockwise from east). */
+    p.yaw = (90.0 - heading) * M_PI / 180.0;
+    sensim_geo_enu frame;
+    if (sensim_geo_enu_init(&frame, origin))
+        return cli_fail(verb, "--origin: %s", sensim_last_error());
+    /* Samples at t0 + k/rate for k = 0 .. floor(duration * rate), both ends included. */
+    double nd = floor(duration * rate * (1 + 1e-12)) + 1;
+    if (nd > 1e12)
+        return cli_fail(verb, "--duration %g s at --rate %g Hz is too many samples", duration, rate);
+    uint64_t n = (uint64_t)nd;
+
+    sensim_trajectory *tr = sensim_trajectory_create(&p);
+    if (!tr)
+        return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
+
+    int rc = CLI_FAIL;
+    sensim_gt_block b = {0};
+    sensim_gt_writer *w = NULL;
+    char *cmdline = cli_join_args("sensim", argc, argv);
+    sensim_log *log = sensim_log_create(out, cmdline ? cmdline : "sensim trajectory");
+    if (!log || sensim_gt_block_init(&b, BLOCK_ROWS) || !(w = sensim_gt_writer_create(log, origin)))
+        goto done;
+    /* The parameters that made the log, those the shape uses. */
+    char desc[512];
+    int len = snprintf(desc, sizeof desc, "shape=%s rate_hz=%.17g start_time=%.17g start=%.17g,%.17g,%.17g heading_deg=%.17g",
+                       sensim_trajectory_shape_name(p.shape), rate, p.t0, p.start[0], p.start[1], p.start[2], heading);
+    size_t room = sizeof desc - (size_t)len;
+    switch (p.shape) {
+    case SENSIM_TRAJ_STATIC: break;
+    case SENSIM_TRAJ_LINE: snprintf(desc + len, room, " speed=%.17g accel=%.17g", p.speed, p.accel); break;
+    case SENSIM_TRAJ_CIRCLE:
+        snprintf(desc + len, room, " speed=%.17g radius=%.17g direction=%s", p.speed, p.radius,
+                 p.direction > 0 ? "left" : "right");
+        break;
+    case SENSIM_TRAJ_SINE:
+        snprintf(desc + len, room, " speed=%.17g width=%.17g length=%.17g lead=%.17g", p.speed, p.width, p.length,
+                 p.lead);
+        break;
+    case SENSIM_TRAJ_FIGURE8: snprintf(desc + len, room, " size=%.17g period=%.17g", p.size, p.period); break;
+    }
+    if (sensim_log_set_attr_string(log, "/ground_truth", "trajectory", desc))
+        goto done;
+    int progress = isatty(STDERR_FILENO) && n > 1000000;
+    for (uint64_t k0 = 0; k0 < n; k0 += BLOCK_ROWS) {
+        size_t m = n - k0 < BLOCK_ROWS ? (size_t)(n - k0) : BLOCK_ROWS;
+        if (sensim_trajectory_fill(tr, p.t0, rate, k0, m, &b) || sensim_gt_writer_append(w, &b))
+            goto done;
+        if (progress && (k0 / BLOCK_ROWS) % 64 == 0)
+            fprintf(stderr, "\rsensim trajectory: %3.0f%%", 100.0 * (double)k0 / (double)n);
+    }
+    if (progress)
+        fprintf(stderr, "\rsensim trajectory: 100%%\n");
+    sensim_gt_writer_close(w);
+    w = NULL;
+    sensim_status st = sensim_log_commit(log);
+    log = NULL;
+    if (st)
+        goto done;
+    rc = CLI_OK;
+done:
+    if (rc != CLI_OK)
+        cli_fail_lib(verb);
+    sensim_gt_writer_close(w);
+    sensim_log_close(log);
+    sensim_gt_block_free(&b);
+    sensim_trajectory_destroy(tr);
+    free(cmdline);
+    return rc;
+}

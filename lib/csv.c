@@ -1,0 +1,469 @@
+/* CSV import/export of ground truth and a one-column number reader (see
+ * sensim/csv.h). */
+#include "sensim/csv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_FIELDS 64
+
+static const char *const gt_names[SENSIM_CSV_GT_COLUMNS] = {"t",  "px", "py", "pz", "qw", "qx", "qy", "qz", "vx",
+                                                            "vy", "vz", "wx", "wy", "wz", "ax", "ay", "az"};
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* Strips the line end (LF or CRLF) and surrounding blanks; returns the start. */
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* 1 for a blank or '#' comment line (after trimming). */
+static int skippable(const char *s) { return *s == '\0' || *s == '#'; }
+
+/* Splits a trimmed line in place. Delimiter: ',' if present, else ';', else
+ * tab, else runs of spaces. Cells are trimmed. Returns the number of cells
+ * (which may exceed max; only the first max are stored). */
+static size_t split(char *line, char **cells, size_t max)
+{
+    char delim = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : strchr(line, '\t') ? '\t' : ' ';
+    size_t n = 0;
+    char *p = line;
+    for (;;) {
+        if (delim == ' ')
+            while (*p == ' ')
+                p++;
+        char *end = strchr(p, delim);
+        if (end)
+            *end = '\0';
+        if (n < max)
+            cells[n] = trim(p);
+        n++;
+        if (!end)
+            break;
+        p = end + 1;
+        if (delim == ' ') {
+            while (*p == ' ')
+                p++;
+            if (!*p)
+                break;
+        }
+    }
+    return n;
+}
+
+/* Parses one cell. 0 on success; otherwise sets *why to a static reason. */
+static int parse_cell(const char *s, double *v, const char **why)
+{
+    if (!*s) {
+        *why = "empty cell";
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (end == s || *end) {
+        *why = "not a number";
+        return -1;
+    }
+    if (isnan(x)) {
+        *why = "NaN";
+        return -1;
+    }
+    if (!isfinite(x) || errno == ERANGE) {
+        if (isfinite(x) && fabs(x) < 1.0) { /* underflow to a subnormal or zero is harmless */
+            *v = x;
+            return 0;
+        }
+        *why = "not finite";
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- reader */
+
+struct sensim_csv_gt_reader {
+    char *path;
+    FILE *f;
+    char *line;
+    size_t cap;
+    size_t lineno, rows;
+    int col[SENSIM_CSV_GT_COLUMNS]; /* position of each named column in a row */
+    size_t ncells;
+    double prev_t;
+    int has_origin;
+    double origin[3];
+};
+
+void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
+{
+    if (!r)
+        return;
+    if (r->f)
+        fclose(r->f);
+    free(r->line);
+    free(r->path);
+    free(r);
+}
+
+/* Next line that is neither blank nor a comment; NULL at end of file (or a
+ * read error, reported through *st). Comments go to on_comment. */
+static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
+{
+    *st = SENSIM_OK;
+    for (;;) {
+        errno = 0;
+        if (getline(&r->line, &r->cap, r->f) < 0) {
+            if (ferror(r->f))
+                *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
+            return NULL;
+        }
+        r->lineno++;
+        char *s = trim(r->line);
+        if (!skippable(s))
+            return s;
+        /* Before the header, remember an origin comment written by the exporter. */
+        if (r->ncells == 0 && !strncmp(s, "# origin_lla:", 13)) {
+            double o[3];
+            if (sscanf(s + 13, " %lf , %lf , %lf", &o[0], &o[1], &o[2]) == 3 && isfinite(o[0]) && isfinite(o[1]) &&
+                isfinite(o[2])) {
+                memcpy(r->origin, o, sizeof o);
+                r->has_origin = 1;
+            }
+        }
+    }
+}
+
+sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
+{
+    sensim_csv_gt_reader *r = calloc(1, sizeof *r);
+    if (!r || !(r->path = dupstr(path))) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    if (!(r->f = fopen(path, "r"))) {
+        sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        goto fail;
+    }
+    sensim_status st;
+    char *s = next_line(r, &st);
+    if (!s) {
+        if (!st)
+            sensim_error(SENSIM_EFORMAT, "%s: no header line (expected %s)", path, SENSIM_CSV_GT_HEADER);
+        goto fail;
+    }
+    char *cells[MAX_FIELDS];
+    size_t n = split(s, cells, MAX_FIELDS);
+    if (n > MAX_FIELDS) {
+        sensim_error(SENSIM_EFORMAT, "%s:%zu: header has %zu columns, expected %d (%s)", path, r->lineno, n,
+                     SENSIM_CSV_GT_COLUMNS, SENSIM_CSV_GT_HEADER);
+        goto fail;
+    }
+    for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++)
+        r->col[k] = -1;
+    for (size_t i = 0; i < n; i++) {
+        int k = 0;
+        while (k < SENSIM_CSV_GT_COLUMNS && strcmp(cells[i], gt_names[k]))
+            k++;
+        if (k == SENSIM_CSV_GT_COLUMNS) {
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: unknown column '%s' (expected %s)", path, r->lineno,
+                         cells[i], SENSIM_CSV_GT_HEADER);
+            goto fail;
+        }
+        if (r->col[k] >= 0) {
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, cells[i]);
+            goto fail;
+        }
+        r->col[k] = (int)i;
+    }
+    for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++)
+        if (r->col[k] < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: missing column '%s' (expected %s)", path, r->lineno,
+                         gt_names[k], SENSIM_CSV_GT_HEADER);
+            goto fail;
+        }
+    r->ncells = n;
+    return r;
+fail:
+    sensim_csv_gt_reader_close(r);
+    return NULL;
+}
+
+sensim_status sensim_csv_gt_reader_read(sensim_csv_gt_reader *r, sensim_gt_block *b)
+{
+    b->n = 0;
+    char *cells[MAX_FIELDS];
+    while (b->n < b->capacity) {
+        sensim_status st;
+        char *s = next_line(r, &st);
+        if (!s)
+            return st;
+        size_t n = split(s, cells, MAX_FIELDS);
+        if (n != r->ncells)
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: expected %zu columns, found %zu", r->path, r->lineno,
+                                r->ncells, n);
+        double v[SENSIM_CSV_GT_COLUMNS];
+        for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++) {
+            const char *why;
+            const char *cell = cells[r->col[k]];
+            if (parse_cell(cell, &v[k], &why))
+                return sensim_error(SENSIM_EFORMAT, "%s:%zu: column '%s': '%s' is %s", r->path, r->lineno,
+                                    gt_names[k], cell, !strcmp(why, "empty cell") ? "empty" : why);
+        }
+        if (r->rows > 0 && !(v[0] > r->prev_t))
+            return sensim_error(SENSIM_EDATA, "%s:%zu: column 't': %.17g does not increase (previous %.17g)",
+                                r->path, r->lineno, v[0], r->prev_t);
+        double qn = sqrt(v[4] * v[4] + v[5] * v[5] + v[6] * v[6] + v[7] * v[7]);
+        if (fabs(qn - 1.0) > 1e-3)
+            return sensim_error(SENSIM_EDATA, "%s:%zu: columns 'qw','qx','qy','qz': quaternion norm %g is not 1",
+                                r->path, r->lineno, qn);
+        size_t i = b->n;
+        b->t[i] = v[0];
+        for (int c = 0; c < 3; c++) {
+            b->position[3 * i + c] = v[1 + c];
+            b->velocity[3 * i + c] = v[8 + c];
+            b->angular_velocity[3 * i + c] = v[11 + c];
+            b->acceleration[3 * i + c] = v[14 + c];
+        }
+        /* Rounded files (six digits) are normalized; an exact export is left
+         * bit for bit as written. */
+        double scale = fabs(qn - 1.0) > 1e-12 ? 1.0 / qn : 1.0;
+        for (int c = 0; c < 4; c++)
+            b->orientation[4 * i + c] = v[4 + c] * scale;
+        r->prev_t = v[0];
+        r->rows++;
+        b->n++;
+    }
+    return SENSIM_OK;
+}
+
+int sensim_csv_gt_reader_origin(const sensim_csv_gt_reader *r, double origin_lla[3])
+{
+    if (r->has_origin)
+        memcpy(origin_lla, r->origin, sizeof r->origin);
+    return r->has_origin;
+}
+
+size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r) { return r->rows; }
+
+/* ---------------------------------------------------------------- writer */
+
+struct sensim_csv_gt_writer {
+    char *path, *tmp; /* tmp NULL when writing to stdout */
+    FILE *f;
+};
+
+void sensim_csv_gt_writer_close(sensim_csv_gt_writer *w)
+{
+    if (!w)
+        return;
+    if (w->f && w->tmp)
+        fclose(w->f);
+    if (w->tmp)
+        unlink(w->tmp);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+}
+
+sensim_csv_gt_writer *sensim_csv_gt_writer_create(const char *path, const double origin_lla[3])
+{
+    sensim_csv_gt_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = dupstr(path))) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        goto fail;
+    }
+    if (!strcmp(path, "-")) {
+        w->f = stdout;
+    } else {
+        size_t len = strlen(path) + 48;
+        if (!(w->tmp = malloc(len))) {
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+            goto fail;
+        }
+        /* O_EXCL on a name unique to this process and attempt; 0666 lets the
+         * umask decide the final permissions, unlike mkstemp's 0600. */
+        int fd = -1;
+        for (unsigned k = 0; k < 1000 && fd < 0; k++) {
+            snprintf(w->tmp, len, "%s.tmp-%ld-%u", path, (long)getpid(), k);
+            fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+        if (fd < 0) {
+            sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
+            free(w->tmp);
+            w->tmp = NULL;
+            goto fail;
+        }
+        if (!(w->f = fdopen(fd, "w"))) {
+            close(fd);
+            sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+            goto fail;
+        }
+    }
+    if (origin_lla)
+        fprintf(w->f, "# origin_lla: %.17g,%.17g,%.17g\n", origin_lla[0], origin_lla[1], origin_lla[2]);
+    fputs(SENSIM_CSV_GT_HEADER "\n", w->f);
+    return w;
+fail:
+    sensim_csv_gt_writer_close(w);
+    return NULL;
+}
+
+sensim_status sensim_csv_gt_writer_append(sensim_csv_gt_writer *w, const sensim_gt_block *b)
+{
+    for (size_t i = 0; i < b->n; i++) {
+        const double *p = b->position + 3 * i, *q = b->orientation + 4 * i, *v = b->velocity + 3 * i;
+        const double *g = b->angular_velocity + 3 * i, *a = b->acceleration + 3 * i;
+        fprintf(w->f,
+                "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,"
+                "%.17g\n",
+                b->t[i], p[0], p[1], p[2], q[0], q[1], q[2], q[3], v[0], v[1], v[2], g[0], g[1], g[2], a[0], a[1],
+                a[2]);
+    }
+    if (ferror(w->f))
+        return sensim_error(SENSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
+    return SENSIM_OK;
+}
+
+sensim_status sensim_csv_gt_writer_commit(sensim_csv_gt_writer *w)
+{
+    sensim_status st = SENSIM_OK;
+    if (!w->tmp) {
+        if (fflush(w->f) || ferror(w->f))
+            st = sensim_error(SENSIM_EIO, "standard output: write error: %s", strerror(errno));
+    } else {
+        int bad = ferror(w->f);
+        if (fclose(w->f) || bad)
+            st = sensim_error(SENSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
+        w->f = NULL;
+        if (!st && rename(w->tmp, w->path))
+            st = sensim_error(SENSIM_EIO, "%s: cannot rename the finished file into place: %s", w->path,
+                              strerror(errno));
+        if (!st) {
+            free(w->tmp);
+            w->tmp = NULL;
+        }
+    }
+    sensim_csv_gt_writer_close(w);
+    return st;
+}
+
+/* ---------------------------------------------------------------- column */
+
+/* Shared by both column readers: column index, or by name when name != NULL. */
+static sensim_status read_column(const char *path, size_t column, const char *name, double **values, size_t *nout)
+{
+    *values = NULL;
+    *nout = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path,
+                            strerror(errno));
+    char *line = NULL, *cells[MAX_FIELDS * 16];
+    const size_t maxc = sizeof cells / sizeof *cells;
+    size_t cap = 0, lineno = 0, n = 0, vcap = 0;
+    double *v = NULL;
+    int first = 1;
+    sensim_status st = SENSIM_OK;
+    char label[96];
+    if (name)
+        snprintf(label, sizeof label, "column '%s'", name);
+    else
+        snprintf(label, sizeof label, "column %zu", column + 1);
+    for (;;) {
+        errno = 0;
+        if (getline(&line, &cap, f) < 0) {
+            if (ferror(f))
+                st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", path, lineno + 1, strerror(errno));
+            break;
+        }
+        lineno++;
+        char *s = trim(line);
+        if (skippable(s))
+            continue;
+        size_t nc = split(s, cells, maxc);
+        if (first && name) {
+            /* The header names the column. */
+            size_t i = 0;
+            while (i < nc && i < maxc && strcmp(cells[i], name))
+                i++;
+            if (i >= nc || i >= maxc) {
+                st = sensim_error(SENSIM_ENOTFOUND, "%s:%zu: header has no column '%s'", path, lineno, name);
+                break;
+            }
+            column = i;
+            first = 0;
+            continue;
+        }
+        if (column >= nc || column >= maxc) {
+            st = sensim_error(SENSIM_EFORMAT, "%s:%zu: %s: the line has only %zu columns", path, lineno, label, nc);
+            break;
+        }
+        double x;
+        const char *why;
+        if (parse_cell(cells[column], &x, &why)) {
+            if (first && !strcmp(why, "not a number")) { /* a header line */
+                first = 0;
+                continue;
+            }
+            st = sensim_error(SENSIM_EFORMAT, "%s:%zu: %s: '%s' is %s", path, lineno, label, cells[column],
+                              !strcmp(why, "empty cell") ? "empty" : why);
+            break;
+        }
+        first = 0;
+        if (n == vcap) {
+            size_t nc2 = vcap ? 2 * vcap : 1024;
+            double *nv = realloc(v, nc2 * sizeof *nv);
+            if (!nv) {
+                st = sensim_error(SENSIM_ENOMEM, "%s:%zu: out of memory after %zu values", path, lineno, n);
+                break;
+            }
+            v = nv;
+            vcap = nc2;
+        }
+        v[n++] = x;
+    }
+    free(line);
+    fclose(f);
+    if (!st && n == 0)
+        st = sensim_error(SENSIM_EDATA, "%s: %s: no numbers in the file", path, label);
+    if (st) {
+        free(v);
+        return st;
+    }
+    *values = v;
+    *nout = n;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_csv_read_column(const char *path, size_t column, double **values, size_t *n)
+{
+    return read_column(path, column, NULL, values, n);
+}
+
+sensim_status sensim_csv_read_column_named(const char *path, const char *name, double **values, size_t *n)
+{
+    return read_column(path, 0, name, values, n);
+}

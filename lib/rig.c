@@ -1,0 +1,481 @@
+/* Rigs: loading and validating the YAML, the registry of sensor types, the
+ * attributes every sensor group carries, delivery times, and the inject
+ * driver that applies every sensor of a rig to a log. */
+#include "sensim/rig.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/rng.h"
+
+extern const sensim_sensor_type sensim_imu_type;
+
+/* The registered sensor types. */
+static const sensim_sensor_type *const types[] = {
+    &sensim_imu_type,
+    NULL,
+};
+
+const sensim_sensor_type *sensim_sensor_type_find(const char *type)
+{
+    for (size_t i = 0; types[i]; i++)
+        if (!strcmp(types[i]->type, type))
+            return types[i];
+    return NULL;
+}
+
+static void type_list(char *buf, size_t size)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; types[i] && k < size; i++)
+        k += (size_t)snprintf(buf + k, size - k, "%s%s", i ? ", " : "", types[i]->type);
+}
+
+/* Timing stream for delivery jitter: far from the models' streams. */
+#define TIMING_STREAM 0xFFF000u
+
+static const char *const common_keys[] = {"name", "type", "rate_hz", "mount", "timing", NULL};
+static const char *const timing_keys[] = {"lag",         "clock_offset", "clock_drift", "jitter", "collection_window",
+                                          "start_delay", NULL};
+static const char *const mount_keys[] = {"position", "orientation", "rpy", NULL};
+
+static sensim_status parse_mount(sensim_sensor *s)
+{
+    s->mount_position = sensim_vec3_make(0, 0, 0);
+    s->mount_orientation = sensim_quat_identity();
+    const sensim_ynode *m = sensim_ynode_get(s->node, "mount");
+    if (!m)
+        return SENSIM_OK;
+    sensim_status st = sensim_ynode_check_keys(m, "mount", mount_keys);
+    if (st)
+        return st;
+    double p[3] = {0, 0, 0}, q[4] = {1, 0, 0, 0}, rpy[3] = {0, 0, 0};
+    if ((st = sensim_ynode_get_vector(m, "position", SENSIM_DIM_LENGTH, 0, 3, p)))
+        return st;
+    s->mount_position = sensim_vec3_load(p);
+    int has_q = sensim_ynode_get(m, "orientation") != NULL, has_rpy = sensim_ynode_get(m, "rpy") != NULL;
+    if (has_q && has_rpy)
+        return sensim_ynode_error(m, SENSIM_EINVAL, "mount: give either orientation or rpy, not both");
+    if (has_q) {
+        if ((st = sensim_ynode_get_vector(m, "orientation", SENSIM_DIM_NONE, 1, 4, q)))
+            return st;
+        double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+        if (!(fabs(n - 1.0) < 1e-6))
+            return sensim_ynode_error(sensim_ynode_get(m, "orientation"), SENSIM_EINVAL,
+                                      "key 'mount.orientation': quaternion (w,x,y,z) must have unit norm (has %g)",
+                                      n);
+        s->mount_orientation = sensim_quat_make(q[0], q[1], q[2], q[3]);
+    } else if (has_rpy) {
+        /* Roll, pitch, yaw (Z-Y-X), radians, or with a unit ("90 deg"). */
+        if ((st = sensim_ynode_get_vector(m, "rpy", SENSIM_DIM_ANGLE, 1, 3, rpy)))
+            return st;
+        s->mount_orientation = sensim_quat_from_euler(rpy[0], rpy[1], rpy[2]);
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status parse_timing(sensim_sensor *s)
+{
+    memset(&s->timing, 0, sizeof s->timing);
+    const sensim_ynode *t = sensim_ynode_get(s->node, "timing");
+    if (!t)
+        return SENSIM_OK;
+    sensim_status st = sensim_ynode_check_keys(t, "timing", timing_keys);
+    sensim_timing *tm = &s->timing;
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "lag", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->lag);
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "clock_offset", SENSIM_DIM_TIME, 0, -INFINITY, INFINITY,
+                                             &tm->clock_offset);
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "clock_drift", SENSIM_DIM_NONE, 0, -0.1, 0.1, &tm->clock_drift);
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "jitter", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->jitter);
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "collection_window", SENSIM_DIM_TIME, 0, 0, INFINITY,
+                                             &tm->collection_window);
+    if (!st)
+        st = sensim_ynode_get_quantity_range(t, "start_delay", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->start_delay);
+    return st;
+}
+
+static int valid_name(const char *n)
+{
+    if (!*n || strlen(n) >= SENSIM_NAME_MAX)
+        return 0;
+    for (const char *p = n; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+            return 0;
+    return 1;
+}
+
+static sensim_status parse_sensor(sensim_sensor *s, const sensim_ynode *node)
+{
+    s->node = node;
+    if (sensim_ynode_kind_of(node) != SENSIM_YNODE_MAPPING)
+        return sensim_ynode_error(node, SENSIM_EINVAL, "a sensor must be a mapping with name and type");
+    const char *name = NULL, *type = NULL;
+    sensim_status st = sensim_ynode_get_string(node, "name", 1, &name);
+    if (!st)
+        st = sensim_ynode_get_string(node, "type", 1, &type);
+    if (st)
+        return st;
+    if (!valid_name(name))
+        return sensim_ynode_error(sensim_ynode_get(node, "name"), SENSIM_EINVAL,
+                                  "key 'name': '%s' must be 1-%d characters of letters, digits, '_', '-', '.'",
+                                  name, SENSIM_NAME_MAX - 1);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->id = sensim_rng_sensor_id(name);
+    s->type = sensim_sensor_type_find(type);
+    if (!s->type) {
+        char list[256];
+        type_list(list, sizeof list);
+        return sensim_ynode_error(sensim_ynode_get(node, "type"), SENSIM_EINVAL,
+                                  "key 'type': unknown sensor type '%s' (known: %s)", type, list);
+    }
+    /* Allowed keys: the common ones and the type's. */
+    const char *allowed[64];
+    size_t na = 0;
+    for (size_t i = 0; common_keys[i]; i++)
+        allowed[na++] = common_keys[i];
+    for (size_t i = 0; s->type->keys && s->type->keys[i] && na < 63; i++)
+        allowed[na++] = s->type->keys[i];
+    allowed[na] = NULL;
+    char what[SENSIM_NAME_MAX + 16];
+    snprintf(what, sizeof what, "sensor '%s'", s->name);
+    if ((st = sensim_ynode_check_keys(node, what, allowed)))
+        return st;
+    s->rate_hz = 0;
+    if ((st = sensim_ynode_get_quantity_range(node, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 0, 1e9, &s->rate_hz)))
+        return st;
+    if (sensim_ynode_get(node, "rate_hz") && !(s->rate_hz > 0))
+        return sensim_ynode_error(sensim_ynode_get(node, "rate_hz"), SENSIM_EINVAL, "key 'rate_hz': must be > 0");
+    if ((st = parse_mount(s)) || (st = parse_timing(s)))
+        return st;
+    return s->type->create(s);
+}
+
+static sensim_rig *rig_from_doc(sensim_yaml *doc)
+{
+    sensim_rig *rig = calloc(1, sizeof *rig);
+    if (!rig) {
+        sensim_yaml_free(doc);
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    rig->doc = doc;
+    const sensim_ynode *root = sensim_yaml_root(doc);
+    static const char *const root_keys[] = {"seed", "sensors", "description", NULL};
+    if (!root) {
+        sensim_error(SENSIM_EFORMAT, "%s: empty document", sensim_yaml_name(doc));
+        goto fail;
+    }
+    if (sensim_ynode_check_keys(root, "the rig", root_keys))
+        goto fail;
+    rig->seed = 0;
+    if (sensim_ynode_get_uint64(root, "seed", 0, &rig->seed))
+        goto fail;
+    const sensim_ynode *list = sensim_ynode_get(root, "sensors");
+    if (!list) {
+        sensim_ynode_error(root, SENSIM_EINVAL, "missing key 'sensors'");
+        goto fail;
+    }
+    if (sensim_ynode_kind_of(list) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(list) == 0) {
+        sensim_ynode_error(list, SENSIM_EINVAL, "key 'sensors': expected a non-empty list of sensors");
+        goto fail;
+    }
+    size_t n = sensim_ynode_size(list);
+    rig->sensors = calloc(n, sizeof *rig->sensors);
+    if (!rig->sensors) {
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < n; i++) {
+        sensim_sensor *s = &rig->sensors[i];
+        rig->nsensors = i + 1;
+        if (parse_sensor(s, sensim_ynode_item(list, i)))
+            goto fail;
+        for (size_t j = 0; j < i; j++) {
+            if (!strcmp(rig->sensors[j].name, s->name)) {
+                sensim_ynode_error(sensim_ynode_get(s->node, "name"), SENSIM_EINVAL,
+                                   "key 'name': sensor '%s' is defined twice", s->name);
+                goto fail;
+            }
+            if (rig->sensors[j].id == s->id) {
+                sensim_ynode_error(sensim_ynode_get(s->node, "name"), SENSIM_EINVAL,
+                                   "key 'name': '%s' and '%s' share a random-stream id; rename one", s->name,
+                                   rig->sensors[j].name);
+                goto fail;
+            }
+        }
+    }
+    return rig;
+fail:
+    sensim_rig_free(rig);
+    return NULL;
+}
+
+sensim_rig *sensim_rig_load(const char *path)
+{
+    sensim_yaml *doc = sensim_yaml_load_file(path);
+    return doc ? rig_from_doc(doc) : NULL;
+}
+
+sensim_rig *sensim_rig_load_string(const char *text, const char *name)
+{
+    sensim_yaml *doc = sensim_yaml_load_string(text, strlen(text), name);
+    return doc ? rig_from_doc(doc) : NULL;
+}
+
+void sensim_rig_free(sensim_rig *rig)
+{
+    if (!rig)
+        return;
+    for (size_t i = 0; i < rig->nsensors; i++)
+        if (rig->sensors[i].type && rig->sensors[i].model)
+            rig->sensors[i].type->destroy(rig->sensors[i].model);
+    free(rig->sensors);
+    sensim_yaml_free(rig->doc);
+    free(rig);
+}
+
+const sensim_sensor *sensim_rig_find(const sensim_rig *rig, const char *name)
+{
+    for (size_t i = 0; i < rig->nsensors; i++)
+        if (!strcmp(rig->sensors[i].name, name))
+            return &rig->sensors[i];
+    return NULL;
+}
+
+/* ---- YAML re-emission of one sensor's node, for the `model` attribute ---- */
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->buf, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->buf = p;
+        b->cap = cap;
+    }
+    memcpy(b->buf + b->len, s, n + 1);
+    b->len += n;
+}
+
+static void sb_scalar(sbuf *b, const char *s)
+{
+    /* Quote unless plain-safe. */
+    int plain = *s != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = isalnum((unsigned char)*p) || strchr("._-+/() ^*", *p);
+    if (plain && (s[0] == ' ' || s[strlen(s) - 1] == ' '))
+        plain = 0;
+    if (plain) {
+        sb_put(b, s);
+        return;
+    }
+    sb_put(b, "\"");
+    for (const char *p = s; *p; p++) {
+        char c[3] = {*p, 0, 0};
+        if (*p == '"' || *p == '\\') {
+            c[0] = '\\';
+            c[1] = *p;
+        }
+        sb_put(b, c);
+    }
+    sb_put(b, "\"");
+}
+
+static void emit_flow(sbuf *b, const sensim_ynode *n)
+{
+    switch (sensim_ynode_kind_of(n)) {
+    case SENSIM_YNODE_SCALAR:
+        sb_scalar(b, sensim_ynode_scalar(n));
+        break;
+    case SENSIM_YNODE_SEQUENCE:
+        sb_put(b, "[");
+        for (size_t i = 0; i < sensim_ynode_size(n); i++) {
+            if (i)
+                sb_put(b, ", ");
+            emit_flow(b, sensim_ynode_item(n, i));
+        }
+        sb_put(b, "]");
+        break;
+    case SENSIM_YNODE_MAPPING:
+        sb_put(b, "{");
+        for (size_t i = 0; i < sensim_ynode_size(n); i++) {
+            if (i)
+                sb_put(b, ", ");
+            sb_scalar(b, sensim_ynode_key_at(n, i));
+            sb_put(b, ": ");
+            emit_flow(b, sensim_ynode_value_at(n, i));
+        }
+        sb_put(b, "}");
+        break;
+    }
+}
+
+/* One "key: value" line per top-level key of the sensor, values in flow style. */
+static char *emit_sensor(const sensim_ynode *n)
+{
+    sbuf b = {0};
+    for (size_t i = 0; i < sensim_ynode_size(n); i++) {
+        sb_scalar(&b, sensim_ynode_key_at(n, i));
+        sb_put(&b, ": ");
+        emit_flow(&b, sensim_ynode_value_at(n, i));
+        sb_put(&b, "\n");
+    }
+    if (b.oom) {
+        free(b.buf);
+        return NULL;
+    }
+    return b.buf;
+}
+
+sensim_status sensim_sensor_write_attrs(const sensim_sensor *s, const sensim_inject_opts *o, sensim_log *out)
+{
+    char group[SENSIM_NAME_MAX + 16];
+    snprintf(group, sizeof group, "/sensors/%s", s->name);
+    sensim_status st = sensim_log_group(out, group);
+    if (st)
+        return st;
+    double mount[7] = {s->mount_position.x,    s->mount_position.y,    s->mount_position.z,   s->mount_orientation.w,
+                       s->mount_orientation.x, s->mount_orientation.y, s->mount_orientation.z};
+    int64_t seed = (int64_t)o->seed;
+    char *model = emit_sensor(s->node);
+    if (!model)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    if (!(st = sensim_log_set_attr_string(out, group, "type", s->type->type)) &&
+        !(st = sensim_log_set_attr_f64(out, group, "rate_hz", &s->rate_hz, 1)) &&
+        !(st = sensim_log_set_attr_f64(out, group, "mount", mount, 7)) &&
+        !(st = sensim_log_set_attr_i64(out, group, "seed", &seed, 1)))
+        st = sensim_log_set_attr_string(out, group, "model", model);
+    free(model);
+    return st;
+}
+
+double sensim_sensor_sample_time(const sensim_sensor *s, double t_first, uint64_t k)
+{
+    /* The sensor samples on its own clock, tau = t + offset + drift t, every
+     * 1/rate from tau at t_first + start_delay; convert back to true time. */
+    const sensim_timing *tm = &s->timing;
+    double t_start = t_first + tm->start_delay;
+    double tau_start = t_start + tm->clock_offset + tm->clock_drift * t_start;
+    double tau = tau_start + (double)k / s->rate_hz;
+    return (tau - tm->clock_offset) / (1.0 + tm->clock_drift);
+}
+
+double sensim_sensor_clock(const sensim_sensor *s, double t)
+{
+    return t + s->timing.clock_offset + s->timing.clock_drift * t;
+}
+
+double sensim_sensor_delivery_time(const sensim_sensor *s, uint64_t seed, uint64_t k, double t)
+{
+    double d = s->timing.lag;
+    if (s->timing.jitter > 0) {
+        sensim_rng r = sensim_rng_make(seed, s->id, TIMING_STREAM);
+        d += s->timing.jitter * sensim_rng_normal(&r, k);
+        if (d < 0)
+            d = 0;
+    }
+    return t + d;
+}
+
+/* ---- the inject driver ---- */
+
+sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
+                                const char *out_path)
+{
+    sensim_log *in = sensim_log_open(in_path);
+    if (!in)
+        return sensim_last_status();
+    sensim_log *out = NULL;
+    sensim_status st = SENSIM_OK;
+    int has_gt = sensim_log_exists(in, "/ground_truth");
+    if (has_gt) {
+        size_t n;
+        double lla[3];
+        if ((st = sensim_gt_check(in, &n, lla)))
+            goto done;
+    }
+    /* Every sensor must have either clean data or ground truth to work from. */
+    for (size_t i = 0; i < rig->nsensors; i++) {
+        const sensim_sensor *s = &rig->sensors[i];
+        char g[SENSIM_NAME_MAX + 16];
+        snprintf(g, sizeof g, "/sensors/%s", s->name);
+        int clean = sensim_log_exists(in, g);
+        if (clean && !s->type->noise_clean) {
+            st = sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: sensors of type %s cannot be noised from recorded data",
+                              in_path, g, s->type->type);
+            goto done;
+        }
+        if (!clean && !has_gt) {
+            st = sensim_error(SENSIM_ENOTFOUND, "%s: neither /ground_truth nor %s: nothing to make sensor '%s' from",
+                              in_path, g, s->name);
+            goto done;
+        }
+    }
+    if (!(out = sensim_log_create(out_path, "sensim inject"))) {
+        st = sensim_last_status();
+        goto done;
+    }
+    int64_t seed = (int64_t)o->seed;
+    if ((st = sensim_log_set_attr_i64(out, "/", "seed", &seed, 1)))
+        goto done;
+    if (has_gt && (st = sensim_log_copy(out, in, "/ground_truth")))
+        goto done;
+    /* Recorded sensors that the rig does not touch pass through unchanged. */
+    if (sensim_log_exists(in, "/sensors")) {
+        char **names;
+        size_t n;
+        if ((st = sensim_log_list(in, "/sensors", &names, &n)))
+            goto done;
+        for (size_t i = 0; i < n && !st; i++)
+            if (!sensim_rig_find(rig, names[i])) {
+                char g[512];
+                snprintf(g, sizeof g, "/sensors/%s", names[i]);
+                st = sensim_log_copy(out, in, g);
+            }
+        sensim_log_free_names(names, n);
+        if (st)
+            goto done;
+    }
+    for (size_t i = 0; i < rig->nsensors && !st; i++) {
+        const sensim_sensor *s = &rig->sensors[i];
+        char g[SENSIM_NAME_MAX + 16];
+        snprintf(g, sizeof g, "/sensors/%s", s->name);
+        if (sensim_log_exists(in, g))
+            st = s->type->noise_clean(s, o, in, out);
+        else
+            st = s->type->simulate(s, o, in, out);
+        if (!st)
+            st = sensim_sensor_write_attrs(s, o, out);
+        if (st)
+            sensim_error_prefix(st, "sensor '%s'", s->name);
+    }
+    if (!st) {
+        st = sensim_log_commit(out);
+        out = NULL;
+    }
+done:
+    sensim_log_close(out);
+    sensim_log_close(in);
+    return st;
+}

@@ -1,0 +1,531 @@
+/* The `imu` sensor type: gyroscope, accelerometer and magnetometer blocks of
+ * a rig, simulated from ground truth or added to recorded clean data.
+ *
+ * YAML (all keys optional; numbers SI or with a unit string; a per-axis
+ * value is one number for all axes or a list of three):
+ *   gyro:  { noise_density, noise_sigma, bias, turn_on_bias, random_walk,
+ *            bias_instability, bias_instability_taus: [min, max],
+ *            bias_instability_terms, rate_ramp, quantization, range, scale,
+ *            cross_axis: 3x3, g_sensitivity: 3x3,
+ *            gauss_markov: { sigma, tau },
+ *            chrono_drift: { mean, stddev, bias_drift, drift_mean, tau_drift },
+ *            airsim: { bias_stability, tau } }
+ *   accel: the same without g_sensitivity
+ *   mag:   the same, plus field: [E, N, U] (T, world) or { model: dipole },
+ *          hard_iron: [3] (T), soft_iron: 3x3
+ * Outputs (DESIGN.md): t (delivery), t_sample (true sample time), t_sensor
+ * (the sensor clock's stamp), angular_velocity, specific_force,
+ * magnetic_field. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/geodesy.h"
+#include "sensim/gtcursor.h"
+#include "sensim/imu.h"
+#include "sensim/rig.h"
+
+#define DEFAULT_BLOCK 65536
+#define MAX_WINDOW_SUBSAMPLES 32
+
+typedef struct imu_model {
+    sensim_triax *tx[3];   /* gyro, accel, mag (NULL when absent) */
+    int mag_dipole;
+    double mag_field[3];   /* T, world ENU (constant model) */
+    double hard_iron[3];
+    double soft_iron[3][3];
+} imu_model;
+
+static const char *const imu_keys[] = {"gyro", "accel", "mag", NULL};
+static const char *const triax_keys[] = {
+    "noise_density", "noise_sigma", "bias", "turn_on_bias", "random_walk", "bias_instability",
+    "bias_instability_taus", "bias_instability_terms", "rate_ramp", "quantization", "range", "scale",
+    "cross_axis", "g_sensitivity", "gauss_markov", "chrono_drift", "airsim", "field", "hard_iron", "soft_iron",
+    NULL};
+
+static sensim_dim dim_shift(sensim_dim d, int s2)
+{
+    d.s2 = (signed char)(d.s2 + s2);
+    return d;
+}
+
+/* A per-axis quantity: one value or a list of three. */
+static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_dim dim, double lo, double out[3])
+{
+    const sensim_ynode *v = sensim_ynode_get(map, key);
+    if (!v)
+        return SENSIM_OK;
+    sensim_status st;
+    if (sensim_ynode_kind_of(v) == SENSIM_YNODE_SEQUENCE) {
+        if ((st = sensim_ynode_get_vector(map, key, dim, 1, 3, out)))
+            return st;
+    } else {
+        double x;
+        char what[96];
+        snprintf(what, sizeof what, "key '%s'", key);
+        if ((st = sensim_ynode_as_quantity(v, what, dim, &x)))
+            return st;
+        out[0] = out[1] = out[2] = x;
+    }
+    for (int a = 0; a < 3; a++)
+        if (!(out[a] >= lo))
+            return sensim_ynode_error(v, SENSIM_EINVAL, "key '%s': must be >= %g (axis %d is %g)", key, lo, a,
+                                      out[a]);
+    return SENSIM_OK;
+}
+
+static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, sensim_triax_params *p)
+{
+    static const char *const names[] = {"gyro", "accel", "mag"};
+    const sensim_dim base = kind == SENSIM_GYRO ? SENSIM_DIM_ANGULAR_RATE
+                            : kind == SENSIM_ACCEL ? SENSIM_DIM_ACCEL
+                                                   : SENSIM_DIM_MAGNETIC;
+    const sensim_dim density = dim_shift(base, 1), walk = dim_shift(base, -1), ramp = dim_shift(base, -2);
+    *p = sensim_triax_default_params();
+    sensim_status st = sensim_ynode_check_keys(b, names[kind], triax_keys);
+    if (st)
+        return st;
+    if (kind != SENSIM_GYRO && sensim_ynode_get(b, "g_sensitivity"))
+        return sensim_ynode_error(sensim_ynode_get(b, "g_sensitivity"), SENSIM_EINVAL,
+                                  "key 'g_sensitivity': only a gyro has g-sensitivity");
+    if (kind != SENSIM_MAG)
+        for (const char *const *k = (const char *const[]){"field", "hard_iron", "soft_iron", NULL}; *k; k++)
+            if (sensim_ynode_get(b, *k))
+                return sensim_ynode_error(sensim_ynode_get(b, *k), SENSIM_EINVAL,
+                                          "key '%s': only a magnetometer has it", *k);
+    const double NEG = -INFINITY;
+    if ((st = get_axes(b, "noise_density", density, 0, p->noise_density)) ||
+        (st = get_axes(b, "noise_sigma", base, 0, p->noise_sigma)) || (st = get_axes(b, "bias", base, NEG, p->bias)) ||
+        (st = get_axes(b, "turn_on_bias", base, 0, p->turn_on_bias)) ||
+        (st = get_axes(b, "random_walk", walk, 0, p->random_walk)) ||
+        (st = get_axes(b, "bias_instability", base, 0, p->bias_instability)) ||
+        (st = get_axes(b, "rate_ramp", ramp, NEG, p->rate_ramp)) ||
+        (st = get_axes(b, "quantization", base, 0, p->quantization)) ||
+        (st = get_axes(b, "range", base, 0, p->range)) || (st = get_axes(b, "scale", SENSIM_DIM_NONE, -1, p->scale)))
+        return st;
+    if (sensim_ynode_get(b, "bias_instability_taus")) {
+        double span[2];
+        if ((st = sensim_ynode_get_vector(b, "bias_instability_taus", SENSIM_DIM_TIME, 1, 2, span)))
+            return st;
+        if (!(span[0] > 0 && span[1] > span[0]))
+            return sensim_ynode_error(sensim_ynode_get(b, "bias_instability_taus"), SENSIM_EINVAL,
+                                      "key 'bias_instability_taus': need 0 < min < max (got [%g, %g])", span[0],
+                                      span[1]);
+        p->bi_tau_min = span[0];
+        p->bi_tau_max = span[1];
+    }
+    if (sensim_ynode_get(b, "bias_instability_terms")) {
+        long long n;
+        if ((st = sensim_ynode_get_int(b, "bias_instability_terms", 1, &n)))
+            return st;
+        if (n < 1 || n > SENSIM_BI_MAX_TERMS)
+            return sensim_ynode_error(sensim_ynode_get(b, "bias_instability_terms"), SENSIM_EINVAL,
+                                      "key 'bias_instability_terms': must be 1..%d", SENSIM_BI_MAX_TERMS);
+        p->bi_terms = (int)n;
+    }
+    if ((st = sensim_ynode_get_vector(b, "cross_axis", SENSIM_DIM_NONE, 0, 9, &p->cross_axis[0][0])))
+        return st;
+    if (kind == SENSIM_GYRO) {
+        sensim_dim gs = {-2, 2, 2, 0}; /* rad/s per m/s^2 = rad s / m */
+        if ((st = sensim_ynode_get_vector(b, "g_sensitivity", gs, 0, 9, &p->g_sensitivity[0][0])))
+            return st;
+    }
+    const sensim_ynode *gm = sensim_ynode_get(b, "gauss_markov");
+    if (gm) {
+        static const char *const k[] = {"sigma", "tau", NULL};
+        double tau = 0;
+        if ((st = sensim_ynode_check_keys(gm, "gauss_markov", k)) || (st = get_axes(gm, "sigma", base, 0, p->gm_sigma)) ||
+            (st = sensim_ynode_get_quantity_range(gm, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            return st;
+        if (!(tau > 0))
+            return sensim_ynode_error(sensim_ynode_get(gm, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
+        p->gm_tau[0] = p->gm_tau[1] = p->gm_tau[2] = tau;
+    }
+    const sensim_ynode *cd = sensim_ynode_get(b, "chrono_drift");
+    if (cd) {
+        static const char *const k[] = {"mean", "stddev", "bias_drift", "drift_mean", "tau_drift", NULL};
+        double tau = 0;
+        if ((st = sensim_ynode_check_keys(cd, "chrono_drift", k)) ||
+            (st = get_axes(cd, "mean", base, NEG, p->chrono_mean)) ||
+            (st = get_axes(cd, "stddev", base, 0, p->chrono_stddev)) ||
+            (st = get_axes(cd, "bias_drift", base, 0, p->chrono_bias_drift)) ||
+            (st = get_axes(cd, "drift_mean", base, NEG, p->chrono_drift_mean)) ||
+            (st = sensim_ynode_get_quantity_range(cd, "tau_drift", SENSIM_DIM_TIME, 0, 0, INFINITY, &tau)))
+            return st;
+        p->chrono_tau_drift[0] = p->chrono_tau_drift[1] = p->chrono_tau_drift[2] = tau;
+    }
+    const sensim_ynode *as = sensim_ynode_get(b, "airsim");
+    if (as) {
+        static const char *const k[] = {"bias_stability", "tau", NULL};
+        double tau = 0;
+        if ((st = sensim_ynode_check_keys(as, "airsim", k)) ||
+            (st = get_axes(as, "bias_stability", base, 0, p->airsim_bias_stability)) ||
+            (st = sensim_ynode_get_quantity_range(as, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            return st;
+        if (!(tau > 0))
+            return sensim_ynode_error(sensim_ynode_get(as, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
+        p->airsim_tau[0] = p->airsim_tau[1] = p->airsim_tau[2] = tau;
+    }
+    return SENSIM_OK;
+}
+
+static void imu_destroy(void *model)
+{
+    imu_model *m = model;
+    if (!m)
+        return;
+    for (int i = 0; i < 3; i++)
+        sensim_triax_destroy(m->tx[i]);
+    free(m);
+}
+
+static sensim_status imu_create(sensim_sensor *s)
+{
+    static const char *const names[] = {"gyro", "accel", "mag"};
+    if (!(s->rate_hz > 0))
+        return sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': missing key 'rate_hz'", s->name);
+    imu_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_status st = SENSIM_OK;
+    int any = 0;
+    for (int i = 0; i < 3 && !st; i++) {
+        const sensim_ynode *b = sensim_ynode_get(s->node, names[i]);
+        if (!b)
+            continue;
+        any = 1;
+        sensim_triax_params p;
+        if ((st = parse_triax(b, (sensim_instrument)i, &p)))
+            break;
+        char what[256];
+        snprintf(what, sizeof what, "%s:%d: sensor '%s'", sensim_ynode_file(b), sensim_ynode_line(b), s->name);
+        if (!(m->tx[i] = sensim_triax_create(&p, (sensim_instrument)i, s->rate_hz, what)))
+            st = sensim_last_status();
+        if (!st && i == SENSIM_MAG) {
+            for (int a = 0; a < 3; a++)
+                m->soft_iron[a][a] = 1.0;
+            /* Default: the Earth's dipole at the log's origin. */
+            m->mag_dipole = 1;
+            const sensim_ynode *f = sensim_ynode_get(b, "field");
+            if (f && sensim_ynode_kind_of(f) == SENSIM_YNODE_MAPPING) {
+                static const char *const fk[] = {"model", NULL};
+                const char *model = NULL;
+                if ((st = sensim_ynode_check_keys(f, "field", fk)) ||
+                    (st = sensim_ynode_get_string(f, "model", 1, &model)))
+                    break;
+                if (strcmp(model, "dipole"))
+                    st = sensim_ynode_error(f, SENSIM_EINVAL, "key 'field.model': unknown '%s' (known: dipole)",
+                                            model);
+            } else if (f) {
+                m->mag_dipole = 0;
+                st = sensim_ynode_get_vector(b, "field", SENSIM_DIM_MAGNETIC, 1, 3, m->mag_field);
+            }
+            if (!st)
+                st = sensim_ynode_get_vector(b, "hard_iron", SENSIM_DIM_MAGNETIC, 0, 3, m->hard_iron);
+            if (!st)
+                st = sensim_ynode_get_vector(b, "soft_iron", SENSIM_DIM_NONE, 0, 9, &m->soft_iron[0][0]);
+        }
+    }
+    if (!st && !any)
+        st = sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': an imu needs at least one of gyro, accel, mag",
+                                s->name);
+    if (st) {
+        imu_destroy(m);
+        return st;
+    }
+    s->model = m;
+    return SENSIM_OK;
+}
+
+/* The Earth's field as a centred dipole, IGRF-13 epoch 2020 (g10, g11, h11
+ * in nT, reference radius 6371.2 km): B = (a/r)^3 (3 (m.r^) r^ - m),
+ * m = (g11, h11, g10), in ECEF. */
+static void dipole_ecef(const double ecef[3], double b[3])
+{
+    const double a = 6371200.0, m[3] = {-1450.9e-9, 4652.5e-9, -29404.8e-9};
+    double r = sqrt(ecef[0] * ecef[0] + ecef[1] * ecef[1] + ecef[2] * ecef[2]);
+    double u[3] = {ecef[0] / r, ecef[1] / r, ecef[2] / r};
+    double k = pow(a / r, 3), mu = m[0] * u[0] + m[1] * u[1] + m[2] * u[2];
+    for (int i = 0; i < 3; i++)
+        b[i] = k * (3 * mu * u[i] - m[i]);
+}
+
+static void mag_world(const imu_model *m, const sensim_geo_enu *frame, const double pos[3], double b[3])
+{
+    if (!m->mag_dipole) {
+        memcpy(b, m->mag_field, 3 * sizeof *b);
+        return;
+    }
+    double ecef[3], be[3];
+    sensim_geo_enu_to_ecef(frame, pos, ecef);
+    dipole_ecef(ecef, be);
+    sensim_vec3 v = sensim_mat3_apply(&frame->r, sensim_vec3_load(be));
+    sensim_vec3_store(v, b);
+}
+
+/* True signals in the sensor frame at one ground-truth state. */
+static void truth(const sensim_sensor *s, const imu_model *m, const sensim_geo_enu *frame, const sensim_gt_state *g,
+                  double w[3], double f[3], double mag[3])
+{
+    sensim_quat qm = s->mount_orientation;
+    sensim_vec3 wb = sensim_vec3_load(g->angular_velocity);
+    sensim_vec3_store(sensim_quat_rotate_inv(qm, wb), w);
+    double r[3] = {s->mount_position.x, s->mount_position.y, s->mount_position.z}, fb[3];
+    sensim_imu_specific_force(g->orientation, g->acceleration, g->angular_velocity, g->angular_accel, r, SENSIM_G0,
+                              fb);
+    sensim_vec3_store(sensim_quat_rotate_inv(qm, sensim_vec3_load(fb)), f);
+    if (m->tx[SENSIM_MAG]) {
+        double bw[3];
+        mag_world(m, frame, g->position, bw);
+        sensim_vec3 bs = sensim_quat_rotate_inv(qm, sensim_quat_rotate_inv(sensim_quat_load(g->orientation),
+                                                                           sensim_vec3_load(bw)));
+        double in[3] = {bs.x, bs.y, bs.z};
+        for (int a = 0; a < 3; a++)
+            mag[a] = m->soft_iron[a][0] * in[0] + m->soft_iron[a][1] * in[1] + m->soft_iron[a][2] * in[2] +
+                     m->hard_iron[a];
+    }
+}
+
+typedef struct outsets {
+    sensim_log_dset *t, *t_sample, *t_sensor, *d[3];
+} outsets;
+
+static void outsets_close(outsets *o)
+{
+    sensim_log_dset_close(o->t);
+    sensim_log_dset_close(o->t_sample);
+    sensim_log_dset_close(o->t_sensor);
+    for (int i = 0; i < 3; i++)
+        sensim_log_dset_close(o->d[i]);
+}
+
+static const char *const quantity[3] = {"angular_velocity", "specific_force", "magnetic_field"};
+static const char *const qunits[3] = {"rad/s", "m/s^2", "T"};
+
+static sensim_status outsets_open(outsets *o, const sensim_sensor *s, const imu_model *m, sensim_log *out, int times)
+{
+    char path[SENSIM_NAME_MAX + 64];
+    size_t three = 3;
+    memset(o, 0, sizeof *o);
+#define MK(field, dname, units)                                                                         \
+    snprintf(path, sizeof path, "/sensors/%s/%s", s->name, dname);                                     \
+    if (!(o->field = sensim_log_dset_create(out, path, SENSIM_F64, 0, NULL, units, 0)))                \
+        return sensim_last_status();
+    MK(t, "t", "s")
+    if (times) {
+        MK(t_sample, "t_sample", "s")
+        MK(t_sensor, "t_sensor", "s")
+    }
+#undef MK
+    for (int i = 0; i < 3; i++)
+        if (m->tx[i]) {
+            snprintf(path, sizeof path, "/sensors/%s/%s", s->name, quantity[i]);
+            if (!(o->d[i] = sensim_log_dset_create(out, path, SENSIM_F64, 1, &three, qunits[i], 0)))
+                return sensim_last_status();
+        }
+    return SENSIM_OK;
+}
+
+typedef struct bufs {
+    double *t, *tdel, *tsens, *u[3], *f;
+} bufs;
+
+static void bufs_free(bufs *b)
+{
+    free(b->t);
+    free(b->tdel);
+    free(b->tsens);
+    for (int i = 0; i < 3; i++)
+        free(b->u[i]);
+    free(b->f);
+}
+
+static sensim_status bufs_alloc(bufs *b, size_t n)
+{
+    memset(b, 0, sizeof *b);
+    b->t = malloc(n * sizeof(double));
+    b->tdel = malloc(n * sizeof(double));
+    b->tsens = malloc(n * sizeof(double));
+    b->f = malloc(3 * n * sizeof(double));
+    int ok = b->t && b->tdel && b->tsens && b->f;
+    for (int i = 0; i < 3; i++)
+        ok = ok && (b->u[i] = malloc(3 * n * sizeof(double)));
+    if (!ok) {
+        bufs_free(b);
+        return sensim_error(SENSIM_ENOMEM, "out of memory for blocks of %zu samples", n);
+    }
+    return SENSIM_OK;
+}
+
+/* Runs the triaxial pipelines over a block, all axes of all instruments in
+ * parallel (each axis a task; its draws depend only on its sample index). */
+static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
+{
+    for (int i = 0; i < 3; i++)
+        if (m->tx[i])
+            sensim_triax_apply(m->tx[i], &st[i], seed, id, b->t, b->u[i], i == SENSIM_GYRO ? b->f : NULL, n,
+                               b->u[i], NULL);
+}
+
+static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                                  sensim_log *out)
+{
+    const imu_model *m = s->model;
+    size_t B = o->block ? o->block : DEFAULT_BLOCK;
+    sensim_gt_cursor *cur = sensim_gt_cursor_create(in, DEFAULT_BLOCK);
+    if (!cur)
+        return sensim_last_status();
+    sensim_geo_enu frame;
+    outsets os;
+    bufs b;
+    sensim_status st = sensim_geo_enu_init(&frame, sensim_gt_cursor_origin(cur));
+    if (st) {
+        sensim_gt_cursor_destroy(cur);
+        return st;
+    }
+    if ((st = bufs_alloc(&b, B))) {
+        sensim_gt_cursor_destroy(cur);
+        return st;
+    }
+    if ((st = outsets_open(&os, s, m, out, 1)))
+        goto done;
+    sensim_triax_state ts[3];
+    for (int i = 0; i < 3; i++)
+        if (m->tx[i])
+            sensim_triax_reset(m->tx[i], &ts[i]);
+    const double t_first = sensim_gt_cursor_t_first(cur), t_last = sensim_gt_cursor_t_last(cur);
+    const double W = s->timing.collection_window;
+    const int M = W > 0 ? MAX_WINDOW_SUBSAMPLES : 1;
+    double last_del = -INFINITY;
+    uint64_t k = 0;
+    for (;;) {
+        size_t n = 0;
+        for (; n < B; n++, k++) {
+            double tk = sensim_sensor_sample_time(s, t_first, k);
+            if (tk > t_last)
+                break;
+            if (tk < t_first)
+                tk = t_first;
+            double w[3] = {0, 0, 0}, f[3] = {0, 0, 0}, mg[3] = {0, 0, 0};
+            /* Collection window: the mean over [t - W, t] by the midpoint rule. */
+            for (int j = 0; j < M; j++) {
+                double tj = M == 1 ? tk : tk - W + (j + 0.5) * W / M;
+                if (tj < t_first)
+                    tj = t_first;
+                sensim_gt_state g;
+                double wj[3], fj[3], mj[3];
+                if ((st = sensim_gt_cursor_at(cur, tj, &g)))
+                    goto done;
+                truth(s, m, &frame, &g, wj, fj, mj);
+                for (int a = 0; a < 3; a++) {
+                    w[a] += wj[a] / M;
+                    f[a] += fj[a] / M;
+                    mg[a] += m->tx[SENSIM_MAG] ? mj[a] / M : 0;
+                }
+            }
+            b.t[n] = tk;
+            memcpy(b.u[0] + 3 * n, w, sizeof w);
+            memcpy(b.u[1] + 3 * n, f, sizeof f);
+            memcpy(b.f + 3 * n, f, sizeof f);
+            memcpy(b.u[2] + 3 * n, mg, sizeof mg);
+            b.tsens[n] = sensim_sensor_clock(s, tk);
+            double d = sensim_sensor_delivery_time(s, o->seed, k, tk);
+            /* Delivery keeps order: a sample never overtakes the previous one. */
+            if (!(d > last_del))
+                d = nextafter(last_del, INFINITY);
+            b.tdel[n] = last_del = d;
+        }
+        if (n == 0)
+            break;
+        apply_block(m, ts, o->seed, s->id, &b, n);
+        if ((st = sensim_log_dset_append(os.t, b.tdel, n)) || (st = sensim_log_dset_append(os.t_sample, b.t, n)) ||
+            (st = sensim_log_dset_append(os.t_sensor, b.tsens, n)))
+            goto done;
+        for (int i = 0; i < 3; i++)
+            if (m->tx[i] && (st = sensim_log_dset_append(os.d[i], b.u[i], n)))
+                goto done;
+        if (n < B)
+            break;
+    }
+    if (k == 0)
+        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
+                          sensim_log_path(in), t_last - t_first, s->rate_hz);
+done:
+    outsets_close(&os);
+    bufs_free(&b);
+    sensim_gt_cursor_destroy(cur);
+    return st;
+}
+
+/* Recorded clean data: /sensors/<name>/t and the instruments' datasets, in
+ * the sensor frame already; noise uses the recorded sample times. */
+static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                                     sensim_log *out)
+{
+    const imu_model *m = s->model;
+    char path[SENSIM_NAME_MAX + 64];
+    size_t n_t, three = 3;
+    snprintf(path, sizeof path, "/sensors/%s/t", s->name);
+    sensim_status st = sensim_log_check_time(in, path, &n_t);
+    if (st)
+        return st;
+    for (int i = 0; i < 3; i++) {
+        if (!m->tx[i])
+            continue;
+        size_t rows;
+        snprintf(path, sizeof path, "/sensors/%s/%s", s->name, quantity[i]);
+        if ((st = sensim_log_check_shape(in, path, 1, &three, &rows)))
+            return st;
+        if (rows != n_t)
+            return sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows but its t has %zu", sensim_log_path(in), path,
+                                rows, n_t);
+    }
+    size_t B = o->block ? o->block : DEFAULT_BLOCK;
+    bufs b;
+    outsets os;
+    if ((st = bufs_alloc(&b, B)))
+        return st;
+    if ((st = outsets_open(&os, s, m, out, 0)))
+        goto done;
+    sensim_triax_state ts[3];
+    for (int i = 0; i < 3; i++)
+        if (m->tx[i])
+            sensim_triax_reset(m->tx[i], &ts[i]);
+    for (size_t r0 = 0; r0 < n_t; r0 += B) {
+        size_t n = n_t - r0 < B ? n_t - r0 : B;
+        snprintf(path, sizeof path, "/sensors/%s/t", s->name);
+        if ((st = sensim_log_read_f64(in, path, r0, n, b.t)))
+            goto done;
+        for (int i = 0; i < 3; i++) {
+            if (!m->tx[i])
+                continue;
+            snprintf(path, sizeof path, "/sensors/%s/%s", s->name, quantity[i]);
+            if ((st = sensim_log_read_f64(in, path, r0, n, b.u[i])))
+                goto done;
+            for (size_t j = 0; j < 3 * n; j++)
+                if (!isfinite(b.u[i][j])) {
+                    st = sensim_error(SENSIM_EDATA, "%s: %s: value at row %zu is not finite", sensim_log_path(in),
+                                      path, r0 + j / 3);
+                    goto done;
+                }
+        }
+        if (m->tx[SENSIM_ACCEL])
+            memcpy(b.f, b.u[SENSIM_ACCEL], 3 * n * sizeof(double));
+        else
+            memset(b.f, 0, 3 * n * sizeof(double));
+        apply_block(m, ts, o->seed, s->id, &b, n);
+        if ((st = sensim_log_dset_append(os.t, b.t, n)))
+            goto done;
+        for (int i = 0; i < 3; i++)
+            if (m->tx[i] && (st = sensim_log_dset_append(os.d[i], b.u[i], n)))
+                goto done;
+    }
+done:
+    outsets_close(&os);
+    bufs_free(&b);
+    return st;
+}
+
+const sensim_sensor_type sensim_imu_type = {
+    "imu", imu_keys, imu_create, imu_destroy, imu_simulate, imu_noise_clean,
+};
