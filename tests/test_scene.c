@@ -260,6 +260,88 @@ START_TEST(committed_is_frozen)
 }
 END_TEST
 
+START_TEST(yaml_scenes_load)
+{
+    char *fig5 = tu_src("data/scenes/fig5.yaml"), *outdoor = tu_src("data/scenes/outdoor.yaml");
+    sensim_scene *s = sensim_scene_load(fig5);
+    ck_assert_msg(s != NULL, "%s", sensim_last_error());
+    ck_assert_uint_eq(sensim_scene_object_count(s), 1 + 2 * 131);
+    /* A cylinder of the left row at x = 0: the ray along +y from the path
+     * hits its surface at y = 3.5. */
+    sensim_hit h;
+    sensim_scene_intersect(s, sensim_vec3_make(0, 0, 1), sensim_vec3_make(0, 1, 0), 0, 0, 100, &h);
+    ck_assert_within(h.distance, 3.5, 1e-5);
+    ck_assert_str_eq(sensim_scene_material(s, h.material)->name, "post");
+    sensim_scene_destroy(s);
+    sensim_render_sensor rs;
+    ck_assert_int_eq(sensim_render_sensor_load(fig5, "hdl32e", &rs), SENSIM_OK);
+    ck_assert_int_eq(rs.type, SENSIM_SENSOR_LIDAR);
+    ck_assert_int_eq(rs.lidar.columns, 1085);
+    ck_assert_within(rs.mount.p.z, 1.0, 0);
+    ck_assert_int_eq(sensim_render_sensor_load(fig5, "hdl32e_wide", &rs), SENSIM_OK);
+    ck_assert_within(rs.lidar.divergence, 3e-3, 1e-15);
+    ck_assert_int_eq(rs.lidar.returns, SENSIM_RETURN_DUAL);
+    ck_assert_int_eq(sensim_render_sensor_load(fig5, "cam", &rs), SENSIM_OK);
+    ck_assert_int_eq(rs.type, SENSIM_SENSOR_CAMERA);
+    ck_assert_within(rs.camera.hfov, M_PI / 2, 1e-12);
+    ck_assert_int_eq(rs.camera.lens, SENSIM_LENS_FOV);
+    ck_assert_int_eq(sensim_render_sensor_load(fig5, "nope", &rs), SENSIM_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "no sensor named 'nope'"));
+    s = sensim_scene_load(outdoor);
+    ck_assert_msg(s != NULL, "%s", sensim_last_error());
+    /* The car drives off between t = 2 s and 6 s. */
+    sensim_scene_intersect(s, sensim_vec3_make(12, -10, 1), sensim_vec3_make(0, 1, 0), 1.0, 0, 100, &h);
+    ck_assert_within(h.distance, 6 - 0.9, 1e-4);
+    sensim_scene_intersect(s, sensim_vec3_make(12, -10, 1), sensim_vec3_make(0, 1, 0), 5.0, 0, 100, &h);
+    ck_assert(h.distance > 6);
+    sensim_scene_destroy(s);
+    ck_assert_int_eq(sensim_render_sensor_load(outdoor, "vlp16", &rs), SENSIM_OK);
+    ck_assert_int_eq(rs.lidar.pattern, SENSIM_BEAM_SUNFLOWER);
+    free(fig5);
+    free(outdoor);
+}
+END_TEST
+
+/* Writes `text` as scene.yaml (plus a bad OBJ beside it) and checks that
+ * loading fails with a message containing `expect`. */
+static void expect_scene_error(const char *text, const char *expect)
+{
+    char *dir = tu_mkdtemp(), *p = tu_path(dir, "scene.yaml"), *obj = tu_path(dir, "nan.obj");
+    ck_assert_int_eq(tu_write_file(p, text), 0);
+    ck_assert_int_eq(tu_write_file(obj, "v 0 0 0\nv 1 0 0\nv 0 nan 0\nf 1 2 3\n"), 0);
+    sensim_scene *s = sensim_scene_load(p);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(sensim_last_error(), expect) != NULL, "message '%s' lacks '%s'", sensim_last_error(),
+                  expect);
+    free(p);
+    free(obj);
+    tu_rmtree(dir);
+    free(dir);
+}
+
+START_TEST(yaml_bad_scenes)
+{
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b, material: gold}\n",
+                       "scene.yaml:4: unknown material 'gold'");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: c}\n",
+                       "scene.yaml:4: unknown mesh 'c'");
+    expect_scene_error("meshes:\n  - {name: t, file: tree.obj}\nobjects:\n  - {mesh: t}\n",
+                       "tree.obj: cannot open mesh");
+    expect_scene_error("meshes:\n  - {name: t, file: nan.obj}\nobjects:\n  - {mesh: t}\n",
+                       "nan.obj:3: vertex 3 is not finite");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}, colour: red}\nobjects: []\n",
+                       "scene.yaml:2: unknown key 'colour'");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, -1, 1]}}\nobjects: []\n",
+                       "scene.yaml:2: mesh 'b'");
+    expect_scene_error("materials:\n  - {name: m, reflectance: 2}\nmeshes: []\nobjects: []\n", "scene.yaml:2");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - mesh: b\n    keyframes:\n"
+                       "      - {t: 1}\n      - {t: 0}\n",
+                       "scene.yaml:7: keyframe times must increase");
+    expect_scene_error("meshes: []\nobjects: []\n", "no objects");
+    expect_scene_error("objects: []\n", "missing key 'meshes'");
+}
+END_TEST
+
 Suite *suite_scene(void)
 {
     Suite *su = suite_create("scene");
@@ -271,6 +353,8 @@ Suite *suite_scene(void)
     tcase_add_test(tc, mesh_files);
     tcase_add_test(tc, bad_meshes);
     tcase_add_test(tc, committed_is_frozen);
+    tcase_add_test(tc, yaml_scenes_load);
+    tcase_add_test(tc, yaml_bad_scenes);
     suite_add_tcase(su, tc);
     return su;
 }

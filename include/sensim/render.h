@@ -324,6 +324,28 @@ sensim_status sensim_camera_render(const sensim_camera *c, const sensim_scene *s
 /* Linear [0, 1] to 8 bits with the sRGB transfer curve, clamped. */
 void sensim_image_to_u8(const float *in, size_t n, uint8_t *out);
 
+/* ---- sensors of a scene file ---- */
+
+typedef enum sensim_render_sensor_type {
+    SENSIM_SENSOR_LIDAR = 1,
+    SENSIM_SENSOR_CAMERA
+} sensim_render_sensor_type;
+
+typedef struct sensim_render_sensor {
+    char name[64];
+    sensim_render_sensor_type type;
+    double rate_hz;     /* scans or frames per second */
+    sensim_pose mount;  /* sensor pose in the body frame */
+    uint64_t seed;      /* the sensor's seed (or the file's) */
+    sensim_lidar_params lidar;
+    sensim_camera_params camera;
+} sensim_render_sensor;
+
+/* Reads sensor `name` from the `sensors:` list of a scene file (type lidar
+ * or camera, a mount, and the parameters; see sensim-render(1)). The
+ * parameters are validated. Errors name the file, line and key. */
+sensim_status sensim_render_sensor_load(const char *path, const char *name, sensim_render_sensor *out);
+
 #ifdef __cplusplus
 }
 #endif
