@@ -13,6 +13,7 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(render)
 VERB_DECL(trajectory)
 VERB_DECL(inject)
 VERB_DECL(info)
@@ -28,6 +29,7 @@ static const cli_command commands[] = {
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
     VERB(datasheet, "datasheet figures to model parameters")
+    VERB(render, "lidar scans and camera frames of a scene along a trajectory")
 
 
     {NULL, NULL, NULL, NULL},
