@@ -632,6 +632,59 @@ START_TEST(noise_hook)
 }
 END_TEST
 
+START_TEST(cli_render)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
+    char *cam = tu_path(dir, "cam.h5"), *png = tu_path(dir, "png"), *scene = tu_src("data/scenes/fig5.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "0.5", "--speed", "20", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "3", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(tu_file_exists(out));
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", cam, "-n", "1", "--png", png, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char *png0 = tu_path(png, "cam_00000.png");
+    ck_assert(tu_file_exists(png0));
+    free(png0);
+    r = tu_run("info", out, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "hdl32e (lidar, 20 Hz"));
+    ck_assert_ptr_nonnull(strstr(r.out, "scan_offset        [4]"));
+    tu_run_free(&r);
+    /* Errors: unknown sensor (exit 1, output untouched), usage (exit 2). */
+    size_t len0;
+    char *before = tu_read_file(out, &len0);
+    r = tu_run("render", scene, "-t", gt, "-s", "radar", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "no sensor named 'radar'"));
+    tu_run_free(&r);
+    size_t len1;
+    char *after = tu_read_file(out, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(before);
+    free(after);
+    r = tu_run("render", scene, "-s", "hdl32e", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--count", "x", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("render", "/nonexistent/scene.yaml", "-t", gt, "-s", "hdl32e", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/scene.yaml"));
+    tu_run_free(&r);
+    free(gt);
+    free(out);
+    free(cam);
+    free(png);
+    free(scene);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -649,6 +702,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, camera_shading);
     tcase_add_test(tc, threads_bit_identical);
     tcase_add_test(tc, noise_hook);
+    tcase_add_test(tc, cli_render);
     suite_add_tcase(su, tc);
     return su;
 }
