@@ -31,6 +31,7 @@ struct sensim_lidar {
     sensim_lidar_params p;
     int nrays;          /* rays per beam */
     double ra[SENSIM_LIDAR_MAX_RAYS], rb[SENSIM_LIDAR_MAX_RAYS], rw[SENSIM_LIDAR_MAX_RAYS];
+    double rn[SENSIM_LIDAR_MAX_RAYS]; /* 1 / sqrt(1 + a^2 + b^2): unit sub-ray directions */
     int nret;           /* returns per beam slot */
     double period;      /* s per column */
     int same_time;      /* all channels of a column fire at once */
@@ -209,6 +210,8 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
             l->p.azimuth_offset[k] = l->p.time_offset[k] = 0;
         }
     l->nrays = make_beam_rays(&l->p, l->ra, l->rb, l->rw);
+    for (int j = 0; j < l->nrays; j++)
+        l->rn[j] = 1 / sqrt(1 + l->ra[j] * l->ra[j] + l->rb[j] * l->rb[j]);
     l->nret = p->returns == SENSIM_RETURN_DUAL ? 2 : 1;
     l->period = p->hfov / (2 * M_PI * p->rate_hz * p->columns);
     l->same_time = 1;
@@ -451,18 +454,25 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
         if (!l->same_time)
             posefn(user, t, &pose);
         sensim_vec3 e = sensim_vec3_make(l->dir[3 * b], l->dir[3 * b + 1], l->dir[3 * b + 2]);
-        /* Footprint axes: u horizontal, v up, both orthogonal to the axis. */
-        double ch = hypot(e.x, e.y);
+        /* Footprint axes: u horizontal, v up, both orthogonal to the axis;
+         * rotated to the world once per beam. Sub-ray j is
+         * (e + a_j u + b_j v) / sqrt(1 + a_j^2 + b_j^2). */
+        double ch = sqrt(e.x * e.x + e.y * e.y);
         sensim_vec3 u = ch > 1e-9 ? sensim_vec3_make(-e.y / ch, e.x / ch, 0) : sensim_vec3_make(0, 1, 0);
         sensim_vec3 v = sensim_vec3_cross(e, u);
+        e = sensim_quat_rotate(pose.q, e);
+        if (nr > 1) {
+            u = sensim_quat_rotate(pose.q, u);
+            v = sensim_quat_rotate(pose.q, v);
+        }
         float time = scene_ray_time(s, t);
         for (int j = 0; j < nr; j++, n++) {
             sensim_vec3 d = e;
             if (nr > 1) {
-                d = sensim_vec3_add(d, sensim_vec3_add(sensim_vec3_scale(u, l->ra[j]), sensim_vec3_scale(v, l->rb[j])));
-                d = sensim_vec3_scale(d, 1 / sensim_vec3_norm(d));
+                double a = l->ra[j], bb = l->rb[j], in = l->rn[j];
+                d = sensim_vec3_make((e.x + a * u.x + bb * v.x) * in, (e.y + a * u.y + bb * v.y) * in,
+                                     (e.z + a * u.z + bb * v.z) * in);
             }
-            d = sensim_quat_rotate(pose.q, d);
             ox[n] = (float)pose.p.x;
             oy[n] = (float)pose.p.y;
             oz[n] = (float)pose.p.z;
@@ -504,17 +514,26 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
                 ri[i] = 0;
                 continue;
             }
-            sensim_vec3 d = sensim_vec3_make(dx[i], dy[i], dz[i]), nrm;
+            double cth;
             int obj;
-            double t = tt[i / nr];
-            scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
-                                 rh.hit.Ng_z[j], d, t, &nrm, &obj);
+            if (rh.hit.instID[0][j] == RTC_INVALID_GEOMETRY_ID) {
+                /* Static geometry is baked in world space: |cos| of the
+                 * angle between the geometric normal and the ray. */
+                double gx = rh.hit.Ng_x[j], gy = rh.hit.Ng_y[j], gz = rh.hit.Ng_z[j];
+                double g2 = gx * gx + gy * gy + gz * gz;
+                cth = g2 > 0 ? fabs(gx * dx[i] + gy * dy[i] + gz * dz[i]) / sqrt(g2) : 1.0;
+                obj = s->geom_object[rh.hit.geomID[j]];
+            } else {
+                sensim_vec3 d = sensim_vec3_make(dx[i], dy[i], dz[i]), nrm;
+                scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
+                                     rh.hit.Ng_z[j], d, tt[i / nr], &nrm, &obj);
+                cth = -sensim_vec3_dot(nrm, d);
+            }
             const sensim_material *m = &s->mat[s->obj[obj].material];
             double r = rh.ray.tfar[j];
-            double cth = -sensim_vec3_dot(nrm, d);
             double refl = m->brdf == SENSIM_BRDF_RETRO ? m->reflectance : m->reflectance * fmax(cth, 0.0);
             rr[i] = (float)r;
-            ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * exp(-2 * alpha * r));
+            ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * (alpha > 0 ? exp(-2 * alpha * r) : 1.0));
         }
     }
     for (int q = 0; q < nbeam; q++) {
@@ -528,8 +547,18 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
                 h[nh].r = rr[q * nr + j];
                 h[nh++].i = ri[q * nr + j];
             }
-        int ne = make_echoes(h, nh, p->echo_separation, e);
-        int nret = choose_returns(p, e, ne, h, nh, ret);
+        int nret;
+        if (nr == 1) {
+            /* One ray: one echo, whatever the return mode. */
+            nret = nh == 1 && h[0].i >= p->threshold && h[0].r >= p->min_range;
+            if (nret) {
+                ret[0].r = h[0].r;
+                ret[0].i = h[0].i;
+            }
+        } else {
+            int ne = make_echoes(h, nh, p->echo_separation, e);
+            nret = choose_returns(p, e, ne, h, nh, ret);
+        }
         for (int j = 0; j < l->nret; j++) {
             size_t slot = b * l->nret + j;
             if (j >= nret) {
