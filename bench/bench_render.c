@@ -47,7 +47,7 @@ static double raw_scan(RTCScene scene, const float *dirs, long nrays, const floa
         rtcInitIntersectContext(&ctx);
         ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
         struct RTCRayHit16 rh;
-        int valid[16];
+        _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
         for (int j = 0; j < 16; j++) {
             long i = base + j < nrays ? base + j : base;
             valid[j] = base + j < nrays ? -1 : 0;

@@ -487,7 +487,7 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
     ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
     for (int base = 0; base < n; base += 16) {
         struct RTCRayHit16 rh;
-        int valid[16];
+        _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
         for (int j = 0; j < 16; j++) {
             int i = base + j < n ? base + j : base;
             valid[j] = base + j < n ? -1 : 0;

@@ -255,8 +255,8 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
             goto fail;
         }
         ln++;
-        char a[32] = "", c[32] = "", d[32] = "", e[32] = "";
-        int n = sscanf(line, "%31s %31s %31s %31s %31s", a, c, d, e, e + 16);
+        char a[32] = "", c[32] = "", d[32] = "", e[32] = "", g[32] = "";
+        int n = sscanf(line, "%31s %31s %31s %31s %31s", a, c, d, e, g);
         if (n <= 0 || strcmp(a, "comment") == 0 || strcmp(a, "obj_info") == 0)
             continue;
         if (strcmp(a, "end_header") == 0)
@@ -290,7 +290,7 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
             if (strcmp(c, "list") == 0) {
                 pp->count_type = ply_type(d);
                 pp->type = ply_type(e);
-                snprintf(pp->name, sizeof pp->name, "%s", e + 16);
+                snprintf(pp->name, sizeof pp->name, "%s", g);
                 if (n < 5 || pp->count_type == P_BAD || pp->type == P_BAD) {
                     sensim_error(SENSIM_EFORMAT, "%s:%d: bad list property", path, ln);
                     goto fail;
