@@ -33,7 +33,7 @@ DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude \
-             -DSENSIM_VERSION='"$(VERSION)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
+             -DSENSIM_VERSION='"$(VERSION)"' -DSENSIM_DATADIR='"$(DATADIR)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = -fopenmp $(LDFLAGS) $(SAN)
 
 ifeq ($(V),1)
@@ -122,7 +122,7 @@ bench: $(BENCH_BIN) $(PROG)
 	$(Q)for b in $(BENCH_BIN); do echo "== $$b"; SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) $$b || exit 1; done
 
 demo: $(PROG)
-	$(Q)SENSIM_DATA=$(CURDIR)/data $(PROG) demo
+	$(Q)SENSIM_DATA=$(CURDIR)/data $(PROG) demo --dir $(BUILD)/demo
 
 lint-man:
 	$(Q)mandoc -T lint -W warning $(MAN1) $(MAN3)

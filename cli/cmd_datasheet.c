@@ -80,7 +80,7 @@ static const figure_def figs[NFIG] = {
     [F_GRW] = {"gyro-random-walk", "gyro_random_walk", "gyro rate random walk", "gyro", "random_walk",
                "rad/s^2/sqrt(Hz)", 0},
     [F_GRANGE] = {"gyro-range", "gyro_range", "gyro range", "gyro", "range", "rad/s", 1},
-    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "resolution", "rad/s", 1},
+    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "quantization", "rad/s", 1},
     [F_VRW] = {"vrw", "vrw", "velocity random walk", "accel", "noise_density", "m/s^2/sqrt(Hz)", 0},
     [F_AND] = {"accel-noise-density", "accel_noise_density", "accel noise density", "accel", "noise_density",
                "m/s^2/sqrt(Hz)", 0},
@@ -89,7 +89,7 @@ static const figure_def figs[NFIG] = {
     [F_ARW_ACC] = {"accel-random-walk", "accel_random_walk", "accel bias random walk", "accel", "random_walk",
                    "m/s^3/sqrt(Hz)", 0},
     [F_ARANGE] = {"accel-range", "accel_range", "accel range", "accel", "range", "m/s^2", 1},
-    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "resolution", "m/s^2", 1},
+    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "quantization", "m/s^2", 1},
     [F_RATE] = {"rate", "rate", "output data rate", NULL, "rate_hz", "Hz", 1},
 };
 
@@ -245,16 +245,26 @@ static void choose(ds *d, int first, int second, char *warn, size_t wsize)
     if (rel > 0.10) {
         size_t n = strlen(warn);
         snprintf(warn + n, wsize - n,
-                 "warning: --%s (%s = %.4g %s) and --%s (%s = %.4g %s) differ by %.0f%%; using --%s\n",
-                 figs[first].opt, a->given, a->si, figs[first].si_unit, figs[second].opt, b->given, b->si,
-                 figs[second].si_unit, 100 * rel, figs[first].opt);
+                 "warning: %s %s (from %s) = %.4g %s and %s %s (from %s) = %.4g %s differ by %.0f%%; using %s\n",
+                 figs[first].opt, a->given, a->source, a->si, figs[first].si_unit, figs[second].opt, b->given,
+                 b->source, b->si, figs[second].si_unit, 100 * rel, figs[first].opt);
     }
 }
 
 static const char *const blocks[2] = {"gyro", "accel"};
 #define NMODEL_KEYS 5
+/* The rig's bias_instability is the IEEE Std 952 coefficient B, whose Allan
+ * deviation floor is 0.664 B; a datasheet's bias instability is that floor
+ * (the minimum of its Allan deviation plot), so B = figure / 0.664. */
+#define BI_FLOOR_PER_B 0.664
+
+static double model_si(const char *key, double si)
+{
+    return strcmp(key, "bias_instability") ? si : si / BI_FLOOR_PER_B;
+}
+
 static const char *const model_keys[NMODEL_KEYS] = {"noise_density", "bias_instability", "random_walk", "range",
-                                                    "resolution"};
+                                                    "quantization"};
 
 static const figure *model_value(const ds *d, const char *block, const char *key)
 {
@@ -341,6 +351,8 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
     json_string(out, d->name);
     fprintf(out, ", \"part\": ");
     json_string(out, d->part);
+    fprintf(out, ", \"datasheet\": ");
+    json_string(out, d->datasheet);
     fprintf(out, ", \"figures\": [");
     int first = 1;
     for (int i = 0; i < NFIG; i++) {
@@ -379,7 +391,8 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
             if (!any)
                 fprintf(out, "%s\"%s\": {", sep, blocks[b]);
             char v[32];
-            fprintf(out, "%s\"%s\": %s", any ? ", " : "", model_keys[k], fmt_double(f->si, v, sizeof v));
+            fprintf(out, "%s\"%s\": %s", any ? ", " : "", model_keys[k],
+                    fmt_double(model_si(model_keys[k], f->si), v, sizeof v));
             any = 1;
         }
         if (any) {
@@ -438,8 +451,8 @@ static void write_rig(const ds *d, FILE *out)
                 fprintf(out, "    %s:\n", blocks[b]);
             any = 1;
             char v[32];
-            fprintf(out, "      %s: %s  # %s <- %s ", model_keys[k], fmt_double(f->si, v, sizeof v), figs[i].si_unit,
-                    figs[i].opt);
+            fprintf(out, "      %s: %s  # %s <- %s%s ", model_keys[k], fmt_double(model_si(model_keys[k], f->si), v, sizeof v),
+                    figs[i].si_unit, figs[i].opt, strcmp(model_keys[k], "bias_instability") ? "" : " / 0.664 (IEEE B)");
             comment_text(out, f->given);
             fprintf(out, "\n");
         }
@@ -518,7 +531,7 @@ int cmd_datasheet(int argc, char **argv)
         longopts[n++] = (struct option){figs[i].opt, required_argument, NULL, O_FIG + i};
     longopts[n] = (struct option){NULL, 0, NULL, 0};
 
-    static ds d; /* large; one per process run */
+    ds d;
     memset(&d, 0, sizeof d);
     snprintf(d.name, sizeof d.name, "imu");
     d.seed = 1;

@@ -20,6 +20,9 @@ VERB_DECL(info)
 VERB_DECL(import)
 VERB_DECL(export)
 VERB_DECL(datasheet)
+VERB_DECL(judge)
+VERB_DECL(vepd)
+VERB_DECL(demo)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -30,6 +33,9 @@ static const cli_command commands[] = {
     VERB(export, "ground truth from a log to CSV")
     VERB(datasheet, "datasheet figures to model parameters")
     VERB(render, "lidar scans and camera frames of a scene along a trajectory")
+    VERB(judge, "run the velocity estimator (EKF judge) on a log")
+    VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
+    VERB(demo, "run the whole pipeline on the bundled data")
 
 
     {NULL, NULL, NULL, NULL},

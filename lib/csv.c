@@ -102,17 +102,34 @@ static int parse_cell(const char *s, double *v, const char **why)
 
 /* ---------------------------------------------------------------- reader */
 
+static const char *const track_names[4] = {"t", "x", "y", "z"};
+
+/* Below this horizontal speed (m/s) the heading of a position-only track is
+ * held: the direction of a velocity differentiated from noisy positions is
+ * noise when the vehicle stands still. */
+#define TRACK_MIN_SPEED 0.05
+#define RING 4
+
 struct sensim_csv_gt_reader {
     char *path;
     FILE *f;
     char *line;
     size_t cap;
     size_t lineno, rows;
+    int track;                      /* header t,x,y,z: derive the rest */
+    int ncols;                      /* 17, or 4 for a track */
+    const char *const *names;
     int col[SENSIM_CSV_GT_COLUMNS]; /* position of each named column in a row */
     size_t ncells;
     double prev_t;
     int has_origin;
     double origin[3];
+    /* Track state: the last RING raw rows (row g in slot g % RING), how many
+     * were read, whether the file ended, the next row to emit, the yaw. */
+    double rt[RING], rp[RING][3];
+    size_t nraw, next_out;
+    int eof, have_yaw;
+    double yaw;
 };
 
 void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
@@ -127,7 +144,7 @@ void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
 }
 
 /* Next line that is neither blank nor a comment; NULL at end of file (or a
- * read error, reported through *st). Comments go to on_comment. */
+ * read error, reported through *st). */
 static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
@@ -152,6 +169,37 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
             }
         }
     }
+}
+
+/* Maps header cells to the columns of one layout; 0 if they match it. On a
+ * mismatch sets *bad to the first unknown cell or missing name. */
+static int match_header(char **cells, size_t n, const char *const *names, int ncols, int *col, const char **bad,
+                        int *twice)
+{
+    *twice = 0;
+    for (int k = 0; k < ncols; k++)
+        col[k] = -1;
+    for (size_t i = 0; i < n; i++) {
+        int k = 0;
+        while (k < ncols && strcmp(cells[i], names[k]))
+            k++;
+        if (k == ncols) {
+            *bad = cells[i];
+            return -1;
+        }
+        if (col[k] >= 0) {
+            *bad = cells[i];
+            *twice = 1;
+            return -1;
+        }
+        col[k] = (int)i;
+    }
+    for (int k = 0; k < ncols; k++)
+        if (col[k] < 0) {
+            *bad = names[k];
+            return -2;
+        }
+    return 0;
 }
 
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
@@ -179,29 +227,23 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
                      SENSIM_CSV_GT_COLUMNS, SENSIM_CSV_GT_HEADER);
         goto fail;
     }
-    for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++)
-        r->col[k] = -1;
-    for (size_t i = 0; i < n; i++) {
-        int k = 0;
-        while (k < SENSIM_CSV_GT_COLUMNS && strcmp(cells[i], gt_names[k]))
-            k++;
-        if (k == SENSIM_CSV_GT_COLUMNS) {
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: unknown column '%s' (expected %s)", path, r->lineno,
-                         cells[i], SENSIM_CSV_GT_HEADER);
-            goto fail;
-        }
-        if (r->col[k] >= 0) {
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, cells[i]);
-            goto fail;
-        }
-        r->col[k] = (int)i;
+    const char *bad = NULL;
+    int twice = 0, m;
+    if (n == 4 && match_header(cells, n, track_names, 4, r->col, &bad, &twice) == 0) {
+        r->track = 1;
+        r->ncols = 4;
+        r->names = track_names;
+    } else if ((m = match_header(cells, n, gt_names, SENSIM_CSV_GT_COLUMNS, r->col, &bad, &twice)) == 0) {
+        r->ncols = SENSIM_CSV_GT_COLUMNS;
+        r->names = gt_names;
+    } else {
+        if (twice)
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, bad);
+        else
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: %s column '%s' (expected %s, or t,x,y,z)", path,
+                         r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
+        goto fail;
     }
-    for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++)
-        if (r->col[k] < 0) {
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: missing column '%s' (expected %s)", path, r->lineno,
-                         gt_names[k], SENSIM_CSV_GT_HEADER);
-            goto fail;
-        }
     r->ncells = n;
     return r;
 fail:
@@ -209,34 +251,130 @@ fail:
     return NULL;
 }
 
-sensim_status sensim_csv_gt_reader_read(sensim_csv_gt_reader *r, sensim_gt_block *b)
+/* Parses and checks the next data row into v (ncols values). *got = 0 at the
+ * end of the file. */
+static sensim_status next_row(sensim_csv_gt_reader *r, double *v, int *got)
 {
-    b->n = 0;
     char *cells[MAX_FIELDS];
-    while (b->n < b->capacity) {
-        sensim_status st;
-        char *s = next_line(r, &st);
-        if (!s)
-            return st;
-        size_t n = split(s, cells, MAX_FIELDS);
-        if (n != r->ncells)
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: expected %zu columns, found %zu", r->path, r->lineno,
-                                r->ncells, n);
-        double v[SENSIM_CSV_GT_COLUMNS];
-        for (int k = 0; k < SENSIM_CSV_GT_COLUMNS; k++) {
-            const char *why;
-            const char *cell = cells[r->col[k]];
-            if (parse_cell(cell, &v[k], &why))
-                return sensim_error(SENSIM_EFORMAT, "%s:%zu: column '%s': '%s' is %s", r->path, r->lineno,
-                                    gt_names[k], cell, !strcmp(why, "empty cell") ? "empty" : why);
-        }
-        if (r->rows > 0 && !(v[0] > r->prev_t))
-            return sensim_error(SENSIM_EDATA, "%s:%zu: column 't': %.17g does not increase (previous %.17g)",
-                                r->path, r->lineno, v[0], r->prev_t);
+    sensim_status st;
+    *got = 0;
+    char *s = next_line(r, &st);
+    if (!s)
+        return st;
+    size_t n = split(s, cells, MAX_FIELDS);
+    if (n != r->ncells)
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: expected %zu columns, found %zu", r->path, r->lineno, r->ncells,
+                            n);
+    for (int k = 0; k < r->ncols; k++) {
+        const char *why;
+        const char *cell = cells[r->col[k]];
+        if (parse_cell(cell, &v[k], &why))
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column '%s': '%s' is %s", r->path, r->lineno, r->names[k],
+                                cell, !strcmp(why, "empty cell") ? "empty" : why);
+    }
+    if (r->rows > 0 && !(v[0] > r->prev_t))
+        return sensim_error(SENSIM_EDATA, "%s:%zu: column 't': %.17g does not increase (previous %.17g)", r->path,
+                            r->lineno, v[0], r->prev_t);
+    if (!r->track) {
         double qn = sqrt(v[4] * v[4] + v[5] * v[5] + v[6] * v[6] + v[7] * v[7]);
         if (fabs(qn - 1.0) > 1e-3)
             return sensim_error(SENSIM_EDATA, "%s:%zu: columns 'qw','qx','qy','qz': quaternion norm %g is not 1",
                                 r->path, r->lineno, qn);
+        /* Rounded files (six digits) are normalized; an exact export is left
+         * bit for bit as written. */
+        double scale = fabs(qn - 1.0) > 1e-12 ? 1.0 / qn : 1.0;
+        for (int c = 4; c < 8; c++)
+            v[c] *= scale;
+    }
+    r->prev_t = v[0];
+    r->rows++;
+    *got = 1;
+    return SENSIM_OK;
+}
+
+/* First and second derivative at t of the quadratic through three samples
+ * (Lagrange form, times taken relative to t for accuracy). */
+static void quad_derivs(const double t3[3], const double *p3[3], double t, double d1[3], double d2[3])
+{
+    double a = t3[0] - t, b = t3[1] - t, c = t3[2] - t;
+    double wa = 1.0 / ((a - b) * (a - c)), wb = 1.0 / ((b - a) * (b - c)), wc = 1.0 / ((c - a) * (c - b));
+    /* L'(0) = sum p_i w_i (-(sum of the other two times)), L'' = 2 sum p_i w_i. */
+    for (int k = 0; k < 3; k++) {
+        d1[k] = -(p3[0][k] * wa * (b + c) + p3[1][k] * wb * (a + c) + p3[2][k] * wc * (a + b));
+        d2[k] = 2.0 * (p3[0][k] * wa + p3[1][k] * wb + p3[2][k] * wc);
+    }
+}
+
+/* Position-only track: emits row next_out from the quadratic through it and
+ * its neighbours (the first or last three at the ends). */
+static sensim_status read_track(sensim_csv_gt_reader *r, sensim_gt_block *b)
+{
+    while (b->n < b->capacity) {
+        size_t k = r->next_out, need = k == 0 ? 2 : k + 1;
+        while (!r->eof && r->nraw <= need) {
+            double v[4];
+            int got;
+            sensim_status st = next_row(r, v, &got);
+            if (st)
+                return st;
+            if (!got) {
+                r->eof = 1;
+                break;
+            }
+            size_t slot = r->nraw % RING;
+            r->rt[slot] = v[0];
+            memcpy(r->rp[slot], v + 1, 3 * sizeof(double));
+            r->nraw++;
+        }
+        if (k >= r->nraw)
+            break;
+        if (r->nraw < 3)
+            return sensim_error(SENSIM_EDATA, "%s: %zu rows; deriving velocities from positions needs at least 3",
+                                r->path, r->nraw);
+        size_t a0 = k == 0 ? 0 : (r->eof && k == r->nraw - 1) ? k - 2 : k - 1;
+        double t3[3];
+        const double *p3[3];
+        for (int j = 0; j < 3; j++) {
+            t3[j] = r->rt[(a0 + j) % RING];
+            p3[j] = r->rp[(a0 + j) % RING];
+        }
+        double t = r->rt[k % RING], vel[3], acc[3];
+        quad_derivs(t3, p3, t, vel, acc);
+        double speed = hypot(vel[0], vel[1]), rate = 0.0;
+        if (speed > TRACK_MIN_SPEED) {
+            double yaw = atan2(vel[1], vel[0]);
+            /* Unwrapped: the quaternion stays continuous through +-180 deg. */
+            r->yaw = r->have_yaw ? r->yaw + remainder(yaw - r->yaw, 2 * M_PI) : yaw;
+            r->have_yaw = 1;
+            rate = (vel[0] * acc[1] - vel[1] * acc[0]) / (speed * speed);
+        }
+        size_t i = b->n;
+        b->t[i] = t;
+        memcpy(b->position + 3 * i, r->rp[k % RING], 3 * sizeof(double));
+        memcpy(b->velocity + 3 * i, vel, sizeof vel);
+        memcpy(b->acceleration + 3 * i, acc, sizeof acc);
+        b->orientation[4 * i] = cos(0.5 * r->yaw);
+        b->orientation[4 * i + 1] = b->orientation[4 * i + 2] = 0.0;
+        b->orientation[4 * i + 3] = sin(0.5 * r->yaw);
+        b->angular_velocity[3 * i] = b->angular_velocity[3 * i + 1] = 0.0;
+        b->angular_velocity[3 * i + 2] = rate;
+        b->n++;
+        r->next_out++;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_csv_gt_reader_read(sensim_csv_gt_reader *r, sensim_gt_block *b)
+{
+    b->n = 0;
+    if (r->track)
+        return read_track(r, b);
+    while (b->n < b->capacity) {
+        double v[SENSIM_CSV_GT_COLUMNS];
+        int got;
+        sensim_status st = next_row(r, v, &got);
+        if (st || !got)
+            return st;
         size_t i = b->n;
         b->t[i] = v[0];
         for (int c = 0; c < 3; c++) {
@@ -245,13 +383,7 @@ sensim_status sensim_csv_gt_reader_read(sensim_csv_gt_reader *r, sensim_gt_block
             b->angular_velocity[3 * i + c] = v[11 + c];
             b->acceleration[3 * i + c] = v[14 + c];
         }
-        /* Rounded files (six digits) are normalized; an exact export is left
-         * bit for bit as written. */
-        double scale = fabs(qn - 1.0) > 1e-12 ? 1.0 / qn : 1.0;
-        for (int c = 0; c < 4; c++)
-            b->orientation[4 * i + c] = v[4 + c] * scale;
-        r->prev_t = v[0];
-        r->rows++;
+        memcpy(b->orientation + 4 * i, v + 4, 4 * sizeof(double));
         b->n++;
     }
     return SENSIM_OK;
@@ -265,6 +397,8 @@ int sensim_csv_gt_reader_origin(const sensim_csv_gt_reader *r, double origin_lla
 }
 
 size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r) { return r->rows; }
+
+int sensim_csv_gt_reader_is_track(const sensim_csv_gt_reader *r) { return r->track; }
 
 /* ---------------------------------------------------------------- writer */
 

@@ -557,6 +557,10 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
         log->tmp_path = NULL;
         goto fail;
     }
+    /* mkstemp makes the file 0600; give it the mode a plain create would. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
     close(fd);
     log->file = H5Fcreate(log->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (log->file < 0) {

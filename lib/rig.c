@@ -12,10 +12,16 @@
 #include "sensim/rng.h"
 
 extern const sensim_sensor_type sensim_imu_type;
+extern const sensim_sensor_type sensim_gnss_type;
+extern const sensim_sensor_type sensim_odometer_type;
+extern const sensim_sensor_type sensim_encoder_type;
 
 /* The registered sensor types. */
 static const sensim_sensor_type *const types[] = {
     &sensim_imu_type,
+    &sensim_gnss_type,
+    &sensim_odometer_type,
+    &sensim_encoder_type,
     NULL,
 };
 

@@ -101,9 +101,88 @@ double sensim_rng_normal(const sensim_rng *r, uint64_t index)
     return normal_lane(r, index, sensim_rng_u32(r, index));
 }
 
+/* Philox4x32-10 for LANES consecutive blocks at once, written over arrays
+ * so that the compiler vectorizes the 32x32->64 multiplies (vpmuludq); the
+ * same rounds and constants as Random123's philox4x32 (the known-answer test
+ * in tests/test_rng.c pins them). out[4 * l + w] is word w of block b0 + l. */
+#define LANES 16
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define SENSIM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define SENSIM_CLONES
+#endif
+
+SENSIM_CLONES
+static void philox_lanes(const sensim_rng *r, uint64_t b0, uint32_t attempt, uint32_t out[4 * LANES])
+{
+    uint32_t x0[LANES], x1[LANES], x2[LANES], x3[LANES];
+    const uint32_t c2 = r->stream, c3 = r->sensor | attempt << 24;
+    for (int l = 0; l < LANES; l++) {
+        uint64_t b = b0 + (uint64_t)l;
+        x0[l] = (uint32_t)b;
+        x1[l] = (uint32_t)(b >> 32);
+        x2[l] = c2;
+        x3[l] = c3;
+    }
+    uint32_t k0 = r->key[0], k1 = r->key[1];
+    for (int round = 0; round < 10; round++) {
+        if (round) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        for (int l = 0; l < LANES; l++) {
+            uint64_t p0 = (uint64_t)0xD2511F53u * x0[l];
+            uint64_t p1 = (uint64_t)0xCD9E8D57u * x2[l];
+            uint32_t n0 = (uint32_t)(p1 >> 32) ^ x1[l] ^ k0;
+            uint32_t n2 = (uint32_t)(p0 >> 32) ^ x3[l] ^ k1;
+            x1[l] = (uint32_t)p1;
+            x3[l] = (uint32_t)p0;
+            x0[l] = n0;
+            x2[l] = n2;
+        }
+    }
+    for (int l = 0; l < LANES; l++) {
+        out[4 * l] = x0[l];
+        out[4 * l + 1] = x1[l];
+        out[4 * l + 2] = x2[l];
+        out[4 * l + 3] = x3[l];
+    }
+}
+
+/* The ziggurat's rectangle test over a group; returns a bit mask of the
+ * lanes that failed it (to be redone by the slow path). */
+SENSIM_CLONES
+static uint64_t normal_fast_group(const uint32_t *u, double *out)
+{
+    uint64_t bad = 0;
+    for (int j = 0; j < 4 * LANES; j++) {
+        uint32_t i = u[j] >> 25;
+        double x = ((double)(u[j] & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
+        bad |= (uint64_t)!(x < zig_x[i + 1]) << j;
+        out[j] = (u[j] >> 24 & 1u) ? -x : x;
+    }
+    return bad;
+}
+
 void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
 {
     size_t i = 0;
+    const size_t G = 4 * LANES;
+    /* Head: up to the next multiple of G, one block at a time. */
+    while (i < n && (first + i) % G) {
+        uint64_t idx = first + i;
+        philox4x32_ctr_t v = draw(r, idx >> 2, 0);
+        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n && (first + i) % G; lane++, i++)
+            out[i] = normal_lane(r, first + i, v.v[lane]);
+    }
+    uint32_t u[4 * LANES];
+    for (; i + G <= n; i += G) {
+        philox_lanes(r, (first + i) >> 2, 0, u);
+        for (uint64_t bad = normal_fast_group(u, out + i); bad; bad &= bad - 1) {
+            int j = __builtin_ctzll(bad);
+            out[i + j] = normal_slow(r, first + i + j, u[j]);
+        }
+    }
     while (i < n) {
         uint64_t idx = first + i;
         philox4x32_ctr_t v = draw(r, idx >> 2, 0);

@@ -45,17 +45,24 @@ sensim_status sensim_error(sensim_status status, const char *fmt, ...)
 
 sensim_status sensim_error_prefix(sensim_status status, const char *fmt, ...)
 {
-    char prefix[SENSIM_ERRMSG_MAX];
     char old[SENSIM_ERRMSG_MAX];
+    memcpy(old, errmsg, sizeof old);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    int n = vsnprintf(errmsg, sizeof errmsg, fmt, ap);
     va_end(ap);
-    memcpy(old, errmsg, sizeof old);
-    if (old[0])
-        snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, old);
-    else
-        snprintf(errmsg, sizeof errmsg, "%s: %s", prefix, sensim_strerror(status));
+    /* Append ": old message" after the prefix, truncating at the buffer end. */
+    size_t k = n < 0 ? 0 : (size_t)n < sizeof errmsg ? (size_t)n : sizeof errmsg - 1;
+    const char *tail = old[0] ? old : sensim_strerror(status);
+    if (k + 2 < sizeof errmsg) {
+        errmsg[k++] = ':';
+        errmsg[k++] = ' ';
+        size_t len = strlen(tail), room = sizeof errmsg - 1 - k;
+        if (len > room)
+            len = room;
+        memcpy(errmsg + k, tail, len);
+        errmsg[k + len] = '\0';
+    }
     errstatus = status;
     return status;
 }

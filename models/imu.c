@@ -360,8 +360,12 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
             double v = y[3 * (c0 + j) + a] + const_bias;
             if (k > 0) {
                 double dt = tk - tprev;
+                /* Timestamps k/rate differ from 1/rate only by rounding: use the
+                 * nominal step then (so the result cannot depend on where a
+                 * block starts), the actual one otherwise. */
+                if (fabs(dt - m->dt_nom) <= 1e-9 * m->dt_nom)
+                    dt = m->dt_nom;
                 if (dt != dt_c) {
-                    /* Recompute the exact discretization only when dt changes. */
                     dt_c = dt;
                     if (has_gm) {
                         gm_phi = exp(-dt / p->gm_tau[a]);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sensim/csv.h"
 #include "sensim/log.h"
@@ -288,6 +289,21 @@ START_TEST(cli_round_trip)
     lb = sensim_log_open(b);
     ck_assert_int_eq(sensim_gt_check(lb, &nb, ob), SENSIM_OK);
     ck_assert(ob[0] == 1 && ob[1] == 2 && ob[2] == 3);
+    /* A position-only track imports with derived kinematics. */
+    char *trk = write_tmp(dir, "trk.csv", "t,x,y,z\n0,0,0,0\n1,1,0,0\n2,2,0,0\n3,3,0,0\n");
+    r = tu_run("import", "-g", trk, "-o", b, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    sensim_log_close(lb);
+    lb = sensim_log_open(b);
+    ck_assert_int_eq(sensim_gt_check(lb, &nb, ob), SENSIM_OK);
+    ck_assert_uint_eq(nb, 4);
+    double vel[12];
+    ck_assert_int_eq(sensim_log_read_f64(lb, "/ground_truth/velocity", 0, 4, vel), SENSIM_OK);
+    ck_assert_within(vel[0], 1, 1e-15);
+    ck_assert_within(vel[9], 1, 1e-15);
+    unlink(trk);
+    free(trk);
     /* Export to standard output. */
     r = tu_run("export", "-g", a, "-o", "-", NULL);
     ck_assert_int_eq(r.status, 0);
@@ -355,6 +371,116 @@ START_TEST(cli_bad_input)
 }
 END_TEST
 
+/* Reads a whole file with blocks of the given capacity into one big block. */
+static size_t read_all(const char *path, size_t cap, sensim_gt_block *all)
+{
+    sensim_csv_gt_reader *r = sensim_csv_gt_reader_open(path);
+    ck_assert_msg(r != NULL, "%s", sensim_last_error());
+    sensim_gt_block b;
+    sensim_gt_block_init(&b, cap);
+    size_t n = 0;
+    for (;;) {
+        ck_assert_msg(sensim_csv_gt_reader_read(r, &b) == SENSIM_OK, "%s", sensim_last_error());
+        if (b.n == 0)
+            break;
+        ck_assert(n + b.n <= all->capacity);
+        memcpy(all->t + n, b.t, b.n * sizeof(double));
+        memcpy(all->position + 3 * n, b.position, 3 * b.n * sizeof(double));
+        memcpy(all->orientation + 4 * n, b.orientation, 4 * b.n * sizeof(double));
+        memcpy(all->velocity + 3 * n, b.velocity, 3 * b.n * sizeof(double));
+        memcpy(all->angular_velocity + 3 * n, b.angular_velocity, 3 * b.n * sizeof(double));
+        memcpy(all->acceleration + 3 * n, b.acceleration, 3 * b.n * sizeof(double));
+        n += b.n;
+    }
+    ck_assert_int_eq(sensim_csv_gt_reader_is_track(r), 1);
+    sensim_gt_block_free(&b);
+    sensim_csv_gt_reader_close(r);
+    all->n = n;
+    return n;
+}
+
+START_TEST(track_derivation)
+{
+    /* Three laps of a circle (r 10 m, 2 m/s, left) sampled at uneven times
+     * around 100 Hz, written as t,x,y,z. Derived from quadratics through
+     * neighbours: velocity error ~ h^2/6 |p'''| = 1.3e-6 m/s (tolerance 1e-5);
+     * acceleration and yaw rate are first order on an uneven grid,
+     * ~ |h+ - h-|/3 |p'''| <= 1e-4 (tolerance 2e-4). */
+    char *dir = tu_mkdtemp(), *p = tu_path(dir, "track.csv");
+    sensim_trajectory_params tp = sensim_trajectory_default_params();
+    tp.shape = SENSIM_TRAJ_CIRCLE;
+    tp.speed = 2;
+    tp.radius = 10;
+    tp.yaw = 3.0; /* the heading crosses +-180 deg at once */
+    sensim_trajectory *tr = sensim_trajectory_create(&tp);
+    const size_t n = 9500;
+    FILE *f = fopen(p, "w");
+    fprintf(f, "# track\nx,y,t,z\n");
+    for (size_t k = 0; k < n; k++) {
+        double t = 0.01 * (double)k + 0.002 * sin((double)k);
+        sensim_trajectory_state s;
+        sensim_trajectory_eval(tr, t, &s);
+        fprintf(f, "%.17g,%.17g,%.17g,%.17g\n", s.position.x, s.position.y, t, s.position.z);
+    }
+    fclose(f);
+    sensim_gt_block big, big1;
+    sensim_gt_block_init(&big, n);
+    sensim_gt_block_init(&big1, n);
+    ck_assert_uint_eq(read_all(p, 1000, &big), n);
+    double ev = 0, ea = 0, ew = 0, eq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sensim_trajectory_state s;
+        sensim_trajectory_eval(tr, big.t[i], &s);
+        ck_assert(big.position[3 * i] == s.position.x);
+        ev = fmax(ev, hypot(big.velocity[3 * i] - s.velocity.x, big.velocity[3 * i + 1] - s.velocity.y));
+        if (i > 0 && i + 1 < n) /* the end rows extrapolate the quadratic: first order */
+            ea = fmax(ea, hypot(big.acceleration[3 * i] - s.acceleration.x,
+                                big.acceleration[3 * i + 1] - s.acceleration.y));
+        ew = fmax(ew, fabs(big.angular_velocity[3 * i + 2] - s.angular_velocity.z));
+        /* The unwrapped yaw reproduces the analytic quaternion, sign included. */
+        eq = fmax(eq, fabs(big.orientation[4 * i] - s.orientation.w) +
+                          fabs(big.orientation[4 * i + 3] - s.orientation.z));
+    }
+    ck_assert_msg(ev < 1e-5, "velocity error %g", ev);
+    ck_assert_msg(ea < 2e-4, "acceleration error %g", ea);
+    ck_assert_msg(ew < 2e-4, "yaw rate error %g", ew);
+    ck_assert_msg(eq < 1e-7, "orientation error %g", eq);
+    /* Blocks of one row give the same numbers. */
+    ck_assert_uint_eq(read_all(p, 1, &big1), n);
+    ck_assert(memcmp(big.velocity, big1.velocity, 3 * n * sizeof(double)) == 0);
+    ck_assert(memcmp(big.orientation, big1.orientation, 4 * n * sizeof(double)) == 0);
+    ck_assert(memcmp(big.angular_velocity, big1.angular_velocity, 3 * n * sizeof(double)) == 0);
+    free(p);
+
+    /* Standing still: heading held (east), no yaw rate. */
+    p = write_tmp(dir, "still.csv", "t,x,y,z\n0,5,5,0\n0.1,5,5,0\n0.2,5,5,0\n0.3,5,5,0\n");
+    ck_assert_uint_eq(read_all(p, 3, &big), 4);
+    for (size_t i = 0; i < 4; i++) {
+        ck_assert(big.orientation[4 * i] == 1 && big.orientation[4 * i + 3] == 0);
+        ck_assert(big.velocity[3 * i] == 0 && big.angular_velocity[3 * i + 2] == 0);
+    }
+    free(p);
+    /* Too short, and a bad row, are errors with the file (and line). */
+    p = write_tmp(dir, "short.csv", "t,x,y,z\n0,0,0,0\n1,1,0,0\n");
+    sensim_csv_gt_reader *r = sensim_csv_gt_reader_open(p);
+    ck_assert_int_eq(sensim_csv_gt_reader_read(r, &big), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "short.csv: 2 rows"));
+    sensim_csv_gt_reader_close(r);
+    free(p);
+    p = write_tmp(dir, "bad.csv", "t,x,y,z\n0,0,0,0\n1,1,0,0\n2,2,zz,0\n");
+    r = sensim_csv_gt_reader_open(p);
+    ck_assert_int_eq(sensim_csv_gt_reader_read(r, &big), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bad.csv:4: column 'y': 'zz' is not a number"));
+    sensim_csv_gt_reader_close(r);
+    free(p);
+    sensim_gt_block_free(&big);
+    sensim_gt_block_free(&big1);
+    sensim_trajectory_destroy(tr);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_csv(void)
 {
     Suite *s = suite_create("csv");
@@ -363,6 +489,7 @@ Suite *suite_csv(void)
     tcase_add_test(tc, gt_reader_tolerates_layout);
     tcase_add_test(tc, gt_reader_errors);
     tcase_add_test(tc, read_column);
+    tcase_add_test(tc, track_derivation);
     suite_add_tcase(s, tc);
     TCase *cli = tcase_create("cli");
     tcase_add_test(cli, cli_round_trip);

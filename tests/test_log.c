@@ -1,6 +1,7 @@
 /* HDF5 log I/O: round trips, dimension scales readable by h5py, temporary
  * files, and errors that name the file and dataset. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

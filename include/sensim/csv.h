@@ -38,7 +38,8 @@ typedef struct sensim_csv_gt_reader sensim_csv_gt_reader;
 
 /* Opens a file and reads up to its header (comments before it are allowed,
  * an "# origin_lla: a,b,c" comment is remembered). NULL with a message if
- * the file cannot be read or the header is not the ground-truth header. */
+ * the file cannot be read or the header is neither the ground-truth header
+ * nor a position-only track's t,x,y,z. */
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path);
 /* Reads up to b->capacity rows into b and sets b->n; b->n == 0 means the
  * end of the file. Each row is checked: 17 cells, every one a finite number,
@@ -49,6 +50,16 @@ sensim_status sensim_csv_gt_reader_read(sensim_csv_gt_reader *r, sensim_gt_block
 /* 1 and the origin if the file carried an "# origin_lla:" comment before
  * its header, else 0. */
 int sensim_csv_gt_reader_origin(const sensim_csv_gt_reader *r, double origin_lla[3]);
+/* 1 if the file is a position-only track (header t,x,y,z in any order):
+ * the reader then derives the rest. Velocity and acceleration are the first
+ * and second derivatives of the quadratic through each sample and its two
+ * neighbours (the first or last three at the ends; second-order accurate on
+ * uneven time steps); yaw is the heading of the horizontal velocity,
+ * unwrapped, and held while the horizontal speed is at most 0.05 m/s (0 =
+ * east until the track first moves); body yaw rate = (vx ay - vy ax) /
+ * (vx^2 + vy^2), 0 while held; roll and pitch 0. Derivatives amplify noise:
+ * smooth measured tracks first. Needs at least 3 rows. */
+int sensim_csv_gt_reader_is_track(const sensim_csv_gt_reader *r);
 /* Rows read so far. */
 size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r);
 void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r);

@@ -1,0 +1,539 @@
+/* sensim vepd - sim2real score (VEPD, seed 004) between a set of real tests
+ * and one or more sets of simulated tests. */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "sensim/metrics.h"
+
+const char cmd_vepd_usage[] =
+    "usage: sensim vepd --real DIR --sim DIR [options]\n"
+    "       sensim vepd --csv-layout ROOT [options]\n"
+    "       sensim vepd ROOT [options]\n"
+    "\n"
+    "Scores how far simulated sensors are from real ones by the Velocity\n"
+    "Estimation Performance Difference of \"Quantifying the Sim2real Gap for GPS\n"
+    "and IMU Sensors\": per test the RMSE of the judge's speed estimate against\n"
+    "ground truth and the difference of their spectral flatness, on a 15 Hz\n"
+    "grid; over the tests the 1-D Wasserstein distances W1 (RMSE) and W2\n"
+    "(flatness), and VEPD = (W1+W2)/2, per scenario and combined.\n"
+    "\n"
+    "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
+    "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
+    "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
+    "scenario is the file name without the trailing _<number> and extension\n"
+    "(path_3.csv: path). The real and simulated sets must hold the same test\n"
+    "names.\n"
+    "\n"
+    "Options:\n"
+    "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
+    "  --sim DIR          the simulated tests (DIR/*.csv, DIR/*.h5)\n"
+    "  --estimate NAME    in logs, score /estimates/NAME (default: the only one)\n"
+    "  --csv-layout ROOT  the authors' tree: ROOT/Real/*.csv and\n"
+    "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
+    "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
+    "  --json             print one JSON object (see sensim-vepd(1))\n"
+    "  --bootstrap N      add a percentile bootstrap interval of VEPD (N >= 10)\n"
+    "  --seed S           seed of the bootstrap draws (default 1)\n"
+    "  --level L          confidence level of the interval (default 0.95)\n"
+    "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
+    "column), 2 usage error.\n";
+
+typedef struct {
+    char *name;     /* file name without .csv */
+    char *scenario; /* name without the trailing _<number> */
+    const char *ext; /* ".csv" or ".h5" */
+    sensim_vepd_test s;
+} test_entry;
+
+typedef struct {
+    char *dir;
+    test_entry *t;
+    size_t n;
+} test_set;
+
+typedef struct {
+    char *name;
+    test_set set;
+} model_entry;
+
+typedef struct {
+    int json;
+    size_t n_boot;
+    unsigned long long seed;
+    double level;
+    const char *plot;
+    const char *estimate;
+} options;
+
+static void set_free(test_set *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->t[i].name);
+        free(s->t[i].scenario);
+    }
+    free(s->t);
+    free(s->dir);
+    memset(s, 0, sizeof *s);
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcmp(s + a - b, suf);
+}
+
+static char *path_join(const char *a, const char *b)
+{
+    size_t n = strlen(a) + strlen(b) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", a, b);
+    return p;
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static char *scenario_of(const char *name)
+{
+    size_t n = strlen(name), k = n;
+    while (k > 0 && name[k - 1] >= '0' && name[k - 1] <= '9')
+        k--;
+    if (k < n && k > 1 && name[k - 1] == '_')
+        n = k - 1;
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, name, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static int filter_tests(const struct dirent *d)
+{
+    return d->d_name[0] != '.' && (has_suffix(d->d_name, ".csv") || has_suffix(d->d_name, ".h5"));
+}
+
+/* Reads and scores every .csv and .h5 file in DIR (sorted by name). */
+static int load_set(const char *dir, const char *estimate, test_set *out)
+{
+    memset(out, 0, sizeof *out);
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, filter_tests, alphasort);
+    if (n < 0)
+        return cli_fail("vepd", "%s: cannot read directory: %s", dir, strerror(errno));
+    int rc = CLI_OK;
+    if (n == 0) {
+        rc = cli_fail("vepd", "%s: no test files (*.csv or *.h5)", dir);
+        goto done;
+    }
+    out->dir = strdup(dir);
+    out->t = calloc((size_t)n, sizeof *out->t);
+    if (!out->dir || !out->t) {
+        rc = cli_fail("vepd", "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        char *p = path_join(dir, list[i]->d_name);
+        sensim_vepd_series s = {0};
+        test_entry *e = &out->t[out->n];
+        int h5 = has_suffix(list[i]->d_name, ".h5");
+        sensim_status st = !p ? SENSIM_ENOMEM : h5 ? sensim_vepd_read_log(p, estimate, &s) : sensim_vepd_read_csv(p, &s);
+        if (!st && (st = sensim_vepd_score(&s, &e->s)))
+            sensim_error_prefix(st, "%s", p);
+        sensim_vepd_series_free(&s);
+        free(p);
+        if (st) {
+            rc = cli_fail_lib("vepd");
+            goto done;
+        }
+        size_t len = strlen(list[i]->d_name) - (h5 ? 3 : 4);
+        e->name = strndup(list[i]->d_name, len);
+        e->ext = h5 ? ".h5" : ".csv";
+        e->scenario = e->name ? scenario_of(e->name) : NULL;
+        out->n++;
+        if (!e->scenario) {
+            rc = cli_fail("vepd", "out of memory");
+            goto done;
+        }
+    }
+done:
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+    if (rc)
+        set_free(out);
+    return rc;
+}
+
+static const test_entry *find_test(const test_set *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->t[i].name, name))
+            return &s->t[i];
+    return NULL;
+}
+
+/* The two sets must hold the same tests: the simulated runs replicate the real ones. */
+static int check_match(const test_set *real, const test_set *sim)
+{
+    for (size_t i = 0; i < real->n; i++)
+        if (!find_test(sim, real->t[i].name))
+            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests", sim->dir,
+                            real->t[i].name, real->t[i].ext, real->dir);
+    for (size_t i = 0; i < sim->n; i++)
+        if (!find_test(real, sim->t[i].name))
+            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests",
+                            real->dir, sim->t[i].name, sim->t[i].ext, sim->dir);
+    return CLI_OK;
+}
+
+typedef struct {
+    const char *name; /* scenario, or NULL for all */
+    size_t nr, ns;
+    sensim_vepd_result r;
+    sensim_vepd_ci ci;
+    int have_ci;
+} score_row;
+
+static int score_subset(const test_set *real, const test_set *sim, const char *scenario, const options *o,
+                        score_row *row)
+{
+    sensim_vepd_test *a = malloc((real->n + sim->n) * sizeof *a), *b = a + real->n;
+    if (!a)
+        return cli_fail("vepd", "out of memory");
+    size_t na = 0, nb = 0;
+    for (size_t i = 0; i < real->n; i++)
+        if (!scenario || !strcmp(real->t[i].scenario, scenario))
+            a[na++] = real->t[i].s;
+    for (size_t i = 0; i < sim->n; i++)
+        if (!scenario || !strcmp(sim->t[i].scenario, scenario))
+            b[nb++] = sim->t[i].s;
+    row->name = scenario;
+    row->nr = na;
+    row->ns = nb;
+    row->have_ci = 0;
+    sensim_status st = sensim_vepd_compare(a, na, b, nb, &row->r);
+    if (!st && o->n_boot) {
+        st = sensim_vepd_bootstrap(a, na, b, nb, o->n_boot, o->seed, o->level, &row->ci);
+        row->have_ci = !st;
+    }
+    free(a);
+    return st ? cli_fail_lib("vepd") : CLI_OK;
+}
+
+static void json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", *s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+static void json_row(const score_row *r, int indent)
+{
+    printf("\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"n_real\": %zu, \"n_sim\": %zu", r->r.w1, r->r.w2,
+           r->r.vepd, r->nr, r->ns);
+    if (r->have_ci)
+        printf(",\n%*s\"ci\": {\"level\": %.17g, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": %llu}", indent,
+               "", r->ci.level, r->ci.lo, r->ci.hi, r->ci.n_boot, (unsigned long long)r->ci.seed);
+}
+
+static void text_row(const score_row *r)
+{
+    printf("%-12s %6zu %6zu  %12.6g %12.6g %12.6g", r->name ? r->name : "combined", r->nr, r->ns, r->r.w1, r->r.w2,
+           r->r.vepd);
+    if (r->have_ci)
+        printf("  [%.6g, %.6g]", r->ci.lo, r->ci.hi);
+    putchar('\n');
+}
+
+static int write_plots(const options *o, const char *model, const test_set *real, const test_set *sim)
+{
+    if (mkdir(o->plot, 0777) != 0 && errno != EEXIST)
+        return cli_fail("vepd", "%s: cannot create directory: %s", o->plot, strerror(errno));
+    size_t n = real->n + sim->n;
+    double *v = malloc(2 * n * sizeof *v);
+    if (!v)
+        return cli_fail("vepd", "out of memory");
+    double *rm = v, *sf = v + n;
+    for (size_t i = 0; i < n; i++) {
+        const sensim_vepd_test *t = i < real->n ? &real->t[i].s : &sim->t[i - real->n].s;
+        rm[i] = t->rmse;
+        sf[i] = t->sf_diff;
+    }
+    int rc = CLI_OK;
+    const char *what[2] = {"rmse", "flatness"};
+    for (int k = 0; k < 2 && !rc; k++) {
+        char file[512], title[512];
+        snprintf(file, sizeof file, "%s/%s_%s.svg", o->plot, model, what[k]);
+        snprintf(title, sizeof title, "%s: %s", model,
+                 k ? "spectral flatness difference |SF(gt) - SF(est)|" : "RMSE of the speed estimate");
+        const double *x = k ? sf : rm;
+        if (sensim_svg_histogram(file, title, k ? "|SF(gt) - SF(est)|" : "RMSE (m/s)", x, real->n, "real",
+                                 x + real->n, sim->n, "sim", 10))
+            rc = cli_fail_lib("vepd");
+    }
+    free(v);
+    return rc;
+}
+
+/* Scores one model: per scenario (in order of first appearance) and all together. */
+static int run_model(const char *model, const test_set *real, const test_set *sim, const options *o, int json,
+                     int indent)
+{
+    int rc = check_match(real, sim);
+    if (rc)
+        return rc;
+    const char **scen = malloc(real->n * sizeof *scen);
+    score_row *rows = malloc((real->n + 1) * sizeof *rows);
+    size_t ns = 0;
+    if (!scen || !rows) {
+        free(scen);
+        free(rows);
+        return cli_fail("vepd", "out of memory");
+    }
+    for (size_t i = 0; i < real->n; i++) {
+        size_t k = 0;
+        while (k < ns && strcmp(scen[k], real->t[i].scenario))
+            k++;
+        if (k == ns)
+            scen[ns++] = real->t[i].scenario;
+    }
+    for (size_t k = 0; k < ns && !rc; k++)
+        rc = score_subset(real, sim, scen[k], o, &rows[k]);
+    if (!rc)
+        rc = score_subset(real, sim, NULL, o, &rows[ns]);
+    if (!rc && o->plot)
+        rc = write_plots(o, model, real, sim);
+    if (!rc) {
+        double mean = 0;
+        for (size_t k = 0; k < ns; k++)
+            mean += rows[k].r.vepd / (double)ns;
+        if (json) {
+            printf("%*s", indent, "");
+            json_row(&rows[ns], indent);
+            printf(",\n%*s\"scenario_mean_vepd\": %.17g,\n%*s\"scenarios\": {", indent, "", mean, indent, "");
+            for (size_t k = 0; k < ns; k++) {
+                printf("%s\n%*s", k ? "," : "", indent + 2, "");
+                json_string(scen[k]);
+                printf(": {");
+                json_row(&rows[k], indent + 4);
+                printf("}");
+            }
+            printf("\n%*s},\n%*s\"tests\": [", indent, "", indent, "");
+            for (int set = 0; set < 2; set++) {
+                const test_set *ts = set ? sim : real;
+                for (size_t i = 0; i < ts->n; i++) {
+                    const test_entry *e = &ts->t[i];
+                    printf("%s\n%*s{\"set\": \"%s\", \"name\": ", set || i ? "," : "", indent + 2, "",
+                           set ? "sim" : "real");
+                    json_string(e->name);
+                    printf(", \"scenario\": ");
+                    json_string(e->scenario);
+                    printf(", \"rmse\": %.17g, \"sf_gt\": %.17g, \"sf_est\": %.17g, \"sf_diff\": %.17g, \"n_grid\": %zu}",
+                           e->s.rmse, e->s.sf_gt, e->s.sf_est, e->s.sf_diff, e->s.n_grid);
+                }
+            }
+            printf("\n%*s]", indent, "");
+        } else {
+            printf("model %s: %zu real tests (%s), %zu simulated (%s)\n", model, real->n, real->dir, sim->n,
+                   sim->dir);
+            printf("%-12s %6s %6s  %12s %12s %12s%s\n", "scenario", "n_real", "n_sim", "W1", "W2", "VEPD",
+                   o->n_boot ? "  CI" : "");
+            for (size_t k = 0; k <= ns; k++)
+                text_row(&rows[k]);
+            printf("mean of the scenario VEPDs: %.6g\n", mean);
+            if (o->n_boot)
+                printf("(%g%% percentile bootstrap intervals of VEPD, %zu replicates, seed %llu)\n", 100 * o->level,
+                       o->n_boot, o->seed);
+        }
+    }
+    free(scen);
+    free(rows);
+    return rc;
+}
+
+static int filter_models(const struct dirent *d) { return d->d_name[0] != '.'; }
+
+static int csv_layout(const char *root, const options *o)
+{
+    char *rdir = path_join(root, "Real"), *sdir = path_join(root, "Sim");
+    test_set real = {0};
+    model_entry *models = NULL;
+    size_t nm = 0;
+    struct dirent **list = NULL;
+    int n = -1, rc = CLI_OK;
+    if (!rdir || !sdir) {
+        rc = cli_fail("vepd", "out of memory");
+        goto done;
+    }
+    if (!is_dir(rdir) || !is_dir(sdir)) {
+        rc = cli_fail("vepd", "%s: not the authors' layout (needs the directories Real/ and Sim/)", root);
+        goto done;
+    }
+    if ((rc = load_set(rdir, o->estimate, &real)))
+        goto done;
+    n = scandir(sdir, &list, filter_models, alphasort);
+    if (n < 0) {
+        rc = cli_fail("vepd", "%s: cannot read directory: %s", sdir, strerror(errno));
+        goto done;
+    }
+    models = calloc((size_t)n + 1, sizeof *models);
+    if (!models) {
+        rc = cli_fail("vepd", "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        char *p = path_join(sdir, list[i]->d_name);
+        if (!p || !is_dir(p)) {
+            free(p);
+            continue;
+        }
+        const char *nm_s = list[i]->d_name;
+        size_t len = strlen(nm_s);
+        if (has_suffix(nm_s, "_results") && len > 8)
+            len -= 8;
+        models[nm].name = strndup(nm_s, len);
+        rc = load_set(p, o->estimate, &models[nm].set);
+        free(p);
+        if (rc)
+            goto done;
+        nm++;
+    }
+    if (nm == 0) {
+        rc = cli_fail("vepd", "%s: no model directories (<model>_results/ holding *.csv)", sdir);
+        goto done;
+    }
+    for (size_t k = 0; k < nm; k++)
+        if ((rc = check_match(&real, &models[k].set)))
+            goto done;
+    /* Everything is read and checked before anything is printed. */
+    if (o->json) {
+        if (nm == 1) {
+            printf("{\n  \"model\": ");
+            json_string(models[0].name);
+            printf(",\n");
+            rc = run_model(models[0].name, &real, &models[0].set, o, 1, 2);
+            printf("\n}\n");
+        } else {
+            printf("{\n  \"models\": {");
+            for (size_t k = 0; k < nm && !rc; k++) {
+                printf("%s\n    ", k ? "," : "");
+                json_string(models[k].name);
+                printf(": {\n");
+                rc = run_model(models[k].name, &real, &models[k].set, o, 1, 6);
+                printf("\n    }");
+            }
+            printf("\n  }\n}\n");
+        }
+    } else {
+        for (size_t k = 0; k < nm && !rc; k++) {
+            if (k)
+                putchar('\n');
+            rc = run_model(models[k].name, &real, &models[k].set, o, 0, 0);
+        }
+    }
+done:
+    for (size_t k = 0; models && k < nm + 1; k++) {
+        free(models[k].name);
+        set_free(&models[k].set);
+    }
+    free(models);
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    free(list);
+    set_free(&real);
+    free(rdir);
+    free(sdir);
+    return rc;
+}
+
+int cmd_vepd(int argc, char **argv)
+{
+    static const struct option lo[] = {
+        {"real", required_argument, NULL, 'r'},       {"sim", required_argument, NULL, 's'},
+        {"csv-layout", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
+        {"bootstrap", required_argument, NULL, 'b'},  {"seed", required_argument, NULL, 'S'},
+        {"level", required_argument, NULL, 'l'},      {"plot", required_argument, NULL, 'p'},
+        {"estimate", required_argument, NULL, 'e'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    options o = {.seed = 1, .level = 0.95};
+    const char *real = NULL, *sim = NULL, *root = NULL;
+    unsigned long long u;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+        switch (c) {
+        case 'r': real = optarg; break;
+        case 's': sim = optarg; break;
+        case 'c': root = optarg; break;
+        case 'j': o.json = 1; break;
+        case 'p': o.plot = optarg; break;
+        case 'e': o.estimate = optarg; break;
+        case 'b':
+            if (cli_parse_u64(optarg, &u) || u < 10 || u > 100000000ULL)
+                return cli_usage_error("vepd", "--bootstrap: '%s' is not a count from 10 to 1e8", optarg);
+            o.n_boot = (size_t)u;
+            break;
+        case 'S':
+            if (cli_parse_u64(optarg, &o.seed))
+                return cli_usage_error("vepd", "--seed: '%s' is not a non-negative integer", optarg);
+            break;
+        case 'l':
+            if (cli_parse_double(optarg, &o.level) || !(o.level > 0 && o.level < 1))
+                return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
+            break;
+        case 'h': cli_print_help("vepd", stdout); return CLI_OK;
+        case ':': return cli_usage_error("vepd", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("vepd", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        if (root || real || sim || optind + 1 < argc)
+            return cli_usage_error("vepd", "unexpected argument '%s'", argv[optind]);
+        root = argv[optind];
+    }
+    if (root && (real || sim))
+        return cli_usage_error("vepd", "--csv-layout (or ROOT) excludes --real and --sim");
+    if (!root && (!real || !sim))
+        return cli_usage_error("vepd", "give --real DIR and --sim DIR, or --csv-layout ROOT");
+    if (root)
+        return csv_layout(root, &o);
+    test_set rs = {0}, ss = {0};
+    int rc = load_set(real, o.estimate, &rs);
+    if (!rc)
+        rc = load_set(sim, o.estimate, &ss);
+    if (!rc)
+        rc = check_match(&rs, &ss);
+    if (!rc) {
+        if (o.json)
+            printf("{\n");
+        rc = run_model("sim", &rs, &ss, &o, o.json, 2);
+        if (o.json)
+            printf("\n}\n");
+    }
+    set_free(&rs);
+    set_free(&ss);
+    return rc;
+}

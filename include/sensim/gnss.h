@@ -1,0 +1,180 @@
+/* sensim/gnss.h - GNSS receiver model: position error processes in metres
+ * (Chrono "Ch:Gauss", Chrono "Ch:RW", first-order Gauss-Markov), AirSim's
+ * EPH/EPV low-pass with fix type, measurement covariance from HDOP
+ * (ROS nmea_navsat_driver, or seed 004's (0.02*eph)^2), velocity noise,
+ * start-up delay, latency, outages and outliers. Every effect is optional and
+ * they combine: the position error is the sum of the enabled processes.
+ * Output positions are converted to WGS84 latitude/longitude/height on the
+ * ellipsoid (not a sphere) from a local ENU frame at `origin_lla`.
+ *
+ * Use: params = sensim_gnss_default_params(), set fields (or
+ * sensim_gnss_params_from_yaml), g = sensim_gnss_create(&params);
+ * sensim_gnss_state_init(g, &st, seed, sensor_id, t_power_on); then call
+ * sensim_gnss_apply() on consecutive blocks of epochs. Random draws are pure
+ * functions of (seed, sensor id, stream, index) where the index counts
+ * epochs (or inner random-walk steps, or outages) since power-on, so the
+ * output is bit-identical whatever the block sizes.
+ *
+ * Ownership: create copies the parameters; the model owns nothing else.
+ * The state is a plain value owned by the caller.
+ * Thread safety: a model is immutable after create and may be shared; a
+ * state belongs to one thread at a time (the processes are sequential). */
+#ifndef SENSIM_GNSS_H
+#define SENSIM_GNSS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/rng.h"
+#include "sensim/status.h"
+#include "sensim/yaml.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SENSIM_GNSS_MAX_OUTAGES 64
+
+/* Fix types written to the `fix` dataset (AirSim GnssFixType values). */
+#define SENSIM_GNSS_FIX_NONE 0
+#define SENSIM_GNSS_FIX_2D 2
+#define SENSIM_GNSS_FIX_3D 3
+
+typedef enum sensim_gnss_cov_model {
+    SENSIM_GNSS_COV_NONE,   /* zeros, as Chrono passes to the estimator */
+    SENSIM_GNSS_COV_NMEA,   /* nmea_navsat_driver: diag((h e)^2, (h e)^2, (2 h 2e)^2) */
+    SENSIM_GNSS_COV_SCALED, /* seed 004: diag((s eph)^2, (s eph)^2, (s epv)^2) */
+    SENSIM_GNSS_COV_NOISE   /* the stationary variance of the enabled error processes */
+} sensim_gnss_cov_model;
+
+typedef struct sensim_gnss_params {
+    double origin_lla[3]; /* deg, deg, m on WGS84; the ENU frame's origin */
+    double start_delay;   /* s after power-on before the first delivered epoch (>= 0) */
+    double latency;       /* s added to each epoch's time for delivery (>= 0) */
+
+    /* Chrono Ch:Gauss: white N(0, sigma^2) per ENU axis, metres. */
+    int gauss_on;
+    double gauss_sigma[3];
+
+    /* Chrono Ch:RW (ChNoiseRandomWalks::AddNoise; seed 004 appendix): inner
+     * steps h = min(1/model_rate, remaining), a ~ N(-0.2 sigma e / max_error,
+     * sigma^2) per axis, clamped to +-max_acceleration, v += a h with |v|
+     * capped at max_velocity, e += v h. */
+    int rw_on;
+    double rw_sigma;            /* m/s^2, std of the error's acceleration */
+    double rw_model_rate_hz;    /* inner model rate (> 0) */
+    double rw_max_velocity;     /* m/s (Chrono default 0.03) */
+    double rw_max_acceleration; /* m/s^2 (Chrono default 0.005) */
+    double rw_max_error;        /* m, the pull-back scale D (Chrono: 1) */
+
+    /* First-order Gauss-Markov per axis: stationary std sigma, correlation
+     * time tau; exact discretization e' = phi e + sigma sqrt(1-phi^2) w,
+     * phi = exp(-dt/tau) at the actual dt; starts from its stationary law. */
+    int gm_on;
+    double gm_sigma[3]; /* m */
+    double gm_tau[3];   /* s (> 0) */
+
+    /* AirSim GpsSimple: eph <- alpha eph + (1-alpha) eph_final, alpha =
+     * exp(-dt/tau), from power-on; same for epv. Written as `hdop`. */
+    int hdop_on;
+    double eph_initial, eph_final, eph_tau; /* AirSim: 100, 0.1, 0.9 s */
+    double epv_initial, epv_final, epv_tau;
+    double fix_3d_max; /* eph <= this: 3D fix (AirSim eph_min_3d = 3) */
+    double fix_2d_max; /* eph <= this: 2D fix (AirSim eph_min_2d = 4), else none */
+
+    sensim_gnss_cov_model cov_model;
+    double cov_epe;   /* m, NMEA: epe per fix quality (GPS 4.0, DGPS 0.1, RTK fixed 0.02, ...) */
+    double cov_scale; /* SCALED: 0.02 in seed 004 */
+
+    double vel_sigma[3]; /* m/s, white noise on the velocity output per ENU axis */
+
+    /* Outages: no epoch is delivered inside [start, end) of a listed window
+     * (times on the input's clock) nor inside a random outage. Random
+     * outages start at rate `outage_rate` (1/s, Poisson in the time between
+     * outages) and last Exp(mean `outage_mean_duration`) seconds. */
+    size_t n_outage_windows;
+    double outage_windows[SENSIM_GNSS_MAX_OUTAGES][2];
+    double outage_rate;
+    double outage_mean_duration;
+
+    /* Outliers (multipath-like jumps): with probability `outlier_probability`
+     * per epoch, the position is off by `outlier_magnitude` metres in a
+     * uniformly random direction. */
+    double outlier_probability;
+    double outlier_magnitude;
+} sensim_gnss_params;
+
+typedef struct sensim_gnss sensim_gnss;
+
+/* Everything a run carries from one block to the next. */
+typedef struct sensim_gnss_state {
+    sensim_rng rng;     /* key (seed, sensor); streams are per effect and axis */
+    double t_on;        /* power-on time */
+    double t_prev;      /* time of the previous epoch (t_on before the first) */
+    uint64_t k;         /* epochs processed */
+    double rw_t;        /* time the random walk was integrated to */
+    uint64_t rw_steps;  /* inner random-walk steps taken */
+    double rw_v[3], rw_e[3];
+    double gm_e[3];
+    uint64_t outage_j;  /* random outages drawn */
+    double outage_start, outage_end;
+} sensim_gnss_state;
+
+/* One block of outputs; any pointer may be NULL to skip that output.
+ * Row i of each array belongs to the i-th delivered epoch. */
+typedef struct sensim_gnss_out {
+    double *t;          /* [n] s, delivery time = epoch time + latency */
+    double *t_sample;   /* [n] s, epoch (measurement) time */
+    uint64_t *epoch;    /* [n] epoch index since power-on */
+    double *lla;        /* [n*3] deg, deg, m (WGS84 ellipsoidal height) */
+    double *enu;        /* [n*3] m, local ENU at origin_lla */
+    double *velocity;   /* [n*3] m/s, ENU */
+    double *hdop;       /* [n] the filtered EPH (0 without the hdop model, as Chrono) */
+    double *covariance; /* [n*9] m^2, row-major ENU */
+    int8_t *fix;        /* [n] SENSIM_GNSS_FIX_* */
+} sensim_gnss_out;
+
+/* Defaults: every effect off, origin (0, 0, 0), no delay; when an effect is
+ * switched on, its other fields hold the published defaults (Chrono's RW
+ * v_max 0.03, a_max 0.005, D = 1 m, model rate 100 Hz; AirSim's HDOP 100 ->
+ * 0.1, tau 0.9 s, fix thresholds 3 and 4; nmea epe 4.0; scale 0.02). */
+sensim_gnss_params sensim_gnss_default_params(void);
+
+/* Validates and copies the parameters. NULL on error ("gnss: rw_sigma must
+ * be >= 0, got -1"). */
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p);
+void sensim_gnss_destroy(sensim_gnss *g);
+/* The parameters the model was created with (borrowed). */
+const sensim_gnss_params *sensim_gnss_params_of(const sensim_gnss *g);
+
+/* Starts a run: random streams keyed by (seed, sensor_id), processes at
+ * their initial values, power-on at t_on. */
+void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
+                            double t_on);
+
+/* Processes n epochs at times t[i] (s, increasing, >= t_on) with the
+ * antenna's true ENU position and velocity (position [n*3] m, velocity [n*3]
+ * m/s or NULL for zero). Epochs before t_on + start_delay or inside an
+ * outage advance the processes but are not delivered. Returns the number of
+ * delivered rows written to `out` (<= n). Never allocates. */
+size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
+                         const double *position, const double *velocity, const sensim_gnss_out *out);
+
+/* Parses the GNSS keys of a rig sensor mapping (see man sensim-models-gnss)
+ * into *p, which the caller presets (usually with defaults). Errors name
+ * file, line and key. */
+sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
+
+/* The rig sensor type "gnss" (models/gnss_rig.c): samples the ground truth
+ * at rate_hz from its first time stamp, moves it to the antenna
+ * (mount.position is the lever arm), applies the model and writes
+ * /sensors/<name>/{t, lla, enu, velocity, hdop, position_covariance, fix}.
+ * timing.start_delay is the start-up delay; delivery times come from
+ * sensim_sensor_delivery_time (timing.lag is the latency). */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_gnss_type;
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,142 @@
+/* sensim/metrics.h - sim2real scores: 1-D Wasserstein distance, spectral
+ * flatness, and the VEPD score of seed 004 (Velocity Estimation Performance
+ * Difference) over sets of tests, with a bootstrap confidence interval.
+ *
+ * Per test (MODELS.md "Sim2real: VEPD", the authors' scoring procedure):
+ * ground truth and the judge's speed estimate are put on a 15 Hz grid
+ * t = 0, 1/15, ... < min(last gt time, last estimate time); the estimate and
+ * its time stamps are smoothed by a moving average of window 2 first;
+ * RMSE of the difference; spectral flatness SF = exp(mean ln(|X| + 1e-10)) /
+ * mean |X| of the full FFT X of each series; and |SF(gt) - SF(est)|.
+ * Over the tests: W1 = Wasserstein(RMSE real, RMSE sim), W2 = Wasserstein(SF
+ * differences real, sim), VEPD = (W1 + W2) / 2.
+ *
+ * Ownership: input arrays are borrowed for the call; results are written to
+ * caller structs; sensim_vepd_series and sensim_vepd_set own their arrays
+ * and are freed with their _free functions (NULL-safe, zero-initialized
+ * structs are valid empty values).
+ *
+ * Thread safety: every function is reentrant (no statics); the FFT allocates
+ * its own GSL workspace per call. */
+#ifndef SENSIM_METRICS_H
+#define SENSIM_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- 1-D Wasserstein distance ---- */
+
+/* W1 between two weighted samples u[n] and v[m]: the integral over the merged
+ * support of |F_u - F_v|, F the weighted empirical CDFs (the definition of
+ * scipy.stats.wasserstein_distance). Weights may be NULL (all equal); they
+ * must be finite, >= 0 and not all zero; they need not sum to 1. Values must
+ * be finite. n, m >= 1. Allocates a work array of n + m values. */
+sensim_status sensim_wasserstein1(const double *u, size_t n, const double *uw, const double *v, size_t m,
+                                  const double *vw, double *out);
+
+/* ---- spectral flatness ---- */
+
+/* The offset inside the logarithm of the authors' flatness (keeps ln finite
+ * for exactly zero bins). */
+#define SENSIM_FLATNESS_EPS 1e-10
+
+/* Wiener entropy of the magnitude of the full complex FFT of x[n] (n >= 1,
+ * any length: GSL mixed-radix): exp(mean ln(|X_k| + 1e-10)) / mean |X_k|
+ * over all n bins. 1 for a flat spectrum, near 0 for a pure tone. An all-zero
+ * input is SENSIM_EDATA (0/0). */
+sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf);
+
+/* ---- one test ---- */
+
+/* Grid rate and smoothing window of the authors' procedure. */
+#define SENSIM_VEPD_GRID_HZ 15.0
+
+/* Time series of one test: the judge's speed estimate and the ground-truth
+ * speed, each with its own time stamps (s, from the start of the test). */
+typedef struct sensim_vepd_series {
+    size_t n_est, n_gt;
+    double *est_t, *est_v; /* [n_est] */
+    double *gt_t, *gt_v;   /* [n_gt] */
+} sensim_vepd_series;
+
+void sensim_vepd_series_free(sensim_vepd_series *s);
+
+/* The scores of one test. */
+typedef struct sensim_vepd_test {
+    double rmse;    /* m/s, estimate vs ground truth on the 15 Hz grid */
+    double sf_gt;   /* spectral flatness of the gridded ground truth */
+    double sf_est;  /* of the gridded, smoothed estimate */
+    double sf_diff; /* |sf_gt - sf_est| */
+    size_t n_grid;  /* grid points used */
+} sensim_vepd_test;
+
+/* Scores one test. Times must be finite and non-decreasing; needs at least
+ * 2 estimate samples, 1 ground-truth sample and a grid of at least 1 point
+ * (min of the last times > 0). Interpolation clamps outside the data, like
+ * numpy.interp. */
+sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *out);
+
+/* Reads one test in the authors' CSV layout: a header line naming the
+ * columns se_time, gt_time, se_vel, gt_vel (any order, other columns
+ * ignored), then rows of numbers. Columns may have different lengths: empty
+ * cells at the end of a column are padding. As in the authors' code, exact
+ * zeros in the ground-truth columns are padding too: a ground-truth row is
+ * dropped when its time or its speed is exactly 0 (row-wise, so that the
+ * pairs stay aligned). Errors name the file, line and column. */
+sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
+
+/* Reads one test from a sensim HDF5 log: the estimate's t and speed from
+ * /estimates/<estimate>/ (estimate NULL: the only group under /estimates)
+ * and the ground truth's t and horizontal speed |(v_E, v_N)| from
+ * /ground_truth/velocity. Times are shifted so that the ground truth starts
+ * at 0, as in the authors' CSV files. Errors name the file and dataset. */
+sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensim_vepd_series *out);
+
+/* ---- sets of tests ---- */
+
+typedef struct sensim_vepd_result {
+    double w1;   /* Wasserstein distance between the RMSE sets, m/s */
+    double w2;   /* between the flatness-difference sets */
+    double vepd; /* (w1 + w2) / 2 */
+} sensim_vepd_result;
+
+/* Scores a real set against a simulated set (nr, ns >= 1; the sizes may
+ * differ). */
+sensim_status sensim_vepd_compare(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
+                                  sensim_vepd_result *out);
+
+typedef struct sensim_vepd_ci {
+    double lo, hi;    /* percentile interval of VEPD */
+    double level;     /* e.g. 0.95 */
+    size_t n_boot;    /* replicates */
+    uint64_t seed;
+} sensim_vepd_ci;
+
+/* Percentile bootstrap interval of VEPD: each replicate resamples the real
+ * and the simulated tests with replacement (sizes kept). Draws come from the
+ * counter-based streams (seed, sensor "vepd-bootstrap", stream 0 for real and
+ * 1 for sim) indexed by replicate * size + i, so the interval is a pure
+ * function of the inputs and the seed. n_boot >= 10, 0 < level < 1. */
+sensim_status sensim_vepd_bootstrap(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
+                                    size_t n_boot, uint64_t seed, double level, sensim_vepd_ci *out);
+
+/* ---- SVG histogram ---- */
+
+/* Writes a self-contained SVG histogram of one or two samples (b may be
+ * NULL) with `bins` equal bins over their joint range, overlaid with the
+ * labels in a legend. Writes to a temporary name and renames over path. */
+sensim_status sensim_svg_histogram(const char *path, const char *title, const char *xlabel, const double *a,
+                                   size_t na, const char *label_a, const double *b, size_t nb, const char *label_b,
+                                   int bins);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

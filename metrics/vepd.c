@@ -1,0 +1,315 @@
+/* Sim2real scores: 1-D Wasserstein distance, spectral flatness and VEPD
+ * (seed 004, section II-E, eqs. 1-4; the per-test procedure follows the
+ * authors' scoring code as described in MODELS.md "Sim2real: VEPD"). */
+#include "sensim/metrics.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_fft_complex.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/rng.h"
+
+typedef struct {
+    double x, w;
+} wpoint;
+
+static int wpoint_cmp(const void *a, const void *b)
+{
+    double x = ((const wpoint *)a)->x, y = ((const wpoint *)b)->x;
+    return (x > y) - (x < y);
+}
+
+static sensim_status load_points(const char *which, const double *x, size_t n, const double *w, wpoint *p,
+                                 double *total)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]))
+            return sensim_error(SENSIM_EDATA, "wasserstein: %s value %zu is not finite", which, i);
+        double wi = w ? w[i] : 1.0;
+        if (!isfinite(wi) || wi < 0)
+            return sensim_error(SENSIM_EINVAL, "wasserstein: %s weight %zu is %g (must be finite and >= 0)", which,
+                                i, wi);
+        p[i].x = x[i];
+        p[i].w = wi;
+        s += wi;
+    }
+    if (!(s > 0))
+        return sensim_error(SENSIM_EINVAL, "wasserstein: %s weights sum to zero", which);
+    *total = s;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_wasserstein1(const double *u, size_t n, const double *uw, const double *v, size_t m,
+                                  const double *vw, double *out)
+{
+    if (!u || !v || !out)
+        return sensim_error(SENSIM_EINVAL, "wasserstein: NULL argument");
+    if (n == 0 || m == 0)
+        return sensim_error(SENSIM_EDATA, "wasserstein: empty sample (%zu and %zu values)", n, m);
+    wpoint *p = malloc((n + m) * sizeof *p);
+    if (!p)
+        return sensim_error(SENSIM_ENOMEM, "wasserstein: out of memory for %zu values", n + m);
+    double su, sv;
+    sensim_status st = load_points("first", u, n, uw, p, &su);
+    if (!st)
+        st = load_points("second", v, m, vw, p + n, &sv);
+    if (st) {
+        free(p);
+        return st;
+    }
+    qsort(p, n, sizeof *p, wpoint_cmp);
+    qsort(p + n, m, sizeof *p, wpoint_cmp);
+    /* Walk the merged support; between consecutive support points both
+     * CDFs are constant, so the integral is a sum of |F_u - F_v| * gap. */
+    const wpoint *a = p, *b = p + n;
+    size_t i = 0, j = 0;
+    double cu = 0, cv = 0, prev = a[0].x < b[0].x ? a[0].x : b[0].x, acc = 0;
+    while (i < n || j < m) {
+        int take_u = j >= m || (i < n && a[i].x <= b[j].x);
+        double x = take_u ? a[i].x : b[j].x;
+        acc += fabs(cu / su - cv / sv) * (x - prev);
+        prev = x;
+        if (take_u)
+            cu += a[i++].w;
+        else
+            cv += b[j++].w;
+    }
+    free(p);
+    *out = acc;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf)
+{
+    if (!x || !sf)
+        return sensim_error(SENSIM_EINVAL, "spectral flatness: NULL argument");
+    if (n == 0)
+        return sensim_error(SENSIM_EDATA, "spectral flatness: empty series");
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return sensim_error(SENSIM_EDATA, "spectral flatness: sample %zu is not finite", i);
+    sensim_gsl_quiet();
+    double *z = calloc(2 * n, sizeof *z);
+    gsl_fft_complex_wavetable *wt = gsl_fft_complex_wavetable_alloc(n);
+    gsl_fft_complex_workspace *ws = gsl_fft_complex_workspace_alloc(n);
+    sensim_status st = SENSIM_OK;
+    if (!z || !wt || !ws) {
+        st = sensim_error(SENSIM_ENOMEM, "spectral flatness: out of memory for an FFT of %zu points", n);
+        goto done;
+    }
+    /* Full complex FFT of the real series, as numpy.fft.fft does: all n
+     * bins enter the means, the mirrored half included. */
+    for (size_t i = 0; i < n; i++)
+        z[2 * i] = x[i];
+    if (gsl_fft_complex_forward(z, 1, n, wt, ws) != GSL_SUCCESS) {
+        st = sensim_error(SENSIM_EINTERNAL, "spectral flatness: GSL FFT of %zu points failed", n);
+        goto done;
+    }
+    double slog = 0, sabs = 0;
+    for (size_t k = 0; k < n; k++) {
+        double a = hypot(z[2 * k], z[2 * k + 1]);
+        slog += log(a + SENSIM_FLATNESS_EPS);
+        sabs += a;
+    }
+    if (!(sabs > 0)) {
+        st = sensim_error(SENSIM_EDATA, "spectral flatness: all-zero series of %zu samples has no spectrum", n);
+        goto done;
+    }
+    *sf = exp(slog / (double)n) / (sabs / (double)n);
+done:
+    gsl_fft_complex_workspace_free(ws);
+    gsl_fft_complex_wavetable_free(wt);
+    free(z);
+    return st;
+}
+
+void sensim_vepd_series_free(sensim_vepd_series *s)
+{
+    if (!s)
+        return;
+    free(s->est_t);
+    free(s->est_v);
+    free(s->gt_t);
+    free(s->gt_v);
+    memset(s, 0, sizeof *s);
+}
+
+static sensim_status check_times(const char *what, const double *t, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(t[i]) || !isfinite(v[i]))
+            return sensim_error(SENSIM_EDATA, "vepd: %s sample %zu is not finite", what, i);
+        if (i > 0 && t[i] < t[i - 1])
+            return sensim_error(SENSIM_EDATA, "vepd: %s time decreases at sample %zu (%.9g after %.9g)", what, i,
+                                t[i], t[i - 1]);
+    }
+    return SENSIM_OK;
+}
+
+/* Linear interpolation of (xp, fp) at increasing points x[0..nx), clamped
+ * at the ends; the arithmetic is numpy.interp's (slope from the bracketing
+ * pair, xp[j] <= x < xp[j+1]) so results agree with the authors' code to
+ * rounding. */
+static void interp_sorted(const double *x, size_t nx, const double *xp, const double *fp, size_t np, double *out)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < nx; i++) {
+        double xi = x[i];
+        if (xi < xp[0]) {
+            out[i] = fp[0];
+            continue;
+        }
+        if (xi >= xp[np - 1]) {
+            out[i] = fp[np - 1];
+            continue;
+        }
+        while (j + 1 < np && xp[j + 1] <= xi)
+            j++;
+        double slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
+        out[i] = slope * (xi - xp[j]) + fp[j];
+    }
+}
+
+sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *out)
+{
+    if (!s || !out)
+        return sensim_error(SENSIM_EINVAL, "vepd: NULL argument");
+    if (s->n_est < 2)
+        return sensim_error(SENSIM_EDATA, "vepd: %zu estimate samples (need at least 2 for the moving average)",
+                            s->n_est);
+    if (s->n_gt < 1)
+        return sensim_error(SENSIM_EDATA, "vepd: no ground-truth samples");
+    sensim_status st = check_times("estimate", s->est_t, s->est_v, s->n_est);
+    if (!st)
+        st = check_times("ground truth", s->gt_t, s->gt_v, s->n_gt);
+    if (st)
+        return st;
+    double stop = fmin(s->gt_t[s->n_gt - 1], s->est_t[s->n_est - 1]);
+    const double step = 1.0 / SENSIM_VEPD_GRID_HZ;
+    if (!(stop > 0))
+        return sensim_error(SENSIM_EDATA,
+                            "vepd: no 15 Hz grid: the series end at %.9g s (times count from the start of the test)",
+                            stop);
+    /* numpy.arange(0, stop, 1/15): ceil(stop / step) points i * step. */
+    size_t ng = (size_t)ceil(stop / step), ne = s->n_est - 1;
+    double *buf = malloc((3 * ng + 2 * ne) * sizeof *buf);
+    if (!buf)
+        return sensim_error(SENSIM_ENOMEM, "vepd: out of memory for a grid of %zu points", ng);
+    double *grid = buf, *g = buf + ng, *e = buf + 2 * ng, *mt = buf + 3 * ng, *mv = mt + ne;
+    for (size_t i = 0; i < ng; i++)
+        grid[i] = (double)i * step;
+    /* Moving average of window 2, valid part (numpy.convolve(x, [.5, .5],
+     * 'valid')), on the estimate and on its time stamps. */
+    for (size_t i = 0; i < ne; i++) {
+        mt[i] = 0.5 * s->est_t[i] + 0.5 * s->est_t[i + 1];
+        mv[i] = 0.5 * s->est_v[i] + 0.5 * s->est_v[i + 1];
+    }
+    interp_sorted(grid, ng, s->gt_t, s->gt_v, s->n_gt, g);
+    interp_sorted(grid, ng, mt, mv, ne, e);
+    double ss = 0;
+    for (size_t i = 0; i < ng; i++)
+        ss += (e[i] - g[i]) * (e[i] - g[i]);
+    sensim_vepd_test r = {.rmse = sqrt(ss / (double)ng), .n_grid = ng};
+    st = sensim_spectral_flatness(g, ng, &r.sf_gt);
+    if (st)
+        st = sensim_error_prefix(st, "vepd: ground truth on the grid");
+    else if ((st = sensim_spectral_flatness(e, ng, &r.sf_est)))
+        st = sensim_error_prefix(st, "vepd: estimate on the grid");
+    free(buf);
+    if (st)
+        return st;
+    r.sf_diff = fabs(r.sf_gt - r.sf_est);
+    *out = r;
+    return SENSIM_OK;
+}
+
+static sensim_status compare_buf(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
+                                 const size_t *ir, const size_t *is, double *work, sensim_vepd_result *out)
+{
+    double *a = work, *b = work + nr, *c = work + nr + ns, *d = c + nr;
+    for (size_t i = 0; i < nr; i++) {
+        const sensim_vepd_test *t = &real[ir ? ir[i] : i];
+        a[i] = t->rmse;
+        c[i] = t->sf_diff;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        const sensim_vepd_test *t = &sim[is ? is[i] : i];
+        b[i] = t->rmse;
+        d[i] = t->sf_diff;
+    }
+    sensim_vepd_result r;
+    sensim_status st = sensim_wasserstein1(a, nr, NULL, b, ns, NULL, &r.w1);
+    if (!st)
+        st = sensim_wasserstein1(c, nr, NULL, d, ns, NULL, &r.w2);
+    if (st)
+        return st;
+    r.vepd = 0.5 * (r.w1 + r.w2); /* seed 004 eq. 4 */
+    *out = r;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_vepd_compare(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
+                                  sensim_vepd_result *out)
+{
+    if (!real || !sim || !out)
+        return sensim_error(SENSIM_EINVAL, "vepd: NULL argument");
+    if (nr == 0 || ns == 0)
+        return sensim_error(SENSIM_EDATA, "vepd: empty set (%zu real tests, %zu simulated)", nr, ns);
+    double *work = malloc(2 * (nr + ns) * sizeof *work);
+    if (!work)
+        return sensim_error(SENSIM_ENOMEM, "vepd: out of memory");
+    sensim_status st = compare_buf(real, nr, sim, ns, NULL, NULL, work, out);
+    free(work);
+    return st;
+}
+
+sensim_status sensim_vepd_bootstrap(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
+                                    size_t n_boot, uint64_t seed, double level, sensim_vepd_ci *out)
+{
+    if (!real || !sim || !out)
+        return sensim_error(SENSIM_EINVAL, "vepd bootstrap: NULL argument");
+    if (nr == 0 || ns == 0)
+        return sensim_error(SENSIM_EDATA, "vepd bootstrap: empty set (%zu real tests, %zu simulated)", nr, ns);
+    if (n_boot < 10)
+        return sensim_error(SENSIM_EINVAL, "vepd bootstrap: %zu replicates (need at least 10)", n_boot);
+    if (!(level > 0 && level < 1))
+        return sensim_error(SENSIM_EINVAL, "vepd bootstrap: level %g not in (0, 1)", level);
+    double *work = malloc((2 * (nr + ns) + n_boot) * sizeof *work);
+    size_t *idx = malloc((nr + ns) * sizeof *idx);
+    if (!work || !idx) {
+        free(work);
+        free(idx);
+        return sensim_error(SENSIM_ENOMEM, "vepd bootstrap: out of memory for %zu replicates", n_boot);
+    }
+    double *rep = work + 2 * (nr + ns);
+    uint32_t sensor = sensim_rng_sensor_id("vepd-bootstrap");
+    sensim_rng rr = sensim_rng_make(seed, sensor, 0), rs = sensim_rng_make(seed, sensor, 1);
+    sensim_status st = SENSIM_OK;
+    for (size_t b = 0; b < n_boot && !st; b++) {
+        /* uniform is in (0, 1), so floor(u * n) is in [0, n - 1]. */
+        for (size_t i = 0; i < nr; i++)
+            idx[i] = (size_t)(sensim_rng_uniform(&rr, (uint64_t)b * nr + i) * (double)nr);
+        for (size_t i = 0; i < ns; i++)
+            idx[nr + i] = (size_t)(sensim_rng_uniform(&rs, (uint64_t)b * ns + i) * (double)ns);
+        sensim_vepd_result r;
+        st = compare_buf(real, nr, sim, ns, idx, idx + nr, work, &r);
+        rep[b] = r.vepd;
+    }
+    if (!st) {
+        gsl_sort(rep, 1, n_boot);
+        /* Linear interpolation between order statistics (numpy.percentile's default). */
+        out->lo = gsl_stats_quantile_from_sorted_data(rep, 1, n_boot, 0.5 * (1 - level));
+        out->hi = gsl_stats_quantile_from_sorted_data(rep, 1, n_boot, 0.5 * (1 + level));
+        out->level = level;
+        out->n_boot = n_boot;
+        out->seed = seed;
+    }
+    free(work);
+    free(idx);
+    return st;
+}

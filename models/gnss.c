@@ -1,0 +1,554 @@
+/* GNSS receiver model (see sensim/gnss.h and MODELS.md "GNSS").
+ *
+ * Sources: Chrono::Sensor ChNoiseNormal (Ch:Gauss) and
+ * ChNoiseRandomWalks::AddNoise (Ch:RW), as described in seed 004's appendix
+ * and Caldararu et al., TR-2022-02; AirSim GpsSimple (EPH/EPV first-order
+ * low-pass and fix type); ROS nmea_navsat_driver (covariance from HDOP and
+ * the estimated position error per fix quality). Positions are converted
+ * on the WGS84 ellipsoid by sensim/geodesy.h. */
+#include "sensim/gnss.h"
+
+#include "sensim/geodesy.h"
+#include "model_yaml.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Random streams, one per effect and axis (sensim/rng.h). */
+enum {
+    STREAM_GAUSS = 0,          /* +axis, indexed by epoch */
+    STREAM_RW = 3,             /* +axis, indexed by inner step */
+    STREAM_GM = 6,             /* +axis, indexed by epoch */
+    STREAM_VEL = 9,            /* +axis, indexed by epoch */
+    STREAM_OUTLIER_HIT = 12,   /* indexed by epoch */
+    STREAM_OUTLIER_Z = 13,
+    STREAM_OUTLIER_AZ = 14,
+    STREAM_OUTAGE_GAP = 15,    /* indexed by outage number */
+    STREAM_OUTAGE_LEN = 16
+};
+
+struct sensim_gnss {
+    sensim_gnss_params p;
+    sensim_geo_enu frame; /* ENU at origin_lla on the WGS84 ellipsoid */
+};
+
+sensim_gnss_params sensim_gnss_default_params(void)
+{
+    sensim_gnss_params p;
+    memset(&p, 0, sizeof p);
+    p.rw_model_rate_hz = 100.0;
+    p.rw_max_velocity = 0.03;      /* ChNoiseRandomWalks default constructor */
+    p.rw_max_acceleration = 0.005;
+    p.rw_max_error = 1.0;          /* maxD, hard-coded to 1 m in Chrono */
+    for (int a = 0; a < 3; a++)
+        p.gm_tau[a] = 1.0;
+    p.eph_initial = p.epv_initial = 100.0; /* AirSim GpsSimpleParams */
+    p.eph_final = p.epv_final = 0.1;
+    p.eph_tau = p.epv_tau = 0.9;
+    p.fix_3d_max = 3.0;
+    p.fix_2d_max = 4.0;
+    p.cov_model = SENSIM_GNSS_COV_NONE;
+    p.cov_epe = 4.0;    /* nmea_navsat_driver, GPS quality 1 */
+    p.cov_scale = 0.02; /* seed 004 */
+    return p;
+}
+
+static sensim_status check_nonneg(const char *what, double v)
+{
+    if (!(v >= 0.0) || !isfinite(v))
+        return sensim_error(SENSIM_EINVAL, "gnss: %s must be finite and >= 0, got %g", what, v);
+    return SENSIM_OK;
+}
+
+static sensim_status check_pos(const char *what, double v)
+{
+    if (!(v > 0.0) || !isfinite(v))
+        return sensim_error(SENSIM_EINVAL, "gnss: %s must be finite and > 0, got %g", what, v);
+    return SENSIM_OK;
+}
+
+#define TRY(x)                         \
+    do {                               \
+        sensim_status s_ = (x);        \
+        if (s_ != SENSIM_OK)           \
+            return s_;                 \
+    } while (0)
+
+static sensim_status validate(const sensim_gnss_params *p)
+{
+    if (!(fabs(p->origin_lla[0]) <= 90.0) || !isfinite(p->origin_lla[1]) || !isfinite(p->origin_lla[2]))
+        return sensim_error(SENSIM_EINVAL, "gnss: origin_lla must be [lat in -90..90 deg, lon deg, alt m], got [%g, %g, %g]",
+                            p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
+    TRY(check_nonneg("start_delay", p->start_delay));
+    TRY(check_nonneg("latency", p->latency));
+    for (int a = 0; a < 3; a++) {
+        TRY(check_nonneg("gaussian sigma", p->gauss_sigma[a]));
+        TRY(check_nonneg("gauss_markov sigma", p->gm_sigma[a]));
+        if (p->gm_on)
+            TRY(check_pos("gauss_markov tau", p->gm_tau[a]));
+        TRY(check_nonneg("velocity sigma", p->vel_sigma[a]));
+    }
+    if (p->rw_on) {
+        TRY(check_nonneg("chrono_random_walk sigma", p->rw_sigma));
+        TRY(check_pos("chrono_random_walk model_rate_hz", p->rw_model_rate_hz));
+        TRY(check_nonneg("chrono_random_walk max_velocity", p->rw_max_velocity));
+        TRY(check_nonneg("chrono_random_walk max_acceleration", p->rw_max_acceleration));
+        TRY(check_pos("chrono_random_walk max_error", p->rw_max_error));
+    }
+    if (p->hdop_on) {
+        TRY(check_nonneg("hdop initial", p->eph_initial));
+        TRY(check_nonneg("hdop final", p->eph_final));
+        TRY(check_pos("hdop tau", p->eph_tau));
+        TRY(check_nonneg("vdop initial", p->epv_initial));
+        TRY(check_nonneg("vdop final", p->epv_final));
+        TRY(check_pos("vdop tau", p->epv_tau));
+        TRY(check_nonneg("hdop fix_3d_max", p->fix_3d_max));
+        TRY(check_nonneg("hdop fix_2d_max", p->fix_2d_max));
+    }
+    if ((int)p->cov_model < SENSIM_GNSS_COV_NONE || (int)p->cov_model > SENSIM_GNSS_COV_NOISE)
+        return sensim_error(SENSIM_EINVAL, "gnss: unknown covariance model %d", (int)p->cov_model);
+    TRY(check_nonneg("covariance epe", p->cov_epe));
+    TRY(check_nonneg("covariance scale", p->cov_scale));
+    if (p->n_outage_windows > SENSIM_GNSS_MAX_OUTAGES)
+        return sensim_error(SENSIM_EINVAL, "gnss: at most %d outage windows, got %zu", SENSIM_GNSS_MAX_OUTAGES,
+                            p->n_outage_windows);
+    for (size_t i = 0; i < p->n_outage_windows; i++)
+        if (!isfinite(p->outage_windows[i][0]) || !isfinite(p->outage_windows[i][1]) ||
+            !(p->outage_windows[i][1] > p->outage_windows[i][0]))
+            return sensim_error(SENSIM_EINVAL, "gnss: outage window %zu must be [start, end] with end > start, got [%g, %g]",
+                                i, p->outage_windows[i][0], p->outage_windows[i][1]);
+    TRY(check_nonneg("outage rate", p->outage_rate));
+    TRY(check_nonneg("outage mean_duration", p->outage_mean_duration));
+    if (!(p->outlier_probability >= 0.0 && p->outlier_probability <= 1.0))
+        return sensim_error(SENSIM_EINVAL, "gnss: outlier probability must be in [0, 1], got %g",
+                            p->outlier_probability);
+    TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
+    return SENSIM_OK;
+}
+
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
+{
+    if (!p) {
+        sensim_error(SENSIM_EINVAL, "gnss: no parameters");
+        return NULL;
+    }
+    if (validate(p) != SENSIM_OK)
+        return NULL;
+    sensim_gnss *g = malloc(sizeof *g);
+    if (!g) {
+        sensim_error(SENSIM_ENOMEM, "gnss: out of memory");
+        return NULL;
+    }
+    g->p = *p;
+    if (sensim_geo_enu_init(&g->frame, p->origin_lla) != SENSIM_OK) {
+        sensim_error_prefix(SENSIM_EINVAL, "gnss: origin_lla");
+        free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void sensim_gnss_destroy(sensim_gnss *g) { free(g); }
+
+const sensim_gnss_params *sensim_gnss_params_of(const sensim_gnss *g) { return &g->p; }
+
+/* Exponential with the given mean from a uniform on (0, 1). */
+static double draw_exp(const sensim_rng *r, uint32_t stream, uint64_t j, double mean)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return -mean * log(sensim_rng_uniform(&s, j));
+}
+
+static void next_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double from)
+{
+    st->outage_start = from + draw_exp(&st->rng, STREAM_OUTAGE_GAP, st->outage_j, 1.0 / p->outage_rate);
+    st->outage_end = st->outage_start + draw_exp(&st->rng, STREAM_OUTAGE_LEN, st->outage_j, p->outage_mean_duration);
+    st->outage_j++;
+}
+
+void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
+                            double t_on)
+{
+    memset(st, 0, sizeof *st);
+    st->rng = sensim_rng_make(seed, sensor_id, 0);
+    st->t_on = t_on;
+    st->t_prev = t_on;
+    st->rw_t = t_on;
+    st->outage_start = st->outage_end = INFINITY;
+    if (g->p.outage_rate > 0.0 && g->p.outage_mean_duration > 0.0)
+        next_outage(&g->p, st, t_on);
+}
+
+static double normal(const sensim_rng *r, uint32_t stream, uint64_t index)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return sensim_rng_normal(&s, index);
+}
+
+static double uniform(const sensim_rng *r, uint32_t stream, uint64_t index)
+{
+    sensim_rng s = *r;
+    s.stream = stream;
+    return sensim_rng_uniform(&s, index);
+}
+
+/* Chrono ChNoiseRandomWalks::AddNoise: integrate the error from st->rw_t to
+ * t in inner steps of 1/model_rate (the last one shorter). A remainder below
+ * 1e-9 of a step is floating-point residue of t and is not a step. */
+static void rw_advance(const sensim_gnss_params *p, sensim_gnss_state *st, double t)
+{
+    const double h = 1.0 / p->rw_model_rate_hz;
+    double remaining = t - st->rw_t;
+    while (remaining > 1e-9 * h) {
+        double step = remaining < h ? remaining : h;
+        double a[3];
+        for (int ax = 0; ax < 3; ax++) {
+            /* Mean -0.2 sigma e / D pulls the error back to the truth. */
+            double mean = -0.2 * p->rw_sigma * st->rw_e[ax] / p->rw_max_error;
+            a[ax] = mean + p->rw_sigma * normal(&st->rng, STREAM_RW + ax, st->rw_steps);
+            if (a[ax] > p->rw_max_acceleration)
+                a[ax] = p->rw_max_acceleration;
+            if (a[ax] < -p->rw_max_acceleration)
+                a[ax] = -p->rw_max_acceleration;
+            st->rw_v[ax] += a[ax] * step;
+        }
+        double vn = sqrt(st->rw_v[0] * st->rw_v[0] + st->rw_v[1] * st->rw_v[1] + st->rw_v[2] * st->rw_v[2]);
+        if (vn > p->rw_max_velocity)
+            for (int ax = 0; ax < 3; ax++)
+                st->rw_v[ax] *= p->rw_max_velocity / vn;
+        for (int ax = 0; ax < 3; ax++)
+            st->rw_e[ax] += st->rw_v[ax] * step;
+        st->rw_steps++;
+        remaining -= step;
+    }
+    st->rw_t = t;
+}
+
+static int in_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double t)
+{
+    for (size_t i = 0; i < p->n_outage_windows; i++)
+        if (t >= p->outage_windows[i][0] && t < p->outage_windows[i][1])
+            return 1;
+    if (p->outage_rate > 0.0 && p->outage_mean_duration > 0.0) {
+        while (t >= st->outage_end)
+            next_outage(p, st, st->outage_end);
+        if (t >= st->outage_start)
+            return 1;
+    }
+    return 0;
+}
+
+size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
+                         const double *position, const double *velocity, const sensim_gnss_out *out)
+{
+    const sensim_gnss_params *p = &g->p;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const double ti = t[i];
+        const uint64_t k = st->k++;
+        const double dt = ti - st->t_prev;
+        st->t_prev = ti;
+        /* Processes with memory advance at every epoch, delivered or not. */
+        if (p->gm_on) {
+            for (int ax = 0; ax < 3; ax++) {
+                double w = normal(&st->rng, STREAM_GM + ax, k);
+                if (k == 0) {
+                    st->gm_e[ax] = p->gm_sigma[ax] * w; /* stationary start */
+                } else {
+                    double phi = exp(-dt / p->gm_tau[ax]);
+                    st->gm_e[ax] = phi * st->gm_e[ax] + p->gm_sigma[ax] * sqrt(-expm1(-2.0 * dt / p->gm_tau[ax])) * w;
+                }
+            }
+        }
+        if (p->rw_on)
+            rw_advance(p, st, ti);
+        int dark = in_outage(p, st, ti);
+        if (ti < st->t_on + p->start_delay || dark)
+            continue;
+
+        double e[3] = {0, 0, 0};
+        for (int ax = 0; ax < 3; ax++) {
+            if (p->gauss_on)
+                e[ax] += p->gauss_sigma[ax] * normal(&st->rng, STREAM_GAUSS + ax, k);
+            if (p->gm_on)
+                e[ax] += st->gm_e[ax];
+            if (p->rw_on)
+                e[ax] += st->rw_e[ax];
+        }
+        if (p->outlier_probability > 0.0 && uniform(&st->rng, STREAM_OUTLIER_HIT, k) < p->outlier_probability) {
+            /* A jump of fixed length in a direction uniform on the sphere. */
+            double z = 2.0 * uniform(&st->rng, STREAM_OUTLIER_Z, k) - 1.0;
+            double az = 2.0 * M_PI * uniform(&st->rng, STREAM_OUTLIER_AZ, k);
+            double r = sqrt(fmax(0.0, 1.0 - z * z));
+            e[0] += p->outlier_magnitude * r * cos(az);
+            e[1] += p->outlier_magnitude * r * sin(az);
+            e[2] += p->outlier_magnitude * z;
+        }
+        double enu[3];
+        for (int ax = 0; ax < 3; ax++)
+            enu[ax] = position[3 * i + ax] + e[ax];
+
+        /* AirSim's low-pass started at power-on: the product of the
+         * alpha = exp(-dt/tau) factors telescopes to exp(-(t - t_on)/tau),
+         * written in closed form so it does not depend on epoch spacing. */
+        double eph = 0.0, epv = 0.0;
+        int8_t fix = SENSIM_GNSS_FIX_3D;
+        if (p->hdop_on) {
+            eph = p->eph_final + (p->eph_initial - p->eph_final) * exp(-(ti - st->t_on) / p->eph_tau);
+            epv = p->epv_final + (p->epv_initial - p->epv_final) * exp(-(ti - st->t_on) / p->epv_tau);
+            fix = eph <= p->fix_3d_max ? SENSIM_GNSS_FIX_3D
+                : eph <= p->fix_2d_max ? SENSIM_GNSS_FIX_2D
+                                       : SENSIM_GNSS_FIX_NONE;
+        }
+
+        if (out->t)
+            out->t[m] = ti + p->latency;
+        if (out->t_sample)
+            out->t_sample[m] = ti;
+        if (out->epoch)
+            out->epoch[m] = k;
+        if (out->enu)
+            memcpy(out->enu + 3 * m, enu, sizeof enu);
+        if (out->lla)
+            sensim_geo_enu_to_lla(&g->frame, enu, out->lla + 3 * m);
+        if (out->velocity)
+            for (int ax = 0; ax < 3; ax++)
+                out->velocity[3 * m + ax] = (velocity ? velocity[3 * i + ax] : 0.0) +
+                                            (p->vel_sigma[ax] > 0.0
+                                                 ? p->vel_sigma[ax] * normal(&st->rng, STREAM_VEL + ax, k)
+                                                 : 0.0);
+        if (out->hdop)
+            out->hdop[m] = eph;
+        if (out->fix)
+            out->fix[m] = fix;
+        if (out->covariance) {
+            double *c = out->covariance + 9 * m, d[3] = {0, 0, 0};
+            switch (p->cov_model) {
+            case SENSIM_GNSS_COV_NMEA:
+                /* nmea_navsat_driver: lon/lat std = hdop * epe, alt std =
+                 * 2 * hdop * (2 * epe). */
+                d[0] = d[1] = (eph * p->cov_epe) * (eph * p->cov_epe);
+                d[2] = (4.0 * eph * p->cov_epe) * (4.0 * eph * p->cov_epe);
+                break;
+            case SENSIM_GNSS_COV_SCALED:
+                d[0] = d[1] = (p->cov_scale * eph) * (p->cov_scale * eph);
+                d[2] = (p->cov_scale * epv) * (p->cov_scale * epv);
+                break;
+            case SENSIM_GNSS_COV_NOISE:
+                for (int ax = 0; ax < 3; ax++)
+                    d[ax] = (p->gauss_on ? p->gauss_sigma[ax] * p->gauss_sigma[ax] : 0.0) +
+                            (p->gm_on ? p->gm_sigma[ax] * p->gm_sigma[ax] : 0.0);
+                break;
+            case SENSIM_GNSS_COV_NONE:
+                break;
+            }
+            memset(c, 0, 9 * sizeof *c);
+            c[0] = d[0];
+            c[4] = d[1];
+            c[8] = d[2];
+        }
+        m++;
+    }
+    return m;
+}
+
+/* ---- rig YAML (keys documented in man/sensim-models-gnss.txt) ---- */
+
+static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
+                                               "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
+                                               "outages", "outliers", NULL};
+
+static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)
+{
+    const char *model = NULL;
+    if (sensim_ynode_kind_of(m) != SENSIM_YNODE_MAPPING)
+        return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': expected a mapping with 'model'");
+    TRY(sensim_ynode_get_string(m, "model", 1, &model));
+    if (!strcmp(model, "gaussian")) {
+        static const char *const k[] = {"model", "sigma", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (gaussian)", k));
+        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gauss_sigma));
+        p->gauss_on = 1;
+        seen[0]++;
+    } else if (!strcmp(model, "chrono_random_walk")) {
+        static const char *const k[] = {"model", "sigma", "model_rate_hz", "max_velocity", "max_acceleration",
+                                        "max_error", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (chrono_random_walk)", k));
+        TRY(my_get_bounded(m, "sigma", SENSIM_DIM_ACCEL, 1, 0, &p->rw_sigma));
+        TRY(my_get_bounded(m, "model_rate_hz", SENSIM_DIM_FREQUENCY, 0, 1, &p->rw_model_rate_hz));
+        TRY(my_get_bounded(m, "max_velocity", SENSIM_DIM_VELOCITY, 0, 0, &p->rw_max_velocity));
+        TRY(my_get_bounded(m, "max_acceleration", SENSIM_DIM_ACCEL, 0, 0, &p->rw_max_acceleration));
+        TRY(my_get_bounded(m, "max_error", SENSIM_DIM_LENGTH, 0, 1, &p->rw_max_error));
+        p->rw_on = 1;
+        seen[1]++;
+    } else if (!strcmp(model, "gauss_markov")) {
+        static const char *const k[] = {"model", "sigma", "tau", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (gauss_markov)", k));
+        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gm_sigma));
+        TRY(my_get_axes(m, "tau", SENSIM_DIM_TIME, 1, 1, p->gm_tau));
+        p->gm_on = 1;
+        seen[2]++;
+    } else {
+        return sensim_ynode_error(sensim_ynode_get(m, "model"), SENSIM_EINVAL,
+                                  "key 'model': unknown position noise model '%s' (expected one of: gaussian, "
+                                  "chrono_random_walk, gauss_markov)",
+                                  model);
+    }
+    for (int i = 0; i < 3; i++)
+        if (seen[i] > 1)
+            return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': model '%s' given twice", model);
+    return SENSIM_OK;
+}
+
+static sensim_status parse_dop(const sensim_ynode *map, const char *key, double *ini, double *fin, double *tau,
+                               sensim_gnss_params *p)
+{
+    static const char *const hk[] = {"initial", "final", "tau", "fix_3d_max", "fix_2d_max", NULL};
+    static const char *const vk[] = {"initial", "final", "tau", NULL};
+    const sensim_ynode *m;
+    TRY(my_get_map(map, key, !strcmp(key, "hdop") ? hk : vk, &m));
+    if (!m)
+        return SENSIM_OK;
+    TRY(my_get_bounded(m, "initial", SENSIM_DIM_NONE, 0, 0, ini));
+    TRY(my_get_bounded(m, "final", SENSIM_DIM_NONE, 0, 0, fin));
+    TRY(my_get_bounded(m, "tau", SENSIM_DIM_TIME, 0, 1, tau));
+    if (!strcmp(key, "hdop")) {
+        TRY(my_get_bounded(m, "fix_3d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_3d_max));
+        TRY(my_get_bounded(m, "fix_2d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_2d_max));
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "gnss sensor", gnss_sensor_keys));
+    if (sensim_ynode_get(map, "origin_lla")) {
+        double o[3];
+        TRY(sensim_ynode_get_vector(map, "origin_lla", SENSIM_DIM_NONE, 1, 3, o));
+        if (!(fabs(o[0]) <= 90.0) || !isfinite(o[1]) || !isfinite(o[2]))
+            return sensim_ynode_error(sensim_ynode_get(map, "origin_lla"), SENSIM_EINVAL,
+                                      "key 'origin_lla': expected [lat deg in -90..90, lon deg, alt m], got [%g, %g, %g]",
+                                      o[0], o[1], o[2]);
+        memcpy(p->origin_lla, o, sizeof o);
+    }
+
+    const sensim_ynode *pn = sensim_ynode_get(map, "position_noise");
+    if (pn) {
+        int seen[3] = {0, 0, 0};
+        if (sensim_ynode_kind_of(pn) == SENSIM_YNODE_SEQUENCE) {
+            for (size_t i = 0; i < sensim_ynode_size(pn); i++)
+                TRY(parse_noise_item(sensim_ynode_item(pn, i), p, seen));
+        } else {
+            TRY(parse_noise_item(pn, p, seen));
+        }
+    }
+
+    /* The vertical filter follows the horizontal one unless given. */
+    if (sensim_ynode_get(map, "hdop")) {
+        p->hdop_on = 1;
+        TRY(parse_dop(map, "hdop", &p->eph_initial, &p->eph_final, &p->eph_tau, p));
+        p->epv_initial = p->eph_initial, p->epv_final = p->eph_final, p->epv_tau = p->eph_tau;
+    }
+    if (sensim_ynode_get(map, "vdop")) {
+        if (!p->hdop_on)
+            return sensim_ynode_error(sensim_ynode_get(map, "vdop"), SENSIM_EINVAL,
+                                      "key 'vdop': needs an 'hdop' block");
+        TRY(parse_dop(map, "vdop", &p->epv_initial, &p->epv_final, &p->epv_tau, p));
+    }
+
+    static const char *const ck[] = {"model", "quality", "epe", "scale", NULL};
+    const sensim_ynode *cv;
+    TRY(my_get_map(map, "covariance", ck, &cv));
+    if (cv) {
+        const char *model = NULL;
+        TRY(sensim_ynode_get_string(cv, "model", 1, &model));
+        if (!strcmp(model, "none"))
+            p->cov_model = SENSIM_GNSS_COV_NONE;
+        else if (!strcmp(model, "nmea"))
+            p->cov_model = SENSIM_GNSS_COV_NMEA;
+        else if (!strcmp(model, "scaled"))
+            p->cov_model = SENSIM_GNSS_COV_SCALED;
+        else if (!strcmp(model, "noise"))
+            p->cov_model = SENSIM_GNSS_COV_NOISE;
+        else
+            return sensim_ynode_error(sensim_ynode_get(cv, "model"), SENSIM_EINVAL,
+                                      "key 'model': unknown covariance model '%s' (expected one of: none, nmea, "
+                                      "scaled, noise)",
+                                      model);
+        if ((p->cov_model == SENSIM_GNSS_COV_NMEA || p->cov_model == SENSIM_GNSS_COV_SCALED) && !p->hdop_on)
+            return sensim_ynode_error(cv, SENSIM_EINVAL, "key 'covariance': model '%s' needs an 'hdop' block",
+                                      model);
+        const char *q = NULL;
+        TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
+        if (q) {
+            /* nmea_navsat_driver's default epe per GGA fix quality. */
+            static const struct { const char *name; double epe; } table[] = {
+                {"gps", 4.0}, {"dgps", 0.1}, {"rtk_fixed", 0.02}, {"rtk_float", 4.0}, {"waas", 3.0}};
+            size_t i = 0;
+            while (i < sizeof table / sizeof table[0] && strcmp(q, table[i].name))
+                i++;
+            if (i == sizeof table / sizeof table[0])
+                return sensim_ynode_error(sensim_ynode_get(cv, "quality"), SENSIM_EINVAL,
+                                          "key 'quality': unknown fix quality '%s' (expected one of: gps, dgps, "
+                                          "rtk_fixed, rtk_float, waas)",
+                                          q);
+            p->cov_epe = table[i].epe;
+        }
+        TRY(my_get_bounded(cv, "epe", SENSIM_DIM_LENGTH, 0, 0, &p->cov_epe));
+        TRY(my_get_bounded(cv, "scale", SENSIM_DIM_NONE, 0, 0, &p->cov_scale));
+    }
+
+    static const char *const vk[] = {"sigma", NULL};
+    const sensim_ynode *vn;
+    TRY(my_get_map(map, "velocity_noise", vk, &vn));
+    if (vn)
+        TRY(my_get_axes(vn, "sigma", SENSIM_DIM_VELOCITY, 1, 0, p->vel_sigma));
+
+    static const char *const ok[] = {"windows", "rate", "mean_duration", NULL};
+    const sensim_ynode *on;
+    TRY(my_get_map(map, "outages", ok, &on));
+    if (on) {
+        const sensim_ynode *w = sensim_ynode_get(on, "windows");
+        if (w) {
+            if (sensim_ynode_kind_of(w) != SENSIM_YNODE_SEQUENCE)
+                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': expected a list of [start, end] pairs");
+            size_t nw = sensim_ynode_size(w);
+            if (nw > SENSIM_GNSS_MAX_OUTAGES)
+                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': at most %d windows, got %zu",
+                                          SENSIM_GNSS_MAX_OUTAGES, nw);
+            for (size_t i = 0; i < nw; i++) {
+                const sensim_ynode *it = sensim_ynode_item(w, i);
+                double se[2];
+                if (sensim_ynode_kind_of(it) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(it) != 2)
+                    return sensim_ynode_error(it, SENSIM_EINVAL, "key 'windows': item %zu must be [start, end]", i);
+                for (int j = 0; j < 2; j++)
+                    TRY(sensim_ynode_as_quantity(sensim_ynode_item(it, (size_t)j), "key 'windows'", SENSIM_DIM_TIME,
+                                                 &se[j]));
+                if (!(se[1] > se[0]))
+                    return sensim_ynode_error(it, SENSIM_EINVAL,
+                                              "key 'windows': item %zu must have end > start (got [%g, %g])", i,
+                                              se[0], se[1]);
+                p->outage_windows[i][0] = se[0], p->outage_windows[i][1] = se[1];
+            }
+            p->n_outage_windows = nw;
+        }
+        TRY(my_get_bounded(on, "rate", SENSIM_DIM_FREQUENCY, 0, 0, &p->outage_rate));
+        TRY(my_get_bounded(on, "mean_duration", SENSIM_DIM_TIME, 0, 0, &p->outage_mean_duration));
+        if ((p->outage_rate > 0.0) != (p->outage_mean_duration > 0.0))
+            return sensim_ynode_error(on, SENSIM_EINVAL,
+                                      "key 'outages': random outages need both 'rate' and 'mean_duration' > 0");
+    }
+
+    static const char *const lk[] = {"probability", "magnitude", NULL};
+    const sensim_ynode *ln;
+    TRY(my_get_map(map, "outliers", lk, &ln));
+    if (ln) {
+        TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
+                                            &p->outlier_probability));
+        TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
+    }
+    return SENSIM_OK;
+}

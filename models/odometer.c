@@ -1,0 +1,262 @@
+/* Encoder and wheel odometer (sensim/odometer.h). Equations from AGX
+ * Sensor, seed 002: noise (31), binning (32), incremental wrap (33),
+ * absolute clamp (34), odometer distance R_wheel * u (section 6). */
+#include "sensim/odometer.h"
+#include "model_yaml.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { STREAM_NOISE = 0 };
+
+struct sensim_encoder {
+    sensim_encoder_params p;
+};
+
+struct sensim_odometer {
+    sensim_odometer_params p;
+};
+
+static int finite_nonneg(double v) { return isfinite(v) && v >= 0.0; }
+
+/* ---- encoder ---- */
+
+sensim_encoder_params sensim_encoder_default_params(void)
+{
+    sensim_encoder_params p;
+    memset(&p, 0, sizeof p);
+    p.mode = SENSIM_ENCODER_INCREMENTAL;
+    p.lower = 0.0;
+    p.upper = 2.0 * M_PI;
+    p.scale = 1.0;
+    return p;
+}
+
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
+{
+    if (!p) {
+        sensim_error(SENSIM_EINVAL, "encoder: no parameters");
+        return NULL;
+    }
+    if (p->mode != SENSIM_ENCODER_INCREMENTAL && p->mode != SENSIM_ENCODER_ABSOLUTE) {
+        sensim_error(SENSIM_EINVAL, "encoder: unknown mode %d", (int)p->mode);
+        return NULL;
+    }
+    if (!isfinite(p->lower) || !isfinite(p->upper) || !(p->upper > p->lower)) {
+        sensim_error(SENSIM_EINVAL, "encoder: range must have upper > lower, got [%g, %g]", p->lower, p->upper);
+        return NULL;
+    }
+    if (!finite_nonneg(p->resolution) || !finite_nonneg(p->noise_sigma) || !isfinite(p->scale)) {
+        sensim_error(SENSIM_EINVAL, "encoder: resolution and noise sigma must be finite and >= 0, scale finite "
+                                    "(got %g, %g, %g)", p->resolution, p->noise_sigma, p->scale);
+        return NULL;
+    }
+    sensim_encoder *e = malloc(sizeof *e);
+    if (!e) {
+        sensim_error(SENSIM_ENOMEM, "encoder: out of memory");
+        return NULL;
+    }
+    e->p = *p;
+    return e;
+}
+
+void sensim_encoder_destroy(sensim_encoder *e) { free(e); }
+const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e) { return &e->p; }
+
+void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id)
+{
+    (void)e;
+    memset(st, 0, sizeof *st);
+    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+}
+
+void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
+                          const double *u, double *position, double *speed)
+{
+    const sensim_encoder_params *p = &e->p;
+    const double range = p->upper - p->lower;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t k = st->k++;
+        double v = p->scale * u[i];
+        if (p->noise_sigma > 0.0)
+            v += p->noise_sigma * sensim_rng_normal(&st->rng, k);
+        if (p->resolution > 0.0)
+            v = p->resolution * floor(v / p->resolution);
+        if (p->mode == SENSIM_ENCODER_INCREMENTAL)
+            v -= range * floor((v - p->lower) / range);
+        else
+            v = fmax(p->lower, fmin(v, p->upper));
+        if (position)
+            position[i] = v;
+
+        /* The microcontroller sees readings, not the shaft: speed from the
+         * change between differing readings over the time between them. */
+        if (!st->have_prev) {
+            st->have_prev = 1;
+            st->t_change = t[i];
+        } else if (v != st->r_prev) {
+            double d = v - st->r_prev;
+            if (p->mode == SENSIM_ENCODER_INCREMENTAL) /* shortest way across the wrap */
+                d -= range * floor(d / range + 0.5);
+            double dt = t[i] - st->t_change;
+            st->speed = dt > 0.0 ? d / dt : 0.0;
+            st->t_change = t[i];
+            st->have_change = 1;
+        } else {
+            /* No edge yet: the shaft cannot be faster than one bin over the
+             * time waited, so the reported speed decays to 0 at standstill. */
+            double dt = t[i] - st->t_change;
+            double bound = dt > 0.0 ? p->resolution / dt : INFINITY;
+            if (fabs(st->speed) > bound)
+                st->speed = copysign(bound, st->speed);
+        }
+        st->r_prev = v;
+        if (speed)
+            speed[i] = st->speed;
+    }
+}
+
+/* ---- odometer ---- */
+
+sensim_odometer_params sensim_odometer_default_params(void)
+{
+    sensim_odometer_params p;
+    memset(&p, 0, sizeof p);
+    p.wheel_radius = 0.1;
+    return p;
+}
+
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p)
+{
+    if (!p) {
+        sensim_error(SENSIM_EINVAL, "odometer: no parameters");
+        return NULL;
+    }
+    if (!(isfinite(p->wheel_radius) && p->wheel_radius > 0.0)) {
+        sensim_error(SENSIM_EINVAL, "odometer: wheel_radius must be finite and > 0, got %g", p->wheel_radius);
+        return NULL;
+    }
+    if (!finite_nonneg(p->pulses_per_rev) || !finite_nonneg(p->noise_sigma)) {
+        sensim_error(SENSIM_EINVAL, "odometer: pulses_per_rev and noise sigma must be finite and >= 0, got %g, %g",
+                     p->pulses_per_rev, p->noise_sigma);
+        return NULL;
+    }
+    if (!(isfinite(p->scale_error) && p->scale_error > -1.0) || !(isfinite(p->slip) && p->slip > -1.0)) {
+        sensim_error(SENSIM_EINVAL, "odometer: scale_error and slip must be finite and > -1, got %g, %g",
+                     p->scale_error, p->slip);
+        return NULL;
+    }
+    sensim_odometer *o = malloc(sizeof *o);
+    if (!o) {
+        sensim_error(SENSIM_ENOMEM, "odometer: out of memory");
+        return NULL;
+    }
+    o->p = *p;
+    return o;
+}
+
+void sensim_odometer_destroy(sensim_odometer *o) { free(o); }
+const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o) { return &o->p; }
+
+void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
+                                uint32_t sensor_id)
+{
+    (void)o;
+    memset(st, 0, sizeof *st);
+    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+}
+
+static double odo_reading(const sensim_odometer *o, sensim_odometer_state *st, double angle)
+{
+    const sensim_odometer_params *p = &o->p;
+    const uint64_t k = st->k++;
+    if (p->pulses_per_rev > 0.0) {
+        double res = 2.0 * M_PI / p->pulses_per_rev;
+        angle = res * floor(angle / res);
+    }
+    double d = p->wheel_radius * (1.0 + p->scale_error) * angle;
+    if (p->noise_sigma > 0.0)
+        d += p->noise_sigma * sensim_rng_normal(&st->rng, k);
+    return d;
+}
+
+void sensim_odometer_apply_angle(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *angle,
+                                 double *distance)
+{
+    for (size_t i = 0; i < n; i++)
+        distance[i] = odo_reading(o, st, angle[i]);
+}
+
+void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *t,
+                                 const double *speed, double *distance)
+{
+    const double gain = (1.0 + o->p.slip) / o->p.wheel_radius;
+    for (size_t i = 0; i < n; i++) {
+        if (st->have_prev)
+            st->angle += gain * 0.5 * (speed[i] + st->v_prev) * (t[i] - st->t_prev);
+        st->have_prev = 1;
+        st->t_prev = t[i];
+        st->v_prev = speed[i];
+        distance[i] = odo_reading(o, st, st->angle);
+    }
+}
+
+/* ---- rig YAML (keys documented in man/sensim-models-gnss.txt) ---- */
+
+#define TRY(x)                         \
+    do {                               \
+        sensim_status s_ = (x);        \
+        if (s_ != SENSIM_OK)           \
+            return s_;                 \
+    } while (0)
+
+static const char *const encoder_keys[] = {"name", "type", "rate_hz", "mount", "timing", "source", "wheel_radius",
+                                           "mode", "range", "resolution", "noise_sigma", "scale", NULL};
+static const char *const odometer_keys[] = {"name", "type", "rate_hz", "mount", "timing", "wheel_radius",
+                                            "pulses_per_rev", "scale_error", "slip", "noise_sigma", NULL};
+
+sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_encoder_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "encoder sensor", encoder_keys));
+    /* A linear encoder (source: distance) reads metres, the others radians. */
+    const char *source = "wheel";
+    TRY(sensim_ynode_get_string(map, "source", 0, &source));
+    sensim_dim dim = !strcmp(source, "distance") ? SENSIM_DIM_LENGTH : SENSIM_DIM_ANGLE;
+    const char *mode = NULL;
+    TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
+    if (mode) {
+        if (!strcmp(mode, "incremental"))
+            p->mode = SENSIM_ENCODER_INCREMENTAL;
+        else if (!strcmp(mode, "absolute"))
+            p->mode = SENSIM_ENCODER_ABSOLUTE;
+        else
+            return sensim_ynode_error(sensim_ynode_get(map, "mode"), SENSIM_EINVAL,
+                                      "key 'mode': unknown encoder mode '%s' (expected incremental or absolute)",
+                                      mode);
+    }
+    if (sensim_ynode_get(map, "range")) {
+        double r[2];
+        TRY(sensim_ynode_get_vector(map, "range", dim, 1, 2, r));
+        if (!(r[1] > r[0]))
+            return sensim_ynode_error(sensim_ynode_get(map, "range"), SENSIM_EINVAL,
+                                      "key 'range': must be [lower, upper] with upper > lower (got [%g, %g])", r[0],
+                                      r[1]);
+        p->lower = r[0], p->upper = r[1];
+    }
+    TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
+    TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
+    TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
+    return SENSIM_OK;
+}
+
+sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_odometer_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "odometer sensor", odometer_keys));
+    TRY(my_get_bounded(map, "wheel_radius", SENSIM_DIM_LENGTH, 0, 1, &p->wheel_radius));
+    TRY(my_get_bounded(map, "pulses_per_rev", SENSIM_DIM_NONE, 0, 0, &p->pulses_per_rev));
+    TRY(sensim_ynode_get_quantity_range(map, "scale_error", SENSIM_DIM_NONE, 0, -0.5, 0.5, &p->scale_error));
+    TRY(sensim_ynode_get_quantity_range(map, "slip", SENSIM_DIM_NONE, 0, -0.99, 10.0, &p->slip));
+    TRY(my_get_bounded(map, "noise_sigma", SENSIM_DIM_LENGTH, 0, 0, &p->noise_sigma));
+    return SENSIM_OK;
+}

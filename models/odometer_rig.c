@@ -1,0 +1,206 @@
+/* The "odometer" and "encoder" rig sensor types: ground truth sampled at
+ * rate_hz -> sensim_odometer / sensim_encoder -> HDF5 (DESIGN.md). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gt_stream.h"
+#include "sensim/odometer.h"
+#include "sensim/rig.h"
+
+typedef enum { SRC_WHEEL, SRC_HEADING, SRC_DISTANCE } enc_source;
+
+typedef struct odo_rig {
+    int is_encoder;
+    sensim_odometer_params op;
+    sensim_encoder_params ep;
+    enc_source source;
+    double wheel_radius; /* encoder source wheel */
+} odo_rig;
+
+static const char *const odometer_keys[] = {"wheel_radius", "pulses_per_rev", "scale_error", "slip", "noise_sigma",
+                                            NULL};
+static const char *const encoder_keys[] = {"source", "wheel_radius", "mode", "range", "resolution", "noise_sigma",
+                                           "scale", NULL};
+
+static sensim_status rig_create(sensim_sensor *s, int is_encoder)
+{
+    odo_rig *m = calloc(1, sizeof *m);
+    if (!m)
+        return sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
+    m->is_encoder = is_encoder;
+    sensim_status st;
+    if (!(s->rate_hz > 0.0)) {
+        st = sensim_ynode_error(s->node, SENSIM_EINVAL, "%s sensor '%s': key 'rate_hz' must be > 0",
+                                is_encoder ? "encoder" : "odometer", s->name);
+        goto fail;
+    }
+    if (is_encoder) {
+        m->ep = sensim_encoder_default_params();
+        if ((st = sensim_encoder_params_from_yaml(s->node, &m->ep)))
+            goto fail;
+        const char *src = "wheel";
+        if ((st = sensim_ynode_get_string(s->node, "source", 0, &src)))
+            goto fail;
+        if (!strcmp(src, "wheel"))
+            m->source = SRC_WHEEL;
+        else if (!strcmp(src, "heading"))
+            m->source = SRC_HEADING;
+        else if (!strcmp(src, "distance"))
+            m->source = SRC_DISTANCE;
+        else {
+            st = sensim_ynode_error(sensim_ynode_get(s->node, "source"), SENSIM_EINVAL,
+                                    "key 'source': unknown encoder source '%s' (expected one of: wheel, heading, "
+                                    "distance)",
+                                    src);
+            goto fail;
+        }
+        m->wheel_radius = 0.1;
+        if ((st = sensim_ynode_get_quantity(s->node, "wheel_radius", SENSIM_DIM_LENGTH, 0, &m->wheel_radius)))
+            goto fail;
+        if (!(m->wheel_radius > 0.0)) {
+            st = sensim_ynode_error(sensim_ynode_get(s->node, "wheel_radius"), SENSIM_EINVAL,
+                                    "key 'wheel_radius': must be > 0 (got %g)", m->wheel_radius);
+            goto fail;
+        }
+        sensim_encoder *e = sensim_encoder_create(&m->ep);
+        if (!e) {
+            st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
+            goto fail;
+        }
+        sensim_encoder_destroy(e);
+    } else {
+        m->op = sensim_odometer_default_params();
+        if ((st = sensim_odometer_params_from_yaml(s->node, &m->op)))
+            goto fail;
+        sensim_odometer *od = sensim_odometer_create(&m->op);
+        if (!od) {
+            st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
+            goto fail;
+        }
+        sensim_odometer_destroy(od);
+    }
+    s->model = m;
+    return SENSIM_OK;
+fail:
+    free(m);
+    return st;
+}
+
+static sensim_status odometer_rig_create(sensim_sensor *s) { return rig_create(s, 0); }
+static sensim_status encoder_rig_create(sensim_sensor *s) { return rig_create(s, 1); }
+static void rig_destroy(void *model) { free(model); }
+
+/* Yaw of a body-to-world quaternion (ZYX Euler), rad. */
+static double yaw_of(const double q[4])
+{
+    return atan2(2.0 * (q[0] * q[3] + q[1] * q[2]), 1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]));
+}
+
+static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                                  sensim_log *out)
+{
+    const odo_rig *m = s->model;
+    size_t cap = o->block ? o->block : 65536;
+    gt_stream gs;
+    double origin[3];
+    sensim_status st = gt_stream_open(&gs, in, cap, s->rate_hz, origin);
+    if (st)
+        return st;
+    sensim_encoder *enc = NULL;
+    sensim_odometer *odo = NULL;
+    sensim_log_dset *d[3] = {NULL, NULL, NULL};
+    double *t = malloc(cap * sizeof *t), *x = malloc(cap * sizeof *x);
+    double *y = malloc(cap * sizeof *y), *z = malloc(cap * sizeof *z);
+    if (!t || !x || !y || !z) {
+        st = sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
+        goto done;
+    }
+    if (m->is_encoder ? !(enc = sensim_encoder_create(&m->ep)) : !(odo = sensim_odometer_create(&m->op))) {
+        st = sensim_error_prefix(sensim_last_status(), "sensor '%s'", s->name);
+        goto done;
+    }
+    char grp[SENSIM_NAME_MAX + 16], path[SENSIM_NAME_MAX + 48];
+    snprintf(grp, sizeof grp, "/sensors/%s", s->name);
+    if ((st = sensim_log_group(out, grp)) || (st = sensim_sensor_write_attrs(s, o, out)))
+        goto done;
+    const char *unit = m->is_encoder && m->source != SRC_DISTANCE ? "rad" : "m";
+    const char *sunit = m->is_encoder && m->source != SRC_DISTANCE ? "rad/s" : "m/s";
+    const char *names[3] = {"t", m->is_encoder ? "position" : "distance", "speed"};
+    const char *units[3] = {"s", unit, sunit};
+    for (int j = 0; j < (m->is_encoder ? 3 : 2); j++) {
+        snprintf(path, sizeof path, "%s/%s", grp, names[j]);
+        if (!(d[j] = sensim_log_dset_create(out, path, SENSIM_F64, 0, NULL, units[j], 0))) {
+            st = sensim_last_status();
+            goto done;
+        }
+    }
+
+    sensim_encoder_state est;
+    sensim_odometer_state ost;
+    if (enc)
+        sensim_encoder_state_init(enc, &est, o->seed, s->id);
+    else
+        sensim_odometer_state_init(odo, &ost, o->seed, s->id);
+    /* Encoder inputs integrated here: along-track distance, unwrapped yaw. */
+    double dist = 0.0, v_prev = 0.0, t_prev = 0.0, yaw_unwrapped = 0.0, yaw_prev = 0.0;
+    int first = 1;
+    for (int more = 1; more;) {
+        size_t n = 0;
+        while (n < cap) {
+            gt_row r;
+            uint64_t k;
+            int got = gt_stream_next(&gs, &r, &k, &st);
+            if (got < 0)
+                goto done;
+            if (got == 0) {
+                more = 0;
+                break;
+            }
+            if (r.t < gs.t_first + s->timing.start_delay)
+                continue;
+            /* Forward speed: the velocity along the body x axis. */
+            double v = sensim_quat_rotate_inv(sensim_quat_load(r.q), sensim_vec3_load(r.v)).x;
+            double yaw = yaw_of(r.q);
+            if (first) {
+                yaw_unwrapped = yaw;
+            } else {
+                dist += 0.5 * (v + v_prev) * (r.t - t_prev);
+                yaw_unwrapped += remainder(yaw - yaw_prev, 2.0 * M_PI);
+            }
+            first = 0;
+            v_prev = v, t_prev = r.t, yaw_prev = yaw;
+            t[n] = r.t;
+            x[n] = !enc ? v
+                 : m->source == SRC_WHEEL ? dist / m->wheel_radius
+                 : m->source == SRC_HEADING ? yaw_unwrapped
+                                            : dist;
+            z[n] = sensim_sensor_delivery_time(s, o->seed, k, r.t);
+            n++;
+        }
+        if (enc) /* speed overwrites the input element by element, after reading it */
+            sensim_encoder_apply(enc, &est, n, t, x, y, x);
+        else
+            sensim_odometer_apply_speed(odo, &ost, n, t, x, y);
+        if (n && ((st = sensim_log_dset_append(d[0], z, n)) || (st = sensim_log_dset_append(d[1], y, n)) ||
+                  (enc && (st = sensim_log_dset_append(d[2], x, n)))))
+            goto done;
+    }
+done:
+    for (int j = 0; j < 3; j++)
+        sensim_log_dset_close(d[j]);
+    sensim_encoder_destroy(enc);
+    sensim_odometer_destroy(odo);
+    free(t), free(x), free(y), free(z);
+    gt_stream_close(&gs);
+    return st;
+}
+
+const sensim_sensor_type sensim_odometer_type = {
+    "odometer", odometer_keys, odometer_rig_create, rig_destroy, rig_simulate, NULL,
+};
+
+const sensim_sensor_type sensim_encoder_type = {
+    "encoder", encoder_keys, encoder_rig_create, rig_destroy, rig_simulate, NULL,
+};

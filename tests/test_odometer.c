@@ -1,0 +1,257 @@
+/* Encoder and odometer (seed 002 sections 5-6): wrap and clamp, binning,
+ * microcontroller speed, noise and scaling, odometer from angle and from
+ * speed with slip, scale error and pulses per revolution, block-size
+ * independence, bad parameters. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/odometer.h"
+#include "testutil.h"
+
+static sensim_encoder *enc_make(const sensim_encoder_params *p)
+{
+    sensim_encoder *e = sensim_encoder_create(p);
+    ck_assert_msg(e != NULL, "%s", sensim_last_error());
+    return e;
+}
+
+START_TEST(encoder_wrap_clamp_binning)
+{
+    const size_t n = 4001;
+    double *t = malloc(n * sizeof *t), *u = malloc(n * sizeof *u), *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++) {
+        t[i] = 0.001 * (double)i;
+        u[i] = -10.0 + 0.01 * (double)i; /* -10 .. 30 rad: several turns both sides of 0 */
+    }
+    sensim_encoder_params p = sensim_encoder_default_params();
+    const double res = 2 * M_PI / 1024, range = 2 * M_PI;
+    p.resolution = res;
+    sensim_encoder *e = enc_make(&p);
+    sensim_encoder_state st;
+    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder_apply(e, &st, n, t, u, r, NULL);
+    for (size_t i = 0; i < n; i++) {
+        double b = res * floor(u[i] / res);
+        double w = b - range * floor(b / range);
+        ck_assert(r[i] >= 0.0 && r[i] < range);
+        ck_assert_within(r[i], w, 1e-9);
+        /* A bin edge at or below the truth, within one bin (mod a turn). */
+        double d = u[i] - r[i];
+        d -= range * floor(d / range);
+        ck_assert(d >= -1e-9 && d < res + 1e-9);
+    }
+    sensim_encoder_destroy(e);
+
+    /* Absolute mode clamps to [lower, upper]. */
+    p = sensim_encoder_default_params();
+    p.mode = SENSIM_ENCODER_ABSOLUTE;
+    p.lower = -1.0, p.upper = 1.0, p.resolution = 0.01;
+    e = enc_make(&p);
+    sensim_encoder_state_init(e, &st, 1, 2);
+    for (size_t i = 0; i < n; i++)
+        u[i] = -3.0 + 0.0015 * (double)i;
+    sensim_encoder_apply(e, &st, n, t, u, r, NULL);
+    for (size_t i = 0; i < n; i++) {
+        double b = 0.01 * floor(u[i] / 0.01);
+        ck_assert_within(r[i], fmax(-1.0, fmin(b, 1.0)), 1e-12);
+    }
+    ck_assert(r[0] == -1.0 && r[n - 1] == 1.0);
+    sensim_encoder_destroy(e);
+    free(t), free(u), free(r);
+}
+END_TEST
+
+START_TEST(encoder_speed_like_microcontroller)
+{
+    /* Shaft at w = 3 rad/s for 4 s (many wraps), then stopped for 2 s;
+     * 500 bins per turn sampled at 1 kHz. The reading changes every
+     * Tc = res/w = 4.19 ms, seen on the next sample, so every speed
+     * between changes lies in [res/(Tc+dt), res/(Tc-dt)]. After the stop
+     * the speed is bounded by res / (time since the last change). */
+    const double w = 3.0, res = 2 * M_PI / 500, dt = 1e-3, Tc = res / w;
+    const size_t n = 6000;
+    double *t = malloc(n * sizeof *t), *u = malloc(n * sizeof *u), *sp = malloc(n * sizeof *sp);
+    for (size_t i = 0; i < n; i++) {
+        t[i] = dt * (double)i;
+        u[i] = w * fmin(t[i], 4.0) + 1e-7;
+    }
+    for (int dir = 1; dir >= -1; dir -= 2) {
+        double *ud = malloc(n * sizeof *ud);
+        for (size_t i = 0; i < n; i++)
+            ud[i] = dir * u[i];
+        sensim_encoder_params p = sensim_encoder_default_params();
+        p.resolution = res;
+        sensim_encoder *e = enc_make(&p);
+        sensim_encoder_state st;
+        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder_apply(e, &st, n, t, ud, NULL, sp);
+        for (size_t i = 20; i < 4000; i++) {
+            double s = dir * sp[i];
+            ck_assert_msg(s >= res / (Tc + dt) * (1 - 1e-9) && s <= res / (Tc - dt) * (1 + 1e-9),
+                          "speed %g at %zu", sp[i], i);
+        }
+        /* Mean over the run recovers w: the bins crossed over the time. */
+        double m = 0;
+        for (size_t i = 1000; i < 4000; i++)
+            m += dir * sp[i];
+        ck_assert_within(m / 3000, w, 0.15 * w);
+        for (size_t i = 4100; i < n; i++)
+            ck_assert(fabs(sp[i]) <= res / (t[i] - 4.0 - dt) * (1 + 1e-9));
+        ck_assert(fabs(sp[n - 1]) < 0.01);
+        sensim_encoder_destroy(e);
+        free(ud);
+    }
+    free(t), free(u), free(sp);
+}
+END_TEST
+
+START_TEST(encoder_noise_and_scale)
+{
+    /* sigma 0.02, scale 2, no binning, wide absolute range: the reading
+     * minus 2u is N(0, sigma^2); n = 50000, SE(var)/var = sqrt(2/n) =
+     * 6.3e-3, tolerance 5 SE. */
+    const size_t n = 50000;
+    double *t = malloc(n * sizeof *t), *u = malloc(n * sizeof *u), *r = malloc(n * sizeof *r);
+    for (size_t i = 0; i < n; i++)
+        t[i] = 0.01 * (double)i, u[i] = sin(t[i]);
+    sensim_encoder_params p = sensim_encoder_default_params();
+    p.mode = SENSIM_ENCODER_ABSOLUTE;
+    p.lower = -100, p.upper = 100, p.noise_sigma = 0.02, p.scale = 2.0;
+    sensim_encoder *e = enc_make(&p);
+    sensim_encoder_state st;
+    sensim_encoder_state_init(e, &st, 8, 2);
+    sensim_encoder_apply(e, &st, n, t, u, r, NULL);
+    for (size_t i = 0; i < n; i++)
+        r[i] -= 2.0 * u[i];
+    ck_assert_within(tu_mean(r, n, 1), 0.0, 5 * 0.02 / sqrt(n));
+    ck_assert_within(tu_var(r, n, 1), 4e-4, 5 * 4e-4 * sqrt(2.0 / n));
+    sensim_encoder_destroy(e);
+    free(t), free(u), free(r);
+}
+END_TEST
+
+START_TEST(odometer_from_speed_and_angle)
+{
+    /* 2 m/s for 10 s at 100 Hz, R 0.3 m, slip 0.1, scale error 0.02, 100
+     * pulses/rev: distance = R (1+se) res floor(angle/res), angle =
+     * (1+slip) v t / R (trapezoid of a constant speed is exact). */
+    const size_t n = 1001;
+    const double R = 0.3, v = 2.0, slip = 0.1, se = 0.02, res = 2 * M_PI / 100;
+    double *t = malloc(n * sizeof *t), *s = malloc(n * sizeof *s), *d = malloc(n * sizeof *d);
+    for (size_t i = 0; i < n; i++)
+        t[i] = 0.01 * (double)i, s[i] = v;
+    sensim_odometer_params p = sensim_odometer_default_params();
+    p.wheel_radius = R, p.slip = slip, p.scale_error = se, p.pulses_per_rev = 100;
+    sensim_odometer *o = sensim_odometer_create(&p);
+    ck_assert_msg(o != NULL, "%s", sensim_last_error());
+    sensim_odometer_state st;
+    sensim_odometer_state_init(o, &st, 1, 5);
+    sensim_odometer_apply_speed(o, &st, n, t, s, d);
+    for (size_t i = 0; i < n; i++) {
+        double ang = (1 + slip) * v * t[i] / R;
+        ck_assert_within(d[i], R * (1 + se) * res * floor(ang / res), 1e-9);
+    }
+    ck_assert_within(d[n - 1], 20.0 * 1.1 * 1.02, R * 1.02 * res);
+    sensim_odometer_destroy(o);
+
+    /* From a wheel angle with noise: distance - R angle ~ N(0, 0.005^2);
+     * n = 1001 is small, so only the variance is checked at 5 SE
+     * (SE/var = sqrt(2/n) = 0.045). */
+    p = sensim_odometer_default_params();
+    p.wheel_radius = R, p.noise_sigma = 0.005;
+    o = sensim_odometer_create(&p);
+    sensim_odometer_state_init(o, &st, 1, 5);
+    for (size_t i = 0; i < n; i++)
+        s[i] = 0.37 * (double)i; /* the angle */
+    sensim_odometer_apply_angle(o, &st, n, s, d);
+    for (size_t i = 0; i < n; i++)
+        d[i] -= R * s[i];
+    ck_assert_within(tu_var(d, n, 1), 2.5e-5, 5 * 2.5e-5 * sqrt(2.0 / n));
+    sensim_odometer_destroy(o);
+    free(t), free(s), free(d);
+}
+END_TEST
+
+START_TEST(same_seed_any_block_size)
+{
+    const size_t n = 5000;
+    double *t = malloc(n * sizeof *t), *u = malloc(n * sizeof *u);
+    double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    double *sa = malloc(n * sizeof *sa), *sb = malloc(n * sizeof *sb);
+    for (size_t i = 0; i < n; i++)
+        t[i] = 0.002 * (double)i, u[i] = 5 * sin(t[i]) + t[i];
+    sensim_encoder_params p = sensim_encoder_default_params();
+    p.resolution = 0.01, p.noise_sigma = 0.003;
+    sensim_encoder *e = enc_make(&p);
+    sensim_encoder_state st;
+    sensim_encoder_state_init(e, &st, 42, 9);
+    sensim_encoder_apply(e, &st, n, t, u, a, sa);
+    sensim_encoder_state_init(e, &st, 42, 9);
+    const size_t sizes[] = {1, 3, 250, 17, 999};
+    for (size_t done = 0, c = 0; done < n; c++) {
+        size_t len = sizes[c % 5] < n - done ? sizes[c % 5] : n - done;
+        sensim_encoder_apply(e, &st, len, t + done, u + done, b + done, sb + done);
+        done += len;
+    }
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    ck_assert(memcmp(sa, sb, n * sizeof *sa) == 0);
+    sensim_encoder_destroy(e);
+
+    sensim_odometer_params q = sensim_odometer_default_params();
+    q.pulses_per_rev = 64, q.noise_sigma = 0.01, q.slip = 0.05;
+    sensim_odometer *o = sensim_odometer_create(&q);
+    sensim_odometer_state os;
+    sensim_odometer_state_init(o, &os, 42, 9);
+    sensim_odometer_apply_speed(o, &os, n, t, u, a);
+    sensim_odometer_state_init(o, &os, 42, 9);
+    for (size_t done = 0, c = 0; done < n; c++) {
+        size_t len = sizes[c % 5] < n - done ? sizes[c % 5] : n - done;
+        sensim_odometer_apply_speed(o, &os, len, t + done, u + done, b + done);
+        done += len;
+    }
+    ck_assert(memcmp(a, b, n * sizeof *a) == 0);
+    sensim_odometer_state_init(o, &os, 43, 9);
+    sensim_odometer_apply_speed(o, &os, n, t, u, b);
+    ck_assert(memcmp(a, b, n * sizeof *a) != 0);
+    sensim_odometer_destroy(o);
+    free(t), free(u), free(a), free(b), free(sa), free(sb);
+}
+END_TEST
+
+START_TEST(bad_params_named)
+{
+    sensim_encoder_params p = sensim_encoder_default_params();
+    p.upper = p.lower;
+    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "upper > lower"));
+    p = sensim_encoder_default_params();
+    p.resolution = -0.1;
+    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "resolution"));
+    sensim_odometer_params q = sensim_odometer_default_params();
+    q.wheel_radius = 0;
+    ck_assert_ptr_null(sensim_odometer_create(&q));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "wheel_radius"));
+    q = sensim_odometer_default_params();
+    q.slip = -1;
+    ck_assert_ptr_null(sensim_odometer_create(&q));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "slip"));
+    sensim_encoder_destroy(NULL);
+    sensim_odometer_destroy(NULL);
+}
+END_TEST
+
+Suite *suite_odometer(void)
+{
+    Suite *s = suite_create("odometer");
+    TCase *tc = tcase_create("model");
+    tcase_add_test(tc, encoder_wrap_clamp_binning);
+    tcase_add_test(tc, encoder_speed_like_microcontroller);
+    tcase_add_test(tc, encoder_noise_and_scale);
+    tcase_add_test(tc, odometer_from_speed_and_angle);
+    tcase_add_test(tc, same_seed_any_block_size);
+    tcase_add_test(tc, bad_params_named);
+    suite_add_tcase(s, tc);
+    return s;
+}
