@@ -13,6 +13,7 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
+VERB_DECL(render)
 VERB_DECL(trajectory)
 VERB_DECL(inject)
 VERB_DECL(info)
@@ -35,6 +36,7 @@ static const cli_command commands[] = {
     VERB(allan, "Allan-family deviations with confidence intervals; table, CSV, JSON, SVG plot")
     VERB(fit, "fit noise-model parameters from stationary logs (fit imu)")
     VERB(datasheet, "datasheet figures to model parameters")
+    VERB(render, "lidar scans and camera frames of a scene along a trajectory")
     VERB(judge, "run the velocity estimator (EKF judge) on a log")
     VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
     VERB(demo, "run the whole pipeline on the bundled data")

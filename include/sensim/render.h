@@ -1,0 +1,352 @@
+/* sensim/render.h - the Embree ray caster: scenes, lidar scans, camera frames.
+ *
+ * Plan, then execute (DESIGN.md): a scene is built (meshes, materials,
+ * objects, lights, atmosphere) and committed once; lidars and cameras are
+ * created once from validated parameters; then scans and frames are traced in
+ * parallel (OpenMP) loops that never allocate, print or touch shared mutable
+ * state. The sensor pose is a pure function of time (sensim_pose_fn), called
+ * per beam / per sample at the ray's own time, so moving sensors and moving
+ * objects distort the data the way real ones do (seed 000 Fig. 5), and the
+ * output is bit-identical at any thread count.
+ *
+ * Frames: world is ENU. A sensor frame has x forward, y left, z up (the lidar
+ * and the camera alike: the camera looks along +x, image right is -y, image
+ * up is +z). Azimuth is measured from +x towards +y, elevation up from the
+ * x-y plane.
+ *
+ * Ownership: add/set functions copy what they are given (mesh arrays,
+ * keyframes, names, elevation tables). A committed scene is immutable and may
+ * be traced from several threads at once; building it is single-threaded.
+ * Lidar and camera objects are immutable after create (thread-safe to use).
+ * Errors go to the per-thread message of sensim/status.h; Embree device
+ * errors are routed there too, never printed. */
+#ifndef SENSIM_RENDER_H
+#define SENSIM_RENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/linalg.h"
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A rigid pose: x_world = q * x_local + p. */
+typedef struct sensim_pose {
+    sensim_vec3 p;
+    sensim_quat q;
+} sensim_pose;
+
+static inline sensim_pose sensim_pose_identity(void)
+{
+    sensim_pose a = {{0, 0, 0}, {1, 0, 0, 0}};
+    return a;
+}
+/* a * b: b expressed in a's frame, returned in a's parent frame. */
+static inline sensim_pose sensim_pose_mul(sensim_pose a, sensim_pose b)
+{
+    sensim_pose c;
+    c.q = sensim_quat_normalize(sensim_quat_mul(a.q, b.q));
+    c.p = sensim_vec3_add(a.p, sensim_quat_rotate(a.q, b.p));
+    return c;
+}
+
+/* The pose of a body at time t (s). Must be a pure function of (user, t):
+ * it is called from many threads at once. */
+typedef void (*sensim_pose_fn)(const void *user, double t, sensim_pose *out);
+
+/* ---- sampled pose tracks (a trajectory as a function of time) ---- */
+
+/* Poses sampled at increasing times, interpolated linearly (position) and by
+ * slerp (orientation); held constant outside [t[0], t[n-1]]. Arrays copied. */
+typedef struct sensim_pose_track sensim_pose_track;
+/* position [n*3], orientation [n*4] (w,x,y,z, body to world); t strictly
+ * increasing and finite. `mount` (may be NULL) is the sensor pose in the body
+ * frame, composed on the right. */
+sensim_pose_track *sensim_pose_track_create(const double *t, const double *position, const double *orientation,
+                                            size_t n, const sensim_pose *mount);
+void sensim_pose_track_destroy(sensim_pose_track *tr);
+double sensim_pose_track_start(const sensim_pose_track *tr);
+double sensim_pose_track_end(const sensim_pose_track *tr);
+/* A sensim_pose_fn; `user` is a const sensim_pose_track *. */
+void sensim_pose_track_eval(const void *user, double t, sensim_pose *out);
+
+/* ---- materials ---- */
+
+typedef enum sensim_brdf {
+    SENSIM_BRDF_LAMBERT = 0, /* rho cos(theta) / pi (seed 002 eq. 4) */
+    SENSIM_BRDF_RETRO        /* retroreflector: rho, independent of incidence */
+} sensim_brdf;
+
+typedef struct sensim_material {
+    char name[64];
+    sensim_brdf brdf;
+    double reflectance; /* lidar reflectance at the laser wavelength, [0, 1] */
+    double albedo[3];   /* camera albedo, linear RGB, [0, 1] */
+} sensim_material;
+
+/* Grey Lambertian, reflectance 0.5, albedo 0.5, named "default". */
+sensim_material sensim_material_default(void);
+
+/* ---- scenes ---- */
+
+typedef struct sensim_scene sensim_scene;
+
+typedef struct sensim_hit {
+    double distance;    /* m along the unit direction; INFINITY on a miss */
+    sensim_vec3 normal; /* unit geometric normal, world, facing the ray */
+    int object;         /* object index, -1 on a miss */
+    int material;       /* material index, -1 on a miss */
+} sensim_hit;
+
+/* An empty scene with material 0 = sensim_material_default(), sun from
+ * straight above (irradiance 1), ambient 0.2, sky 0.6, no atmosphere.
+ * NULL on failure (Embree device creation). */
+sensim_scene *sensim_scene_create(void);
+void sensim_scene_destroy(sensim_scene *s);
+
+/* Meshes are templates placed in the world by objects. Each returns the mesh
+ * index (>= 0) or -1 with the error set. Vertices are checked (finite),
+ * indices range-checked and triangles with zero area rejected, with a
+ * message naming the mesh and triangle. `name` may be NULL. */
+int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
+                          const uint32_t *triangles, size_t ntriangles);
+/* Wavefront OBJ (v and f lines; polygons fanned) or PLY (ascii or
+ * binary_little_endian; vertex x y z and a face list). Errors name the file
+ * and line. */
+int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path);
+/* Primitive generators, tessellated into triangles. Plane: size_x by size_y
+ * in the local x-y plane, centred, normal +z, nx by ny cells. Box: centred.
+ * Cylinder: axis +z from z = 0 to height, closed, `segments` around. Sphere:
+ * centred, `segments` around (and segments/2 from pole to pole). */
+int sensim_scene_add_plane(sensim_scene *s, const char *name, double size_x, double size_y, int nx, int ny);
+int sensim_scene_add_box(sensim_scene *s, const char *name, double size_x, double size_y, double size_z);
+int sensim_scene_add_cylinder(sensim_scene *s, const char *name, double radius, double height, int segments);
+int sensim_scene_add_sphere(sensim_scene *s, const char *name, double radius, int segments);
+/* A height field over size_x by size_y centred at the origin, nx by ny cells,
+ * z = amplitude * (sum of a few fixed sinusoids), for terrain and benchmarks. */
+int sensim_scene_add_terrain(sensim_scene *s, const char *name, double size_x, double size_y, int nx, int ny,
+                             double amplitude);
+
+/* Returns the material index or -1 (reflectance and albedo in [0, 1]; a
+ * name already used is an error). */
+int sensim_scene_add_material(sensim_scene *s, const sensim_material *m);
+int sensim_scene_find_material(const sensim_scene *s, const char *name);
+int sensim_scene_find_mesh(const sensim_scene *s, const char *name);
+const sensim_material *sensim_scene_material(const sensim_scene *s, int index);
+
+/* A static object: mesh placed at pose. Returns the object index or -1. */
+int sensim_scene_add_object(sensim_scene *s, int mesh, int material, sensim_pose pose);
+/* A moving object with n >= 2 keyframes (times strictly increasing); the
+ * pose is interpolated between keyframes (lerp + slerp) and held outside. It
+ * is traced with Embree motion blur: `steps` (2..129) uniform time steps over
+ * the scene's keyframe window; 0 picks max(2, min(129, 4 * keyframes)). */
+int sensim_scene_add_moving_object(sensim_scene *s, int mesh, int material, const double *t,
+                                   const sensim_pose *poses, size_t n, int steps);
+
+/* Lights for the camera. direction points from the scene to the sun. */
+sensim_status sensim_scene_set_sun(sensim_scene *s, sensim_vec3 direction, const double irradiance[3]);
+sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3], const double sky[3]);
+/* Beer-Lambert extinction coefficient alpha (1/m) of the air, seed 002
+ * eq. 13: a lidar return is attenuated by exp(-2 alpha r), a camera ray by
+ * exp(-alpha r) towards the sky colour. */
+sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction);
+double sensim_scene_extinction(const sensim_scene *s);
+
+/* Builds the Embree scene. After this the scene is read-only; adding to a
+ * committed scene is an error. */
+sensim_status sensim_scene_commit(sensim_scene *s);
+size_t sensim_scene_triangle_count(const sensim_scene *s);
+size_t sensim_scene_object_count(const sensim_scene *s);
+/* The pose of object i at time t (moving objects interpolated). */
+sensim_status sensim_scene_object_pose(const sensim_scene *s, int object, double t, sensim_pose *out);
+
+/* Closest hit along origin + d * dir (dir need not be unit; distance is
+ * along the unit direction) for d in [tnear, tfar], at time t (s). */
+sensim_status sensim_scene_intersect(const sensim_scene *s, sensim_vec3 origin, sensim_vec3 dir, double t,
+                                     double tnear, double tfar, sensim_hit *hit);
+
+/* Loads a scene file (YAML; see sensim-render(1) for the keys): meshes,
+ * materials, objects, lights, atmosphere. Relative mesh paths are relative to
+ * the file. The scene is committed. Errors name the file, line and key.
+ * Sensors defined under `sensors:` are read by sensim_render_sensors_load. */
+sensim_scene *sensim_scene_load(const char *path);
+
+/* ---- lidar ---- */
+
+typedef struct sensim_lidar_points sensim_lidar_points;
+
+typedef enum sensim_return_mode {
+    SENSIM_RETURN_STRONGEST = 0,
+    SENSIM_RETURN_FIRST,
+    SENSIM_RETURN_LAST,
+    SENSIM_RETURN_MEAN, /* one point at the intensity-weighted mean range */
+    SENSIM_RETURN_DUAL  /* strongest and last (second strongest when they coincide) */
+} sensim_return_mode;
+
+typedef enum sensim_beam_pattern {
+    SENSIM_BEAM_GRID = 0,  /* n x n rays over the square around the footprint (Chrono) */
+    SENSIM_BEAM_SUNFLOWER  /* n rays on a Vogel spiral over the footprint disc */
+} sensim_beam_pattern;
+
+typedef enum sensim_falloff {
+    SENSIM_FALLOFF_NONE = 0,      /* intensity independent of range */
+    SENSIM_FALLOFF_INVERSE_SQUARE,/* (reference_range / r)^2 */
+    SENSIM_FALLOFF_GAUSSIAN_BEAM  /* detected power of seed 002 eq. 21 */
+} sensim_falloff;
+
+#define SENSIM_LIDAR_MAX_CHANNELS 256
+#define SENSIM_LIDAR_MAX_RAYS 256
+
+typedef struct sensim_lidar_params {
+    int channels;
+    /* Per-channel elevation (rad), azimuth offset (rad) and firing offset
+     * within a column (s). When `has_table` is 0 the elevations are uniform
+     * from vfov_min to vfov_max and the offsets zero. */
+    int has_table;
+    double elevation[SENSIM_LIDAR_MAX_CHANNELS];
+    double azimuth_offset[SENSIM_LIDAR_MAX_CHANNELS];
+    double time_offset[SENSIM_LIDAR_MAX_CHANNELS];
+    double vfov_min, vfov_max; /* rad */
+    int columns;               /* firings per revolution */
+    double rate_hz;            /* revolutions (scans) per second */
+    double hfov;               /* rad swept per scan (2 pi for a spinning sensor) */
+    double azimuth0;           /* rad, azimuth of column 0 */
+    int direction;             /* +1 counter-clockwise seen from above, -1 clockwise */
+    double min_range, max_range;
+    double divergence;         /* full beam divergence angle (1/e^2), rad; 0: one ray */
+    sensim_beam_pattern pattern;
+    int pattern_n;             /* grid side or sunflower count */
+    sensim_return_mode returns;
+    double echo_separation;    /* m: sub-ray hits closer than this form one echo */
+    double threshold;          /* minimum echo intensity to report */
+    sensim_falloff falloff;
+    double reference_range;    /* m, for SENSIM_FALLOFF_INVERSE_SQUARE */
+    /* Seed 002 eq. 21: beam waist w(x) = x tan(divergence/2) + waist, detector
+     * radius receiver_radius, detector offset receiver_offset (m). */
+    double waist, receiver_radius, receiver_offset;
+    /* s per column firing cycle (presets); when > 0 a loader that changes
+     * rate_hz recomputes columns = round(1 / (rate_hz * firing_cycle)). */
+    double firing_cycle;
+    /* Noise hook: applied to each scan after the geometric points are made
+     * (the noise models live elsewhere; the caller wires them). NULL: none. */
+    sensim_status (*noise)(void *user, struct sensim_lidar_points *pts, uint64_t scan);
+    void *noise_user;
+} sensim_lidar_params;
+
+/* A 32-channel uniform sensor at 10 Hz, 1024 columns, +-15 deg, ranges
+ * 0.5..120 m, one ray per beam, strongest return, inverse-square falloff with
+ * reference 10 m, threshold 0. */
+sensim_lidar_params sensim_lidar_default_params(void);
+/* Presets: "vlp16", "hdl32e" (elevation tables and firing times from the
+ * Velodyne manuals), "os128" (uniform 128 channels, +-22.5 deg, 2048
+ * columns, simultaneous firing). SENSIM_ENOTFOUND for another name. */
+sensim_status sensim_lidar_preset(const char *name, sensim_lidar_params *out);
+
+typedef struct sensim_lidar sensim_lidar;
+sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p);
+void sensim_lidar_destroy(sensim_lidar *l);
+const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l);
+/* Rays traced per beam; counted by the loop that makes them. */
+int sensim_lidar_rays_per_beam(const sensim_lidar *l);
+/* Beam offsets from the beam axis: tangent-plane (a, b) offsets (rad-ish:
+ * tan of the angle) and weights summing to one; n = rays per beam. */
+void sensim_lidar_beam_rays(const sensim_lidar *l, double *a, double *b, double *w);
+/* Most points one scan can produce (beams x returns per beam). */
+size_t sensim_lidar_max_points(const sensim_lidar *l);
+/* Firing time of (column, channel) relative to the scan start (s). */
+double sensim_lidar_fire_time(const sensim_lidar *l, int column, int channel);
+
+/* One scan's points, DESIGN.md lidar layout, sensor frame at each point's
+ * own firing time. Buffers sized by sensim_lidar_max_points. */
+struct sensim_lidar_points {
+    size_t count, capacity;
+    float *xyzi;        /* [count*4] x, y, z (m), intensity */
+    float *range, *azimuth, *elevation; /* m, rad, rad */
+    uint16_t *channel;
+    uint8_t *return_index;
+    float *time_offset; /* s since the scan start */
+};
+
+sensim_lidar_points *sensim_lidar_points_create(const sensim_lidar *l);
+void sensim_lidar_points_destroy(sensim_lidar_points *pts);
+
+/* Unit direction of beam (column, channel) in the sensor frame. */
+sensim_vec3 sensim_lidar_beam_direction(const sensim_lidar *l, int column, int channel);
+
+/* Traces scan number `scan` starting at t_start (s): beam (column c,
+ * channel k) is cast from pose(t_start + fire_time(c, k)) at that time.
+ * Points come out in beam order (column, channel, return), identical at any
+ * thread count; then params.noise (if set) is called from this thread. */
+sensim_status sensim_lidar_scan(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
+                                const void *pose_user, double t_start, uint64_t scan, sensim_lidar_points *out);
+
+/* ---- camera ---- */
+
+typedef enum sensim_lens {
+    SENSIM_LENS_PINHOLE = 0,
+    SENSIM_LENS_FOV /* seed 000 eqs. 1-2 */
+} sensim_lens;
+
+typedef struct sensim_camera_params {
+    int width, height;
+    double hfov;      /* rad, full horizontal field of view */
+    sensim_lens lens;
+    int samples;      /* per pixel, random position in the pixel and time in the exposure */
+    double exposure;  /* s; 0 for an instant */
+    int shadows;      /* cast shadow rays to the sun */
+    uint64_t seed;
+    uint32_t sensor;  /* sensor id for the random streams */
+    /* Noise hook: applied to each rendered frame (linear RGB) before it is
+     * returned; the camera noise models live elsewhere. NULL: none. */
+    sensim_status (*noise)(void *user, float *rgb, int width, int height, uint64_t frame);
+    void *noise_user;
+} sensim_camera_params;
+
+/* 640x480, 90 deg, pinhole, 1 sample, no exposure, shadows on, seed 0. */
+sensim_camera_params sensim_camera_default_params(void);
+
+typedef struct sensim_camera sensim_camera;
+sensim_camera *sensim_camera_create(const sensim_camera_params *p);
+void sensim_camera_destroy(sensim_camera *c);
+const sensim_camera_params *sensim_camera_params_of(const sensim_camera *c);
+/* Unit ray direction in the camera frame through image point (px, py)
+ * (pixels, origin top-left corner, px in [0, width]). */
+sensim_vec3 sensim_camera_direction(const sensim_camera *c, double px, double py);
+
+/* Renders frame `frame` with the exposure starting at t: rgb[height*width*3]
+ * linear radiance (row-major, top row first). Random streams keyed by
+ * (seed, sensor, stream) and indexed by (frame, pixel, sample). */
+sensim_status sensim_camera_render(const sensim_camera *c, const sensim_scene *s, sensim_pose_fn pose,
+                                   const void *pose_user, double t, uint64_t frame, float *rgb);
+/* Linear [0, 1] to 8 bits with the sRGB transfer curve, clamped. */
+void sensim_image_to_u8(const float *in, size_t n, uint8_t *out);
+
+/* ---- sensors of a scene file ---- */
+
+typedef enum sensim_render_sensor_type {
+    SENSIM_SENSOR_LIDAR = 1,
+    SENSIM_SENSOR_CAMERA
+} sensim_render_sensor_type;
+
+typedef struct sensim_render_sensor {
+    char name[64];
+    sensim_render_sensor_type type;
+    double rate_hz;     /* scans or frames per second */
+    sensim_pose mount;  /* sensor pose in the body frame */
+    uint64_t seed;      /* the sensor's seed (or the file's) */
+    sensim_lidar_params lidar;
+    sensim_camera_params camera;
+} sensim_render_sensor;
+
+/* Reads sensor `name` from the `sensors:` list of a scene file (type lidar
+ * or camera, a mount, and the parameters; see sensim-render(1)). The
+ * parameters are validated. Errors name the file, line and key. */
+sensim_status sensim_render_sensor_load(const char *path, const char *name, sensim_render_sensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,622 @@
+/* Scanning lidar on Embree.
+ *
+ * Geometry: a column of `channels` beams is fired every column period; beam
+ * (c, k) fires at c * period + time_offset[k] after the scan start and points
+ * at azimuth azimuth0 + direction * 2 pi rate * t + azimuth_offset[k],
+ * elevation elevation[k] (per-channel tables for real sensors, uniform
+ * otherwise). Each beam is cast from the sensor pose at its own firing time
+ * (seed 000 sec. 3.1 and Fig. 5: motion distortion), the pose being a pure
+ * function of time evaluated inside the parallel loop.
+ *
+ * Beam divergence (seeds 000, 001, 002): a beam is N rays over its
+ * footprint, weighted by the Gaussian beam profile; N is counted by the loop
+ * that makes the rays (HELIOS++ counted them twice, two ways). Sub-ray hits
+ * closer than echo_separation merge into one echo (range = intensity-weighted
+ * mean, intensity = weighted sum); returns are chosen among echoes.
+ *
+ * Intensity of a sub-ray: rho cos(theta) (Lambertian, seed 002 eq. 4, scaled
+ * by pi so that a white target seen head-on gives rho) or rho
+ * (retroreflector), times the range falloff (none, inverse square, or the
+ * detected power of a Gaussian beam, seed 002 eq. 21), times the two-way
+ * Beer-Lambert transmittance exp(-2 alpha r) (seed 002 eq. 13). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+#define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
+
+struct sensim_lidar {
+    sensim_lidar_params p;
+    int nrays;          /* rays per beam */
+    double ra[SENSIM_LIDAR_MAX_RAYS], rb[SENSIM_LIDAR_MAX_RAYS], rw[SENSIM_LIDAR_MAX_RAYS];
+    double rn[SENSIM_LIDAR_MAX_RAYS]; /* 1 / sqrt(1 + a^2 + b^2): unit sub-ray directions */
+    int nret;           /* returns per beam slot */
+    double period;      /* s per column */
+    int same_time;      /* all channels of a column fire at once */
+    float *dir;         /* [columns*channels*3] sensor-frame beam axes */
+    float *az;          /* [columns*channels] */
+};
+
+sensim_lidar_params sensim_lidar_default_params(void)
+{
+    sensim_lidar_params p;
+    memset(&p, 0, sizeof p);
+    p.channels = 32;
+    p.vfov_min = -15 * M_PI / 180;
+    p.vfov_max = 15 * M_PI / 180;
+    p.columns = 1024;
+    p.rate_hz = 10;
+    p.hfov = 2 * M_PI;
+    p.direction = 1;
+    p.min_range = 0.5;
+    p.max_range = 120;
+    p.pattern = SENSIM_BEAM_GRID;
+    p.pattern_n = 1;
+    p.returns = SENSIM_RETURN_STRONGEST;
+    p.echo_separation = 0.5;
+    p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
+    p.reference_range = 10;
+    return p;
+}
+
+/* Velodyne VLP-16 user manual: laser IDs 0..15 at -15, 1, -13, 3, ... 15 deg;
+ * a firing every 2.304 us, a firing cycle of 55.296 us. */
+static const double vlp16_el[16] = {-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15};
+/* Velodyne HDL-32E user manual: laser IDs 0..31, vertical angles in deg; a
+ * firing every 1.152 us, a cycle of 46.08 us. */
+static const double hdl32_el[32] = {-30.67, -9.33, -29.33, -8.00, -28.00, -6.67, -26.67, -5.33,
+                                    -25.33, -4.00, -24.00, -2.67, -22.67, -1.33, -21.33, 0.00,
+                                    -20.00, 1.33,  -18.67, 2.67,  -17.33, 4.00,  -16.00, 5.33,
+                                    -14.67, 6.67,  -13.33, 8.00,  -12.00, 9.33,  -10.67, 10.67};
+
+sensim_status sensim_lidar_preset(const char *name, sensim_lidar_params *out)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    if (strcmp(name, "vlp16") == 0) {
+        p.channels = 16;
+        p.has_table = 1;
+        for (int k = 0; k < 16; k++) {
+            p.elevation[k] = vlp16_el[k] * M_PI / 180;
+            p.time_offset[k] = k * 2.304e-6;
+        }
+        p.firing_cycle = 55.296e-6;
+        p.rate_hz = 10;
+        p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
+        p.max_range = 100;
+        /* VLP-16 manual: 3.0 mrad horizontal beam divergence. */
+        p.divergence = 3.0e-3;
+    } else if (strcmp(name, "hdl32e") == 0) {
+        p.channels = 32;
+        p.has_table = 1;
+        for (int k = 0; k < 32; k++) {
+            p.elevation[k] = hdl32_el[k] * M_PI / 180;
+            p.time_offset[k] = k * 1.152e-6;
+        }
+        p.firing_cycle = 46.08e-6;
+        p.rate_hz = 10;
+        p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
+        p.max_range = 100;
+    } else if (strcmp(name, "os128") == 0) {
+        /* Ouster OS-128-like: 128 uniform channels over 45 deg, 2048 columns,
+         * all channels of a column fired together. */
+        p.channels = 128;
+        p.vfov_min = -22.5 * M_PI / 180;
+        p.vfov_max = 22.5 * M_PI / 180;
+        p.columns = 2048;
+        p.rate_hz = 10;
+        p.max_range = 120;
+    } else {
+        return sensim_error(SENSIM_ENOTFOUND, "lidar preset '%s' unknown (expected vlp16, hdl32e or os128)", name);
+    }
+    *out = p;
+    return SENSIM_OK;
+}
+
+/* The footprint rays, made and counted by one loop. Offsets are tangents of
+ * the angle from the beam axis; weights follow the Gaussian beam profile
+ * exp(-2 r^2 / R^2) with R the 1/e^2 half-angle, normalized to sum 1. */
+static int make_beam_rays(const sensim_lidar_params *p, double *a, double *b, double *w)
+{
+    int n = 0;
+    double R = tan(0.5 * p->divergence);
+    if (p->divergence <= 0) {
+        a[n] = b[n] = 0;
+        w[n++] = 1;
+        return n;
+    }
+    if (p->pattern == SENSIM_BEAM_GRID) {
+        int m = p->pattern_n;
+        for (int i = 0; i < m; i++)
+            for (int j = 0; j < m; j++) {
+                a[n] = m == 1 ? 0 : R * (2.0 * (i + 0.5) / m - 1);
+                b[n] = m == 1 ? 0 : R * (2.0 * (j + 0.5) / m - 1);
+                n++;
+            }
+    } else {
+        const double golden = M_PI * (3 - sqrt(5.0));
+        for (int i = 0; i < p->pattern_n; i++) {
+            double r = p->pattern_n == 1 ? 0 : R * sqrt((i + 0.5) / p->pattern_n);
+            a[n] = r * cos(i * golden);
+            b[n] = r * sin(i * golden);
+            n++;
+        }
+    }
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        w[i] = exp(-2 * (a[i] * a[i] + b[i] * b[i]) / (R * R));
+        sum += w[i];
+    }
+    for (int i = 0; i < n; i++)
+        w[i] /= sum;
+    return n;
+}
+
+sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
+{
+#define BAD(...)                                     \
+    do {                                             \
+        sensim_error(SENSIM_EINVAL, "lidar: " __VA_ARGS__); \
+        return NULL;                                 \
+    } while (0)
+    if (p->channels < 1 || p->channels > SENSIM_LIDAR_MAX_CHANNELS)
+        BAD("channels must be 1..%d (got %d)", SENSIM_LIDAR_MAX_CHANNELS, p->channels);
+    if (p->columns < 1 || p->columns > 1000000)
+        BAD("columns must be 1..1000000 (got %d)", p->columns);
+    if (!(p->rate_hz > 0 && isfinite(p->rate_hz)))
+        BAD("rate_hz must be positive (got %g)", p->rate_hz);
+    if (!(p->hfov > 0 && p->hfov <= 2 * M_PI + 1e-9))
+        BAD("hfov must be in (0, 2 pi] rad (got %g)", p->hfov);
+    if (p->direction != 1 && p->direction != -1)
+        BAD("direction must be +1 or -1 (got %d)", p->direction);
+    if (!(p->min_range >= 0 && p->max_range > p->min_range && isfinite(p->max_range)))
+        BAD("need 0 <= min_range < max_range < inf (got %g, %g)", p->min_range, p->max_range);
+    if (!(p->divergence >= 0 && p->divergence < 0.5))
+        BAD("divergence must be in [0, 0.5) rad (got %g)", p->divergence);
+    if (p->pattern != SENSIM_BEAM_GRID && p->pattern != SENSIM_BEAM_SUNFLOWER)
+        BAD("unknown beam pattern %d", (int)p->pattern);
+    if (p->pattern_n < 1 || (p->pattern == SENSIM_BEAM_GRID ? p->pattern_n * p->pattern_n : p->pattern_n) >
+                                SENSIM_LIDAR_MAX_RAYS)
+        BAD("beam pattern gives 1..%d rays per beam (pattern_n %d)", SENSIM_LIDAR_MAX_RAYS, p->pattern_n);
+    if ((unsigned)p->returns > SENSIM_RETURN_DUAL)
+        BAD("unknown return mode %d", (int)p->returns);
+    if (!(p->echo_separation >= 0 && isfinite(p->echo_separation)) || !(p->threshold >= 0 && isfinite(p->threshold)))
+        BAD("echo_separation and threshold must be finite and >= 0");
+    if ((unsigned)p->falloff > SENSIM_FALLOFF_GAUSSIAN_BEAM)
+        BAD("unknown falloff %d", (int)p->falloff);
+    if (p->falloff == SENSIM_FALLOFF_INVERSE_SQUARE && !(p->reference_range > 0 && isfinite(p->reference_range)))
+        BAD("reference_range must be positive (got %g)", p->reference_range);
+    if (p->falloff == SENSIM_FALLOFF_GAUSSIAN_BEAM &&
+        !(p->waist > 0 && p->receiver_radius > 0 && p->receiver_offset >= 0 && isfinite(p->receiver_offset)))
+        BAD("gaussian_beam falloff needs waist > 0, receiver_radius > 0, receiver_offset >= 0");
+    if (!p->has_table && !(p->vfov_max >= p->vfov_min && p->vfov_min >= -M_PI / 2 && p->vfov_max <= M_PI / 2))
+        BAD("need -pi/2 <= vfov_min <= vfov_max <= pi/2 (got %g, %g)", p->vfov_min, p->vfov_max);
+    for (int k = 0; p->has_table && k < p->channels; k++)
+        if (!(fabs(p->elevation[k]) <= M_PI / 2) || !isfinite(p->azimuth_offset[k]) ||
+            !(p->time_offset[k] >= 0 && isfinite(p->time_offset[k])))
+            BAD("channel %d: elevation within +-pi/2, finite azimuth offset and time offset >= 0 needed", k);
+#undef BAD
+    sensim_lidar *l = calloc(1, sizeof *l);
+    if (!l) {
+        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+        return NULL;
+    }
+    l->p = *p;
+    if (!p->has_table)
+        for (int k = 0; k < p->channels; k++) {
+            l->p.elevation[k] = p->channels == 1 ? 0.5 * (p->vfov_min + p->vfov_max)
+                                                 : p->vfov_min + (p->vfov_max - p->vfov_min) * k / (p->channels - 1);
+            l->p.azimuth_offset[k] = l->p.time_offset[k] = 0;
+        }
+    l->nrays = make_beam_rays(&l->p, l->ra, l->rb, l->rw);
+    for (int j = 0; j < l->nrays; j++)
+        l->rn[j] = 1 / sqrt(1 + l->ra[j] * l->ra[j] + l->rb[j] * l->rb[j]);
+    l->nret = p->returns == SENSIM_RETURN_DUAL ? 2 : 1;
+    l->period = p->hfov / (2 * M_PI * p->rate_hz * p->columns);
+    l->same_time = 1;
+    for (int k = 0; k < p->channels; k++)
+        if (l->p.time_offset[k] != 0)
+            l->same_time = 0;
+    size_t nb = (size_t)p->columns * p->channels;
+    l->dir = malloc(nb * 3 * sizeof *l->dir);
+    l->az = malloc(nb * sizeof *l->az);
+    if (!l->dir || !l->az) {
+        sensim_lidar_destroy(l);
+        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+        return NULL;
+    }
+    for (int c = 0; c < p->columns; c++)
+        for (int k = 0; k < p->channels; k++) {
+            size_t b = (size_t)c * p->channels + k;
+            double t = sensim_lidar_fire_time(l, c, k);
+            double az = p->azimuth0 + p->direction * 2 * M_PI * p->rate_hz * t + l->p.azimuth_offset[k];
+            az = remainder(az, 2 * M_PI);
+            double el = l->p.elevation[k];
+            l->az[b] = (float)az;
+            l->dir[3 * b] = (float)(cos(el) * cos(az));
+            l->dir[3 * b + 1] = (float)(cos(el) * sin(az));
+            l->dir[3 * b + 2] = (float)sin(el);
+        }
+    return l;
+}
+
+void sensim_lidar_destroy(sensim_lidar *l)
+{
+    if (!l)
+        return;
+    free(l->dir);
+    free(l->az);
+    free(l);
+}
+
+const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l) { return &l->p; }
+int sensim_lidar_rays_per_beam(const sensim_lidar *l) { return l->nrays; }
+
+void sensim_lidar_beam_rays(const sensim_lidar *l, double *a, double *b, double *w)
+{
+    memcpy(a, l->ra, l->nrays * sizeof *a);
+    memcpy(b, l->rb, l->nrays * sizeof *b);
+    memcpy(w, l->rw, l->nrays * sizeof *w);
+}
+
+size_t sensim_lidar_max_points(const sensim_lidar *l)
+{
+    return (size_t)l->p.columns * l->p.channels * l->nret;
+}
+
+double sensim_lidar_fire_time(const sensim_lidar *l, int column, int channel)
+{
+    return column * l->period + l->p.time_offset[channel];
+}
+
+sensim_vec3 sensim_lidar_beam_direction(const sensim_lidar *l, int column, int channel)
+{
+    const float *d = l->dir + 3 * ((size_t)column * l->p.channels + channel);
+    return sensim_vec3_make(d[0], d[1], d[2]);
+}
+
+sensim_lidar_points *sensim_lidar_points_create(const sensim_lidar *l)
+{
+    size_t n = sensim_lidar_max_points(l);
+    sensim_lidar_points *pt = calloc(1, sizeof *pt);
+    if (!pt) {
+        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+        return NULL;
+    }
+    pt->capacity = n;
+    pt->xyzi = malloc(4 * n * sizeof *pt->xyzi);
+    pt->range = malloc(n * sizeof *pt->range);
+    pt->azimuth = malloc(n * sizeof *pt->azimuth);
+    pt->elevation = malloc(n * sizeof *pt->elevation);
+    pt->channel = malloc(n * sizeof *pt->channel);
+    pt->return_index = malloc(n * sizeof *pt->return_index);
+    pt->time_offset = malloc(n * sizeof *pt->time_offset);
+    if (!pt->xyzi || !pt->range || !pt->azimuth || !pt->elevation || !pt->channel || !pt->return_index ||
+        !pt->time_offset) {
+        sensim_lidar_points_destroy(pt);
+        sensim_error(SENSIM_ENOMEM, "lidar: out of memory for %zu points", n);
+        return NULL;
+    }
+    return pt;
+}
+
+void sensim_lidar_points_destroy(sensim_lidar_points *pt)
+{
+    if (!pt)
+        return;
+    free(pt->xyzi);
+    free(pt->range);
+    free(pt->azimuth);
+    free(pt->elevation);
+    free(pt->channel);
+    free(pt->return_index);
+    free(pt->time_offset);
+    free(pt);
+}
+
+/* Range factor of the received power. */
+static double falloff(const sensim_lidar_params *p, double r)
+{
+    switch (p->falloff) {
+    case SENSIM_FALLOFF_INVERSE_SQUARE: {
+        double q = p->reference_range / fmax(r, 1e-6);
+        return q * q;
+    }
+    case SENSIM_FALLOFF_GAUSSIAN_BEAM: {
+        /* Seed 002 eq. 21: w(x) = x tan(theta_D) + E. */
+        double w = r * tan(0.5 * p->divergence) + p->waist, w2 = w * w;
+        return (1 - exp(-2 * p->receiver_radius * p->receiver_radius / w2)) *
+               exp(-2 * p->receiver_offset * p->receiver_offset / w2) / (1 - exp(-2.0));
+    }
+    default:
+        return 1;
+    }
+}
+
+typedef struct {
+    float r, i; /* range, weighted intensity */
+} subhit;
+
+typedef struct {
+    double r, i;
+} echo;
+
+/* Sorts the beam's sub-ray hits by range and merges them into echoes. */
+static int make_echoes(subhit *h, int n, double sep, echo *e)
+{
+    for (int a = 1; a < n; a++) {
+        subhit x = h[a];
+        int b = a - 1;
+        while (b >= 0 && h[b].r > x.r) {
+            h[b + 1] = h[b];
+            b--;
+        }
+        h[b + 1] = x;
+    }
+    int ne = 0;
+    double sr = 0, si = 0, sw = 0;
+    for (int a = 0; a < n; a++) {
+        if (a > 0 && h[a].r - h[a - 1].r > sep) {
+            e[ne].r = sw > 0 ? sr / sw : h[a - 1].r;
+            e[ne++].i = si;
+            sr = si = sw = 0;
+        }
+        /* Range centroid weighted by intensity (plus a tiny floor so that
+         * black targets still get a range). */
+        double wt = h[a].i + 1e-12;
+        sr += wt * h[a].r;
+        sw += wt;
+        si += h[a].i;
+    }
+    if (n > 0) {
+        e[ne].r = sr / sw;
+        e[ne++].i = si;
+    }
+    return ne;
+}
+
+/* Chooses up to two echoes by the return mode; returns how many. */
+static int choose_returns(const sensim_lidar_params *p, const echo *e, int ne, const subhit *h, int nh, echo *out)
+{
+    int strongest = -1, second = -1, first = -1, last = -1;
+    for (int a = 0; a < ne; a++) {
+        if (e[a].i < p->threshold || e[a].r < p->min_range)
+            continue;
+        if (first < 0)
+            first = a;
+        last = a;
+        if (strongest < 0 || e[a].i > e[strongest].i) {
+            second = strongest;
+            strongest = a;
+        } else if (second < 0 || e[a].i > e[second].i) {
+            second = a;
+        }
+    }
+    if (strongest < 0)
+        return 0;
+    switch (p->returns) {
+    case SENSIM_RETURN_FIRST:
+        out[0] = e[first];
+        return 1;
+    case SENSIM_RETURN_LAST:
+        out[0] = e[last];
+        return 1;
+    case SENSIM_RETURN_MEAN: {
+        double sr = 0, si = 0;
+        for (int a = 0; a < nh; a++) {
+            sr += (h[a].i + 1e-12) * h[a].r;
+            si += h[a].i + 1e-12;
+        }
+        out[0].r = sr / si;
+        out[0].i = si - nh * 1e-12;
+        if (out[0].i < p->threshold || out[0].r < p->min_range)
+            return 0;
+        return 1;
+    }
+    case SENSIM_RETURN_DUAL:
+        out[0] = e[strongest];
+        if (last != strongest) {
+            out[1] = e[last];
+            return 2;
+        }
+        if (second >= 0) {
+            out[1] = e[second];
+            return 2;
+        }
+        return 1;
+    default:
+        out[0] = e[strongest];
+        return 1;
+    }
+}
+
+/* Traces beams [b0, b1) of one column and writes their slots. */
+static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
+                        double t_start, int column, int k0, int k1, sensim_lidar_points *out)
+{
+    const sensim_lidar_params *p = &l->p;
+    const int nr = l->nrays;
+    const int nbeam = k1 - k0;
+    float rr[GROUP_RAYS], ri[GROUP_RAYS];
+    float ox[GROUP_RAYS], oy[GROUP_RAYS], oz[GROUP_RAYS], dx[GROUP_RAYS], dy[GROUP_RAYS], dz[GROUP_RAYS];
+    float tm[GROUP_RAYS];
+    double tt[SENSIM_LIDAR_MAX_CHANNELS];
+    sensim_pose pose;
+    const double alpha = sensim_scene_extinction(s);
+    if (l->same_time)
+        posefn(user, t_start + sensim_lidar_fire_time(l, column, 0), &pose);
+    int n = 0;
+    for (int k = k0; k < k1; k++) {
+        size_t b = (size_t)column * p->channels + k;
+        double t = t_start + sensim_lidar_fire_time(l, column, k);
+        tt[k - k0] = t;
+        if (!l->same_time)
+            posefn(user, t, &pose);
+        sensim_vec3 e = sensim_vec3_make(l->dir[3 * b], l->dir[3 * b + 1], l->dir[3 * b + 2]);
+        /* Footprint axes: u horizontal, v up, both orthogonal to the axis;
+         * rotated to the world once per beam. Sub-ray j is
+         * (e + a_j u + b_j v) / sqrt(1 + a_j^2 + b_j^2). */
+        double ch = sqrt(e.x * e.x + e.y * e.y);
+        sensim_vec3 u = ch > 1e-9 ? sensim_vec3_make(-e.y / ch, e.x / ch, 0) : sensim_vec3_make(0, 1, 0);
+        sensim_vec3 v = sensim_vec3_cross(e, u);
+        e = sensim_quat_rotate(pose.q, e);
+        if (nr > 1) {
+            u = sensim_quat_rotate(pose.q, u);
+            v = sensim_quat_rotate(pose.q, v);
+        }
+        float time = scene_ray_time(s, t);
+        for (int j = 0; j < nr; j++, n++) {
+            sensim_vec3 d = e;
+            if (nr > 1) {
+                double a = l->ra[j], bb = l->rb[j], in = l->rn[j];
+                d = sensim_vec3_make((e.x + a * u.x + bb * v.x) * in, (e.y + a * u.y + bb * v.y) * in,
+                                     (e.z + a * u.z + bb * v.z) * in);
+            }
+            ox[n] = (float)pose.p.x;
+            oy[n] = (float)pose.p.y;
+            oz[n] = (float)pose.p.z;
+            dx[n] = (float)d.x;
+            dy[n] = (float)d.y;
+            dz[n] = (float)d.z;
+            tm[n] = time;
+        }
+    }
+    struct RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+    for (int base = 0; base < n; base += 16) {
+        struct RTCRayHit16 rh;
+        _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
+        for (int j = 0; j < 16; j++) {
+            int i = base + j < n ? base + j : base;
+            valid[j] = base + j < n ? -1 : 0;
+            rh.ray.org_x[j] = ox[i];
+            rh.ray.org_y[j] = oy[i];
+            rh.ray.org_z[j] = oz[i];
+            rh.ray.dir_x[j] = dx[i];
+            rh.ray.dir_y[j] = dy[i];
+            rh.ray.dir_z[j] = dz[i];
+            rh.ray.tnear[j] = 0.0f;
+            rh.ray.tfar[j] = (float)p->max_range;
+            rh.ray.time[j] = tm[i];
+            rh.ray.mask[j] = 0xFFFFFFFFu;
+            rh.ray.id[j] = (unsigned)j;
+            rh.ray.flags[j] = 0;
+            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
+        }
+        rtcIntersect16(valid, s->top, &ctx, &rh);
+        for (int j = 0; j < 16 && base + j < n; j++) {
+            int i = base + j;
+            if (rh.hit.geomID[j] == RTC_INVALID_GEOMETRY_ID) {
+                rr[i] = INFINITY;
+                ri[i] = 0;
+                continue;
+            }
+            double cth;
+            int obj;
+            if (rh.hit.instID[0][j] == RTC_INVALID_GEOMETRY_ID) {
+                /* Static geometry is baked in world space: |cos| of the
+                 * angle between the geometric normal and the ray. */
+                double gx = rh.hit.Ng_x[j], gy = rh.hit.Ng_y[j], gz = rh.hit.Ng_z[j];
+                double g2 = gx * gx + gy * gy + gz * gz;
+                cth = g2 > 0 ? fabs(gx * dx[i] + gy * dy[i] + gz * dz[i]) / sqrt(g2) : 1.0;
+                obj = s->geom_object[rh.hit.geomID[j]];
+            } else {
+                sensim_vec3 d = sensim_vec3_make(dx[i], dy[i], dz[i]), nrm;
+                scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
+                                     rh.hit.Ng_z[j], d, tt[i / nr], &nrm, &obj);
+                cth = -sensim_vec3_dot(nrm, d);
+            }
+            const sensim_material *m = &s->mat[s->obj[obj].material];
+            double r = rh.ray.tfar[j];
+            double refl = m->brdf == SENSIM_BRDF_RETRO ? m->reflectance : m->reflectance * fmax(cth, 0.0);
+            rr[i] = (float)r;
+            ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * (alpha > 0 ? exp(-2 * alpha * r) : 1.0));
+        }
+    }
+    for (int q = 0; q < nbeam; q++) {
+        int k = k0 + q;
+        size_t b = (size_t)column * p->channels + k;
+        subhit h[SENSIM_LIDAR_MAX_RAYS];
+        echo e[SENSIM_LIDAR_MAX_RAYS], ret[2];
+        int nh = 0;
+        for (int j = 0; j < nr; j++)
+            if (isfinite(rr[q * nr + j])) {
+                h[nh].r = rr[q * nr + j];
+                h[nh++].i = ri[q * nr + j];
+            }
+        int nret;
+        if (nr == 1) {
+            /* One ray: one echo, whatever the return mode. */
+            nret = nh == 1 && h[0].i >= p->threshold && h[0].r >= p->min_range;
+            if (nret) {
+                ret[0].r = h[0].r;
+                ret[0].i = h[0].i;
+            }
+        } else {
+            int ne = make_echoes(h, nh, p->echo_separation, e);
+            nret = choose_returns(p, e, ne, h, nh, ret);
+        }
+        for (int j = 0; j < l->nret; j++) {
+            size_t slot = b * l->nret + j;
+            if (j >= nret) {
+                out->range[slot] = NAN;
+                continue;
+            }
+            float r = (float)ret[j].r;
+            out->range[slot] = r;
+            out->xyzi[4 * slot] = r * l->dir[3 * b];
+            out->xyzi[4 * slot + 1] = r * l->dir[3 * b + 1];
+            out->xyzi[4 * slot + 2] = r * l->dir[3 * b + 2];
+            out->xyzi[4 * slot + 3] = (float)ret[j].i;
+            out->azimuth[slot] = l->az[b];
+            out->elevation[slot] = (float)p->elevation[k];
+            out->channel[slot] = (uint16_t)k;
+            out->return_index[slot] = (uint8_t)j;
+            out->time_offset[slot] = (float)(tt[q] - t_start);
+        }
+    }
+}
+
+sensim_status sensim_lidar_scan(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
+                                const void *pose_user, double t_start, uint64_t scan, sensim_lidar_points *out)
+{
+    if (!s->committed)
+        return sensim_error(SENSIM_EINVAL, "lidar: scene not committed");
+    if (out->capacity < sensim_lidar_max_points(l))
+        return sensim_error(SENSIM_EINVAL, "lidar: point buffer holds %zu points, the scan needs %zu", out->capacity,
+                            sensim_lidar_max_points(l));
+    if (!isfinite(t_start))
+        return sensim_error(SENSIM_EINVAL, "lidar: scan start time not finite");
+    const int C = l->p.channels, per = GROUP_RAYS / l->nrays;
+    const int groups = (C + per - 1) / per;
+    const long ntask = (long)l->p.columns * groups;
+#pragma omp parallel for schedule(dynamic, 8)
+    for (long task = 0; task < ntask; task++) {
+        int c = (int)(task / groups), g = (int)(task % groups);
+        int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
+        trace_group(l, s, pose, pose_user, t_start, c, k0, k1, out);
+    }
+    /* Compaction in beam order: destination never passes the source. */
+    size_t m = 0, nslot = sensim_lidar_max_points(l);
+    for (size_t i = 0; i < nslot; i++) {
+        if (isnan(out->range[i]))
+            continue;
+        if (m != i) {
+            memcpy(out->xyzi + 4 * m, out->xyzi + 4 * i, 4 * sizeof *out->xyzi);
+            out->range[m] = out->range[i];
+            out->azimuth[m] = out->azimuth[i];
+            out->elevation[m] = out->elevation[i];
+            out->channel[m] = out->channel[i];
+            out->return_index[m] = out->return_index[i];
+            out->time_offset[m] = out->time_offset[i];
+        }
+        m++;
+    }
+    out->count = m;
+    if (l->p.noise)
+        return l->p.noise(l->p.noise_user, out, scan);
+    return SENSIM_OK;
+}

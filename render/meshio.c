@@ -1,0 +1,427 @@
+/* Mesh files: Wavefront OBJ (v and f records; polygons fanned into
+ * triangles; texture/normal indices ignored) and PLY (ascii and
+ * binary_little_endian; vertex x, y, z and a face index list). Every vertex
+ * and triangle remembers its source line, so a NaN or a degenerate face is
+ * reported as "file:line: ...". */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "render_internal.h"
+
+typedef struct {
+    float *v;
+    int *vline;
+    size_t nv, cv;
+    uint32_t *t;
+    int *tline;
+    size_t nt, ct;
+} mbuild;
+
+static void mb_free(mbuild *b)
+{
+    free(b->v);
+    free(b->vline);
+    free(b->t);
+    free(b->tline);
+}
+
+static int mb_vertex(mbuild *b, double x, double y, double z, int line)
+{
+    if (b->nv == b->cv) {
+        size_t c = b->cv ? 2 * b->cv : 1024;
+        float *v = realloc(b->v, c * 3 * sizeof *v);
+        if (v)
+            b->v = v;
+        int *l = realloc(b->vline, c * sizeof *l);
+        if (l)
+            b->vline = l;
+        if (!v || !l)
+            return -1;
+        b->cv = c;
+    }
+    b->v[3 * b->nv] = (float)x;
+    b->v[3 * b->nv + 1] = (float)y;
+    b->v[3 * b->nv + 2] = (float)z;
+    b->vline[b->nv++] = line;
+    return 0;
+}
+
+static int mb_tri(mbuild *b, uint32_t i, uint32_t j, uint32_t k, int line)
+{
+    if (b->nt == b->ct) {
+        size_t c = b->ct ? 2 * b->ct : 1024;
+        uint32_t *t = realloc(b->t, c * 3 * sizeof *t);
+        if (t)
+            b->t = t;
+        int *l = realloc(b->tline, c * sizeof *l);
+        if (l)
+            b->tline = l;
+        if (!t || !l)
+            return -1;
+        b->ct = c;
+    }
+    b->t[3 * b->nt] = i;
+    b->t[3 * b->nt + 1] = j;
+    b->t[3 * b->nt + 2] = k;
+    b->tline[b->nt++] = line;
+    return 0;
+}
+
+static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild *b)
+{
+    int id = scene_mesh_add_owned(s, name, b->v, b->nv, b->t, b->nt, path, b->vline, b->tline);
+    free(b->vline);
+    free(b->tline);
+    return id;
+}
+
+/* Strict double parse of one whitespace-delimited token; *p advances. */
+static int next_double(char **p, double *out)
+{
+    char *e;
+    while (**p == ' ' || **p == '\t')
+        (*p)++;
+    if (!**p || **p == '\n' || **p == '\r')
+        return -1;
+    *out = strtod(*p, &e);
+    if (e == *p || (*e && !isspace((unsigned char)*e)))
+        return -1;
+    *p = e;
+    return 0;
+}
+
+static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f)
+{
+    mbuild b;
+    memset(&b, 0, sizeof b);
+    char *line = NULL;
+    size_t cap = 0;
+    int ln = 0;
+    uint32_t *poly = NULL;
+    size_t cpoly = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        ln++;
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (p[0] == 'v' && (p[1] == ' ' || p[1] == '\t')) {
+            double x[3];
+            p++;
+            for (int k = 0; k < 3; k++)
+                if (next_double(&p, &x[k]) < 0) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: vertex needs three numbers", path, ln);
+                    goto fail;
+                }
+            if (mb_vertex(&b, x[0], x[1], x[2], ln) < 0)
+                goto nomem;
+        } else if (p[0] == 'f' && (p[1] == ' ' || p[1] == '\t')) {
+            size_t n = 0;
+            p++;
+            for (;;) {
+                while (*p == ' ' || *p == '\t')
+                    p++;
+                if (!*p || *p == '\n' || *p == '\r' || *p == '#')
+                    break;
+                char *e;
+                errno = 0;
+                long idx = strtol(p, &e, 10);
+                if (e == p || errno) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: bad face index", path, ln);
+                    goto fail;
+                }
+                while (*e && !isspace((unsigned char)*e))
+                    e++; /* skip /vt/vn */
+                p = e;
+                long r = idx < 0 ? (long)b.nv + idx : idx - 1;
+                if (idx == 0 || r < 0 || r >= (long)b.nv) {
+                    sensim_error(SENSIM_EDATA, "%s:%d: vertex index %ld out of range (%zu vertices so far)", path,
+                                 ln, idx, b.nv);
+                    goto fail;
+                }
+                if (n == cpoly) {
+                    size_t c = cpoly ? 2 * cpoly : 16;
+                    uint32_t *q = realloc(poly, c * sizeof *q);
+                    if (!q)
+                        goto nomem;
+                    poly = q;
+                    cpoly = c;
+                }
+                poly[n++] = (uint32_t)r;
+            }
+            if (n < 3) {
+                sensim_error(SENSIM_EFORMAT, "%s:%d: face needs at least 3 vertices (got %zu)", path, ln, n);
+                goto fail;
+            }
+            for (size_t k = 1; k + 1 < n; k++)
+                if (mb_tri(&b, poly[0], poly[k], poly[k + 1], ln) < 0)
+                    goto nomem;
+        }
+        /* vt, vn, o, g, s, usemtl, mtllib, comments: not needed for ray casting. */
+    }
+    free(line);
+    free(poly);
+    return mb_finish(s, name, path, &b);
+nomem:
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+fail:
+    free(line);
+    free(poly);
+    mb_free(&b);
+    return -1;
+}
+
+/* ---- PLY ---- */
+
+typedef enum { P_I8, P_U8, P_I16, P_U16, P_I32, P_U32, P_F32, P_F64, P_BAD } ptype;
+
+static ptype ply_type(const char *t)
+{
+    static const char *names[][2] = {{"char", "int8"},   {"uchar", "uint8"},  {"short", "int16"},
+                                     {"ushort", "uint16"}, {"int", "int32"},   {"uint", "uint32"},
+                                     {"float", "float32"}, {"double", "float64"}};
+    for (int i = 0; i < 8; i++)
+        if (strcmp(t, names[i][0]) == 0 || strcmp(t, names[i][1]) == 0)
+            return (ptype)i;
+    return P_BAD;
+}
+static size_t ptype_size(ptype t)
+{
+    static const size_t sz[] = {1, 1, 2, 2, 4, 4, 4, 8};
+    return sz[t];
+}
+
+typedef struct {
+    char name[32];
+    ptype type, count_type; /* count_type != P_BAD: a list */
+} pprop;
+
+typedef struct {
+    char name[32];
+    size_t count;
+    pprop prop[16];
+    int nprop;
+} pelem;
+
+static double bin_value(const unsigned char *p, ptype t)
+{
+    switch (t) {
+    case P_I8: return (double)*(const int8_t *)p;
+    case P_U8: return (double)*p;
+    case P_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case P_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case P_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case P_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case P_F32: { float v; memcpy(&v, p, 4); return v; }
+    case P_F64: { double v; memcpy(&v, p, 8); return v; }
+    default: return NAN;
+    }
+}
+
+/* Reads one value (ascii token or little-endian binary). */
+static int ply_read(FILE *f, int binary, ptype t, char **cursor, double *out)
+{
+    if (binary) {
+        unsigned char buf[8];
+        if (fread(buf, ptype_size(t), 1, f) != 1)
+            return -1;
+        *out = bin_value(buf, t);
+        return 0;
+    }
+    return next_double(cursor, out);
+}
+
+static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f)
+{
+    mbuild b;
+    memset(&b, 0, sizeof b);
+    char *line = NULL;
+    size_t cap = 0;
+    int ln = 0, binary = -1;
+    pelem el[8];
+    int nel = 0;
+    if (getline(&line, &cap, f) < 0 || strncmp(line, "ply", 3) != 0) {
+        sensim_error(SENSIM_EFORMAT, "%s:1: not a PLY file (no 'ply' magic)", path);
+        goto fail;
+    }
+    ln = 1;
+    for (;;) {
+        if (getline(&line, &cap, f) < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s:%d: header ends without end_header", path, ln);
+            goto fail;
+        }
+        ln++;
+        char a[32] = "", c[32] = "", d[32] = "", e[32] = "", g[32] = "";
+        int n = sscanf(line, "%31s %31s %31s %31s %31s", a, c, d, e, g);
+        if (n <= 0 || strcmp(a, "comment") == 0 || strcmp(a, "obj_info") == 0)
+            continue;
+        if (strcmp(a, "end_header") == 0)
+            break;
+        if (strcmp(a, "format") == 0) {
+            if (strcmp(c, "ascii") == 0)
+                binary = 0;
+            else if (strcmp(c, "binary_little_endian") == 0)
+                binary = 1;
+            else {
+                sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: PLY format '%s' not supported (ascii or "
+                             "binary_little_endian)", path, ln, c);
+                goto fail;
+            }
+        } else if (strcmp(a, "element") == 0) {
+            char *endp;
+            unsigned long long cnt = strtoull(d, &endp, 10);
+            if (nel == 8 || n < 3 || *endp) {
+                sensim_error(SENSIM_EFORMAT, "%s:%d: bad element line", path, ln);
+                goto fail;
+            }
+            memset(&el[nel], 0, sizeof el[nel]);
+            snprintf(el[nel].name, sizeof el[nel].name, "%s", c);
+            el[nel++].count = (size_t)cnt;
+        } else if (strcmp(a, "property") == 0) {
+            if (nel == 0 || el[nel - 1].nprop == 16) {
+                sensim_error(SENSIM_EFORMAT, "%s:%d: property outside an element (or too many)", path, ln);
+                goto fail;
+            }
+            pprop *pp = &el[nel - 1].prop[el[nel - 1].nprop++];
+            if (strcmp(c, "list") == 0) {
+                pp->count_type = ply_type(d);
+                pp->type = ply_type(e);
+                snprintf(pp->name, sizeof pp->name, "%s", g);
+                if (n < 5 || pp->count_type == P_BAD || pp->type == P_BAD) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: bad list property", path, ln);
+                    goto fail;
+                }
+            } else {
+                pp->count_type = P_BAD;
+                pp->type = ply_type(c);
+                snprintf(pp->name, sizeof pp->name, "%s", d);
+                if (n < 3 || pp->type == P_BAD) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: bad property type '%s'", path, ln, c);
+                    goto fail;
+                }
+            }
+        } else {
+            sensim_error(SENSIM_EFORMAT, "%s:%d: unexpected header line '%s'", path, ln, a);
+            goto fail;
+        }
+    }
+    if (binary < 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: PLY header has no format line", path);
+        goto fail;
+    }
+    for (int ei = 0; ei < nel; ei++) {
+        pelem *E = &el[ei];
+        int is_v = strcmp(E->name, "vertex") == 0, is_f = strcmp(E->name, "face") == 0;
+        int ix = -1, iy = -1, iz = -1, il = -1;
+        for (int k = 0; k < E->nprop; k++) {
+            if (strcmp(E->prop[k].name, "x") == 0) ix = k;
+            if (strcmp(E->prop[k].name, "y") == 0) iy = k;
+            if (strcmp(E->prop[k].name, "z") == 0) iz = k;
+            if (E->prop[k].count_type != P_BAD &&
+                (strcmp(E->prop[k].name, "vertex_indices") == 0 || strcmp(E->prop[k].name, "vertex_index") == 0))
+                il = k;
+        }
+        if (is_v && (ix < 0 || iy < 0 || iz < 0)) {
+            sensim_error(SENSIM_EFORMAT, "%s: vertex element lacks x, y or z", path);
+            goto fail;
+        }
+        if (is_f && il < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s: face element lacks a vertex_indices list", path);
+            goto fail;
+        }
+        for (size_t r = 0; r < E->count; r++) {
+            char *cur = NULL;
+            if (!binary) {
+                if (getline(&line, &cap, f) < 0) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: file ends inside element '%s' (%zu of %zu)", path, ln,
+                                 E->name, r, E->count);
+                    goto fail;
+                }
+                ln++;
+                cur = line;
+            }
+            int where = binary ? (int)r + 1 : ln;
+            double xyz[3] = {0, 0, 0};
+            uint32_t poly[64];
+            size_t npoly = 0;
+            for (int k = 0; k < E->nprop; k++) {
+                pprop *pp = &E->prop[k];
+                double v;
+                if (pp->count_type == P_BAD) {
+                    if (ply_read(f, binary, pp->type, &cur, &v) < 0)
+                        goto short_read;
+                    if (k == ix) xyz[0] = v;
+                    if (k == iy) xyz[1] = v;
+                    if (k == iz) xyz[2] = v;
+                    continue;
+                }
+                double cnt;
+                if (ply_read(f, binary, pp->count_type, &cur, &cnt) < 0 || !(cnt >= 0 && cnt <= 64)) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: bad list length", path, where);
+                    goto fail;
+                }
+                for (int m = 0; m < (int)cnt; m++) {
+                    if (ply_read(f, binary, pp->type, &cur, &v) < 0)
+                        goto short_read;
+                    if (k == il) {
+                        if (!(v >= 0 && v < (double)b.nv) || v != floor(v)) {
+                            sensim_error(SENSIM_EDATA, "%s:%d: vertex index %g out of range (%zu vertices)", path,
+                                         where, v, b.nv);
+                            goto fail;
+                        }
+                        poly[npoly++] = (uint32_t)v;
+                    }
+                }
+            }
+            if (is_v && mb_vertex(&b, xyz[0], xyz[1], xyz[2], where) < 0)
+                goto nomem;
+            if (is_f) {
+                if (npoly < 3) {
+                    sensim_error(SENSIM_EFORMAT, "%s:%d: face needs at least 3 vertices", path, where);
+                    goto fail;
+                }
+                for (size_t k = 1; k + 1 < npoly; k++)
+                    if (mb_tri(&b, poly[0], poly[k], poly[k + 1], where) < 0)
+                        goto nomem;
+            }
+            continue;
+        short_read:
+            sensim_error(SENSIM_EFORMAT, "%s:%d: element '%s' %zu: too few values", path, where, E->name, r);
+            goto fail;
+        }
+    }
+    free(line);
+    return mb_finish(s, name, path, &b);
+nomem:
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+fail:
+    free(line);
+    mb_free(&b);
+    return -1;
+}
+
+int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path)
+{
+    const char *dot = strrchr(path, '.');
+    int ply;
+    if (dot && strcasecmp(dot, ".obj") == 0)
+        ply = 0;
+    else if (dot && strcasecmp(dot, ".ply") == 0)
+        ply = 1;
+    else {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj or .ply)", path);
+        return -1;
+    }
+    FILE *f = fopen(path, ply ? "rb" : "r");
+    if (!f) {
+        sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));
+        return -1;
+    }
+    int id = ply ? load_ply(s, name, path, f) : load_obj(s, name, path, f);
+    fclose(f);
+    return id;
+}

@@ -1,0 +1,79 @@
+/* Internal view of a committed scene, shared by scene.c, lidar.c and
+ * camera.c. Not installed. */
+#ifndef SENSIM_RENDER_INTERNAL_H
+#define SENSIM_RENDER_INTERNAL_H
+
+#include <embree3/rtcore.h>
+
+#include "sensim/render.h"
+
+typedef struct scene_mesh {
+    char name[64];
+    float *v;       /* [nv*3] */
+    uint32_t *tri;  /* [nt*3] */
+    size_t nv, nt;
+    RTCScene proto; /* for moving objects, built at commit */
+} scene_mesh;
+
+typedef struct scene_object {
+    int mesh, material;
+    sensim_pose pose;   /* static pose, or the first keyframe */
+    size_t nkey;        /* 0 for static */
+    double *kt;         /* [nkey] */
+    sensim_pose *kpose; /* [nkey] */
+    int steps;
+} scene_object;
+
+struct sensim_scene {
+    RTCDevice dev;
+    RTCScene top;
+    int committed;
+    /* First Embree error seen by the device callback; checked after each
+     * Embree call that can fail. */
+    int rtc_error;
+    char rtc_message[256];
+
+    scene_mesh *mesh;
+    size_t nmesh, cap_mesh;
+    sensim_material *mat;
+    size_t nmat, cap_mat;
+    scene_object *obj;
+    size_t nobj, cap_obj;
+    int *geom_object; /* Embree geomID -> object */
+    size_t ngeom;
+    size_t ntriangles;
+
+    double t0, t1;    /* keyframe window mapped to ray time [0, 1] */
+    int has_motion;
+
+    sensim_vec3 sun_dir;
+    double sun[3], ambient[3], sky[3];
+    double extinction;
+};
+
+/* Ray time in [0, 1] for scene time t. */
+static inline float scene_ray_time(const sensim_scene *s, double t)
+{
+    if (!s->has_motion)
+        return 0.0f;
+    double u = (t - s->t0) / (s->t1 - s->t0);
+    return (float)(u < 0 ? 0 : u > 1 ? 1 : u);
+}
+
+/* Pose of a (possibly moving) object at time t. */
+sensim_pose scene_object_pose_at(const scene_object *o, double t);
+
+/* Completes a hit from Embree's ray-hit record at time t: world normal
+ * facing the ray, object, material. */
+void scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit);
+/* The same from component values (for packets). */
+void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
+                          sensim_vec3 dir, double t, sensim_vec3 *normal, int *object);
+
+/* Adds a mesh, taking ownership of v and tri (freed on failure); `where`
+ * names the source in messages, vline/tline (may be NULL) the source line of
+ * each vertex and triangle. Returns the mesh index or -1. */
+int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
+                         const char *where, const int *vline, const int *tline);
+
+#endif

@@ -1,0 +1,791 @@
+/* Scenes: meshes, primitives, materials, static and moving objects, lights,
+ * atmosphere; built into one Embree scene.
+ *
+ * Static objects are baked into world-space triangle geometries (no instance
+ * indirection on the hot path). Moving objects are Embree instances of a
+ * per-mesh prototype scene with a transform per uniform time step over the
+ * scene's keyframe window, so a ray with time t sees each moving object at
+ * its own pose at t (Embree motion blur, RTCRay.time in [0, 1]). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+static void rtc_error_cb(void *user, enum RTCError code, const char *str)
+{
+    sensim_scene *s = user;
+    if (!s->rtc_error) {
+        s->rtc_error = (int)code;
+        snprintf(s->rtc_message, sizeof s->rtc_message, "%s", str ? str : "unknown error");
+    }
+}
+
+static sensim_status rtc_check(sensim_scene *s, const char *what)
+{
+    if (s->rtc_error == 0 && rtcGetDeviceError(s->dev) == RTC_ERROR_NONE)
+        return SENSIM_OK;
+    int code = s->rtc_error;
+    s->rtc_error = 0;
+    return sensim_error(code == RTC_ERROR_OUT_OF_MEMORY ? SENSIM_ENOMEM : SENSIM_EINTERNAL, "embree: %s: %s", what,
+                        s->rtc_message[0] ? s->rtc_message : "device error");
+}
+
+sensim_material sensim_material_default(void)
+{
+    sensim_material m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.name, sizeof m.name, "default");
+    m.brdf = SENSIM_BRDF_LAMBERT;
+    m.reflectance = 0.5;
+    m.albedo[0] = m.albedo[1] = m.albedo[2] = 0.5;
+    return m;
+}
+
+sensim_scene *sensim_scene_create(void)
+{
+    sensim_scene *s = calloc(1, sizeof *s);
+    if (!s) {
+        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+        return NULL;
+    }
+    s->dev = rtcNewDevice("verbose=0");
+    if (!s->dev) {
+        sensim_error(SENSIM_EINTERNAL, "embree: cannot create a device (error %d)", (int)rtcGetDeviceError(NULL));
+        free(s);
+        return NULL;
+    }
+    rtcSetDeviceErrorFunction(s->dev, rtc_error_cb, s);
+    sensim_material d = sensim_material_default();
+    if (sensim_scene_add_material(s, &d) < 0) {
+        sensim_scene_destroy(s);
+        return NULL;
+    }
+    s->sun_dir = sensim_vec3_make(0, 0, 1);
+    for (int i = 0; i < 3; i++) {
+        s->sun[i] = 1.0;
+        s->ambient[i] = 0.2;
+        s->sky[i] = 0.6;
+    }
+    return s;
+}
+
+void sensim_scene_destroy(sensim_scene *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->nmesh; i++) {
+        free(s->mesh[i].v);
+        free(s->mesh[i].tri);
+        if (s->mesh[i].proto)
+            rtcReleaseScene(s->mesh[i].proto);
+    }
+    for (size_t i = 0; i < s->nobj; i++) {
+        free(s->obj[i].kt);
+        free(s->obj[i].kpose);
+    }
+    if (s->top)
+        rtcReleaseScene(s->top);
+    if (s->dev)
+        rtcReleaseDevice(s->dev);
+    free(s->mesh);
+    free(s->mat);
+    free(s->obj);
+    free(s->geom_object);
+    free(s);
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 8;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = c;
+    return 0;
+}
+
+static int check_open(sensim_scene *s, const char *what)
+{
+    if (s->committed) {
+        sensim_error(SENSIM_EINVAL, "scene: cannot add %s: the scene is already committed", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Zero-area test relative to the triangle's size, so that collinear
+ * vertices are caught as well as repeated ones. */
+static int triangle_degenerate(const float *a, const float *b, const float *c)
+{
+    double e1[3], e2[3], e3[3];
+    for (int k = 0; k < 3; k++) {
+        e1[k] = (double)b[k] - a[k];
+        e2[k] = (double)c[k] - a[k];
+        e3[k] = (double)c[k] - b[k];
+    }
+    double cx = e1[1] * e2[2] - e1[2] * e2[1], cy = e1[2] * e2[0] - e1[0] * e2[2], cz = e1[0] * e2[1] - e1[1] * e2[0];
+    double area2 = sqrt(cx * cx + cy * cy + cz * cz);
+    double l = fmax(fmax(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2], e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]),
+                    e3[0] * e3[0] + e3[1] * e3[1] + e3[2] * e3[2]);
+    return !(area2 > 1e-9 * l);
+}
+
+/* Adds a mesh taking ownership of v and tri (freed on failure). `where`
+ * names the source for messages ("mesh 'pole'" or "file.obj"); vline/tline
+ * (optional) give the source line of each vertex/triangle. */
+int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
+                          const char *where, const int *vline, const int *tline)
+{
+    if (check_open(s, "a mesh") < 0)
+        goto fail;
+    if (nv == 0 || nt == 0) {
+        sensim_error(SENSIM_EDATA, "%s: mesh has no %s", where, nv == 0 ? "vertices" : "triangles");
+        goto fail;
+    }
+    for (size_t i = 0; i < nv; i++)
+        if (!isfinite(v[3 * i]) || !isfinite(v[3 * i + 1]) || !isfinite(v[3 * i + 2])) {
+            if (vline)
+                sensim_error(SENSIM_EDATA, "%s:%d: vertex %zu is not finite", where, vline[i], i + 1);
+            else
+                sensim_error(SENSIM_EDATA, "%s: vertex %zu is not finite (%g, %g, %g)", where, i, v[3 * i],
+                             v[3 * i + 1], v[3 * i + 2]);
+            goto fail;
+        }
+    for (size_t i = 0; i < nt; i++) {
+        const uint32_t *t = tri + 3 * i;
+        if (t[0] >= nv || t[1] >= nv || t[2] >= nv) {
+            if (tline)
+                sensim_error(SENSIM_EDATA, "%s:%d: vertex index out of range (%zu vertices)", where, tline[i], nv);
+            else
+                sensim_error(SENSIM_EDATA, "%s: triangle %zu: vertex index out of range (%zu vertices)", where, i,
+                             nv);
+            goto fail;
+        }
+        if (triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
+            if (tline)
+                sensim_error(SENSIM_EDATA, "%s:%d: degenerate triangle (zero area)", where, tline[i]);
+            else
+                sensim_error(SENSIM_EDATA, "%s: triangle %zu (vertices %u %u %u) is degenerate (zero area)", where,
+                             i, t[0], t[1], t[2]);
+            goto fail;
+        }
+    }
+    if (name && sensim_scene_find_mesh(s, name) >= 0) {
+        sensim_error(SENSIM_EINVAL, "%s: a mesh named '%s' already exists", where, name);
+        goto fail;
+    }
+    if (grow((void **)&s->mesh, &s->cap_mesh, s->nmesh, sizeof *s->mesh) < 0) {
+        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+        goto fail;
+    }
+    scene_mesh *m = &s->mesh[s->nmesh];
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name ? name : "");
+    m->v = v;
+    m->tri = tri;
+    m->nv = nv;
+    m->nt = nt;
+    return (int)s->nmesh++;
+fail:
+    free(v);
+    free(tri);
+    return -1;
+}
+
+int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
+                          const uint32_t *triangles, size_t ntriangles)
+{
+    char where[96];
+    snprintf(where, sizeof where, "mesh '%s'", name ? name : "");
+    if (!vertices || !triangles) {
+        sensim_error(SENSIM_EINVAL, "%s: NULL vertex or triangle array", where);
+        return -1;
+    }
+    float *v = malloc(nvertices * 3 * sizeof *v + 1);
+    uint32_t *t = malloc(ntriangles * 3 * sizeof *t + 1);
+    if (!v || !t) {
+        free(v);
+        free(t);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", where);
+        return -1;
+    }
+    memcpy(v, vertices, nvertices * 3 * sizeof *v);
+    memcpy(t, triangles, ntriangles * 3 * sizeof *t);
+    return scene_mesh_add_owned(s, name, v, nvertices, t, ntriangles, where, NULL, NULL);
+}
+
+/* ---- primitives ---- */
+
+typedef struct {
+    float *v;
+    uint32_t *t;
+    size_t nv, nt;
+} meshbuf;
+
+static int meshbuf_alloc(meshbuf *m, size_t nv, size_t nt)
+{
+    m->v = malloc(nv * 3 * sizeof *m->v + 1);
+    m->t = malloc(nt * 3 * sizeof *m->t + 1);
+    m->nv = m->nt = 0;
+    if (!m->v || !m->t) {
+        free(m->v);
+        free(m->t);
+        return -1;
+    }
+    return 0;
+}
+static uint32_t mb_v(meshbuf *m, double x, double y, double z)
+{
+    m->v[3 * m->nv] = (float)x;
+    m->v[3 * m->nv + 1] = (float)y;
+    m->v[3 * m->nv + 2] = (float)z;
+    return (uint32_t)m->nv++;
+}
+static void mb_t(meshbuf *m, uint32_t a, uint32_t b, uint32_t c)
+{
+    m->t[3 * m->nt] = a;
+    m->t[3 * m->nt + 1] = b;
+    m->t[3 * m->nt + 2] = c;
+    m->nt++;
+}
+
+static int prim_finish(sensim_scene *s, const char *name, const char *kind, meshbuf *m)
+{
+    char where[96];
+    snprintf(where, sizeof where, "%s '%s'", kind, name ? name : "");
+    return scene_mesh_add_owned(s, name, m->v, m->nv, m->t, m->nt, where, NULL, NULL);
+}
+
+static int prim_alloc(meshbuf *m, size_t nv, size_t nt, const char *kind)
+{
+    if (meshbuf_alloc(m, nv, nt) < 0) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", kind);
+        return -1;
+    }
+    return 0;
+}
+
+static int grid_heightfield(sensim_scene *s, const char *name, const char *kind, double sx, double sy, int nx,
+                            int ny, double amp)
+{
+    if (!(sx > 0) || !(sy > 0) || !isfinite(sx) || !isfinite(sy) || nx < 1 || ny < 1 || nx > 100000 ||
+        ny > 100000 || (size_t)nx * (size_t)ny > 100000000u || !isfinite(amp)) {
+        sensim_error(SENSIM_EINVAL, "%s '%s': need positive size and 1..1e8 cells (got %g x %g, %d x %d)", kind,
+                     name ? name : "", sx, sy, nx, ny);
+        return -1;
+    }
+    meshbuf m;
+    if (prim_alloc(&m, (size_t)(nx + 1) * (ny + 1), 2 * (size_t)nx * ny, kind) < 0)
+        return -1;
+    for (int j = 0; j <= ny; j++)
+        for (int i = 0; i <= nx; i++) {
+            double x = -sx / 2 + sx * i / nx, y = -sy / 2 + sy * j / ny;
+            double z = amp == 0 ? 0
+                                : amp *
+                                      (sin(0.11 * x + 0.3) * cos(0.07 * y) + 0.5 * sin(0.31 * x + 0.23 * y) +
+                                       0.25 * cos(0.9 * x - 0.7 * y)) /
+                                      1.75;
+            mb_v(&m, x, y, z);
+        }
+    for (int j = 0; j < ny; j++)
+        for (int i = 0; i < nx; i++) {
+            uint32_t a = (uint32_t)(j * (nx + 1) + i), b = a + 1, c = a + (uint32_t)(nx + 1), d = c + 1;
+            mb_t(&m, a, b, d);
+            mb_t(&m, a, d, c);
+        }
+    return prim_finish(s, name, kind, &m);
+}
+
+int sensim_scene_add_plane(sensim_scene *s, const char *name, double size_x, double size_y, int nx, int ny)
+{
+    return grid_heightfield(s, name, "plane", size_x, size_y, nx, ny, 0.0);
+}
+
+int sensim_scene_add_terrain(sensim_scene *s, const char *name, double size_x, double size_y, int nx, int ny,
+                             double amplitude)
+{
+    return grid_heightfield(s, name, "terrain", size_x, size_y, nx, ny, amplitude);
+}
+
+int sensim_scene_add_box(sensim_scene *s, const char *name, double sx, double sy, double sz)
+{
+    if (!(sx > 0 && sy > 0 && sz > 0 && isfinite(sx + sy + sz))) {
+        sensim_error(SENSIM_EINVAL, "box '%s': sizes must be positive (got %g, %g, %g)", name ? name : "", sx, sy,
+                     sz);
+        return -1;
+    }
+    meshbuf m;
+    if (prim_alloc(&m, 8, 12, "box") < 0)
+        return -1;
+    for (int k = 0; k < 8; k++)
+        mb_v(&m, (k & 1 ? 0.5 : -0.5) * sx, (k & 2 ? 0.5 : -0.5) * sy, (k & 4 ? 0.5 : -0.5) * sz);
+    /* Outward counter-clockwise faces: -z, +z, -y, +y, -x, +x. */
+    static const uint32_t f[6][4] = {{0, 2, 3, 1}, {4, 5, 7, 6}, {0, 1, 5, 4}, {2, 6, 7, 3}, {0, 4, 6, 2}, {1, 3, 7, 5}};
+    for (int k = 0; k < 6; k++) {
+        mb_t(&m, f[k][0], f[k][1], f[k][2]);
+        mb_t(&m, f[k][0], f[k][2], f[k][3]);
+    }
+    return prim_finish(s, name, "box", &m);
+}
+
+int sensim_scene_add_cylinder(sensim_scene *s, const char *name, double radius, double height, int segments)
+{
+    if (!(radius > 0 && height > 0 && isfinite(radius + height)) || segments < 3 || segments > 1000000) {
+        sensim_error(SENSIM_EINVAL, "cylinder '%s': need radius > 0, height > 0, 3 or more segments (got %g, %g, %d)",
+                     name ? name : "", radius, height, segments);
+        return -1;
+    }
+    meshbuf m;
+    size_t n = (size_t)segments;
+    if (prim_alloc(&m, 2 * n + 2, 4 * n, "cylinder") < 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        double a = 2 * M_PI * (double)i / (double)n;
+        mb_v(&m, radius * cos(a), radius * sin(a), 0);
+        mb_v(&m, radius * cos(a), radius * sin(a), height);
+    }
+    uint32_t cb = mb_v(&m, 0, 0, 0), ct = mb_v(&m, 0, 0, height);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b0 = (uint32_t)(2 * i), t0 = b0 + 1, b1 = (uint32_t)(2 * ((i + 1) % n)), t1 = b1 + 1;
+        mb_t(&m, b0, b1, t1);
+        mb_t(&m, b0, t1, t0);
+        mb_t(&m, cb, b1, b0);
+        mb_t(&m, ct, t0, t1);
+    }
+    return prim_finish(s, name, "cylinder", &m);
+}
+
+int sensim_scene_add_sphere(sensim_scene *s, const char *name, double radius, int segments)
+{
+    if (!(radius > 0 && isfinite(radius)) || segments < 4 || segments > 100000) {
+        sensim_error(SENSIM_EINVAL, "sphere '%s': need radius > 0 and 4 or more segments (got %g, %d)",
+                     name ? name : "", radius, segments);
+        return -1;
+    }
+    size_t n = (size_t)segments, rings = n / 2; /* latitude bands */
+    meshbuf m;
+    if (prim_alloc(&m, 2 + (rings - 1) * n, 2 * n * (rings - 1), "sphere") < 0)
+        return -1;
+    uint32_t south = mb_v(&m, 0, 0, -radius), north = mb_v(&m, 0, 0, radius);
+    for (size_t r = 1; r < rings; r++) {
+        double th = -M_PI / 2 + M_PI * (double)r / (double)rings;
+        for (size_t i = 0; i < n; i++) {
+            double a = 2 * M_PI * (double)i / (double)n;
+            mb_v(&m, radius * cos(th) * cos(a), radius * cos(th) * sin(a), radius * sin(th));
+        }
+    }
+#define SV(r, i) ((uint32_t)(2 + ((r)-1) * n + ((i) % n)))
+    for (size_t i = 0; i < n; i++) {
+        mb_t(&m, south, SV(1, i + 1), SV(1, i));
+        mb_t(&m, north, SV(rings - 1, i), SV(rings - 1, i + 1));
+        for (size_t r = 1; r + 1 < rings; r++) {
+            mb_t(&m, SV(r, i), SV(r, i + 1), SV(r + 1, i + 1));
+            mb_t(&m, SV(r, i), SV(r + 1, i + 1), SV(r + 1, i));
+        }
+    }
+#undef SV
+    return prim_finish(s, name, "sphere", &m);
+}
+
+/* ---- materials ---- */
+
+int sensim_scene_add_material(sensim_scene *s, const sensim_material *m)
+{
+    if (check_open(s, "a material") < 0)
+        return -1;
+    if (!m->name[0] || memchr(m->name, 0, sizeof m->name) == NULL) {
+        sensim_error(SENSIM_EINVAL, "material: needs a name");
+        return -1;
+    }
+    if (!(m->reflectance >= 0 && m->reflectance <= 1)) {
+        sensim_error(SENSIM_EINVAL, "material '%s': reflectance must be in [0, 1] (got %g)", m->name, m->reflectance);
+        return -1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!(m->albedo[i] >= 0 && m->albedo[i] <= 1)) {
+            sensim_error(SENSIM_EINVAL, "material '%s': albedo must be in [0, 1] (got %g)", m->name, m->albedo[i]);
+            return -1;
+        }
+    if (m->brdf != SENSIM_BRDF_LAMBERT && m->brdf != SENSIM_BRDF_RETRO) {
+        sensim_error(SENSIM_EINVAL, "material '%s': unknown BRDF %d", m->name, (int)m->brdf);
+        return -1;
+    }
+    if (sensim_scene_find_material(s, m->name) >= 0) {
+        sensim_error(SENSIM_EINVAL, "material '%s' defined twice", m->name);
+        return -1;
+    }
+    if (grow((void **)&s->mat, &s->cap_mat, s->nmat, sizeof *s->mat) < 0) {
+        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+        return -1;
+    }
+    s->mat[s->nmat] = *m;
+    return (int)s->nmat++;
+}
+
+int sensim_scene_find_material(const sensim_scene *s, const char *name)
+{
+    for (size_t i = 0; i < s->nmat; i++)
+        if (strcmp(s->mat[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int sensim_scene_find_mesh(const sensim_scene *s, const char *name)
+{
+    for (size_t i = 0; i < s->nmesh; i++)
+        if (s->mesh[i].name[0] && strcmp(s->mesh[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+const sensim_material *sensim_scene_material(const sensim_scene *s, int index)
+{
+    return index >= 0 && (size_t)index < s->nmat ? &s->mat[index] : NULL;
+}
+
+/* ---- objects ---- */
+
+static int pose_ok(sensim_pose p)
+{
+    double n = sensim_quat_norm(p.q);
+    return isfinite(p.p.x) && isfinite(p.p.y) && isfinite(p.p.z) && isfinite(n) && fabs(n - 1) < 1e-6;
+}
+
+static int object_new(sensim_scene *s, int mesh, int material)
+{
+    if (check_open(s, "an object") < 0)
+        return -1;
+    if (mesh < 0 || (size_t)mesh >= s->nmesh) {
+        sensim_error(SENSIM_EINVAL, "object: no mesh %d (scene has %zu)", mesh, s->nmesh);
+        return -1;
+    }
+    if (material < 0 || (size_t)material >= s->nmat) {
+        sensim_error(SENSIM_EINVAL, "object: no material %d (scene has %zu)", material, s->nmat);
+        return -1;
+    }
+    if (grow((void **)&s->obj, &s->cap_obj, s->nobj, sizeof *s->obj) < 0) {
+        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+        return -1;
+    }
+    scene_object *o = &s->obj[s->nobj];
+    memset(o, 0, sizeof *o);
+    o->mesh = mesh;
+    o->material = material;
+    return (int)s->nobj;
+}
+
+int sensim_scene_add_object(sensim_scene *s, int mesh, int material, sensim_pose pose)
+{
+    if (!pose_ok(pose)) {
+        sensim_error(SENSIM_EINVAL, "object: pose must be finite with a unit quaternion");
+        return -1;
+    }
+    int i = object_new(s, mesh, material);
+    if (i < 0)
+        return -1;
+    s->obj[i].pose = pose;
+    s->nobj++;
+    return i;
+}
+
+int sensim_scene_add_moving_object(sensim_scene *s, int mesh, int material, const double *t,
+                                   const sensim_pose *poses, size_t n, int steps)
+{
+    if (n < 2) {
+        sensim_error(SENSIM_EINVAL, "moving object: needs at least 2 keyframes (got %zu)", n);
+        return -1;
+    }
+    if (steps != 0 && (steps < 2 || steps > RTC_MAX_TIME_STEP_COUNT)) {
+        sensim_error(SENSIM_EINVAL, "moving object: steps must be 0 or 2..%d (got %d)", RTC_MAX_TIME_STEP_COUNT,
+                     steps);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (!isfinite(t[k]) || (k > 0 && !(t[k] > t[k - 1]))) {
+            sensim_error(SENSIM_EINVAL, "moving object: keyframe times must be finite and increasing (keyframe %zu)",
+                         k);
+            return -1;
+        }
+        if (!pose_ok(poses[k])) {
+            sensim_error(SENSIM_EINVAL, "moving object: keyframe %zu: pose must be finite with a unit quaternion", k);
+            return -1;
+        }
+    }
+    int i = object_new(s, mesh, material);
+    if (i < 0)
+        return -1;
+    scene_object *o = &s->obj[i];
+    o->kt = malloc(n * sizeof *o->kt);
+    o->kpose = malloc(n * sizeof *o->kpose);
+    if (!o->kt || !o->kpose) {
+        free(o->kt);
+        free(o->kpose);
+        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+        return -1;
+    }
+    memcpy(o->kt, t, n * sizeof *t);
+    memcpy(o->kpose, poses, n * sizeof *poses);
+    o->nkey = n;
+    o->pose = poses[0];
+    o->steps = steps ? steps : (int)fmax(2, fmin(RTC_MAX_TIME_STEP_COUNT, 4.0 * (double)n));
+    s->nobj++;
+    return i;
+}
+
+sensim_pose scene_object_pose_at(const scene_object *o, double t)
+{
+    if (o->nkey == 0 || t <= o->kt[0])
+        return o->nkey ? o->kpose[0] : o->pose;
+    if (t >= o->kt[o->nkey - 1])
+        return o->kpose[o->nkey - 1];
+    size_t lo = 0, hi = o->nkey - 1;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (o->kt[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double u = (t - o->kt[lo]) / (o->kt[hi] - o->kt[lo]);
+    sensim_pose a = o->kpose[lo], b = o->kpose[hi], r;
+    r.p = sensim_vec3_add(sensim_vec3_scale(a.p, 1 - u), sensim_vec3_scale(b.p, u));
+    r.q = sensim_quat_slerp(a.q, b.q, u);
+    return r;
+}
+
+sensim_status sensim_scene_object_pose(const sensim_scene *s, int object, double t, sensim_pose *out)
+{
+    if (object < 0 || (size_t)object >= s->nobj)
+        return sensim_error(SENSIM_EINVAL, "scene: no object %d (scene has %zu)", object, s->nobj);
+    *out = scene_object_pose_at(&s->obj[object], t);
+    return SENSIM_OK;
+}
+
+/* ---- lights and atmosphere ---- */
+
+sensim_status sensim_scene_set_sun(sensim_scene *s, sensim_vec3 direction, const double irradiance[3])
+{
+    double n = sensim_vec3_norm(direction);
+    if (!(n > 0) || !isfinite(n))
+        return sensim_error(SENSIM_EINVAL, "sun: direction must be a finite non-zero vector");
+    for (int i = 0; i < 3; i++)
+        if (!(irradiance[i] >= 0 && isfinite(irradiance[i])))
+            return sensim_error(SENSIM_EINVAL, "sun: irradiance must be finite and >= 0 (got %g)", irradiance[i]);
+    s->sun_dir = sensim_vec3_scale(direction, 1 / n);
+    memcpy(s->sun, irradiance, sizeof s->sun);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3], const double sky[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (!(ambient[i] >= 0 && isfinite(ambient[i])) || !(sky[i] >= 0 && isfinite(sky[i])))
+            return sensim_error(SENSIM_EINVAL, "ambient: light and sky must be finite and >= 0");
+    memcpy(s->ambient, ambient, sizeof s->ambient);
+    memcpy(s->sky, sky, sizeof s->sky);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction)
+{
+    if (!(extinction >= 0 && isfinite(extinction)))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: extinction must be finite and >= 0 1/m (got %g)", extinction);
+    s->extinction = extinction;
+    return SENSIM_OK;
+}
+
+double sensim_scene_extinction(const sensim_scene *s) { return s->extinction; }
+
+/* ---- commit ---- */
+
+static void xfm_column_major(sensim_pose p, float x[12])
+{
+    sensim_mat3 r = sensim_mat3_from_quat(p.q);
+    for (int c = 0; c < 3; c++)
+        for (int row = 0; row < 3; row++)
+            x[3 * c + row] = (float)r.m[row][c];
+    x[9] = (float)p.p.x;
+    x[10] = (float)p.p.y;
+    x[11] = (float)p.p.z;
+}
+
+static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, const sensim_pose *pose)
+{
+    RTCGeometry g = rtcNewGeometry(s->dev, RTC_GEOMETRY_TYPE_TRIANGLE);
+    if (!g)
+        return NULL;
+    float *v = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_VERTEX, 0, RTC_FORMAT_FLOAT3, 3 * sizeof(float), m->nv);
+    unsigned *t = rtcSetNewGeometryBuffer(g, RTC_BUFFER_TYPE_INDEX, 0, RTC_FORMAT_UINT3, 3 * sizeof(unsigned), m->nt);
+    if (!v || !t) {
+        rtcReleaseGeometry(g);
+        return NULL;
+    }
+    if (pose) {
+        sensim_mat3 r = sensim_mat3_from_quat(pose->q);
+        for (size_t i = 0; i < m->nv; i++) {
+            sensim_vec3 a = sensim_vec3_make(m->v[3 * i], m->v[3 * i + 1], m->v[3 * i + 2]);
+            sensim_vec3 b = sensim_vec3_add(sensim_mat3_apply(&r, a), pose->p);
+            v[3 * i] = (float)b.x;
+            v[3 * i + 1] = (float)b.y;
+            v[3 * i + 2] = (float)b.z;
+        }
+    } else {
+        memcpy(v, m->v, m->nv * 3 * sizeof(float));
+    }
+    memcpy(t, m->tri, m->nt * 3 * sizeof(unsigned));
+    rtcCommitGeometry(g);
+    return g;
+}
+
+sensim_status sensim_scene_commit(sensim_scene *s)
+{
+    if (s->committed || s->top)
+        return sensim_error(SENSIM_EINVAL, "scene: already committed (or a commit failed)");
+    if (s->nobj == 0)
+        return sensim_error(SENSIM_EINVAL, "scene: no objects to commit");
+    s->has_motion = 0;
+    for (size_t i = 0; i < s->nobj; i++) {
+        const scene_object *o = &s->obj[i];
+        if (!o->nkey)
+            continue;
+        if (!s->has_motion || o->kt[0] < s->t0)
+            s->t0 = o->kt[0];
+        if (!s->has_motion || o->kt[o->nkey - 1] > s->t1)
+            s->t1 = o->kt[o->nkey - 1];
+        s->has_motion = 1;
+    }
+    s->geom_object = malloc(s->nobj * sizeof *s->geom_object);
+    if (!s->geom_object)
+        return sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+    s->top = rtcNewScene(s->dev);
+    if (!s->top)
+        return rtc_check(s, "new scene");
+    /* Robust (watertight) traversal: a ray through a shared edge or vertex
+     * must not slip between triangles, or lidar scans get holes. */
+    rtcSetSceneFlags(s->top, RTC_SCENE_FLAG_ROBUST);
+    s->ntriangles = 0;
+    for (size_t i = 0; i < s->nobj; i++) {
+        scene_object *o = &s->obj[i];
+        scene_mesh *m = &s->mesh[o->mesh];
+        RTCGeometry g;
+        if (!o->nkey) {
+            g = triangles_geometry(s, m, &o->pose);
+        } else {
+            if (!m->proto) {
+                m->proto = rtcNewScene(s->dev);
+                if (m->proto)
+                    rtcSetSceneFlags(m->proto, RTC_SCENE_FLAG_ROBUST);
+                RTCGeometry pg = m->proto ? triangles_geometry(s, m, NULL) : NULL;
+                if (!pg)
+                    return rtc_check(s, "prototype geometry");
+                rtcAttachGeometry(m->proto, pg);
+                rtcReleaseGeometry(pg);
+                rtcCommitScene(m->proto);
+            }
+            g = rtcNewGeometry(s->dev, RTC_GEOMETRY_TYPE_INSTANCE);
+            if (g) {
+                rtcSetGeometryInstancedScene(g, m->proto);
+                rtcSetGeometryTimeStepCount(g, (unsigned)o->steps);
+                for (int k = 0; k < o->steps; k++) {
+                    double tk = s->t0 + (s->t1 - s->t0) * k / (o->steps - 1);
+                    float x[12];
+                    xfm_column_major(scene_object_pose_at(o, tk), x);
+                    rtcSetGeometryTransform(g, (unsigned)k, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, x);
+                }
+                rtcCommitGeometry(g);
+            }
+        }
+        if (!g)
+            return rtc_check(s, "geometry");
+        rtcAttachGeometryByID(s->top, g, (unsigned)i);
+        rtcReleaseGeometry(g);
+        s->geom_object[i] = (int)i;
+        s->ntriangles += m->nt;
+        sensim_status st = rtc_check(s, "geometry");
+        if (st)
+            return st;
+    }
+    s->ngeom = s->nobj;
+    rtcCommitScene(s->top);
+    sensim_status st = rtc_check(s, "commit scene");
+    if (st)
+        return st;
+    s->committed = 1;
+    return SENSIM_OK;
+}
+
+size_t sensim_scene_triangle_count(const sensim_scene *s) { return s->ntriangles; }
+size_t sensim_scene_object_count(const sensim_scene *s) { return s->nobj; }
+
+/* ---- queries ---- */
+
+void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
+                          sensim_vec3 dir, double t, sensim_vec3 *normal, int *object)
+{
+    sensim_vec3 n = sensim_vec3_make(ngx, ngy, ngz);
+    int obj;
+    if (inst != RTC_INVALID_GEOMETRY_ID) {
+        /* Instance hits report the normal in object space. */
+        obj = s->geom_object[inst];
+        n = sensim_quat_rotate(scene_object_pose_at(&s->obj[obj], t).q, n);
+    } else {
+        obj = s->geom_object[geom];
+    }
+    double l = sensim_vec3_norm(n);
+    n = l > 0 ? sensim_vec3_scale(n, 1 / l) : sensim_vec3_scale(dir, -1);
+    if (sensim_vec3_dot(n, dir) > 0)
+        n = sensim_vec3_scale(n, -1);
+    *normal = n;
+    *object = obj;
+}
+
+void scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit)
+{
+    if (rh->hit.geomID == RTC_INVALID_GEOMETRY_ID) {
+        hit->distance = INFINITY;
+        hit->object = hit->material = -1;
+        hit->normal = sensim_vec3_make(0, 0, 0);
+        return;
+    }
+    sensim_vec3 d = sensim_vec3_make(rh->ray.dir_x, rh->ray.dir_y, rh->ray.dir_z);
+    scene_fill_hit_parts(s, rh->hit.geomID, rh->hit.instID[0], rh->hit.Ng_x, rh->hit.Ng_y, rh->hit.Ng_z, d, t,
+                         &hit->normal, &hit->object);
+    hit->material = s->obj[hit->object].material;
+    hit->distance = rh->ray.tfar;
+}
+
+sensim_status sensim_scene_intersect(const sensim_scene *s, sensim_vec3 origin, sensim_vec3 dir, double t,
+                                     double tnear, double tfar, sensim_hit *hit)
+{
+    if (!s->committed)
+        return sensim_error(SENSIM_EINVAL, "scene: not committed");
+    double l = sensim_vec3_norm(dir);
+    if (!(l > 0) || !isfinite(l))
+        return sensim_error(SENSIM_EINVAL, "intersect: direction must be finite and non-zero");
+    dir = sensim_vec3_scale(dir, 1 / l);
+    struct RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    struct RTCRayHit rh;
+    rh.ray.org_x = (float)origin.x;
+    rh.ray.org_y = (float)origin.y;
+    rh.ray.org_z = (float)origin.z;
+    rh.ray.dir_x = (float)dir.x;
+    rh.ray.dir_y = (float)dir.y;
+    rh.ray.dir_z = (float)dir.z;
+    rh.ray.tnear = (float)tnear;
+    rh.ray.tfar = (float)fmin(tfar, 3.0e38);
+    rh.ray.time = scene_ray_time(s, t);
+    rh.ray.mask = 0xFFFFFFFFu;
+    rh.ray.id = 0;
+    rh.ray.flags = 0;
+    rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+    rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
+    rtcIntersect1(s->top, &ctx, &rh);
+    scene_fill_hit(s, &rh, t, hit);
+    return SENSIM_OK;
+}

@@ -1,0 +1,485 @@
+/* Scene files (YAML): materials, meshes (files or primitives), objects
+ * (static, repeated, keyframed), sun, ambient light, atmosphere, and the
+ * lidar and camera sensors under `sensors:`. Every error names the file and
+ * line (and key) through the YAML tree's node positions. Unknown keys are
+ * errors. See man/sensim-render.1 for the format. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+#include "sensim/rng.h"
+#include "sensim/yaml.h"
+
+#define TRY(x)                    \
+    do {                          \
+        sensim_status st_ = (x);  \
+        if (st_ != SENSIM_OK)     \
+            return st_;           \
+    } while (0)
+
+/* Reads position [3] and orientation [4] (w, x, y, z; normalized) from a
+ * mapping that may also hold other keys; both optional. */
+static sensim_status read_pose(const sensim_ynode *map, sensim_pose *out)
+{
+    double p[3] = {0, 0, 0}, q[4] = {1, 0, 0, 0};
+    TRY(sensim_ynode_get_vector(map, "position", SENSIM_DIM_LENGTH, 0, 3, p));
+    TRY(sensim_ynode_get_vector(map, "orientation", SENSIM_DIM_NONE, 0, 4, q));
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(n > 1e-9) || !isfinite(n))
+        return sensim_ynode_error(sensim_ynode_get(map, "orientation"), SENSIM_EINVAL,
+                                  "key 'orientation': not a usable quaternion (w, x, y, z)");
+    /* yaw (about +z), a convenience for placing objects on the ground. */
+    double yaw = 0;
+    TRY(sensim_ynode_get_quantity(map, "yaw", SENSIM_DIM_ANGLE, 0, &yaw));
+    sensim_quat qq = sensim_quat_make(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
+    out->q = sensim_quat_normalize(sensim_quat_mul(sensim_quat_axis_angle(sensim_vec3_make(0, 0, 1), yaw), qq));
+    out->p = sensim_vec3_make(p[0], p[1], p[2]);
+    return SENSIM_OK;
+}
+
+static sensim_status get_int_range(const sensim_ynode *map, const char *key, int required, long long lo,
+                                   long long hi, int *out)
+{
+    long long v = *out;
+    if (!sensim_ynode_get(map, key) && !required)
+        return SENSIM_OK;
+    TRY(sensim_ynode_get_int(map, key, required, &v));
+    if (v < lo || v > hi)
+        return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': must be %lld..%lld (got %lld)",
+                                  key, lo, hi, v);
+    *out = (int)v;
+    return SENSIM_OK;
+}
+
+static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
+{
+    static const char *const keys[] = {"name", "reflectance", "albedo", "brdf", NULL};
+    TRY(sensim_ynode_check_keys(n, "material", keys));
+    sensim_material m = sensim_material_default();
+    const char *name = NULL, *brdf = "lambert";
+    TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    if (strlen(name) >= sizeof m.name)
+        return sensim_ynode_error(n, SENSIM_EINVAL, "material name '%s' too long", name);
+    snprintf(m.name, sizeof m.name, "%s", name);
+    TRY(sensim_ynode_get_quantity_range(n, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &m.reflectance));
+    const sensim_ynode *alb = sensim_ynode_get(n, "albedo");
+    if (alb && sensim_ynode_kind_of(alb) == SENSIM_YNODE_SCALAR) {
+        TRY(sensim_ynode_as_quantity(alb, "albedo", SENSIM_DIM_NONE, &m.albedo[0]));
+        m.albedo[1] = m.albedo[2] = m.albedo[0];
+    } else {
+        TRY(sensim_ynode_get_vector(n, "albedo", SENSIM_DIM_NONE, 0, 3, m.albedo));
+    }
+    TRY(sensim_ynode_get_string(n, "brdf", 0, &brdf));
+    if (strcmp(brdf, "lambert") == 0)
+        m.brdf = SENSIM_BRDF_LAMBERT;
+    else if (strcmp(brdf, "retro") == 0)
+        m.brdf = SENSIM_BRDF_RETRO;
+    else
+        return sensim_ynode_error(sensim_ynode_get(n, "brdf"), SENSIM_EINVAL,
+                                  "key 'brdf': unknown '%s' (expected lambert or retro)", brdf);
+    if (sensim_scene_add_material(s, &m) < 0)
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    return SENSIM_OK;
+}
+
+static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const char *dir)
+{
+    static const char *const keys[] = {"name", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
+    TRY(sensim_ynode_check_keys(n, "mesh", keys));
+    const char *name = NULL;
+    TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    if (sensim_scene_find_mesh(s, name) >= 0)
+        return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s' defined twice", name);
+    int kinds = 0;
+    for (int i = 1; keys[i]; i++)
+        kinds += sensim_ynode_get(n, keys[i]) != NULL;
+    if (kinds != 1)
+        return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s': give exactly one of file, plane, box, cylinder, "
+                                  "sphere, terrain", name);
+    int id = -1;
+    const sensim_ynode *g;
+    const char *file = NULL;
+    TRY(sensim_ynode_get_string(n, "file", 0, &file));
+    if (file) {
+        char path[4096];
+        if (file[0] == '/' || !dir[0])
+            snprintf(path, sizeof path, "%s", file);
+        else
+            snprintf(path, sizeof path, "%s/%s", dir, file);
+        id = sensim_scene_load_mesh(s, name, path);
+    } else if ((g = sensim_ynode_get(n, "plane")) || (g = sensim_ynode_get(n, "terrain"))) {
+        static const char *const pk[] = {"size", "cells", "amplitude", NULL};
+        int terrain = sensim_ynode_get(n, "terrain") != NULL;
+        TRY(sensim_ynode_check_keys(g, terrain ? "terrain" : "plane", pk));
+        double size[2], cells[2] = {1, 1}, amp = 0;
+        TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 2, size));
+        TRY(sensim_ynode_get_vector(g, "cells", SENSIM_DIM_NONE, 0, 2, cells));
+        TRY(sensim_ynode_get_quantity(g, "amplitude", SENSIM_DIM_LENGTH, 0, &amp));
+        if (!terrain && amp != 0)
+            return sensim_ynode_error(g, SENSIM_EINVAL, "plane: use terrain for a non-zero amplitude");
+        if (!(cells[0] >= 1 && cells[1] >= 1 && cells[0] <= 1e5 && cells[1] <= 1e5))
+            return sensim_ynode_error(g, SENSIM_EINVAL, "key 'cells': need 1..100000 cells each way");
+        id = sensim_scene_add_terrain(s, name, size[0], size[1], (int)cells[0], (int)cells[1], amp);
+    } else if ((g = sensim_ynode_get(n, "box"))) {
+        static const char *const bk[] = {"size", NULL};
+        TRY(sensim_ynode_check_keys(g, "box", bk));
+        double size[3];
+        TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 3, size));
+        id = sensim_scene_add_box(s, name, size[0], size[1], size[2]);
+    } else if ((g = sensim_ynode_get(n, "cylinder"))) {
+        static const char *const ck[] = {"radius", "height", "segments", NULL};
+        TRY(sensim_ynode_check_keys(g, "cylinder", ck));
+        double r, h;
+        int seg = 32;
+        TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
+        TRY(sensim_ynode_get_quantity(g, "height", SENSIM_DIM_LENGTH, 1, &h));
+        TRY(get_int_range(g, "segments", 0, 3, 1000000, &seg));
+        id = sensim_scene_add_cylinder(s, name, r, h, seg);
+    } else if ((g = sensim_ynode_get(n, "sphere"))) {
+        static const char *const sk[] = {"radius", "segments", NULL};
+        TRY(sensim_ynode_check_keys(g, "sphere", sk));
+        double r;
+        int seg = 32;
+        TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
+        TRY(get_int_range(g, "segments", 0, 4, 100000, &seg));
+        id = sensim_scene_add_sphere(s, name, r, seg);
+    }
+    if (id < 0)
+        return sensim_error_prefix(sensim_last_status(), "%s:%d: mesh '%s'", sensim_ynode_file(n),
+                                   sensim_ynode_line(n), name);
+    return SENSIM_OK;
+}
+
+static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
+{
+    static const char *const keys[] = {"mesh", "material", "position", "orientation", "yaw",
+                                       "repeat", "keyframes", "motion_steps", NULL};
+    TRY(sensim_ynode_check_keys(n, "object", keys));
+    const char *mesh = NULL, *mat = "default";
+    TRY(sensim_ynode_get_string(n, "mesh", 1, &mesh));
+    TRY(sensim_ynode_get_string(n, "material", 0, &mat));
+    int mi = sensim_scene_find_mesh(s, mesh);
+    if (mi < 0)
+        return sensim_ynode_error(sensim_ynode_get(n, "mesh"), SENSIM_ENOTFOUND, "unknown mesh '%s'", mesh);
+    int ma = sensim_scene_find_material(s, mat);
+    if (ma < 0)
+        return sensim_ynode_error(sensim_ynode_get(n, "material"), SENSIM_ENOTFOUND, "unknown material '%s'", mat);
+    const sensim_ynode *kf = sensim_ynode_get(n, "keyframes");
+    if (kf) {
+        if (sensim_ynode_get(n, "repeat") || sensim_ynode_get(n, "position") || sensim_ynode_get(n, "orientation"))
+            return sensim_ynode_error(n, SENSIM_EINVAL, "object: keyframes exclude position, orientation and repeat");
+        if (sensim_ynode_kind_of(kf) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(kf) < 2)
+            return sensim_ynode_error(kf, SENSIM_EINVAL, "key 'keyframes': need a list of at least 2 keyframes");
+        size_t nk = sensim_ynode_size(kf);
+        double *t = malloc(nk * sizeof *t);
+        sensim_pose *p = malloc(nk * sizeof *p);
+        sensim_status st = (!t || !p) ? sensim_error(SENSIM_ENOMEM, "out of memory") : SENSIM_OK;
+        static const char *const kk[] = {"t", "position", "orientation", "yaw", NULL};
+        for (size_t i = 0; i < nk && !st; i++) {
+            const sensim_ynode *k = sensim_ynode_item(kf, i);
+            if (!(st = sensim_ynode_check_keys(k, "keyframe", kk)) &&
+                !(st = sensim_ynode_get_quantity(k, "t", SENSIM_DIM_TIME, 1, &t[i])) && !(st = read_pose(k, &p[i])) &&
+                i > 0 && !(t[i] > t[i - 1]))
+                st = sensim_ynode_error(k, SENSIM_EINVAL, "keyframe times must increase");
+        }
+        int steps = 0;
+        if (!st)
+            st = get_int_range(n, "motion_steps", 0, 2, 129, &steps);
+        if (!st && sensim_scene_add_moving_object(s, mi, ma, t, p, nk, steps) < 0)
+            st = sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        free(t);
+        free(p);
+        return st;
+    }
+    sensim_pose pose = sensim_pose_identity();
+    TRY(read_pose(n, &pose));
+    int count = 1;
+    double step[3] = {0, 0, 0};
+    const sensim_ynode *rep = sensim_ynode_get(n, "repeat");
+    if (rep) {
+        static const char *const rk[] = {"count", "step", NULL};
+        TRY(sensim_ynode_check_keys(rep, "repeat", rk));
+        TRY(get_int_range(rep, "count", 1, 1, 1000000, &count));
+        TRY(sensim_ynode_get_vector(rep, "step", SENSIM_DIM_LENGTH, 1, 3, step));
+    }
+    for (int i = 0; i < count; i++) {
+        sensim_pose pi = pose;
+        pi.p = sensim_vec3_add(pose.p, sensim_vec3_make(step[0] * i, step[1] * i, step[2] * i));
+        if (sensim_scene_add_object(s, mi, ma, pi) < 0)
+            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
+{
+    const sensim_ynode *n;
+    if ((n = sensim_ynode_get(root, "sun"))) {
+        static const char *const k[] = {"direction", "irradiance", NULL};
+        TRY(sensim_ynode_check_keys(n, "sun", k));
+        double d[3] = {0, 0, 1}, irr[3] = {1, 1, 1};
+        TRY(sensim_ynode_get_vector(n, "direction", SENSIM_DIM_NONE, 0, 3, d));
+        TRY(sensim_ynode_get_vector(n, "irradiance", SENSIM_DIM_NONE, 0, 3, irr));
+        if (sensim_scene_set_sun(s, sensim_vec3_make(d[0], d[1], d[2]), irr))
+            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    }
+    if ((n = sensim_ynode_get(root, "ambient"))) {
+        static const char *const k[] = {"light", "sky", NULL};
+        TRY(sensim_ynode_check_keys(n, "ambient", k));
+        double a[3] = {0.2, 0.2, 0.2}, sky[3] = {0.6, 0.6, 0.6};
+        TRY(sensim_ynode_get_vector(n, "light", SENSIM_DIM_NONE, 0, 3, a));
+        TRY(sensim_ynode_get_vector(n, "sky", SENSIM_DIM_NONE, 0, 3, sky));
+        if (sensim_scene_set_ambient(s, a, sky))
+            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    }
+    if ((n = sensim_ynode_get(root, "atmosphere"))) {
+        static const char *const k[] = {"extinction", NULL};
+        TRY(sensim_ynode_check_keys(n, "atmosphere", k));
+        double a = 0;
+        TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
+        TRY(sensim_scene_set_atmosphere(s, a));
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status for_each(const sensim_ynode *root, const char *key, int required,
+                              sensim_status (*fn)(sensim_scene *, const sensim_ynode *, const char *), sensim_scene *s,
+                              const char *dir)
+{
+    const sensim_ynode *seq = sensim_ynode_get(root, key);
+    if (!seq) {
+        if (required)
+            return sensim_ynode_error(root, SENSIM_ENOTFOUND, "missing key '%s'", key);
+        return SENSIM_OK;
+    }
+    if (sensim_ynode_kind_of(seq) != SENSIM_YNODE_SEQUENCE)
+        return sensim_ynode_error(seq, SENSIM_EFORMAT, "key '%s': expected a list", key);
+    for (size_t i = 0; i < sensim_ynode_size(seq); i++)
+        TRY(fn(s, sensim_ynode_item(seq, i), dir));
+    return SENSIM_OK;
+}
+
+static sensim_status mat_cb(sensim_scene *s, const sensim_ynode *n, const char *dir)
+{
+    (void)dir;
+    return load_material(s, n);
+}
+static sensim_status obj_cb(sensim_scene *s, const sensim_ynode *n, const char *dir)
+{
+    (void)dir;
+    return load_object(s, n);
+}
+
+static void dir_of(const char *path, char *dir, size_t size)
+{
+    snprintf(dir, size, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        dir[0] = 0;
+}
+
+sensim_scene *sensim_scene_load(const char *path)
+{
+    static const char *const keys[] = {"seed", "materials", "meshes", "objects", "sun", "ambient",
+                                       "atmosphere", "sensors", NULL};
+    sensim_yaml *doc = sensim_yaml_load_file(path);
+    if (!doc)
+        return NULL;
+    const sensim_ynode *root = sensim_yaml_root(doc);
+    sensim_scene *s = NULL;
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    if (!root || sensim_ynode_kind_of(root) != SENSIM_YNODE_MAPPING) {
+        sensim_error(SENSIM_EFORMAT, "%s: a scene file is a mapping (materials, meshes, objects, ...)", path);
+        goto fail;
+    }
+    if (sensim_ynode_check_keys(root, "scene", keys))
+        goto fail;
+    s = sensim_scene_create();
+    if (!s || for_each(root, "materials", 0, mat_cb, s, dir) || for_each(root, "meshes", 1, load_mesh, s, dir) ||
+        for_each(root, "objects", 1, obj_cb, s, dir) || load_lights(s, root))
+        goto fail;
+    if (sensim_scene_commit(s)) {
+        sensim_error_prefix(sensim_last_status(), "%s", path);
+        goto fail;
+    }
+    sensim_yaml_free(doc);
+    return s;
+fail:
+    sensim_scene_destroy(s);
+    sensim_yaml_free(doc);
+    return NULL;
+}
+
+/* ---- sensors ---- */
+
+static sensim_status enum_key(const sensim_ynode *n, const char *key, const char *const *names, int *out)
+{
+    const char *v = NULL;
+    TRY(sensim_ynode_get_string(n, key, 0, &v));
+    if (!v)
+        return SENSIM_OK;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v, names[i]) == 0) {
+            *out = i;
+            return SENSIM_OK;
+        }
+    char list[256] = "";
+    for (int i = 0; names[i]; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    return sensim_ynode_error(sensim_ynode_get(n, key), SENSIM_EINVAL, "key '%s': unknown '%s' (expected %s)", key, v,
+                              list);
+}
+
+static sensim_status load_lidar(const sensim_ynode *n, sensim_lidar_params *p, double *rate)
+{
+    const char *preset = NULL;
+    TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
+    *p = sensim_lidar_default_params();
+    if (preset && sensim_lidar_preset(preset, p))
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    double old_rate = p->rate_hz;
+    TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
+    if (p->firing_cycle > 0 && p->rate_hz != old_rate && !sensim_ynode_get(n, "columns"))
+        p->columns = (int)lround(1 / (p->rate_hz * p->firing_cycle));
+    if (sensim_ynode_get(n, "channels")) {
+        if (p->has_table)
+            return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
+                                      "key 'channels': a preset with an elevation table fixes the channels");
+        TRY(get_int_range(n, "channels", 0, 1, SENSIM_LIDAR_MAX_CHANNELS, &p->channels));
+    }
+    double vf[2] = {p->vfov_min, p->vfov_max};
+    TRY(sensim_ynode_get_vector(n, "vfov", SENSIM_DIM_ANGLE, 0, 2, vf));
+    p->vfov_min = vf[0];
+    p->vfov_max = vf[1];
+    TRY(get_int_range(n, "columns", 0, 1, 1000000, &p->columns));
+    TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
+    TRY(sensim_ynode_get_quantity(n, "azimuth0", SENSIM_DIM_ANGLE, 0, &p->azimuth0));
+    static const char *const dirs[] = {"cw", "ccw", NULL};
+    int d = p->direction > 0;
+    TRY(enum_key(n, "direction", dirs, &d));
+    p->direction = d ? 1 : -1;
+    TRY(sensim_ynode_get_quantity(n, "min_range", SENSIM_DIM_LENGTH, 0, &p->min_range));
+    TRY(sensim_ynode_get_quantity(n, "max_range", SENSIM_DIM_LENGTH, 0, &p->max_range));
+    TRY(sensim_ynode_get_quantity(n, "divergence", SENSIM_DIM_ANGLE, 0, &p->divergence));
+    const sensim_ynode *beam = sensim_ynode_get(n, "beam");
+    if (beam) {
+        static const char *const bk[] = {"pattern", "n", NULL};
+        static const char *const pats[] = {"grid", "sunflower", NULL};
+        TRY(sensim_ynode_check_keys(beam, "beam", bk));
+        int pat = (int)p->pattern;
+        TRY(enum_key(beam, "pattern", pats, &pat));
+        p->pattern = (sensim_beam_pattern)pat;
+        TRY(get_int_range(beam, "n", 0, 1, SENSIM_LIDAR_MAX_RAYS, &p->pattern_n));
+    }
+    static const char *const rets[] = {"strongest", "first", "last", "mean", "dual", NULL};
+    int r = (int)p->returns;
+    TRY(enum_key(n, "returns", rets, &r));
+    p->returns = (sensim_return_mode)r;
+    TRY(sensim_ynode_get_quantity(n, "echo_separation", SENSIM_DIM_LENGTH, 0, &p->echo_separation));
+    TRY(sensim_ynode_get_quantity(n, "threshold", SENSIM_DIM_NONE, 0, &p->threshold));
+    static const char *const fall[] = {"none", "inverse_square", "gaussian_beam", NULL};
+    int f = (int)p->falloff;
+    TRY(enum_key(n, "falloff", fall, &f));
+    p->falloff = (sensim_falloff)f;
+    TRY(sensim_ynode_get_quantity(n, "reference_range", SENSIM_DIM_LENGTH, 0, &p->reference_range));
+    TRY(sensim_ynode_get_quantity(n, "waist", SENSIM_DIM_LENGTH, 0, &p->waist));
+    TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
+    TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
+    *rate = p->rate_hz;
+    sensim_lidar *l = sensim_lidar_create(p);
+    if (!l)
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    sensim_lidar_destroy(l);
+    return SENSIM_OK;
+}
+
+static sensim_status load_camera(const sensim_ynode *n, sensim_camera_params *p, double *rate)
+{
+    *p = sensim_camera_default_params();
+    TRY(get_int_range(n, "width", 0, 1, 65536, &p->width));
+    TRY(get_int_range(n, "height", 0, 1, 65536, &p->height));
+    TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
+    static const char *const lenses[] = {"pinhole", "fov", NULL};
+    int lens = (int)p->lens;
+    TRY(enum_key(n, "lens", lenses, &lens));
+    p->lens = (sensim_lens)lens;
+    TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
+    TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
+    TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
+    *rate = 10;
+    TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
+    sensim_camera *c = sensim_camera_create(p);
+    if (!c)
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    sensim_camera_destroy(c);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_render_sensor_load(const char *path, const char *name, sensim_render_sensor *out)
+{
+    static const char *const lidar_keys[] = {
+        "name",       "type",      "mount",   "preset",    "rate_hz",         "channels",  "vfov",
+        "columns",    "hfov",      "azimuth0", "direction", "min_range",      "max_range", "divergence",
+        "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
+        "receiver_radius", "receiver_offset", "seed", NULL};
+    static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
+                                           "hfov",    "lens",     "samples", "exposure", "shadows",
+                                           "rate_hz", "seed",     NULL};
+    sensim_yaml *doc = sensim_yaml_load_file(path);
+    if (!doc)
+        return sensim_last_status();
+    const sensim_ynode *root = sensim_yaml_root(doc), *seq = root ? sensim_ynode_get(root, "sensors") : NULL;
+    sensim_status st = SENSIM_OK;
+    memset(out, 0, sizeof *out);
+    uint64_t seed = 0;
+    if (root && sensim_ynode_kind_of(root) == SENSIM_YNODE_MAPPING)
+        st = sensim_ynode_get_uint64(root, "seed", 0, &seed);
+    if (!st && (!seq || sensim_ynode_kind_of(seq) != SENSIM_YNODE_SEQUENCE))
+        st = sensim_error(SENSIM_ENOTFOUND, "%s: no 'sensors:' list", path);
+    const sensim_ynode *n = NULL;
+    for (size_t i = 0; !st && i < sensim_ynode_size(seq); i++) {
+        const sensim_ynode *it = sensim_ynode_item(seq, i);
+        const char *nm = NULL;
+        if ((st = sensim_ynode_get_string(it, "name", 1, &nm)))
+            break;
+        if (strcmp(nm, name) == 0)
+            n = it;
+    }
+    if (!st && !n)
+        st = sensim_error(SENSIM_ENOTFOUND, "%s: no sensor named '%s' under 'sensors:'", path, name);
+    const char *type = NULL;
+    if (!st)
+        st = sensim_ynode_get_string(n, "type", 1, &type);
+    if (!st) {
+        snprintf(out->name, sizeof out->name, "%s", name);
+        out->mount = sensim_pose_identity();
+        const sensim_ynode *m = sensim_ynode_get(n, "mount");
+        static const char *const mk[] = {"position", "orientation", "yaw", NULL};
+        if (m && !(st = sensim_ynode_check_keys(m, "mount", mk)))
+            st = read_pose(m, &out->mount);
+        if (!st)
+            st = sensim_ynode_get_uint64(n, "seed", 0, &seed);
+        out->seed = seed;
+    }
+    if (!st && strcmp(type, "lidar") == 0) {
+        out->type = SENSIM_SENSOR_LIDAR;
+        if (!(st = sensim_ynode_check_keys(n, "lidar sensor", lidar_keys)))
+            st = load_lidar(n, &out->lidar, &out->rate_hz);
+    } else if (!st && strcmp(type, "camera") == 0) {
+        out->type = SENSIM_SENSOR_CAMERA;
+        if (!(st = sensim_ynode_check_keys(n, "camera sensor", cam_keys)))
+            st = load_camera(n, &out->camera, &out->rate_hz);
+        out->camera.seed = seed;
+        out->camera.sensor = sensim_rng_sensor_id(name);
+    } else if (!st) {
+        st = sensim_ynode_error(sensim_ynode_get(n, "type"), SENSIM_EINVAL,
+                                "sensor '%s': type '%s' cannot be rendered (expected lidar or camera)", name, type);
+    }
+    sensim_yaml_free(doc);
+    return st;
+}

@@ -1,0 +1,708 @@
+/* Lidar and camera: ranges and intensities against closed forms, beam
+ * divergence at an edge, two-way Beer-Lambert, the motion distortion of
+ * seed 000 Fig. 5, the FOV lens formula, and bit-identical output at 1 and
+ * 2 threads. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/render.h"
+#include "testutil.h"
+
+typedef struct {
+    sensim_vec3 p0, v; /* position at t = 0 and velocity */
+    sensim_quat q;
+} linear_motion;
+
+static void linear_pose(const void *user, double t, sensim_pose *out)
+{
+    const linear_motion *m = user;
+    out->p = sensim_vec3_add(m->p0, sensim_vec3_scale(m->v, t));
+    out->q = m->q;
+}
+
+static linear_motion still(double x, double y, double z)
+{
+    linear_motion m = {{x, y, z}, {0, 0, 0}, {1, 0, 0, 0}};
+    return m;
+}
+
+/* Ground plane z = 0 plus optional extra objects; material 0 reflectance rho. */
+static sensim_scene *ground(double rho, double extinction)
+{
+    sensim_scene *s = sensim_scene_create();
+    sensim_material m = sensim_material_default();
+    snprintf(m.name, sizeof m.name, "paint");
+    m.reflectance = rho;
+    int mat = sensim_scene_add_material(s, &m);
+    int mesh = sensim_scene_add_plane(s, "ground", 400, 400, 2, 2);
+    ck_assert_int_ge(sensim_scene_add_object(s, mesh, mat, sensim_pose_identity()), 0);
+    ck_assert_int_eq(sensim_scene_set_atmosphere(s, extinction), SENSIM_OK);
+    ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
+    return s;
+}
+
+static sensim_lidar_params down_lidar(void)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.channels = 16;
+    p.vfov_min = -60 * M_PI / 180;
+    p.vfov_max = -5 * M_PI / 180;
+    p.columns = 90;
+    p.max_range = 300;
+    p.falloff = SENSIM_FALLOFF_NONE;
+    return p;
+}
+
+START_TEST(plane_range_and_cosine_law)
+{
+    const double h = 2.0, rho = 0.8;
+    sensim_scene *s = ground(rho, 0);
+    sensim_lidar_params p = down_lidar();
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    linear_motion m = still(3, -4, h);
+    ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt), SENSIM_OK);
+    ck_assert_uint_eq(pt->count, 16 * 90);
+    for (size_t i = 0; i < pt->count; i++) {
+        double el = pt->elevation[i];
+        /* Range h / sin|el|; float32 ranges: relative error ~1e-6. */
+        ck_assert_within(pt->range[i], h / sin(-el), 1e-5 * pt->range[i]);
+        /* Lambert: rho cos(incidence), incidence = 90 deg - |el|. */
+        ck_assert_within(pt->xyzi[4 * i + 3], rho * sin(-el), 1e-5);
+        ck_assert_within(pt->xyzi[4 * i + 2], -h, 1e-5 * pt->range[i]);
+        ck_assert_within(hypot(pt->xyzi[4 * i], pt->xyzi[4 * i + 1]), h / tan(-el), 1e-5 * pt->range[i]);
+        ck_assert_uint_eq(pt->channel[i], i % 16);
+    }
+    /* Inverse-square falloff scales by (ref/r)^2. */
+    p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
+    p.reference_range = 3;
+    sensim_lidar *l2 = sensim_lidar_create(&p);
+    sensim_lidar_points *p2 = sensim_lidar_points_create(l2);
+    sensim_lidar_scan(l2, s, linear_pose, &m, 0, 0, p2);
+    for (size_t i = 0; i < p2->count; i++) {
+        double r = p2->range[i];
+        ck_assert_within(p2->xyzi[4 * i + 3], pt->xyzi[4 * i + 3] * 9 / (r * r), 1e-5 * pt->xyzi[4 * i + 3]);
+    }
+    sensim_lidar_points_destroy(p2);
+    sensim_lidar_destroy(l2);
+    sensim_lidar_points_destroy(pt);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(sphere_range)
+{
+    /* A sphere of radius 1 at 10 m: the beam straight at its centre hits at
+     * 9 m (a tessellation vertex sits on the axis at the equator). */
+    sensim_scene *s = sensim_scene_create();
+    int mesh = sensim_scene_add_sphere(s, "ball", 1.0, 48);
+    sensim_pose at = sensim_pose_identity();
+    at.p = sensim_vec3_make(10, 0, 1.5);
+    sensim_scene_add_object(s, mesh, 0, at);
+    sensim_scene_commit(s);
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.channels = 1;
+    p.vfov_min = p.vfov_max = 0;
+    p.columns = 360;
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    linear_motion m = still(0, 0, 1.5);
+    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    int found = 0;
+    for (size_t i = 0; i < pt->count; i++) {
+        double az = pt->azimuth[i];
+        /* Chord of the sphere at azimuth az: r = 10 cos(az) - sqrt(1 - 100 sin^2 az),
+         * within the tessellation sagitta R (1 - cos(pi/48)) / cos(incidence). */
+        double disc = 1 - 100 * sin(az) * sin(az);
+        ck_assert(disc > 0);
+        double expect = 10 * cos(az) - sqrt(disc);
+        ck_assert_within(pt->range[i], expect, (1 - cos(M_PI / 48)) / sqrt(disc) + 1e-5);
+        if (fabs(az) < 1e-9) {
+            ck_assert_within(pt->range[i], 9.0, 1e-5);
+            found = 1;
+        }
+    }
+    ck_assert(found);
+    ck_assert_uint_eq(pt->count, 11); /* |az| < asin(0.1) = 5.74 deg at 1 deg steps */
+    sensim_lidar_points_destroy(pt);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(beer_lambert_two_way)
+{
+    const double alpha = 0.013;
+    sensim_scene *clear = ground(0.5, 0), *fog = ground(0.5, alpha);
+    sensim_lidar_params p = down_lidar();
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *a = sensim_lidar_points_create(l), *b = sensim_lidar_points_create(l);
+    linear_motion m = still(0, 0, 10);
+    sensim_lidar_scan(l, clear, linear_pose, &m, 0, 0, a);
+    sensim_lidar_scan(l, fog, linear_pose, &m, 0, 0, b);
+    ck_assert_uint_eq(a->count, b->count);
+    for (size_t i = 0; i < a->count; i++) {
+        double r = a->range[i], ratio = b->xyzi[4 * i + 3] / a->xyzi[4 * i + 3];
+        ck_assert_within(ratio, exp(-2 * alpha * r), 1e-5);
+    }
+    /* With a threshold, returns too weak after attenuation disappear. */
+    p.threshold = 0.5 * 0.5 * sin(30 * M_PI / 180);
+    sensim_lidar *lt = sensim_lidar_create(&p);
+    sensim_lidar_scan(lt, fog, linear_pose, &m, 0, 0, b);
+    ck_assert(b->count > 0 && b->count < a->count);
+    for (size_t i = 0; i < b->count; i++)
+        ck_assert(b->xyzi[4 * i + 3] >= p.threshold);
+    sensim_lidar_destroy(lt);
+    sensim_lidar_points_destroy(a);
+    sensim_lidar_points_destroy(b);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(clear);
+    sensim_scene_destroy(fog);
+}
+END_TEST
+
+/* A near wall at x = 10 covering y < 0 and a far wall at x = 20. */
+static sensim_scene *edge_scene(void)
+{
+    sensim_scene *s = sensim_scene_create();
+    int near = sensim_scene_add_box(s, "near", 0.2, 10, 10), far = sensim_scene_add_box(s, "far", 0.2, 40, 10);
+    sensim_pose a = sensim_pose_identity(), b = sensim_pose_identity();
+    a.p = sensim_vec3_make(10.1, -5, 0);
+    b.p = sensim_vec3_make(20.1, 0, 0);
+    sensim_scene_add_object(s, near, 0, a);
+    sensim_scene_add_object(s, far, 0, b);
+    sensim_scene_commit(s);
+    return s;
+}
+
+static int edge_returns(const sensim_scene *s, double divergence, int n, sensim_return_mode mode, float *r)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.channels = 1;
+    p.vfov_min = p.vfov_max = 0;
+    p.columns = 4; /* column 0 at azimuth 0 straddles the edge at y = 0 */
+    p.divergence = divergence;
+    p.pattern_n = n;
+    p.returns = mode;
+    p.falloff = SENSIM_FALLOFF_NONE;
+    sensim_lidar *l = sensim_lidar_create(&p);
+    ck_assert_ptr_nonnull(l);
+    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    linear_motion m = still(0, 0, 0);
+    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    int k = 0;
+    for (size_t i = 0; i < pt->count; i++)
+        if (fabs(pt->azimuth[i]) < 1e-6)
+            r[k++] = pt->range[i];
+    sensim_lidar_points_destroy(pt);
+    sensim_lidar_destroy(l);
+    return k;
+}
+
+START_TEST(divergence_at_an_edge)
+{
+    sensim_scene *s = edge_scene();
+    float first[2], last[2], dual[2], one[2], onel[2];
+    /* 10 mrad beam, 5 x 5 rays: half the footprint on each wall. */
+    ck_assert_int_eq(edge_returns(s, 0.01, 5, SENSIM_RETURN_FIRST, first), 1);
+    ck_assert_int_eq(edge_returns(s, 0.01, 5, SENSIM_RETURN_LAST, last), 1);
+    ck_assert_within(first[0], 10, 1e-3);
+    ck_assert_within(last[0], 20, 1e-3);
+    ck_assert_int_eq(edge_returns(s, 0.01, 5, SENSIM_RETURN_DUAL, dual), 2);
+    ck_assert(fabs(dual[0] - dual[1]) > 9);
+    /* Sunflower pattern too. */
+    ck_assert_int_eq(edge_returns(s, 0.01, 16, SENSIM_RETURN_LAST, last), 1);
+    ck_assert_within(last[0], 20, 1e-3);
+    /* A single ray sees one surface: first == last. */
+    ck_assert_int_eq(edge_returns(s, 0, 1, SENSIM_RETURN_FIRST, one), 1);
+    ck_assert_int_eq(edge_returns(s, 0, 1, SENSIM_RETURN_LAST, onel), 1);
+    ck_assert_float_eq(one[0], onel[0]);
+    ck_assert_int_eq(edge_returns(s, 0, 1, SENSIM_RETURN_DUAL, dual), 1);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(beam_ray_count)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.divergence = 3e-3;
+    int ns[] = {1, 2, 3, 5};
+    for (int i = 0; i < 4; i++) {
+        p.pattern = SENSIM_BEAM_GRID;
+        p.pattern_n = ns[i];
+        sensim_lidar *l = sensim_lidar_create(&p);
+        ck_assert_int_eq(sensim_lidar_rays_per_beam(l), ns[i] * ns[i]);
+        double a[256], b[256], w[256], sum = 0;
+        sensim_lidar_beam_rays(l, a, b, w);
+        for (int k = 0; k < ns[i] * ns[i]; k++) {
+            sum += w[k];
+            ck_assert(fabs(a[k]) <= tan(1.5e-3) && fabs(b[k]) <= tan(1.5e-3));
+        }
+        ck_assert_within(sum, 1, 1e-12);
+        sensim_lidar_destroy(l);
+        p.pattern = SENSIM_BEAM_SUNFLOWER;
+        l = sensim_lidar_create(&p);
+        ck_assert_int_eq(sensim_lidar_rays_per_beam(l), ns[i]);
+        sensim_lidar_destroy(l);
+    }
+}
+END_TEST
+
+START_TEST(gaussian_beam_power)
+{
+    /* Seed 002 eq. 21 at a wall head-on: P/P0 = (1 - exp(-2R^2/w^2))
+     * exp(-2 rD^2/w^2) / (1 - exp(-2)), w = x tan(div/2) + E. */
+    sensim_scene *s = sensim_scene_create();
+    int wall = sensim_scene_add_box(s, "wall", 0.2, 40, 40);
+    sensim_pose a = sensim_pose_identity();
+    a.p = sensim_vec3_make(25.1, 0, 0);
+    sensim_scene_add_object(s, wall, 0, a);
+    sensim_scene_commit(s);
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.channels = 1;
+    p.vfov_min = p.vfov_max = 0;
+    p.columns = 1;
+    p.falloff = SENSIM_FALLOFF_GAUSSIAN_BEAM;
+    p.divergence = 2e-3;
+    p.waist = 0.005;
+    p.receiver_radius = 0.02;
+    p.receiver_offset = 0.01;
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    linear_motion m = still(0, 0, 0);
+    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    ck_assert_uint_eq(pt->count, 1);
+    double w = 25 * tan(1e-3) + 0.005, w2 = w * w;
+    double expect = 0.5 * (1 - exp(-2 * 0.0004 / w2)) * exp(-2 * 0.0001 / w2) / (1 - exp(-2.0));
+    ck_assert_within(pt->xyzi[3], expect, 1e-6 * expect);
+    sensim_lidar_points_destroy(pt);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+/* Seed 000 Fig. 5: cylinders of 1 m diameter every 2 m on both sides of a
+ * straight path; the sensor moves at 20 m/s with an HDL-32E pattern at
+ * 20 Hz, scanning counter-clockwise. */
+static sensim_scene *fig5_scene(void)
+{
+    sensim_scene *s = sensim_scene_create();
+    int cyl = sensim_scene_add_cylinder(s, "post", 0.5, 4, 96);
+    for (int i = -20; i <= 20; i++)
+        for (int side = -1; side <= 1; side += 2) {
+            sensim_pose a = sensim_pose_identity();
+            a.p = sensim_vec3_make(2.0 * i, 4.0 * side, 0);
+            sensim_scene_add_object(s, cyl, 0, a);
+        }
+    ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
+    return s;
+}
+
+/* Centroids (x, mean azimuth) of the cylinders on one side seen by the
+ * 0-degree channel (laser 15), front to back by x. */
+static int side_centroids(const sensim_lidar_points *pt, int side, double *cx, double *caz)
+{
+    int n = 0, in = 0;
+    double sx = 0, sa = 0, cnt = 0, lastx = 0;
+    for (size_t i = 0; i < pt->count; i++) {
+        if (pt->channel[i] != 15 || pt->xyzi[4 * i + 1] * side <= 0)
+            continue;
+        double x = pt->xyzi[4 * i];
+        if (in && fabs(x - lastx) > 0.3) {
+            cx[n] = sx / cnt;
+            caz[n++] = sa / cnt;
+            sx = sa = cnt = 0;
+        }
+        in = 1;
+        sx += x;
+        sa += pt->azimuth[i] < 0 ? pt->azimuth[i] + 2 * M_PI : pt->azimuth[i];
+        cnt++;
+        lastx = x;
+    }
+    if (cnt > 0) {
+        cx[n] = sx / cnt;
+        caz[n++] = sa / cnt;
+    }
+    return n;
+}
+
+START_TEST(fig5_motion_distortion)
+{
+    sensim_scene *s = fig5_scene();
+    sensim_lidar_params p;
+    ck_assert_int_eq(sensim_lidar_preset("hdl32e", &p), SENSIM_OK);
+    p.rate_hz = 20;
+    p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
+    ck_assert_int_eq(p.columns, 1085);
+    /* Start the scan at azimuth 0 = straight ahead: the left side (y > 0) is
+     * swept front to back, the right side back to front. */
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *moving = sensim_lidar_points_create(l), *fixed = sensim_lidar_points_create(l);
+    const double v = 20;
+    linear_motion mv = {{-0.5, 0, 1}, {v, 0, 0}, {1, 0, 0, 0}};
+    ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &mv, 0, 0, moving), SENSIM_OK);
+    double mx[64], ma[64], fx[64], fa[64];
+    (void)ma;
+    for (int side = -1; side <= 1; side += 2) {
+        /* The instantaneous reference: a static scan from where the moving
+         * sensor was when its beam swept past the side (azimuth 90 deg at
+         * t = 1/(4f) on the left, 270 deg at 3/(4f) on the right), so that
+         * both see each cylinder from the same place and only the timing
+         * differs. */
+        linear_motion st = still(-0.5 + v * (side > 0 ? 0.25 : 0.75) / p.rate_hz, 0, 1);
+        ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &st, 0, 0, fixed), SENSIM_OK);
+        int nm = side_centroids(moving, side, mx, ma), nf = side_centroids(fixed, side, fx, fa);
+        ck_assert_int_gt(nm, 6);
+        /* Match each static cylinder to the moving one nearest in x. */
+        int match[64];
+        for (int i = 0; i < nf; i++) {
+            match[i] = -1;
+            for (int j = 0; j < nm; j++)
+                if (fabs(mx[j] - fx[i]) < 0.8 && (match[i] < 0 || fabs(mx[j] - fx[i]) < fabs(mx[match[i]] - fx[i])))
+                    match[i] = j;
+        }
+        /* Compare spacings of neighbouring cylinders near the side (|x| < 6 m).
+         * A cylinder seen dt later appears v dt further back in the sensor
+         * frame: spacing changes by v (az_a - az_b) / (2 pi f) on the left
+         * (lengthened) and by minus that on the right (shortened). */
+        double dsum = 0, psum = 0;
+        int npair = 0;
+        for (int i = 0; i + 1 < nf; i++) {
+            if (fabs(fx[i]) > 6 || fabs(fx[i + 1]) > 6 || match[i] < 0 || match[i + 1] < 0)
+                continue;
+            double d_moving = fabs(mx[match[i + 1]] - mx[match[i]]), d_fixed = fabs(fx[i + 1] - fx[i]);
+            double predicted = v * fabs(fa[i + 1] - fa[i]) / (2 * M_PI * p.rate_hz);
+            /* Tolerance 2.5 cm: the centroid of a cylinder's visible arc
+             * depends on the viewing angle, which differs slightly between
+             * the moving and the reference scan away from the perpendicular;
+             * the sign must be right in every pair. */
+            ck_assert_within((d_moving - d_fixed) * side, predicted, 0.025);
+            ck_assert((d_moving - d_fixed) * side > 0.01);
+            dsum += (d_moving - d_fixed) * side;
+            psum += predicted;
+            npair++;
+        }
+        ck_assert_int_ge(npair, 4);
+        /* Mean change of 5 cm, 2 % of the spacing: clearly visible, and as
+         * predicted from the sweep time within 1 cm. */
+        ck_assert_within(dsum / npair, psum / npair, 0.01);
+        ck_assert(dsum / npair > 0.03);
+    }
+    /* The moving scan's points carry their firing time; the last column fires
+     * just before 1/f. */
+    float tmax = 0;
+    for (size_t i = 0; i < moving->count; i++)
+        tmax = fmaxf(tmax, moving->time_offset[i]);
+    ck_assert(tmax < 1.0 / 20 && tmax > 0.9 / 20);
+    sensim_lidar_points_destroy(moving);
+    sensim_lidar_points_destroy(fixed);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(presets)
+{
+    sensim_lidar_params p;
+    ck_assert_int_eq(sensim_lidar_preset("vlp16", &p), SENSIM_OK);
+    ck_assert_int_eq(p.channels, 16);
+    ck_assert_within(p.elevation[1] * 180 / M_PI, 1, 1e-12);
+    ck_assert_within(p.time_offset[15], 15 * 2.304e-6, 1e-15);
+    ck_assert_int_eq(p.columns, 1808);
+    ck_assert_int_eq(sensim_lidar_preset("hdl32e", &p), SENSIM_OK);
+    double lo = 1, hi = -1;
+    for (int k = 0; k < 32; k++) {
+        lo = fmin(lo, p.elevation[k]);
+        hi = fmax(hi, p.elevation[k]);
+    }
+    ck_assert_within(lo * 180 / M_PI, -30.67, 1e-9);
+    ck_assert_within(hi * 180 / M_PI, 10.67, 1e-9);
+    ck_assert_int_eq(sensim_lidar_preset("os128", &p), SENSIM_OK);
+    sensim_lidar *l = sensim_lidar_create(&p);
+    ck_assert_within(sensim_lidar_beam_direction(l, 0, 127).z, sin(22.5 * M_PI / 180), 1e-6);
+    ck_assert_within(sensim_lidar_fire_time(l, 1024, 5), 0.05, 1e-12);
+    sensim_lidar_destroy(l);
+    ck_assert_int_eq(sensim_lidar_preset("hdl64", &p), SENSIM_ENOTFOUND);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "'hdl64'"));
+}
+END_TEST
+
+START_TEST(bad_params)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.channels = 0;
+    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "channels"));
+    p = sensim_lidar_default_params();
+    p.max_range = 0.1;
+    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "min_range"));
+    p = sensim_lidar_default_params();
+    p.divergence = 1e-3;
+    p.pattern_n = 17;
+    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rays per beam"));
+    sensim_camera_params c = sensim_camera_default_params();
+    c.lens = SENSIM_LENS_FOV;
+    c.hfov = 150 * M_PI / 180;
+    ck_assert_ptr_null(sensim_camera_create(&c));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "FOV lens is undefined"));
+    sensim_lidar_destroy(NULL);
+    sensim_camera_destroy(NULL);
+    sensim_lidar_points_destroy(NULL);
+}
+END_TEST
+
+START_TEST(fov_lens_formula)
+{
+    sensim_camera_params cp = sensim_camera_default_params();
+    cp.width = 640;
+    cp.height = 360;
+    cp.hfov = 80 * M_PI / 180;
+    cp.lens = SENSIM_LENS_FOV;
+    sensim_camera *c = sensim_camera_create(&cp);
+    ck_assert_ptr_nonnull(c);
+    double w = cp.hfov / 2, tw = tan(w), sn = tan(tw) / tw;
+    for (int k = 0; k < 50; k++) {
+        double px = 640.0 * ((k * 37) % 50) / 49, py = 360.0 * ((k * 13) % 50) / 49;
+        sensim_vec3 d = sensim_camera_direction(c, px, py);
+        double x1 = 2 * px / 640 - 1, y1 = (360 - 2 * py) / 640, r1 = hypot(x1, y1);
+        /* Seed 000 eqs. 1-2: r2 = tan(r1 tan w)/tan w; x2 = x1 r2/(r1 s). */
+        double r2 = tan(r1 * tw) / tw, x2 = r1 > 0 ? x1 * r2 / (r1 * sn) : 0, y2 = r1 > 0 ? y1 * r2 / (r1 * sn) : 0;
+        ck_assert_within(-d.y / d.x, x2 * tw, 1e-12);
+        ck_assert_within(d.z / d.x, y2 * tw, 1e-12);
+        ck_assert_within(sensim_vec3_norm(d), 1, 1e-12);
+    }
+    /* The field of view is kept: the middle of the right edge is at w. */
+    sensim_vec3 e = sensim_camera_direction(c, 640, 180);
+    ck_assert_within(atan2(-e.y, e.x), w, 1e-12);
+    sensim_camera_destroy(c);
+    cp.lens = SENSIM_LENS_PINHOLE;
+    c = sensim_camera_create(&cp);
+    e = sensim_camera_direction(c, 640, 180);
+    ck_assert_within(atan2(-e.y, e.x), w, 1e-12);
+    e = sensim_camera_direction(c, 320, 0);
+    ck_assert_within(e.z / e.x, tw * 360 / 640, 1e-12);
+    sensim_camera_destroy(c);
+}
+END_TEST
+
+START_TEST(camera_shading)
+{
+    /* Camera looking straight down at a plane with albedo a: value
+     * a (ambient + sun cos(sun zenith)); the sky elsewhere. A box casts a
+     * shadow where only ambient light remains. */
+    sensim_scene *s = sensim_scene_create();
+    sensim_material m = sensim_material_default();
+    snprintf(m.name, sizeof m.name, "grass");
+    m.albedo[0] = 0.2;
+    m.albedo[1] = 0.6;
+    m.albedo[2] = 0.1;
+    int mat = sensim_scene_add_material(s, &m);
+    int plane = sensim_scene_add_plane(s, "g", 100, 100, 1, 1), box = sensim_scene_add_box(s, "b", 1, 1, 1);
+    sensim_scene_add_object(s, plane, mat, sensim_pose_identity());
+    sensim_pose bp = sensim_pose_identity();
+    bp.p = sensim_vec3_make(0, 0, 3);
+    sensim_scene_add_object(s, box, 0, bp);
+    double sun[3] = {1, 1, 1}, amb[3] = {0.1, 0.1, 0.1}, sky[3] = {0.3, 0.4, 0.9};
+    sensim_scene_set_sun(s, sensim_vec3_make(0, 0, 1), sun);
+    sensim_scene_set_ambient(s, amb, sky);
+    sensim_scene_commit(s);
+    sensim_camera_params cp = sensim_camera_default_params();
+    cp.width = 64;
+    cp.height = 48;
+    cp.hfov = 60 * M_PI / 180;
+    sensim_camera *c = sensim_camera_create(&cp);
+    /* Camera at 10 m looking down (+x axis rotated to -z). */
+    linear_motion mo = still(0, 0, 10);
+    mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), M_PI / 2);
+    float *img = malloc(64 * 48 * 3 * sizeof *img);
+    ck_assert_int_eq(sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img), SENSIM_OK);
+    /* Corner pixel: lit grass. */
+    ck_assert_within(img[1], 0.6 * 1.1, 1e-6);
+    /* Centre pixel sees the box top (albedo 0.5, lit). */
+    size_t ctr = (24 * 64 + 32) * 3;
+    ck_assert_within(img[ctr], 0.5 * 1.1, 1e-6);
+    /* Looking up: the sky. */
+    mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), -M_PI / 2);
+    sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img);
+    ck_assert_within(img[2], 0.9, 1e-6);
+    /* Sun at 45 deg from the side: the box's shadow falls on the ground. */
+    sensim_scene_destroy(s);
+    s = sensim_scene_create();
+    plane = sensim_scene_add_plane(s, "g", 100, 100, 1, 1);
+    box = sensim_scene_add_box(s, "b", 2, 2, 2);
+    sensim_scene_add_object(s, plane, 0, sensim_pose_identity());
+    bp.p = sensim_vec3_make(0, 0, 2);
+    sensim_scene_add_object(s, box, 0, bp);
+    sensim_scene_set_sun(s, sensim_vec3_make(1, 0, 1), sun);
+    sensim_scene_set_ambient(s, amb, sky);
+    sensim_scene_commit(s);
+    /* Ground point (-3, 0, 0): the ray towards the sun passes the box, so
+     * only ambient light remains. */
+    mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), M_PI / 2);
+    mo.p0 = sensim_vec3_make(-3, 0, 0.5);
+    sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img);
+    ck_assert_within(img[ctr], 0.5 * 0.1, 1e-6);
+    free(img);
+    sensim_camera_destroy(c);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(threads_bit_identical)
+{
+    sensim_scene *s = fig5_scene();
+    sensim_lidar_params p;
+    sensim_lidar_preset("vlp16", &p);
+    p.pattern_n = 3;
+    p.returns = SENSIM_RETURN_DUAL;
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *a = sensim_lidar_points_create(l), *b = sensim_lidar_points_create(l);
+    linear_motion mv = {{0, 0, 1}, {15, 1, 0}, {1, 0, 0, 0}};
+    sensim_camera_params cp = sensim_camera_default_params();
+    cp.width = 96;
+    cp.height = 64;
+    cp.samples = 4;
+    cp.exposure = 0.01;
+    cp.seed = 99;
+    sensim_camera *c = sensim_camera_create(&cp);
+    float *ia = malloc(96 * 64 * 3 * sizeof *ia), *ib = malloc(96 * 64 * 3 * sizeof *ib);
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    sensim_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, a);
+    sensim_camera_render(c, s, linear_pose, &mv, 0.3, 7, ia);
+    omp_set_num_threads(2);
+    sensim_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, b);
+    sensim_camera_render(c, s, linear_pose, &mv, 0.3, 7, ib);
+    omp_set_num_threads(saved);
+    ck_assert_uint_gt(a->count, 1000);
+    ck_assert_uint_eq(a->count, b->count);
+    ck_assert(memcmp(a->xyzi, b->xyzi, a->count * 4 * sizeof(float)) == 0);
+    ck_assert(memcmp(a->range, b->range, a->count * sizeof(float)) == 0);
+    ck_assert(memcmp(a->channel, b->channel, a->count * sizeof(uint16_t)) == 0);
+    ck_assert(memcmp(a->return_index, b->return_index, a->count) == 0);
+    ck_assert(memcmp(a->time_offset, b->time_offset, a->count * sizeof(float)) == 0);
+    ck_assert(memcmp(ia, ib, 96 * 64 * 3 * sizeof(float)) == 0);
+    /* A different seed gives a different (blurred) frame. */
+    cp.seed = 100;
+    sensim_camera *c2 = sensim_camera_create(&cp);
+    sensim_camera_render(c2, s, linear_pose, &mv, 0.3, 7, ib);
+    ck_assert(memcmp(ia, ib, 96 * 64 * 3 * sizeof(float)) != 0);
+    sensim_camera_destroy(c2);
+    free(ia);
+    free(ib);
+    sensim_camera_destroy(c);
+    sensim_lidar_points_destroy(a);
+    sensim_lidar_points_destroy(b);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+static int noise_calls;
+static sensim_status count_noise(void *user, sensim_lidar_points *pts, uint64_t scan)
+{
+    (void)user;
+    noise_calls++;
+    ck_assert_uint_eq(scan, 5);
+    pts->xyzi[3] = -1; /* marks that the hook saw the final buffer */
+    return SENSIM_OK;
+}
+
+START_TEST(noise_hook)
+{
+    sensim_scene *s = ground(0.5, 0);
+    sensim_lidar_params p = down_lidar();
+    p.noise = count_noise;
+    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    linear_motion m = still(0, 0, 2);
+    noise_calls = 0;
+    sensim_lidar_scan(l, s, linear_pose, &m, 0, 5, pt);
+    ck_assert_int_eq(noise_calls, 1);
+    ck_assert_float_eq(pt->xyzi[3], -1);
+    sensim_lidar_points_destroy(pt);
+    sensim_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+START_TEST(cli_render)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
+    char *cam = tu_path(dir, "cam.h5"), *png = tu_path(dir, "png"), *scene = tu_src("data/scenes/fig5.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "0.5", "--speed", "20", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "3", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(tu_file_exists(out));
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", cam, "-n", "1", "--png", png, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char *png0 = tu_path(png, "cam_00000.png");
+    ck_assert(tu_file_exists(png0));
+    free(png0);
+    r = tu_run("info", out, NULL);
+    ck_assert_ptr_nonnull(strstr(r.out, "hdl32e (lidar, 20 Hz"));
+    ck_assert_ptr_nonnull(strstr(r.out, "scan_offset        [4]"));
+    tu_run_free(&r);
+    /* Errors: unknown sensor (exit 1, output untouched), usage (exit 2). */
+    size_t len0;
+    char *before = tu_read_file(out, &len0);
+    r = tu_run("render", scene, "-t", gt, "-s", "radar", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "no sensor named 'radar'"));
+    tu_run_free(&r);
+    size_t len1;
+    char *after = tu_read_file(out, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(before);
+    free(after);
+    r = tu_run("render", scene, "-s", "hdl32e", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--count", "x", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    r = tu_run("render", "/nonexistent/scene.yaml", "-t", gt, "-s", "hdl32e", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_nonnull(strstr(r.err, "/nonexistent/scene.yaml"));
+    tu_run_free(&r);
+    free(gt);
+    free(out);
+    free(cam);
+    free(png);
+    free(scene);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+Suite *suite_render(void)
+{
+    Suite *su = suite_create("render");
+    TCase *tc = tcase_create("render");
+    tcase_add_test(tc, plane_range_and_cosine_law);
+    tcase_add_test(tc, sphere_range);
+    tcase_add_test(tc, beer_lambert_two_way);
+    tcase_add_test(tc, divergence_at_an_edge);
+    tcase_add_test(tc, beam_ray_count);
+    tcase_add_test(tc, gaussian_beam_power);
+    tcase_add_test(tc, fig5_motion_distortion);
+    tcase_add_test(tc, presets);
+    tcase_add_test(tc, bad_params);
+    tcase_add_test(tc, fov_lens_formula);
+    tcase_add_test(tc, camera_shading);
+    tcase_add_test(tc, threads_bit_identical);
+    tcase_add_test(tc, noise_hook);
+    tcase_add_test(tc, cli_render);
+    suite_add_tcase(su, tc);
+    return su;
+}
