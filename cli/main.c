@@ -13,7 +13,6 @@
 #define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
 #define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
 /* VERB_DECL lines */
-VERB_DECL(render)
 VERB_DECL(trajectory)
 VERB_DECL(inject)
 VERB_DECL(info)
@@ -22,6 +21,7 @@ VERB_DECL(export)
 VERB_DECL(allan)
 VERB_DECL(fit)
 VERB_DECL(datasheet)
+VERB_DECL(render)
 VERB_DECL(judge)
 VERB_DECL(vepd)
 VERB_DECL(demo)
