@@ -110,23 +110,23 @@ int main(int argc, char **argv)
     printf("%-14s %8s %10s %10s %10s %8s %8s\n", "lidar 128x2048", "rays", "raw Mray/s", "sensim", "scans/s", "ratio",
            "points");
     for (int v = 0; v < 3; v++) {
-        sensim_lidar_params p;
-        sensim_lidar_preset("os128", &p);
+        sensim_render_lidar_params p;
+        sensim_render_lidar_preset("os128", &p);
         p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
         p.pattern = SENSIM_BEAM_GRID;
         p.pattern_n = per_beam[v];
         p.max_range = 200;
-        sensim_lidar *l = sensim_lidar_create(&p);
-        sensim_lidar_points *pts = sensim_lidar_points_create(l);
-        int nr = sensim_lidar_rays_per_beam(l);
+        sensim_render_lidar *l = sensim_render_lidar_create(&p);
+        sensim_render_lidar_points *pts = sensim_render_lidar_points_create(l);
+        int nr = sensim_render_lidar_rays_per_beam(l);
         long nbeams = (long)p.columns * p.channels, nrays = nbeams * nr;
         /* The same world rays, in the same order (column, channel, sub-ray). */
         float *dirs = malloc((size_t)nrays * 3 * sizeof *dirs);
-        double a[SENSIM_LIDAR_MAX_RAYS], b[SENSIM_LIDAR_MAX_RAYS], w[SENSIM_LIDAR_MAX_RAYS];
-        sensim_lidar_beam_rays(l, a, b, w);
+        double a[SENSIM_RENDER_LIDAR_MAX_RAYS], b[SENSIM_RENDER_LIDAR_MAX_RAYS], w[SENSIM_RENDER_LIDAR_MAX_RAYS];
+        sensim_render_lidar_beam_rays(l, a, b, w);
         for (int c = 0; c < p.columns; c++)
             for (int k = 0; k < p.channels; k++) {
-                sensim_vec3 e = sensim_lidar_beam_direction(l, c, k);
+                sensim_vec3 e = sensim_render_lidar_beam_direction(l, c, k);
                 double ch = hypot(e.x, e.y);
                 sensim_vec3 u = sensim_vec3_make(-e.y / ch, e.x / ch, 0), vv = sensim_vec3_cross(e, u);
                 for (int j = 0; j < nr; j++) {
@@ -141,42 +141,42 @@ int main(int argc, char **argv)
             }
         long hits = 0;
         raw_scan(s->top, dirs, nrays, org, (float)p.max_range, &hits); /* warm-up */
-        sensim_lidar_scan(l, s, still, &pose, 0, 0, pts);
+        sensim_render_lidar_scan(l, s, still, &pose, 0, 0, pts);
         /* Alternate the two and keep the best time of each: the machine may
          * be shared, and the minimum is the least disturbed run. */
         double traw = INFINITY, tsim = INFINITY;
         for (int k = 0; k < scans; k++) {
             traw = fmin(traw, raw_scan(s->top, dirs, nrays, org, (float)p.max_range, &hits));
             double t0 = now();
-            sensim_lidar_scan(l, s, still, &pose, 0, (uint64_t)k, pts);
+            sensim_render_lidar_scan(l, s, still, &pose, 0, (uint64_t)k, pts);
             tsim = fmin(tsim, now() - t0);
         }
         double mraw = nrays / traw / 1e6, msim = nrays / tsim / 1e6;
         printf("%-14d %8ld %10.2f %10.2f %10.2f %8.3f %8zu\n", nr, nrays, mraw, msim, 1 / tsim, msim / mraw,
                pts->count);
         free(dirs);
-        sensim_lidar_points_destroy(pts);
-        sensim_lidar_destroy(l);
+        sensim_render_lidar_points_destroy(pts);
+        sensim_render_lidar_destroy(l);
     }
     if (frames > 0) {
-        sensim_camera_params cp = sensim_camera_default_params();
+        sensim_render_camera_params cp = sensim_render_camera_default_params();
         cp.width = 1920;
         cp.height = 1080;
         cp.samples = 4;
         cp.exposure = 0.01;
         cp.hfov = 90 * M_PI / 180;
-        sensim_camera *c = sensim_camera_create(&cp);
+        sensim_render_camera *c = sensim_render_camera_create(&cp);
         float *img = malloc((size_t)1920 * 1080 * 3 * sizeof *img);
         sensim_pose cam = pose;
         cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.2);
         double t0 = now();
         for (int f = 0; f < frames; f++)
-            sensim_camera_render(c, s, still, &cam, 0, (uint64_t)f, img);
+            sensim_render_camera_render(c, s, still, &cam, 0, (uint64_t)f, img);
         double dt = now() - t0;
         printf("camera 1920x1080, 4 spp (+ shadow rays): %.3f frames/s, %.2f Mprimary rays/s\n", frames / dt,
                frames * 1920.0 * 1080 * 4 / dt / 1e6);
         free(img);
-        sensim_camera_destroy(c);
+        sensim_render_camera_destroy(c);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

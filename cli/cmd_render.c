@@ -75,7 +75,7 @@ static int write_png(const char *path, const uint8_t *rgb, int w, int h)
 }
 
 /* Binary little-endian PLY with x y z intensity (sensor frame). */
-static int write_ply(const char *path, const sensim_lidar_points *pt)
+static int write_ply(const char *path, const sensim_render_lidar_points *pt)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -182,9 +182,9 @@ int cmd_render(int argc, char **argv)
     sensim_gt_block blk;
     memset(&blk, 0, sizeof blk);
     sensim_pose_track *track = NULL;
-    sensim_lidar *lidar = NULL;
-    sensim_lidar_points *pts = NULL;
-    sensim_camera *cam = NULL;
+    sensim_render_lidar *lidar = NULL;
+    sensim_render_lidar_points *pts = NULL;
+    sensim_render_camera *cam = NULL;
     float *img = NULL;
     uint8_t *img8 = NULL;
     uint64_t *scan_offset = NULL;
@@ -242,7 +242,7 @@ int cmd_render(int argc, char **argv)
     int tty = isatty(2);
     if (rs.type == SENSIM_SENSOR_LIDAR) {
         size_t four = 4;
-        if (!(lidar = sensim_lidar_create(&rs.lidar)) || !(pts = sensim_lidar_points_create(lidar)))
+        if (!(lidar = sensim_render_lidar_create(&rs.lidar)) || !(pts = sensim_render_lidar_points_create(lidar)))
             goto lib_fail;
         DS(points, "points", SENSIM_F32, 1, &four, "m");
         DS(range, "range", SENSIM_F32, 0, NULL, "m");
@@ -258,7 +258,7 @@ int cmd_render(int argc, char **argv)
         }
         for (uint64_t k = 0; k < nframes; k++) {
             double ts = t0 + k * period;
-            if (sensim_lidar_scan(lidar, scene, sensim_pose_track_eval, track, ts, k, pts))
+            if (sensim_render_lidar_scan(lidar, scene, sensim_pose_track_eval, track, ts, k, pts))
                 goto lib_fail;
             if (sensim_log_dset_append(o.points, pts->xyzi, pts->count) ||
                 sensim_log_dset_append(o.range, pts->range, pts->count) ||
@@ -287,7 +287,7 @@ int cmd_render(int argc, char **argv)
     } else {
         const int W = rs.camera.width, H = rs.camera.height;
         size_t tail[3] = {(size_t)H, (size_t)W, 3};
-        if (!(cam = sensim_camera_create(&rs.camera)))
+        if (!(cam = sensim_render_camera_create(&rs.camera)))
             goto lib_fail;
         img = malloc((size_t)W * H * 3 * sizeof *img);
         img8 = malloc((size_t)W * H * 3);
@@ -298,7 +298,7 @@ int cmd_render(int argc, char **argv)
         DS(image, "image", as_float ? SENSIM_F32 : SENSIM_U8, 3, tail, as_float ? "1" : "sRGB");
         for (uint64_t k = 0; k < nframes; k++) {
             double ts = t0 + k * period;
-            if (sensim_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img))
+            if (sensim_render_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img))
                 goto lib_fail;
             sensim_image_to_u8(img, (size_t)W * H * 3, img8);
             if (sensim_log_dset_append(o.image, as_float ? (void *)img : (void *)img8, 1) ||
@@ -342,9 +342,9 @@ done:
     free(img);
     free(img8);
     free(created);
-    sensim_camera_destroy(cam);
-    sensim_lidar_points_destroy(pts);
-    sensim_lidar_destroy(lidar);
+    sensim_render_camera_destroy(cam);
+    sensim_render_lidar_points_destroy(pts);
+    sensim_render_lidar_destroy(lidar);
     sensim_pose_track_destroy(track);
     sensim_gt_block_free(&blk);
     sensim_log_close(gt);

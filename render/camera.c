@@ -12,26 +12,26 @@
 
 enum { STREAM_PX = 0, STREAM_PY = 1, STREAM_TIME = 2 };
 
-struct sensim_camera {
-    sensim_camera_params p;
+struct sensim_render_camera {
+    sensim_render_camera_params p;
     double tw;     /* tan(w), w = half the horizontal field of view */
     double s_norm; /* FOV lens normalization s = tan(tan w) / tan w */
 };
 
-sensim_camera_params sensim_camera_default_params(void)
+sensim_render_camera_params sensim_render_camera_default_params(void)
 {
-    sensim_camera_params p;
+    sensim_render_camera_params p;
     memset(&p, 0, sizeof p);
     p.width = 640;
     p.height = 480;
     p.hfov = M_PI / 2;
-    p.lens = SENSIM_LENS_PINHOLE;
+    p.lens = SENSIM_RENDER_LENS_PINHOLE;
     p.samples = 1;
     p.shadows = 1;
     return p;
 }
 
-sensim_camera *sensim_camera_create(const sensim_camera_params *p)
+sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_params *p)
 {
     if (p->width < 1 || p->height < 1 || p->width > 65536 || p->height > 65536)
         goto bad_size;
@@ -47,12 +47,12 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p)
         sensim_error(SENSIM_EINVAL, "camera: exposure must be finite and >= 0 s (got %g)", p->exposure);
         return NULL;
     }
-    if (p->lens != SENSIM_LENS_PINHOLE && p->lens != SENSIM_LENS_FOV) {
+    if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV) {
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
         return NULL;
     }
     double tw = tan(0.5 * p->hfov);
-    if (p->lens == SENSIM_LENS_FOV) {
+    if (p->lens == SENSIM_RENDER_LENS_FOV) {
         /* tan(r1 tan w) must stay below its pole over the whole image: the
          * corner has r1 = sqrt(1 + (H/W)^2). */
         double rmax = hypot(1.0, (double)p->height / p->width);
@@ -62,7 +62,7 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p)
             return NULL;
         }
     }
-    sensim_camera *c = calloc(1, sizeof *c);
+    sensim_render_camera *c = calloc(1, sizeof *c);
     if (!c) {
         sensim_error(SENSIM_ENOMEM, "camera: out of memory");
         return NULL;
@@ -76,15 +76,15 @@ bad_size:
     return NULL;
 }
 
-void sensim_camera_destroy(sensim_camera *c) { free(c); }
-const sensim_camera_params *sensim_camera_params_of(const sensim_camera *c) { return &c->p; }
+void sensim_render_camera_destroy(sensim_render_camera *c) { free(c); }
+const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_render_camera *c) { return &c->p; }
 
-sensim_vec3 sensim_camera_direction(const sensim_camera *c, double px, double py)
+sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py)
 {
     /* Normalized image coordinates: x1 in [-1, 1] across the width, y1 with
      * the same scale (square pixels), up positive. */
     double x1 = 2 * px / c->p.width - 1, y1 = (c->p.height - 2 * py) / c->p.width;
-    if (c->p.lens == SENSIM_LENS_FOV) {
+    if (c->p.lens == SENSIM_RENDER_LENS_FOV) {
         /* Seed 000 eqs. 1-2: r2 = tan(r1 tan w) / tan w, normalized by s so
          * that the edge of the image keeps the field of view. */
         double r1 = hypot(x1, y1);
@@ -98,7 +98,7 @@ sensim_vec3 sensim_camera_direction(const sensim_camera *c, double px, double py
     return sensim_vec3_scale(d, 1 / sensim_vec3_norm(d));
 }
 
-static void trace_pixel(const sensim_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
+static void trace_pixel(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
                         double t, uint64_t frame, size_t pix, const sensim_rng *rx, const sensim_rng *ry,
                         const sensim_rng *rt, float *rgb)
 {
@@ -113,7 +113,7 @@ static void trace_pixel(const sensim_camera *c, const sensim_scene *s, sensim_po
         double ts = t + (c->p.exposure > 0 ? c->p.exposure * sensim_rng_uniform(rt, base + k) : 0);
         sensim_pose pose;
         posefn(user, ts, &pose);
-        sensim_vec3 d = sensim_quat_rotate(pose.q, sensim_camera_direction(c, (double)(pix % W) + jx,
+        sensim_vec3 d = sensim_quat_rotate(pose.q, sensim_render_camera_direction(c, (double)(pix % W) + jx,
                                                                         (double)(pix / W) + jy));
         struct RTCRayHit rh;
         rh.ray.org_x = (float)pose.p.x;
@@ -173,7 +173,7 @@ static void trace_pixel(const sensim_camera *c, const sensim_scene *s, sensim_po
         rgb[i] = (float)(acc[i] / spp);
 }
 
-sensim_status sensim_camera_render(const sensim_camera *c, const sensim_scene *s, sensim_pose_fn pose,
+sensim_status sensim_render_camera_render(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn pose,
                                    const void *pose_user, double t, uint64_t frame, float *rgb)
 {
     if (!s->committed)

@@ -27,11 +27,11 @@
 
 #define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
 
-struct sensim_lidar {
-    sensim_lidar_params p;
+struct sensim_render_lidar {
+    sensim_render_lidar_params p;
     int nrays;          /* rays per beam */
-    double ra[SENSIM_LIDAR_MAX_RAYS], rb[SENSIM_LIDAR_MAX_RAYS], rw[SENSIM_LIDAR_MAX_RAYS];
-    double rn[SENSIM_LIDAR_MAX_RAYS]; /* 1 / sqrt(1 + a^2 + b^2): unit sub-ray directions */
+    double ra[SENSIM_RENDER_LIDAR_MAX_RAYS], rb[SENSIM_RENDER_LIDAR_MAX_RAYS], rw[SENSIM_RENDER_LIDAR_MAX_RAYS];
+    double rn[SENSIM_RENDER_LIDAR_MAX_RAYS]; /* 1 / sqrt(1 + a^2 + b^2): unit sub-ray directions */
     int nret;           /* returns per beam slot */
     double period;      /* s per column */
     int same_time;      /* all channels of a column fire at once */
@@ -39,9 +39,9 @@ struct sensim_lidar {
     float *az;          /* [columns*channels] */
 };
 
-sensim_lidar_params sensim_lidar_default_params(void)
+sensim_render_lidar_params sensim_render_lidar_default_params(void)
 {
-    sensim_lidar_params p;
+    sensim_render_lidar_params p;
     memset(&p, 0, sizeof p);
     p.channels = 32;
     p.vfov_min = -15 * M_PI / 180;
@@ -71,9 +71,9 @@ static const double hdl32_el[32] = {-30.67, -9.33, -29.33, -8.00, -28.00, -6.67,
                                     -20.00, 1.33,  -18.67, 2.67,  -17.33, 4.00,  -16.00, 5.33,
                                     -14.67, 6.67,  -13.33, 8.00,  -12.00, 9.33,  -10.67, 10.67};
 
-sensim_status sensim_lidar_preset(const char *name, sensim_lidar_params *out)
+sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out)
 {
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     if (strcmp(name, "vlp16") == 0) {
         p.channels = 16;
         p.has_table = 1;
@@ -117,7 +117,7 @@ sensim_status sensim_lidar_preset(const char *name, sensim_lidar_params *out)
 /* The footprint rays, made and counted by one loop. Offsets are tangents of
  * the angle from the beam axis; weights follow the Gaussian beam profile
  * exp(-2 r^2 / R^2) with R the 1/e^2 half-angle, normalized to sum 1. */
-static int make_beam_rays(const sensim_lidar_params *p, double *a, double *b, double *w)
+static int make_beam_rays(const sensim_render_lidar_params *p, double *a, double *b, double *w)
 {
     int n = 0;
     double R = tan(0.5 * p->divergence);
@@ -153,15 +153,15 @@ static int make_beam_rays(const sensim_lidar_params *p, double *a, double *b, do
     return n;
 }
 
-sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
+sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params *p)
 {
 #define BAD(...)                                     \
     do {                                             \
         sensim_error(SENSIM_EINVAL, "lidar: " __VA_ARGS__); \
         return NULL;                                 \
     } while (0)
-    if (p->channels < 1 || p->channels > SENSIM_LIDAR_MAX_CHANNELS)
-        BAD("channels must be 1..%d (got %d)", SENSIM_LIDAR_MAX_CHANNELS, p->channels);
+    if (p->channels < 1 || p->channels > SENSIM_RENDER_LIDAR_MAX_CHANNELS)
+        BAD("channels must be 1..%d (got %d)", SENSIM_RENDER_LIDAR_MAX_CHANNELS, p->channels);
     if (p->columns < 1 || p->columns > 1000000)
         BAD("columns must be 1..1000000 (got %d)", p->columns);
     if (!(p->rate_hz > 0 && isfinite(p->rate_hz)))
@@ -177,8 +177,8 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
     if (p->pattern != SENSIM_BEAM_GRID && p->pattern != SENSIM_BEAM_SUNFLOWER)
         BAD("unknown beam pattern %d", (int)p->pattern);
     if (p->pattern_n < 1 || (p->pattern == SENSIM_BEAM_GRID ? p->pattern_n * p->pattern_n : p->pattern_n) >
-                                SENSIM_LIDAR_MAX_RAYS)
-        BAD("beam pattern gives 1..%d rays per beam (pattern_n %d)", SENSIM_LIDAR_MAX_RAYS, p->pattern_n);
+                                SENSIM_RENDER_LIDAR_MAX_RAYS)
+        BAD("beam pattern gives 1..%d rays per beam (pattern_n %d)", SENSIM_RENDER_LIDAR_MAX_RAYS, p->pattern_n);
     if ((unsigned)p->returns > SENSIM_RETURN_DUAL)
         BAD("unknown return mode %d", (int)p->returns);
     if (!(p->echo_separation >= 0 && isfinite(p->echo_separation)) || !(p->threshold >= 0 && isfinite(p->threshold)))
@@ -197,7 +197,7 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
             !(p->time_offset[k] >= 0 && isfinite(p->time_offset[k])))
             BAD("channel %d: elevation within +-pi/2, finite azimuth offset and time offset >= 0 needed", k);
 #undef BAD
-    sensim_lidar *l = calloc(1, sizeof *l);
+    sensim_render_lidar *l = calloc(1, sizeof *l);
     if (!l) {
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
         return NULL;
@@ -222,14 +222,14 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
     l->dir = malloc(nb * 3 * sizeof *l->dir);
     l->az = malloc(nb * sizeof *l->az);
     if (!l->dir || !l->az) {
-        sensim_lidar_destroy(l);
+        sensim_render_lidar_destroy(l);
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
         return NULL;
     }
     for (int c = 0; c < p->columns; c++)
         for (int k = 0; k < p->channels; k++) {
             size_t b = (size_t)c * p->channels + k;
-            double t = sensim_lidar_fire_time(l, c, k);
+            double t = sensim_render_lidar_fire_time(l, c, k);
             double az = p->azimuth0 + p->direction * 2 * M_PI * p->rate_hz * t + l->p.azimuth_offset[k];
             az = remainder(az, 2 * M_PI);
             double el = l->p.elevation[k];
@@ -241,7 +241,7 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p)
     return l;
 }
 
-void sensim_lidar_destroy(sensim_lidar *l)
+void sensim_render_lidar_destroy(sensim_render_lidar *l)
 {
     if (!l)
         return;
@@ -250,36 +250,36 @@ void sensim_lidar_destroy(sensim_lidar *l)
     free(l);
 }
 
-const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l) { return &l->p; }
-int sensim_lidar_rays_per_beam(const sensim_lidar *l) { return l->nrays; }
+const sensim_render_lidar_params *sensim_render_lidar_params_of(const sensim_render_lidar *l) { return &l->p; }
+int sensim_render_lidar_rays_per_beam(const sensim_render_lidar *l) { return l->nrays; }
 
-void sensim_lidar_beam_rays(const sensim_lidar *l, double *a, double *b, double *w)
+void sensim_render_lidar_beam_rays(const sensim_render_lidar *l, double *a, double *b, double *w)
 {
     memcpy(a, l->ra, l->nrays * sizeof *a);
     memcpy(b, l->rb, l->nrays * sizeof *b);
     memcpy(w, l->rw, l->nrays * sizeof *w);
 }
 
-size_t sensim_lidar_max_points(const sensim_lidar *l)
+size_t sensim_render_lidar_max_points(const sensim_render_lidar *l)
 {
     return (size_t)l->p.columns * l->p.channels * l->nret;
 }
 
-double sensim_lidar_fire_time(const sensim_lidar *l, int column, int channel)
+double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, int channel)
 {
     return column * l->period + l->p.time_offset[channel];
 }
 
-sensim_vec3 sensim_lidar_beam_direction(const sensim_lidar *l, int column, int channel)
+sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int column, int channel)
 {
     const float *d = l->dir + 3 * ((size_t)column * l->p.channels + channel);
     return sensim_vec3_make(d[0], d[1], d[2]);
 }
 
-sensim_lidar_points *sensim_lidar_points_create(const sensim_lidar *l)
+sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l)
 {
-    size_t n = sensim_lidar_max_points(l);
-    sensim_lidar_points *pt = calloc(1, sizeof *pt);
+    size_t n = sensim_render_lidar_max_points(l);
+    sensim_render_lidar_points *pt = calloc(1, sizeof *pt);
     if (!pt) {
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
         return NULL;
@@ -294,14 +294,14 @@ sensim_lidar_points *sensim_lidar_points_create(const sensim_lidar *l)
     pt->time_offset = malloc(n * sizeof *pt->time_offset);
     if (!pt->xyzi || !pt->range || !pt->azimuth || !pt->elevation || !pt->channel || !pt->return_index ||
         !pt->time_offset) {
-        sensim_lidar_points_destroy(pt);
+        sensim_render_lidar_points_destroy(pt);
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory for %zu points", n);
         return NULL;
     }
     return pt;
 }
 
-void sensim_lidar_points_destroy(sensim_lidar_points *pt)
+void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
 {
     if (!pt)
         return;
@@ -316,7 +316,7 @@ void sensim_lidar_points_destroy(sensim_lidar_points *pt)
 }
 
 /* Range factor of the received power. */
-static double falloff(const sensim_lidar_params *p, double r)
+static double falloff(const sensim_render_lidar_params *p, double r)
 {
     switch (p->falloff) {
     case SENSIM_FALLOFF_INVERSE_SQUARE: {
@@ -377,7 +377,7 @@ static int make_echoes(subhit *h, int n, double sep, echo *e)
 }
 
 /* Chooses up to two echoes by the return mode; returns how many. */
-static int choose_returns(const sensim_lidar_params *p, const echo *e, int ne, const subhit *h, int nh, echo *out)
+static int choose_returns(const sensim_render_lidar_params *p, const echo *e, int ne, const subhit *h, int nh, echo *out)
 {
     int strongest = -1, second = -1, first = -1, last = -1;
     for (int a = 0; a < ne; a++) {
@@ -432,24 +432,24 @@ static int choose_returns(const sensim_lidar_params *p, const echo *e, int ne, c
 }
 
 /* Traces beams [b0, b1) of one column and writes their slots. */
-static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                        double t_start, int column, int k0, int k1, sensim_lidar_points *out)
+static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
+                        double t_start, int column, int k0, int k1, sensim_render_lidar_points *out)
 {
-    const sensim_lidar_params *p = &l->p;
+    const sensim_render_lidar_params *p = &l->p;
     const int nr = l->nrays;
     const int nbeam = k1 - k0;
     float rr[GROUP_RAYS], ri[GROUP_RAYS];
     float ox[GROUP_RAYS], oy[GROUP_RAYS], oz[GROUP_RAYS], dx[GROUP_RAYS], dy[GROUP_RAYS], dz[GROUP_RAYS];
     float tm[GROUP_RAYS];
-    double tt[SENSIM_LIDAR_MAX_CHANNELS];
+    double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
     const double alpha = sensim_scene_extinction(s);
     if (l->same_time)
-        posefn(user, t_start + sensim_lidar_fire_time(l, column, 0), &pose);
+        posefn(user, t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
     int n = 0;
     for (int k = k0; k < k1; k++) {
         size_t b = (size_t)column * p->channels + k;
-        double t = t_start + sensim_lidar_fire_time(l, column, k);
+        double t = t_start + sensim_render_lidar_fire_time(l, column, k);
         tt[k - k0] = t;
         if (!l->same_time)
             posefn(user, t, &pose);
@@ -539,8 +539,8 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
         size_t b = (size_t)column * p->channels + k;
-        subhit h[SENSIM_LIDAR_MAX_RAYS];
-        echo e[SENSIM_LIDAR_MAX_RAYS], ret[2];
+        subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS];
+        echo e[SENSIM_RENDER_LIDAR_MAX_RAYS], ret[2];
         int nh = 0;
         for (int j = 0; j < nr; j++)
             if (isfinite(rr[q * nr + j])) {
@@ -580,14 +580,14 @@ static void trace_group(const sensim_lidar *l, const sensim_scene *s, sensim_pos
     }
 }
 
-sensim_status sensim_lidar_scan(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
-                                const void *pose_user, double t_start, uint64_t scan, sensim_lidar_points *out)
+sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
+                                const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
 {
     if (!s->committed)
         return sensim_error(SENSIM_EINVAL, "lidar: scene not committed");
-    if (out->capacity < sensim_lidar_max_points(l))
+    if (out->capacity < sensim_render_lidar_max_points(l))
         return sensim_error(SENSIM_EINVAL, "lidar: point buffer holds %zu points, the scan needs %zu", out->capacity,
-                            sensim_lidar_max_points(l));
+                            sensim_render_lidar_max_points(l));
     if (!isfinite(t_start))
         return sensim_error(SENSIM_EINVAL, "lidar: scan start time not finite");
     const int C = l->p.channels, per = GROUP_RAYS / l->nrays;
@@ -600,7 +600,7 @@ sensim_status sensim_lidar_scan(const sensim_lidar *l, const sensim_scene *s, se
         trace_group(l, s, pose, pose_user, t_start, c, k0, k1, out);
     }
     /* Compaction in beam order: destination never passes the source. */
-    size_t m = 0, nslot = sensim_lidar_max_points(l);
+    size_t m = 0, nslot = sensim_render_lidar_max_points(l);
     for (size_t i = 0; i < nslot; i++) {
         if (isnan(out->range[i]))
             continue;

@@ -335,12 +335,12 @@ static sensim_status enum_key(const sensim_ynode *n, const char *key, const char
                               list);
 }
 
-static sensim_status load_lidar(const sensim_ynode *n, sensim_lidar_params *p, double *rate)
+static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_params *p, double *rate)
 {
     const char *preset = NULL;
     TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
-    *p = sensim_lidar_default_params();
-    if (preset && sensim_lidar_preset(preset, p))
+    *p = sensim_render_lidar_default_params();
+    if (preset && sensim_render_lidar_preset(preset, p))
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     double old_rate = p->rate_hz;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
@@ -350,7 +350,7 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_lidar_params *p, d
         if (p->has_table)
             return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
                                       "key 'channels': a preset with an elevation table fixes the channels");
-        TRY(get_int_range(n, "channels", 0, 1, SENSIM_LIDAR_MAX_CHANNELS, &p->channels));
+        TRY(get_int_range(n, "channels", 0, 1, SENSIM_RENDER_LIDAR_MAX_CHANNELS, &p->channels));
     }
     double vf[2] = {p->vfov_min, p->vfov_max};
     TRY(sensim_ynode_get_vector(n, "vfov", SENSIM_DIM_ANGLE, 0, 2, vf));
@@ -374,7 +374,7 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_lidar_params *p, d
         int pat = (int)p->pattern;
         TRY(enum_key(beam, "pattern", pats, &pat));
         p->pattern = (sensim_beam_pattern)pat;
-        TRY(get_int_range(beam, "n", 0, 1, SENSIM_LIDAR_MAX_RAYS, &p->pattern_n));
+        TRY(get_int_range(beam, "n", 0, 1, SENSIM_RENDER_LIDAR_MAX_RAYS, &p->pattern_n));
     }
     static const char *const rets[] = {"strongest", "first", "last", "mean", "dual", NULL};
     int r = (int)p->returns;
@@ -391,32 +391,32 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_lidar_params *p, d
     TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
     TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
     *rate = p->rate_hz;
-    sensim_lidar *l = sensim_lidar_create(p);
+    sensim_render_lidar *l = sensim_render_lidar_create(p);
     if (!l)
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_destroy(l);
     return SENSIM_OK;
 }
 
-static sensim_status load_camera(const sensim_ynode *n, sensim_camera_params *p, double *rate)
+static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_params *p, double *rate)
 {
-    *p = sensim_camera_default_params();
+    *p = sensim_render_camera_default_params();
     TRY(get_int_range(n, "width", 0, 1, 65536, &p->width));
     TRY(get_int_range(n, "height", 0, 1, 65536, &p->height));
     TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
     static const char *const lenses[] = {"pinhole", "fov", NULL};
     int lens = (int)p->lens;
     TRY(enum_key(n, "lens", lenses, &lens));
-    p->lens = (sensim_lens)lens;
+    p->lens = (sensim_render_lens)lens;
     TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
     TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
     TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
     *rate = 10;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
-    sensim_camera *c = sensim_camera_create(p);
+    sensim_render_camera *c = sensim_render_camera_create(p);
     if (!c)
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    sensim_camera_destroy(c);
+    sensim_render_camera_destroy(c);
     return SENSIM_OK;
 }
 

@@ -44,9 +44,9 @@ static sensim_scene *ground(double rho, double extinction)
     return s;
 }
 
-static sensim_lidar_params down_lidar(void)
+static sensim_render_lidar_params down_lidar(void)
 {
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 16;
     p.vfov_min = -60 * M_PI / 180;
     p.vfov_max = -5 * M_PI / 180;
@@ -60,11 +60,11 @@ START_TEST(plane_range_and_cosine_law)
 {
     const double h = 2.0, rho = 0.8;
     sensim_scene *s = ground(rho, 0);
-    sensim_lidar_params p = down_lidar();
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    sensim_render_lidar_params p = down_lidar();
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l);
     linear_motion m = still(3, -4, h);
-    ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt), SENSIM_OK);
+    ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt), SENSIM_OK);
     ck_assert_uint_eq(pt->count, 16 * 90);
     for (size_t i = 0; i < pt->count; i++) {
         double el = pt->elevation[i];
@@ -79,17 +79,17 @@ START_TEST(plane_range_and_cosine_law)
     /* Inverse-square falloff scales by (ref/r)^2. */
     p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
     p.reference_range = 3;
-    sensim_lidar *l2 = sensim_lidar_create(&p);
-    sensim_lidar_points *p2 = sensim_lidar_points_create(l2);
-    sensim_lidar_scan(l2, s, linear_pose, &m, 0, 0, p2);
+    sensim_render_lidar *l2 = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *p2 = sensim_render_lidar_points_create(l2);
+    sensim_render_lidar_scan(l2, s, linear_pose, &m, 0, 0, p2);
     for (size_t i = 0; i < p2->count; i++) {
         double r = p2->range[i];
         ck_assert_within(p2->xyzi[4 * i + 3], pt->xyzi[4 * i + 3] * 9 / (r * r), 1e-5 * pt->xyzi[4 * i + 3]);
     }
-    sensim_lidar_points_destroy(p2);
-    sensim_lidar_destroy(l2);
-    sensim_lidar_points_destroy(pt);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(p2);
+    sensim_render_lidar_destroy(l2);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST
@@ -104,14 +104,14 @@ START_TEST(sphere_range)
     at.p = sensim_vec3_make(10, 0, 1.5);
     sensim_scene_add_object(s, mesh, 0, at);
     sensim_scene_commit(s);
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 1;
     p.vfov_min = p.vfov_max = 0;
     p.columns = 360;
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l);
     linear_motion m = still(0, 0, 1.5);
-    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
     int found = 0;
     for (size_t i = 0; i < pt->count; i++) {
         double az = pt->azimuth[i];
@@ -128,8 +128,8 @@ START_TEST(sphere_range)
     }
     ck_assert(found);
     ck_assert_uint_eq(pt->count, 11); /* |az| < asin(0.1) = 5.74 deg at 1 deg steps */
-    sensim_lidar_points_destroy(pt);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST
@@ -138,12 +138,12 @@ START_TEST(beer_lambert_two_way)
 {
     const double alpha = 0.013;
     sensim_scene *clear = ground(0.5, 0), *fog = ground(0.5, alpha);
-    sensim_lidar_params p = down_lidar();
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *a = sensim_lidar_points_create(l), *b = sensim_lidar_points_create(l);
+    sensim_render_lidar_params p = down_lidar();
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *a = sensim_render_lidar_points_create(l), *b = sensim_render_lidar_points_create(l);
     linear_motion m = still(0, 0, 10);
-    sensim_lidar_scan(l, clear, linear_pose, &m, 0, 0, a);
-    sensim_lidar_scan(l, fog, linear_pose, &m, 0, 0, b);
+    sensim_render_lidar_scan(l, clear, linear_pose, &m, 0, 0, a);
+    sensim_render_lidar_scan(l, fog, linear_pose, &m, 0, 0, b);
     ck_assert_uint_eq(a->count, b->count);
     for (size_t i = 0; i < a->count; i++) {
         double r = a->range[i], ratio = b->xyzi[4 * i + 3] / a->xyzi[4 * i + 3];
@@ -151,15 +151,15 @@ START_TEST(beer_lambert_two_way)
     }
     /* With a threshold, returns too weak after attenuation disappear. */
     p.threshold = 0.5 * 0.5 * sin(30 * M_PI / 180);
-    sensim_lidar *lt = sensim_lidar_create(&p);
-    sensim_lidar_scan(lt, fog, linear_pose, &m, 0, 0, b);
+    sensim_render_lidar *lt = sensim_render_lidar_create(&p);
+    sensim_render_lidar_scan(lt, fog, linear_pose, &m, 0, 0, b);
     ck_assert(b->count > 0 && b->count < a->count);
     for (size_t i = 0; i < b->count; i++)
         ck_assert(b->xyzi[4 * i + 3] >= p.threshold);
-    sensim_lidar_destroy(lt);
-    sensim_lidar_points_destroy(a);
-    sensim_lidar_points_destroy(b);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_destroy(lt);
+    sensim_render_lidar_points_destroy(a);
+    sensim_render_lidar_points_destroy(b);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(clear);
     sensim_scene_destroy(fog);
 }
@@ -181,7 +181,7 @@ static sensim_scene *edge_scene(void)
 
 static int edge_returns(const sensim_scene *s, double divergence, int n, sensim_return_mode mode, float *r)
 {
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 1;
     p.vfov_min = p.vfov_max = 0;
     p.columns = 4; /* column 0 at azimuth 0 straddles the edge at y = 0 */
@@ -189,17 +189,17 @@ static int edge_returns(const sensim_scene *s, double divergence, int n, sensim_
     p.pattern_n = n;
     p.returns = mode;
     p.falloff = SENSIM_FALLOFF_NONE;
-    sensim_lidar *l = sensim_lidar_create(&p);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
     ck_assert_ptr_nonnull(l);
-    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l);
     linear_motion m = still(0, 0, 0);
-    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
     int k = 0;
     for (size_t i = 0; i < pt->count; i++)
         if (fabs(pt->azimuth[i]) < 1e-6)
             r[k++] = pt->range[i];
-    sensim_lidar_points_destroy(pt);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_destroy(l);
     return k;
 }
 
@@ -228,26 +228,26 @@ END_TEST
 
 START_TEST(beam_ray_count)
 {
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.divergence = 3e-3;
     int ns[] = {1, 2, 3, 5};
     for (int i = 0; i < 4; i++) {
         p.pattern = SENSIM_BEAM_GRID;
         p.pattern_n = ns[i];
-        sensim_lidar *l = sensim_lidar_create(&p);
-        ck_assert_int_eq(sensim_lidar_rays_per_beam(l), ns[i] * ns[i]);
+        sensim_render_lidar *l = sensim_render_lidar_create(&p);
+        ck_assert_int_eq(sensim_render_lidar_rays_per_beam(l), ns[i] * ns[i]);
         double a[256], b[256], w[256], sum = 0;
-        sensim_lidar_beam_rays(l, a, b, w);
+        sensim_render_lidar_beam_rays(l, a, b, w);
         for (int k = 0; k < ns[i] * ns[i]; k++) {
             sum += w[k];
             ck_assert(fabs(a[k]) <= tan(1.5e-3) && fabs(b[k]) <= tan(1.5e-3));
         }
         ck_assert_within(sum, 1, 1e-12);
-        sensim_lidar_destroy(l);
+        sensim_render_lidar_destroy(l);
         p.pattern = SENSIM_BEAM_SUNFLOWER;
-        l = sensim_lidar_create(&p);
-        ck_assert_int_eq(sensim_lidar_rays_per_beam(l), ns[i]);
-        sensim_lidar_destroy(l);
+        l = sensim_render_lidar_create(&p);
+        ck_assert_int_eq(sensim_render_lidar_rays_per_beam(l), ns[i]);
+        sensim_render_lidar_destroy(l);
     }
 }
 END_TEST
@@ -262,7 +262,7 @@ START_TEST(gaussian_beam_power)
     a.p = sensim_vec3_make(25.1, 0, 0);
     sensim_scene_add_object(s, wall, 0, a);
     sensim_scene_commit(s);
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 1;
     p.vfov_min = p.vfov_max = 0;
     p.columns = 1;
@@ -271,16 +271,16 @@ START_TEST(gaussian_beam_power)
     p.waist = 0.005;
     p.receiver_radius = 0.02;
     p.receiver_offset = 0.01;
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l);
     linear_motion m = still(0, 0, 0);
-    sensim_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt);
     ck_assert_uint_eq(pt->count, 1);
     double w = 25 * tan(1e-3) + 0.005, w2 = w * w;
     double expect = 0.5 * (1 - exp(-2 * 0.0004 / w2)) * exp(-2 * 0.0001 / w2) / (1 - exp(-2.0));
     ck_assert_within(pt->xyzi[3], expect, 1e-6 * expect);
-    sensim_lidar_points_destroy(pt);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST
@@ -304,7 +304,7 @@ static sensim_scene *fig5_scene(void)
 
 /* Centroids (x, mean azimuth) of the cylinders on one side seen by the
  * 0-degree channel (laser 15), front to back by x. */
-static int side_centroids(const sensim_lidar_points *pt, int side, double *cx, double *caz)
+static int side_centroids(const sensim_render_lidar_points *pt, int side, double *cx, double *caz)
 {
     int n = 0, in = 0;
     double sx = 0, sa = 0, cnt = 0, lastx = 0;
@@ -333,18 +333,18 @@ static int side_centroids(const sensim_lidar_points *pt, int side, double *cx, d
 START_TEST(fig5_motion_distortion)
 {
     sensim_scene *s = fig5_scene();
-    sensim_lidar_params p;
-    ck_assert_int_eq(sensim_lidar_preset("hdl32e", &p), SENSIM_OK);
+    sensim_render_lidar_params p;
+    ck_assert_int_eq(sensim_render_lidar_preset("hdl32e", &p), SENSIM_OK);
     p.rate_hz = 20;
     p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
     ck_assert_int_eq(p.columns, 1085);
     /* Start the scan at azimuth 0 = straight ahead: the left side (y > 0) is
      * swept front to back, the right side back to front. */
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *moving = sensim_lidar_points_create(l), *fixed = sensim_lidar_points_create(l);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *moving = sensim_render_lidar_points_create(l), *fixed = sensim_render_lidar_points_create(l);
     const double v = 20;
     linear_motion mv = {{-0.5, 0, 1}, {v, 0, 0}, {1, 0, 0, 0}};
-    ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &mv, 0, 0, moving), SENSIM_OK);
+    ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &mv, 0, 0, moving), SENSIM_OK);
     double mx[64], ma[64], fx[64], fa[64];
     (void)ma;
     for (int side = -1; side <= 1; side += 2) {
@@ -354,7 +354,7 @@ START_TEST(fig5_motion_distortion)
          * both see each cylinder from the same place and only the timing
          * differs. */
         linear_motion st = still(-0.5 + v * (side > 0 ? 0.25 : 0.75) / p.rate_hz, 0, 1);
-        ck_assert_int_eq(sensim_lidar_scan(l, s, linear_pose, &st, 0, 0, fixed), SENSIM_OK);
+        ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &st, 0, 0, fixed), SENSIM_OK);
         int nm = side_centroids(moving, side, mx, ma), nf = side_centroids(fixed, side, fx, fa);
         ck_assert_int_gt(nm, 6);
         /* Match each static cylinder to the moving one nearest in x. */
@@ -398,22 +398,22 @@ START_TEST(fig5_motion_distortion)
     for (size_t i = 0; i < moving->count; i++)
         tmax = fmaxf(tmax, moving->time_offset[i]);
     ck_assert(tmax < 1.0 / 20 && tmax > 0.9 / 20);
-    sensim_lidar_points_destroy(moving);
-    sensim_lidar_points_destroy(fixed);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(moving);
+    sensim_render_lidar_points_destroy(fixed);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST
 
 START_TEST(presets)
 {
-    sensim_lidar_params p;
-    ck_assert_int_eq(sensim_lidar_preset("vlp16", &p), SENSIM_OK);
+    sensim_render_lidar_params p;
+    ck_assert_int_eq(sensim_render_lidar_preset("vlp16", &p), SENSIM_OK);
     ck_assert_int_eq(p.channels, 16);
     ck_assert_within(p.elevation[1] * 180 / M_PI, 1, 1e-12);
     ck_assert_within(p.time_offset[15], 15 * 2.304e-6, 1e-15);
     ck_assert_int_eq(p.columns, 1808);
-    ck_assert_int_eq(sensim_lidar_preset("hdl32e", &p), SENSIM_OK);
+    ck_assert_int_eq(sensim_render_lidar_preset("hdl32e", &p), SENSIM_OK);
     double lo = 1, hi = -1;
     for (int k = 0; k < 32; k++) {
         lo = fmin(lo, p.elevation[k]);
@@ -421,55 +421,55 @@ START_TEST(presets)
     }
     ck_assert_within(lo * 180 / M_PI, -30.67, 1e-9);
     ck_assert_within(hi * 180 / M_PI, 10.67, 1e-9);
-    ck_assert_int_eq(sensim_lidar_preset("os128", &p), SENSIM_OK);
-    sensim_lidar *l = sensim_lidar_create(&p);
-    ck_assert_within(sensim_lidar_beam_direction(l, 0, 127).z, sin(22.5 * M_PI / 180), 1e-6);
-    ck_assert_within(sensim_lidar_fire_time(l, 1024, 5), 0.05, 1e-12);
-    sensim_lidar_destroy(l);
-    ck_assert_int_eq(sensim_lidar_preset("hdl64", &p), SENSIM_ENOTFOUND);
+    ck_assert_int_eq(sensim_render_lidar_preset("os128", &p), SENSIM_OK);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    ck_assert_within(sensim_render_lidar_beam_direction(l, 0, 127).z, sin(22.5 * M_PI / 180), 1e-6);
+    ck_assert_within(sensim_render_lidar_fire_time(l, 1024, 5), 0.05, 1e-12);
+    sensim_render_lidar_destroy(l);
+    ck_assert_int_eq(sensim_render_lidar_preset("hdl64", &p), SENSIM_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "'hdl64'"));
 }
 END_TEST
 
 START_TEST(bad_params)
 {
-    sensim_lidar_params p = sensim_lidar_default_params();
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 0;
-    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_null(sensim_render_lidar_create(&p));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "channels"));
-    p = sensim_lidar_default_params();
+    p = sensim_render_lidar_default_params();
     p.max_range = 0.1;
-    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_null(sensim_render_lidar_create(&p));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "min_range"));
-    p = sensim_lidar_default_params();
+    p = sensim_render_lidar_default_params();
     p.divergence = 1e-3;
     p.pattern_n = 17;
-    ck_assert_ptr_null(sensim_lidar_create(&p));
+    ck_assert_ptr_null(sensim_render_lidar_create(&p));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rays per beam"));
-    sensim_camera_params c = sensim_camera_default_params();
-    c.lens = SENSIM_LENS_FOV;
+    sensim_render_camera_params c = sensim_render_camera_default_params();
+    c.lens = SENSIM_RENDER_LENS_FOV;
     c.hfov = 150 * M_PI / 180;
-    ck_assert_ptr_null(sensim_camera_create(&c));
+    ck_assert_ptr_null(sensim_render_camera_create(&c));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "FOV lens is undefined"));
-    sensim_lidar_destroy(NULL);
-    sensim_camera_destroy(NULL);
-    sensim_lidar_points_destroy(NULL);
+    sensim_render_lidar_destroy(NULL);
+    sensim_render_camera_destroy(NULL);
+    sensim_render_lidar_points_destroy(NULL);
 }
 END_TEST
 
 START_TEST(fov_lens_formula)
 {
-    sensim_camera_params cp = sensim_camera_default_params();
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
     cp.width = 640;
     cp.height = 360;
     cp.hfov = 80 * M_PI / 180;
-    cp.lens = SENSIM_LENS_FOV;
-    sensim_camera *c = sensim_camera_create(&cp);
+    cp.lens = SENSIM_RENDER_LENS_FOV;
+    sensim_render_camera *c = sensim_render_camera_create(&cp);
     ck_assert_ptr_nonnull(c);
     double w = cp.hfov / 2, tw = tan(w), sn = tan(tw) / tw;
     for (int k = 0; k < 50; k++) {
         double px = 640.0 * ((k * 37) % 50) / 49, py = 360.0 * ((k * 13) % 50) / 49;
-        sensim_vec3 d = sensim_camera_direction(c, px, py);
+        sensim_vec3 d = sensim_render_camera_direction(c, px, py);
         double x1 = 2 * px / 640 - 1, y1 = (360 - 2 * py) / 640, r1 = hypot(x1, y1);
         /* Seed 000 eqs. 1-2: r2 = tan(r1 tan w)/tan w; x2 = x1 r2/(r1 s). */
         double r2 = tan(r1 * tw) / tw, x2 = r1 > 0 ? x1 * r2 / (r1 * sn) : 0, y2 = r1 > 0 ? y1 * r2 / (r1 * sn) : 0;
@@ -478,16 +478,16 @@ START_TEST(fov_lens_formula)
         ck_assert_within(sensim_vec3_norm(d), 1, 1e-12);
     }
     /* The field of view is kept: the middle of the right edge is at w. */
-    sensim_vec3 e = sensim_camera_direction(c, 640, 180);
+    sensim_vec3 e = sensim_render_camera_direction(c, 640, 180);
     ck_assert_within(atan2(-e.y, e.x), w, 1e-12);
-    sensim_camera_destroy(c);
-    cp.lens = SENSIM_LENS_PINHOLE;
-    c = sensim_camera_create(&cp);
-    e = sensim_camera_direction(c, 640, 180);
+    sensim_render_camera_destroy(c);
+    cp.lens = SENSIM_RENDER_LENS_PINHOLE;
+    c = sensim_render_camera_create(&cp);
+    e = sensim_render_camera_direction(c, 640, 180);
     ck_assert_within(atan2(-e.y, e.x), w, 1e-12);
-    e = sensim_camera_direction(c, 320, 0);
+    e = sensim_render_camera_direction(c, 320, 0);
     ck_assert_within(e.z / e.x, tw * 360 / 640, 1e-12);
-    sensim_camera_destroy(c);
+    sensim_render_camera_destroy(c);
 }
 END_TEST
 
@@ -512,16 +512,16 @@ START_TEST(camera_shading)
     sensim_scene_set_sun(s, sensim_vec3_make(0, 0, 1), sun);
     sensim_scene_set_ambient(s, amb, sky);
     sensim_scene_commit(s);
-    sensim_camera_params cp = sensim_camera_default_params();
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
     cp.width = 64;
     cp.height = 48;
     cp.hfov = 60 * M_PI / 180;
-    sensim_camera *c = sensim_camera_create(&cp);
+    sensim_render_camera *c = sensim_render_camera_create(&cp);
     /* Camera at 10 m looking down (+x axis rotated to -z). */
     linear_motion mo = still(0, 0, 10);
     mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), M_PI / 2);
     float *img = malloc(64 * 48 * 3 * sizeof *img);
-    ck_assert_int_eq(sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img), SENSIM_OK);
+    ck_assert_int_eq(sensim_render_camera_render(c, s, linear_pose, &mo, 0, 0, img), SENSIM_OK);
     /* Corner pixel: lit grass. */
     ck_assert_within(img[1], 0.6 * 1.1, 1e-6);
     /* Centre pixel sees the box top (albedo 0.5, lit). */
@@ -529,7 +529,7 @@ START_TEST(camera_shading)
     ck_assert_within(img[ctr], 0.5 * 1.1, 1e-6);
     /* Looking up: the sky. */
     mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), -M_PI / 2);
-    sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img);
+    sensim_render_camera_render(c, s, linear_pose, &mo, 0, 0, img);
     ck_assert_within(img[2], 0.9, 1e-6);
     /* Sun at 45 deg from the side: the box's shadow falls on the ground. */
     sensim_scene_destroy(s);
@@ -546,10 +546,10 @@ START_TEST(camera_shading)
      * only ambient light remains. */
     mo.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), M_PI / 2);
     mo.p0 = sensim_vec3_make(-3, 0, 0.5);
-    sensim_camera_render(c, s, linear_pose, &mo, 0, 0, img);
+    sensim_render_camera_render(c, s, linear_pose, &mo, 0, 0, img);
     ck_assert_within(img[ctr], 0.5 * 0.1, 1e-6);
     free(img);
-    sensim_camera_destroy(c);
+    sensim_render_camera_destroy(c);
     sensim_scene_destroy(s);
 }
 END_TEST
@@ -557,28 +557,28 @@ END_TEST
 START_TEST(threads_bit_identical)
 {
     sensim_scene *s = fig5_scene();
-    sensim_lidar_params p;
-    sensim_lidar_preset("vlp16", &p);
+    sensim_render_lidar_params p;
+    sensim_render_lidar_preset("vlp16", &p);
     p.pattern_n = 3;
     p.returns = SENSIM_RETURN_DUAL;
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *a = sensim_lidar_points_create(l), *b = sensim_lidar_points_create(l);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *a = sensim_render_lidar_points_create(l), *b = sensim_render_lidar_points_create(l);
     linear_motion mv = {{0, 0, 1}, {15, 1, 0}, {1, 0, 0, 0}};
-    sensim_camera_params cp = sensim_camera_default_params();
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
     cp.width = 96;
     cp.height = 64;
     cp.samples = 4;
     cp.exposure = 0.01;
     cp.seed = 99;
-    sensim_camera *c = sensim_camera_create(&cp);
+    sensim_render_camera *c = sensim_render_camera_create(&cp);
     float *ia = malloc(96 * 64 * 3 * sizeof *ia), *ib = malloc(96 * 64 * 3 * sizeof *ib);
     int saved = omp_get_max_threads();
     omp_set_num_threads(1);
-    sensim_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, a);
-    sensim_camera_render(c, s, linear_pose, &mv, 0.3, 7, ia);
+    sensim_render_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, a);
+    sensim_render_camera_render(c, s, linear_pose, &mv, 0.3, 7, ia);
     omp_set_num_threads(2);
-    sensim_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, b);
-    sensim_camera_render(c, s, linear_pose, &mv, 0.3, 7, ib);
+    sensim_render_lidar_scan(l, s, linear_pose, &mv, 0.3, 0, b);
+    sensim_render_camera_render(c, s, linear_pose, &mv, 0.3, 7, ib);
     omp_set_num_threads(saved);
     ck_assert_uint_gt(a->count, 1000);
     ck_assert_uint_eq(a->count, b->count);
@@ -590,22 +590,22 @@ START_TEST(threads_bit_identical)
     ck_assert(memcmp(ia, ib, 96 * 64 * 3 * sizeof(float)) == 0);
     /* A different seed gives a different (blurred) frame. */
     cp.seed = 100;
-    sensim_camera *c2 = sensim_camera_create(&cp);
-    sensim_camera_render(c2, s, linear_pose, &mv, 0.3, 7, ib);
+    sensim_render_camera *c2 = sensim_render_camera_create(&cp);
+    sensim_render_camera_render(c2, s, linear_pose, &mv, 0.3, 7, ib);
     ck_assert(memcmp(ia, ib, 96 * 64 * 3 * sizeof(float)) != 0);
-    sensim_camera_destroy(c2);
+    sensim_render_camera_destroy(c2);
     free(ia);
     free(ib);
-    sensim_camera_destroy(c);
-    sensim_lidar_points_destroy(a);
-    sensim_lidar_points_destroy(b);
-    sensim_lidar_destroy(l);
+    sensim_render_camera_destroy(c);
+    sensim_render_lidar_points_destroy(a);
+    sensim_render_lidar_points_destroy(b);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST
 
 static int noise_calls;
-static sensim_status count_noise(void *user, sensim_lidar_points *pts, uint64_t scan)
+static sensim_status count_noise(void *user, sensim_render_lidar_points *pts, uint64_t scan)
 {
     (void)user;
     noise_calls++;
@@ -617,17 +617,17 @@ static sensim_status count_noise(void *user, sensim_lidar_points *pts, uint64_t 
 START_TEST(noise_hook)
 {
     sensim_scene *s = ground(0.5, 0);
-    sensim_lidar_params p = down_lidar();
+    sensim_render_lidar_params p = down_lidar();
     p.noise = count_noise;
-    sensim_lidar *l = sensim_lidar_create(&p);
-    sensim_lidar_points *pt = sensim_lidar_points_create(l);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l);
     linear_motion m = still(0, 0, 2);
     noise_calls = 0;
-    sensim_lidar_scan(l, s, linear_pose, &m, 0, 5, pt);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 5, pt);
     ck_assert_int_eq(noise_calls, 1);
     ck_assert_float_eq(pt->xyzi[3], -1);
-    sensim_lidar_points_destroy(pt);
-    sensim_lidar_destroy(l);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_destroy(l);
     sensim_scene_destroy(s);
 }
 END_TEST

@@ -284,7 +284,7 @@ START_TEST(yaml_scenes_load)
     ck_assert_int_eq(sensim_render_sensor_load(fig5, "cam", &rs), SENSIM_OK);
     ck_assert_int_eq(rs.type, SENSIM_SENSOR_CAMERA);
     ck_assert_within(rs.camera.hfov, M_PI / 2, 1e-12);
-    ck_assert_int_eq(rs.camera.lens, SENSIM_LENS_FOV);
+    ck_assert_int_eq(rs.camera.lens, SENSIM_RENDER_LENS_FOV);
     ck_assert_int_eq(sensim_render_sensor_load(fig5, "nope", &rs), SENSIM_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "no sensor named 'nope'"));
     s = sensim_scene_load(outdoor);

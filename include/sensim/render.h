@@ -176,7 +176,7 @@ sensim_scene *sensim_scene_load(const char *path);
 
 /* ---- lidar ---- */
 
-typedef struct sensim_lidar_points sensim_lidar_points;
+typedef struct sensim_render_lidar_points sensim_render_lidar_points;
 
 typedef enum sensim_return_mode {
     SENSIM_RETURN_STRONGEST = 0,
@@ -197,18 +197,18 @@ typedef enum sensim_falloff {
     SENSIM_FALLOFF_GAUSSIAN_BEAM  /* detected power of seed 002 eq. 21 */
 } sensim_falloff;
 
-#define SENSIM_LIDAR_MAX_CHANNELS 256
-#define SENSIM_LIDAR_MAX_RAYS 256
+#define SENSIM_RENDER_LIDAR_MAX_CHANNELS 256
+#define SENSIM_RENDER_LIDAR_MAX_RAYS 256
 
-typedef struct sensim_lidar_params {
+typedef struct sensim_render_lidar_params {
     int channels;
     /* Per-channel elevation (rad), azimuth offset (rad) and firing offset
      * within a column (s). When `has_table` is 0 the elevations are uniform
      * from vfov_min to vfov_max and the offsets zero. */
     int has_table;
-    double elevation[SENSIM_LIDAR_MAX_CHANNELS];
-    double azimuth_offset[SENSIM_LIDAR_MAX_CHANNELS];
-    double time_offset[SENSIM_LIDAR_MAX_CHANNELS];
+    double elevation[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
+    double azimuth_offset[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
+    double time_offset[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     double vfov_min, vfov_max; /* rad */
     int columns;               /* firings per revolution */
     double rate_hz;            /* revolutions (scans) per second */
@@ -232,36 +232,36 @@ typedef struct sensim_lidar_params {
     double firing_cycle;
     /* Noise hook: applied to each scan after the geometric points are made
      * (the noise models live elsewhere; the caller wires them). NULL: none. */
-    sensim_status (*noise)(void *user, struct sensim_lidar_points *pts, uint64_t scan);
+    sensim_status (*noise)(void *user, struct sensim_render_lidar_points *pts, uint64_t scan);
     void *noise_user;
-} sensim_lidar_params;
+} sensim_render_lidar_params;
 
 /* A 32-channel uniform sensor at 10 Hz, 1024 columns, +-15 deg, ranges
  * 0.5..120 m, one ray per beam, strongest return, inverse-square falloff with
  * reference 10 m, threshold 0. */
-sensim_lidar_params sensim_lidar_default_params(void);
+sensim_render_lidar_params sensim_render_lidar_default_params(void);
 /* Presets: "vlp16", "hdl32e" (elevation tables and firing times from the
  * Velodyne manuals), "os128" (uniform 128 channels, +-22.5 deg, 2048
  * columns, simultaneous firing). SENSIM_ENOTFOUND for another name. */
-sensim_status sensim_lidar_preset(const char *name, sensim_lidar_params *out);
+sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out);
 
-typedef struct sensim_lidar sensim_lidar;
-sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p);
-void sensim_lidar_destroy(sensim_lidar *l);
-const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l);
+typedef struct sensim_render_lidar sensim_render_lidar;
+sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params *p);
+void sensim_render_lidar_destroy(sensim_render_lidar *l);
+const sensim_render_lidar_params *sensim_render_lidar_params_of(const sensim_render_lidar *l);
 /* Rays traced per beam; counted by the loop that makes them. */
-int sensim_lidar_rays_per_beam(const sensim_lidar *l);
+int sensim_render_lidar_rays_per_beam(const sensim_render_lidar *l);
 /* Beam offsets from the beam axis: tangent-plane (a, b) offsets (rad-ish:
  * tan of the angle) and weights summing to one; n = rays per beam. */
-void sensim_lidar_beam_rays(const sensim_lidar *l, double *a, double *b, double *w);
+void sensim_render_lidar_beam_rays(const sensim_render_lidar *l, double *a, double *b, double *w);
 /* Most points one scan can produce (beams x returns per beam). */
-size_t sensim_lidar_max_points(const sensim_lidar *l);
+size_t sensim_render_lidar_max_points(const sensim_render_lidar *l);
 /* Firing time of (column, channel) relative to the scan start (s). */
-double sensim_lidar_fire_time(const sensim_lidar *l, int column, int channel);
+double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, int channel);
 
 /* One scan's points, DESIGN.md lidar layout, sensor frame at each point's
- * own firing time. Buffers sized by sensim_lidar_max_points. */
-struct sensim_lidar_points {
+ * own firing time. Buffers sized by sensim_render_lidar_max_points. */
+struct sensim_render_lidar_points {
     size_t count, capacity;
     float *xyzi;        /* [count*4] x, y, z (m), intensity */
     float *range, *azimuth, *elevation; /* m, rad, rad */
@@ -270,30 +270,30 @@ struct sensim_lidar_points {
     float *time_offset; /* s since the scan start */
 };
 
-sensim_lidar_points *sensim_lidar_points_create(const sensim_lidar *l);
-void sensim_lidar_points_destroy(sensim_lidar_points *pts);
+sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l);
+void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pts);
 
 /* Unit direction of beam (column, channel) in the sensor frame. */
-sensim_vec3 sensim_lidar_beam_direction(const sensim_lidar *l, int column, int channel);
+sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int column, int channel);
 
 /* Traces scan number `scan` starting at t_start (s): beam (column c,
  * channel k) is cast from pose(t_start + fire_time(c, k)) at that time.
  * Points come out in beam order (column, channel, return), identical at any
  * thread count; then params.noise (if set) is called from this thread. */
-sensim_status sensim_lidar_scan(const sensim_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
-                                const void *pose_user, double t_start, uint64_t scan, sensim_lidar_points *out);
+sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
+                                const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out);
 
 /* ---- camera ---- */
 
-typedef enum sensim_lens {
-    SENSIM_LENS_PINHOLE = 0,
-    SENSIM_LENS_FOV /* seed 000 eqs. 1-2 */
-} sensim_lens;
+typedef enum sensim_render_lens {
+    SENSIM_RENDER_LENS_PINHOLE = 0,
+    SENSIM_RENDER_LENS_FOV /* seed 000 eqs. 1-2 */
+} sensim_render_lens;
 
-typedef struct sensim_camera_params {
+typedef struct sensim_render_camera_params {
     int width, height;
     double hfov;      /* rad, full horizontal field of view */
-    sensim_lens lens;
+    sensim_render_lens lens;
     int samples;      /* per pixel, random position in the pixel and time in the exposure */
     double exposure;  /* s; 0 for an instant */
     int shadows;      /* cast shadow rays to the sun */
@@ -303,23 +303,23 @@ typedef struct sensim_camera_params {
      * returned; the camera noise models live elsewhere. NULL: none. */
     sensim_status (*noise)(void *user, float *rgb, int width, int height, uint64_t frame);
     void *noise_user;
-} sensim_camera_params;
+} sensim_render_camera_params;
 
 /* 640x480, 90 deg, pinhole, 1 sample, no exposure, shadows on, seed 0. */
-sensim_camera_params sensim_camera_default_params(void);
+sensim_render_camera_params sensim_render_camera_default_params(void);
 
-typedef struct sensim_camera sensim_camera;
-sensim_camera *sensim_camera_create(const sensim_camera_params *p);
-void sensim_camera_destroy(sensim_camera *c);
-const sensim_camera_params *sensim_camera_params_of(const sensim_camera *c);
+typedef struct sensim_render_camera sensim_render_camera;
+sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_params *p);
+void sensim_render_camera_destroy(sensim_render_camera *c);
+const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_render_camera *c);
 /* Unit ray direction in the camera frame through image point (px, py)
  * (pixels, origin top-left corner, px in [0, width]). */
-sensim_vec3 sensim_camera_direction(const sensim_camera *c, double px, double py);
+sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py);
 
 /* Renders frame `frame` with the exposure starting at t: rgb[height*width*3]
  * linear radiance (row-major, top row first). Random streams keyed by
  * (seed, sensor, stream) and indexed by (frame, pixel, sample). */
-sensim_status sensim_camera_render(const sensim_camera *c, const sensim_scene *s, sensim_pose_fn pose,
+sensim_status sensim_render_camera_render(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn pose,
                                    const void *pose_user, double t, uint64_t frame, float *rgb);
 /* Linear [0, 1] to 8 bits with the sRGB transfer curve, clamped. */
 void sensim_image_to_u8(const float *in, size_t n, uint8_t *out);
@@ -337,8 +337,8 @@ typedef struct sensim_render_sensor {
     double rate_hz;     /* scans or frames per second */
     sensim_pose mount;  /* sensor pose in the body frame */
     uint64_t seed;      /* the sensor's seed (or the file's) */
-    sensim_lidar_params lidar;
-    sensim_camera_params camera;
+    sensim_render_lidar_params lidar;
+    sensim_render_camera_params camera;
 } sensim_render_sensor;
 
 /* Reads sensor `name` from the `sensors:` list of a scene file (type lidar
