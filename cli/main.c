@@ -107,7 +107,7 @@ int cli_parse_u64(const char *s, unsigned long long *out)
     errno = 0;
     if (*s == '-')
         return -1;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, 10);
     if (end == s || *end || errno)
         return -1;
     *out = v;

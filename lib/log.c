@@ -584,7 +584,10 @@ sensim_status sensim_log_group(sensim_log *log, const char *group)
         return SENSIM_OK;
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t g = H5Gcreate2(log->file, group, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+    H5Pset_obj_track_times(gcpl, 0);
+    hid_t g = H5Gcreate2(log->file, group, lcpl, gcpl, H5P_DEFAULT);
+    H5Pclose(gcpl);
     H5Pclose(lcpl);
     if (g < 0)
         return sensim_error(SENSIM_EIO, "%s: cannot create group %s", log->path, group);
@@ -639,6 +642,8 @@ sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensi
     hid_t sp = H5Screate_simple(d->rank, d->dims, maxd);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     H5Pset_chunk(dcpl, d->rank, chunk);
+    /* No object timestamps: the same inputs and seed give the same bytes. */
+    H5Pset_obj_track_times(dcpl, 0);
     if (compress > 0) {
         H5Pset_shuffle(dcpl);
         H5Pset_deflate(dcpl, (unsigned)(compress > 9 ? 9 : compress));

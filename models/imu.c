@@ -381,7 +381,8 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
     sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
     const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
-    const int has_cw = p->chrono_stddev[a] > 0, has_cd = m->chrono_step[a] > 0, has_as = m->airsim_scale[a] > 0;
+    const int has_cw = p->chrono_stddev[a] > 0, has_as = m->airsim_scale[a] > 0;
+    const int has_cd = m->chrono_step[a] > 0 || p->chrono_drift_mean[a] != 0.0;
     const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
     const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
     double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a];

@@ -357,8 +357,9 @@ static sensim_status bufs_alloc(bufs *b, size_t n)
     return SENSIM_OK;
 }
 
-/* Runs the triaxial pipelines over a block, all axes of all instruments in
- * parallel (each axis a task; its draws depend only on its sample index). */
+/* Runs the triaxial pipelines over a block, one instrument after the other,
+ * each with its three axes in parallel (an axis's draws depend only on its
+ * sample index, so the thread count cannot change the result). */
 static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
 {
     for (int i = 0; i < 3; i++)

@@ -1,7 +1,7 @@
 /* sensim/rig.h - a rig: a seed and a list of sensors loaded from YAML, and
  * the registry of sensor types that `sensim inject` dispatches on.
  *
- * Rig YAML (see man sensim-inject and data/rig-example.yaml):
+ * Rig YAML (see man sensim-inject and data/rigs/example.yaml):
  *   seed: 7
  *   sensors:
  *     - name: imu            # unique; also keys the sensor's random streams
@@ -33,9 +33,10 @@ extern "C" {
 #define SENSIM_NAME_MAX 64
 
 /* Per-sensor timing (DESIGN.md "Time is explicit"). The sensor's own clock
- * reads t_s = t + clock_offset + clock_drift * t; a sample taken at true time
- * t is delivered at t_s + lag + jitter * N(0,1) (clamped so delivery order is
- * kept). collection_window: samples average the signal over [t - window, t]. */
+ * reads t_s = t + clock_offset + clock_drift * t and samples every 1/rate on
+ * it; a sample taken at true time t is delivered at true time
+ * t + max(0, lag + jitter * N(0,1)), kept in order. collection_window: samples
+ * average the signal over [t - window, t]. */
 typedef struct sensim_timing {
     double lag;               /* s, >= 0 */
     double clock_offset;      /* s */
@@ -104,8 +105,8 @@ const sensim_sensor *sensim_rig_find(const sensim_rig *rig, const char *name);
 
 /* Applies every sensor of the rig: writes a new log at out_path with the
  * input's ground truth copied through and /sensors/<name>/ for each sensor
- * (simulated from ground truth, or noised from clean data when the input has
- * /sensors/<name>/ and no ground truth). Attributes per DESIGN.md: type,
+ * (noised from the recorded clean data when the input has /sensors/<name>/,
+ * simulated from /ground_truth otherwise). Attributes per DESIGN.md: type,
  * rate_hz, mount, seed, model. Written to a temporary name and renamed. */
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path);
