@@ -355,7 +355,7 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
     return m;
 }
 
-/* ---- rig YAML (keys documented in man/sensim-models-gnss.txt) ---- */
+/* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
                                                "position_noise", "hdop", "vdop", "covariance", "velocity_noise",

@@ -202,7 +202,7 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
     }
 }
 
-/* ---- rig YAML (keys documented in man/sensim-models-gnss.txt) ---- */
+/* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
 #define TRY(x)                         \
     do {                               \
