@@ -108,7 +108,7 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
                                  const double *speed, double *distance);
 
 /* Parse the type-specific keys of a rig sensor mapping (see man
- * sensim-models-gnss, section ODOMETER AND ENCODER) into *p (preset by the
+ * sensim-inject(1), OTHER SENSOR TYPES) into *p (preset by the
  * caller). Errors name file, line and key. */
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
