@@ -1,19 +1,18 @@
 /* sensim demo: the whole pipeline on the bundled data, each step printed as
  * the command a user would type, then a summary that checks the outputs
- * against what the models promise. */
+ * against what the models promise. Each later step lives in its own
+ * cli/demo_<part>.c and is listed in demo_steps below. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "sensim/gtcursor.h"
+#include "demo.h"
 #include "sensim/log.h"
-#include "sensim/rig.h"
 
 #ifndef SENSIM_DATADIR
 #define SENSIM_DATADIR "/usr/local/share/sensim"
@@ -32,36 +31,6 @@ const char cmd_demo_usage[] =
     "               installed " SENSIM_DATADIR ")\n"
     "  -h, --help   this text\n";
 
-int cmd_trajectory(int argc, char **argv);
-int cmd_inject(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-
-/* Runs a verb in-process with a NULL-terminated argument list, echoing it. */
-static int step(int (*fn)(int, char **), const char *verb, ...)
-{
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)verb;
-    va_list ap;
-    va_start(ap, verb);
-    for (char *a = va_arg(ap, char *); a && argc < 31; a = va_arg(ap, char *))
-        argv[argc++] = a;
-    va_end(ap);
-    argv[argc] = NULL;
-    printf("\n$ sensim");
-    for (int i = 0; i < argc; i++)
-        printf(" %s", argv[i]);
-    printf("\n");
-    fflush(stdout);
-    return fn(argc, argv);
-}
-
-static int dir_exists(const char *d)
-{
-    struct stat st;
-    return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 static const char *find_data(const char *given)
 {
     if (given)
@@ -69,25 +38,9 @@ static const char *find_data(const char *given)
     const char *env = getenv("SENSIM_DATA");
     if (env && *env)
         return env;
-    if (dir_exists("data/rigs"))
+    if (demo_dir_exists("data/rigs"))
         return "data";
     return SENSIM_DATADIR;
-}
-
-static double *read_col(const sensim_log *log, const char *dset, size_t *n)
-{
-    int rank;
-    size_t dims[SENSIM_LOG_MAX_RANK];
-    if (sensim_log_shape(log, dset, &rank, dims))
-        return NULL;
-    size_t cols = rank > 1 ? dims[1] : 1;
-    double *x = malloc(dims[0] * cols * sizeof *x);
-    if (x && sensim_log_read_f64(log, dset, 0, dims[0], x)) {
-        free(x);
-        return NULL;
-    }
-    *n = dims[0];
-    return x;
 }
 
 /* Mean and the white-noise sigma from first differences (var(diff)/2),
@@ -106,78 +59,11 @@ static void stats(const double *x, size_t n, int axis, double *mean, double *sig
     *sigma = sqrt(d / (2.0 * (n - 1)));
 }
 
-/* Step 4: one GNSS track per bundled model on the same circle, and its
- * horizontal error against the ground truth at each delivered stamp. */
-static int gnss_step(const char *data, const char *dir, const char *gt)
-{
-    static const char *const models[][2] = {
-        {"gnss-chrono-gauss", "Ch:Gauss, sigma 0.03 m (seed 004)"},
-        {"gnss-chrono-rw", "Ch:RW, seed 004's parameters"},
-        {"gnss-airsim", "AirSim HDOP low-pass (no position noise)"},
-        {"gnss-zed-f9p", "u-blox ZED-F9P RTK datasheet"},
-        {"gnss-standalone", "u-blox NEO-M8N standalone datasheet"},
-    };
-    printf("\n4. The same circle seen by each bundled GNSS model at 10 Hz:");
-    char rig[1024], out[1024];
-    double err_rms[5], err_max[5], hdop_last[5];
-    size_t count[5];
-    for (int m = 0; m < 5; m++) {
-        snprintf(rig, sizeof rig, "%s/%s.yaml", data, models[m][0]);
-        snprintf(out, sizeof out, "%s/%s.h5", dir, models[m][0]);
-        if (step(cmd_inject, "inject", rig, gt, "-o", out, NULL))
-            return -1;
-        /* Delivery stamps trail the sample by the receiver's latency. */
-        sensim_rig *r = sensim_rig_load(rig);
-        const sensim_sensor *gps = r ? sensim_rig_find(r, "gps") : NULL;
-        double lag = gps ? gps->timing.lag : 0.0;
-        sensim_rig_free(r);
-        sensim_log *truth = sensim_log_open(gt), *log = sensim_log_open(out);
-        sensim_gt_cursor *cur = truth ? sensim_gt_cursor_create(truth, 65536) : NULL;
-        size_t n = 0, nh = 0;
-        double *t = log ? read_col(log, "/sensors/gps/t", &n) : NULL;
-        double *enu = log ? read_col(log, "/sensors/gps/enu", &n) : NULL;
-        double *hdop = log ? read_col(log, "/sensors/gps/hdop", &nh) : NULL;
-        int ok = cur && t && enu && n > 0;
-        double s2 = 0, mx = 0;
-        size_t used = 0;
-        for (size_t k = 0; ok && k < n; k++) {
-            sensim_gt_state g;
-            double ts = t[k] - lag;
-            if (ts > sensim_gt_cursor_t_last(cur))
-                break;
-            if (sensim_gt_cursor_at(cur, ts, &g)) {
-                ok = 0;
-                break;
-            }
-            double de = enu[3 * k] - g.position[0], dn = enu[3 * k + 1] - g.position[1];
-            double e = sqrt(de * de + dn * dn);
-            s2 += e * e;
-            mx = e > mx ? e : mx;
-            used++;
-        }
-        err_rms[m] = used ? sqrt(s2 / used) : NAN;
-        err_max[m] = mx;
-        hdop_last[m] = hdop && nh ? hdop[nh - 1] : NAN;
-        count[m] = n;
-        free(t);
-        free(enu);
-        free(hdop);
-        sensim_gt_cursor_destroy(cur);
-        sensim_log_close(truth);
-        sensim_log_close(log);
-        if (!ok)
-            return cli_fail_lib("demo");
-    }
-    printf("\n   %-44s %8s %14s %14s %10s\n", "model", "epochs", "horiz. RMS (m)", "horiz. max (m)",
-           "final HDOP");
-    for (int m = 0; m < 5; m++)
-        printf("   %-44s %8zu %14.4f %14.4f %10.3g\n", models[m][1], count[m], err_rms[m], err_max[m], hdop_last[m]);
-    printf("\n   Errors are against the truth when each fix was taken (its delivery\n"
-           "   stamp less the receiver's latency), in metres before conversion to\n"
-           "   WGS84 (lla in the files). The AirSim model adds no position noise\n"
-           "   and reports its HDOP instead.\n");
-    return 0;
-}
+/* The steps after the IMU summary: each gets the data folder, the output
+ * folder and the step-1 ground truth, and returns 0 or -1 (error printed). */
+static int (*const demo_steps[])(const char *data, const char *dir, const char *gt) = {
+    demo_gnss,
+};
 
 int cmd_demo(int argc, char **argv)
 {
@@ -210,13 +96,13 @@ int cmd_demo(int argc, char **argv)
 
     printf("sensim demo: files in %s/, data from %s/\n", dir, data);
     printf("\n1. A ground-truth circle, 10 m radius at 2 m/s for two minutes, 400 Hz:");
-    if (step(cmd_trajectory, "trajectory", "--shape", "circle", "--duration", "120", "--rate", "400", "--speed", "2",
+    if (demo_run(cmd_trajectory, "trajectory", "--shape", "circle", "--duration", "120", "--rate", "400", "--speed", "2",
              "--radius", "10", "-o", gt, NULL))
         return CLI_FAIL;
     printf("\n2. An ADIS16448 (datasheet figures, EuRoC random walks) sampled at 200 Hz:");
-    if (step(cmd_inject, "inject", rig, gt, "-o", imu, NULL))
+    if (demo_run(cmd_inject, "inject", rig, gt, "-o", imu, NULL))
         return CLI_FAIL;
-    if (step(cmd_info, "info", imu, NULL))
+    if (demo_run(cmd_info, "info", imu, NULL))
         return CLI_FAIL;
 
     printf("\n3. What the IMU measured, beside what the models promise:\n");
@@ -224,8 +110,8 @@ int cmd_demo(int argc, char **argv)
     if (!log)
         return cli_fail_lib("demo");
     size_t n = 0;
-    double *w = read_col(log, "/sensors/imu/angular_velocity", &n);
-    double *f = read_col(log, "/sensors/imu/specific_force", &n);
+    double *w = demo_read_col(log, "/sensors/imu/angular_velocity", &n);
+    double *f = demo_read_col(log, "/sensors/imu/specific_force", &n);
     sensim_log_close(log);
     if (!w || !f) {
         free(w);
@@ -252,8 +138,10 @@ int cmd_demo(int argc, char **argv)
            n);
     free(w);
     free(f);
-    if (gnss_step(data, dir, gt))
-        return CLI_FAIL;
+    /* Later steps, in order; each prints its own heading and summary. */
+    for (size_t i = 0; i < sizeof demo_steps / sizeof demo_steps[0]; i++)
+        if (demo_steps[i](data, dir, gt))
+            return CLI_FAIL;
     printf("\nDone. Inspect the files with `sensim info`, h5py or HDFView.\n");
     return CLI_OK;
 }

@@ -1,0 +1,37 @@
+/* Shared pieces of `sensim demo`: each step after the IMU summary lives in
+ * its own cli/demo_<part>.c as `int demo_<part>(data, dir, gt)` and is listed
+ * in demo_steps in cmd_demo.c. Not thread-safe (the verbs use getopt). */
+#ifndef SENSIM_CLI_DEMO_H
+#define SENSIM_CLI_DEMO_H
+
+#include <stddef.h>
+
+#include "sensim/log.h"
+
+/* The verbs a step may run in-process. */
+int cmd_trajectory(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_allan(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_datasheet(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_judge(int argc, char **argv);
+int cmd_vepd(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+
+/* Runs a verb with a NULL-terminated argument list (at most 30), echoing it
+ * as "$ sensim verb args"; returns the verb's exit status. */
+int demo_run(int (*fn)(int, char **), const char *verb, ...);
+
+int demo_dir_exists(const char *d);
+
+/* A whole dataset as doubles (row-major); *n is its first dimension.
+ * NULL with the library's error set. The caller frees. */
+double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
+
+/* Step: one GNSS track per bundled model, with its horizontal error. */
+int demo_gnss(const char *data, const char *dir, const char *gt);
+
+#endif

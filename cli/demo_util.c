@@ -1,0 +1,50 @@
+/* Shared pieces of the demo steps: running a verb in-process with its
+ * command echoed, and reading whole datasets back for the summaries. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "demo.h"
+
+/* Runs a verb in-process with a NULL-terminated argument list, echoing it. */
+int demo_run(int (*fn)(int, char **), const char *verb, ...)
+{
+    char *argv[32];
+    int argc = 0;
+    argv[argc++] = (char *)verb;
+    va_list ap;
+    va_start(ap, verb);
+    for (char *a = va_arg(ap, char *); a && argc < 31; a = va_arg(ap, char *))
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+    printf("\n$ sensim");
+    for (int i = 0; i < argc; i++)
+        printf(" %s", argv[i]);
+    printf("\n");
+    fflush(stdout);
+    return fn(argc, argv);
+}
+
+int demo_dir_exists(const char *d)
+{
+    struct stat st;
+    return stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+double *demo_read_col(const sensim_log *log, const char *dset, size_t *n)
+{
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    if (sensim_log_shape(log, dset, &rank, dims))
+        return NULL;
+    size_t cols = rank > 1 ? dims[1] : 1;
+    double *x = malloc(dims[0] * cols * sizeof *x);
+    if (x && sensim_log_read_f64(log, dset, 0, dims[0], x)) {
+        free(x);
+        return NULL;
+    }
+    *n = dims[0];
+    return x;
+}
