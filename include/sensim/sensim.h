@@ -2,6 +2,7 @@
 #ifndef SENSIM_SENSIM_H
 #define SENSIM_SENSIM_H
 
+#include "sensim/afile.h"
 #include "sensim/allan.h"
 #include "sensim/camera.h"
 #include "sensim/csv.h"
