@@ -34,4 +34,9 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
 
+/* Step: one camera frame through the EMVA chain (PNG) and the photon-transfer
+ * fit of a simulated flat-field stack against the true K, read noise and
+ * dark current. */
+int demo_camera(const char *data, const char *dir, const char *gt);
+
 #endif
