@@ -81,39 +81,22 @@ static int write_png(const char *path)
  * full well), two light and two dark frames per level. */
 static int write_stack(const char *path)
 {
-    const size_t n = SW * SH;
+    const size_t n = SW * SH, tail[3] = {2, SH, SW};
     uint16_t *light = malloc(sizeof(uint16_t) * NLEV * 2 * n), *dark = malloc(sizeof(uint16_t) * NLEV * 2 * n);
-    uint16_t *in = malloc(sizeof(uint16_t) * n), *zero = calloc(n, sizeof(uint16_t));
-    double exposure[NLEV];
+    double exposure[NLEV], level[NLEV];
     int rc = -1;
-    if (!light || !dark || !in || !zero) {
+    if (!light || !dark) {
         sensim_error(SENSIM_ENOMEM, "demo: out of memory for the stack");
         goto done;
     }
     for (int k = 0; k < NLEV; k++) {
         exposure[k] = 1e-3 * (k + 1);
-        sensim_camera_params p = demo_cam(SW, SH, exposure[k]);
-        uint16_t v = (uint16_t)lround(65535.0 * (k + 1) / NLEV * 0.95);
-        for (size_t i = 0; i < n; i++)
-            in[i] = v;
-        /* One seed for the run: the fixed patterns are the same at every
-         * level; frames are numbered so that no two share noise. */
-        sensim_camera *c = sensim_camera_create(&p, 2024, sensim_rng_sensor_id("cam"));
-        if (!c)
-            goto done;
-        sensim_status s = sensim_camera_apply(c, 4 * k, SENSIM_PIXEL_U16, in, light + 2 * k * n);
-        if (!s)
-            s = sensim_camera_apply(c, 4 * k + 1, SENSIM_PIXEL_U16, in, light + (2 * k + 1) * n);
-        if (!s)
-            s = sensim_camera_apply(c, 4 * k + 2, SENSIM_PIXEL_U16, zero, dark + 2 * k * n);
-        if (!s)
-            s = sensim_camera_apply(c, 4 * k + 3, SENSIM_PIXEL_U16, zero, dark + (2 * k + 1) * n);
-        sensim_camera_destroy(c);
-        if (s)
-            goto done;
+        level[k] = 0.95 * (k + 1) / NLEV;
     }
+    sensim_camera_params p = demo_cam(SW, SH, 0);
+    if (sensim_ptc_simulate(&p, 2024, sensim_rng_sensor_id("cam"), NLEV, exposure, level, light, dark))
+        goto done;
     sensim_log *log = sensim_log_create(path, "sensim demo");
-    const size_t tail[3] = {2, SH, SW};
     if (!log)
         goto done;
     if (sensim_log_write(log, "/stack/exposure", SENSIM_F64, NLEV, 0, NULL, exposure, "s") ||
@@ -126,8 +109,6 @@ static int write_stack(const char *path)
 done:
     free(light);
     free(dark);
-    free(in);
-    free(zero);
     return rc;
 }
 

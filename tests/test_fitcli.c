@@ -13,6 +13,7 @@
 #include "sensim/camera.h"
 #include "sensim/lidar.h"
 #include "sensim/log.h"
+#include "sensim/ptc.h"
 #include "testutil.h"
 
 /* The number after "key": in a flat JSON object (NAN when absent or null). */
@@ -88,25 +89,15 @@ static sensim_camera_params cam_truth(double exposure)
 static void write_stack(const char *path, size_t levels, size_t nexp)
 {
     const size_t n = SW * SH, tail[3] = {2, SH, SW};
-    uint16_t *light = malloc(2 * levels * n * 2), *dark = malloc(2 * levels * n * 2), *in = malloc(n * 2);
-    uint16_t *zero = calloc(n, 2);
-    double *exposure = malloc((nexp > levels ? nexp : levels) * sizeof *exposure);
-    for (size_t k = 0; k < levels || k < nexp; k++)
+    uint16_t *light = malloc(2 * levels * n * 2), *dark = malloc(2 * levels * n * 2);
+    size_t ne = nexp > levels ? nexp : levels;
+    double *exposure = malloc(ne * sizeof *exposure), *level = malloc(ne * sizeof *level);
+    for (size_t k = 0; k < ne; k++) {
         exposure[k] = 1e-3 * (double)(k + 1);
-    for (size_t k = 0; k < levels; k++) {
-        sensim_camera_params p = cam_truth(exposure[k]);
-        for (size_t i = 0; i < n; i++)
-            in[i] = (uint16_t)lround(65535.0 * (double)(k + 1) / NLEV * 0.95);
-        sensim_camera *c = sensim_camera_create(&p, 11, 5);
-        ck_assert_ptr_nonnull(c);
-        ck_assert_int_eq(sensim_camera_apply(c, 4 * k, SENSIM_PIXEL_U16, in, light + 2 * k * n), SENSIM_OK);
-        ck_assert_int_eq(sensim_camera_apply(c, 4 * k + 1, SENSIM_PIXEL_U16, in, light + (2 * k + 1) * n),
-                         SENSIM_OK);
-        ck_assert_int_eq(sensim_camera_apply(c, 4 * k + 2, SENSIM_PIXEL_U16, zero, dark + 2 * k * n), SENSIM_OK);
-        ck_assert_int_eq(sensim_camera_apply(c, 4 * k + 3, SENSIM_PIXEL_U16, zero, dark + (2 * k + 1) * n),
-                         SENSIM_OK);
-        sensim_camera_destroy(c);
+        level[k] = 0.95 * (double)(k + 1) / NLEV;
     }
+    sensim_camera_params p = cam_truth(0);
+    ck_assert_int_eq(sensim_ptc_simulate(&p, 11, 5, levels, exposure, level, light, dark), SENSIM_OK);
     sensim_log *log = sensim_log_create(path, "test");
     ck_assert_ptr_nonnull(log);
     ck_assert_int_eq(sensim_log_write(log, "/stack/exposure", SENSIM_F64, nexp, 0, NULL, exposure, "s"), SENSIM_OK);
@@ -115,9 +106,8 @@ static void write_stack(const char *path, size_t levels, size_t nexp)
     ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
     free(light);
     free(dark);
-    free(in);
-    free(zero);
     free(exposure);
+    free(level);
 }
 
 /* A stack whose light frames have the wrong rank ([L,H,W]) or type. */
