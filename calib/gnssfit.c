@@ -90,6 +90,12 @@ static sensim_status median_dt(const double *t, size_t n, double *out)
 
 /* ---- Chrono Ch:RW ---- */
 
+/* An epoch whose mean speed is at least this fraction of the largest one
+ * counts as at the velocity cap. */
+#ifndef SAT_FRAC
+#define SAT_FRAC 0.95
+#endif
+
 /* Variance (per unit sigma^2) of sum_K c[K] p(K dt), K < nk, for Chrono's
  * inner stepping from time 0: each epoch is q steps of h and a last one of
  * the remainder (ChNoiseRandomWalks: step = min(h, remaining)). Step i
@@ -155,7 +161,7 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
     /* Expected centred sum of squares of one block and axis per sigma^2. */
     double cblk = W * f - g / W;
 
-    size_t nd = n - 2, nb = nd / W;
+    size_t nd = n - 2, nb = (nd - 1) / W;
     double *d2 = malloc(3 * nd * sizeof *d2);
     unsigned char *sat = malloc(n);
     if (!d2 || !sat) {
@@ -181,20 +187,22 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
             double v = (enu[3 * k + a] - enu[3 * (k - 1) + a]) / dtk;
             s2 += v * v;
         }
-        sat[k] = vmax > 0 && sqrt(s2) >= 0.95 * vmax;
+        sat[k] = vmax > 0 && sqrt(s2) >= SAT_FRAC * vmax;
         nsat += sat[k];
     }
-    int any = 0;
+    double d2max = 0;
     for (size_t k = 1; k + 1 < n; k++) {
         double d0 = t[k] - t[k - 1], d1 = t[k + 1] - t[k];
         for (int a = 0; a < 3; a++) {
             double v0 = (enu[3 * k + a] - enu[3 * (k - 1) + a]) / d0;
             double v1 = (enu[3 * (k + 1) + a] - enu[3 * k + a]) / d1;
             d2[3 * (k - 1) + a] = 2 * (v1 - v0) / (d0 + d1);
-            any |= d2[3 * (k - 1) + a] != 0;
+            d2max = fmax(d2max, fabs(d2[3 * (k - 1) + a]));
         }
     }
-    if (!any) {
+    /* Rounding of t and p leaves second differences of order 1e-16 of the
+     * velocity scale when the antenna moves at constant velocity. */
+    if (!(d2max > 1e-9 * vmax / dt)) {
         free(d2);
         free(sat);
         return sensim_error(SENSIM_EDATA, "enu: positions move at constant velocity (all second differences 0): "
@@ -208,23 +216,33 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     }
     double *xb = yb + nb;
+    /* d2 index j spans the steps of (t_j, t_{j+2}]; the velocity of the
+     * interval before, (p_j - p_{j-1}) / dt, depends only on earlier steps,
+     * so its direction u is independent of d2_j's noise. Only the part of
+     * d2 across u is used: Chrono's velocity cap rescales v and so removes
+     * the acceleration along v whenever it is active, while the two
+     * components across v pass unchanged (to first order) whether the cap is
+     * active or not. For isotropic noise they hold 2/3 of the variance. */
     for (size_t b = 0; b < nb; b++) {
-        double y = 0, s = 0;
-        for (int a = 0; a < 3; a++) {
-            double m = 0;
-            for (size_t k = 0; k < W; k++)
-                m += d2[3 * (b * W + k) + a];
-            m /= W;
-            for (size_t k = 0; k < W; k++) {
-                double e = d2[3 * (b * W + k) + a] - m;
-                y += e * e;
-            }
-        }
-        /* d2 at index j uses the velocities of epochs j+1 and j+2. */
+        double m[3] = {0, 0, 0}, y = 0;
         for (size_t k = 0; k < W; k++)
-            s += 0.5 * (sat[b * W + k + 1] + sat[b * W + k + 2]);
+            for (int a = 0; a < 3; a++)
+                m[a] += d2[3 * (1 + b * W + k) + a] / W;
+        for (size_t k = 0; k < W; k++) {
+            size_t j = 1 + b * W + k;
+            double c[3], u[3], uu = 0, cc = 0, uc = 0;
+            for (int a = 0; a < 3; a++) {
+                c[a] = d2[3 * j + a] - m[a];
+                u[a] = enu[3 * j + a] - enu[3 * (j - 1) + a];
+                uu += u[a] * u[a];
+                cc += c[a] * c[a];
+                uc += u[a] * c[a];
+            }
+            /* A standing antenna (u = 0) has no direction: keep 2/3 of it. */
+            y += uu > 0 ? cc - uc * uc / uu : cc * (2.0 / 3.0);
+        }
         yb[b] = y;
-        xb[b] = cblk * (3.0 - s / W);
+        xb[b] = 2.0 * cblk;
         sy += y;
         sx += xb[b];
     }
@@ -370,7 +388,10 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
         mean += x[k * stride] / (double)n;
     for (size_t k = 0; k < n; k++)
         var += (x[k * stride] - mean) * (x[k * stride] - mean);
-    if (!(var > 0))
+    int constant = 1;
+    for (size_t k = 1; k < n && constant; k++)
+        constant = x[k * stride] == x[0];
+    if (constant || !(var > 0))
         return sensim_error(SENSIM_EDATA, "position is constant (%.9g): nothing to fit", x[0]);
     double c1 = 0;
     for (size_t k = 1; k < n; k++)
@@ -461,7 +482,9 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
     fit->tau.value = exp(ubest);
     fit->tau.lo = fmin(tlo, fit->tau.value);
     fit->tau.hi = isfinite(thi) ? fmax(thi, fit->tau.value) : exp(uhi);
-    fit->tau.flag = isfinite(thi) ? SENSIM_FIT_OK : SENSIM_FIT_UNRESOLVED;
+    /* A log shorter than a few correlation times cannot pin tau down: with
+     * the mean estimated from the data, tau and sigma come out low. */
+    fit->tau.flag = isfinite(thi) && fit->tau.hi < T / 3 ? SENSIM_FIT_OK : SENSIM_FIT_UNRESOLVED;
 
     /* sigma interval from its own profile. */
     double sh = sqrt(best.S / (double)n), slo = sh, shi = sh;
@@ -494,14 +517,16 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
     fit->sigma.lo = slo;
     fit->sigma.hi = shi;
     fit->sigma.flag = fit->tau.flag == SENSIM_FIT_OK ? SENSIM_FIT_OK : SENSIM_FIT_UNRESOLVED;
-    if (fit->tau.flag != SENSIM_FIT_OK)
+    if (!isfinite(thi))
         snprintf(fit->note, sizeof fit->note,
                  "correlation time not bounded above by a %.4g s log: tau and sigma are lower bounds", T);
+    else if (fit->tau.flag != SENSIM_FIT_OK)
+        snprintf(fit->note, sizeof fit->note,
+                 "the %.4g s log spans fewer than 3 correlation times at the interval's upper end (%.4g s): tau "
+                 "and sigma are not identified and read low",
+                 T, fit->tau.hi);
     else if (tlo == 0)
         snprintf(fit->note, sizeof fit->note, "tau is consistent with 0: the axis reads as white noise");
-    else if (fit->tau.hi > T / 10)
-        snprintf(fit->note, sizeof fit->note, "log spans only %.3g correlation times: intervals are wide",
-                 T / fit->tau.value);
     return SENSIM_OK;
 }
 
