@@ -91,10 +91,8 @@ static sensim_status median_dt(const double *t, size_t n, double *out)
 /* ---- Chrono Ch:RW ---- */
 
 /* An epoch whose mean speed is at least this fraction of the largest one
- * counts as at the velocity cap. */
-#ifndef SAT_FRAC
+ * is reported as at the velocity cap (descriptive only). */
 #define SAT_FRAC 0.95
-#endif
 
 /* Variance (per unit sigma^2) of sum_K c[K] p(K dt), K < nk, for Chrono's
  * inner stepping from time 0: each epoch is q steps of h and a last one of
@@ -163,10 +161,10 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
 
     size_t nd = n - 2, nb = (nd - 1) / W;
     double *d2 = malloc(3 * nd * sizeof *d2);
-    unsigned char *sat = malloc(n);
-    if (!d2 || !sat) {
+    double *speed = malloc(n * sizeof *speed);
+    if (!d2 || !speed) {
         free(d2);
-        free(sat);
+        free(speed);
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     }
     /* Epoch-mean speeds; the largest is the v_max estimate. */
@@ -177,19 +175,13 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
             double v = (enu[3 * k + a] - enu[3 * (k - 1) + a]) / dtk;
             s2 += v * v;
         }
-        vmax = fmax(vmax, sqrt(s2));
+        speed[k] = sqrt(s2);
+        vmax = fmax(vmax, speed[k]);
     }
     size_t nsat = 0;
-    sat[0] = 0;
-    for (size_t k = 1; k < n; k++) {
-        double s2 = 0, dtk = t[k] - t[k - 1];
-        for (int a = 0; a < 3; a++) {
-            double v = (enu[3 * k + a] - enu[3 * (k - 1) + a]) / dtk;
-            s2 += v * v;
-        }
-        sat[k] = vmax > 0 && sqrt(s2) >= SAT_FRAC * vmax;
-        nsat += sat[k];
-    }
+    for (size_t k = 1; k < n; k++)
+        nsat += vmax > 0 && speed[k] >= SAT_FRAC * vmax;
+    free(speed);
     double d2max = 0;
     for (size_t k = 1; k + 1 < n; k++) {
         double d0 = t[k] - t[k - 1], d1 = t[k + 1] - t[k];
@@ -204,7 +196,6 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
      * velocity scale when the antenna moves at constant velocity. */
     if (!(d2max > 1e-9 * vmax / dt)) {
         free(d2);
-        free(sat);
         return sensim_error(SENSIM_EDATA, "enu: positions move at constant velocity (all second differences 0): "
                                            "constant data, nothing to fit");
     }
@@ -212,7 +203,6 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
     double *yb = malloc(2 * nb * sizeof *yb);
     if (!yb) {
         free(d2);
-        free(sat);
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     }
     double *xb = yb + nb;
@@ -277,7 +267,6 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
                  dt, model_rate_hz);
     free(yb);
     free(d2);
-    free(sat);
     return SENSIM_OK;
 }
 
