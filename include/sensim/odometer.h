@@ -115,8 +115,10 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
 
-/* Rig sensor types (models/odometer_rig.c). "odometer": forward speed
- * (body x axis of the ground-truth velocity) integrated at rate_hz into
+/* Rig sensor types (models/odometer_rig.c), sampled with the rig's timing
+ * (sensim_sampler; the encoder's speed timed on the sensor clock), writing
+ * /sensors/<name>/{t, t_sample, t_sensor} and: "odometer": forward speed
+ * (body x axis of the ground-truth velocity, window mean) integrated into
  * /sensors/<name>/distance. "encoder": source wheel (angle of a wheel of
  * `wheel_radius` rolling with the forward speed), heading (unwrapped yaw)
  * or distance (along-track, m), into /sensors/<name>/{position, speed}. */
