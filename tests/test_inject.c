@@ -423,6 +423,17 @@ START_TEST(rig_api_and_magnetometer)
 }
 END_TEST
 
+/* Writes the rig (when given) and runs inject on the fixture's ground
+ * truth into its output, which must succeed. */
+static void inject_ok(fixture *f, const char *rig_text)
+{
+    if (rig_text)
+        ck_assert_int_eq(tu_write_file(f->rig, rig_text), 0);
+    tu_run_result r = tu_run("inject", f->rig, f->gt, "-o", f->out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+}
+
 /* Clock offset c, drift d, start delay s0 and a collection window W on an
  * imu, a gnss, an odometer and an encoder at the same rate, on a line
  * accelerating from rest at a = 0.5 m/s^2 (east = a t^2 / 2, speed a t).
@@ -449,10 +460,7 @@ START_TEST(timing_for_every_sensor_closed_form)
                       "  - { name: gps, type: gnss, rate_hz: 10, timing: *tm }\n"
                       "  - { name: odo, type: odometer, rate_hz: 10, timing: *tm }\n"
                       "  - { name: enc, type: encoder, source: distance, rate_hz: 10, timing: *tm }\n";
-    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
-    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    tu_run_free(&r);
+    inject_ok(&f, rig);
     const double c = 0.3, d = 200e-6, s0 = 0.5, W = 0.4, a = 0.5, fr = 10;
     const size_t expect_n = (size_t)floor((20.0 - s0) * fr * (1 + d)) + 1;
     size_t n, m;
@@ -508,13 +516,9 @@ END_TEST
 START_TEST(encoder_heading_window_mean)
 {
     fixture f = setup("--shape circle --duration 40 --rate 100 --speed 2 --radius 10");
-    ck_assert_int_eq(tu_write_file(f.rig, "sensors:\n"
-                                          "  - { name: enc, type: encoder, source: heading, rate_hz: 20,\n"
-                                          "      timing: { start_delay: 1, collection_window: 1 } }\n"),
-                     0);
-    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    tu_run_free(&r);
+    inject_ok(&f, "sensors:\n"
+                  "  - { name: enc, type: encoder, source: heading, rate_hz: 20,\n"
+                  "      timing: { start_delay: 1, collection_window: 1 } }\n");
     size_t n;
     double *ts = read_all(f.out, "/sensors/enc/t_sample", 1, &n);
     double *pos = read_all(f.out, "/sensors/enc/position", 1, &n);
@@ -644,34 +648,26 @@ END_TEST
 START_TEST(magnetometer_at_lever_arm)
 {
     fixture f = setup("--shape static --duration 1 --rate 10 --heading 0");
-    char *gt2 = tu_path(f.dir, "gt2.h5"), *o2 = tu_path(f.dir, "o2.h5");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "\"%s\" trajectory --shape static --duration 1 --rate 10 --heading 0 --start 0,5000,0 -o \"%s\"",
-             getenv("SENSIM_BIN") ? getenv("SENSIM_BIN") : "build/sensim", gt2);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(tu_write_file(f.rig, "sensors:\n"
-                                          "  - { name: arm, type: imu, rate_hz: 10, mag: { bias: 0 },\n"
-                                          "      mount: { position: [5000, 0, 0] } }\n"
-                                          "  - { name: origin, type: imu, rate_hz: 10, mag: { bias: 0 } }\n"),
-                     0);
-    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    tu_run_free(&r);
-    r = tu_run("inject", f.rig, gt2, "-o", o2, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    tu_run_free(&r);
+    fixture g = setup("--shape static --duration 1 --rate 10 --heading 0 --start 0,5000,0");
+    const char *rig = "sensors:\n"
+                      "  - { name: arm, type: imu, rate_hz: 10, mag: { bias: 0 },\n"
+                      "      mount: { position: [5000, 0, 0] } }\n"
+                      "  - { name: origin, type: imu, rate_hz: 10, mag: { bias: 0 } }\n";
+    inject_ok(&f, rig);
+    inject_ok(&g, rig);
     size_t n;
     double *arm = read_all(f.out, "/sensors/arm/magnetic_field", 3, &n);
     double *here = read_all(f.out, "/sensors/origin/magnetic_field", 3, &n);
-    double *there = read_all(o2, "/sensors/origin/magnetic_field", 3, &n);
+    double *there = read_all(g.out, "/sensors/origin/magnetic_field", 3, &n);
     for (int a = 0; a < 3; a++)
         ck_assert_double_eq_tol(arm[a], there[a], 1e-14);
     double diff = 0;
     for (int a = 0; a < 3; a++)
         diff += fabs(arm[a] - here[a]);
     ck_assert_msg(diff > 2e-8, "lever arm ignored: diff %g T", diff);
-    free(arm), free(here), free(there), free(gt2), free(o2);
+    free(arm), free(here), free(there);
     teardown(&f);
+    teardown(&g);
 }
 END_TEST
 
