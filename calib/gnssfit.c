@@ -68,6 +68,21 @@ static sensim_status check_values(const char *what, const double *x, size_t n, s
     return SENSIM_OK;
 }
 
+/* The checks every estimator starts with: interval level, enough samples,
+ * times and values usable. */
+static sensim_status check_input(double confidence, const char *model, size_t n, size_t nmin, const double *t,
+                                 const char *what, const double *x, size_t stride, size_t ncol)
+{
+    sensim_status st;
+    if ((st = check_conf(confidence)))
+        return st;
+    if (n < nmin)
+        return sensim_error(SENSIM_EDATA, "%s: %zu samples are too few (need at least %zu)", model, n, nmin);
+    if ((st = check_times(t, n)) || (st = check_values(what, x, n, stride, ncol)))
+        return st;
+    return SENSIM_OK;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -137,11 +152,11 @@ sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, d
         return st;
     if (!(model_rate_hz > 0) || !isfinite(model_rate_hz))
         return sensim_error(SENSIM_EINVAL, "chrono random walk: model rate must be > 0 Hz, got %g", model_rate_hz);
-    if (n < 10 * W + 2)
+    if (n < SENSIM_GNSS_RW_MIN_EPOCHS)
         return sensim_error(SENSIM_EDATA,
                             "chrono random walk: %zu epochs are too few (need at least %d: 10 blocks of %d second "
                             "differences)",
-                            n, 10 * W + 2, W);
+                            n, SENSIM_GNSS_RW_MIN_EPOCHS, W);
     if ((st = check_times(t, n)) || (st = check_values("enu", enu, n, 3, 3)))
         return st;
     double dt = 0;
@@ -365,12 +380,8 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
                                  sensim_gnss_gm_fit *fit)
 {
     memset(fit, 0, sizeof *fit);
-    sensim_status st;
-    if ((st = check_conf(confidence)))
-        return st;
-    if (n < 20)
-        return sensim_error(SENSIM_EDATA, "gauss-markov: %zu samples are too few (need at least 20)", n);
-    if ((st = check_times(t, n)) || (st = check_values("position", x, n, stride, 1)))
+    sensim_status st = check_input(confidence, "gauss-markov", n, 20, t, "position", x, stride, 1);
+    if (st)
         return st;
     double mean = 0, var = 0;
     for (size_t k = 0; k < n; k++)
@@ -553,12 +564,8 @@ sensim_status sensim_gnss_fit_hdop(const double *t, const double *hdop, size_t n
                                    sensim_gnss_hdop_fit *fit)
 {
     memset(fit, 0, sizeof *fit);
-    sensim_status st;
-    if ((st = check_conf(confidence)))
-        return st;
-    if (n < 5)
-        return sensim_error(SENSIM_EDATA, "hdop: %zu samples are too few (need at least 5)", n);
-    if ((st = check_times(t, n)) || (st = check_values("hdop", hdop, n, 1, 1)))
+    sensim_status st = check_input(confidence, "hdop", n, 5, t, "hdop", hdop, 1, 1);
+    if (st)
         return st;
     if (!isfinite(t0) || t0 > t[0])
         return sensim_error(SENSIM_EINVAL, "hdop: reference time %g must be finite and <= t[0] = %g", t0, t[0]);

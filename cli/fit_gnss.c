@@ -232,7 +232,7 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
     }
     g->acf1_diff = g->all_constant ? 0 : diff_acf1(g->enu, n);
     int want_rw = model == M_RW || (model == M_AUTO && !g->all_constant && g->acf1_diff > 0.5);
-    if (!g->all_constant && n >= 10 * SENSIM_GNSS_RW_BLOCK + 2) {
+    if (!g->all_constant && n >= SENSIM_GNSS_RW_MIN_EPOCHS) {
         st = sensim_gnss_fit_rw(g->t, g->enu, n, g->rw_model_rate, g->confidence, &g->rw);
         if (st == SENSIM_OK)
             g->have_rw = 1;
@@ -245,7 +245,7 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
                                 g->input, g->sensor, pos_ds);
         return sensim_error(SENSIM_EDATA,
                             "%s: /sensors/%s/%s: %zu epochs are too few for the random-walk fit (need at least %d)",
-                            g->input, g->sensor, pos_ds, n, 10 * SENSIM_GNSS_RW_BLOCK + 2);
+                            g->input, g->sensor, pos_ds, n, SENSIM_GNSS_RW_MIN_EPOCHS);
     }
     if (model == M_AUTO) {
         int white = 1;

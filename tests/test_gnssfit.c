@@ -277,8 +277,11 @@ START_TEST(library_bad_input)
     sensim_gnss_rw_fit r;
     sensim_gnss_gm_fit g;
     sensim_gnss_hdop_fit h;
-    ck_assert_int_eq(sensim_gnss_fit_rw(t, x, 100, 100, 0.95, &r), SENSIM_EDATA);
+    ck_assert_int_eq(sensim_gnss_fit_rw(t, x, SENSIM_GNSS_RW_MIN_EPOCHS - 1, 100, 0.95, &r), SENSIM_EDATA);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "too few"));
+    ck_assert_int_eq(sensim_gnss_fit_rw(t, x, SENSIM_GNSS_RW_MIN_EPOCHS, 100, 0.95, &r), SENSIM_OK);
+    ck_assert_uint_eq(r.blocks, 10);
+    ck_assert(isfinite(r.sigma.lo) && isfinite(r.sigma.hi));
     ck_assert_int_eq(sensim_gnss_fit_gm(t, x, 10, 3, 0.95, &g), SENSIM_EDATA);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "too few"));
     ck_assert_int_eq(sensim_gnss_fit_hdop(t, x, 3, 0, 0.95, &h), SENSIM_EDATA);
@@ -489,7 +492,7 @@ START_TEST(cli_fit_gnss_bad_input)
         enu[k] = 2.5;
     char *cst = write_log(dir, "const.h5", n, t, enu, h);
     expect_fail(cst, yaml, "/sensors/gps/enu", "constant");
-    /* Random walk forced on too short a log (201 epochs are needed). */
+    /* Random walk forced on too short a log (203 epochs are needed). */
     r = tu_run("fit", "gnss", good, "--sensor", "gps", "-o", yaml, "--model", "chrono_random_walk", "--json", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err); /* 300 are enough */
     ck_assert_ptr_nonnull(strstr(r.out, "\"model\": \"chrono_random_walk\""));

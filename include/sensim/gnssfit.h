@@ -75,6 +75,9 @@ extern "C" {
 
 /* Block length of the Ch:RW estimator (epochs). */
 #define SENSIM_GNSS_RW_BLOCK 20
+/* Fewest epochs the Ch:RW estimator takes: 10 blocks (the first second
+ * difference has no earlier velocity and is skipped). */
+#define SENSIM_GNSS_RW_MIN_EPOCHS (10 * SENSIM_GNSS_RW_BLOCK + 3)
 
 typedef struct sensim_gnss_rw_fit {
     sensim_fit_param sigma; /* Chrono Ch:RW sigma, m/s^2 (flag OK or UPPER) */
@@ -89,7 +92,7 @@ typedef struct sensim_gnss_rw_fit {
 } sensim_gnss_rw_fit;
 
 /* Ch:RW sigma from n epochs t[n], enu[n*3] (all three axes pooled, as
- * Chrono uses one sigma). Needs at least 10 blocks (202 epochs). */
+ * Chrono uses one sigma). Needs SENSIM_GNSS_RW_MIN_EPOCHS (203) epochs. */
 sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, double model_rate_hz,
                                  double confidence, sensim_gnss_rw_fit *fit);
 
