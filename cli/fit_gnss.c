@@ -72,13 +72,20 @@ typedef struct gfit {
     sensim_gnss_hdop_fit hf;
     char hdop_note[160];
     int model; /* chosen */
+    double *cov;     /* position_covariance [n*9], or NULL */
+    int cov_rule;    /* COV_* below */
+    double cov_value; /* the scale or the epe of that rule */
 } gfit;
+
+/* Covariance rules the model writes (sensim/gnss.h) that the log follows. */
+enum { COV_NONE, COV_SCALED, COV_NMEA, COV_OTHER };
 
 static void gfit_free(gfit *g)
 {
     free(g->t);
     free(g->enu);
     free(g->hdop);
+    free(g->cov);
 }
 
 static sensim_status read_log(gfit *g)
@@ -180,6 +187,22 @@ static sensim_status read_log(gfit *g)
             goto done;
         g->have_hdop = 1;
     }
+    snprintf(p, sizeof p, "/sensors/%s/position_covariance", g->sensor);
+    if (sensim_log_exists(log, p)) {
+        size_t nine = 9;
+        if ((st = sensim_log_check_shape(log, p, 1, &nine, &n2)))
+            goto done;
+        if (n2 != n) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
+            goto done;
+        }
+        g->cov = malloc(9 * n * sizeof *g->cov);
+        if (!g->cov) {
+            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            goto done;
+        }
+        st = sensim_log_read_f64(log, p, 0, n, g->cov);
+    }
 done:
     sensim_log_close(log);
     return st;
@@ -201,6 +224,41 @@ static double diff_acf1(const double *x, size_t n)
         }
     }
     return den > 0 ? num / den : 0;
+}
+
+/* Which of the model's HDOP rules the logged covariance follows: seed
+ * 004's diag((s h)^2, (s h)^2, (s h)^2) (the vertical filter taken equal
+ * to the horizontal one) or nmea_navsat_driver's diag((h e)^2, (h e)^2,
+ * (4 h e)^2); all zeros is Chrono's none. Anything else is reported, not
+ * written. */
+static void detect_cov(gfit *g)
+{
+    g->cov_rule = COV_NONE;
+    if (!g->cov)
+        return;
+    int zero = 1;
+    for (size_t k = 0; k < 9 * g->n && zero; k++)
+        zero = g->cov[k] == 0;
+    if (zero)
+        return;
+    g->cov_rule = COV_OTHER;
+    if (!g->have_hdop)
+        return;
+    double r = -1, v = -1;
+    for (size_t k = 0; k < g->n; k++) {
+        const double *c = g->cov + 9 * k, h = g->hdop[k];
+        if (!(h > 0) || !(c[0] >= 0) || !(c[8] >= 0) || c[1] != 0 || c[2] != 0 || c[5] != 0 || c[4] != c[0])
+            return;
+        double rk = sqrt(c[0]) / h, vk = sqrt(c[8]) / h;
+        if (r < 0)
+            r = rk, v = vk;
+        if (fabs(rk - r) > 1e-6 * r || fabs(vk - v) > 1e-6 * v)
+            return;
+    }
+    if (fabs(v - r) <= 1e-6 * r)
+        g->cov_rule = COV_SCALED, g->cov_value = r;
+    else if (fabs(v - 4 * r) <= 1e-6 * r)
+        g->cov_rule = COV_NMEA, g->cov_value = r;
 }
 
 #define PREFIX_DSET(st, ds) sensim_error_prefix((st), "%s: /sensors/%s/%s", g->input, g->sensor, (ds))
@@ -272,6 +330,7 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
             return PREFIX_DSET(st, "hdop");
         }
     }
+    detect_cov(g);
     if (g->all_constant && !g->have_hdop_fit)
         return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s: positions are constant and there is no varying hdop: "
                                           "constant data, nothing to fit",
@@ -349,7 +408,13 @@ static void write_yaml(FILE *f, const gfit *g)
     if (g->have_hdop_fit)
         fprintf(f, "    hdop: { initial: %.6g, final: %.6g, tau: %.6g }\n", g->hf.initial.value, g->hf.final.value,
                 g->hf.tau.value);
-    fprintf(f, "    covariance: { model: none }\n");
+    if (g->have_hdop_fit && g->cov_rule == COV_SCALED)
+        fprintf(f, "    covariance: { model: scaled, scale: %.6g }\n", g->cov_value);
+    else if (g->have_hdop_fit && g->cov_rule == COV_NMEA)
+        fprintf(f, "    covariance: { model: nmea, epe: %.6g }\n", g->cov_value);
+    else
+        fprintf(f, "    covariance: { model: none }%s\n",
+                g->cov_rule == COV_OTHER ? "  # the log's position_covariance follows no rule sensim writes" : "");
 }
 
 static void json_param(FILE *f, const char *key, const sensim_fit_param *p)
@@ -410,6 +475,8 @@ static void print_json(FILE *f, const gfit *g)
     } else {
         fputs("null", f);
     }
+    static const char *const rules[] = {"none", "scaled", "nmea", "other"};
+    fprintf(f, ", \"covariance\": {\"rule\": \"%s\", \"value\": %.10g}", rules[g->cov_rule], g->cov_value);
     fputs(", \"hdop\": ", f);
     if (g->have_hdop_fit) {
         fputc('{', f);

@@ -405,6 +405,7 @@ START_TEST(cli_fit_gnss_roundtrip)
     ck_assert_within(json_num(r.out, "\"hdop\"", "\"tau\": {\"value\": "), 12.4, 1e-5);
     tu_run_free(&r);
     check_yaml_loads(yaml, "hdop: { initial: 100, final: 0.85, tau: 12.4 }");
+    check_yaml_loads(yaml, "covariance: { model: scaled, scale: 0.02 }");
 
     /* Forced Gauss-Markov on the Gaussian log, and a named sensor. */
     r = tu_run("fit", "gnss", ga, "--sensor", "gps", "-o", yaml, "--model", "gauss_markov", "--name", "rx", NULL);
