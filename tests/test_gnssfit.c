@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/geodesy.h"
 #include "sensim/gnss.h"
 #include "sensim/gnssfit.h"
 #include "sensim/log.h"
@@ -556,6 +557,60 @@ START_TEST(cli_fit_gnss_bad_input)
 }
 END_TEST
 
+START_TEST(cli_lla_only)
+{
+    /* A log with lla and no enu (as an imported receiver log): converted to
+     * ENU at the first fix, the estimates match those from enu. */
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "fitted.yaml");
+    const size_t n = 500;
+    double *t = malloc(n * sizeof *t), *enu = malloc(3 * n * sizeof *enu), *lla = malloc(3 * n * sizeof *lla);
+    sensim_rng rng = sensim_rng_make(11, 0, 0);
+    sensim_rng_normal_fill(&rng, 0, 3 * n, enu);
+    const double origin[3] = {43.0731, -89.4012, 260.0};
+    sensim_geo_enu frame;
+    ck_assert(sensim_geo_enu_init(&frame, origin) == SENSIM_OK);
+    for (size_t k = 0; k < n; k++) {
+        t[k] = 0.2 * (double)k;
+        for (int a = 0; a < 3; a++)
+            enu[3 * k + a] *= 0.5;
+        sensim_geo_enu_to_lla(&frame, enu + 3 * k, lla + 3 * k);
+    }
+    char *a = write_log(dir, "enu.h5", n, t, enu, NULL);
+    char *path = tu_path(dir, "lla.h5");
+    sensim_log *log = sensim_log_create(path, "test_gnssfit");
+    size_t three = 3;
+    ck_assert(sensim_log_write(log, "/sensors/gps/t", SENSIM_F64, n, 0, NULL, t, "s") == SENSIM_OK);
+    ck_assert(sensim_log_write(log, "/sensors/gps/lla", SENSIM_F64, n, 1, &three, lla, "") == SENSIM_OK);
+    ck_assert(sensim_log_commit(log) == SENSIM_OK);
+    tu_run_result r1 = tu_run("fit", "gnss", a, "--sensor", "gps", "-o", yaml, "--json", NULL);
+    tu_run_result r2 = tu_run("fit", "gnss", path, "--sensor", "gps", "-o", yaml, "--json", NULL);
+    ck_assert_msg(r1.status == 0 && r2.status == 0, "%s%s", r1.err, r2.err);
+    for (int i = 0; i < 3; i++) {
+        const char *ax[] = {"\"east\"", "\"north\"", "\"up\""};
+        double s1 = json_num(r1.out, ax[i], "\"white_sigma\": {\"value\": ");
+        double s2 = json_num(r2.out, ax[i], "\"white_sigma\": {\"value\": ");
+        ck_assert_within(s2, s1, 1e-6 * s1); /* the conversion round trip is ~1e-9 m */
+    }
+    ck_assert_ptr_nonnull(strstr(r2.out, "\"model\": \"gaussian\""));
+    tu_run_free(&r1);
+    tu_run_free(&r2);
+    /* The first fix is the origin written to the YAML. */
+    char *text = tu_read_file(yaml, NULL);
+    char want[96];
+    snprintf(want, sizeof want, "origin_lla: [%.10g, %.10g, %.6g]", lla[0], lla[1], lla[2]);
+    ck_assert_msg(strstr(text, want), "no '%s' in\n%s", want, text);
+    free(text);
+    tu_rmtree(dir);
+    free(a);
+    free(path);
+    free(t);
+    free(enu);
+    free(lla);
+    free(yaml);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_gnssfit(void)
 {
     Suite *s = suite_create("gnssfit");
@@ -574,6 +629,7 @@ Suite *suite_gnssfit(void)
     tcase_set_timeout(tcc, 120);
     tcase_add_test(tcc, cli_fit_gnss_roundtrip);
     tcase_add_test(tcc, cli_fit_gnss_bad_input);
+    tcase_add_test(tcc, cli_lla_only);
     suite_add_tcase(s, tcc);
     return s;
 }
