@@ -13,12 +13,14 @@
 #include "cli.h"
 #include "cli_gt.h"
 #include "sensim/log.h"
+#include "sensim/png.h"
 #include "sensim/render.h"
 
 const char cmd_render_usage[] =
     "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
     "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
     "                     [--float] [--threads N]\n"
+    "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
     "\n"
     "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
     "along the ground truth of GT.h5 (the body pose; the sensor's mount is\n"
@@ -37,6 +39,12 @@ const char cmd_render_usage[] =
     "      --start T           first scan/frame time, s (default: trajectory start)\n"
     "      --end T             no scan/frame ends after T, s (default: trajectory end)\n"
     "  -n, --count N           at most N scans/frames\n"
+    "      --bev DIR           also write a bird's-eye view of each scan as\n"
+    "                          DIR/NAME_NNNNN.png (top-down, +x up the image)\n"
+    "      --bev-extent M      half-width of the view, m (default 40)\n"
+    "      --bev-size PX       view side in pixels (default 512)\n"
+    "      --bev-color WHAT    height (default; -2..4 m in the sensor frame) or\n"
+    "                          intensity (0..the scan's largest)\n"
     "      --float             camera images as linear f32 instead of sRGB u8\n"
     "  -j, --threads N         OpenMP threads (default: all; output is identical)\n"
     "  -h, --help              this text\n"
@@ -94,6 +102,28 @@ static int write_ply(const char *path, const sensim_render_lidar_points *pt)
     return 0;
 }
 
+/* The bird's-eye view of one scan as an 8-bit RGB PNG (written atomically
+ * by sensim_png_write). */
+static sensim_status write_bev(const char *path, const sensim_render_lidar_points *pt, double extent, int size,
+                               sensim_bev_color by, uint8_t *rgb)
+{
+    double lo = -2, hi = 4;
+    if (by == SENSIM_BEV_INTENSITY) {
+        lo = 0;
+        hi = 0;
+        for (size_t i = 0; i < pt->count; i++)
+            if (pt->xyzi[4 * i + 3] > hi)
+                hi = pt->xyzi[4 * i + 3];
+        if (!(hi > 0))
+            hi = 1;
+    }
+    sensim_status st = sensim_render_bev(pt->xyzi, pt->count, extent, size, by, lo, hi, rgb, NULL);
+    if (st)
+        return st;
+    sensim_image_info info = {(size_t)size, (size_t)size, 3, 8};
+    return sensim_png_write(path, &info, rgb);
+}
+
 static int ensure_dir(const char *dir)
 {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -131,6 +161,10 @@ int cmd_render(int argc, char **argv)
                                          {"end", required_argument, NULL, 'E'},
                                          {"count", required_argument, NULL, 'n'},
                                          {"float", no_argument, NULL, 'F'},
+                                         {"bev", required_argument, NULL, 'B'},
+                                         {"bev-extent", required_argument, NULL, 'X'},
+                                         {"bev-size", required_argument, NULL, 'Z'},
+                                         {"bev-color", required_argument, NULL, 'C'},
                                          {"threads", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -138,6 +172,10 @@ int cmd_render(int argc, char **argv)
     double t_start = NAN, t_end = NAN;
     unsigned long long count = ~0ull, threads = 0;
     int as_float = 0, c;
+    const char *bev_dir = NULL;
+    double bev_extent = 40;
+    unsigned long long bev_size = 512;
+    sensim_bev_color bev_by = SENSIM_BEV_HEIGHT;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:s:o:n:j:h", opts, NULL)) != -1) {
         switch (c) {
@@ -147,6 +185,23 @@ int cmd_render(int argc, char **argv)
         case 'P': ply_dir = optarg; break;
         case 'G': png_dir = optarg; break;
         case 'F': as_float = 1; break;
+        case 'B': bev_dir = optarg; break;
+        case 'X':
+            if (cli_parse_double(optarg, &bev_extent) || !(bev_extent > 0) || !isfinite(bev_extent))
+                return cli_usage_error("render", "--bev-extent: need a positive number of metres, got '%s'", optarg);
+            break;
+        case 'Z':
+            if (cli_parse_u64(optarg, &bev_size) || bev_size == 0 || bev_size > 16384)
+                return cli_usage_error("render", "--bev-size: need 1..16384 pixels, got '%s'", optarg);
+            break;
+        case 'C':
+            if (!strcmp(optarg, "height"))
+                bev_by = SENSIM_BEV_HEIGHT;
+            else if (!strcmp(optarg, "intensity"))
+                bev_by = SENSIM_BEV_INTENSITY;
+            else
+                return cli_usage_error("render", "--bev-color: height or intensity, got '%s'", optarg);
+            break;
         case 'S':
             if (cli_parse_double(optarg, &t_start))
                 return cli_usage_error("render", "--start: not a number: '%s'", optarg);
@@ -186,7 +241,7 @@ int cmd_render(int argc, char **argv)
     sensim_render_lidar_points *pts = NULL;
     sensim_render_camera *cam = NULL;
     float *img = NULL;
-    uint8_t *img8 = NULL;
+    uint8_t *img8 = NULL, *bev = NULL;
     uint64_t *scan_offset = NULL;
     outsets o;
     memset(&o, 0, sizeof o);
@@ -214,9 +269,17 @@ int cmd_render(int argc, char **argv)
                  rs.type == SENSIM_SENSOR_LIDAR ? "scan" : "frame", t0, t1);
         goto done;
     }
-    if ((ply_dir && ensure_dir(ply_dir)) || (png_dir && ensure_dir(png_dir))) {
-        cli_fail("render", "%s: cannot create directory: %s", ply_dir ? ply_dir : png_dir, strerror(errno));
+    if (bev_dir && rs.type != SENSIM_SENSOR_LIDAR) {
+        rc = cli_usage_error("render", "--bev: '%s' is a camera; a bird's-eye view needs a lidar", name);
         goto done;
+    }
+    {
+        const char *dirs[3] = {ply_dir, png_dir, bev_dir};
+        for (int d = 0; d < 3; d++)
+            if (dirs[d] && ensure_dir(dirs[d])) {
+                cli_fail("render", "%s: cannot create directory: %s", dirs[d], strerror(errno));
+                goto done;
+            }
     }
     created = cli_join_args("sensim", argc, argv);
     if (!(o.log = sensim_log_create(out_path, created ? created : "sensim render")) ||
@@ -276,6 +339,16 @@ int cmd_render(int argc, char **argv)
                     cli_fail("render", "%s: cannot write: %s", f, strerror(errno));
                     goto done;
                 }
+            }
+            if (bev_dir) {
+                char f[4096];
+                snprintf(f, sizeof f, "%s/%s_%05llu.png", bev_dir, name, (unsigned long long)k);
+                if (!bev && !(bev = malloc((size_t)bev_size * bev_size * 3))) {
+                    cli_fail("render", "out of memory for a %llux%llu view", bev_size, bev_size);
+                    goto done;
+                }
+                if (write_bev(f, pts, bev_extent, (int)bev_size, bev_by, bev))
+                    goto lib_fail;
             }
             if (tty)
                 fprintf(stderr, "\rsensim render: scan %llu/%llu (%zu points)", (unsigned long long)k + 1,
@@ -341,6 +414,7 @@ done:
     free(scan_offset);
     free(img);
     free(img8);
+    free(bev);
     free(created);
     sensim_render_camera_destroy(cam);
     sensim_render_lidar_points_destroy(pts);

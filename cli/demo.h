@@ -34,4 +34,8 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
 
+/* Step: a lidar scan and a camera frame of data/scenes/outdoor.yaml, with a
+ * bird's-eye-view PNG of the scan and the camera PNG. */
+int demo_render(const char *data, const char *dir, const char *gt);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/png.h"
 #include "sensim/render.h"
 #include "testutil.h"
 
@@ -632,6 +633,54 @@ START_TEST(noise_hook)
 }
 END_TEST
 
+/* Bird's-eye view: a point at (x, y) lands in row floor((E - x) s / 2E) and
+ * column floor((E - y) s / 2E); the highest point of a pixel wins; points
+ * outside the square are not drawn. */
+START_TEST(bev_projection)
+{
+    const float pts[] = {
+        5, 5, 0.0f, 0.1f,   /* row 5, col 5 (E = 10, 20 px: 1 px per m) */
+        5, 5, 3.0f, 0.9f,   /* same pixel, higher: wins */
+        5, 5, 1.0f, 0.5f,   /* same pixel, lower: loses */
+        -9.5f, 9.5f, -2, 0, /* row 19, col 0 */
+        0, -9.99f, 4, 0,    /* row 10, col 19 */
+        11, 0, 0, 0,        /* outside */
+        NAN, 0, 0, 0,       /* skipped */
+    };
+    uint8_t rgb[20 * 20 * 3], c[3];
+    size_t drawn = 0;
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_HEIGHT, -2, 4, rgb, &drawn), SENSIM_OK);
+    ck_assert_uint_eq(drawn, 5);
+    sensim_bev_ramp(5.0 / 6.0, c); /* z = 3 on [-2, 4] */
+    ck_assert(memcmp(rgb + 3 * (5 * 20 + 5), c, 3) == 0);
+    sensim_bev_ramp(0, c);
+    ck_assert(memcmp(rgb + 3 * (19 * 20 + 0), c, 3) == 0);
+    sensim_bev_ramp(1, c);
+    ck_assert(memcmp(rgb + 3 * (10 * 20 + 19), c, 3) == 0);
+    int lit = 0;
+    for (int i = 0; i < 20 * 20; i++)
+        lit += rgb[3 * i] || rgb[3 * i + 1] || rgb[3 * i + 2];
+    ck_assert_int_eq(lit, 3);
+    /* By intensity: the winner is still the highest point, coloured by its i. */
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_INTENSITY, 0, 1, rgb, NULL), SENSIM_OK);
+    sensim_bev_ramp(0.9, c);
+    ck_assert(memcmp(rgb + 3 * (5 * 20 + 5), c, 3) == 0);
+    /* The ramp ends are blue and red and it clamps. */
+    uint8_t lo[3], hi[3];
+    sensim_bev_ramp(-1, lo);
+    sensim_bev_ramp(0, c);
+    ck_assert(memcmp(lo, c, 3) == 0 && lo[2] > lo[0]);
+    sensim_bev_ramp(2, hi);
+    ck_assert(hi[0] > hi[2]);
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 0, 20, SENSIM_BEV_HEIGHT, -2, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "extent"));
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_HEIGHT, 4, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "colour range"));
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 0, SENSIM_BEV_HEIGHT, -2, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "size"));
+}
+END_TEST
+
 START_TEST(cli_render)
 {
     char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
@@ -653,6 +702,38 @@ START_TEST(cli_render)
     ck_assert_ptr_nonnull(strstr(r.out, "hdl32e (lidar, 20 Hz"));
     ck_assert_ptr_nonnull(strstr(r.out, "scan_offset        [4]"));
     tu_run_free(&r);
+    /* A bird's-eye view per scan, readable and of the asked size. */
+    char *bev = tu_path(dir, "bev"), *out2 = tu_path(dir, "scans2.h5");
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out2, "-n", "2", "--bev", bev, "--bev-size", "64",
+               "--bev-color", "intensity", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    for (int k = 0; k < 2; k++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "hdl32e_%05d.png", k);
+        char *f = tu_path(bev, nm);
+        sensim_image_info info;
+        void *px = NULL;
+        ck_assert_int_eq(sensim_png_read(f, 0, &info, &px), SENSIM_OK);
+        ck_assert_uint_eq(info.width, 64);
+        ck_assert_uint_eq(info.height, 64);
+        ck_assert_int_eq(info.channels, 3);
+        size_t lit = 0;
+        for (size_t i = 0; i < 64 * 64; i++)
+            lit += ((uint8_t *)px)[3 * i] || ((uint8_t *)px)[3 * i + 1] || ((uint8_t *)px)[3 * i + 2];
+        ck_assert_uint_gt(lit, 50); /* the cylinders and the ground */
+        free(px);
+        free(f);
+    }
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", out2, "--bev", bev, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "needs a lidar"));
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out2, "--bev", bev, "--bev-color", "red", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    free(bev);
+    free(out2);
     /* Errors: unknown sensor (exit 1, output untouched), usage (exit 2). */
     size_t len0;
     char *before = tu_read_file(out, &len0);
@@ -702,6 +783,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, camera_shading);
     tcase_add_test(tc, threads_bit_identical);
     tcase_add_test(tc, noise_hook);
+    tcase_add_test(tc, bev_projection);
     tcase_add_test(tc, cli_render);
     suite_add_tcase(su, tc);
     return su;

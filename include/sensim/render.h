@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/lidar.h"
 #include "sensim/linalg.h"
 #include "sensim/status.h"
 
@@ -282,6 +283,35 @@ sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int
  * thread count; then params.noise (if set) is called from this thread. */
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out);
+
+/* Applies the lidar noise of sensim/lidar.h (range, angle and intensity
+ * noise, quantization, dropouts) to a rendered scan in place: point i takes
+ * the draws of global index first + i, its row in a log of the clean scans,
+ * so the result equals `sensim inject` on that log. Dropped points are
+ * removed, the order kept. keep: scratch of at least pts->count bytes.
+ * Never allocates; *kept (may be NULL) gets the points left. */
+sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, const sensim_lidar *m,
+                                               uint64_t first, uint8_t *keep, size_t *kept);
+
+/* ---- bird's-eye view of a scan ---- */
+
+typedef enum sensim_bev_color {
+    SENSIM_BEV_HEIGHT = 0, /* colour by z */
+    SENSIM_BEV_INTENSITY   /* colour by intensity */
+} sensim_bev_color;
+
+/* Projects points (x, y, z, intensity; sensor frame) straight down into a
+ * size x size RGB image covering [-extent, extent] m on x and y around the
+ * sensor, +x up the image and +y to the left (a map seen from above with the
+ * sensor looking up). Each pixel shows the highest point that falls in it,
+ * coloured on a blue-green-yellow-red ramp by its height (or intensity)
+ * mapped from [lo, hi] to [0, 1] and clamped; empty pixels are black.
+ * Non-finite points are skipped. rgb[size*size*3]; *drawn (may be NULL):
+ * points inside the square. Allocates a size*size height buffer. */
+sensim_status sensim_render_bev(const float *xyzi, size_t n, double extent, int size, sensim_bev_color by,
+                                double lo, double hi, uint8_t *rgb, size_t *drawn);
+/* The ramp: v in [0, 1] (clamped) to 8-bit RGB. */
+void sensim_bev_ramp(double v, uint8_t rgb[3]);
 
 /* ---- camera ---- */
 
