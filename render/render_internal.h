@@ -49,6 +49,8 @@ struct sensim_scene {
     sensim_vec3 sun_dir;
     double sun[3], ambient[3], sky[3];
     double extinction;
+    /* Atmospheric returns (seed 002 eq. 14); probability 0: off. */
+    double atmo_probability, atmo_shape, atmo_scale, atmo_reflectance;
 };
 
 /* Ray time in [0, 1] for scene time t. */
