@@ -144,20 +144,9 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             org[j] = pose.p;
             dir[j] = sensim_quat_rotate(pose.q, sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx,
                                                                               (double)(pix[jj] / W) + jy));
-            rh.ray.org_x[j] = (float)org[j].x;
-            rh.ray.org_y[j] = (float)org[j].y;
-            rh.ray.org_z[j] = (float)org[j].z;
-            rh.ray.dir_x[j] = (float)dir[j].x;
-            rh.ray.dir_y[j] = (float)dir[j].y;
-            rh.ray.dir_z[j] = (float)dir[j].z;
-            rh.ray.tnear[j] = 0;
-            rh.ray.tfar[j] = INFINITY;
-            rh.ray.time[j] = scene_ray_time(s, ts[j]);
-            rh.ray.mask[j] = 0xFFFFFFFFu;
-            rh.ray.id[j] = (unsigned)j;
-            rh.ray.flags[j] = 0;
-            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
+            const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
+            const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
+            packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
         }
         rtcIntersect16(inside, s->top, &ctx, &rh);
         double lit[16];

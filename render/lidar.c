@@ -498,20 +498,8 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
         for (int j = 0; j < 16; j++) {
             int i = base + j < n ? base + j : base;
             valid[j] = base + j < n ? -1 : 0;
-            rh.ray.org_x[j] = ox[i];
-            rh.ray.org_y[j] = oy[i];
-            rh.ray.org_z[j] = oz[i];
-            rh.ray.dir_x[j] = dx[i];
-            rh.ray.dir_y[j] = dy[i];
-            rh.ray.dir_z[j] = dz[i];
-            rh.ray.tnear[j] = 0.0f;
-            rh.ray.tfar[j] = (float)p->max_range;
-            rh.ray.time[j] = tm[i];
-            rh.ray.mask[j] = 0xFFFFFFFFu;
-            rh.ray.id[j] = (unsigned)j;
-            rh.ray.flags[j] = 0;
-            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
+            const float o[3] = {ox[i], oy[i], oz[i]}, d[3] = {dx[i], dy[i], dz[i]};
+            packet_ray16(&rh, j, o, d, (float)p->max_range, tm[i]);
         }
         rtcIntersect16(valid, s->top, &ctx, &rh);
         for (int j = 0; j < 16 && base + j < n; j++) {
@@ -613,6 +601,17 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     }
 }
 
+void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
+{
+    memcpy(pt->xyzi + 4 * dst, pt->xyzi + 4 * src, 4 * sizeof *pt->xyzi);
+    pt->range[dst] = pt->range[src];
+    pt->azimuth[dst] = pt->azimuth[src];
+    pt->elevation[dst] = pt->elevation[src];
+    pt->channel[dst] = pt->channel[src];
+    pt->return_index[dst] = pt->return_index[src];
+    pt->time_offset[dst] = pt->time_offset[src];
+}
+
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
 {
@@ -637,15 +636,8 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
     for (size_t i = 0; i < nslot; i++) {
         if (isnan(out->range[i]))
             continue;
-        if (m != i) {
-            memcpy(out->xyzi + 4 * m, out->xyzi + 4 * i, 4 * sizeof *out->xyzi);
-            out->range[m] = out->range[i];
-            out->azimuth[m] = out->azimuth[i];
-            out->elevation[m] = out->elevation[i];
-            out->channel[m] = out->channel[i];
-            out->return_index[m] = out->return_index[i];
-            out->time_offset[m] = out->time_offset[i];
-        }
+        if (m != i)
+            lidar_points_move(out, m, i);
         m++;
     }
     out->count = m;

@@ -1,10 +1,8 @@
 /* The sensor noise models applied to rendered data: a rendered scan goes
  * through the lidar noise of models/lidar.c exactly as a recorded one does in
  * `sensim inject`, indexed by the point's row in the clean log. */
-#include <string.h>
-
+#include "render_internal.h"
 #include "sensim/lidar.h"
-#include "sensim/render.h"
 
 sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, const sensim_lidar *m,
                                                uint64_t first, uint8_t *keep, size_t *kept)
@@ -24,15 +22,8 @@ sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, 
     for (size_t i = 0; i < n; i++) {
         if (!keep[i])
             continue;
-        if (k != i) {
-            memcpy(pts->xyzi + 4 * k, pts->xyzi + 4 * i, 4 * sizeof *pts->xyzi);
-            pts->range[k] = pts->range[i];
-            pts->azimuth[k] = pts->azimuth[i];
-            pts->elevation[k] = pts->elevation[i];
-            pts->channel[k] = pts->channel[i];
-            pts->return_index[k] = pts->return_index[i];
-            pts->time_offset[k] = pts->time_offset[i];
-        }
+        if (k != i)
+            lidar_points_move(pts, k, i);
         k++;
     }
     pts->count = k;
