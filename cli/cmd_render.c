@@ -22,7 +22,7 @@
 const char cmd_render_usage[] =
     "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
     "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
-    "                     [--float] [--threads N] [--rig RIG.yaml]\n"
+    "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
     "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
     "\n"
     "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
@@ -31,9 +31,10 @@ const char cmd_render_usage[] =
     "its own time, so motion distorts scans and blurs frames as in a real\n"
     "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
     "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, scan_offset and t per scan for a lidar; image\n"
-    "[N,H,W,3] and t for a camera; t is the delivery time (the end of the\n"
-    "scan or exposure plus the lag), t_start the true time it began.\n"
+    "return_index, time_offset, scan_offset, and t and t_start per scan for a\n"
+    "lidar; image [N,H,W,3], t and t_start for a camera. t is the delivery\n"
+    "time (the end of the scan or exposure plus the lag), t_start the true\n"
+    "time the scan or exposure began.\n"
     "Without --rig the data are noise-free and the lag is zero.\n"
     "\n"
     "  -t, --trajectory GT.h5  ground-truth log (required)\n"
@@ -57,6 +58,7 @@ const char cmd_render_usage[] =
     "                          camera; its noise:, dropout: and timing: keys,\n"
     "                          drawn from the rig's seed exactly as inject\n"
     "                          would on the clean log)\n"
+    "      --seed N            seed of the rig's noise (default: the rig's)\n"
     "  -h, --help              this text\n"
     "\n"
     "Progress goes to stderr when it is a terminal.\n";
@@ -149,6 +151,7 @@ int cmd_render(int argc, char **argv)
                                          {"float", no_argument, NULL, 'F'},
                                          {"bev", required_argument, NULL, 'B'},
                                          {"rig", required_argument, NULL, 'R'},
+                                         {"seed", required_argument, NULL, 'D'},
                                          {"bev-extent", required_argument, NULL, 'X'},
                                          {"bev-size", required_argument, NULL, 'Z'},
                                          {"bev-color", required_argument, NULL, 'C'},
@@ -160,6 +163,8 @@ int cmd_render(int argc, char **argv)
     unsigned long long count = ~0ull, threads = 0;
     int as_float = 0, c;
     const char *bev_dir = NULL, *rig_path = NULL;
+    unsigned long long noise_seed = 0;
+    int have_seed = 0;
     double bev_extent = 40;
     unsigned long long bev_size = 512;
     sensim_bev_color bev_by = SENSIM_BEV_HEIGHT;
@@ -174,6 +179,11 @@ int cmd_render(int argc, char **argv)
         case 'F': as_float = 1; break;
         case 'B': bev_dir = optarg; break;
         case 'R': rig_path = optarg; break;
+        case 'D':
+            if (cli_parse_u64(optarg, &noise_seed))
+                return cli_usage_error("render", "--seed: need a non-negative integer, got '%s'", optarg);
+            have_seed = 1;
+            break;
         case 'X':
             if (cli_parse_double(optarg, &bev_extent) || !(bev_extent > 0) || !isfinite(bev_extent))
                 return cli_usage_error("render", "--bev-extent: need a positive number of metres, got '%s'", optarg);
@@ -214,6 +224,8 @@ int cmd_render(int argc, char **argv)
         return cli_usage_error("render", "need exactly one SCENE.yaml");
     if (!gt_path || !name || !out_path)
         return cli_usage_error("render", "--trajectory, --sensor and -o are required");
+    if (have_seed && !rig_path)
+        return cli_usage_error("render", "--seed sets the seed of --rig's noise; give --rig");
     const char *scene_path = argv[optind];
     if (threads)
         omp_set_num_threads((int)threads);
@@ -289,7 +301,7 @@ int cmd_render(int argc, char **argv)
         fc.rig = sr;
         fc.local = *sr;
         fc.local.rate_hz = rs.rate_hz;
-        fc.seed = rig->seed;
+        fc.seed = have_seed ? (uint64_t)noise_seed : rig->seed;
     }
     uint64_t nframes = 0;
     while (nframes < count && frame_start(&fc, nframes) + fc.span <= t1 + 1e-9)
@@ -334,7 +346,7 @@ int cmd_render(int argc, char **argv)
     DS(t, "t", SENSIM_F64, 0, NULL, "s");
     DS(t_start, "t_start", SENSIM_F64, 0, NULL, "s");
     if (rig) {
-        int64_t nseed = (int64_t)rig->seed;
+        int64_t nseed = (int64_t)fc.seed;
         if (sensim_log_set_attr_string(o.log, grp, "noise_rig", rig_path) ||
             sensim_log_set_attr_i64(o.log, grp, "noise_seed", &nseed, 1))
             goto lib_fail;
@@ -345,7 +357,7 @@ int cmd_render(int argc, char **argv)
         if (!(lidar = sensim_render_lidar_create(&rs.lidar)) || !(pts = sensim_render_lidar_points_create(lidar)))
             goto lib_fail;
         if (rig) {
-            if (!(lnoise = sensim_lidar_create(sensim_lidar_sensor_params(fc.rig), rig->seed, fc.rig->id)))
+            if (!(lnoise = sensim_lidar_create(sensim_lidar_sensor_params(fc.rig), fc.seed, fc.rig->id)))
                 goto lib_fail;
             if (!(keep = malloc(sensim_render_lidar_max_points(lidar)))) {
                 cli_fail("render", "out of memory");
@@ -420,7 +432,7 @@ int cmd_render(int argc, char **argv)
             cp.width = (size_t)W;
             cp.height = (size_t)H;
             cp.channels = 3;
-            if (!(cnoise = sensim_camera_create(&cp, rig->seed, fc.rig->id)))
+            if (!(cnoise = sensim_camera_create(&cp, fc.seed, fc.rig->id)))
                 goto lib_fail;
         }
         img = malloc((size_t)W * H * 3 * sizeof *img);

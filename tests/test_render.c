@@ -823,6 +823,18 @@ START_TEST(cli_render_rig)
             ck_assert_msg(!same_dset(a, clean, d, ty), "%s has no noise", d);
     }
     ck_assert(same_dset(a, inj, "/sensors/hdl32e/channel", SENSIM_U16));
+    /* --seed replaces the rig's seed, as inject --seed does; it needs --rig. */
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "-n", "2", "--rig", rig, "--seed", "77", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, clean, "-o", inj, "--seed", "77", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(same_dset(b, inj, "/sensors/hdl32e/points", SENSIM_F32));
+    ck_assert(!same_dset(a, b, "/sensors/hdl32e/points", SENSIM_F32));
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "--seed", "77", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
     ck_assert(same_dset(a, inj, "/sensors/hdl32e/t_start", SENSIM_F64));
     /* Timing: without a rig t is the end of the scan (20 Hz); with a lag of
      * 10 ms and a start delay of 0.1 s, t = t_start + 0.05 + 0.01. */
