@@ -31,10 +31,11 @@ const char cmd_render_usage[] =
     "its own time, so motion distorts scans and blurs frames as in a real\n"
     "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
     "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, scan_offset, and t and t_start per scan for a\n"
-    "lidar; image [N,H,W,3], t and t_start for a camera. t is the delivery\n"
-    "time (the end of the scan or exposure plus the lag), t_start the true\n"
-    "time the scan or exposure began.\n"
+    "return_index, time_offset, scan_offset, and t, t_sample and t_sensor per\n"
+    "scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
+    "t is the delivery time (the end of the scan or exposure plus the lag),\n"
+    "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
+    "clock's stamp of it.\n"
     "Without --rig the data are noise-free and the lag is zero.\n"
     "\n"
     "  -t, --trajectory GT.h5  ground-truth log (required)\n"
@@ -89,7 +90,8 @@ static sensim_status write_bev(const char *path, const sensim_render_lidar_point
  * sensor: every 1/rate from t0, delivered at the end of the scan or exposure.
  * With one: its timing (clock offset and drift, start delay; lag and jitter
  * on delivery, kept in order) as sensim inject applies it, on the scene
- * sensor's rate. */
+ * sensor's rate. The scan's t_sample is when it began (its points add
+ * time_offset), t the delivery, t_sensor the sensor clock's stamp. */
 typedef struct frame_clock {
     const sensim_sensor *rig; /* NULL: no timing */
     sensim_sensor local;      /* the rig sensor at the scene's rate */
@@ -102,13 +104,21 @@ static double frame_start(const frame_clock *fc, uint64_t k)
     return fc->rig ? sensim_sensor_sample_time(&fc->local, fc->t0, k) : fc->t0 + k * fc->period;
 }
 
+/* Delivery keeps order: a scan never overtakes the previous one (as
+ * sensim_sampler_next). */
 static double frame_delivery(frame_clock *fc, uint64_t k, double start)
 {
     double d = fc->rig ? sensim_sensor_delivery_time(&fc->local, fc->seed, k, start + fc->span) : start + fc->span;
-    if (d < fc->last)
-        d = fc->last;
+    if (!(d > fc->last))
+        d = nextafter(fc->last, INFINITY);
     fc->last = d;
     return d;
+}
+
+/* The sensor clock's stamp of a scan or frame that began at true time t. */
+static double frame_stamp(const frame_clock *fc, double t)
+{
+    return fc->rig ? sensim_sensor_clock(&fc->local, t) : t;
 }
 
 static int ensure_dir(const char *dir)
@@ -120,7 +130,7 @@ static int ensure_dir(const char *dir)
 
 typedef struct {
     sensim_log *log;
-    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *t_start, *image;
+    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *t_sample, *t_sensor, *image;
     uint64_t npoints;
 } outsets;
 
@@ -134,7 +144,8 @@ static void outsets_close(outsets *o)
     sensim_log_dset_close(o->ret);
     sensim_log_dset_close(o->toff);
     sensim_log_dset_close(o->t);
-    sensim_log_dset_close(o->t_start);
+    sensim_log_dset_close(o->t_sample);
+    sensim_log_dset_close(o->t_sensor);
     sensim_log_dset_close(o->image);
 }
 
@@ -344,7 +355,8 @@ int cmd_render(int argc, char **argv)
             goto lib_fail;                                                                            \
     } while (0)
     DS(t, "t", SENSIM_F64, 0, NULL, "s");
-    DS(t_start, "t_start", SENSIM_F64, 0, NULL, "s");
+    DS(t_sample, "t_sample", SENSIM_F64, 0, NULL, "s");
+    DS(t_sensor, "t_sensor", SENSIM_F64, 0, NULL, "s");
     if (rig) {
         int64_t nseed = (int64_t)fc.seed;
         if (sensim_log_set_attr_string(o.log, grp, "noise_rig", rig_path) ||
@@ -378,7 +390,7 @@ int cmd_render(int argc, char **argv)
             goto done;
         }
         for (uint64_t k = 0; k < nframes; k++) {
-            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts);
+            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
             if (sensim_render_lidar_scan(lidar, scene, sensim_pose_track_eval, track, ts, k, pts))
                 goto lib_fail;
             if (lnoise) {
@@ -394,7 +406,7 @@ int cmd_render(int argc, char **argv)
                 sensim_log_dset_append(o.ch, pts->channel, pts->count) ||
                 sensim_log_dset_append(o.ret, pts->return_index, pts->count) ||
                 sensim_log_dset_append(o.toff, pts->time_offset, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
-                sensim_log_dset_append(o.t_start, &ts, 1))
+                sensim_log_dset_append(o.t_sample, &ts, 1) || sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             scan_offset[k + 1] = scan_offset[k] + pts->count;
             if (ply_dir) {
@@ -443,13 +455,14 @@ int cmd_render(int argc, char **argv)
         }
         DS(image, "image", as_float ? SENSIM_F32 : SENSIM_U8, 3, tail, as_float ? "1" : "sRGB");
         for (uint64_t k = 0; k < nframes; k++) {
-            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts);
+            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
             if (sensim_render_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img) ||
                 (cnoise && sensim_camera_apply(cnoise, k, SENSIM_PIXEL_F32, img, img)))
                 goto lib_fail;
             sensim_image_to_u8(img, (size_t)W * H * 3, img8);
             if (sensim_log_dset_append(o.image, as_float ? (void *)img : (void *)img8, 1) ||
-                sensim_log_dset_append(o.t, &td, 1) || sensim_log_dset_append(o.t_start, &ts, 1))
+                sensim_log_dset_append(o.t, &td, 1) || sensim_log_dset_append(o.t_sample, &ts, 1) ||
+                sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             if (png_dir) {
                 char f[4096];

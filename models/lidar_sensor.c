@@ -177,7 +177,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         if (!strcmp(nm, "points") || !strcmp(nm, "scan_offset") || !strcmp(nm, "range") || !strcmp(nm, "azimuth") ||
             !strcmp(nm, "elevation"))
             continue;
-        int per_scan = !strcmp(nm, "t") || !strcmp(nm, "t_start");
+        int per_scan = !strcmp(nm, "t") || !strcmp(nm, "t_sample") || !strcmp(nm, "t_sensor");
         char p[512];
         snprintf(p, sizeof p, "%s/%s", g, nm);
         int rank;

@@ -835,12 +835,12 @@ START_TEST(cli_render_rig)
     r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "--seed", "77", NULL);
     ck_assert_int_eq(r.status, 2);
     tu_run_free(&r);
-    ck_assert(same_dset(a, inj, "/sensors/hdl32e/t_start", SENSIM_F64));
+    ck_assert(same_dset(a, inj, "/sensors/hdl32e/t_sample", SENSIM_F64));
     /* Timing: without a rig t is the end of the scan (20 Hz); with a lag of
-     * 10 ms and a start delay of 0.1 s, t = t_start + 0.05 + 0.01. */
+     * 10 ms and a start delay of 0.1 s, t = t_sample + 0.05 + 0.01. */
     size_t n, nb;
     double *t = read_dset(clean, "/sensors/hdl32e/t", SENSIM_F64, &n, &nb);
-    double *ts = read_dset(clean, "/sensors/hdl32e/t_start", SENSIM_F64, &n, &nb);
+    double *ts = read_dset(clean, "/sensors/hdl32e/t_sample", SENSIM_F64, &n, &nb);
     ck_assert_uint_eq(n, 2);
     for (size_t k = 0; k < n; k++) {
         ck_assert_double_eq_tol(ts[k], 0.05 * k, 1e-12);
@@ -850,27 +850,37 @@ START_TEST(cli_render_rig)
     free(ts);
     ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n"
                                         "  - name: hdl32e\n    type: lidar\n    rate_hz: 20\n"
-                                        "    timing: {lag: 0.01, start_delay: 0.1}\n"),
+                                        "    timing: {lag: 0.01, start_delay: 0.1, clock_offset: 0.25}\n"),
                      0);
     r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "2", "--rig", rig, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
     t = read_dset(a, "/sensors/hdl32e/t", SENSIM_F64, &n, &nb);
-    ts = read_dset(a, "/sensors/hdl32e/t_start", SENSIM_F64, &n, &nb);
+    ts = read_dset(a, "/sensors/hdl32e/t_sample", SENSIM_F64, &n, &nb);
     ck_assert_uint_eq(n, 2);
+    double *tc = read_dset(a, "/sensors/hdl32e/t_sensor", SENSIM_F64, &n, &nb);
     for (size_t k = 0; k < n; k++) {
         ck_assert_double_eq_tol(ts[k], 0.1 + 0.05 * k, 1e-12);
         ck_assert_double_eq_tol(t[k], ts[k] + 0.06, 1e-12);
+        ck_assert_double_eq_tol(tc[k], ts[k] + 0.25, 1e-12); /* clock_offset */
     }
     free(t);
     free(ts);
-    /* No noise configured: the points are the clean ones of the same scans. */
-    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", clean, "-n", "2", "--start", "0.1", NULL);
+    free(tc);
+    /* No noise configured: the points are the clean ones, bit for bit. */
+    ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n"
+                                        "  - name: hdl32e\n    type: lidar\n    timing: {lag: 0.01}\n"),
+                     0);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "2", "--rig", rig, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", clean, "-n", "2", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
     ck_assert(same_dset(a, clean, "/sensors/hdl32e/scan_offset", SENSIM_U64));
     ck_assert(same_dset(a, clean, "/sensors/hdl32e/points", SENSIM_F32));
-    ck_assert(same_dset(a, clean, "/sensors/hdl32e/t_start", SENSIM_F64));
+    ck_assert(same_dset(a, clean, "/sensors/hdl32e/t_sample", SENSIM_F64));
+    ck_assert(!same_dset(a, clean, "/sensors/hdl32e/t", SENSIM_F64));
     /* Camera: noise on the linear frame; with --float this is what inject
      * does to the clean float frames. */
     ck_assert_int_eq(tu_write_file(camrig, "seed: 9\nsensors:\n"
