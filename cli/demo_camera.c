@@ -138,7 +138,7 @@ int demo_camera(const char *data, const char *dir, const char *gt)
     snprintf(stack, sizeof stack, "%s/camera-stack.h5", dir);
     snprintf(yaml, sizeof yaml, "%s/camera-fit.yaml", dir);
     snprintf(svg, sizeof svg, "%s/camera-ptc.svg", dir);
-    printf("\n5. A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
+    demo_heading("A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
            "   8 e-, dark current 300 e-/s, PRNU 1 %%, DSNU 5 e-, full well 30000 e-):\n"
            "   one noised frame, then a flat-field stack of %d exposures (1 to %d ms,\n"
            "   two light and two dark %dx%d frames each) fitted back:\n",
