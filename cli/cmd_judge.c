@@ -131,17 +131,19 @@ int cmd_judge(int argc, char **argv)
         {"gnss", required_argument, NULL, 'g'},        {"name", required_argument, NULL, 'n'},
         {"gyro-sigma", required_argument, NULL, 'G'},  {"accel-sigma", required_argument, NULL, 'A'},
         {"gnss-sigma", required_argument, NULL, 'P'},  {"no-align", no_argument, NULL, 'N'},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+        {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *out = NULL, *imu_name = NULL, *gnss_name = NULL, *name = "judge";
-    int mode = SENSIM_JUDGE_ROBOT_LOCALIZATION, align = 1;
+    int mode = SENSIM_JUDGE_ROBOT_LOCALIZATION, align = 1, quiet = 0;
     double rate = 35, gs = NAN, as = NAN, ps = NAN, *val;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
+        case 'q': quiet = 1; break;
         case 'i': imu_name = optarg; break;
         case 'g': gnss_name = optarg; break;
         case 'N': align = 0; break;
@@ -301,7 +303,8 @@ int cmd_judge(int argc, char **argv)
     w = NULL;
     if (st)
         goto fail;
-    fprintf(stderr, "sensim judge: %zu estimates at %g Hz (%s): IMU %zu used, %zu gated; GNSS %zu used, %zu gated\n",
+    if (!quiet)
+        fprintf(stderr, "sensim judge: %zu estimates at %g Hz (%s): IMU %zu used, %zu gated; GNSS %zu used, %zu gated\n",
             res.n, o.rate_hz, sensim_judge_mode_name(o.mode), res.imu_used, res.imu_rejected, res.gnss_used,
             res.gnss_rejected);
     goto done;
