@@ -20,6 +20,7 @@ int cmd_judge(int argc, char **argv);
 int cmd_vepd(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_sim2real(int argc, char **argv);
 
 /* Runs a verb with a NULL-terminated argument list (at most 30), echoing it
  * as "$ sensim verb args"; returns the verb's exit status. */
@@ -33,5 +34,9 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
+
+/* Step: seed 004's GNSS experiment in simulation, ranked by VEPD for two
+ * generating models. */
+int demo_sim2real(const char *data, const char *dir, const char *gt);
 
 #endif
