@@ -37,20 +37,68 @@ const char cmd_judge_usage[] =
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
     "2 usage error.\n";
 
-/* Reads a whole dataset of shape [n, cols] (cols 0: a vector). */
-static sensim_status read_all(const sensim_log *log, const char *d, size_t cols, double **out, size_t *n)
+/* Rows read or written per block: memory stays bounded for logs of any
+ * length (the results do not depend on it). */
+#define JUDGE_BLOCK 65536
+
+/* The log's IMU and GNSS datasets read in blocks for sensim_judge_stream,
+ * and the estimate datasets the outputs are appended to. */
+typedef struct {
+    const sensim_log *log;
+    char it[520], iw[560], isf[560], gt[520], genu[560], gcov[580];
+    double *scratch; /* JUDGE_BLOCK * 9 */
+    sensim_log_dset *out[5]; /* t, velocity, speed, position, yaw */
+} judge_io;
+
+static sensim_status io_read_imu(void *ctx, size_t row0, size_t n, double *t, double *w, double *fx, double *fy)
 {
-    sensim_status st = sensim_log_check_shape(log, d, cols ? 1 : 0, cols ? &cols : NULL, n);
-    if (st)
-        return st;
-    size_t w = cols ? cols : 1;
-    *out = malloc((*n ? *n : 1) * w * sizeof **out);
-    if (!*out)
-        return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", sensim_log_path(log), d);
-    if (*n && (st = sensim_log_read_f64(log, d, 0, *n, *out))) {
-        free(*out);
-        *out = NULL;
+    judge_io *io = ctx;
+    double *v = io->scratch;
+    sensim_status st = sensim_log_read_f64(io->log, io->it, row0, n, t);
+    if (!st && !(st = sensim_log_read_f64(io->log, io->iw, row0, n, v)))
+        for (size_t k = 0; k < n; k++)
+            w[k] = v[3 * k + 2];
+    if (!st && !(st = sensim_log_read_f64(io->log, io->isf, row0, n, v)))
+        for (size_t k = 0; k < n; k++) {
+            fx[k] = v[3 * k];
+            fy[k] = v[3 * k + 1];
+        }
+    return st;
+}
+
+static sensim_status io_read_gnss(void *ctx, size_t row0, size_t n, double *t, double *enu2, double *cov9)
+{
+    judge_io *io = ctx;
+    double *v = io->scratch;
+    sensim_status st = sensim_log_read_f64(io->log, io->gt, row0, n, t);
+    if (!st && !(st = sensim_log_read_f64(io->log, io->genu, row0, n, v)))
+        for (size_t k = 0; k < n; k++) {
+            enu2[2 * k] = v[3 * k];
+            enu2[2 * k + 1] = v[3 * k + 1];
+        }
+    if (!st && cov9)
+        st = sensim_log_read_f64(io->log, io->gcov, row0, n, cov9);
+    return st;
+}
+
+static sensim_status io_write(void *ctx, const sensim_judge_output *b)
+{
+    judge_io *io = ctx;
+    double *v = io->scratch;
+    for (size_t k = 0; k < b->n; k++) {
+        v[3 * k] = b->velocity[2 * k];
+        v[3 * k + 1] = b->velocity[2 * k + 1];
+        v[3 * k + 2] = 0; /* planar filter */
     }
+    sensim_status st = sensim_log_dset_append(io->out[0], b->t, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[1], v, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[2], b->speed, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[3], b->position, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[4], b->yaw, b->n);
     return st;
 }
 
@@ -89,37 +137,47 @@ static int find_sensor(const sensim_log *log, const char *type, const char *want
 }
 
 /* Heading and velocity from the ground truth at time t (nearest sample at
- * or after t): the "aligned start" of a vehicle that knows where it points. */
-static sensim_status align_from_gt(const sensim_log *log, double t, double state[SENSIM_JUDGE_NSTATE])
+ * or after t, else the last): the "aligned start" of a vehicle that knows
+ * where it points. The times are searched block by block. */
+static sensim_status align_from_gt(const sensim_log *log, double t, double *scratch,
+                                   double state[SENSIM_JUDGE_NSTATE])
 {
-    double *gt = NULL, *q = NULL, *v = NULL, *p = NULL;
-    size_t n, n2, n3, n4;
-    sensim_status st = read_all(log, "/ground_truth/t", 0, &gt, &n);
+    const size_t three = 3, four = 4;
+    size_t n, n2, n3, n4, k = 0;
+    sensim_status st = sensim_log_check_shape(log, "/ground_truth/t", 0, NULL, &n);
     if (!st)
-        st = read_all(log, "/ground_truth/orientation", 4, &q, &n2);
+        st = sensim_log_check_shape(log, "/ground_truth/orientation", 1, &four, &n2);
     if (!st)
-        st = read_all(log, "/ground_truth/velocity", 3, &v, &n3);
+        st = sensim_log_check_shape(log, "/ground_truth/velocity", 1, &three, &n3);
     if (!st)
-        st = read_all(log, "/ground_truth/position", 3, &p, &n4);
+        st = sensim_log_check_shape(log, "/ground_truth/position", 1, &three, &n4);
     if (!st && (n == 0 || n2 != n || n3 != n || n4 != n))
         st = sensim_error(SENSIM_EFORMAT, "%s: /ground_truth: datasets of different lengths",
                           sensim_log_path(log));
-    if (!st) {
-        size_t k = 0;
-        while (k + 1 < n && gt[k] < t)
-            k++;
-        const double *qq = q + 4 * k;
-        /* yaw of (w, x, y, z) rotating body into ENU */
-        state[4] = atan2(2 * (qq[0] * qq[3] + qq[1] * qq[2]), 1 - 2 * (qq[2] * qq[2] + qq[3] * qq[3]));
-        state[0] = p[3 * k];
-        state[1] = p[3 * k + 1];
-        state[2] = v[3 * k];
-        state[3] = v[3 * k + 1];
+    for (size_t r0 = 0, found = 0; !st && !found && r0 < n; r0 += JUDGE_BLOCK) {
+        size_t m = n - r0 < JUDGE_BLOCK ? n - r0 : JUDGE_BLOCK;
+        if ((st = sensim_log_read_f64(log, "/ground_truth/t", r0, m, scratch)))
+            break;
+        for (size_t i = 0; i < m && !found; i++) {
+            k = r0 + i;
+            found = !(k + 1 < n && scratch[i] < t);
+        }
     }
-    free(gt);
-    free(q);
-    free(v);
-    free(p);
+    double q[4], v[3], p[3];
+    if (!st)
+        st = sensim_log_read_f64(log, "/ground_truth/orientation", k, 1, q);
+    if (!st)
+        st = sensim_log_read_f64(log, "/ground_truth/velocity", k, 1, v);
+    if (!st)
+        st = sensim_log_read_f64(log, "/ground_truth/position", k, 1, p);
+    if (!st) {
+        /* yaw of (w, x, y, z) rotating body into ENU */
+        state[4] = atan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] * q[2] + q[3] * q[3]));
+        state[0] = p[0];
+        state[1] = p[1];
+        state[2] = v[0];
+        state[3] = v[1];
+    }
     return st;
 }
 
@@ -187,67 +245,59 @@ int cmd_judge(int argc, char **argv)
     int rc = CLI_OK;
     sensim_status st = SENSIM_OK;
     sensim_log *log = sensim_log_open(in), *w = NULL;
-    double *it = NULL, *iw = NULL, *isf = NULL, *gt = NULL, *genu = NULL, *gcov = NULL, *buf = NULL;
-    double *yr = NULL, *fx = NULL, *fy = NULL;
+    judge_io io = {.log = log};
     sensim_judge_output res = {0};
-    char ig[512], gg[512], d[640];
+    char ig[512], gg[512], eg[520], d[640];
+    const size_t three = 3, nine = 9, two = 2;
     size_t ni, n2, n3, ng = 0, ng2, ng3;
     if (!log)
         return cli_fail_lib("judge");
     if ((rc = find_sensor(log, "imu", imu_name, ig, sizeof ig)) ||
         (rc = find_sensor(log, "gnss", gnss_name, gg, sizeof gg)))
         goto done;
-#define READ(dst, cols, nn, fmt, grp)                        \
-    snprintf(d, sizeof d, fmt, grp);                         \
-    if ((st = read_all(log, d, cols, &dst, &nn)))            \
+    snprintf(io.it, sizeof io.it, "%s/t", ig);
+    snprintf(io.iw, sizeof io.iw, "%s/angular_velocity", ig);
+    snprintf(io.isf, sizeof io.isf, "%s/specific_force", ig);
+    snprintf(io.gt, sizeof io.gt, "%s/t", gg);
+    snprintf(io.genu, sizeof io.genu, "%s/enu", gg);
+    snprintf(io.gcov, sizeof io.gcov, "%s/position_covariance", gg);
+    if ((st = sensim_log_check_shape(log, io.it, 0, NULL, &ni)) ||
+        (st = sensim_log_check_shape(log, io.iw, 1, &three, &n2)) ||
+        (st = sensim_log_check_shape(log, io.isf, 1, &three, &n3)))
         goto fail;
-    READ(it, 0, ni, "%s/t", ig);
-    READ(iw, 3, n2, "%s/angular_velocity", ig);
-    READ(isf, 3, n3, "%s/specific_force", ig);
     if (n2 != ni || n3 != ni) {
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: t, angular_velocity and specific_force differ in length (%zu, %zu, %zu)",
                           in, ig, ni, n2, n3);
         goto fail;
     }
-    READ(gt, 0, ng, "%s/t", gg);
-    READ(genu, 3, ng2, "%s/enu", gg);
+    if ((st = sensim_log_check_shape(log, io.gt, 0, NULL, &ng)) ||
+        (st = sensim_log_check_shape(log, io.genu, 1, &three, &ng2)))
+        goto fail;
     if (ng2 != ng) {
         st = sensim_error(SENSIM_EFORMAT, "%s: %s/enu has %zu rows, t has %zu", in, gg, ng2, ng);
         goto fail;
     }
-    snprintf(d, sizeof d, "%s/position_covariance", gg);
-    if (sensim_log_exists(log, d)) {
-        READ(gcov, 9, ng3, "%s/position_covariance", gg);
+    int has_cov = sensim_log_exists(log, io.gcov);
+    if (has_cov) {
+        if ((st = sensim_log_check_shape(log, io.gcov, 1, &nine, &ng3)))
+            goto fail;
         if (ng3 != ng) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", in, d, ng3, ng);
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", in, io.gcov, ng3, ng);
             goto fail;
         }
     }
-#undef READ
-    yr = malloc((ni ? ni : 1) * 3 * sizeof *yr);
-    if (!yr) {
+    if (!(io.scratch = malloc(JUDGE_BLOCK * 9 * sizeof *io.scratch))) {
         st = sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;
     }
-    fx = yr + ni;
-    fy = fx + ni;
-    for (size_t k = 0; k < ni; k++) {
-        yr[k] = iw[3 * k + 2];
-        fx[k] = isf[3 * k];
-        fy[k] = isf[3 * k + 1];
-    }
     if (align && ni && sensim_log_exists(log, "/ground_truth")) {
-        if ((st = align_from_gt(log, it[0], o.initial_state)))
+        double t0;
+        if ((st = sensim_log_read_f64(log, io.it, 0, 1, &t0)) ||
+            (st = align_from_gt(log, t0, io.scratch, o.initial_state)))
             goto fail;
         o.have_initial = 1;
         /* Known heading and velocity, position from the receiver's accuracy. */
         o.initial_sd[0] = o.initial_sd[1] = 1.0;
-    }
-    sensim_judge_imu imu = {ni, it, yr, fx, fy};
-    sensim_judge_gnss gnss = {ng, gt, genu, 3, gcov};
-    if ((st = sensim_judge_run(&o, &imu, &gnss, &res))) {
-        sensim_error_prefix(st, "%s", in);
-        goto fail;
     }
     if (!(w = sensim_log_create(out, "sensim judge"))) {
         st = sensim_last_status();
@@ -259,38 +309,30 @@ int cmd_judge(int argc, char **argv)
         goto fail;
     if (sensim_log_exists(log, "/estimates") && (st = sensim_log_copy(w, log, "/estimates")))
         goto fail;
-    char eg[520];
     snprintf(eg, sizeof eg, "/estimates/%.500s", name);
     if (sensim_log_exists(w, eg)) {
         st = sensim_error(SENSIM_EINVAL, "%s: %s exists already: choose another --name", in, eg);
         goto fail;
     }
-    buf = malloc(3 * res.n * sizeof *buf + 1);
-    if (!buf) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+    static const char *const what[5] = {"t", "velocity", "speed", "position", "yaw"};
+    static const char *const units[5] = {"s", "m/s", "m/s", "m", "rad"};
+    for (int k = 0; k < 5; k++) {
+        snprintf(d, sizeof d, "%s/%s", eg, what[k]);
+        const size_t *tail = k == 1 ? &three : k == 3 ? &two : NULL;
+        if (!(io.out[k] = sensim_log_dset_create(w, d, SENSIM_F64, tail ? 1 : 0, tail, units[k], 0))) {
+            st = sensim_last_status();
+            goto fail;
+        }
+    }
+    sensim_judge_source src = {ni, ng, has_cov, &io, io_read_imu, io_read_gnss};
+    if ((st = sensim_judge_stream(&o, &src, JUDGE_BLOCK, io_write, &io, &res))) {
+        sensim_error_prefix(st, "%s", in);
         goto fail;
     }
-    for (size_t k = 0; k < res.n; k++) {
-        buf[3 * k] = res.velocity[2 * k];
-        buf[3 * k + 1] = res.velocity[2 * k + 1];
-        buf[3 * k + 2] = 0; /* planar filter */
+    for (int k = 0; k < 5; k++) {
+        sensim_log_dset_close(io.out[k]);
+        io.out[k] = NULL;
     }
-    size_t three = 3, two = 2;
-    snprintf(d, sizeof d, "%s/t", eg);
-    if ((st = sensim_log_write(w, d, SENSIM_F64, res.n, 0, NULL, res.t, "s")))
-        goto fail;
-    snprintf(d, sizeof d, "%s/velocity", eg);
-    if ((st = sensim_log_write(w, d, SENSIM_F64, res.n, 1, &three, buf, "m/s")))
-        goto fail;
-    snprintf(d, sizeof d, "%s/speed", eg);
-    if ((st = sensim_log_write(w, d, SENSIM_F64, res.n, 0, NULL, res.speed, "m/s")))
-        goto fail;
-    snprintf(d, sizeof d, "%s/position", eg);
-    if ((st = sensim_log_write(w, d, SENSIM_F64, res.n, 1, &two, res.position, "m")))
-        goto fail;
-    snprintf(d, sizeof d, "%s/yaw", eg);
-    if ((st = sensim_log_write(w, d, SENSIM_F64, res.n, 0, NULL, res.yaw, "rad")))
-        goto fail;
     const double rates[4] = {o.rate_hz, o.gyro_sigma, o.accel_sigma, o.gnss_sigma};
     if ((st = sensim_log_set_attr_string(w, eg, "judge", sensim_judge_mode_name(o.mode))) ||
         (st = sensim_log_set_attr_string(w, eg, "imu", ig)) || (st = sensim_log_set_attr_string(w, eg, "gnss", gg)) ||
@@ -305,22 +347,16 @@ int cmd_judge(int argc, char **argv)
         goto fail;
     if (!quiet)
         fprintf(stderr, "sensim judge: %zu estimates at %g Hz (%s): IMU %zu used, %zu gated; GNSS %zu used, %zu gated\n",
-            res.n, o.rate_hz, sensim_judge_mode_name(o.mode), res.imu_used, res.imu_rejected, res.gnss_used,
-            res.gnss_rejected);
+                res.n, o.rate_hz, sensim_judge_mode_name(o.mode), res.imu_used, res.imu_rejected, res.gnss_used,
+                res.gnss_rejected);
     goto done;
 fail:
     rc = cli_fail_lib("judge");
 done:
+    for (int k = 0; k < 5; k++)
+        sensim_log_dset_close(io.out[k]);
     sensim_log_close(w);
     sensim_log_close(log);
-    sensim_judge_output_free(&res);
-    free(it);
-    free(iw);
-    free(isf);
-    free(gt);
-    free(genu);
-    free(gcov);
-    free(yr);
-    free(buf);
+    free(io.scratch);
     return rc;
 }

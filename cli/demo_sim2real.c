@@ -17,8 +17,9 @@ int demo_sim2real(const char *data, const char *dir, const char *gt)
     if (demo_run(cmd_sim2real, "sim2real", "--generator", "ch-gauss,ch-rw", "--tests", "2", "--duration", "20",
                  "--data", data, "--dir", sub, NULL))
         return -1;
-    printf("\n   The generator ranks first for both choices. Its own simulated set is\n"
-           "   a fresh draw (other seeds), so its VEPD is small but not zero; the\n"
+    printf("\n   A working score ranks the generator first; the line under each table\n"
+           "   says whether it did. Its own simulated set is a fresh draw (other\n"
+           "   seeds), so its VEPD is small but not zero; the\n"
            "   AirSim variants score alike here because their covariance starts at\n"
            "   HDOP 100 and these tests end before it settles (tau 12.4 s).\n");
     return 0;

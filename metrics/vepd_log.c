@@ -7,6 +7,9 @@
 #include "sensim/log.h"
 #include "sensim/metrics.h"
 
+/* Rows of /ground_truth/velocity read at a time. */
+#define VEL_BLOCK 65536
+
 static sensim_status read_vec(const sensim_log *log, const char *d, size_t cols, double **out, size_t *n)
 {
     sensim_status st = sensim_log_check_shape(log, d, cols ? 1 : 0, cols ? &cols : NULL, n);
@@ -64,8 +67,9 @@ sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensi
         goto done;
     }
     out->n_est = n1;
+    const size_t three = 3;
     if ((st = read_vec(log, "/ground_truth/t", 0, &out->gt_t, &n1)) ||
-        (st = read_vec(log, "/ground_truth/velocity", 3, &vel, &n2)))
+        (st = sensim_log_check_shape(log, "/ground_truth/velocity", 1, &three, &n2)))
         goto done;
     if (n1 != n2) {
         st = sensim_error(SENSIM_EFORMAT, "%s: /ground_truth/velocity: %zu rows for %zu times", path, n2, n1);
@@ -76,16 +80,24 @@ sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensi
         goto done;
     }
     out->n_gt = n1;
+    /* The velocity is read in blocks: only its horizontal norm is kept. */
+    size_t blk = n1 < VEL_BLOCK ? n1 : VEL_BLOCK;
     out->gt_v = malloc(n1 * sizeof *out->gt_v);
-    if (!out->gt_v) {
+    vel = malloc(3 * blk * sizeof *vel);
+    if (!out->gt_v || !vel) {
         st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto done;
     }
-    double t0 = out->gt_t[0];
-    for (size_t i = 0; i < n1; i++) {
-        out->gt_v[i] = hypot(vel[3 * i], vel[3 * i + 1]);
-        out->gt_t[i] -= t0;
+    for (size_t r0 = 0; r0 < n1; r0 += blk) {
+        size_t m = n1 - r0 < blk ? n1 - r0 : blk;
+        if ((st = sensim_log_read_f64(log, "/ground_truth/velocity", r0, m, vel)))
+            goto done;
+        for (size_t i = 0; i < m; i++)
+            out->gt_v[r0 + i] = hypot(vel[3 * i], vel[3 * i + 1]);
     }
+    double t0 = out->gt_t[0];
+    for (size_t i = 0; i < n1; i++)
+        out->gt_t[i] -= t0;
     for (size_t i = 0; i < out->n_est; i++)
         out->est_t[i] -= t0;
 done:
