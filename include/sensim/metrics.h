@@ -96,7 +96,9 @@ sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
  * /estimates/<estimate>/ (estimate NULL: the only group under /estimates)
  * and the ground truth's t and horizontal speed |(v_E, v_N)| from
  * /ground_truth/velocity. Times are shifted so that the ground truth starts
- * at 0, as in the authors' CSV files. Errors name the file and dataset. */
+ * at 0, as in the authors' CSV files. The velocity is read in blocks; the
+ * series (times and speeds) is held whole, as the scoring's FFT needs it.
+ * Errors name the file and dataset. */
 sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensim_vepd_series *out);
 
 /* ---- sets of tests ---- */
