@@ -33,18 +33,6 @@ const char cmd_demo_usage[] =
     "               installed " SENSIM_DATADIR ")\n"
     "  -h, --help   this text\n";
 
-static const char *find_data(const char *given)
-{
-    if (given)
-        return given;
-    const char *env = getenv("SENSIM_DATA");
-    if (env && *env)
-        return env;
-    if (demo_dir_exists("data/rigs"))
-        return "data";
-    return SENSIM_DATADIR;
-}
-
 /* Mean and the white-noise sigma from first differences (var(diff)/2),
  * which the slow bias processes barely touch. */
 static void stats(const double *x, size_t n, int axis, double *mean, double *sigma)
@@ -87,7 +75,7 @@ int cmd_demo(int argc, char **argv)
     }
     if (optind != argc)
         return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
-    data = find_data(data);
+    data = demo_find_data(data);
     char rig[1024], gt[1024], imu[1024];
     snprintf(rig, sizeof rig, "%s/rigs/imu-adis16448.yaml", data);
     if (access(rig, R_OK) != 0)

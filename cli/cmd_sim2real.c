@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "demo.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
@@ -22,9 +23,6 @@
 #ifndef SENSIM_DATADIR
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
-
-int cmd_trajectory(int argc, char **argv);
-int cmd_judge(int argc, char **argv);
 
 const char cmd_sim2real_usage[] =
     "usage: sensim sim2real [options]\n"
@@ -108,19 +106,6 @@ static int model_find(const char *name, size_t len)
             (strlen(models[m].label) == len && !strncasecmp(models[m].label, name, len)))
             return m;
     return -1;
-}
-
-static const char *find_data(const char *given)
-{
-    if (given)
-        return given;
-    const char *env = getenv("SENSIM_DATA");
-    if (env && *env)
-        return env;
-    struct stat st;
-    if (stat("data/rigs", &st) == 0 && S_ISDIR(st.st_mode))
-        return "data";
-    return SENSIM_DATADIR;
 }
 
 static int make_dir(const char *d)
@@ -478,7 +463,7 @@ int cmd_sim2real(int argc, char **argv)
     if (c.real_seed <= nall && c.real_seed + nall - 1 >= 1)
         return cli_usage_error("sim2real", "--real-seed: %llu..%llu overlaps the simulated seeds 1..%llu", c.real_seed,
                                c.real_seed + nall - 1, nall);
-    c.data = find_data(data);
+    c.data = demo_find_data(data);
     if (!c.imu) {
         snprintf(imu, sizeof imu, "%s/rigs/imu-seed004.yaml", c.data);
         c.imu = imu;

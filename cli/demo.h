@@ -28,6 +28,10 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...);
 
 int demo_dir_exists(const char *d);
 
+/* The bundled data: `given`, else $SENSIM_DATA, else ./data when
+ * ./data/rigs exists, else the installed SENSIM_DATADIR. */
+const char *demo_find_data(const char *given);
+
 /* A whole dataset as doubles (row-major); *n is its first dimension.
  * NULL with the library's error set. The caller frees. */
 double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
