@@ -348,9 +348,14 @@ static int experiment(const config *c)
             goto done;
         if (c->json) {
             const standing *a = &st[0], *b = &st[1];
-            printf("    {\"generator\": \"%s\", \"first\": \"%s\", \"generator_first\": %s, \"margin\": %.17g,\n",
-                   models[c->gen[g]].id, models[a->model].id, a->model == c->gen[g] ? "true" : "false",
-                   a->all.vepd > 0 ? b->all.vepd / a->all.vepd : INFINITY);
+            /* margin: the runner-up's VEPD over the first's (null when the
+             * first scores exactly 0). */
+            printf("    {\"generator\": \"%s\", \"first\": \"%s\", \"generator_first\": %s, \"margin\": ",
+                   models[c->gen[g]].id, models[a->model].id, a->model == c->gen[g] ? "true" : "false");
+            if (a->all.vepd > 0)
+                printf("%.17g,\n", b->all.vepd / a->all.vepd);
+            else
+                printf("null,\n");
             printf("     \"ranking\": [\n");
             for (int r = 0; r < NMODELS; r++)
                 print_json_standing(c, &st[r], r == NMODELS - 1);
@@ -365,15 +370,15 @@ static int experiment(const config *c)
         printf("\nLogs kept: sensim vepd --real %s/real-%s --sim %s/sim/MODEL scores one pair.\n", c->dir,
                models[c->gen[0]].id, c->dir);
 done:
-    if (!c->keep) {
-        snprintf(p, sizeof p, "%s/gt.h5", work);
-        unlink(p);
-        snprintf(p, sizeof p, "%s/imu-sim.h5", work);
-        unlink(p);
-        snprintf(p, sizeof p, "%s/imu-real.h5", work);
-        unlink(p);
-        rmdir(work);
-    }
+    /* The per-test ground truth and IMU logs are scratch (the kept judged
+     * logs carry copies). */
+    snprintf(p, sizeof p, "%s/gt.h5", work);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/imu-sim.h5", work);
+    unlink(p);
+    snprintf(p, sizeof p, "%s/imu-real.h5", work);
+    unlink(p);
+    rmdir(work);
     sensim_rig_free(imu_rig);
     for (int m = 0; m < NMODELS; m++)
         sensim_rig_free(rigs[m]);

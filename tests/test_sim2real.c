@@ -74,13 +74,15 @@ START_TEST(generator_ranks_first)
 }
 END_TEST
 
-/* The same settings print the same bytes; another real seed changes the
- * real set and so the scores. */
-START_TEST(reproducible)
+/* The same settings print the same bytes (--keep changes nothing but the
+ * files left); another real seed changes the real set and so the scores.
+ * The kept logs scored by `sensim vepd` give the VEPD the experiment
+ * printed: the two verbs agree on the same files. */
+START_TEST(reproducible_and_kept_logs_agree)
 {
-    char *dir = tu_mkdtemp(), *out = tu_path(dir, "run"), *data = tu_src("data");
+    char *dir = tu_mkdtemp(), *out = tu_path(dir, "run"), *kept = tu_path(dir, "kept"), *data = tu_src("data");
     tu_run_result a = tu_run("sim2real", "-g", "ch-rw", "-n", "1", "-t", "5", "--bootstrap", "10", "--data", data,
-                             "--dir", out, "--json", NULL);
+                             "--dir", kept, "--keep", "--json", NULL);
     tu_run_result b = tu_run("sim2real", "-g", "ch-rw", "-n", "1", "-t", "5", "--bootstrap", "10", "--data", data,
                              "--dir", out, "--json", NULL);
     tu_run_result c = tu_run("sim2real", "-g", "ch-rw", "-n", "1", "-t", "5", "--bootstrap", "10", "--data", data,
@@ -90,12 +92,24 @@ START_TEST(reproducible)
     ck_assert_str_eq(a.out, b.out);
     ck_assert_ptr_nonnull(strstr(c.out, "\"real_seeds\": [77, 79]"));
     ck_assert(json_num(a.out, "margin") != json_num(c.out, "margin"));
+    char *real = tu_path(kept, "real-ch-rw"), *sim = tu_path(kept, "sim/ch-gauss");
+    tu_run_result v = tu_run("vepd", "--real", real, "--sim", sim, "--json", NULL);
+    ck_assert_msg(v.status == 0, "status %d: %s", v.status, v.err);
+    const char *m = strstr(a.out, "{\"model\": \"ch-gauss\"");
+    ck_assert_ptr_nonnull(m);
+    double want = json_num(m, "vepd"), got = json_num(v.out, "vepd");
+    ck_assert_within(got, want, 1e-12 * want);
+    ck_assert_within(json_num(v.out, "w1"), json_num(m, "w1"), 1e-12 * want);
+    tu_run_free(&v);
+    free(real);
+    free(sim);
     tu_run_free(&a);
     tu_run_free(&b);
     tu_run_free(&c);
     tu_rmtree(dir);
     free(dir);
     free(out);
+    free(kept);
     free(data);
 }
 END_TEST
@@ -163,7 +177,7 @@ Suite *suite_sim2real(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, generator_ranks_first);
-    tcase_add_test(tc, reproducible);
+    tcase_add_test(tc, reproducible_and_kept_logs_agree);
     tcase_add_test(tc, bad_input);
     suite_add_tcase(s, tc);
     return s;
