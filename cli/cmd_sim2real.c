@@ -427,7 +427,7 @@ int cmd_sim2real(int argc, char **argv)
             if (sensim_judge_mode_parse(optarg) < 0)
                 return cli_usage_error("sim2real", "--mode: '%s' is not robot_localization, rl or corrected",
                                        optarg);
-            c.mode = optarg;
+            c.mode = sensim_judge_mode_name((sensim_judge_mode)sensim_judge_mode_parse(optarg));
             break;
         case O_IMU: c.imu = optarg; break;
         case O_BOOT:
