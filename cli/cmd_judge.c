@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "judge_log.h"
 #include "sensim/judge.h"
 #include "sensim/log.h"
 
@@ -37,54 +38,16 @@ const char cmd_judge_usage[] =
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
     "2 usage error.\n";
 
-/* Rows read or written per block: memory stays bounded for logs of any
- * length (the results do not depend on it). */
-#define JUDGE_BLOCK 65536
-
-/* The log's IMU and GNSS datasets read in blocks for sensim_judge_stream,
- * and the estimate datasets the outputs are appended to. */
+/* The output side: the estimate datasets the blocks are appended to. */
 typedef struct {
-    const sensim_log *log;
-    char it[520], iw[560], isf[560], gt[520], genu[560], gcov[580];
-    double *scratch; /* JUDGE_BLOCK * 9 */
+    cli_judge_input *in;
     sensim_log_dset *out[5]; /* t, velocity, speed, position, yaw */
-} judge_io;
-
-static sensim_status io_read_imu(void *ctx, size_t row0, size_t n, double *t, double *w, double *fx, double *fy)
-{
-    judge_io *io = ctx;
-    double *v = io->scratch;
-    sensim_status st = sensim_log_read_f64(io->log, io->it, row0, n, t);
-    if (!st && !(st = sensim_log_read_f64(io->log, io->iw, row0, n, v)))
-        for (size_t k = 0; k < n; k++)
-            w[k] = v[3 * k + 2];
-    if (!st && !(st = sensim_log_read_f64(io->log, io->isf, row0, n, v)))
-        for (size_t k = 0; k < n; k++) {
-            fx[k] = v[3 * k];
-            fy[k] = v[3 * k + 1];
-        }
-    return st;
-}
-
-static sensim_status io_read_gnss(void *ctx, size_t row0, size_t n, double *t, double *enu2, double *cov9)
-{
-    judge_io *io = ctx;
-    double *v = io->scratch;
-    sensim_status st = sensim_log_read_f64(io->log, io->gt, row0, n, t);
-    if (!st && !(st = sensim_log_read_f64(io->log, io->genu, row0, n, v)))
-        for (size_t k = 0; k < n; k++) {
-            enu2[2 * k] = v[3 * k];
-            enu2[2 * k + 1] = v[3 * k + 1];
-        }
-    if (!st && cov9)
-        st = sensim_log_read_f64(io->log, io->gcov, row0, n, cov9);
-    return st;
-}
+} judge_out;
 
 static sensim_status io_write(void *ctx, const sensim_judge_output *b)
 {
-    judge_io *io = ctx;
-    double *v = io->scratch;
+    judge_out *io = ctx;
+    double *v = io->in->scratch;
     for (size_t k = 0; k < b->n; k++) {
         v[3 * k] = b->velocity[2 * k];
         v[3 * k + 1] = b->velocity[2 * k + 1];
@@ -99,85 +62,6 @@ static sensim_status io_write(void *ctx, const sensim_judge_output *b)
         st = sensim_log_dset_append(io->out[3], b->position, b->n);
     if (!st)
         st = sensim_log_dset_append(io->out[4], b->yaw, b->n);
-    return st;
-}
-
-/* The sensor of a type: the named one (checked), or the only one. */
-static int find_sensor(const sensim_log *log, const char *type, const char *want, char *group, size_t size)
-{
-    const char *path = sensim_log_path(log);
-    if (want) {
-        snprintf(group, size, "/sensors/%s", want);
-        if (!sensim_log_exists(log, group))
-            return cli_fail("judge", "%s: no sensor %s", path, group);
-        return CLI_OK;
-    }
-    char **names = NULL;
-    size_t n = 0, found = 0;
-    if (sensim_log_exists(log, "/sensors") && sensim_log_list(log, "/sensors", &names, &n))
-        return cli_fail_lib("judge");
-    for (size_t i = 0; i < n; i++) {
-        char g[512], *t = NULL;
-        snprintf(g, sizeof g, "/sensors/%s", names[i]);
-        if (sensim_log_has_attr(log, g, "type") && !sensim_log_get_attr_string(log, g, "type", &t) &&
-            !strcmp(t, type)) {
-            if (!found++)
-                snprintf(group, size, "%s", g);
-        }
-        free(t);
-    }
-    sensim_log_free_names(names, n);
-    if (found == 0)
-        return cli_fail("judge", "%s: no %s sensor under /sensors (a group with attribute type=\"%s\")", path, type,
-                        type);
-    if (found > 1)
-        return cli_fail("judge", "%s: %zu %s sensors under /sensors: choose one with --%s NAME", path, found, type,
-                        !strcmp(type, "imu") ? "imu" : "gnss");
-    return CLI_OK;
-}
-
-/* Heading and velocity from the ground truth at time t (nearest sample at
- * or after t, else the last): the "aligned start" of a vehicle that knows
- * where it points. The times are searched block by block. */
-static sensim_status align_from_gt(const sensim_log *log, double t, double *scratch,
-                                   double state[SENSIM_JUDGE_NSTATE])
-{
-    const size_t three = 3, four = 4;
-    size_t n, n2, n3, n4, k = 0;
-    sensim_status st = sensim_log_check_shape(log, "/ground_truth/t", 0, NULL, &n);
-    if (!st)
-        st = sensim_log_check_shape(log, "/ground_truth/orientation", 1, &four, &n2);
-    if (!st)
-        st = sensim_log_check_shape(log, "/ground_truth/velocity", 1, &three, &n3);
-    if (!st)
-        st = sensim_log_check_shape(log, "/ground_truth/position", 1, &three, &n4);
-    if (!st && (n == 0 || n2 != n || n3 != n || n4 != n))
-        st = sensim_error(SENSIM_EFORMAT, "%s: /ground_truth: datasets of different lengths",
-                          sensim_log_path(log));
-    for (size_t r0 = 0, found = 0; !st && !found && r0 < n; r0 += JUDGE_BLOCK) {
-        size_t m = n - r0 < JUDGE_BLOCK ? n - r0 : JUDGE_BLOCK;
-        if ((st = sensim_log_read_f64(log, "/ground_truth/t", r0, m, scratch)))
-            break;
-        for (size_t i = 0; i < m && !found; i++) {
-            k = r0 + i;
-            found = !(k + 1 < n && scratch[i] < t);
-        }
-    }
-    double q[4], v[3], p[3];
-    if (!st)
-        st = sensim_log_read_f64(log, "/ground_truth/orientation", k, 1, q);
-    if (!st)
-        st = sensim_log_read_f64(log, "/ground_truth/velocity", k, 1, v);
-    if (!st)
-        st = sensim_log_read_f64(log, "/ground_truth/position", k, 1, p);
-    if (!st) {
-        /* yaw of (w, x, y, z) rotating body into ENU */
-        state[4] = atan2(2 * (q[0] * q[3] + q[1] * q[2]), 1 - 2 * (q[2] * q[2] + q[3] * q[3]));
-        state[0] = p[0];
-        state[1] = p[1];
-        state[2] = v[0];
-        state[3] = v[1];
-    }
     return st;
 }
 
@@ -245,60 +129,18 @@ int cmd_judge(int argc, char **argv)
     int rc = CLI_OK;
     sensim_status st = SENSIM_OK;
     sensim_log *log = sensim_log_open(in), *w = NULL;
-    judge_io io = {.log = log};
+    cli_judge_input ji;
+    judge_out io = {.in = &ji};
     sensim_judge_output res = {0};
-    char ig[512], gg[512], eg[520], d[640];
-    const size_t three = 3, nine = 9, two = 2;
-    size_t ni, n2, n3, ng = 0, ng2, ng3;
+    char eg[520], d[640];
+    const size_t three = 3, two = 2;
     if (!log)
         return cli_fail_lib("judge");
-    if ((rc = find_sensor(log, "imu", imu_name, ig, sizeof ig)) ||
-        (rc = find_sensor(log, "gnss", gnss_name, gg, sizeof gg)))
-        goto done;
-    snprintf(io.it, sizeof io.it, "%s/t", ig);
-    snprintf(io.iw, sizeof io.iw, "%s/angular_velocity", ig);
-    snprintf(io.isf, sizeof io.isf, "%s/specific_force", ig);
-    snprintf(io.gt, sizeof io.gt, "%s/t", gg);
-    snprintf(io.genu, sizeof io.genu, "%s/enu", gg);
-    snprintf(io.gcov, sizeof io.gcov, "%s/position_covariance", gg);
-    if ((st = sensim_log_check_shape(log, io.it, 0, NULL, &ni)) ||
-        (st = sensim_log_check_shape(log, io.iw, 1, &three, &n2)) ||
-        (st = sensim_log_check_shape(log, io.isf, 1, &three, &n3)))
-        goto fail;
-    if (n2 != ni || n3 != ni) {
-        st = sensim_error(SENSIM_EFORMAT, "%s: %s: t, angular_velocity and specific_force differ in length (%zu, %zu, %zu)",
-                          in, ig, ni, n2, n3);
-        goto fail;
+    if ((rc = cli_judge_prepare("judge", log, imu_name, gnss_name, align, &o, &ji))) {
+        sensim_log_close(log);
+        return rc;
     }
-    if ((st = sensim_log_check_shape(log, io.gt, 0, NULL, &ng)) ||
-        (st = sensim_log_check_shape(log, io.genu, 1, &three, &ng2)))
-        goto fail;
-    if (ng2 != ng) {
-        st = sensim_error(SENSIM_EFORMAT, "%s: %s/enu has %zu rows, t has %zu", in, gg, ng2, ng);
-        goto fail;
-    }
-    int has_cov = sensim_log_exists(log, io.gcov);
-    if (has_cov) {
-        if ((st = sensim_log_check_shape(log, io.gcov, 1, &nine, &ng3)))
-            goto fail;
-        if (ng3 != ng) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", in, io.gcov, ng3, ng);
-            goto fail;
-        }
-    }
-    if (!(io.scratch = malloc(JUDGE_BLOCK * 9 * sizeof *io.scratch))) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
-        goto fail;
-    }
-    if (align && ni && sensim_log_exists(log, "/ground_truth")) {
-        double t0;
-        if ((st = sensim_log_read_f64(log, io.it, 0, 1, &t0)) ||
-            (st = align_from_gt(log, t0, io.scratch, o.initial_state)))
-            goto fail;
-        o.have_initial = 1;
-        /* Known heading and velocity, position from the receiver's accuracy. */
-        o.initial_sd[0] = o.initial_sd[1] = 1.0;
-    }
+    const char *ig = ji.imu, *gg = ji.gnss;
     if (!(w = sensim_log_create(out, "sensim judge"))) {
         st = sensim_last_status();
         goto fail;
@@ -324,11 +166,8 @@ int cmd_judge(int argc, char **argv)
             goto fail;
         }
     }
-    sensim_judge_source src = {ni, ng, has_cov, &io, io_read_imu, io_read_gnss};
-    if ((st = sensim_judge_stream(&o, &src, JUDGE_BLOCK, io_write, &io, &res))) {
-        sensim_error_prefix(st, "%s", in);
+    if ((st = cli_judge_stream(&ji, &o, io_write, &io, &res)))
         goto fail;
-    }
     for (int k = 0; k < 5; k++) {
         sensim_log_dset_close(io.out[k]);
         io.out[k] = NULL;
@@ -357,6 +196,6 @@ done:
         sensim_log_dset_close(io.out[k]);
     sensim_log_close(w);
     sensim_log_close(log);
-    free(io.scratch);
+    cli_judge_input_free(&ji);
     return rc;
 }
