@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "demo.h"
+#include "judge_log.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
@@ -135,35 +136,82 @@ static int inject(const sensim_rig *rig, unsigned long long seed, const char *in
     return sensim_rig_inject(rig, &o, in, out) ? cli_fail_lib("sim2real") : CLI_OK;
 }
 
+/* The judge's times and speeds, collected block by block. */
+typedef struct {
+    double *t, *v;
+    size_t n, cap;
+} est_buf;
+
+static sensim_status collect(void *ctx, const sensim_judge_output *b)
+{
+    est_buf *e = ctx;
+    if (e->n + b->n > e->cap) {
+        size_t cap = 2 * (e->n + b->n);
+        double *t = realloc(e->t, cap * sizeof *t);
+        if (t)
+            e->t = t;
+        double *v = t ? realloc(e->v, cap * sizeof *v) : NULL;
+        if (!v)
+            return sensim_error(SENSIM_ENOMEM, "out of memory for %zu estimates", cap);
+        e->v = v;
+        e->cap = cap;
+    }
+    memcpy(e->t + e->n, b->t, b->n * sizeof *b->t);
+    memcpy(e->v + e->n, b->speed, b->n * sizeof *b->speed);
+    e->n += b->n;
+    return SENSIM_OK;
+}
+
+/* The judge on a log and the scores of the test, in memory: the same
+ * estimate `sensim judge` writes (same options) scored as `sensim vepd`
+ * scores the written log, without writing it. */
+static int score_in_memory(const config *c, const char *log_path, sensim_vepd_test *out)
+{
+    sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)sensim_judge_mode_parse(c->mode));
+    sensim_log *log = sensim_log_open(log_path);
+    if (!log)
+        return cli_fail_lib("sim2real");
+    cli_judge_input ji;
+    int rc = cli_judge_prepare("sim2real", log, NULL, NULL, 1, &o, &ji);
+    if (rc) {
+        sensim_log_close(log);
+        return rc;
+    }
+    est_buf e = {0};
+    sensim_judge_output counts;
+    sensim_status st = cli_judge_stream(&ji, &o, collect, &e, &counts);
+    cli_judge_input_free(&ji);
+    sensim_log_close(log);
+    sensim_vepd_series s = {.n_est = e.n, .est_t = e.t, .est_v = e.v};
+    double t0 = 0;
+    if (!st)
+        st = sensim_vepd_read_truth(log_path, &s, &t0);
+    if (!st) {
+        for (size_t i = 0; i < s.n_est; i++)
+            s.est_t[i] -= t0;
+        if ((st = sensim_vepd_score(&s, out)))
+            sensim_error_prefix(st, "%s", log_path);
+    }
+    sensim_vepd_series_free(&s);
+    return st ? cli_fail_lib("sim2real") : CLI_OK;
+}
+
 /* GNSS onto an IMU log, the judge, and the scores of one test. The judged
- * log is kept at `keep_as` when given. */
+ * log is written to `keep_as` when given (scores come from memory either
+ * way). */
 static int judge_and_score(const config *c, const sensim_rig *gnss, unsigned long long seed, const char *imu_log,
                            const char *work, const char *keep_as, sensim_vepd_test *out)
 {
-    char with_gnss[1200], judged[1200];
+    char with_gnss[1200];
     snprintf(with_gnss, sizeof with_gnss, "%s/gnss.h5", work);
-    snprintf(judged, sizeof judged, "%s", keep_as ? keep_as : "");
-    if (!keep_as)
-        snprintf(judged, sizeof judged, "%s/judged.h5", work);
     int rc = inject(gnss, seed, imu_log, with_gnss);
-    if (!rc) {
-        const char *args[] = {with_gnss, "-o", judged, "--mode", c->mode, "--quiet", NULL};
+    if (!rc)
+        rc = score_in_memory(c, with_gnss, out);
+    if (!rc && keep_as) {
+        const char *args[] = {with_gnss, "-o", keep_as, "--mode", c->mode, "--quiet", NULL};
         rc = run_verb(cmd_judge, "judge", args);
     }
-    if (!rc) {
-        sensim_vepd_series s = {0};
-        sensim_status st = sensim_vepd_read_log(judged, NULL, &s);
-        if (!st)
-            st = sensim_vepd_score(&s, out);
-        if (st)
-            sensim_error_prefix(st, "%s", judged);
-        sensim_vepd_series_free(&s);
-        if (st)
-            rc = cli_fail_lib("sim2real");
-    }
     unlink(with_gnss);
-    if (!keep_as)
-        unlink(judged);
     return rc;
 }
 

@@ -101,6 +101,12 @@ sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
  * Errors name the file and dataset. */
 sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensim_vepd_series *out);
 
+/* The ground-truth half of sensim_vepd_read_log, for an estimate held in
+ * memory: fills n_gt, gt_t (shifted to start at 0) and gt_v of *out
+ * (replacing what they held; the estimate fields are untouched) and sets
+ * *t0 to the shift, to be subtracted from the estimate's times. */
+sensim_status sensim_vepd_read_truth(const char *path, sensim_vepd_series *out, double *t0);
+
 /* ---- sets of tests ---- */
 
 typedef struct sensim_vepd_result {
