@@ -15,6 +15,9 @@ START_TEST(demo_runs_every_step)
     /* Step headings are numbered in run order. */
     ck_assert_ptr_nonnull(strstr(r.out, "1. A ground-truth circle"));
     ck_assert_ptr_nonnull(strstr(r.out, ". The same circle seen by each bundled GNSS model"));
+    ck_assert_ptr_nonnull(strstr(r.out, ". Seed 004's GNSS experiment in simulation"));
+    ck_assert_ptr_nonnull(strstr(r.out, "Ch:RW ranks first"));
+    ck_assert_ptr_nonnull(strstr(r.out, "Ch:Gauss ranks first"));
     ck_assert_ptr_nonnull(strstr(r.out, ". A 16-bit camera through the EMVA 1288 chain"));
     ck_assert_ptr_nonnull(strstr(r.out, ". One lidar scan and one camera frame"));
     /* The camera step's fitted gain, read noise and dark current lie inside
