@@ -104,81 +104,184 @@ double sensim_rng_normal(const sensim_rng *r, uint64_t index)
 /* Philox4x32-10 for LANES consecutive blocks at once, written over arrays
  * so that the compiler vectorizes the 32x32->64 multiplies (vpmuludq); the
  * same rounds and constants as Random123's philox4x32 (the known-answer test
- * in tests/test_rng.c pins them). out[4 * l + w] is word w of block b0 + l. */
+ * in tests/test_rng.c pins them). out[4 * l + w] is word w of block b0 + l.
+ * It is compiled twice, for baseline x86-64 (or any other target) and for
+ * AVX2; the AVX-512 kernel below fuses it with the ziggurat. All three give
+ * the same bits: integer Philox is exact, and the ziggurat's
+ * ((m + 0.5) 2^-24) zig_x[i] is one rounded product on any of them. */
 #define LANES 16
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define SENSIM_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define SENSIM_CLONES
-#endif
+#define GROUP (4 * LANES)
 
-SENSIM_CLONES
-static void philox_lanes(const sensim_rng *r, uint64_t b0, uint32_t attempt, uint32_t out[4 * LANES])
-{
-    uint32_t x0[LANES], x1[LANES], x2[LANES], x3[LANES];
-    const uint32_t c2 = r->stream, c3 = r->sensor | attempt << 24;
-    for (int l = 0; l < LANES; l++) {
-        uint64_t b = b0 + (uint64_t)l;
-        x0[l] = (uint32_t)b;
-        x1[l] = (uint32_t)(b >> 32);
-        x2[l] = c2;
-        x3[l] = c3;
+#define GENERIC_KERNELS(SUFFIX, ATTR)                                                                       \
+    ATTR static void philox_lanes_##SUFFIX(const sensim_rng *r, uint64_t b0, uint32_t out[GROUP])           \
+    {                                                                                                       \
+        uint32_t x0[LANES], x1[LANES], x2[LANES], x3[LANES];                                                \
+        const uint32_t c2 = r->stream, c3 = r->sensor;                                                      \
+        for (int l = 0; l < LANES; l++) {                                                                   \
+            uint64_t b = b0 + (uint64_t)l;                                                                  \
+            x0[l] = (uint32_t)b;                                                                            \
+            x1[l] = (uint32_t)(b >> 32);                                                                    \
+            x2[l] = c2;                                                                                     \
+            x3[l] = c3;                                                                                     \
+        }                                                                                                   \
+        uint32_t k0 = r->key[0], k1 = r->key[1];                                                            \
+        for (int round = 0; round < 10; round++) {                                                          \
+            if (round) {                                                                                    \
+                k0 += 0x9E3779B9u;                                                                          \
+                k1 += 0xBB67AE85u;                                                                          \
+            }                                                                                               \
+            for (int l = 0; l < LANES; l++) {                                                               \
+                uint64_t p0 = (uint64_t)0xD2511F53u * x0[l];                                                \
+                uint64_t p1 = (uint64_t)0xCD9E8D57u * x2[l];                                                \
+                uint32_t n0 = (uint32_t)(p1 >> 32) ^ x1[l] ^ k0;                                            \
+                uint32_t n2 = (uint32_t)(p0 >> 32) ^ x3[l] ^ k1;                                            \
+                x1[l] = (uint32_t)p1;                                                                       \
+                x3[l] = (uint32_t)p0;                                                                       \
+                x0[l] = n0;                                                                                 \
+                x2[l] = n2;                                                                                 \
+            }                                                                                               \
+        }                                                                                                   \
+        for (int l = 0; l < LANES; l++) {                                                                   \
+            out[4 * l] = x0[l];                                                                             \
+            out[4 * l + 1] = x1[l];                                                                         \
+            out[4 * l + 2] = x2[l];                                                                         \
+            out[4 * l + 3] = x3[l];                                                                         \
+        }                                                                                                   \
+    }                                                                                                       \
+    /* The ziggurat's rectangle test over a group; returns a bit mask of the                              \
+     * lanes that failed it (to be redone by the slow path). */                                            \
+    ATTR static uint64_t normal_group_##SUFFIX(const sensim_rng *r, uint64_t b0, uint32_t u[GROUP],         \
+                                               double *out)                                                 \
+    {                                                                                                       \
+        philox_lanes_##SUFFIX(r, b0, u);                                                                    \
+        uint64_t bad = 0;                                                                                   \
+        for (int j = 0; j < GROUP; j++) {                                                                   \
+            uint32_t i = u[j] >> 25;                                                                        \
+            double x = ((double)(u[j] & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];                             \
+            bad |= (uint64_t)!(x < zig_x[i + 1]) << j;                                                      \
+            out[j] = (u[j] >> 24 & 1u) ? -x : x;                                                            \
+        }                                                                                                   \
+        return bad;                                                                                         \
     }
+
+GENERIC_KERNELS(base, )
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SENSIM_X86_KERNELS 1
+#include <immintrin.h>
+
+GENERIC_KERNELS(avx2, __attribute__((target("avx2"))))
+
+/* 32x32 -> 64-bit products of the 16 lanes of v by c: high and low words. */
+__attribute__((target("avx512f"))) static inline void mulhilo16(__m512i v, __m512i c, __m512i *hi, __m512i *lo)
+{
+    __m512i ev = _mm512_mul_epu32(v, c);
+    __m512i od = _mm512_mul_epu32(_mm512_srli_epi64(v, 32), c);
+    *hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(ev, 32), od);
+    *lo = _mm512_mask_blend_epi32(0xAAAA, ev, _mm512_slli_epi64(od, 32));
+}
+
+/* The rectangle test for 8 lanes m (mantissa), i (layer), sign mask sg;
+ * stores the normals, returns the 8-bit mask of lanes that failed. */
+__attribute__((target("avx512f"))) static inline unsigned zig8(__m256i m, __m256i i, __mmask8 sg, double *out)
+{
+    const __m512d half = _mm512_set1_pd(0.5), scale = _mm512_set1_pd(0x1p-24);
+    __m512d xi = _mm512_i32gather_pd(i, zig_x, 8);
+    __m512d xn = _mm512_i32gather_pd(_mm256_add_epi32(i, _mm256_set1_epi32(1)), zig_x, 8);
+    __m512d x = _mm512_mul_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(m), half), scale), xi);
+    __mmask8 ok = _mm512_cmp_pd_mask(x, xn, _CMP_LT_OQ);
+    __m512i xs = _mm512_mask_xor_epi64(_mm512_castpd_si512(x), sg, _mm512_castpd_si512(x),
+                                       _mm512_set1_epi64((long long)0x8000000000000000ull));
+    _mm512_storeu_si512(out, xs);
+    return (unsigned)(uint8_t)~ok;
+}
+
+/* Philox4x32-10 on 16 blocks in the 16 lanes of four registers (one per
+ * counter word), transposed to index order, then the ziggurat's rectangle
+ * test 8 lanes at a time: one pass, no round trip through memory. */
+__attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sensim_rng *r, uint64_t b0,
+                                                                        uint32_t u[GROUP], double *out)
+{
+    const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i lo0 = _mm512_set1_epi32((int)(uint32_t)b0);
+    __m512i x0 = _mm512_add_epi32(lo0, iota);
+    __mmask16 carry = _mm512_cmplt_epu32_mask(x0, lo0);
+    __m512i x1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), carry,
+                                       _mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), _mm512_set1_epi32(1));
+    __m512i x2 = _mm512_set1_epi32((int)r->stream), x3 = _mm512_set1_epi32((int)r->sensor);
+    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
     uint32_t k0 = r->key[0], k1 = r->key[1];
     for (int round = 0; round < 10; round++) {
         if (round) {
             k0 += 0x9E3779B9u;
             k1 += 0xBB67AE85u;
         }
-        for (int l = 0; l < LANES; l++) {
-            uint64_t p0 = (uint64_t)0xD2511F53u * x0[l];
-            uint64_t p1 = (uint64_t)0xCD9E8D57u * x2[l];
-            uint32_t n0 = (uint32_t)(p1 >> 32) ^ x1[l] ^ k0;
-            uint32_t n2 = (uint32_t)(p0 >> 32) ^ x3[l] ^ k1;
-            x1[l] = (uint32_t)p1;
-            x3[l] = (uint32_t)p0;
-            x0[l] = n0;
-            x2[l] = n2;
-        }
+        __m512i h0, l0, h1, l1;
+        mulhilo16(x0, m0, &h0, &l0);
+        mulhilo16(x2, m1, &h1, &l1);
+        x0 = _mm512_ternarylogic_epi32(h1, x1, _mm512_set1_epi32((int)k0), 0x96);
+        x2 = _mm512_ternarylogic_epi32(h0, x3, _mm512_set1_epi32((int)k1), 0x96);
+        x1 = l1;
+        x3 = l0;
     }
-    for (int l = 0; l < LANES; l++) {
-        out[4 * l] = x0[l];
-        out[4 * l + 1] = x1[l];
-        out[4 * l + 2] = x2[l];
-        out[4 * l + 3] = x3[l];
-    }
-}
-
-/* The ziggurat's rectangle test over a group; returns a bit mask of the
- * lanes that failed it (to be redone by the slow path). */
-SENSIM_CLONES
-static uint64_t normal_fast_group(const uint32_t *u, double *out)
-{
+    /* 4x16 transpose: v[j] holds indices 16 j .. 16 j + 15 (blocks 4j..4j+3). */
+    __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpackhi_epi32(x0, x1);
+    __m512i t2 = _mm512_unpacklo_epi32(x2, x3), t3 = _mm512_unpackhi_epi32(x2, x3);
+    __m512i a0 = _mm512_unpacklo_epi64(t0, t2), a1 = _mm512_unpackhi_epi64(t0, t2);
+    __m512i a2 = _mm512_unpacklo_epi64(t1, t3), a3 = _mm512_unpackhi_epi64(t1, t3);
+    __m512i c0 = _mm512_shuffle_i32x4(a0, a1, 0x44), c1 = _mm512_shuffle_i32x4(a2, a3, 0x44);
+    __m512i c2 = _mm512_shuffle_i32x4(a0, a1, 0xEE), c3 = _mm512_shuffle_i32x4(a2, a3, 0xEE);
+    __m512i v[4] = {_mm512_shuffle_i32x4(c0, c1, 0x88), _mm512_shuffle_i32x4(c0, c1, 0xDD),
+                    _mm512_shuffle_i32x4(c2, c3, 0x88), _mm512_shuffle_i32x4(c2, c3, 0xDD)};
+    const __m512i mant = _mm512_set1_epi32(0xFFFFFF), sbit = _mm512_set1_epi32(1 << 24);
     uint64_t bad = 0;
-    for (int j = 0; j < 4 * LANES; j++) {
-        uint32_t i = u[j] >> 25;
-        double x = ((double)(u[j] & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
-        bad |= (uint64_t)!(x < zig_x[i + 1]) << j;
-        out[j] = (u[j] >> 24 & 1u) ? -x : x;
+    for (int j = 0; j < 4; j++) {
+        _mm512_storeu_si512(u + 16 * j, v[j]);
+        __m512i m = _mm512_and_si512(v[j], mant), i = _mm512_srli_epi32(v[j], 25);
+        __mmask16 sg = _mm512_test_epi32_mask(v[j], sbit);
+        unsigned lo = zig8(_mm512_castsi512_si256(m), _mm512_castsi512_si256(i), (__mmask8)sg, out + 16 * j);
+        unsigned hi = zig8(_mm512_extracti64x4_epi64(m, 1), _mm512_extracti64x4_epi64(i, 1), (__mmask8)(sg >> 8),
+                           out + 16 * j + 8);
+        bad |= (uint64_t)(lo | hi << 8) << 16 * j;
     }
     return bad;
 }
+#endif
 
-void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
+typedef uint64_t (*normal_group_fn)(const sensim_rng *, uint64_t, uint32_t *, double *);
+
+static normal_group_fn group_kernel(sensim_rng_impl impl)
+{
+#ifdef SENSIM_X86_KERNELS
+    if (impl == SENSIM_RNG_IMPL_AUTO)
+        impl = __builtin_cpu_supports("avx512f") ? SENSIM_RNG_IMPL_AVX512
+               : __builtin_cpu_supports("avx2") ? SENSIM_RNG_IMPL_AVX2
+                                                 : SENSIM_RNG_IMPL_SCALAR;
+    if (impl == SENSIM_RNG_IMPL_AVX512 && __builtin_cpu_supports("avx512f"))
+        return normal_group_avx512;
+    if (impl == SENSIM_RNG_IMPL_AVX2 && __builtin_cpu_supports("avx2"))
+        return normal_group_avx2;
+#endif
+    if (impl == SENSIM_RNG_IMPL_AUTO || impl == SENSIM_RNG_IMPL_SCALAR)
+        return normal_group_base;
+    return NULL;
+}
+
+int sensim_rng_impl_available(sensim_rng_impl impl) { return group_kernel(impl) != NULL; }
+
+static void normal_fill_with(normal_group_fn kernel, const sensim_rng *r, uint64_t first, size_t n, double *out)
 {
     size_t i = 0;
-    const size_t G = 4 * LANES;
-    /* Head: up to the next multiple of G, one block at a time. */
-    while (i < n && (first + i) % G) {
+    /* Head: up to the next multiple of GROUP, one block at a time. */
+    while (i < n && (first + i) % GROUP) {
         uint64_t idx = first + i;
         philox4x32_ctr_t v = draw(r, idx >> 2, 0);
-        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n && (first + i) % G; lane++, i++)
+        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n && (first + i) % GROUP; lane++, i++)
             out[i] = normal_lane(r, first + i, v.v[lane]);
     }
-    uint32_t u[4 * LANES];
-    for (; i + G <= n; i += G) {
-        philox_lanes(r, (first + i) >> 2, 0, u);
-        for (uint64_t bad = normal_fast_group(u, out + i); bad; bad &= bad - 1) {
+    uint32_t u[GROUP];
+    for (; i + GROUP <= n; i += GROUP) {
+        for (uint64_t bad = kernel(r, (first + i) >> 2, u, out + i); bad; bad &= bad - 1) {
             int j = __builtin_ctzll(bad);
             out[i + j] = normal_slow(r, first + i + j, u[j]);
         }
@@ -189,6 +292,22 @@ void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, doubl
         for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n; lane++, i++)
             out[i] = normal_lane(r, first + i, v.v[lane]);
     }
+}
+
+void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
+{
+    normal_fill_with(group_kernel(SENSIM_RNG_IMPL_AUTO), r, first, n, out);
+}
+
+sensim_status sensim_rng_normal_fill_impl(const sensim_rng *r, uint64_t first, size_t n, double *out,
+                                          sensim_rng_impl impl)
+{
+    normal_group_fn k = group_kernel(impl);
+    if (!k)
+        return sensim_error(SENSIM_EUNSUPPORTED, "rng: normal_fill implementation %d is not available on this CPU",
+                            (int)impl);
+    normal_fill_with(k, r, first, n, out);
+    return SENSIM_OK;
 }
 
 void sensim_rng_uniform_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
