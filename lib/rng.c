@@ -5,8 +5,10 @@
 
 #include <Random123/philox.h>
 #include <math.h>
+#include <string.h>
 
 #include "ziggurat_table.h"
+#include "ziggurat_k.h"
 
 #define ATTEMPT_NORMAL 1u
 #define ATTEMPT_POISSON 64u
@@ -60,29 +62,37 @@ double sensim_rng_uniform(const sensim_rng *r, uint64_t index)
 }
 
 /* The slow path of the ziggurat: u failed the rectangle test. Later
- * candidates come from (index, attempt) counters private to this index. */
-static double normal_slow(const sensim_rng *r, uint64_t index, uint32_t u)
+ * candidates come from (index, attempt) counters private to this index.
+ * w1, when not NULL, holds the words of attempt 1 already drawn (the fill
+ * kernels draw them for several indices at once). */
+static double normal_slow(const sensim_rng *r, uint64_t index, uint32_t u, const uint32_t *w1)
 {
     for (uint32_t a = ATTEMPT_NORMAL; a < ATTEMPT_POISSON; a++) {
-        philox4x32_ctr_t v = draw(r, index, a);
         unsigned i = u >> 25;
         double sign = (u >> 24 & 1u) ? -1.0 : 1.0;
         double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
         if (x < zig_x[i + 1])
             return sign * x;
+        uint32_t v[4];
+        if (a == ATTEMPT_NORMAL && w1)
+            memcpy(v, w1, sizeof v);
+        else {
+            philox4x32_ctr_t c = draw(r, index, a);
+            memcpy(v, c.v, sizeof v);
+        }
         if (i == 0) {
             /* Tail beyond r (Marsaglia 1964): two uniforms per try. */
             double xt, yt;
-            xt = -log(u01(v.v[1])) / zig_x[1];
-            yt = -log(u01(v.v[2]));
+            xt = -log(u01(v[1])) / zig_x[1];
+            yt = -log(u01(v[2]));
             if (2.0 * yt > xt * xt)
                 return sign * (zig_x[1] + xt);
         } else {
-            double y = zig_f[i] + u01(v.v[1]) * (zig_f[i + 1] - zig_f[i]);
+            double y = zig_f[i] + u01(v[1]) * (zig_f[i + 1] - zig_f[i]);
             if (y < exp(-0.5 * x * x))
                 return sign * x;
         }
-        u = v.v[0];
+        u = v[0];
     }
     return 0.0; /* 63 rejections in a row: probability below 1e-120 */
 }
@@ -93,7 +103,7 @@ static inline double normal_lane(const sensim_rng *r, uint64_t index, uint32_t u
     double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
     if (x < zig_x[i + 1])
         return (u >> 24 & 1u) ? -x : x;
-    return normal_slow(r, index, u);
+    return normal_slow(r, index, u, NULL);
 }
 
 double sensim_rng_normal(const sensim_rng *r, uint64_t index)
@@ -181,19 +191,60 @@ __attribute__((target("avx512f"))) static inline void mulhilo16(__m512i v, __m51
     *lo = _mm512_mask_blend_epi32(0xAAAA, ev, _mm512_slli_epi64(od, 32));
 }
 
-/* The rectangle test for 8 lanes m (mantissa), i (layer), sign mask sg;
- * stores the normals, returns the 8-bit mask of lanes that failed. */
-__attribute__((target("avx512f"))) static inline unsigned zig8(__m256i m, __m256i i, __mmask8 sg, double *out)
+/* Normals for 8 lanes: m (mantissa), i (layer), sign mask sg; stores them
+ * (the failed lanes' values are overwritten by the slow path). */
+__attribute__((target("avx512f"))) static inline void zig8(__m256i m, __m256i i, __mmask8 sg, double *out)
 {
     const __m512d half = _mm512_set1_pd(0.5), scale = _mm512_set1_pd(0x1p-24);
     __m512d xi = _mm512_i32gather_pd(i, zig_x, 8);
-    __m512d xn = _mm512_i32gather_pd(_mm256_add_epi32(i, _mm256_set1_epi32(1)), zig_x, 8);
     __m512d x = _mm512_mul_pd(_mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(m), half), scale), xi);
-    __mmask8 ok = _mm512_cmp_pd_mask(x, xn, _CMP_LT_OQ);
     __m512i xs = _mm512_mask_xor_epi64(_mm512_castpd_si512(x), sg, _mm512_castpd_si512(x),
                                        _mm512_set1_epi64((long long)0x8000000000000000ull));
     _mm512_storeu_si512(out, xs);
-    return (unsigned)(uint8_t)~ok;
+}
+
+/* Philox4x32-10's ten rounds on 16 counters, word w in lanes of x[w]. */
+__attribute__((target("avx512f"))) static inline void philox16(const sensim_rng *r, __m512i *x0, __m512i *x1,
+                                                              __m512i *x2, __m512i *x3)
+{
+    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
+    uint32_t k0 = r->key[0], k1 = r->key[1];
+    for (int round = 0; round < 10; round++) {
+        if (round) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        __m512i h0, l0, h1, l1;
+        mulhilo16(*x0, m0, &h0, &l0);
+        mulhilo16(*x2, m1, &h1, &l1);
+        *x0 = _mm512_ternarylogic_epi32(h1, *x1, _mm512_set1_epi32((int)k0), 0x96);
+        *x2 = _mm512_ternarylogic_epi32(h0, *x3, _mm512_set1_epi32((int)k1), 0x96);
+        *x1 = l1;
+        *x3 = l0;
+    }
+}
+
+/* Attempt-1 words of the normal sampler for up to 16 indices at once. */
+__attribute__((target("avx512f"))) static void attempt1_avx512(const sensim_rng *r, const uint64_t *idx, int n,
+                                                                uint32_t w[][4])
+{
+    uint64_t ix[16] = {0};
+    memcpy(ix, idx, (size_t)n * sizeof *idx);
+    __m512i a = _mm512_loadu_si512(ix), b = _mm512_loadu_si512(ix + 8);
+    __m512i x0 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)), _mm512_cvtepi64_epi32(b), 1);
+    __m512i x1 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(_mm512_srli_epi64(a, 32))),
+                                    _mm512_cvtepi64_epi32(_mm512_srli_epi64(b, 32)), 1);
+    __m512i x2 = _mm512_set1_epi32((int)r->stream);
+    __m512i x3 = _mm512_set1_epi32((int)(r->sensor | ATTEMPT_NORMAL << 24));
+    philox16(r, &x0, &x1, &x2, &x3);
+    uint32_t o[4][16];
+    _mm512_storeu_si512(o[0], x0);
+    _mm512_storeu_si512(o[1], x1);
+    _mm512_storeu_si512(o[2], x2);
+    _mm512_storeu_si512(o[3], x3);
+    for (int l = 0; l < n; l++)
+        for (int k = 0; k < 4; k++)
+            w[l][k] = o[k][l];
 }
 
 /* Philox4x32-10 on 16 blocks in the 16 lanes of four registers (one per
@@ -209,21 +260,7 @@ __attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sen
     __m512i x1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), carry,
                                        _mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), _mm512_set1_epi32(1));
     __m512i x2 = _mm512_set1_epi32((int)r->stream), x3 = _mm512_set1_epi32((int)r->sensor);
-    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-    uint32_t k0 = r->key[0], k1 = r->key[1];
-    for (int round = 0; round < 10; round++) {
-        if (round) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        __m512i h0, l0, h1, l1;
-        mulhilo16(x0, m0, &h0, &l0);
-        mulhilo16(x2, m1, &h1, &l1);
-        x0 = _mm512_ternarylogic_epi32(h1, x1, _mm512_set1_epi32((int)k0), 0x96);
-        x2 = _mm512_ternarylogic_epi32(h0, x3, _mm512_set1_epi32((int)k1), 0x96);
-        x1 = l1;
-        x3 = l0;
-    }
+    philox16(r, &x0, &x1, &x2, &x3);
     /* 4x16 transpose: v[j] holds indices 16 j .. 16 j + 15 (blocks 4j..4j+3). */
     __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpackhi_epi32(x0, x1);
     __m512i t2 = _mm512_unpacklo_epi32(x2, x3), t3 = _mm512_unpackhi_epi32(x2, x3);
@@ -234,42 +271,95 @@ __attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sen
     __m512i v[4] = {_mm512_shuffle_i32x4(c0, c1, 0x88), _mm512_shuffle_i32x4(c0, c1, 0xDD),
                     _mm512_shuffle_i32x4(c2, c3, 0x88), _mm512_shuffle_i32x4(c2, c3, 0xDD)};
     const __m512i mant = _mm512_set1_epi32(0xFFFFFF), sbit = _mm512_set1_epi32(1 << 24);
+    const __m512i b5 = _mm512_set1_epi32(32), b6 = _mm512_set1_epi32(64);
+    /* The rectangle test in integers, m < zig_k[i], the 128-entry table
+     * looked up from registers (four 32-entry permutes and a select). */
+    const __m512i z0 = _mm512_loadu_si512(zig_k), z1 = _mm512_loadu_si512(zig_k + 16);
+    const __m512i z2 = _mm512_loadu_si512(zig_k + 32), z3 = _mm512_loadu_si512(zig_k + 48);
+    const __m512i z4 = _mm512_loadu_si512(zig_k + 64), z5 = _mm512_loadu_si512(zig_k + 80);
+    const __m512i z6 = _mm512_loadu_si512(zig_k + 96), z7 = _mm512_loadu_si512(zig_k + 112);
     uint64_t bad = 0;
     for (int j = 0; j < 4; j++) {
         _mm512_storeu_si512(u + 16 * j, v[j]);
         __m512i m = _mm512_and_si512(v[j], mant), i = _mm512_srli_epi32(v[j], 25);
         __mmask16 sg = _mm512_test_epi32_mask(v[j], sbit);
-        unsigned lo = zig8(_mm512_castsi512_si256(m), _mm512_castsi512_si256(i), (__mmask8)sg, out + 16 * j);
-        unsigned hi = zig8(_mm512_extracti64x4_epi64(m, 1), _mm512_extracti64x4_epi64(i, 1), (__mmask8)(sg >> 8),
-                           out + 16 * j + 8);
-        bad |= (uint64_t)(lo | hi << 8) << 16 * j;
+        __mmask16 s5 = _mm512_test_epi32_mask(i, b5), s6 = _mm512_test_epi32_mask(i, b6);
+        __m512i lo = _mm512_mask_blend_epi32(s5, _mm512_permutex2var_epi32(z0, i, z1),
+                                             _mm512_permutex2var_epi32(z2, i, z3));
+        __m512i hi = _mm512_mask_blend_epi32(s5, _mm512_permutex2var_epi32(z4, i, z5),
+                                             _mm512_permutex2var_epi32(z6, i, z7));
+        __mmask16 ok = _mm512_cmplt_epu32_mask(m, _mm512_mask_blend_epi32(s6, lo, hi));
+        zig8(_mm512_castsi512_si256(m), _mm512_castsi512_si256(i), (__mmask8)sg, out + 16 * j);
+        zig8(_mm512_extracti64x4_epi64(m, 1), _mm512_extracti64x4_epi64(i, 1), (__mmask8)(sg >> 8), out + 16 * j + 8);
+        bad |= (uint64_t)(uint16_t)~ok << 16 * j;
     }
     return bad;
 }
 #endif
 
-typedef uint64_t (*normal_group_fn)(const sensim_rng *, uint64_t, uint32_t *, double *);
+typedef struct normal_kernels {
+    uint64_t (*group)(const sensim_rng *, uint64_t, uint32_t *, double *);
+    void (*attempt1)(const sensim_rng *, const uint64_t *, int, uint32_t (*)[4]);
+} normal_kernels;
 
-static normal_group_fn group_kernel(sensim_rng_impl impl)
+static void attempt1_base(const sensim_rng *r, const uint64_t *idx, int n, uint32_t w[][4])
+{
+    for (int l = 0; l < n; l++) {
+        philox4x32_ctr_t c = draw(r, idx[l], ATTEMPT_NORMAL);
+        memcpy(w[l], c.v, sizeof w[l]);
+    }
+}
+
+static int pick_kernels(sensim_rng_impl impl, normal_kernels *k)
 {
 #ifdef SENSIM_X86_KERNELS
     if (impl == SENSIM_RNG_IMPL_AUTO)
         impl = __builtin_cpu_supports("avx512f") ? SENSIM_RNG_IMPL_AVX512
                : __builtin_cpu_supports("avx2") ? SENSIM_RNG_IMPL_AVX2
                                                  : SENSIM_RNG_IMPL_SCALAR;
-    if (impl == SENSIM_RNG_IMPL_AVX512 && __builtin_cpu_supports("avx512f"))
-        return normal_group_avx512;
-    if (impl == SENSIM_RNG_IMPL_AVX2 && __builtin_cpu_supports("avx2"))
-        return normal_group_avx2;
+    if (impl == SENSIM_RNG_IMPL_AVX512 && __builtin_cpu_supports("avx512f")) {
+        *k = (normal_kernels){normal_group_avx512, attempt1_avx512};
+        return 1;
+    }
+    if (impl == SENSIM_RNG_IMPL_AVX2 && __builtin_cpu_supports("avx2")) {
+        *k = (normal_kernels){normal_group_avx2, attempt1_base};
+        return 1;
+    }
 #endif
-    if (impl == SENSIM_RNG_IMPL_AUTO || impl == SENSIM_RNG_IMPL_SCALAR)
-        return normal_group_base;
-    return NULL;
+    if (impl == SENSIM_RNG_IMPL_AUTO || impl == SENSIM_RNG_IMPL_SCALAR) {
+        *k = (normal_kernels){normal_group_base, attempt1_base};
+        return 1;
+    }
+    return 0;
 }
 
-int sensim_rng_impl_available(sensim_rng_impl impl) { return group_kernel(impl) != NULL; }
+int sensim_rng_impl_available(sensim_rng_impl impl)
+{
+    normal_kernels k;
+    return pick_kernels(impl, &k);
+}
 
-static void normal_fill_with(normal_group_fn kernel, const sensim_rng *r, uint64_t first, size_t n, double *out)
+/* Lanes that failed the rectangle test wait here until 16 are pending, so
+ * that their first retry's Philox blocks are drawn together. */
+typedef struct pending {
+    int n;
+    uint64_t idx[16];
+    uint32_t u[16];
+    double *out[16];
+} pending;
+
+static void pending_flush(const normal_kernels *k, const sensim_rng *r, pending *p)
+{
+    if (!p->n)
+        return;
+    uint32_t w[16][4];
+    k->attempt1(r, p->idx, p->n, w);
+    for (int l = 0; l < p->n; l++)
+        *p->out[l] = normal_slow(r, p->idx[l], p->u[l], w[l]);
+    p->n = 0;
+}
+
+static void normal_fill_with(const normal_kernels *k, const sensim_rng *r, uint64_t first, size_t n, double *out)
 {
     size_t i = 0;
     /* Head: up to the next multiple of GROUP, one block at a time. */
@@ -280,12 +370,19 @@ static void normal_fill_with(normal_group_fn kernel, const sensim_rng *r, uint64
             out[i] = normal_lane(r, first + i, v.v[lane]);
     }
     uint32_t u[GROUP];
+    pending p;
+    p.n = 0;
     for (; i + GROUP <= n; i += GROUP) {
-        for (uint64_t bad = kernel(r, (first + i) >> 2, u, out + i); bad; bad &= bad - 1) {
+        for (uint64_t bad = k->group(r, (first + i) >> 2, u, out + i); bad; bad &= bad - 1) {
             int j = __builtin_ctzll(bad);
-            out[i + j] = normal_slow(r, first + i + j, u[j]);
+            if (p.n == 16)
+                pending_flush(k, r, &p);
+            p.idx[p.n] = first + i + (size_t)j;
+            p.u[p.n] = u[j];
+            p.out[p.n++] = out + i + j;
         }
     }
+    pending_flush(k, r, &p);
     while (i < n) {
         uint64_t idx = first + i;
         philox4x32_ctr_t v = draw(r, idx >> 2, 0);
@@ -296,17 +393,19 @@ static void normal_fill_with(normal_group_fn kernel, const sensim_rng *r, uint64
 
 void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
 {
-    normal_fill_with(group_kernel(SENSIM_RNG_IMPL_AUTO), r, first, n, out);
+    normal_kernels k;
+    pick_kernels(SENSIM_RNG_IMPL_AUTO, &k);
+    normal_fill_with(&k, r, first, n, out);
 }
 
 sensim_status sensim_rng_normal_fill_impl(const sensim_rng *r, uint64_t first, size_t n, double *out,
                                           sensim_rng_impl impl)
 {
-    normal_group_fn k = group_kernel(impl);
-    if (!k)
+    normal_kernels k;
+    if (!pick_kernels(impl, &k))
         return sensim_error(SENSIM_EUNSUPPORTED, "rng: normal_fill implementation %d is not available on this CPU",
                             (int)impl);
-    normal_fill_with(k, r, first, n, out);
+    normal_fill_with(&k, r, first, n, out);
     return SENSIM_OK;
 }
 
