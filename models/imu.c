@@ -368,6 +368,98 @@ static double walk_pass(double *acc, const double *nrm, const double *dts, size_
 /* Noise for one axis over n samples, in place on y (stride 3), one effect
  * at a time over chunks that stay in L1. Reads the shared fields of s,
  * writes only axis a's. */
+/* The common case in one pass: white noise, Gauss-Markov bias and random
+ * walk (any of them), every step nominal. The same operations in the same
+ * order as the per-effect passes of noise_axis, so the same bits; the
+ * flags are constants in each instantiation. */
+static inline __attribute__((always_inline)) void fused_chunk(double *yc, const double *nw, const double *ng,
+                                                               const double *nr, size_t from, size_t cn,
+                                                               double cb, double ws, double phi, double qg,
+                                                               double step, double *gm_io, double *rw_io,
+                                                               const int w_on, const int gm_on, const int rw_on)
+{
+    double gm = *gm_io, rw = *rw_io;
+    for (size_t j = 0; j < cn; j++) {
+        double acc = yc[3 * j] + cb;
+        if (j >= from) {
+            if (gm_on)
+                gm = phi * gm + qg * ng[j];
+            if (rw_on)
+                rw += step * nr[j];
+        }
+        if (gm_on)
+            acc += gm;
+        if (rw_on)
+            acc += rw;
+        if (w_on)
+            acc += ws * nw[j];
+        yc[3 * j] = acc;
+    }
+    *gm_io = gm;
+    *rw_io = rw;
+}
+
+/* Whether the fused pass serves this axis: only white, Gauss-Markov and
+ * random walk among the additive effects (quantization and range after). */
+static int fused_ok(const sensim_triax *m, int a)
+{
+    const sensim_triax_params *p = &m->p;
+    return m->bi_n == 0 && p->chrono_stddev[a] == 0 && m->airsim_scale[a] == 0 && m->chrono_step[a] == 0 &&
+           p->chrono_drift_mean[a] == 0.0 && p->rate_ramp[a] == 0.0;
+}
+
+static void noise_axis_fused(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
+                             size_t n, double *y)
+{
+    const sensim_triax_params *p = &m->p;
+    double nb[3][CHUNK];
+    const sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
+    const sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
+    const sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
+    const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
+    const double cb = p->bias[a] + s->turn_on[a] + p->chrono_mean[a], dt_nom = m->dt_nom, ws = m->white_sigma[a];
+    const double phi = has_gm ? exp(-dt_nom / p->gm_tau[a]) : 0.0;
+    const double qg = has_gm ? p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt_nom / p->gm_tau[a])) : 0.0;
+    const double step = p->random_walk[a] * sqrt(dt_nom > 0.0 ? dt_nom : 0.0);
+    const double q = p->quantization[a], range = p->range[a];
+    double gm = s->gm[a], rw = s->rw[a];
+    for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
+        const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
+        const uint64_t k0 = s->k + c0;
+        if (has_white)
+            sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
+        if (has_gm)
+            sensim_rng_normal_fill(&r_gm, k0, cn, nb[1]);
+        if (has_rw)
+            sensim_rng_normal_fill(&r_rw, k0, cn, nb[2]);
+        const size_t from = k0 == 0 ? 1 : 0;
+        double *yc = y + 3 * c0 + a;
+        switch (has_white | has_gm << 1 | has_rw << 2) {
+#define FUSED_CASE(C) \
+    case C: \
+        fused_chunk(yc, nb[0], nb[1], nb[2], from, cn, cb, ws, phi, qg, step, &gm, &rw, C & 1, C >> 1 & 1, C >> 2); \
+        break;
+            FUSED_CASE(0)
+            FUSED_CASE(1)
+            FUSED_CASE(2)
+            FUSED_CASE(3)
+            FUSED_CASE(4)
+            FUSED_CASE(5)
+            FUSED_CASE(6)
+            FUSED_CASE(7)
+#undef FUSED_CASE
+        }
+        if (q > 0)
+            for (size_t j = 0; j < cn; j++)
+                yc[3 * j] = q * nearbyint(yc[3 * j] / q);
+        if (range > 0)
+            for (size_t j = 0; j < cn; j++)
+                yc[3 * j] = yc[3 * j] > range ? range : yc[3 * j] < -range ? -range : yc[3 * j];
+    }
+    s->gm[a] = gm;
+    s->rw[a] = rw;
+}
+
 static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
                        const double *t, size_t n, double *y)
 {
@@ -472,13 +564,27 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     memcpy(s->bi[a], bi, sizeof bi);
 }
 
-void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
-                        const double *t, const double *u, const double *f, size_t n, double *y, double *work)
+/* Whether every step of the block (after the run's first sample) is the
+ * nominal one within the 1e-9 relative tolerance noise_axis applies. */
+static int block_uniform(const sensim_triax *m, const sensim_triax_state *s, const double *t, size_t n)
 {
-    (void)work;
-    if (n == 0)
-        return;
-    /* Deterministic mixing first: y = C diag(1+s) u + G f. */
+    const double dt_nom = m->dt_nom;
+    double prev = s->t_prev;
+    size_t j = s->k == 0 ? 1 : 0;
+    if (j)
+        prev = t[0];
+    int ok = 1;
+    for (; j < n; j++) {
+        double dt = t[j] - prev;
+        ok &= fabs(dt - dt_nom) <= 1e-9 * dt_nom;
+        prev = t[j];
+    }
+    return ok;
+}
+
+/* Deterministic mixing first: y = C diag(1+s) u + G f. */
+static void mix(const sensim_triax *m, const double *u, const double *f, size_t n, double *y)
+{
     if (m->has_mix || (m->has_g && f)) {
         for (size_t k = 0; k < n; k++) {
             double in[3] = {u[3 * k], u[3 * k + 1], u[3 * k + 2]}, out[3];
@@ -494,16 +600,47 @@ void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t s
         }
     } else if (y != u)
         memcpy(y, u, 3 * n * sizeof *y);
-    if (s->k == 0)
-        for (int a = 0; a < 3; a++)
-            start_axis(m, s, a, seed, sensor_id);
-#pragma omp parallel for schedule(static) if (n >= 4096)
-    for (int a = 0; a < 3; a++)
-        noise_axis(m, s, a, seed, sensor_id, t, n, y);
-    if (isnan(s->t0))
-        s->t0 = t[0];
-    s->t_prev = t[n - 1];
-    s->k += n;
+}
+
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
+                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
+                            size_t n, double *const y[])
+{
+    if (n == 0 || count <= 0)
+        return;
+    int fused[SENSIM_TRIAX_SET_MAX];
+    if (count > SENSIM_TRIAX_SET_MAX)
+        count = SENSIM_TRIAX_SET_MAX;
+    for (int i = 0; i < count; i++) {
+        mix(m[i], u[i], f ? f[i] : NULL, n, y[i]);
+        if (s[i]->k == 0)
+            for (int a = 0; a < 3; a++)
+                start_axis(m[i], s[i], a, seed, sensor_id);
+        fused[i] = block_uniform(m[i], s[i], t, n);
+    }
+    /* One task per (instrument, axis), so that e.g. a gyro and an
+     * accelerometer split evenly over 2 threads. */
+#pragma omp parallel for schedule(static) if (n * (size_t)count >= 4096)
+    for (int task = 0; task < 3 * count; task++) {
+        const int i = task / 3, a = task % 3;
+        if (fused[i] && fused_ok(m[i], a))
+            noise_axis_fused(m[i], s[i], a, seed, sensor_id, n, y[i]);
+        else
+            noise_axis(m[i], s[i], a, seed, sensor_id, t, n, y[i]);
+    }
+    for (int i = 0; i < count; i++) {
+        if (isnan(s[i]->t0))
+            s[i]->t0 = t[0];
+        s[i]->t_prev = t[n - 1];
+        s[i]->k += n;
+    }
+}
+
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
+                        const double *t, const double *u, const double *f, size_t n, double *y, double *work)
+{
+    (void)work;
+    sensim_triax_apply_set(1, &m, &s, seed, sensor_id, t, &u, &f, n, &y);
 }
 
 void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],
