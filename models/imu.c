@@ -5,6 +5,7 @@
 
 #include <gsl/gsl_multifit.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,42 +366,9 @@ static double walk_pass(double *acc, const double *nrm, const double *dts, size_
     return x;
 }
 
-/* Noise for one axis over n samples, in place on y (stride 3), one effect
- * at a time over chunks that stay in L1. Reads the shared fields of s,
- * writes only axis a's. */
-/* The common case in one pass: white noise, Gauss-Markov bias and random
- * walk (any of them), every step nominal. The same operations in the same
- * order as the per-effect passes of noise_axis, so the same bits; the
- * flags are constants in each instantiation. */
-static inline __attribute__((always_inline)) void fused_chunk(double *yc, const double *nw, const double *ng,
-                                                               const double *nr, size_t from, size_t cn,
-                                                               double cb, double ws, double phi, double qg,
-                                                               double step, double *gm_io, double *rw_io,
-                                                               const int w_on, const int gm_on, const int rw_on)
-{
-    double gm = *gm_io, rw = *rw_io;
-    for (size_t j = 0; j < cn; j++) {
-        double acc = yc[3 * j] + cb;
-        if (j >= from) {
-            if (gm_on)
-                gm = phi * gm + qg * ng[j];
-            if (rw_on)
-                rw += step * nr[j];
-        }
-        if (gm_on)
-            acc += gm;
-        if (rw_on)
-            acc += rw;
-        if (w_on)
-            acc += ws * nw[j];
-        yc[3 * j] = acc;
-    }
-    *gm_io = gm;
-    *rw_io = rw;
-}
-
-/* Whether the fused pass serves this axis: only white, Gauss-Markov and
- * random walk among the additive effects (quantization and range after). */
+/* Whether the fused pass below serves axis a: among the additive effects
+ * only white noise, Gauss-Markov bias and random walk (quantization and
+ * range are applied after). */
 static int fused_ok(const sensim_triax *m, int a)
 {
     const sensim_triax_params *p = &m->p;
@@ -408,58 +376,150 @@ static int fused_ok(const sensim_triax *m, int a)
            p->chrono_drift_mean[a] == 0.0 && p->rate_ramp[a] == 0.0;
 }
 
-static void noise_axis_fused(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
-                             size_t n, double *y)
+/* One (instrument, axis) task of the fused pass. An absent effect has zero
+ * coefficients and reads zeros, so it adds exactly +0.0 (acc is never -0.0
+ * once the constant bias, itself never -0.0, is added): the result equals
+ * noise_axis's per-effect passes bit for bit. */
+typedef struct fused_lane {
+    double *y; /* axis a of the block, stride 3 */
+    const double *nw, *ng, *nr;
+    double cb, ws, phi, qg, step, gm, rw, q, range;
+    sensim_rng r_w, r_g, r_r;
+    int has_w, has_g, has_r;
+    uint64_t k;
+} fused_lane;
+
+#define FCHUNK 128
+#define FLANES 3
+
+static void fused_lane_init(fused_lane *l, const sensim_triax *m, const sensim_triax_state *s, int a, uint64_t seed,
+                            uint32_t id, double *y)
 {
     const sensim_triax_params *p = &m->p;
-    double nb[3][CHUNK];
-    const sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
-    const sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
-    const sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
-    const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
-    const double cb = p->bias[a] + s->turn_on[a] + p->chrono_mean[a], dt_nom = m->dt_nom, ws = m->white_sigma[a];
-    const double phi = has_gm ? exp(-dt_nom / p->gm_tau[a]) : 0.0;
-    const double qg = has_gm ? p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt_nom / p->gm_tau[a])) : 0.0;
-    const double step = p->random_walk[a] * sqrt(dt_nom > 0.0 ? dt_nom : 0.0);
-    const double q = p->quantization[a], range = p->range[a];
-    double gm = s->gm[a], rw = s->rw[a];
-    for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
-        const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
-        const uint64_t k0 = s->k + c0;
-        if (has_white)
-            sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
-        if (has_gm)
-            sensim_rng_normal_fill(&r_gm, k0, cn, nb[1]);
-        if (has_rw)
-            sensim_rng_normal_fill(&r_rw, k0, cn, nb[2]);
-        const size_t from = k0 == 0 ? 1 : 0;
-        double *yc = y + 3 * c0 + a;
-        switch (has_white | has_gm << 1 | has_rw << 2) {
-#define FUSED_CASE(C) \
-    case C: \
-        fused_chunk(yc, nb[0], nb[1], nb[2], from, cn, cb, ws, phi, qg, step, &gm, &rw, C & 1, C >> 1 & 1, C >> 2); \
-        break;
-            FUSED_CASE(0)
-            FUSED_CASE(1)
-            FUSED_CASE(2)
-            FUSED_CASE(3)
-            FUSED_CASE(4)
-            FUSED_CASE(5)
-            FUSED_CASE(6)
-            FUSED_CASE(7)
-#undef FUSED_CASE
-        }
-        if (q > 0)
-            for (size_t j = 0; j < cn; j++)
-                yc[3 * j] = q * nearbyint(yc[3 * j] / q);
-        if (range > 0)
-            for (size_t j = 0; j < cn; j++)
-                yc[3 * j] = yc[3 * j] > range ? range : yc[3 * j] < -range ? -range : yc[3 * j];
-    }
-    s->gm[a] = gm;
-    s->rw[a] = rw;
+    const double dt_nom = m->dt_nom;
+    l->y = y + a;
+    l->has_w = m->white_sigma[a] > 0;
+    l->has_g = p->gm_sigma[a] > 0;
+    l->has_r = p->random_walk[a] > 0;
+    l->r_w = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
+    l->r_g = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
+    l->r_r = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
+    l->cb = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
+    l->ws = l->has_w ? m->white_sigma[a] : 0.0;
+    /* As gm_pass and walk_pass compute them for a uniform step. */
+    l->phi = l->has_g ? exp(-dt_nom / p->gm_tau[a]) : 0.0;
+    l->qg = l->has_g ? p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt_nom / p->gm_tau[a])) : 0.0;
+    l->step = l->has_r ? p->random_walk[a] * sqrt(dt_nom > 0.0 ? dt_nom : 0.0) : 0.0;
+    l->gm = l->has_g ? s->gm[a] : 0.0;
+    l->rw = l->has_r ? s->rw[a] : 0.0;
+    l->q = p->quantization[a];
+    l->range = p->range[a];
+    l->k = s->k;
 }
 
+/* Up to FLANES tasks, every step nominal, interleaved sample by sample so
+ * that their Gauss-Markov and random-walk recursions (serial, latency
+ * bound) overlap. Missing lanes are dummies writing to scratch. */
+static void noise_fused(fused_lane *lanes, int cnt, size_t n)
+{
+    static const double zero[FCHUNK];
+    double nb[FLANES][3][FCHUNK], scratch[3 * FCHUNK];
+    fused_lane L[FLANES];
+    memset(scratch, 0, sizeof scratch);
+    for (int l = 0; l < FLANES; l++) {
+        if (l < cnt)
+            L[l] = lanes[l];
+        else {
+            memset(&L[l], 0, sizeof L[l]);
+            L[l].k = 1;
+        }
+        L[l].nw = L[l].has_w ? nb[l][0] : zero;
+        L[l].ng = L[l].has_g ? nb[l][1] : zero;
+        L[l].nr = L[l].has_r ? nb[l][2] : zero;
+    }
+    for (size_t c0 = 0; c0 < n; c0 += FCHUNK) {
+        const size_t cn = n - c0 < FCHUNK ? n - c0 : FCHUNK;
+        double *y[FLANES];
+        for (int l = 0; l < FLANES; l++) {
+            const uint64_t k0 = L[l].k + c0;
+            if (L[l].has_w)
+                sensim_rng_normal_fill(&L[l].r_w, k0, cn, nb[l][0]);
+            if (L[l].has_g)
+                sensim_rng_normal_fill(&L[l].r_g, k0, cn, nb[l][1]);
+            if (L[l].has_r)
+                sensim_rng_normal_fill(&L[l].r_r, k0, cn, nb[l][2]);
+            y[l] = l < cnt ? L[l].y + 3 * c0 : scratch;
+        }
+        size_t j = 0;
+        /* The first sample of a run has no step: the states only add. */
+        for (int l = 0; l < FLANES; l++)
+            if (L[l].k + c0 == 0) {
+                double acc = y[l][0] + L[l].cb;
+                acc += L[l].gm;
+                acc += L[l].rw;
+                acc += L[l].ws * L[l].nw[0];
+                y[l][0] = acc;
+                j = 1;
+            }
+        if (j)
+            for (int l = 0; l < FLANES; l++)
+                if (L[l].k + c0 != 0) {
+                    double acc = y[l][0] + L[l].cb;
+                    L[l].gm = L[l].phi * L[l].gm + L[l].qg * L[l].ng[0];
+                    L[l].rw += L[l].step * L[l].nr[0];
+                    acc += L[l].gm;
+                    acc += L[l].rw;
+                    acc += L[l].ws * L[l].nw[0];
+                    y[l][0] = acc;
+                }
+        double g0 = L[0].gm, g1 = L[1].gm, g2 = L[2].gm, r0 = L[0].rw, r1 = L[1].rw, r2 = L[2].rw;
+        double *y0 = y[0], *y1 = y[1], *y2 = y[2];
+        /* Locals, so that the stores to y cannot alias the coefficients. */
+#define FUSED_LOCALS(l)                                                                                     \
+    const double cb##l = L[l].cb, ph##l = L[l].phi, qg##l = L[l].qg, st##l = L[l].step, ws##l = L[l].ws; \
+    const double *nw##l = L[l].nw, *ng##l = L[l].ng, *nr##l = L[l].nr;
+        FUSED_LOCALS(0)
+        FUSED_LOCALS(1)
+        FUSED_LOCALS(2)
+#undef FUSED_LOCALS
+#define FUSED_STEP(l)                            \
+    {                                            \
+        double acc = y##l[3 * j] + cb##l;        \
+        g##l = ph##l * g##l + qg##l * ng##l[j];  \
+        r##l += st##l * nr##l[j];                \
+        acc += g##l;                             \
+        acc += r##l;                             \
+        acc += ws##l * nw##l[j];                 \
+        y##l[3 * j] = acc;                       \
+    }
+        for (; j < cn; j++) {
+            FUSED_STEP(0)
+            FUSED_STEP(1)
+            FUSED_STEP(2)
+        }
+#undef FUSED_STEP
+        L[0].gm = g0, L[1].gm = g1, L[2].gm = g2;
+        L[0].rw = r0, L[1].rw = r1, L[2].rw = r2;
+        for (int l = 0; l < cnt; l++) {
+            const double q = L[l].q, range = L[l].range;
+            double *yc = y[l];
+            if (q > 0)
+                for (size_t i = 0; i < cn; i++)
+                    yc[3 * i] = q * nearbyint(yc[3 * i] / q);
+            if (range > 0)
+                for (size_t i = 0; i < cn; i++)
+                    yc[3 * i] = yc[3 * i] > range ? range : yc[3 * i] < -range ? -range : yc[3 * i];
+        }
+    }
+    for (int l = 0; l < cnt; l++) {
+        lanes[l].gm = L[l].gm;
+        lanes[l].rw = L[l].rw;
+    }
+}
+
+/* Noise for one axis over n samples, in place on y (stride 3), one effect
+ * at a time over chunks that stay in L1. Reads the shared fields of s,
+ * writes only axis a's. */
 static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
                        const double *t, size_t n, double *y)
 {
@@ -618,15 +678,34 @@ void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_tri
                 start_axis(m[i], s[i], a, seed, sensor_id);
         fused[i] = block_uniform(m[i], s[i], t, n);
     }
-    /* One task per (instrument, axis), so that e.g. a gyro and an
-     * accelerometer split evenly over 2 threads. */
-#pragma omp parallel for schedule(static) if (n * (size_t)count >= 4096)
-    for (int task = 0; task < 3 * count; task++) {
-        const int i = task / 3, a = task % 3;
-        if (fused[i] && fused_ok(m[i], a))
-            noise_axis_fused(m[i], s[i], a, seed, sensor_id, n, y[i]);
-        else
-            noise_axis(m[i], s[i], a, seed, sensor_id, t, n, y[i]);
+    /* One task per (instrument, axis), split into equal contiguous ranges
+     * over the threads (e.g. a gyro and an accelerometer: 3 and 3 on 2
+     * threads); a thread runs consecutive fused tasks FLANES at a time. */
+#pragma omp parallel if (n * (size_t)count >= 4096)
+    {
+        const int nt = 3 * count, nth = omp_get_num_threads(), me = omp_get_thread_num();
+        const int lo = nt * me / nth, hi = nt * (me + 1) / nth;
+        fused_lane lanes[FLANES];
+        int owner[FLANES], cnt = 0;
+        for (int task = lo; task <= hi; task++) {
+            const int i = task / 3, a = task % 3;
+            const int fuse = task < hi && fused[i] && fused_ok(m[i], a);
+            if (cnt && (!fuse || cnt == FLANES || task == hi)) {
+                noise_fused(lanes, cnt, n);
+                for (int l = 0; l < cnt; l++) {
+                    s[owner[l] / 3]->gm[owner[l] % 3] = lanes[l].gm;
+                    s[owner[l] / 3]->rw[owner[l] % 3] = lanes[l].rw;
+                }
+                cnt = 0;
+            }
+            if (task == hi)
+                break;
+            if (fuse) {
+                fused_lane_init(&lanes[cnt], m[i], s[i], a, seed, sensor_id, y[i]);
+                owner[cnt++] = task;
+            } else
+                noise_axis(m[i], s[i], a, seed, sensor_id, t, n, y[i]);
+        }
     }
     for (int i = 0; i < count; i++) {
         if (isnan(s[i]->t0))
