@@ -61,13 +61,13 @@ double sensim_rng_uniform(const sensim_rng *r, uint64_t index)
     return u01(sensim_rng_u32(r, index));
 }
 
-/* The slow path of the ziggurat: u failed the rectangle test. Later
- * candidates come from (index, attempt) counters private to this index.
- * w1, when not NULL, holds the words of attempt 1 already drawn (the fill
- * kernels draw them for several indices at once). */
-static double normal_slow(const sensim_rng *r, uint64_t index, uint32_t u, const uint32_t *w1)
+/* The slow path of the ziggurat from attempt a0 on, with candidate u:
+ * later candidates come from (index, attempt) counters private to this
+ * index. w1, when not NULL, holds the words of attempt 1 already drawn (the
+ * fill kernels draw them for several indices at once). */
+static double normal_slow_from(const sensim_rng *r, uint64_t index, uint32_t u, const uint32_t *w1, uint32_t a0)
 {
-    for (uint32_t a = ATTEMPT_NORMAL; a < ATTEMPT_POISSON; a++) {
+    for (uint32_t a = a0; a < ATTEMPT_POISSON; a++) {
         unsigned i = u >> 25;
         double sign = (u >> 24 & 1u) ? -1.0 : 1.0;
         double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
@@ -95,6 +95,11 @@ static double normal_slow(const sensim_rng *r, uint64_t index, uint32_t u, const
         u = v[0];
     }
     return 0.0; /* 63 rejections in a row: probability below 1e-120 */
+}
+
+static double normal_slow(const sensim_rng *r, uint64_t index, uint32_t u, const uint32_t *w1)
+{
+    return normal_slow_from(r, index, u, w1, ATTEMPT_NORMAL);
 }
 
 static inline double normal_lane(const sensim_rng *r, uint64_t index, uint32_t u)
@@ -224,46 +229,42 @@ __attribute__((target("avx512f"))) static inline void philox16(const sensim_rng 
     }
 }
 
-/* Attempt-1 words of the normal sampler for up to 8 indices at once (few
- * lanes fail the rectangle test: 8 lanes of AVX2 cost half of 16 of
- * AVX-512 on CPUs that split 512-bit operations). */
-__attribute__((target("avx2"))) static void attempt1_avx2(const sensim_rng *r, const uint64_t *idx, int n,
-                                                           uint32_t w[][4])
+/* Philox4x32-10 of arbitrary per-lane counters and keys, 16 lanes as two
+ * interleaved 8-lane AVX2 chains (the draws of the first retries of lanes
+ * that failed the rectangle test: few, from any stream). */
+__attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[6][16], uint32_t out[4][16])
 {
-    uint32_t lo[8] = {0}, hi[8] = {0};
-    for (int l = 0; l < n; l++) {
-        lo[l] = (uint32_t)idx[l];
-        hi[l] = (uint32_t)(idx[l] >> 32);
+    __m256i x[2][4], k[2][2];
+    for (int h = 0; h < 2; h++) {
+        for (int w = 0; w < 4; w++)
+            x[h][w] = _mm256_loadu_si256((const __m256i *)(in[w] + 8 * h));
+        k[h][0] = _mm256_loadu_si256((const __m256i *)(in[4] + 8 * h));
+        k[h][1] = _mm256_loadu_si256((const __m256i *)(in[5] + 8 * h));
     }
-    __m256i x0 = _mm256_loadu_si256((const __m256i *)lo), x1 = _mm256_loadu_si256((const __m256i *)hi);
-    __m256i x2 = _mm256_set1_epi32((int)r->stream);
-    __m256i x3 = _mm256_set1_epi32((int)(r->sensor | ATTEMPT_NORMAL << 24));
     const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
-    uint32_t k0 = r->key[0], k1 = r->key[1];
+    const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
     for (int round = 0; round < 10; round++) {
-        if (round) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
+        for (int h = 0; h < 2; h++) {
+            if (round) {
+                k[h][0] = _mm256_add_epi32(k[h][0], w0);
+                k[h][1] = _mm256_add_epi32(k[h][1], w1);
+            }
+            __m256i *v = x[h];
+            __m256i e0 = _mm256_mul_epu32(v[0], m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(v[0], 32), m0);
+            __m256i e1 = _mm256_mul_epu32(v[2], m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(v[2], 32), m1);
+            __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+            __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+            __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+            __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+            v[0] = _mm256_xor_si256(_mm256_xor_si256(h1, v[1]), k[h][0]);
+            v[2] = _mm256_xor_si256(_mm256_xor_si256(h0, v[3]), k[h][1]);
+            v[1] = l1;
+            v[3] = l0;
         }
-        __m256i e0 = _mm256_mul_epu32(x0, m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(x0, 32), m0);
-        __m256i e1 = _mm256_mul_epu32(x2, m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(x2, 32), m1);
-        __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-        __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
-        __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-        __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
-        x0 = _mm256_xor_si256(_mm256_xor_si256(h1, x1), _mm256_set1_epi32((int)k0));
-        x2 = _mm256_xor_si256(_mm256_xor_si256(h0, x3), _mm256_set1_epi32((int)k1));
-        x1 = l1;
-        x3 = l0;
     }
-    uint32_t o[4][8];
-    _mm256_storeu_si256((__m256i *)o[0], x0);
-    _mm256_storeu_si256((__m256i *)o[1], x1);
-    _mm256_storeu_si256((__m256i *)o[2], x2);
-    _mm256_storeu_si256((__m256i *)o[3], x3);
-    for (int l = 0; l < n; l++)
-        for (int k = 0; k < 4; k++)
-            w[l][k] = o[k][l];
+    for (int h = 0; h < 2; h++)
+        for (int w = 0; w < 4; w++)
+            _mm256_storeu_si256((__m256i *)(out[w] + 8 * h), x[h][w]);
 }
 
 /* Philox4x32-10 on 16 blocks in the 16 lanes of four registers (one per
@@ -318,14 +319,17 @@ __attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sen
 
 typedef struct normal_kernels {
     uint64_t (*group)(const sensim_rng *, uint64_t, uint32_t *, double *);
-    void (*attempt1)(const sensim_rng *, const uint64_t *, int, uint32_t (*)[4]);
+    void (*philox_any16)(const uint32_t in[6][16], uint32_t out[4][16]);
 } normal_kernels;
 
-static void attempt1_base(const sensim_rng *r, const uint64_t *idx, int n, uint32_t w[][4])
+static void philox_any16_base(const uint32_t in[6][16], uint32_t out[4][16])
 {
-    for (int l = 0; l < n; l++) {
-        philox4x32_ctr_t c = draw(r, idx[l], ATTEMPT_NORMAL);
-        memcpy(w[l], c.v, sizeof w[l]);
+    for (int l = 0; l < 16; l++) {
+        philox4x32_ctr_t c = {{in[0][l], in[1][l], in[2][l], in[3][l]}};
+        philox4x32_key_t k = {{in[4][l], in[5][l]}};
+        philox4x32_ctr_t v = philox4x32(c, k);
+        for (int w = 0; w < 4; w++)
+            out[w][l] = v.v[w];
     }
 }
 
@@ -337,16 +341,16 @@ static int pick_kernels(sensim_rng_impl impl, normal_kernels *k)
                : __builtin_cpu_supports("avx2") ? SENSIM_RNG_IMPL_AVX2
                                                  : SENSIM_RNG_IMPL_SCALAR;
     if (impl == SENSIM_RNG_IMPL_AVX512 && __builtin_cpu_supports("avx512f")) {
-        *k = (normal_kernels){normal_group_avx512, attempt1_avx2};
+        *k = (normal_kernels){normal_group_avx512, philox_any16_avx2};
         return 1;
     }
     if (impl == SENSIM_RNG_IMPL_AVX2 && __builtin_cpu_supports("avx2")) {
-        *k = (normal_kernels){normal_group_avx2, attempt1_avx2};
+        *k = (normal_kernels){normal_group_avx2, philox_any16_avx2};
         return 1;
     }
 #endif
     if (impl == SENSIM_RNG_IMPL_AUTO || impl == SENSIM_RNG_IMPL_SCALAR) {
-        *k = (normal_kernels){normal_group_base, attempt1_base};
+        *k = (normal_kernels){normal_group_base, philox_any16_base};
         return 1;
     }
     return 0;
@@ -358,51 +362,60 @@ int sensim_rng_impl_available(sensim_rng_impl impl)
     return pick_kernels(impl, &k);
 }
 
-/* Lanes that failed the rectangle test wait here until PENDING are, so
- * that their first retry's Philox blocks are drawn together. */
-#define PENDING 8
+/* Lanes that failed the rectangle test wait here, from any stream, until
+ * 16 are, so that their first retries' Philox blocks are drawn together
+ * and their wedge tests run without a branch per lane. */
+#define PENDING 16
 typedef struct pending {
     int n;
+    const sensim_rng *r[PENDING];
     uint64_t idx[PENDING];
     uint32_t u[PENDING];
     double *out[PENDING];
 } pending;
 
-static void pending_flush(const normal_kernels *k, const sensim_rng *r, pending *p)
+static void pending_flush(const normal_kernels *k, pending *p)
 {
     if (!p->n)
         return;
-    uint32_t w[PENDING][4];
-    k->attempt1(r, p->idx, p->n, w);
-    for (int l = 0; l < p->n; l++)
-        *p->out[l] = normal_slow(r, p->idx[l], p->u[l], w[l]);
+    uint32_t in[6][16] = {{0}}, w[4][16];
+    for (int l = 0; l < p->n; l++) {
+        const sensim_rng *r = p->r[l];
+        in[0][l] = (uint32_t)p->idx[l];
+        in[1][l] = (uint32_t)(p->idx[l] >> 32);
+        in[2][l] = r->stream;
+        in[3][l] = r->sensor | ATTEMPT_NORMAL << 24;
+        in[4][l] = r->key[0];
+        in[5][l] = r->key[1];
+    }
+    k->philox_any16(in, w);
+    /* Attempt 1 of normal_slow_from for every lane (the rectangle test is
+     * known to fail); the tail layer and wedge rejections continue there. */
+    unsigned again = 0;
+    for (int l = 0; l < p->n; l++) {
+        uint32_t u = p->u[l];
+        unsigned i = u >> 25;
+        double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[i];
+        double y = zig_f[i] + u01(w[1][l]) * (zig_f[i + 1] - zig_f[i]);
+        int ok = i != 0 && y < exp(-0.5 * x * x);
+        *p->out[l] = (u >> 24 & 1u) ? -x : x;
+        again |= (unsigned)!ok << l;
+    }
+    for (; again; again &= again - 1) {
+        int l = __builtin_ctz(again);
+        if (p->u[l] >> 25 == 0) {
+            uint32_t w1[4] = {w[0][l], w[1][l], w[2][l], w[3][l]};
+            *p->out[l] = normal_slow_from(p->r[l], p->idx[l], p->u[l], w1, ATTEMPT_NORMAL);
+        } else
+            *p->out[l] = normal_slow_from(p->r[l], p->idx[l], w[0][l], NULL, ATTEMPT_NORMAL + 1);
+    }
     p->n = 0;
 }
 
-static void normal_fill_with(const normal_kernels *k, const sensim_rng *r, uint64_t first, size_t n, double *out)
+/* Scalar head or tail of a fill: indices first .. first + n - 1. */
+static void normal_fill_scalar(const sensim_rng *r, uint64_t first, size_t n, double *out)
 {
     size_t i = 0;
-    /* Head: up to the next multiple of GROUP, one block at a time. */
-    while (i < n && (first + i) % GROUP) {
-        uint64_t idx = first + i;
-        philox4x32_ctr_t v = draw(r, idx >> 2, 0);
-        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n && (first + i) % GROUP; lane++, i++)
-            out[i] = normal_lane(r, first + i, v.v[lane]);
-    }
-    uint32_t u[GROUP];
-    pending p;
-    p.n = 0;
-    for (; i + GROUP <= n; i += GROUP) {
-        for (uint64_t bad = k->group(r, (first + i) >> 2, u, out + i); bad; bad &= bad - 1) {
-            int j = __builtin_ctzll(bad);
-            if (p.n == PENDING)
-                pending_flush(k, r, &p);
-            p.idx[p.n] = first + i + (size_t)j;
-            p.u[p.n] = u[j];
-            p.out[p.n++] = out + i + j;
-        }
-    }
-    pending_flush(k, r, &p);
     while (i < n) {
         uint64_t idx = first + i;
         philox4x32_ctr_t v = draw(r, idx >> 2, 0);
@@ -411,11 +424,45 @@ static void normal_fill_with(const normal_kernels *k, const sensim_rng *r, uint6
     }
 }
 
-void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
+static void normal_fill_with(const normal_kernels *k, pending *p, const sensim_rng *r, uint64_t first, size_t n,
+                             double *out)
+{
+    /* Head: up to the next multiple of GROUP. */
+    size_t head = (size_t)((GROUP - first % GROUP) % GROUP);
+    if (head > n)
+        head = n;
+    normal_fill_scalar(r, first, head, out);
+    size_t i = head;
+    uint32_t u[GROUP];
+    for (; i + GROUP <= n; i += GROUP) {
+        for (uint64_t bad = k->group(r, (first + i) >> 2, u, out + i); bad; bad &= bad - 1) {
+            int j = __builtin_ctzll(bad);
+            if (p->n == PENDING)
+                pending_flush(k, p);
+            p->r[p->n] = r;
+            p->idx[p->n] = first + i + (size_t)j;
+            p->u[p->n] = u[j];
+            p->out[p->n++] = out + i + j;
+        }
+    }
+    normal_fill_scalar(r, first + i, n - i, out + i);
+}
+
+void sensim_rng_normal_fill_many(int count, const sensim_rng *const r[], const uint64_t first[], size_t n,
+                                 double *const out[])
 {
     normal_kernels k;
     pick_kernels(SENSIM_RNG_IMPL_AUTO, &k);
-    normal_fill_with(&k, r, first, n, out);
+    pending p;
+    p.n = 0;
+    for (int s = 0; s < count; s++)
+        normal_fill_with(&k, &p, r[s], first[s], n, out[s]);
+    pending_flush(&k, &p);
+}
+
+void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out)
+{
+    sensim_rng_normal_fill_many(1, &r, &first, n, &out);
 }
 
 sensim_status sensim_rng_normal_fill_impl(const sensim_rng *r, uint64_t first, size_t n, double *out,
@@ -425,7 +472,10 @@ sensim_status sensim_rng_normal_fill_impl(const sensim_rng *r, uint64_t first, s
     if (!pick_kernels(impl, &k))
         return sensim_error(SENSIM_EUNSUPPORTED, "rng: normal_fill implementation %d is not available on this CPU",
                             (int)impl);
-    normal_fill_with(&k, r, first, n, out);
+    pending p;
+    p.n = 0;
+    normal_fill_with(&k, &p, r, first, n, out);
+    pending_flush(&k, &p);
     return SENSIM_OK;
 }
 

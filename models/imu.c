@@ -439,17 +439,23 @@ static void noise_fused(fused_lane *lanes, int cnt, size_t n)
     }
     for (size_t c0 = 0; c0 < n; c0 += FCHUNK) {
         const size_t cn = n - c0 < FCHUNK ? n - c0 : FCHUNK;
-        double *y[FLANES];
+        double *y[FLANES], *outs[3 * FLANES];
+        const sensim_rng *rs[3 * FLANES];
+        uint64_t firsts[3 * FLANES];
+        int ns = 0;
         for (int l = 0; l < FLANES; l++) {
             const uint64_t k0 = L[l].k + c0;
-            if (L[l].has_w)
-                sensim_rng_normal_fill(&L[l].r_w, k0, cn, nb[l][0]);
-            if (L[l].has_g)
-                sensim_rng_normal_fill(&L[l].r_g, k0, cn, nb[l][1]);
-            if (L[l].has_r)
-                sensim_rng_normal_fill(&L[l].r_r, k0, cn, nb[l][2]);
+            const int has[3] = {L[l].has_w, L[l].has_g, L[l].has_r};
+            const sensim_rng *r[3] = {&L[l].r_w, &L[l].r_g, &L[l].r_r};
+            for (int e = 0; e < 3; e++)
+                if (has[e]) {
+                    rs[ns] = r[e];
+                    firsts[ns] = k0;
+                    outs[ns++] = nb[l][e];
+                }
             y[l] = l < cnt ? L[l].y + 3 * c0 : scratch;
         }
+        sensim_rng_normal_fill_many(ns, rs, firsts, cn, outs);
         size_t j = 0;
         /* The first sample of a run has no step: the states only add. */
         for (int l = 0; l < FLANES; l++)

@@ -49,6 +49,11 @@ double sensim_rng_uniform(const sensim_rng *r, uint64_t index);
 double sensim_rng_normal(const sensim_rng *r, uint64_t index);
 /* out[i] = sensim_rng_normal(r, first + i) for i < n, computed block-wise. */
 void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out);
+/* out[s][i] = sensim_rng_normal(r[s], first[s] + i) for s < count, i < n:
+ * several streams in one call, so that the rare slow-path lanes of all of
+ * them are finished together (faster than count separate fills). */
+void sensim_rng_normal_fill_many(int count, const sensim_rng *const r[], const uint64_t first[], size_t n,
+                                 double *const out[]);
 /* The kernels behind sensim_rng_normal_fill: portable C (SCALAR), AVX2, and
  * a fused Philox + ziggurat AVX-512 pass; AUTO picks the best this CPU has.
  * All give bit-identical values; this entry exists so that tests and
