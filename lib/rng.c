@@ -213,17 +213,19 @@ __attribute__((target("avx512f"))) static inline void philox16(const sensim_rng 
                                                               __m512i *x2, __m512i *x3)
 {
     const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-    uint32_t k0 = r->key[0], k1 = r->key[1];
+    const __m512i w0 = _mm512_set1_epi32((int)0x9E3779B9u), w1 = _mm512_set1_epi32((int)0xBB67AE85u);
+    __m512i k0 = _mm512_set1_epi32((int)r->key[0]), k1 = _mm512_set1_epi32((int)r->key[1]);
+#pragma GCC unroll 10
     for (int round = 0; round < 10; round++) {
         if (round) {
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
+            k0 = _mm512_add_epi32(k0, w0);
+            k1 = _mm512_add_epi32(k1, w1);
         }
         __m512i h0, l0, h1, l1;
         mulhilo16(*x0, m0, &h0, &l0);
         mulhilo16(*x2, m1, &h1, &l1);
-        *x0 = _mm512_ternarylogic_epi32(h1, *x1, _mm512_set1_epi32((int)k0), 0x96);
-        *x2 = _mm512_ternarylogic_epi32(h0, *x3, _mm512_set1_epi32((int)k1), 0x96);
+        *x0 = _mm512_ternarylogic_epi32(h1, *x1, k0, 0x96);
+        *x2 = _mm512_ternarylogic_epi32(h0, *x3, k1, 0x96);
         *x1 = l1;
         *x3 = l0;
     }
@@ -299,6 +301,7 @@ __attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sen
     const __m512i z4 = _mm512_loadu_si512(zig_k + 64), z5 = _mm512_loadu_si512(zig_k + 80);
     const __m512i z6 = _mm512_loadu_si512(zig_k + 96), z7 = _mm512_loadu_si512(zig_k + 112);
     uint64_t bad = 0;
+#pragma GCC unroll 4
     for (int j = 0; j < 4; j++) {
         _mm512_storeu_si512(u + 16 * j, v[j]);
         __m512i m = _mm512_and_si512(v[j], mant), i = _mm512_srli_epi32(v[j], 25);
