@@ -117,13 +117,13 @@ double sensim_rng_normal(const sensim_rng *r, uint64_t index)
 }
 
 /* Philox4x32-10 for LANES consecutive blocks at once, written over arrays
- * so that the compiler vectorizes the 32x32->64 multiplies (vpmuludq); the
- * same rounds and constants as Random123's philox4x32 (the known-answer test
- * in tests/test_rng.c pins them). out[4 * l + w] is word w of block b0 + l.
- * It is compiled twice, for baseline x86-64 (or any other target) and for
- * AVX2; the AVX-512 kernel below fuses it with the ziggurat. All three give
- * the same bits: integer Philox is exact, and the ziggurat's
- * ((m + 0.5) 2^-24) zig_x[i] is one rounded product on any of them. */
+ * so that the compiler vectorizes the 32x32->64 multiplies where it can;
+ * the same rounds and constants as Random123's philox4x32 (the known-answer
+ * test in tests/test_rng.c pins them). out[4 * l + w] is word w of block
+ * b0 + l. This portable kernel is the reference: the AVX2 and AVX-512 ones
+ * below give the same bits, since integer Philox is exact and the
+ * ziggurat's ((m + 0.5) 2^-24) zig_x[i] is one rounded product anywhere
+ * (tests/test_rng.c calls each one and compares). */
 #define LANES 16
 #define GROUP (4 * LANES)
 
@@ -185,7 +185,85 @@ GENERIC_KERNELS(base, )
 #define SENSIM_X86_KERNELS 1
 #include <immintrin.h>
 
-GENERIC_KERNELS(avx2, __attribute__((target("avx2"))))
+
+/* AVX2: Philox4x32-10 on two sets of 8 blocks (two independent chains),
+ * transposed to index order, then the ziggurat's rectangle test as
+ * m < zig_k[i] with gathers. */
+__attribute__((target("avx2"))) static inline void philox8x2_round(__m256i x[2][4], __m256i k0, __m256i k1)
+{
+    const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
+    for (int h = 0; h < 2; h++) {
+        __m256i *v = x[h];
+        __m256i e0 = _mm256_mul_epu32(v[0], m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(v[0], 32), m0);
+        __m256i e1 = _mm256_mul_epu32(v[2], m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(v[2], 32), m1);
+        __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+        __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+        __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+        __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+        v[0] = _mm256_xor_si256(_mm256_xor_si256(h1, v[1]), k0);
+        v[2] = _mm256_xor_si256(_mm256_xor_si256(h0, v[3]), k1);
+        v[1] = l1;
+        v[3] = l0;
+    }
+}
+
+/* Normals for 4 lanes: m (mantissa), i (layer), w (the words, for the sign). */
+__attribute__((target("avx2"))) static inline void zig4(__m128i m, __m128i i, __m128i w, double *out)
+{
+    __m256d xi = _mm256_i32gather_pd(zig_x, i, 8);
+    __m256d x = _mm256_mul_pd(
+        _mm256_mul_pd(_mm256_add_pd(_mm256_cvtepi32_pd(m), _mm256_set1_pd(0.5)), _mm256_set1_pd(0x1p-24)), xi);
+    __m256i sg = _mm256_slli_epi64(_mm256_cvtepu32_epi64(_mm_and_si128(w, _mm_set1_epi32(1 << 24))), 39);
+    _mm256_storeu_pd(out, _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sg)));
+}
+
+__attribute__((target("avx2"))) static uint64_t normal_group_avx2(const sensim_rng *r, uint64_t b0, uint32_t u[GROUP],
+                                                                   double *out)
+{
+    __m256i x[2][4];
+    for (int h = 0; h < 2; h++) {
+        const uint64_t b = b0 + 8 * (uint64_t)h;
+        const __m256i lo0 = _mm256_set1_epi32((int)(uint32_t)b);
+        x[h][0] = _mm256_add_epi32(lo0, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        /* Carry into the high word where the low word wrapped (unsigned x0 < lo0). */
+        const __m256i bias = _mm256_set1_epi32((int)0x80000000u);
+        __m256i wrapped = _mm256_cmpgt_epi32(_mm256_xor_si256(lo0, bias), _mm256_xor_si256(x[h][0], bias));
+        x[h][1] = _mm256_sub_epi32(_mm256_set1_epi32((int)(uint32_t)(b >> 32)), wrapped);
+        x[h][2] = _mm256_set1_epi32((int)r->stream);
+        x[h][3] = _mm256_set1_epi32((int)r->sensor);
+    }
+    const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
+    __m256i k0 = _mm256_set1_epi32((int)r->key[0]), k1 = _mm256_set1_epi32((int)r->key[1]);
+#pragma GCC unroll 10
+    for (int round = 0; round < 10; round++) {
+        if (round) {
+            k0 = _mm256_add_epi32(k0, w0);
+            k1 = _mm256_add_epi32(k1, w1);
+        }
+        philox8x2_round(x, k0, k1);
+    }
+    const __m256i mant = _mm256_set1_epi32(0xFFFFFF);
+    uint64_t bad = 0;
+    for (int h = 0; h < 2; h++) {
+        __m256i t0 = _mm256_unpacklo_epi32(x[h][0], x[h][1]), t1 = _mm256_unpackhi_epi32(x[h][0], x[h][1]);
+        __m256i t2 = _mm256_unpacklo_epi32(x[h][2], x[h][3]), t3 = _mm256_unpackhi_epi32(x[h][2], x[h][3]);
+        __m256i a0 = _mm256_unpacklo_epi64(t0, t2), a1 = _mm256_unpackhi_epi64(t0, t2);
+        __m256i a2 = _mm256_unpacklo_epi64(t1, t3), a3 = _mm256_unpackhi_epi64(t1, t3);
+        __m256i v[4] = {_mm256_permute2x128_si256(a0, a1, 0x20), _mm256_permute2x128_si256(a2, a3, 0x20),
+                        _mm256_permute2x128_si256(a0, a1, 0x31), _mm256_permute2x128_si256(a2, a3, 0x31)};
+        for (int j = 0; j < 4; j++) {
+            const int o = 32 * h + 8 * j;
+            _mm256_storeu_si256((__m256i *)(u + o), v[j]);
+            __m256i m = _mm256_and_si256(v[j], mant), i = _mm256_srli_epi32(v[j], 25);
+            __m256i ok = _mm256_cmpgt_epi32(_mm256_i32gather_epi32((const int *)zig_k, i, 4), m);
+            zig4(_mm256_castsi256_si128(m), _mm256_castsi256_si128(i), _mm256_castsi256_si128(v[j]), out + o);
+            zig4(_mm256_extracti128_si256(m, 1), _mm256_extracti128_si256(i, 1), _mm256_extracti128_si256(v[j], 1),
+                 out + o + 4);
+            bad |= (uint64_t)(~(unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(ok)) & 0xFFu) << o;
+        }
+    }
+    return bad;
+}
 
 /* 32x32 -> 64-bit products of the 16 lanes of v by c: high and low words. */
 __attribute__((target("avx512f"))) static inline void mulhilo16(__m512i v, __m512i c, __m512i *hi, __m512i *lo)
