@@ -682,7 +682,14 @@ void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_tri
         if (s[i]->k == 0)
             for (int a = 0; a < 3; a++)
                 start_axis(m[i], s[i], a, seed, sensor_id);
-        fused[i] = block_uniform(m[i], s[i], t, n);
+        fused[i] = -1;
+        /* Instruments at one rate at the same point of the run share the answer. */
+        for (int j = 0; j < i && fused[i] < 0; j++)
+            if (m[j]->dt_nom == m[i]->dt_nom && s[j]->k == s[i]->k &&
+                (s[j]->t_prev == s[i]->t_prev || (isnan(s[j]->t_prev) && isnan(s[i]->t_prev))))
+                fused[i] = fused[j];
+        if (fused[i] < 0)
+            fused[i] = block_uniform(m[i], s[i], t, n);
     }
     /* One task per (instrument, axis), split into equal contiguous ranges
      * over the threads (e.g. a gyro and an accelerometer: 3 and 3 on 2
