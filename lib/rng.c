@@ -323,7 +323,9 @@ __attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[
     }
     const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
     const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
+#pragma GCC unroll 10
     for (int round = 0; round < 10; round++) {
+#pragma GCC unroll 2
         for (int h = 0; h < 2; h++) {
             if (round) {
                 k[h][0] = _mm256_add_epi32(k[h][0], w0);

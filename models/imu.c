@@ -674,9 +674,13 @@ void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_tri
 {
     if (n == 0 || count <= 0)
         return;
+    if (count > SENSIM_TRIAX_SET_MAX) {
+        for (int i = 0; i < count; i += SENSIM_TRIAX_SET_MAX)
+            sensim_triax_apply_set(count - i < SENSIM_TRIAX_SET_MAX ? count - i : SENSIM_TRIAX_SET_MAX, m + i, s + i,
+                                   seed, sensor_id, t, u + i, f ? f + i : NULL, n, y + i);
+        return;
+    }
     int fused[SENSIM_TRIAX_SET_MAX];
-    if (count > SENSIM_TRIAX_SET_MAX)
-        count = SENSIM_TRIAX_SET_MAX;
     for (int i = 0; i < count; i++) {
         mix(m[i], u[i], f ? f[i] : NULL, n, y[i]);
         if (s[i]->k == 0)

@@ -129,8 +129,8 @@ void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t s
  * the sample times t[n] (gyro, accelerometer, magnetometer): m[i], s[i],
  * u[i], y[i] as above, f NULL or f[i] NULL for none. The 3 * count
  * (instrument, axis) tasks run in one parallel loop, so that threads share
- * the work evenly. Results equal count calls of sensim_triax_apply bit for
- * bit. */
+ * the work evenly (a larger count is taken SENSIM_TRIAX_SET_MAX at a time).
+ * Results equal count calls of sensim_triax_apply bit for bit. */
 #define SENSIM_TRIAX_SET_MAX 3
 void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
                             uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
