@@ -34,7 +34,7 @@ static const cli_command commands[] = {
     VERB(import, "ground truth from CSV into a log")
     VERB(export, "ground truth from a log to CSV")
     VERB(allan, "Allan-family deviations with confidence intervals; table, CSV, JSON, SVG plot")
-    VERB(fit, "fit noise-model parameters from stationary logs (imu, camera, lidar)")
+    VERB(fit, "fit noise-model parameters from stationary logs (imu, camera, lidar, gnss)")
     VERB(datasheet, "datasheet figures to model parameters")
     VERB(render, "lidar scans and camera frames of a scene along a trajectory")
     VERB(judge, "run the velocity estimator (EKF judge) on a log")
