@@ -4,13 +4,15 @@
  *    random walk on all 6 axes (one sensim_triax_apply_set call per block, as
  *    `sensim inject` does), in axis-samples per second at 1 and 2 threads
  *    (objects created outside the timed loop); before it, the rate of
- *    sensim_rng_normal_fill alone.
+ *    sensim_rng_normal_fill alone with each kernel the CPU has.
  * 2. End to end: `sensim inject` on a one-hour 1 kHz ground-truth log
  *    (HDF5 in and out), wall time and peak memory, and the same for a
  *    ten-minute log to show memory does not grow with log length.
  *
  * Wall-clock rates are printed with rates per CPU-second next to them: on a
- * loaded shared machine the latter stay close to what an idle one gives.
+ * loaded shared machine the latter stay close to what an idle one gives
+ * (at 2 threads run with OMP_WAIT_POLICY=passive there, or libgomp's
+ * spin-waiting while the other thread is descheduled counts as CPU time).
  *
  * usage: bench_inject [SAMPLES_PER_AXIS [LOG_SECONDS]]   (defaults 4194304, 3600) */
 #include <omp.h>
@@ -40,19 +42,26 @@ static double cpu_now(void)
 }
 
 /* Normals per second from sensim_rng_normal_fill in L1-sized chunks (wall
- * and per CPU-second, the latter being what a loaded machine still shows). */
+ * and per CPU-second, the latter being what a loaded machine still shows),
+ * for each kernel this CPU has (all give the same bits). */
 static void normal_rate(size_t n)
 {
+    static const char *names[] = {"auto", "portable", "AVX2", "AVX-512"};
     sensim_rng r = sensim_rng_make(1, 1, 1);
     double buf[1024];
     volatile double sink = 0;
-    double t0 = now(), c0 = cpu_now();
-    for (size_t k = 0; k < n; k += 1024) {
-        sensim_rng_normal_fill(&r, k, 1024, buf);
-        sink += buf[k % 1024];
+    for (int impl = SENSIM_RNG_IMPL_AUTO; impl <= SENSIM_RNG_IMPL_AVX512; impl++) {
+        if (!sensim_rng_impl_available((sensim_rng_impl)impl))
+            continue;
+        double t0 = now(), c0 = cpu_now();
+        for (size_t k = 0; k < n; k += 1024) {
+            sensim_rng_normal_fill_impl(&r, k, 1024, buf, (sensim_rng_impl)impl);
+            sink += buf[k % 1024];
+        }
+        double dt = now() - t0, dc = cpu_now() - c0;
+        printf("  normals, %-8s kernel: %8.1f M/s wall, %8.1f M per CPU-second\n", names[impl], n / dt / 1e6,
+               n / dc / 1e6);
     }
-    double dt = now() - t0, dc = cpu_now() - c0;
-    printf("  normals (normal_fill): %8.1f M/s wall, %8.1f M per CPU-second\n", n / dt / 1e6, n / dc / 1e6);
 }
 
 /* Returns axis-samples per wall second; *per_cpu gets them per CPU-second
