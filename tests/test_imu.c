@@ -500,6 +500,48 @@ START_TEST(lever_arm_specific_force)
 }
 END_TEST
 
+/* The noise does not depend on the absolute start time: a run stamped from
+ * t = 20000 s at 1 kHz (where stamps k/rate round to steps that differ from
+ * 1/rate by ~1e-12 s, a relative 1e-9) gives the same bits as one stamped
+ * from 0, in one block and in blocks of 333. */
+START_TEST(noise_independent_of_start_time)
+{
+    const size_t n = 5000;
+    const double rate = 1000;
+    sensim_triax_params p = sensim_triax_default_params();
+    for (int a = 0; a < 3; a++) {
+        p.noise_density[a] = 1e-3;
+        p.gm_sigma[a] = 0.01;
+        p.gm_tau[a] = 50;
+        p.random_walk[a] = 1e-4;
+    }
+    sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rate, "test");
+    ck_assert_msg(m != NULL, "%s", sensim_last_error());
+    double *t = malloc(n * sizeof *t), *y0 = calloc(3 * n, sizeof *y0), *y1 = calloc(3 * n, sizeof *y1);
+    for (int run = 0; run < 3; run++) {
+        double *y = run ? y1 : y0;
+        const double start = run ? 20000.0 : 0.0;
+        const size_t block = run == 2 ? 333 : n;
+        for (size_t k = 0; k < n; k++)
+            t[k] = start + (double)k / rate;
+        memset(y, 0, 3 * n * sizeof *y);
+        sensim_triax_state s;
+        sensim_triax_reset(m, &s);
+        for (size_t k0 = 0; k0 < n; k0 += block) {
+            size_t c = n - k0 < block ? n - k0 : block;
+            sensim_triax_apply(m, &s, 9, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+        }
+        if (run)
+            ck_assert_msg(memcmp(y0, y1, 3 * n * sizeof *y0) == 0, "run %d differs from the run stamped from 0",
+                          run);
+    }
+    free(t);
+    free(y0);
+    free(y1);
+    sensim_triax_destroy(m);
+}
+END_TEST
+
 Suite *suite_imu(void)
 {
     Suite *s = suite_create("imu");
@@ -517,6 +559,7 @@ Suite *suite_imu(void)
     tcase_add_test(tc, apply_set_matches_apply);
     tcase_add_test(tc, bad_parameters);
     tcase_add_test(tc, lever_arm_specific_force);
+    tcase_add_test(tc, noise_independent_of_start_time);
     suite_add_tcase(s, tc);
     return s;
 }
