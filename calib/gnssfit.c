@@ -657,31 +657,34 @@ enum { GMW_LAM_LO = -12, GMW_LAM_HI = 6 };
 static void gmw_kf(const gmw_data *d, double tau, double vg, double vw, double *S, double *LF, double *mu)
 {
     double P = vg, gx = 0, g1 = 0, sxx = 0, sx1 = 0, s11 = 0, lf = 0, phi = 0, q = 0;
-    if (d->uniform && d->n > 1) {
-        double dt = d->t[1] - d->t[0];
-        phi = exp(-dt / tau);
-        q = -expm1(-2 * dt / tau);
-    }
+    /* The filter's variance reaches its fixed point within a few epochs and
+     * most spacings repeat: log F is recomputed only when F moves by more
+     * than 1e-13 of itself, phi and q when dt moves by more than 1e-9 of
+     * itself (the rounding of time stamps of ~1000 s moves it by ~1e-12). */
+    double dtp = -1, Fp = -1, logF = 0;
     for (size_t k = 0; k < d->n; k++) {
         if (k) {
-            if (!d->uniform) {
-                double dt = d->t[k] - d->t[k - 1];
+            double dt = d->uniform ? d->t[1] - d->t[0] : d->t[k] - d->t[k - 1];
+            if (fabs(dt - dtp) > 1e-9 * dt) {
                 phi = exp(-dt / tau);
                 q = -expm1(-2 * dt / tau);
+                dtp = dt;
             }
             gx *= phi;
             g1 *= phi;
             P = phi * phi * P + vg * q;
         }
-        double F = P + vw, ex = d->x[k] - gx, e1 = 1 - g1;
-        sxx += ex * ex / F;
-        sx1 += ex * e1 / F;
-        s11 += e1 * e1 / F;
-        lf += log(F);
-        double K = P / F;
+        double F = P + vw, iF = 1 / F, ex = d->x[k] - gx, e1 = 1 - g1;
+        sxx += ex * ex * iF;
+        sx1 += ex * e1 * iF;
+        s11 += e1 * e1 * iF;
+        if (fabs(F - Fp) > 1e-13 * F)
+            logF = log(F), Fp = F;
+        lf += logF;
+        double K = P * iF;
         gx += K * ex;
         g1 += K * e1;
-        P = P * vw / F; /* (1 - K) P, exact 0 when vw = 0 */
+        P = P * vw * iF; /* (1 - K) P, exact 0 when vw = 0 */
     }
     *mu = sx1 / s11;
     *S = fmax(sxx - sx1 * sx1 / s11, 0.0);
@@ -785,13 +788,13 @@ static double gmw_max_lam(const gmw_data *d, double u, double lam0, double *lb)
 }
 
 /* Where the profile over log tau (lam and the scale maximized) falls to
- * cut, going from (u0, lam0) in direction dir (+1 or -1): steps of 0.25
- * then bisection to 0.25 / 4096. Returns the range's end when it never falls. */
+ * cut, going from (u0, lam0) in direction dir (+1 or -1): steps of 0.5
+ * then bisection to 0.5 / 4096. Returns the range's end when it never falls. */
 static double gmw_tau_cross(const gmw_data *d, double u0, double lam0, double cut, int dir)
 {
     double a = u0, la = lam0, b = u0, lb = lam0, end = dir > 0 ? d->uhi : d->ulo;
     for (;;) {
-        b = a + dir * 0.25;
+        b = a + dir * 0.5;
         if (dir * (b - end) >= 0) {
             b = end;
             if (gmw_max_lam(d, b, la, &lb) >= cut)
@@ -907,7 +910,7 @@ sensim_status sensim_gnss_fit_gmw(const double *t, const double *x, size_t n, si
     d.uhi = log(20 * T);
 
     /* Coarse grid over (log tau, lam), then the simplex from its best. */
-    enum { NU = 24, NL = 10 };
+    enum { NU = 16, NL = 8 };
     double bu = 0, bl = 0, bL = -INFINITY;
     const double gu = (d.uhi - d.ulo) / (NU - 1), gl = (double)(4 - (-8)) / (NL - 1);
     for (int i = 0; i < NU; i++)

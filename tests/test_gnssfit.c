@@ -553,6 +553,75 @@ START_TEST(cli_fit_gnss_roundtrip)
 }
 END_TEST
 
+START_TEST(cli_fit_gnss_standalone)
+{
+    /* data/gnss-standalone.yaml (Gauss-Markov 2.12/2.12/4.24 m, tau 60 s,
+     * plus 0.3 m white, 10 m outliers at 0.1%) on a 900 s static log at its
+     * 5 Hz (15 correlation times), the preset's seed 3 and two more: auto
+     * picks gauss_markov_white, tau's interval holds 60 s on at least 7 of
+     * the 9 axes (nominal 95% each; P(6 or fewer) = 8e-4), sigma_white's
+     * holds 0.3 m, the outlier rate's holds 0.001, and the YAML goes back
+     * through inject with its keys. */
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *yaml = tu_path(dir, "fitted.yaml");
+    char *log = tu_path(dir, "sa.h5"), *back = tu_path(dir, "back.h5"), *rig = tu_src("data/gnss-standalone.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "900", "--rate", "5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    static const char *const seeds[] = {"3", "4", "5"};
+    static const char *const ax[] = {"\"east\"", "\"north\"", "\"up\""};
+    int ct = 0, cw = 0, cr = 0;
+    for (int s = 0; s < 3; s++) {
+        r = tu_run("inject", rig, gt, "-o", log, "-j", "1", "--seed", seeds[s], NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--json", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "\"model\": \"gauss_markov_white\""), "%s", r.out);
+        for (int a = 0; a < 3; a++) {
+            const char *w = strstr(strstr(r.out, ax[a]), "\"gauss_markov_white\"");
+            ck_assert_ptr_nonnull(w);
+            double lo = json_num(w, "\"tau\"", "\"lo\": "), hi = json_num(w, "\"tau\"", "\"hi\": ");
+            ct += lo <= 60 && 60 <= hi;
+            lo = json_num(w, "\"sigma_white\"", "\"lo\": ");
+            hi = json_num(w, "\"sigma_white\"", "\"hi\": ");
+            cw += lo <= 0.3 && 0.3 <= hi;
+        }
+        double lo = json_num(r.out, "\"outliers\"", "\"lo\": "), hi = json_num(r.out, "\"outliers\"", "\"hi\": ");
+        cr += lo <= 0.001 && 0.001 <= hi;
+        ck_assert(json_num(r.out, "\"outliers\"", "\"rejected\": ") >= 1);
+        tu_run_free(&r);
+    }
+    ck_assert_msg(ct >= 7 && cw >= 7 && cr >= 2, "covered: tau %d, sigma_white %d of 9; outlier rate %d of 3", ct, cw,
+                  cr);
+    check_yaml_loads(yaml, "- { model: gauss_markov, sigma: [");
+    check_yaml_loads(yaml, "- { model: gaussian, sigma: [");
+    check_yaml_loads(yaml, "outliers: { probability: ");
+    r = tu_run("inject", yaml, gt, "-o", back, "-j", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    /* --keep-outliers: none rejected, nothing written for them. */
+    r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--keep-outliers", "--model", "gauss_markov_white",
+               "--json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"outliers\": null"));
+    tu_run_free(&r);
+    char *text = tu_read_file(yaml, NULL);
+    ck_assert_ptr_null(strstr(text, "outliers:"));
+    free(text);
+    r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--outlier-threshold", "-1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--outlier-threshold '-1'"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(gt);
+    free(yaml);
+    free(log);
+    free(back);
+    free(rig);
+    free(dir);
+}
+END_TEST
+
 /* A GNSS group with n epochs of t, enu (optional) and hdop (optional). */
 static char *write_log(const char *dir, const char *name, size_t n, const double *t, const double *enu,
                        const double *hdop)
@@ -758,6 +827,7 @@ Suite *suite_gnssfit(void)
     TCase *tcc = tcase_create("cli");
     tcase_set_timeout(tcc, 120);
     tcase_add_test(tcc, cli_fit_gnss_roundtrip);
+    tcase_add_test(tcc, cli_fit_gnss_standalone);
     tcase_add_test(tcc, cli_fit_gnss_bad_input);
     tcase_add_test(tcc, cli_lla_only);
     suite_add_tcase(s, tcc);
