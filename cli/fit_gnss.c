@@ -1,5 +1,6 @@
 /* sensim fit gnss - GNSS noise parameters from a standstill log (Chrono
- * Ch:Gauss / Ch:RW, Gauss-Markov, AirSim HDOP low-pass), written as a rig
+ * Ch:Gauss / Ch:RW, Gauss-Markov, Gauss-Markov plus white noise, outliers,
+ * AirSim HDOP low-pass), written as a rig
  * YAML that `sensim inject` takes back. Estimators: sensim/gnssfit.h. */
 #include <getopt.h>
 #include <math.h>
@@ -29,12 +30,12 @@ const char cli_fit_gnss_usage[] =
     "autocorrelation (white or not), the white sigma (Chrono Ch:Gauss), a\n"
     "first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum likelihood and\n"
     "Gauss-Markov plus white noise (sigma_gm, tau, sigma_white) by the exact\n"
-    "Kalman-filter likelihood; pooled: Chrono's Ch:RW sigma from the standard deviation of the\n"
-    "second derivative of position (seed 004), corrected for Chrono's inner\n"
-    "model rate; the AirSim HDOP low-pass (initial, final, tau) by nonlinear\n"
-    "least squares. Every estimate comes with a confidence interval. The\n"
-    "YAML's covariance is the log's position_covariance rule (scaled or nmea of\n"
-    "the HDOP) when it follows one, else none.\n"
+    "Kalman-filter likelihood; pooled: Chrono's Ch:RW sigma from the standard\n"
+    "deviation of the second derivative of position (seed 004), corrected for\n"
+    "Chrono's inner model rate; the AirSim HDOP low-pass (initial, final, tau)\n"
+    "by nonlinear least squares. Every estimate comes with a confidence\n"
+    "interval. The YAML's covariance is the log's position_covariance rule\n"
+    "(scaled or nmea of the HDOP) when it follows one, else none.\n"
     "\n"
     "options:\n"
     "  -s, --sensor NAME        the GNSS group in the log (required)\n"
