@@ -39,7 +39,9 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n)
     size_t dims[SENSIM_LOG_MAX_RANK];
     if (sensim_log_shape(log, dset, &rank, dims))
         return NULL;
-    size_t cols = rank > 1 ? dims[1] : 1;
+    size_t cols = 1;
+    for (int r = 1; r < rank; r++)
+        cols *= dims[r];
     double *x = malloc(dims[0] * cols * sizeof *x);
     if (x && sensim_log_read_f64(log, dset, 0, dims[0], x)) {
         free(x);
@@ -47,4 +49,15 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n)
     }
     *n = dims[0];
     return x;
+}
+
+static int demo_step_no;
+
+void demo_heading(const char *fmt, ...)
+{
+    printf("\n%d. ", ++demo_step_no);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
 }

@@ -50,6 +50,26 @@ START_TEST(fill_matches_single_and_chunking)
 }
 END_TEST
 
+/* The vectorized group path of the fill (Philox lanes, the ziggurat test
+ * over 64 lanes, the rejection fix-up) against the scalar draw for every
+ * index, including counters that carry into the high word and a key,
+ * stream and sensor with high bits set. */
+START_TEST(fill_matches_scalar_every_index)
+{
+    sensim_rng r = sensim_rng_make(0xFEDCBA9876543210ull, 0xABCDEF, 0xDEADBEEF);
+    const uint64_t starts[] = {0, 64, ((uint64_t)1 << 34) - 640, ((uint64_t)1 << 40) + 3};
+    enum { M = 4096 };
+    double *a = malloc(M * sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    for (int s = 0; s < 4; s++) {
+        sensim_rng_normal_fill(&r, starts[s], M, a);
+        for (size_t i = 0; i < M; i++)
+            ck_assert_msg(a[i] == sensim_rng_normal(&r, starts[s] + i), "start %d index %zu", s, i);
+    }
+    free(a);
+}
+END_TEST
+
 START_TEST(streams_differ)
 {
     sensim_rng a = sensim_rng_make(1, 2, 3), b = sensim_rng_make(2, 2, 3);
@@ -133,6 +153,7 @@ Suite *suite_rng(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, normal_moments);
     tcase_add_test(tc, fill_matches_single_and_chunking);
+    tcase_add_test(tc, fill_matches_scalar_every_index);
     tcase_add_test(tc, streams_differ);
     tcase_add_test(tc, uniform_moments);
     tcase_add_test(tc, gamma_moments);
