@@ -583,8 +583,7 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
     }
     /* Residual from the median of up to two neighbours on each side, in
      * robust standard deviations, summed in quadrature over the axes (the
-     * model's outliers point in a uniformly random 3-D direction). A
-     * constant axis (scale 0) contributes only if it moves at all. */
+     * model's outliers point in a uniformly random 3-D direction). */
     size_t rej = 0;
     for (size_t k = 0; k < n; k++) {
         double s2 = 0;
@@ -595,10 +594,10 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
                 if (j != k)
                     v[m++] = enu[3 * j + a];
             double e = enu[3 * k + a] - median_small(v, m);
+            /* An axis without spread (constant, or constant velocity) has
+             * nothing to judge a jump against. */
             if (fit->scale[a] > 0)
                 s2 += (e / fit->scale[a]) * (e / fit->scale[a]);
-            else if (e != 0)
-                s2 = INFINITY;
         }
         int bad = s2 > threshold * threshold;
         if (outlier)

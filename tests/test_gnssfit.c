@@ -282,6 +282,12 @@ START_TEST(outliers_closed_form)
         ck_assert_int_eq(out[at[i]], 1);
     ck_assert_within(of.magnitude, 40, 3);
     ck_assert(covers(&of.rate, 6.0 / (double)n) && of.rate.lo > 0);
+    /* An axis moving at constant velocity (its ends are off the
+     * neighbours' median) flags nothing. */
+    for (size_t k = 0; k < n; k++)
+        enu[3 * k] = 0.5 * t[k], enu[3 * k + 1] = 0, enu[3 * k + 2] = 2.0;
+    ck_assert(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of) == SENSIM_OK);
+    ck_assert_uint_eq(of.rejected, 0);
     ck_assert_int_eq(sensim_gnss_find_outliers(t, enu, 4, 0, 0.95, out, &of), SENSIM_EDATA);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "too few"));
     enu[3 * 9 + 2] = NAN;
