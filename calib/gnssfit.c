@@ -573,12 +573,17 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
         qsort(d, n - 1, sizeof *d, cmp_double);
         fit->scale[a] = 1.4826 * d[(n - 1) / 2];
         /* Quantized positions (most differences 0) have a zero MAD: the
-         * mean absolute deviation (sqrt(pi/2) of it for a normal) instead. */
-        if (!(fit->scale[a] > 0)) {
+         * mean absolute deviation (sqrt(pi/2) of it for a normal) instead.
+         * A spread at rounding level (constant or constant-velocity axes)
+         * counts as none. */
+        const double tiny = 1e-9 * (fabs(med) + d[n - 2]);
+        if (!(fit->scale[a] > tiny)) {
             double s = 0;
             for (size_t k = 0; k + 1 < n; k++)
                 s += d[k];
             fit->scale[a] = sqrt(M_PI / 2) * s / (double)(n - 1);
+            if (!(fit->scale[a] > tiny))
+                fit->scale[a] = 0;
         }
     }
     /* Residual from the median of up to two neighbours on each side, in
