@@ -26,6 +26,8 @@ const char cmd_demo_usage[] =
     "  - a ground-truth circle and an ADIS16448 IMU injected onto it, its\n"
     "    measured noise beside the datasheet's values;\n"
     "  - the circle seen by each bundled GNSS model, with its horizontal error;\n"
+    "  - seed 004's GNSS experiment at a small size: five GNSS models ranked\n"
+    "    by VEPD against \"real\" logs from Ch:Gauss and then from Ch:RW;\n"
     "  - a camera frame through the EMVA 1288 chain (PNG) and the photon-\n"
     "    transfer fit of a simulated flat-field stack beside the true values;\n"
     "  - a lidar scan and a camera frame of the bundled outdoor scene (a PNG\n"
@@ -39,18 +41,6 @@ const char cmd_demo_usage[] =
     "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, or the\n"
     "               installed " SENSIM_DATADIR ")\n"
     "  -h, --help   this text\n";
-
-static const char *find_data(const char *given)
-{
-    if (given)
-        return given;
-    const char *env = getenv("SENSIM_DATA");
-    if (env && *env)
-        return env;
-    if (demo_dir_exists("data/rigs"))
-        return "data";
-    return SENSIM_DATADIR;
-}
 
 /* Mean and the white-noise sigma from first differences (var(diff)/2),
  * which the slow bias processes barely touch. */
@@ -72,6 +62,7 @@ static void stats(const double *x, size_t n, int axis, double *mean, double *sig
  * folder and the step-1 ground truth, and returns 0 or -1 (error printed). */
 static int (*const demo_steps[])(const char *data, const char *dir, const char *gt) = {
     demo_gnss,
+    demo_sim2real,
     demo_camera,
     demo_render,
     demo_gnssfit,
@@ -96,7 +87,7 @@ int cmd_demo(int argc, char **argv)
     }
     if (optind != argc)
         return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
-    data = find_data(data);
+    data = demo_find_data(data);
     char rig[1024], gt[1024], imu[1024];
     snprintf(rig, sizeof rig, "%s/rigs/imu-adis16448.yaml", data);
     if (access(rig, R_OK) != 0)

@@ -7,6 +7,10 @@
 
 #include "demo.h"
 
+#ifndef SENSIM_DATADIR
+#define SENSIM_DATADIR "/usr/local/share/sensim"
+#endif
+
 /* Runs a verb in-process with a NULL-terminated argument list, echoing it. */
 int demo_run(int (*fn)(int, char **), const char *verb, ...)
 {
@@ -25,6 +29,18 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...)
     printf("\n");
     fflush(stdout);
     return fn(argc, argv);
+}
+
+const char *demo_find_data(const char *given)
+{
+    if (given)
+        return given;
+    const char *env = getenv("SENSIM_DATA");
+    if (env && *env)
+        return env;
+    if (demo_dir_exists("data/rigs"))
+        return "data";
+    return SENSIM_DATADIR;
 }
 
 int demo_dir_exists(const char *d)

@@ -933,35 +933,6 @@ START_TEST(cli_render_rig)
 }
 END_TEST
 
-/* The demo's render step: a scan, a frame, their PNGs and the summary. */
-START_TEST(demo_step)
-{
-    char *dir = tu_mkdtemp(), *data = tu_src("data"), *out = tu_path(dir, "demo");
-    tu_run_result r = tu_run("demo", "--dir", out, "--data", data, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "5. One lidar scan and one camera frame"));
-    ck_assert_ptr_nonnull(strstr(r.out, "camera image                             800 x 450"));
-    ck_assert_ptr_nonnull(strstr(r.out, "range noise of the noisy scan            0.01"));
-    tu_run_free(&r);
-    static const char *const pngs[] = {"vlp16_00000.png", "front_00000.png"};
-    char *rd = tu_path(out, "render");
-    for (int i = 0; i < 2; i++) {
-        char *f = tu_path(rd, pngs[i]);
-        sensim_image_info info;
-        void *px = NULL;
-        ck_assert_msg(sensim_png_read(f, 0, &info, &px) == SENSIM_OK, "%s", sensim_last_error());
-        ck_assert_uint_eq(info.width, i ? 800 : 512);
-        free(px);
-        free(f);
-    }
-    free(rd);
-    free(out);
-    free(data);
-    tu_rmtree(dir);
-    free(dir);
-}
-END_TEST
-
 START_TEST(cli_render)
 {
     char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
@@ -1068,7 +1039,6 @@ Suite *suite_render(void)
     tcase_add_test(tc, cli_render);
     tcase_add_test(tc, lidar_noise_on_plane);
     tcase_add_test(tc, cli_render_rig);
-    tcase_add_test(tc, demo_step);
     suite_add_tcase(su, tc);
     return su;
 }
