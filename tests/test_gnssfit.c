@@ -628,44 +628,6 @@ START_TEST(cli_fit_gnss_standalone)
 }
 END_TEST
 
-/* The demo's fit-gnss step: its table of preset beside fitted values. */
-static double demo_value(const char *out, const char *label, int col)
-{
-    const char *p = strstr(out, label);
-    ck_assert_msg(p != NULL, "no '%s' in the demo's output", label);
-    char *end = (char *)p + strlen(label);
-    double v = 0;
-    for (int i = 0; i <= col; i++)
-        v = strtod(end, &end);
-    return v;
-}
-
-START_TEST(demo_step)
-{
-    char *dir = tu_mkdtemp(), *data = tu_src("data"), *out = tu_path(dir, "demo");
-    tu_run_result r = tu_run("demo", "--dir", out, "--data", data, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "GNSS noise fitted back from 15 minutes standing still"));
-    /* The presets' values, read from data/. */
-    ck_assert_within(demo_value(r.out, "random-walk sigma (m/s^2)", 0), 0.047, 1e-12);
-    ck_assert_within(demo_value(r.out, "up Gauss-Markov sigma (m)", 0), 4.24, 1e-12);
-    ck_assert_within(demo_value(r.out, "outlier magnitude (m)", 0), 10, 1e-12);
-    /* Fitted: the Ch:RW sigma's interval is about +-1% on 9000 epochs, the
-     * white sigma's +-3% on 4500 (5% allowed for both). */
-    ck_assert_within(demo_value(r.out, "random-walk sigma (m/s^2)", 1), 0.047, 0.05 * 0.047);
-    ck_assert_within(demo_value(r.out, "east white sigma (m)", 1), 0.3, 0.05 * 0.3);
-    ck_assert(demo_value(r.out, "outlier probability (per epoch)", 1) > 0);
-    tu_run_free(&r);
-    char *yaml = tu_path(out, "gnss-standalone-fit.yaml");
-    check_yaml_loads(yaml, "model: gauss_markov");
-    free(yaml);
-    tu_rmtree(dir);
-    free(out);
-    free(data);
-    free(dir);
-}
-END_TEST
-
 /* A GNSS group with n epochs of t, enu (optional) and hdop (optional). */
 static char *write_log(const char *dir, const char *name, size_t n, const double *t, const double *enu,
                        const double *hdop)
@@ -873,7 +835,6 @@ Suite *suite_gnssfit(void)
     tcase_add_test(tcc, cli_fit_gnss_roundtrip);
     tcase_add_test(tcc, cli_fit_gnss_standalone);
     tcase_add_test(tcc, cli_fit_gnss_bad_input);
-    tcase_add_test(tcc, demo_step);
     tcase_add_test(tcc, cli_lla_only);
     suite_add_tcase(s, tcc);
     return s;
