@@ -732,6 +732,31 @@ static double gmw_nm_f(const gsl_vector *v, void *p)
     return -L + 1e3 * ((u - uc) * (u - uc) + (lam - lc) * (lam - lc));
 }
 
+/* Golden-section maximum of the profile over x in [a, b], x being log tau
+ * (over_lam = 0, lam = fixed) or lam (over_lam = 1, log tau = fixed), in
+ * iters steps; *xb gets the argument. */
+static double gmw_golden(const gmw_data *d, int over_lam, double fixed, double a, double b, int iters, double *xb)
+{
+#define GMW_AT(x) (over_lam ? gmw_prof(d, fixed, (x), NULL) : gmw_prof(d, (x), fixed, NULL))
+    const double gr = 0.5 * (sqrt(5.0) - 1);
+    double x1 = b - gr * (b - a), x2 = a + gr * (b - a);
+    double L1 = GMW_AT(x1), L2 = GMW_AT(x2);
+    for (int it = 0; it < iters; it++) {
+        if (L1 > L2) {
+            b = x2, x2 = x1, L2 = L1;
+            x1 = b - gr * (b - a);
+            L1 = GMW_AT(x1);
+        } else {
+            a = x1, x1 = x2, L1 = L2;
+            x2 = a + gr * (b - a);
+            L2 = GMW_AT(x2);
+        }
+    }
+    *xb = 0.5 * (x1 + x2);
+    return GMW_AT(*xb);
+#undef GMW_AT
+}
+
 /* Maximum of the profile over log tau at fixed lam: grid then golden
  * section. Returns the best u in *ub. */
 static double gmw_max_u(const gmw_data *d, double lam, double *ub)
@@ -744,27 +769,12 @@ static double gmw_max_u(const gmw_data *d, double lam, double *ub)
         if (L > best)
             best = L, jb = j;
     }
-    const double gr = 0.5 * (sqrt(5.0) - 1);
     double a = d->ulo + du * (double)(jb ? jb - 1 : 0), b = d->ulo + du * (double)(jb + 1 < NG ? jb + 1 : jb);
-    double u1 = b - gr * (b - a), u2 = a + gr * (b - a);
-    double L1 = gmw_prof(d, u1, lam, NULL), L2 = gmw_prof(d, u2, lam, NULL);
-    for (int it = 0; it < 40; it++) {
-        if (L1 > L2) {
-            b = u2, u2 = u1, L2 = L1;
-            u1 = b - gr * (b - a);
-            L1 = gmw_prof(d, u1, lam, NULL);
-        } else {
-            a = u1, u1 = u2, L1 = L2;
-            u2 = a + gr * (b - a);
-            L2 = gmw_prof(d, u2, lam, NULL);
-        }
-    }
-    double u = 0.5 * (u1 + u2), L = gmw_prof(d, u, lam, NULL);
+    double L = gmw_golden(d, 0, lam, a, b, 40, ub);
     if (best > L) {
-        u = d->ulo + du * (double)jb;
+        *ub = d->ulo + du * (double)jb;
         L = best;
     }
-    *ub = u;
     return L;
 }
 
@@ -772,23 +782,7 @@ static double gmw_max_u(const gmw_data *d, double lam, double *ub)
  * within 1.5 of lam0 (the neighbouring point's optimum); *lb gets it. */
 static double gmw_max_lam(const gmw_data *d, double u, double lam0, double *lb)
 {
-    const double gr = 0.5 * (sqrt(5.0) - 1);
-    double a = fmax(lam0 - 1.5, GMW_LAM_LO), b = fmin(lam0 + 1.5, GMW_LAM_HI);
-    double l1 = b - gr * (b - a), l2 = a + gr * (b - a);
-    double L1 = gmw_prof(d, u, l1, NULL), L2 = gmw_prof(d, u, l2, NULL);
-    for (int it = 0; it < 20; it++) {
-        if (L1 > L2) {
-            b = l2, l2 = l1, L2 = L1;
-            l1 = b - gr * (b - a);
-            L1 = gmw_prof(d, u, l1, NULL);
-        } else {
-            a = l1, l1 = l2, L1 = L2;
-            l2 = a + gr * (b - a);
-            L2 = gmw_prof(d, u, l2, NULL);
-        }
-    }
-    *lb = 0.5 * (l1 + l2);
-    return gmw_prof(d, u, *lb, NULL);
+    return gmw_golden(d, 1, u, fmax(lam0 - 1.5, GMW_LAM_LO), fmin(lam0 + 1.5, GMW_LAM_HI), 20, lb);
 }
 
 /* Where the profile over log tau (lam and the scale maximized) falls to
