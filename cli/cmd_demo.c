@@ -33,6 +33,9 @@ const char cmd_demo_usage[] =
     "  - a lidar scan and a camera frame of the bundled outdoor scene (a PNG\n"
     "    of each: a bird's-eye view of the scan, the image), and the scan\n"
     "    again with the VLP-16's datasheet range noise.\n"
+    "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
+    "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
+    "    presets' values.\n"
     "\n"
     "  --dir DIR    where the files go (default: ./sensim-demo)\n"
     "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, or the\n"
@@ -62,6 +65,7 @@ static int (*const demo_steps[])(const char *data, const char *dir, const char *
     demo_sim2real,
     demo_camera,
     demo_render,
+    demo_gnssfit,
 };
 
 int cmd_demo(int argc, char **argv)

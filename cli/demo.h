@@ -53,5 +53,9 @@ int demo_camera(const char *data, const char *dir, const char *gt);
 /* Step: a lidar scan and a camera frame of data/scenes/outdoor.yaml, with a
  * bird's-eye-view PNG of the scan and the camera PNG. */
 int demo_render(const char *data, const char *dir, const char *gt);
+/* Step: standstill logs of the Ch:RW and the NEO-M8N (Gauss-Markov +
+ * white + outliers) presets through `sensim fit gnss`, the fitted values
+ * beside the presets'. */
+int demo_gnssfit(const char *data, const char *dir, const char *gt);
 
 #endif

@@ -5,6 +5,18 @@
 #include "sensim/png.h"
 #include "testutil.h"
 
+/* Column col (0-based) of the numbers after label in the demo's output. */
+static double demo_value(const char *out, const char *label, int col)
+{
+    const char *p = strstr(out, label);
+    ck_assert_msg(p != NULL, "no '%s' in the demo's output", label);
+    char *end = (char *)p + strlen(label);
+    double v = 0;
+    for (int i = 0; i <= col; i++)
+        v = strtod(end, &end);
+    return v;
+}
+
 /* The whole demo once: every step's summary line is present and checked
  * against the value its model promises, and the files it names exist. */
 START_TEST(demo_runs_every_step)
@@ -27,6 +39,15 @@ START_TEST(demo_runs_every_step)
     ck_assert_ptr_null(strstr(cam, " no\n"));
     ck_assert_ptr_nonnull(strstr(r.out, "camera image                             800 x 450"));
     ck_assert_ptr_nonnull(strstr(r.out, "range noise of the noisy scan            0.01"));
+    /* GNSS fitted back: the presets' values (read from data/) and the fits.
+     * The Ch:RW sigma's interval is about +-1% on 9000 epochs, the white
+     * sigma's +-3% on 4500 (5% allowed for both). */
+    ck_assert_ptr_nonnull(strstr(r.out, ". GNSS noise fitted back from 15 minutes standing still"));
+    ck_assert_within(demo_value(r.out, "random-walk sigma (m/s^2)", 0), 0.047, 1e-12);
+    ck_assert_within(demo_value(r.out, "up Gauss-Markov sigma (m)", 0), 4.24, 1e-12);
+    ck_assert_within(demo_value(r.out, "random-walk sigma (m/s^2)", 1), 0.047, 0.05 * 0.047);
+    ck_assert_within(demo_value(r.out, "east white sigma (m)", 1), 0.3, 0.05 * 0.3);
+    ck_assert(demo_value(r.out, "outlier probability (per epoch)", 1) > 0);
     tu_run_free(&r);
     static const char *const pngs[] = {"vlp16_00000.png", "front_00000.png"};
     char *rd = tu_path(out, "render");
