@@ -26,6 +26,9 @@ const char cmd_demo_usage[] =
     "  - a ground-truth circle and an ADIS16448 IMU injected onto it, its\n"
     "    measured noise beside the datasheet's values;\n"
     "  - the circle seen by each bundled GNSS model, with its horizontal error;\n"
+    "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
+    "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
+    "    presets' values;\n"
     "  - seed 004's GNSS experiment at a small size: five GNSS models ranked\n"
     "    by VEPD against \"real\" logs from Ch:Gauss and then from Ch:RW;\n"
     "  - a camera frame through the EMVA 1288 chain (PNG) and the photon-\n"
@@ -33,9 +36,6 @@ const char cmd_demo_usage[] =
     "  - a lidar scan and a camera frame of the bundled outdoor scene (a PNG\n"
     "    of each: a bird's-eye view of the scan, the image), and the scan\n"
     "    again with the VLP-16's datasheet range noise.\n"
-    "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
-    "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
-    "    presets' values.\n"
     "\n"
     "  --dir DIR    where the files go (default: ./sensim-demo)\n"
     "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, or the\n"
@@ -62,10 +62,10 @@ static void stats(const double *x, size_t n, int axis, double *mean, double *sig
  * folder and the step-1 ground truth, and returns 0 or -1 (error printed). */
 static int (*const demo_steps[])(const char *data, const char *dir, const char *gt) = {
     demo_gnss,
+    demo_gnssfit,
     demo_sim2real,
     demo_camera,
     demo_render,
-    demo_gnssfit,
 };
 
 int cmd_demo(int argc, char **argv)
