@@ -31,11 +31,14 @@ const char cmd_render_usage[] =
     "its own time, so motion distorts scans and blurs frames as in a real\n"
     "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
     "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, scan_offset, and t, t_sample and t_sensor per\n"
-    "scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
+    "return_index, time_offset, object, scan_offset, and t, t_sample and\n"
+    "t_sensor per scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
     "t is the delivery time (the end of the scan or exposure plus the lag),\n"
     "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
-    "clock's stamp of it.\n"
+    "clock's stamp of it. A lidar's object (u32 per point) is the scene object\n"
+    "the return hit: its place in the scene's objects: list counted from 0 (an\n"
+    "entry with repeat: {count: n} takes n numbers), 4294967295 for a return\n"
+    "from the air.\n"
     "Without --rig the data are noise-free and the lag is zero.\n"
     "\n"
     "  -t, --trajectory GT.h5  ground-truth log (required)\n"
@@ -130,7 +133,7 @@ static int ensure_dir(const char *dir)
 
 typedef struct {
     sensim_log *log;
-    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *t_sample, *t_sensor, *image;
+    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *obj, *t, *t_sample, *t_sensor, *image;
     uint64_t npoints;
 } outsets;
 
@@ -143,6 +146,7 @@ static void outsets_close(outsets *o)
     sensim_log_dset_close(o->ch);
     sensim_log_dset_close(o->ret);
     sensim_log_dset_close(o->toff);
+    sensim_log_dset_close(o->obj);
     sensim_log_dset_close(o->t);
     sensim_log_dset_close(o->t_sample);
     sensim_log_dset_close(o->t_sensor);
@@ -384,6 +388,7 @@ int cmd_render(int argc, char **argv)
         DS(ch, "channel", SENSIM_U16, 0, NULL, "");
         DS(ret, "return_index", SENSIM_U8, 0, NULL, "");
         DS(toff, "time_offset", SENSIM_F32, 0, NULL, "s");
+        DS(obj, "object", SENSIM_U32, 0, NULL, "");
         scan_offset = calloc(nframes + 1, sizeof *scan_offset);
         if (!scan_offset) {
             cli_fail("render", "out of memory");
@@ -405,7 +410,8 @@ int cmd_render(int argc, char **argv)
                 sensim_log_dset_append(o.el, pts->elevation, pts->count) ||
                 sensim_log_dset_append(o.ch, pts->channel, pts->count) ||
                 sensim_log_dset_append(o.ret, pts->return_index, pts->count) ||
-                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
+                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) ||
+                sensim_log_dset_append(o.obj, pts->object, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
                 sensim_log_dset_append(o.t_sample, &ts, 1) || sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             scan_offset[k + 1] = scan_offset[k] + pts->count;

@@ -1018,6 +1018,71 @@ START_TEST(cli_render)
 }
 END_TEST
 
+/* The per-return object label: a wall (object 0, the plane x = 6) and the
+ * ground (object 1, z = -1.5); with atmospheric returns in dual mode some
+ * returns come from the air (an echo separation of 0.1 mm keeps them
+ * apart from the surface echoes). Each return's label must name the surface its
+ * point lies on (within 0.1 mm: float rounding of a 60 m range is 4 um), the air's
+ * returns SENSIM_RENDER_NO_OBJECT and lie on neither; every label occurs. */
+START_TEST(cli_render_object_labels)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "planes.yaml");
+    char *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(scene, "seed: 3\n"
+                                          "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                                          "meshes:\n  - {name: wall, plane: {size: [20, 20]}}\n"
+                                          "  - {name: ground, plane: {size: [200, 200]}}\n"
+                                          "objects:\n"
+                                          "  - {mesh: wall, material: grey, position: [6, 0, 0],\n"
+                                          "     orientation: [0.70710678, 0, 0.70710678, 0]}\n"
+                                          "  - {mesh: ground, material: grey, position: [0, 0, -1.5]}\n"
+                                          "atmosphere: {extinction: 0, returns: {probability: 0.05, shape: 2, scale: 1.5,"
+                                          " reflectance: 1}}\n"
+                                          "sensors:\n"
+                                          "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg],\n"
+                                          "     columns: 360, rate_hz: 10, max_range: 60, falloff: none,\n"
+                                          "     returns: dual, echo_separation: 0.0001}\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", "2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t n, nb, m, mb;
+    float *pts = read_dset(out, "/sensors/lidar/points", SENSIM_F32, &n, &nb);
+    uint32_t *obj = read_dset(out, "/sensors/lidar/object", SENSIM_U32, &m, &mb);
+    ck_assert_uint_eq(m, n);
+    ck_assert_uint_gt(n, 1000);
+    size_t seen[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const float *q = pts + 4 * i;
+        double dwall = fabs(q[0] - 6), dground = fabs(q[2] + 1.5);
+        if (obj[i] == 0) {
+            ck_assert_msg(dwall < 1e-4, "return %zu labelled 0 at x = %g", i, q[0]);
+            seen[0]++;
+        } else if (obj[i] == 1) {
+            ck_assert_msg(dground < 1e-4, "return %zu labelled 1 at z = %g", i, q[2]);
+            seen[1]++;
+        } else {
+            ck_assert_msg(obj[i] == SENSIM_RENDER_NO_OBJECT, "return %zu: label %u", i, obj[i]);
+            ck_assert_msg(dwall > 1e-4 && dground > 1e-4, "air return %zu on a plane: %g %g %g", i, q[0], q[1], q[2]);
+            seen[2]++;
+        }
+    }
+    ck_assert_uint_gt(seen[0], 100);
+    ck_assert_uint_gt(seen[1], 100);
+    ck_assert_uint_gt(seen[2], 10);
+    free(pts);
+    free(obj);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(scene);
+    free(out);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -1039,6 +1104,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, cli_render);
     tcase_add_test(tc, lidar_noise_on_plane);
     tcase_add_test(tc, cli_render_rig);
+    tcase_add_test(tc, cli_render_object_labels);
     suite_add_tcase(su, tc);
     return su;
 }

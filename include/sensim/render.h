@@ -315,7 +315,14 @@ struct sensim_render_lidar_points {
     uint16_t *channel;
     uint8_t *return_index;
     float *time_offset; /* s since the scan start */
+    /* Scene object the return came from: its index among the scene's
+     * objects (the order of the scene file's `objects:` list, an entry with
+     * `repeat: {count: n}` taking n consecutive numbers; see
+     * sensim_scene_object_count), that of the brightest sub-ray when an echo
+     * merges several, SENSIM_RENDER_NO_OBJECT for an atmospheric return. */
+    uint32_t *object;
 };
+#define SENSIM_RENDER_NO_OBJECT UINT32_C(0xFFFFFFFF)
 
 sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l);
 void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pts);
