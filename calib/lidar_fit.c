@@ -346,3 +346,100 @@ done:
     free(cnt);
     return st;
 }
+
+sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
+                                      double *planes, double *flatness, size_t *count, float *reference)
+{
+    if (!pts || !target || !planes)
+        return sensim_error(SENSIM_EINVAL, "lidar plane fit: NULL points, targets or planes");
+    if (S < 3)
+        return sensim_error(SENSIM_EDATA, "lidar plane fit: %zu scans: need at least 3 repeated scans", S);
+    if (M == 0)
+        return sensim_error(SENSIM_EDATA, "lidar plane fit: empty scans (0 returns)");
+    if (T == 0)
+        return sensim_error(SENSIM_EINVAL, "lidar plane fit: no targets (ntargets = 0)");
+    for (size_t i = 0; i < M; i++)
+        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
+            return sensim_error(SENSIM_EDATA, "lidar plane fit: return %zu: target %d is not in -1..%zu", i,
+                                (int)target[i], T - 1);
+    sensim_gsl_quiet();
+    double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
+    size_t *cnt = calloc(M, sizeof *cnt);
+    sensim_status st = SENSIM_OK;
+    if (!mean || !tp || !cnt) {
+        st = sensim_error(SENSIM_ENOMEM, "lidar plane fit: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < M; i++) {
+        double s[3] = {0, 0, 0};
+        for (size_t k = 0; k < S && target[i] >= 0; k++) {
+            const float *q = pts + 4 * (k * M + i);
+            if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                continue;
+            for (int j = 0; j < 3; j++)
+                s[j] += q[j];
+            cnt[i]++;
+        }
+        for (int j = 0; j < 3; j++)
+            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
+        if (reference)
+            reference[i] = NAN;
+    }
+    for (size_t t = 0; t < T; t++) {
+        size_t n = 0;
+        for (size_t i = 0; i < M; i++)
+            if (target[i] == (int32_t)t && cnt[i] >= 3) {
+                memcpy(tp + 3 * n, mean + 3 * i, 3 * sizeof *tp);
+                n++;
+            }
+        for (int j = 0; j < 4; j++)
+            planes[4 * t + j] = NAN;
+        if (flatness)
+            flatness[t] = NAN;
+        if (count)
+            count[t] = n;
+        if (n < 3)
+            continue;
+        double nv[3], d0 = 0;
+        if ((st = plane_fit(tp, n, nv, &d0)) != SENSIM_OK)
+            goto done;
+        memcpy(planes + 4 * t, nv, 3 * sizeof *nv);
+        planes[4 * t + 3] = d0;
+        /* Distance of each mean point from the plane against the scatter of
+         * its distance across scans (the variance of a mean of c values). */
+        double num = 0, den = 0;
+        for (size_t i = 0; i < M; i++) {
+            if (target[i] != (int32_t)t || cnt[i] < 3)
+                continue;
+            const double *p = mean + 3 * i;
+            double md = nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2] + d0, s2 = 0;
+            for (size_t k = 0; k < S; k++) {
+                const float *q = pts + 4 * (k * M + i);
+                if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                    continue;
+                double d = nv[0] * q[0] + nv[1] * q[1] + nv[2] * q[2] + d0 - md;
+                s2 += d * d;
+            }
+            double c = (double)cnt[i];
+            num += md * md;
+            den += s2 / (c - 1) / c;
+            if (reference) {
+                double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+                double un = (nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2]) / rr;
+                reference[i] = rr > 0 && un > 1e-6 ? (float)(-d0 / un) : NAN;
+            }
+        }
+        if (flatness && n > 3) {
+            double f = (double)n / (double)(n - 3);
+            if (den > 0)
+                flatness[t] = num / den * f;
+            else
+                flatness[t] = sqrt(num / (double)n) > 1e-6 ? INFINITY : 1.0;
+        }
+    }
+done:
+    free(mean);
+    free(tp);
+    free(cnt);
+    return st;
+}
