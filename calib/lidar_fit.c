@@ -426,7 +426,9 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
             if (reference) {
                 double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
                 double un = (nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2]) / rr;
-                reference[i] = rr > 0 && un > 1e-6 ? (float)(-d0 / un) : NAN;
+                /* At grazing incidence the meeting point amplifies any tilt
+                 * of the fitted plane by 1 / cos(incidence): none past 75 deg. */
+                reference[i] = rr > 0 && un > 0.25 ? (float)(-d0 / un) : NAN;
             }
         }
         if (flatness && n > 3) {
