@@ -1,5 +1,6 @@
 /* sensim fit lidar - range noise sigma = base + slope * range from repeated
- * scans of a static scene, written as a rig YAML. */
+ * scans of a static scene, and with per-return target labels the azimuth
+ * and elevation sigma from planar targets, written as a rig YAML. */
 #include <getopt.h>
 #include <math.h>
 #include <stdint.h>
