@@ -495,9 +495,9 @@ static double variance_at(const double *ph, size_t np, size_t m, double tau0, se
  * fixed order, so the result depends on neither the thread count nor the
  * instruction set (ISO C mode does not contract to FMA). */
 #define OV_CHUNK 32768
-#define OV_BLOCK 1024
+#define OV_BLOCK 2048
 #define OV_BATCH 64
-#define OV_LANES 8
+#define OV_LANES 16
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define ALLAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
