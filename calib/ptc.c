@@ -5,6 +5,8 @@
  * with the temporal part removed. See sensim/ptc.h. */
 #include "sensim/ptc.h"
 
+#include "sensim/afile.h"
+
 #include <errno.h>
 #include <gsl/gsl_fit.h>
 #include <math.h>
@@ -279,22 +281,10 @@ sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, 
     const double W = 640, H = 480, L = 80, R = 20, T = 40, B = 60;
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - R))
 #define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return st;
-    }
+    sensim_afile *af = sensim_afile_open(path);
+    if (!af)
+        return sensim_last_status();
+    FILE *f = sensim_afile_stream(af);
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">Photon transfer: K = %.4g DN/e-, "
@@ -327,13 +317,5 @@ sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, 
     fprintf(f, "</svg>\n");
 #undef PX
 #undef PY
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return SENSIM_OK;
+    return sensim_afile_commit(af);
 }

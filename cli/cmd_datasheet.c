@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sensim/afile.h"
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
@@ -479,42 +480,6 @@ static void write_kalibr(const ds *d, FILE *out)
     fprintf(out, "rostopic: /imu0\nupdate_rate: %s  # Hz\n", fmt_double(d->f[F_RATE].si, v, sizeof v));
 }
 
-typedef struct tmp_out {
-    const char *path;
-    char tmp[4096];
-    FILE *f;
-} tmp_out;
-
-/* Opens "<path>.tmp.XXXXXX" beside the target so that rename is atomic. */
-static int tmp_open(tmp_out *t, const char *path)
-{
-    t->path = path;
-    t->f = NULL;
-    if (snprintf(t->tmp, sizeof t->tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof t->tmp) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    int fd = mkstemp(t->tmp);
-    if (fd < 0)
-        return -1;
-    t->f = fdopen(fd, "w");
-    if (!t->f) {
-        close(fd);
-        unlink(t->tmp);
-        return -1;
-    }
-    return 0;
-}
-
-static void tmp_discard(tmp_out *t)
-{
-    if (t->f) {
-        fclose(t->f);
-        t->f = NULL;
-        unlink(t->tmp);
-    }
-}
-
 int cmd_datasheet(int argc, char **argv)
 {
     static const char *verb = "datasheet";
@@ -639,42 +604,26 @@ int cmd_datasheet(int argc, char **argv)
         return cli_fail(verb, "cannot write to standard output: %s", strerror(errno));
 
     /* Write every output under a temporary name first, then rename them all,
-     * so a failure leaves the old files in place. */
-    tmp_out outs[2];
-    int nout = 0;
+     * so a failure while writing leaves the old files in place. */
+    sensim_afile *outs[2] = {NULL, NULL};
     const char *paths[2] = {output, kalibr};
     for (int k = 0; k < 2; k++) {
         if (!paths[k])
             continue;
-        tmp_out *t = &outs[nout];
-        if (tmp_open(t, paths[k])) {
-            int e = errno;
-            for (int j = 0; j < nout; j++)
-                tmp_discard(&outs[j]);
-            return cli_fail(verb, "%s: cannot create: %s", paths[k], strerror(e));
+        if (!(outs[k] = sensim_afile_open(paths[k]))) {
+            sensim_afile_abort(outs[0]);
+            return cli_fail_lib(verb);
         }
-        nout++;
         if (k == 0)
-            write_rig(&d, t->f);
+            write_rig(&d, sensim_afile_stream(outs[k]));
         else
-            write_kalibr(&d, t->f);
-        int bad = ferror(t->f) || fflush(t->f) || fsync(fileno(t->f));
-        int e = errno;
-        if (fclose(t->f))
-            bad = 1, e = errno;
-        t->f = NULL;
-        if (bad) {
-            for (int j = 0; j < nout; j++)
-                unlink(outs[j].tmp);
-            return cli_fail(verb, "%s: cannot write: %s", paths[k], strerror(e));
-        }
+            write_kalibr(&d, sensim_afile_stream(outs[k]));
     }
-    for (int j = 0; j < nout; j++) {
-        if (rename(outs[j].tmp, outs[j].path)) {
-            int e = errno;
-            for (int k = j; k < nout; k++)
-                unlink(outs[k].tmp);
-            return cli_fail(verb, "%s: cannot rename into place: %s", outs[j].path, strerror(e));
+    for (int k = 0; k < 2; k++) {
+        if (outs[k] && sensim_afile_commit(outs[k])) {
+            if (k == 0)
+                sensim_afile_abort(outs[1]);
+            return cli_fail_lib(verb);
         }
     }
     return CLI_OK;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sensim/afile.h"
 #include "fit.h"
 #include "cli_series.h"
 #include "sensim/allan.h"
@@ -109,33 +110,11 @@ static const char *flag_name(sensim_fit_flag f)
 /* Writes text produced by fn to path through a temporary file. */
 static sensim_status write_atomic(const char *path, void (*fn)(FILE *, const void *), const void *ctx)
 {
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
-    snprintf(tmp, len, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        free(tmp);
-        return sensim_error(SENSIM_EIO, "%s: cannot create a temporary file beside it", path);
-    }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        remove(tmp);
-        free(tmp);
-        return sensim_error(SENSIM_EIO, "%s: cannot write", path);
-    }
-    fn(f, ctx);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    sensim_status st = SENSIM_OK;
-    if (bad || rename(tmp, path)) {
-        remove(tmp);
-        st = sensim_error(SENSIM_EIO, "%s: cannot write or rename into place", path);
-    }
-    free(tmp);
-    return st;
+    sensim_afile *a = sensim_afile_open(path);
+    if (!a)
+        return sensim_last_status();
+    fn(sensim_afile_stream(a), ctx);
+    return sensim_afile_commit(a);
 }
 
 typedef struct out_ctx {

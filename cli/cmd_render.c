@@ -3,7 +3,6 @@
 #include <getopt.h>
 #include <math.h>
 #include <omp.h>
-#include <png.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,8 @@
 #include "cli.h"
 #include "cli_gt.h"
 #include "sensim/log.h"
+#include "sensim/png.h"
+#include "sensim/pointcloud.h"
 #include "sensim/render.h"
 
 const char cmd_render_usage[] =
@@ -42,57 +43,6 @@ const char cmd_render_usage[] =
     "  -h, --help              this text\n"
     "\n"
     "Progress goes to stderr when it is a terminal.\n";
-
-/* Writes path via a temporary name; 0 on success. */
-static int write_png(const char *path, const uint8_t *rgb, int w, int h)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -1;
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    if (!png || !info || setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        fclose(f);
-        remove(tmp);
-        return -1;
-    }
-    png_init_io(png, f);
-    png_set_IHDR(png, info, (png_uint_32)w, (png_uint_32)h, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-    png_write_info(png, info);
-    for (int y = 0; y < h; y++)
-        png_write_row(png, (png_const_bytep)(rgb + (size_t)y * w * 3));
-    png_write_end(png, NULL);
-    png_destroy_write_struct(&png, &info);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
-}
-
-/* Binary little-endian PLY with x y z intensity (sensor frame). */
-static int write_ply(const char *path, const sensim_render_lidar_points *pt)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
-        return -1;
-    fprintf(f, "ply\nformat binary_little_endian 1.0\ncomment sensim render, sensor frame\n"
-               "element vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
-               "property float intensity\nend_header\n",
-            pt->count);
-    int ok = fwrite(pt->xyzi, sizeof(float) * 4, pt->count, f) == pt->count;
-    if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
-        remove(tmp);
-        return -1;
-    }
-    return 0;
-}
 
 static int ensure_dir(const char *dir)
 {
@@ -272,10 +222,8 @@ int cmd_render(int argc, char **argv)
             if (ply_dir) {
                 char f[4096];
                 snprintf(f, sizeof f, "%s/%s_%05llu.ply", ply_dir, name, (unsigned long long)k);
-                if (write_ply(f, pts)) {
-                    cli_fail("render", "%s: cannot write: %s", f, strerror(errno));
-                    goto done;
-                }
+                if (sensim_cloud_write(f, SENSIM_CLOUD_PLY_BINARY, pts->xyzi, pts->count))
+                    goto lib_fail;
             }
             if (tty)
                 fprintf(stderr, "\rsensim render: scan %llu/%llu (%zu points)", (unsigned long long)k + 1,
@@ -307,10 +255,9 @@ int cmd_render(int argc, char **argv)
             if (png_dir) {
                 char f[4096];
                 snprintf(f, sizeof f, "%s/%s_%05llu.png", png_dir, name, (unsigned long long)k);
-                if (write_png(f, img8, W, H)) {
-                    cli_fail("render", "%s: cannot write PNG", f);
-                    goto done;
-                }
+                sensim_image_info info = {(size_t)W, (size_t)H, 3, 8};
+                if (sensim_png_write(f, &info, img8))
+                    goto lib_fail;
             }
             if (tty)
                 fprintf(stderr, "\rsensim render: frame %llu/%llu", (unsigned long long)k + 1,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sensim/afile.h"
 #include "fit.h"
 #include "sensim/log.h"
 #include "sensim/ptc.h"
@@ -39,21 +40,10 @@ const char cli_fit_camera_usage[] =
 static int write_yaml(const char *path, const char *name, int emva, const sensim_ptc_result *r, const char *src,
                       size_t L)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return cli_fail(VERB, "out of memory");
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return cli_fail(VERB, "%s: cannot create", path);
-    }
+    sensim_afile *af = sensim_afile_open(path);
+    if (!af)
+        return cli_fail_lib(VERB);
+    FILE *f = sensim_afile_stream(af);
     fprintf(f, "# sensim fit camera: %s, %zu levels (%zu below 70 %% of saturation)\n", src, L, r->levels_used);
     fprintf(f, "# gain K %.6g +- %.2g DN/e-, read noise %.4g +- %.2g e-, dark current %.4g +- %.2g e-/s (95 %%)\n",
             r->gain, r->gain_ci, r->read_noise, r->read_noise_ci, r->dark_current, r->dark_current_ci);
@@ -78,14 +68,7 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
                 r->variance_slope > 0 ? r->variance_slope : 0.0,
                 r->variance_intercept > 0 ? r->variance_intercept : 0.0);
     }
-    int bad = ferror(f);
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        free(tmp);
-        return cli_fail(VERB, "%s: write failed", path);
-    }
-    free(tmp);
-    return CLI_OK;
+    return sensim_afile_commit(af) ? cli_fail_lib(VERB) : CLI_OK;
 }
 
 int cli_fit_camera(int argc, char **argv)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sensim/afile.h"
 #include "fit.h"
 #include "sensim/lidar_fit.h"
 #include "sensim/log.h"
@@ -171,24 +172,12 @@ int cli_fit_lidar(int argc, char **argv)
         goto done;
     }
     {
-        size_t len = strlen(out);
-        char *tmp = malloc(len + 16);
-        if (!tmp) {
-            rc = cli_fail(VERB, "out of memory");
+        sensim_afile *af = sensim_afile_open(out);
+        if (!af) {
+            rc = cli_fail_lib(VERB);
             goto done;
         }
-        snprintf(tmp, len + 16, "%s.tmp-XXXXXX", out);
-        int fd = mkstemp(tmp);
-        FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!f) {
-            if (fd >= 0) {
-                close(fd);
-                unlink(tmp);
-            }
-            free(tmp);
-            rc = cli_fail(VERB, "%s: cannot create", out);
-            goto done;
-        }
+        FILE *f = sensim_afile_stream(af);
         fprintf(f, "# sensim fit lidar: %s /sensors/%s, %zu scans of %zu returns (%zu used), ranges %.3g..%.3g m\n",
                 in, name, S, P, r.points_used, r.range_min, r.range_max);
         fprintf(f, "# range_sigma_base %.6g +- %.2g m, range_sigma_slope %.6g +- %.2g (95 %%), chi2/dof %.3g\n",
@@ -199,14 +188,10 @@ int cli_fit_lidar(int argc, char **argv)
         fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: lidar\n    noise:\n", name);
         fprintf(f, "      range_sigma_base: %.9g\n      range_sigma_slope: %.9g\n", r.sigma_base > 0 ? r.sigma_base : 0.0,
                 r.sigma_slope > 0 ? r.sigma_slope : 0.0);
-        int bad = ferror(f);
-        if (fclose(f) != 0 || bad || rename(tmp, out) != 0) {
-            unlink(tmp);
-            free(tmp);
-            rc = cli_fail(VERB, "%s: write failed", out);
+        if (sensim_afile_commit(af)) {
+            rc = cli_fail_lib(VERB);
             goto done;
         }
-        free(tmp);
     }
     if (json)
         printf("{\"range_sigma_base\": %.9g, \"range_sigma_base_ci\": %.3g, \"range_sigma_slope\": %.9g, "

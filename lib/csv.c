@@ -2,6 +2,8 @@
  * sensim/csv.h). */
 #include "sensim/csv.h"
 
+#include "sensim/afile.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -403,7 +405,8 @@ int sensim_csv_gt_reader_is_track(const sensim_csv_gt_reader *r) { return r->tra
 /* ---------------------------------------------------------------- writer */
 
 struct sensim_csv_gt_writer {
-    char *path, *tmp; /* tmp NULL when writing to stdout */
+    char *path;
+    sensim_afile *out; /* NULL when writing to stdout */
     FILE *f;
 };
 
@@ -411,11 +414,7 @@ void sensim_csv_gt_writer_close(sensim_csv_gt_writer *w)
 {
     if (!w)
         return;
-    if (w->f && w->tmp)
-        fclose(w->f);
-    if (w->tmp)
-        unlink(w->tmp);
-    free(w->tmp);
+    sensim_afile_abort(w->out);
     free(w->path);
     free(w);
 }
@@ -427,35 +426,12 @@ sensim_csv_gt_writer *sensim_csv_gt_writer_create(const char *path, const double
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
-    if (!strcmp(path, "-")) {
+    if (!strcmp(path, "-"))
         w->f = stdout;
-    } else {
-        size_t len = strlen(path) + 48;
-        if (!(w->tmp = malloc(len))) {
-            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-            goto fail;
-        }
-        /* O_EXCL on a name unique to this process and attempt; 0666 lets the
-         * umask decide the final permissions, unlike mkstemp's 0600. */
-        int fd = -1;
-        for (unsigned k = 0; k < 1000 && fd < 0; k++) {
-            snprintf(w->tmp, len, "%s.tmp-%ld-%u", path, (long)getpid(), k);
-            fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL, 0666);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
-        if (fd < 0) {
-            sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
-            free(w->tmp);
-            w->tmp = NULL;
-            goto fail;
-        }
-        if (!(w->f = fdopen(fd, "w"))) {
-            close(fd);
-            sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
-            goto fail;
-        }
-    }
+    else if ((w->out = sensim_afile_open(path)))
+        w->f = sensim_afile_stream(w->out);
+    else
+        goto fail;
     if (origin_lla)
         fprintf(w->f, "# origin_lla: %.17g,%.17g,%.17g\n", origin_lla[0], origin_lla[1], origin_lla[2]);
     fputs(SENSIM_CSV_GT_HEADER "\n", w->f);
@@ -484,21 +460,12 @@ sensim_status sensim_csv_gt_writer_append(sensim_csv_gt_writer *w, const sensim_
 sensim_status sensim_csv_gt_writer_commit(sensim_csv_gt_writer *w)
 {
     sensim_status st = SENSIM_OK;
-    if (!w->tmp) {
+    if (!w->out) {
         if (fflush(w->f) || ferror(w->f))
             st = sensim_error(SENSIM_EIO, "standard output: write error: %s", strerror(errno));
     } else {
-        int bad = ferror(w->f);
-        if (fclose(w->f) || bad)
-            st = sensim_error(SENSIM_EIO, "%s: write error: %s", w->path, strerror(errno));
-        w->f = NULL;
-        if (!st && rename(w->tmp, w->path))
-            st = sensim_error(SENSIM_EIO, "%s: cannot rename the finished file into place: %s", w->path,
-                              strerror(errno));
-        if (!st) {
-            free(w->tmp);
-            w->tmp = NULL;
-        }
+        st = sensim_afile_commit(w->out);
+        w->out = NULL;
     }
     sensim_csv_gt_writer_close(w);
     return st;

@@ -1,6 +1,8 @@
 /* Small SVG plotting: see include/sensim/plot.h. */
 #include "sensim/plot.h"
 
+#include "sensim/afile.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,30 +345,15 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
 
 sensim_status sensim_plot_write_svg(const sensim_plot *p, const char *path, int width, int height)
 {
-    size_t len = strlen(path) + 16;
-    char *tmp = malloc(len);
-    if (!tmp)
-        return sensim_error(SENSIM_ENOMEM, "plot: out of memory");
-    snprintf(tmp, len, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create a temporary file beside it", path);
-        free(tmp);
-        return st;
-    }
-    FILE *f = fdopen(fd, "w");
-    sensim_status st = f ? sensim_plot_svg(p, f, width, height) : sensim_error(SENSIM_EIO, "%s: cannot open", tmp);
-    if (f && fclose(f) && !st)
-        st = sensim_error(SENSIM_EIO, "%s: write failed", path);
-    if (!f)
-        close(fd);
-    if (!st && rename(tmp, path))
-        st = sensim_error(SENSIM_EIO, "%s: cannot rename the temporary file into place", path);
+    sensim_afile *a = sensim_afile_open(path);
+    if (!a)
+        return sensim_last_status();
+    sensim_status st = sensim_plot_svg(p, sensim_afile_stream(a), width, height);
     if (st) {
-        remove(tmp);
+        sensim_afile_abort(a);
         if (st == SENSIM_EDATA || st == SENSIM_EINVAL)
             sensim_error_prefix(st, "%s", path);
+        return st;
     }
-    free(tmp);
-    return st;
+    return sensim_afile_commit(a);
 }

@@ -1,6 +1,8 @@
 /* PNG import and export through libpng's setjmp-based API. See sensim/png.h. */
 #include "sensim/png.h"
 
+#include "sensim/afile.h"
+
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
@@ -126,24 +128,10 @@ sensim_status sensim_png_write(const char *path, const sensim_image_info *info, 
                             info->channels);
     if (info->bit_depth != 8 && info->bit_depth != 16)
         return sensim_error(SENSIM_EINVAL, "%s: bit depth %d: PNG export takes 8 or 16", path, info->bit_depth);
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    FILE *f = fdopen(fd, "wb");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-    }
+    sensim_afile *af = sensim_afile_open(path);
+    if (!af)
+        return sensim_last_status();
+    FILE *f = sensim_afile_stream(af);
     png_ctx ctx = {{0}};
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, on_error, on_warning);
     png_infop pi = png ? png_create_info_struct(png) : NULL;
@@ -177,12 +165,9 @@ sensim_status sensim_png_write(const char *path, const sensim_image_info *info, 
 done:
     png_destroy_write_struct(png ? &png : NULL, pi ? &pi : NULL);
     free(rows);
-    if (fclose(f) != 0 && st == SENSIM_OK)
-        st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
-    if (st == SENSIM_OK && rename(tmp, path) != 0)
-        st = sensim_error(SENSIM_EIO, "%s: cannot rename the temporary file: %s", path, strerror(errno));
-    if (st != SENSIM_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
+    if (st != SENSIM_OK) {
+        sensim_afile_abort(af);
+        return st;
+    }
+    return sensim_afile_commit(af);
 }

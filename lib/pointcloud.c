@@ -3,6 +3,8 @@
  * PCD: the Point Cloud Library's v0.7 format. */
 #include "sensim/pointcloud.h"
 
+#include "sensim/afile.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -425,22 +427,10 @@ sensim_status sensim_cloud_write(const char *path, sensim_cloud_format fmt, cons
     if (fmt != SENSIM_CLOUD_PLY_ASCII && fmt != SENSIM_CLOUD_PLY_BINARY && fmt != SENSIM_CLOUD_PCD_ASCII &&
         fmt != SENSIM_CLOUD_PCD_BINARY)
         return sensim_error(SENSIM_EINVAL, "%s: unknown point cloud format %d", path, (int)fmt);
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp)
-        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-    snprintf(tmp, len + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-    if (!f) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create a temporary file: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        return st;
-    }
+    sensim_afile *af = sensim_afile_open(path);
+    if (!af)
+        return sensim_last_status();
+    FILE *f = sensim_afile_stream(af);
     int binary = fmt == SENSIM_CLOUD_PLY_BINARY || fmt == SENSIM_CLOUD_PCD_BINARY;
     if (fmt == SENSIM_CLOUD_PLY_ASCII || fmt == SENSIM_CLOUD_PLY_BINARY)
         fprintf(f,
@@ -453,33 +443,13 @@ sensim_status sensim_cloud_write(const char *path, sensim_cloud_format fmt, cons
                 "SIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\nWIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\n"
                 "POINTS %zu\nDATA %s\n",
                 n, n, binary ? "binary" : "ascii");
-    if (binary) {
-        /* Little-endian hosts: the float rows are the records. */
-        if (n && fwrite(xyzi, 4 * sizeof *xyzi, n, f) != n)
-            goto ioerr;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            fprintf(f, "%.9g %.9g %.9g %.9g\n", xyzi[4 * i], xyzi[4 * i + 1], xyzi[4 * i + 2], xyzi[4 * i + 3]);
-    }
-    if (ferror(f))
-        goto ioerr;
-    if (fclose(f) != 0) {
-        f = NULL;
-        goto ioerr;
-    }
-    if (rename(tmp, path) != 0) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot rename the temporary file: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
+    /* Little-endian hosts: the float rows are the records. */
+    if (binary && n && fwrite(xyzi, 4 * sizeof *xyzi, n, f) != n) {
+        sensim_status st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
+        sensim_afile_abort(af);
         return st;
     }
-    free(tmp);
-    return SENSIM_OK;
-ioerr:;
-    sensim_status st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
-    if (f)
-        fclose(f);
-    unlink(tmp);
-    free(tmp);
-    return st;
+    for (size_t i = 0; !binary && i < n; i++)
+        fprintf(f, "%.9g %.9g %.9g %.9g\n", xyzi[4 * i], xyzi[4 * i + 1], xyzi[4 * i + 2], xyzi[4 * i + 3]);
+    return sensim_afile_commit(af);
 }

@@ -2,6 +2,8 @@
  * distributions (two overlaid samples, shared bins). */
 #include "sensim/metrics.h"
 
+#include "sensim/afile.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,28 +56,12 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
         size_t c = ++count[s * bins + k];
         cmax = c > cmax ? c : cmax;
     }
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
+    sensim_afile *af = sensim_afile_open(path);
+    if (!af) {
         free(count);
-        return sensim_error(SENSIM_ENOMEM, "svg histogram %s: out of memory", path);
+        return sensim_last_status();
     }
-    snprintf(tmp, plen + 16, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    /* mkstemp makes the file 0600; a plot is for sharing. */
-    if (fd >= 0)
-        fchmod(fd, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot create: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        free(count);
-        return st;
-    }
+    FILE *f = sensim_afile_stream(af);
     const double W = 640, H = 400, L = 60, R = 20, T = 40, B = 50, pw = W - L - R, ph = H - T - B;
     const char *color[2] = {"#1f77b4", "#ff7f0e"};
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -123,14 +109,5 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
     }
     fputs("</svg>\n", f);
     free(count);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot write: %s", path, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return st;
-    }
-    free(tmp);
-    return SENSIM_OK;
+    return sensim_afile_commit(af);
 }

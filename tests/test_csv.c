@@ -1,7 +1,6 @@
 /* CSV: ground-truth write/read round trip, streaming in small blocks,
  * validation messages with file, line and column, the one-column reader, and
  * the import/export verbs. */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,17 +21,6 @@ static char *write_tmp(const char *dir, const char *name, const char *text)
     char *p = tu_path(dir, name);
     ck_assert_int_eq(tu_write_file(p, text), 0);
     return p;
-}
-
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
 }
 
 START_TEST(gt_round_trip_streamed)
@@ -58,10 +46,10 @@ START_TEST(gt_round_trip_streamed)
         part.angular_velocity += 3 * k, part.acceleration += 3 * k;
         ck_assert_int_eq(sensim_csv_gt_writer_append(w, &part), SENSIM_OK);
     }
-    ck_assert_int_eq(count_entries(dir), 1); /* only the temporary so far */
+    ck_assert_int_eq(tu_count_entries(dir), 1); /* only the temporary so far */
     ck_assert(!tu_file_exists(p));
     ck_assert_int_eq(sensim_csv_gt_writer_commit(w), SENSIM_OK);
-    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(tu_count_entries(dir), 1);
 
     sensim_csv_gt_reader *r = sensim_csv_gt_reader_open(p);
     ck_assert_msg(r != NULL, "%s", sensim_last_error());
@@ -89,7 +77,7 @@ START_TEST(gt_round_trip_streamed)
     /* An abandoned writer leaves nothing. */
     w = sensim_csv_gt_writer_create(p, NULL);
     sensim_csv_gt_writer_close(w);
-    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(tu_count_entries(dir), 1);
     sensim_gt_block_free(&all);
     sensim_gt_block_free(&b);
     sensim_trajectory_destroy(tr);
@@ -314,7 +302,7 @@ START_TEST(cli_round_trip)
     sensim_gt_block_free(&bb);
     sensim_log_close(la);
     sensim_log_close(lb);
-    ck_assert_int_eq(count_entries(dir), 3);
+    ck_assert_int_eq(tu_count_entries(dir), 3);
     tu_rmtree(dir);
     free(a);
     free(b);
@@ -361,7 +349,7 @@ START_TEST(cli_bad_input)
     ck_assert_str_eq(t2, "precious csv");
     free(t1);
     free(t2);
-    ck_assert_int_eq(count_entries(dir), 4);
+    ck_assert_int_eq(tu_count_entries(dir), 4);
     tu_rmtree(dir);
     free(out);
     free(outcsv);

@@ -1,7 +1,6 @@
 /* sensim datasheet: hand-worked conversions for the ADIS16448 and the MPU-6000
  * (AirSim's defaults), outputs read back through the YAML loader, and the
  * failure paths (exit status, message, outputs untouched). */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,18 +24,6 @@ static double get(const sensim_ynode *map, const char *key)
     double v = NAN;
     ck_assert_msg(sensim_ynode_get_double(map, key, 1, &v) == SENSIM_OK, "%s", sensim_last_error());
     return v;
-}
-
-/* Number of entries in dir other than . and .. (no temporaries left over). */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
 }
 
 START_TEST(adis16448_by_options)
@@ -63,7 +50,7 @@ START_TEST(adis16448_by_options)
     assert_contains(r.err, "differ by 23%; using arw");
     assert_contains(r.err, "differ by 23%; using vrw");
     tu_run_free(&r);
-    ck_assert_int_eq(count_entries(dir), 2);
+    ck_assert_int_eq(tu_count_entries(dir), 2);
 
     sensim_yaml *doc = sensim_yaml_load_file(rig);
     ck_assert_msg(doc != NULL, "%s", sensim_last_error());
@@ -183,7 +170,7 @@ static void expect_failure(const char *dir, const char *out, int status, const c
     ck_assert_ptr_nonnull(text);
     ck_assert_str_eq(text, "old content\n");
     free(text);
-    ck_assert_int_eq(count_entries(dir), 2); /* out and the preset */
+    ck_assert_int_eq(tu_count_entries(dir), 2); /* out and the preset */
     tu_run_free(&r);
 }
 

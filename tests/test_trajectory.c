@@ -1,7 +1,6 @@
 /* Analytic trajectories: every derivative against central finite differences
  * of the analytic position and orientation, closed forms of the circle,
  * figure-8 periodicity, the lane change, validation and block filling. */
-#include <dirent.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -362,18 +361,6 @@ START_TEST(fill_any_block_split)
 }
 END_TEST
 
-/* Number of entries in a directory other than . and .. */
-static int count_entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    if (d)
-        closedir(d);
-    return n;
-}
-
 START_TEST(cli_circle_log)
 {
     char *dir = tu_mkdtemp(), *out = tu_path(dir, "gt.h5");
@@ -422,7 +409,7 @@ START_TEST(cli_circle_log)
     sensim_gt_block_free(&b);
     sensim_trajectory_destroy(tr);
     sensim_log_close(log);
-    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(tu_count_entries(dir), 1);
     tu_rmtree(dir);
     free(out);
     free(dir);
@@ -470,7 +457,7 @@ START_TEST(cli_bad_input)
     char *text = tu_read_file(out, NULL);
     ck_assert_str_eq(text, "precious");
     free(text);
-    ck_assert_int_eq(count_entries(dir), 1);
+    ck_assert_int_eq(tu_count_entries(dir), 1);
     /* --help exits 0 and prints the usage. */
     r = tu_run("trajectory", "--help", NULL);
     ck_assert_int_eq(r.status, 0);

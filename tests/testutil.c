@@ -1,6 +1,7 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
@@ -134,6 +135,18 @@ char *tu_read_file(const char *path, size_t *len)
 }
 
 int tu_file_exists(const char *path) { return access(path, F_OK) == 0; }
+
+int tu_count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
 
 double tu_mean(const double *x, size_t n, size_t stride)
 {

@@ -29,6 +29,9 @@ int tu_write_file(const char *path, const char *text);
 /* Reads a whole file (malloc'd, NUL-terminated) or NULL. */
 char *tu_read_file(const char *path, size_t *len);
 int tu_file_exists(const char *path);
+/* Entries in dir other than . and .. (-1 if it cannot be read): no
+ * temporary file left beside an output. */
+int tu_count_entries(const char *dir);
 
 /* Sample statistics. */
 double tu_mean(const double *x, size_t n, size_t stride);
