@@ -516,6 +516,7 @@ static void ov_sum(const double *ph, size_t lo, size_t hi, size_t m, int order, 
     size_t i = lo;
     if (order == 2) {
         for (; i + OV_LANES <= hi; i += OV_LANES)
+#pragma GCC unroll 16
             for (int j = 0; j < OV_LANES; j++) {
                 double d = c[i + j] - 2 * b[i + j] + a[i + j];
                 l[j] += d * d;
@@ -526,6 +527,7 @@ static void ov_sum(const double *ph, size_t lo, size_t hi, size_t m, int order, 
         }
     } else {
         for (; i + OV_LANES <= hi; i += OV_LANES)
+#pragma GCC unroll 16
             for (int j = 0; j < OV_LANES; j++) {
                 double d = e[i + j] - 3 * c[i + j] + 3 * b[i + j] - a[i + j];
                 l[j] += d * d;
