@@ -610,6 +610,8 @@ static sensim_status check_opts(const sensim_allan_opts *o)
  * reading one axis of an interleaved array costs as much memory traffic as
  * reading all of them. Each axis's arithmetic (sequential mean, sequential
  * running sum) is the same as for that axis alone. */
+#define PH_BLOCK 4096
+
 static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t na, const sensim_allan_opts *o,
                                 double *ph, size_t *np, size_t *bad)
 {
@@ -628,14 +630,31 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
         mean[a] = 0;
         constant[a] = 1;
     }
-    for (size_t i = 0; i < n; i++)
+    /* Blocks of PH_BLOCK samples of all axes stay in cache while each axis
+     * runs through them with its sums in registers. */
+    for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
+        size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
         for (size_t a = 0; a < na; a++) {
-            double v = x[i * stride + a];
-            if (!isfinite(v) && nonfinite[a] == SIZE_MAX)
-                nonfinite[a] = i;
-            mean[a] += v;
-            constant[a] &= v == x[a];
+            double sum = mean[a];
+            const double first = x[a];
+            int same = constant[a];
+            for (size_t i = i0; i < i1; i++) {
+                double v = x[i * stride + a];
+                sum += v;
+                same &= v == first;
+            }
+            mean[a] = sum;
+            constant[a] = same;
         }
+    }
+    /* A non-finite sample makes the sum non-finite (so may an overflow):
+     * only then look for the sample. */
+    for (size_t a = 0; a < na; a++)
+        for (size_t i = 0; !isfinite(mean[a]) && i < n; i++)
+            if (!isfinite(x[i * stride + a])) {
+                nonfinite[a] = i;
+                break;
+            }
     sensim_status st = SENSIM_OK;
     int freq = o->data == SENSIM_ALLAN_FREQ;
     for (size_t a = 0; a < na && !st; a++) {
@@ -650,11 +669,17 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
     if (!st && freq) {
         for (size_t a = 0; a < na; a++)
             ph[a * (n + 1)] = 0;
-        for (size_t i = 0; i < n; i++)
+        for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
+            size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
             for (size_t a = 0; a < na; a++) {
-                double *p = ph + a * (n + 1);
-                p[i + 1] = p[i] + (x[i * stride + a] - mean[a]) * o->tau0;
+                double *p = ph + a * (n + 1), run = p[i0];
+                const double mu = mean[a], tau0 = o->tau0;
+                for (size_t i = i0; i < i1; i++) {
+                    run += (x[i * stride + a] - mu) * tau0;
+                    p[i + 1] = run;
+                }
             }
+        }
         *np = n + 1;
     } else if (!st) {
         /* Remove the line through the end points: the estimators do not see
