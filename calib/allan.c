@@ -11,6 +11,12 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static int omp_get_num_threads(void) { return 1; }
+static int omp_get_thread_num(void) { return 0; }
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -546,11 +552,12 @@ static size_t ov_nchunk(size_t np)
     return (np + OV_CHUNK - 1) / OV_CHUNK;
 }
 
-/* Sums of squared order-th differences of ph (np points) at spacings
- * m[0..nm) (each <= (np - 1) / order) into sum[0..nm); part holds
- * OV_BATCH * ov_nchunk(np) doubles for the per-chunk partial sums. Runs in
- * parallel over chunks. */
-static void ov_sums(const double *ph, size_t np, const size_t *m, size_t nm, int order, double *sum, double *part)
+/* Sums of squared order-th differences of the na phase series ph + a *
+ * pstride (np points each) at spacings m[0..nm) (each <= (np - 1) / order)
+ * into sum[a * nm + k]; part holds na * OV_BATCH * ov_nchunk(np) doubles for
+ * the per-chunk partial sums. Runs in parallel over (axis, chunk) pairs. */
+static void ov_sums(const double *ph, size_t pstride, size_t na, size_t np, const size_t *m, size_t nm, int order,
+                    double *sum, double *part)
 {
     for (size_t k0 = 0; k0 < nm; k0 += OV_BATCH) {
         size_t kn = nm - k0 < OV_BATCH ? nm - k0 : OV_BATCH, cntmax = 0;
@@ -559,7 +566,9 @@ static void ov_sums(const double *ph, size_t np, const size_t *m, size_t nm, int
                 cntmax = np - (size_t)order * m[k0 + k];
         size_t nchunk = (cntmax + OV_CHUNK - 1) / OV_CHUNK;
 #pragma omp parallel for schedule(dynamic, 1)
-        for (size_t c = 0; c < nchunk; c++) {
+        for (size_t item = 0; item < na * nchunk; item++) {
+            size_t a = item / nchunk, c = item % nchunk;
+            const double *pa = ph + a * pstride;
             size_t lo = c * OV_CHUNK, hi = lo + OV_CHUNK < cntmax ? lo + OV_CHUNK : cntmax;
             double lane[OV_BATCH][OV_LANES];
             memset(lane, 0, sizeof lane);
@@ -568,22 +577,23 @@ static void ov_sums(const double *ph, size_t np, const size_t *m, size_t nm, int
                 for (size_t k = 0; k < kn; k++) {
                     size_t cnt = np - (size_t)order * m[k0 + k];
                     if (cnt > b)
-                        ov_sum(ph, b, be < cnt ? be : cnt, m[k0 + k], order, lane[k]);
+                        ov_sum(pa, b, be < cnt ? be : cnt, m[k0 + k], order, lane[k]);
                 }
             }
             for (size_t k = 0; k < kn; k++) {
                 double s = 0;
                 for (int j = 0; j < OV_LANES; j++)
                     s += lane[k][j];
-                part[k * nchunk + c] = s;
+                part[(a * kn + k) * nchunk + c] = s;
             }
         }
-        for (size_t k = 0; k < kn; k++) {
-            double s = 0;
-            for (size_t c = 0; c < nchunk; c++)
-                s += part[k * nchunk + c];
-            sum[k0 + k] = s;
-        }
+        for (size_t a = 0; a < na; a++)
+            for (size_t k = 0; k < kn; k++) {
+                double s = 0;
+                for (size_t c = 0; c < nchunk; c++)
+                    s += part[(a * kn + k) * nchunk + c];
+                sum[a * nm + k0 + k] = s;
+            }
     }
 }
 
@@ -631,22 +641,41 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
         constant[a] = 1;
     }
     /* Blocks of PH_BLOCK samples of all axes stay in cache while each axis
-     * runs through them with its sums in registers. */
-    for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
-        size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
+     * runs through them with its sums in registers; the blocks go to the
+     * threads, and their sums are added in block order, so the mean is the
+     * same at any thread count. */
+    size_t nblock = (n + PH_BLOCK - 1) / PH_BLOCK;
+    double *bsum = malloc(nblock * na * sizeof *bsum);
+    if (!bsum) {
+        free(nonfinite);
+        free(mean);
+        free(constant);
+        *bad = 0;
+        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", na);
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t blk = 0; blk < nblock; blk++) {
+        size_t i0 = blk * PH_BLOCK, i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
         for (size_t a = 0; a < na; a++) {
-            double sum = mean[a];
+            double sum = 0;
             const double first = x[a];
-            int same = constant[a];
+            int same = 1;
             for (size_t i = i0; i < i1; i++) {
                 double v = x[i * stride + a];
                 sum += v;
                 same &= v == first;
             }
-            mean[a] = sum;
-            constant[a] = same;
+            bsum[blk * na + a] = sum;
+            if (!same) {
+#pragma omp atomic write
+                constant[a] = 0;
+            }
         }
     }
+    for (size_t blk = 0; blk < nblock; blk++)
+        for (size_t a = 0; a < na; a++)
+            mean[a] += bsum[blk * na + a];
+    free(bsum);
     /* A non-finite sample makes the sum non-finite (so may an overflow):
      * only then look for the sample. */
     for (size_t a = 0; a < na; a++)
@@ -667,16 +696,23 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
         mean[a] /= (double)n;
     }
     if (!st && freq) {
-        for (size_t a = 0; a < na; a++)
-            ph[a * (n + 1)] = 0;
-        for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
-            size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
-            for (size_t a = 0; a < na; a++) {
-                double *p = ph + a * (n + 1), run = p[i0];
-                const double mu = mean[a], tau0 = o->tau0;
-                for (size_t i = i0; i < i1; i++) {
-                    run += (x[i * stride + a] - mu) * tau0;
-                    p[i + 1] = run;
+        /* The running sum is sequential per axis; the threads split the
+         * axes, each reading the input once for its share. */
+#pragma omp parallel
+        {
+            size_t nt = (size_t)omp_get_num_threads(), t = (size_t)omp_get_thread_num();
+            size_t a0 = na * t / nt, a1 = na * (t + 1) / nt;
+            for (size_t a = a0; a < a1; a++)
+                ph[a * (n + 1)] = 0;
+            for (size_t i0 = 0; i0 < n && a0 < a1; i0 += PH_BLOCK) {
+                size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
+                for (size_t a = a0; a < a1; a++) {
+                    double *p = ph + a * (n + 1), run = p[i0];
+                    const double mu = mean[a], tau0 = o->tau0;
+                    for (size_t i = i0; i < i1; i++) {
+                        run += (x[i * stride + a] - mu) * tau0;
+                        p[i + 1] = run;
+                    }
                 }
             }
         }
@@ -710,20 +746,23 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
     return st;
 }
 
-/* The deviations of one axis from its phase ph[0..np). */
-static sensim_status compute_one(const double *ph, size_t np, const sensim_allan_opts *o, const size_t *m, size_t nm,
-                                 sensim_allan_point *out)
+/* The deviations of na axes from their phases ph + a * pstride (np points
+ * each) into out[a * nm + k]. Parallel over (axis, tau) pairs; each value is
+ * computed by one thread in a fixed order. */
+static sensim_status compute_phases(const double *ph, size_t pstride, size_t na, size_t np, const sensim_allan_opts *o,
+                                    const size_t *m, size_t nm, sensim_allan_point *out)
 {
     int freq = o->data == SENSIM_ALLAN_FREQ, dmax = diff_order(o->dev) == 3 && o->dev != SENSIM_MDEV && o->dev != SENSIM_TDEV ? 3 : 2;
     int overlapping = o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV, order = diff_order(o->dev);
     double *sums = NULL;
     if (overlapping) {
-        sums = malloc((nm + OV_BATCH * ov_nchunk(np)) * sizeof *sums);
+        sums = malloc(na * (nm + OV_BATCH * ov_nchunk(np)) * sizeof *sums);
         if (!sums)
             return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the partial sums of %zu taus", nm);
-        ov_sums(ph, np, m, nm, order, sums, sums + nm);
+        ov_sums(ph, pstride, na, np, m, nm, order, sums, sums + na * nm);
     }
     int failed = 0;
+    size_t items = na * nm;
 #pragma omp parallel
     {
         double *work = NULL;
@@ -732,20 +771,21 @@ static sensim_status compute_one(const double *ph, size_t np, const sensim_allan
             failed = 1;
         }
 #pragma omp for schedule(dynamic, 1)
-        for (size_t k = 0; k < nm; k++) {
-            size_t terms = 0;
+        for (size_t it = 0; it < items; it++) {
+            size_t a = it / nm, k = it % nm, terms = 0;
+            const double *pa = ph + a * pstride;
             double var, tau = (double)m[k] * o->tau0;
             if (overlapping) {
                 /* SP 1065 eqs. 8 and 18. */
                 terms = np - (size_t)order * m[k];
-                var = sums[k] / ((order == 2 ? 2 : 6) * tau * tau * (double)terms);
+                var = sums[it] / ((order == 2 ? 2 : 6) * tau * tau * (double)terms);
             } else
-                var = variance_at(ph, np, m[k], o->tau0, o->dev, &terms);
-            out[k].m = m[k];
-            out[k].tau = tau;
-            out[k].dev = sqrt(var > 0 ? var : 0);
-            out[k].n = terms;
-            out[k].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(ph, np, freq, m[k], dmax, work) : 0;
+                var = variance_at(pa, np, m[k], o->tau0, o->dev, &terms);
+            out[it].m = m[k];
+            out[it].tau = tau;
+            out[it].dev = sqrt(var > 0 ? var : 0);
+            out[it].n = terms;
+            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work) : 0;
         }
         free(work);
     }
@@ -754,16 +794,23 @@ static sensim_status compute_one(const double *ph, size_t np, const sensim_allan
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
     /* Where too few averaged points remain to identify the noise, keep the
      * type found at the nearest shorter tau (white FM or white PM if none). */
-    int last = freq ? 0 : 2;
-    for (size_t k = 0; k < nm; k++) {
-        if (out[k].alpha == ALPHA_UNKNOWN)
-            out[k].alpha = last;
-        last = out[k].alpha;
-        int a = out[k].alpha;
+    for (size_t a = 0; a < na; a++) {
+        int last = freq ? 0 : 2;
+        for (size_t k = 0; k < nm; k++) {
+            sensim_allan_point *q = &out[a * nm + k];
+            if (q->alpha == ALPHA_UNKNOWN)
+                q->alpha = last;
+            last = q->alpha;
+        }
+    }
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t it = 0; it < items; it++) {
+        sensim_allan_point *q = &out[it];
+        int a = q->alpha;
         if (diff_order(o->dev) == 2 || o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV)
             a = a < -2 ? -2 : a; /* the Allan family needs alpha > -3 */
-        out[k].edf = sensim_allan_edf(o->dev, a, m[k], np);
-        sensim_allan_ci(out[k].dev, out[k].edf, o->confidence, &out[k].lo, &out[k].hi);
+        q->edf = sensim_allan_edf(o->dev, a, q->m, np);
+        sensim_allan_ci(q->dev, q->edf, o->confidence, &q->lo, &q->hi);
     }
     return SENSIM_OK;
 }
@@ -823,9 +870,8 @@ static sensim_status compute_axes(const double *x, size_t n, size_t stride, size
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", na, n + 1);
     size_t np = 0, bad = 0;
     st = make_phase(x, n, stride, na, o, ph, &np, &bad);
-    for (size_t a = 0; a < na && !st; a++)
-        if ((st = compute_one(ph + a * (n + 1), np, o, m, nm, out + a * nm)))
-            bad = a;
+    if (!st)
+        st = compute_phases(ph, n + 1, na, np, o, m, nm, out);
     if (st && name_axis)
         sensim_error_prefix(st, "axis %zu", bad);
     free(ph);
