@@ -254,8 +254,8 @@ START_TEST(overlapping_blocked_sums)
      * in scrambled order) they must equal a plain per-tau sum in long double
      * to rounding (1e-12 relative: a few hundred thousand double additions
      * of positive terms lose less than 1e-16 each relative to the sum), be
-     * bit-identical at 1 and 2 threads, and not depend on which other taus
-     * are asked for. Rate data are integrated as the library does: mean
+     * bit-identical at 1 and 2 threads and as one of several axes, and not
+     * depend on which other taus are asked for. Rate data are integrated as the library does: mean
      * removed, x[0] = 0. */
     const size_t n = 100000;
     double *y = malloc(n * sizeof *y), *x = malloc((n + 1) * sizeof *x);
@@ -296,6 +296,21 @@ START_TEST(overlapping_blocked_sums)
             ck_assert_uint_eq(p1[k].n, cnt);
             expect_rel(p1[k].dev, want, 1e-12, o.dev == SENSIM_OADEV ? "oadev" : "ohdev", (double)m[k]);
         }
+        /* Two interleaved axes (this one and its negative, which has the
+         * same deviations), shared out over (axis, chunk) at 2 threads. */
+        double *y2 = malloc(2 * n * sizeof *y2);
+        for (size_t i = 0; i < n; i++) {
+            y2[2 * i] = -y[i];
+            y2[2 * i + 1] = y[i];
+        }
+        sensim_allan_point p3[14];
+        ck_assert_int_eq(sensim_allan_compute_axes(y2, n, 2, &o, m, 7, p3), SENSIM_OK);
+        for (int k = 0; k < 7; k++) {
+            ck_assert(p3[7 + k].dev == p1[k].dev);
+            ck_assert(p3[7 + k].hi == p1[k].hi);
+            expect_rel(p3[k].dev, p1[k].dev, 1e-12, "negated axis", (double)m[k]);
+        }
+        free(y2);
     }
     omp_set_num_threads(omp_get_num_procs());
     free(y);
