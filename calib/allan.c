@@ -504,6 +504,7 @@ static double variance_at(const double *ph, size_t np, size_t m, double tau0, se
 #define OV_BLOCK 2048
 #define OV_BATCH 64
 #define OV_LANES 16
+_Static_assert(OV_CHUNK % OV_BLOCK == 0 && OV_BLOCK % OV_LANES == 0, "a lane must be i mod OV_LANES in every block");
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define ALLAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
