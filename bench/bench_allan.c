@@ -8,9 +8,12 @@
  * logspace(0, log10(N/2), NTAUS). sensim runs with its OpenMP default
  * threads (set OMP_NUM_THREADS), once with noise identification and
  * confidence intervals (what `sensim allan` does) and once without (the
- * estimator alone, like the baseline), each the best of three runs. The NumPy baseline is
- * bench/oadev_numpy.py under /usr/bin/python3; the deviations of both are
- * compared and the largest relative difference printed. */
+ * estimator alone, like the baseline), each the best of three runs, with
+ * the CPU seconds of the first kind beside its wall time: on a shared
+ * machine the wall time of several threads depends on what else runs. The
+ * NumPy baseline is bench/oadev_numpy.py under /usr/bin/python3; the
+ * deviations of both are compared and the largest relative difference
+ * printed. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
