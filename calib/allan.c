@@ -654,7 +654,7 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
         *bad = 0;
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", na);
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 8)
     for (size_t blk = 0; blk < nblock; blk++) {
         size_t i0 = blk * PH_BLOCK, i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
         for (size_t a = 0; a < na; a++) {
