@@ -832,6 +832,9 @@ static sensim_status check_grid(const sensim_allan_opts *o, size_t n, const size
     return SENSIM_OK;
 }
 
+/* The most phase memory compute_axes holds at once (the input aside). */
+#define PHASE_MAX_BYTES ((size_t)1 << 30)
+
 /* Allocates the phase buffer. Large buffers are 2 MiB aligned and marked
  * for transparent huge pages: first-touch page faults of a fresh buffer of
  * hundreds of MB otherwise cost more than the estimators (measured: 1.8 s
@@ -864,17 +867,23 @@ static sensim_status compute_axes(const double *x, size_t n, size_t stride, size
         return st;
     if (na < 1 || stride < na)
         return sensim_error(SENSIM_EINVAL, "allan: %s", na < 1 ? "number of axes must be >= 1" : "stride must be >= 1");
-    if ((n + 1) > SIZE_MAX / sizeof(double) / na)
-        return sensim_error(SENSIM_ENOMEM, "allan: %zu x %zu phase points do not fit in memory", na, n + 1);
-    double *ph = phase_alloc(na * (n + 1));
+    if ((n + 1) > SIZE_MAX / sizeof(double))
+        return sensim_error(SENSIM_ENOMEM, "allan: %zu phase points do not fit in memory", n + 1);
+    /* All axes at once up to PHASE_MAX_BYTES of phase, then groups of axes:
+     * each axis's numbers are the same either way. */
+    size_t group = PHASE_MAX_BYTES / ((n + 1) * sizeof(double));
+    group = group < 1 ? 1 : group > na ? na : group;
+    double *ph = phase_alloc(group * (n + 1));
     if (!ph)
-        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", na, n + 1);
-    size_t np = 0, bad = 0;
-    st = make_phase(x, n, stride, na, o, ph, &np, &bad);
-    if (!st)
-        st = compute_phases(ph, n + 1, na, np, o, m, nm, out);
-    if (st && name_axis)
-        sensim_error_prefix(st, "axis %zu", bad);
+        return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", group, n + 1);
+    for (size_t a0 = 0; a0 < na && !st; a0 += group) {
+        size_t g = na - a0 < group ? na - a0 : group, np = 0, bad = 0;
+        st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad);
+        if (!st)
+            st = compute_phases(ph, n + 1, g, np, o, m, nm, out + a0 * nm);
+        if (st && name_axis)
+            sensim_error_prefix(st, "axis %zu", a0 + bad);
+    }
     free(ph);
     return st;
 }
