@@ -2,7 +2,9 @@
  * sec. 2.5) by iteratively reweighted least squares. See sensim/lidar_fit.h. */
 #include "sensim/lidar_fit.h"
 
+#include <gsl/gsl_eigen.h>
 #include <gsl/gsl_fit.h>
+#include <gsl/gsl_matrix.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,5 +135,214 @@ done:
     free(bvar);
     free(bn);
     free(bnr);
+    return st;
+}
+
+/* ---- angular sigma from planar targets (see sensim/lidar_fit.h) ---- */
+
+/* The unit normal of the plane through n points (3 doubles each): the
+ * eigenvector of the smallest eigenvalue of their scatter matrix. */
+static sensim_status plane_fit(const double *p, size_t n, double normal[3], double *offset)
+{
+    double c[3] = {0, 0, 0}, m[9] = {0};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            c[k] += p[3 * i + k] / (double)n;
+    for (size_t i = 0; i < n; i++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                m[3 * a + b] += (p[3 * i + a] - c[a]) * (p[3 * i + b] - c[b]);
+    gsl_matrix_view mv = gsl_matrix_view_array(m, 3, 3);
+    gsl_vector *eval = gsl_vector_alloc(3);
+    gsl_matrix *evec = gsl_matrix_alloc(3, 3);
+    gsl_eigen_symmv_workspace *ws = gsl_eigen_symmv_alloc(3);
+    sensim_status st = SENSIM_OK;
+    if (!eval || !evec || !ws)
+        st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
+    else if (gsl_eigen_symmv(&mv.matrix, eval, evec, ws) != 0)
+        st = sensim_error(SENSIM_EINTERNAL, "lidar angular fit: plane eigen-decomposition failed");
+    else {
+        gsl_eigen_symmv_sort(eval, evec, GSL_EIGEN_SORT_VAL_ASC);
+        double dot = 0;
+        for (int k = 0; k < 3; k++) {
+            normal[k] = gsl_matrix_get(evec, k, 0);
+            dot += normal[k] * c[k];
+        }
+        /* Point away from the sensor (the origin): n.c > 0. */
+        if (dot < 0) {
+            for (int k = 0; k < 3; k++)
+                normal[k] = -normal[k];
+            dot = -dot;
+        }
+        *offset = -dot;
+    }
+    gsl_eigen_symmv_free(ws);
+    gsl_matrix_free(evec);
+    gsl_vector_free(eval);
+    return st;
+}
+
+sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
+                                       double base, double slope, double *planes, sensim_lidar_angular_result *r)
+{
+    if (!pts || !target || !r)
+        return sensim_error(SENSIM_EINVAL, "lidar angular fit: NULL points, targets or result");
+    if (S < 3)
+        return sensim_error(SENSIM_EDATA, "lidar angular fit: %zu scans: need at least 3 repeated scans", S);
+    if (M == 0)
+        return sensim_error(SENSIM_EDATA, "lidar angular fit: empty scans (0 returns)");
+    if (T == 0)
+        return sensim_error(SENSIM_EINVAL, "lidar angular fit: no targets (ntargets = 0)");
+    if (!(base >= 0 && slope >= 0 && isfinite(base) && isfinite(slope)))
+        return sensim_error(SENSIM_EINVAL, "lidar angular fit: range sigma base %g, slope %g: must be finite and >= 0",
+                            base, slope);
+    for (size_t i = 0; i < M; i++)
+        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
+            return sensim_error(SENSIM_EDATA, "lidar angular fit: return %zu: target %d is not in -1..%zu", i,
+                                (int)target[i], T - 1);
+    sensim_gsl_quiet();
+    memset(r, 0, sizeof *r);
+    /* Per return: the scan-mean point and the number of finite scans. */
+    double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
+    double *a = malloc(M * sizeof *a), *b = malloc(M * sizeof *b), *y = malloc(M * sizeof *y);
+    double *dof = malloc(M * sizeof *dof), *rp = malloc(M * sizeof *rp);
+    size_t *cnt = calloc(M, sizeof *cnt);
+    sensim_status st = SENSIM_OK;
+    if (!mean || !tp || !a || !b || !y || !dof || !rp || !cnt) {
+        st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < M; i++) {
+        double s[3] = {0, 0, 0};
+        for (size_t k = 0; k < S; k++) {
+            const float *q = pts + 4 * (k * M + i);
+            if (target[i] < 0 || !(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                continue;
+            for (int j = 0; j < 3; j++)
+                s[j] += q[j];
+            cnt[i]++;
+        }
+        for (int j = 0; j < 3; j++)
+            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
+    }
+    size_t m = 0;
+    for (size_t t = 0; t < T; t++) {
+        size_t n = 0;
+        for (size_t i = 0; i < M; i++)
+            if (target[i] == (int32_t)t && cnt[i] >= 3) {
+                memcpy(tp + 3 * n, mean + 3 * i, 3 * sizeof *tp);
+                n++;
+            }
+        if (planes)
+            for (int j = 0; j < 4; j++)
+                planes[4 * t + j] = NAN;
+        if (n < 3)
+            continue;
+        double nv[3], d0 = 0;
+        if ((st = plane_fit(tp, n, nv, &d0)) != SENSIM_OK)
+            goto done;
+        if (planes) {
+            memcpy(planes + 4 * t, nv, 3 * sizeof *nv);
+            planes[4 * t + 3] = d0;
+        }
+        r->targets_used++;
+        for (size_t i = 0; i < M; i++) {
+            if (target[i] != (int32_t)t || cnt[i] < 3)
+                continue;
+            /* Variance over scans of the point-to-plane distance. */
+            double s1 = 0, s2 = 0;
+            for (size_t k = 0; k < S; k++) {
+                const float *q = pts + 4 * (k * M + i);
+                if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                    continue;
+                double d = nv[0] * q[0] + nv[1] * q[1] + nv[2] * q[2] + d0;
+                s1 += d;
+                s2 += d * d;
+            }
+            double c = (double)cnt[i], v = (s2 - s1 * s1 / c) / (c - 1);
+            const double *p = mean + 3 * i;
+            double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+            if (!(rr > 0))
+                continue;
+            double az = atan2(p[1], p[0]), el = asin(p[2] / rr);
+            double un = (p[0] * nv[0] + p[1] * nv[1] + p[2] * nv[2]) / rr;
+            double taz = -sin(az) * nv[0] + cos(az) * nv[1];
+            double tel = -sin(el) * cos(az) * nv[0] - sin(el) * sin(az) * nv[1] + cos(el) * nv[2];
+            double sr = base + slope * rr;
+            a[m] = rr * cos(el) * taz * rr * cos(el) * taz;
+            b[m] = rr * tel * rr * tel;
+            y[m] = v - sr * sr * un * un;
+            dof[m] = c - 1;
+            /* The range part, for the weights: E[v] = x_az a + x_el b + it. */
+            rp[m] = sr * sr * un * un;
+            m++;
+        }
+    }
+    r->points_used = m;
+    if (m < 3) {
+        st = sensim_error(SENSIM_EDATA,
+                          "lidar angular fit: %zu returns on planar targets with 3 or more scans: need at least 3", m);
+        goto done;
+    }
+    /* Weighted least squares without intercept, y = x_az a + x_el b, with
+     * var(v) = 2 E[v]^2 / dof; E[v] from the data first, then the fit. */
+    double xa = 0, xb = 0, ia = 0, ib = 0, chisq = 0, vfloor = 0;
+    for (size_t i = 0; i < m; i++)
+        vfloor += (y[i] + rp[i]) / (double)m;
+    vfloor = 1e-3 * fabs(vfloor) + 1e-300;
+    for (int it = 0; it < 4; it++) {
+        double saa = 0, sbb = 0, sab = 0, say = 0, sby = 0;
+        for (size_t i = 0; i < m; i++) {
+            double e = it == 0 ? y[i] + rp[i] : xa * a[i] + xb * b[i] + rp[i];
+            if (!(e > vfloor))
+                e = vfloor;
+            double w = dof[i] / (2 * e * e);
+            saa += w * a[i] * a[i];
+            sbb += w * b[i] * b[i];
+            sab += w * a[i] * b[i];
+            say += w * a[i] * y[i];
+            sby += w * b[i] * y[i];
+        }
+        /* Degenerate: one term (nearly) absent, or the two proportional. */
+        double det = saa * sbb - sab * sab;
+        if (!(saa > 1e-6 * sbb && sbb > 1e-6 * saa && det > 1e-6 * saa * sbb)) {
+            st = sensim_error(SENSIM_EDATA,
+                              "lidar angular fit: the targets do not separate azimuth from elevation noise: use "
+                              "planes tilted about a vertical and about a horizontal axis");
+            goto done;
+        }
+        xa = (sbb * say - sab * sby) / det;
+        xb = (saa * sby - sab * say) / det;
+        ia = sbb / det;
+        ib = saa / det;
+        chisq = 0;
+        for (size_t i = 0; i < m; i++) {
+            double e = xa * a[i] + xb * b[i] + rp[i];
+            if (!(e > vfloor))
+                e = vfloor;
+            double res = y[i] - xa * a[i] - xb * b[i];
+            chisq += dof[i] / (2 * e * e) * res * res;
+        }
+    }
+    double scale = chisq / (double)(m - 2);
+    r->chi2_dof = scale;
+    if (!(scale > 1))
+        scale = 1;
+    /* sigma = sqrt(x); half-width by the delta method, or sqrt of the
+     * variance's upper bound when the estimate is not positive. */
+    double ca = Z95 * sqrt(ia * scale), cb = Z95 * sqrt(ib * scale);
+    r->azimuth_sigma = xa > 0 ? sqrt(xa) : 0.0;
+    r->elevation_sigma = xb > 0 ? sqrt(xb) : 0.0;
+    r->azimuth_sigma_ci = xa > 0 ? ca / (2 * sqrt(xa)) : sqrt(ca);
+    r->elevation_sigma_ci = xb > 0 ? cb / (2 * sqrt(xb)) : sqrt(cb);
+done:
+    free(mean);
+    free(tp);
+    free(a);
+    free(b);
+    free(y);
+    free(dof);
+    free(rp);
+    free(cnt);
     return st;
 }

@@ -1,5 +1,5 @@
 /* sensim fit KIND: fit noise-model parameters from stationary data. Each
- * kind is one entry of the table below (fit imu here; gnss, camera and lidar
+ * kind is one entry of the table below (fit imu here; camera, lidar and gnss
  * join the table from their own files). */
 #include <getopt.h>
 #include <math.h>
@@ -25,6 +25,10 @@ const char cmd_fit_usage[] =
     "          (sensim fit camera --help)\n"
     "  lidar   range-noise line from repeated scans of a static scene\n"
     "          (sensim fit lidar --help)\n"
+    "  gnss    Ch:Gauss / Gauss-Markov / Chrono Ch:RW position noise and the\n"
+    "          AirSim HDOP low-pass from a standstill GNSS log\n"
+    "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
+    "          sensim fit gnss --help)\n"
     "\n"
     "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
     "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
@@ -65,13 +69,14 @@ static const fit_kind kinds[] = {
     {"imu", fit_imu},
     {"camera", cli_fit_camera},
     {"lidar", cli_fit_lidar},
+    {"gnss", cli_fit_gnss},
     {NULL, NULL},
 };
 
 int cmd_fit(int argc, char **argv)
 {
     if (argc < 2)
-        return cli_usage_error("fit", "which kind? (imu, camera, lidar)");
+        return cli_usage_error("fit", "which kind? (imu, camera, lidar, gnss)");
     if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         cli_print_help("fit", stdout);
         return CLI_OK;
@@ -79,7 +84,7 @@ int cmd_fit(int argc, char **argv)
     for (const fit_kind *k = kinds; k->name; k++)
         if (!strcmp(argv[1], k->name))
             return k->run(argc - 1, argv + 1);
-    return cli_usage_error("fit", "unknown kind '%s' (known: imu, camera, lidar)", argv[1]);
+    return cli_usage_error("fit", "unknown kind '%s' (known: imu, camera, lidar, gnss)", argv[1]);
 }
 
 /* ---- fit imu ---- */

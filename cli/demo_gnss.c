@@ -7,7 +7,6 @@
 #include "demo.h"
 #include "sensim/gtcursor.h"
 #include "sensim/log.h"
-#include "sensim/rig.h"
 
 /* Step 4: one GNSS track per bundled model on the same circle, and its
  * horizontal error against the ground truth at each delivered stamp. */
@@ -20,7 +19,7 @@ int demo_gnss(const char *data, const char *dir, const char *gt)
         {"gnss-zed-f9p", "u-blox ZED-F9P RTK datasheet"},
         {"gnss-standalone", "u-blox NEO-M8N standalone datasheet"},
     };
-    printf("\n4. The same circle seen by each bundled GNSS model at 10 Hz:");
+    demo_heading("The same circle seen by each bundled GNSS model at 10 Hz:");
     char rig[1024], out[1024];
     double err_rms[5], err_max[5], hdop_last[5];
     size_t count[5];
@@ -29,15 +28,11 @@ int demo_gnss(const char *data, const char *dir, const char *gt)
         snprintf(out, sizeof out, "%s/%s.h5", dir, models[m][0]);
         if (demo_run(cmd_inject, "inject", rig, gt, "-o", out, NULL))
             return -1;
-        /* Delivery stamps trail the sample by the receiver's latency. */
-        sensim_rig *r = sensim_rig_load(rig);
-        const sensim_sensor *gps = r ? sensim_rig_find(r, "gps") : NULL;
-        double lag = gps ? gps->timing.lag : 0.0;
-        sensim_rig_free(r);
         sensim_log *truth = sensim_log_open(gt), *log = sensim_log_open(out);
         sensim_gt_cursor *cur = truth ? sensim_gt_cursor_create(truth, 65536) : NULL;
         size_t n = 0, nh = 0;
-        double *t = log ? demo_read_col(log, "/sensors/gps/t", &n) : NULL;
+        /* The true time of each fix (t is its delivery, after the lag). */
+        double *t = log ? demo_read_col(log, "/sensors/gps/t_sample", &n) : NULL;
         double *enu = log ? demo_read_col(log, "/sensors/gps/enu", &n) : NULL;
         double *hdop = log ? demo_read_col(log, "/sensors/gps/hdop", &nh) : NULL;
         int ok = cur && t && enu && n > 0;
@@ -45,10 +40,7 @@ int demo_gnss(const char *data, const char *dir, const char *gt)
         size_t used = 0;
         for (size_t k = 0; ok && k < n; k++) {
             sensim_gt_state g;
-            double ts = t[k] - lag;
-            if (ts > sensim_gt_cursor_t_last(cur))
-                break;
-            if (sensim_gt_cursor_at(cur, ts, &g)) {
+            if (sensim_gt_cursor_at(cur, t[k], &g)) {
                 ok = 0;
                 break;
             }
@@ -75,9 +67,9 @@ int demo_gnss(const char *data, const char *dir, const char *gt)
            "final HDOP");
     for (int m = 0; m < 5; m++)
         printf("   %-44s %8zu %14.4f %14.4f %10.3g\n", models[m][1], count[m], err_rms[m], err_max[m], hdop_last[m]);
-    printf("\n   Errors are against the truth when each fix was taken (its delivery\n"
-           "   stamp less the receiver's latency), in metres before conversion to\n"
-           "   WGS84 (lla in the files). The AirSim model adds no position noise\n"
-           "   and reports its HDOP instead.\n");
+    printf("\n   Errors are against the truth when each fix was taken (t_sample;\n"
+           "   t is its delivery, after the receiver's latency), in metres before\n"
+           "   conversion to WGS84 (lla in the files). The AirSim model adds no\n"
+           "   position noise and reports its HDOP instead.\n");
     return 0;
 }

@@ -82,8 +82,8 @@ int demo_imufit(const char *data, const char *dir, const char *gt)
     snprintf(truth_log, sizeof truth_log, "%s/static-gt.h5", dir);
     snprintf(log, sizeof log, "%s/static-imu.h5", dir);
     snprintf(fitted, sizeof fitted, "%s/fitted-imu.yaml", dir);
-    printf("\n5. Calibration: an hour of the same IMU lying still, and its noise\n"
-           "   terms fitted back from the Allan deviation:");
+    demo_heading("Calibration: an hour of the same IMU lying still, and its noise\n"
+                 "   terms fitted back from the Allan deviation:");
     if (demo_run(cmd_trajectory, "trajectory", "--shape", "static", "--duration", DURATION, "--rate", "10", "-o",
                  truth_log, NULL) ||
         demo_run(cmd_inject, "inject", rig, truth_log, "-o", log, NULL) ||

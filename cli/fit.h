@@ -1,6 +1,6 @@
-/* The camera and lidar parts of `sensim fit`, for cli/cmd_fit.c to dispatch
- * to (`sensim fit camera ...`, `sensim fit lidar ...`). argv[0] is the
- * sub-verb ("camera" or "lidar"); options are parsed with getopt_long.
+/* The camera, lidar and gnss parts of `sensim fit`, for cli/cmd_fit.c to dispatch
+ * to (`sensim fit camera ...`, `sensim fit lidar ...`, `sensim fit gnss ...`).
+ * argv[0] is the sub-verb ("camera", "lidar" or "gnss"); options are parsed with getopt_long.
  * Exit status 0 success, 1 failure, 2 usage error; the output YAML is
  * written to a temporary name and renamed. */
 #ifndef SENSIM_CLI_FIT_H
@@ -8,7 +8,9 @@
 
 int cli_fit_camera(int argc, char **argv);
 int cli_fit_lidar(int argc, char **argv);
+int cli_fit_gnss(int argc, char **argv);
 extern const char cli_fit_camera_usage[];
 extern const char cli_fit_lidar_usage[];
+extern const char cli_fit_gnss_usage[];
 
 #endif

@@ -408,6 +408,45 @@ double sensim_sensor_delivery_time(const sensim_sensor *s, uint64_t seed, uint64
     return t + d;
 }
 
+void sensim_sampler_init(sensim_sampler *sp, const sensim_sensor *s, uint64_t seed, double t_first, double t_last)
+{
+    sp->s = s;
+    sp->seed = seed;
+    sp->t_first = t_first;
+    sp->t_last = t_last;
+    sp->last_delivery = -INFINITY;
+    sp->k = 0;
+    sp->points = s->timing.collection_window > 0 ? SENSIM_WINDOW_POINTS : 1;
+}
+
+int sensim_sampler_next(sensim_sampler *sp, sensim_sample *out)
+{
+    double t = sensim_sensor_sample_time(sp->s, sp->t_first, sp->k);
+    if (!(t <= sp->t_last))
+        return 0;
+    /* Rounding in the clock conversion may put sample 0 a hair early. */
+    if (t < sp->t_first)
+        t = sp->t_first;
+    double d = sensim_sensor_delivery_time(sp->s, sp->seed, sp->k, t);
+    /* Delivery keeps order: a sample never overtakes the previous one. */
+    if (!(d > sp->last_delivery))
+        d = nextafter(sp->last_delivery, INFINITY);
+    out->k = sp->k++;
+    out->t = t;
+    out->t_sensor = sensim_sensor_clock(sp->s, t);
+    out->t_delivery = sp->last_delivery = d;
+    return 1;
+}
+
+double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j)
+{
+    if (sp->points == 1)
+        return t;
+    const double W = sp->s->timing.collection_window;
+    double tj = t - W + (j + 0.5) * W / sp->points;
+    return tj < sp->t_first ? sp->t_first : tj;
+}
+
 /* ---- the inject driver ---- */
 
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,

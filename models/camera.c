@@ -14,9 +14,6 @@
 
 #include "sensim/rng.h"
 
-/* The same layer table as lib/rng.c, for the inlined fast path below. */
-#include "../lib/ziggurat_table.h"
-
 /* Random streams of a camera (one per random quantity). */
 enum {
     STREAM_TEMPORAL = 1, /* per-frame normal draws (intensity noise, read noise) */
@@ -31,7 +28,7 @@ enum {
 /* Normal draws are made in chunks of this many samples into a stack buffer
  * (the hot path does not allocate); the draws are a pure function of the
  * index, so the chunk size does not change the output. */
-#define CHUNK 512
+#define CHUNK 1024
 
 struct sensim_camera {
     sensim_camera_params p;
@@ -43,6 +40,10 @@ struct sensim_camera {
     double dark_mean;   /* e- per exposure */
     double signal_scale; /* e- at I = 1: photons_full_scale * QE */
     double max_dn;       /* 2^bits - 1 */
+    /* Stand-ins for absent maps over one chunk, so that the vectorized loop
+     * reads every map the same way. */
+    float ones[CHUNK], zeros[CHUNK];
+    double dark_row[CHUNK];
 };
 
 sensim_camera_params sensim_camera_default_params(void)
@@ -132,13 +133,18 @@ static sensim_status make_patterns(sensim_camera *c, uint64_t seed, uint32_t sen
 {
     const sensim_camera_params *p = &c->p;
     size_t W = p->width, H = p->height, C = p->channels, n = c->npix;
+    double z[CHUNK];
     if (p->prnu > 0) {
         if (!(c->gain = malloc(n * sizeof *c->gain)))
             return sensim_error(SENSIM_ENOMEM, "camera: cannot allocate the PRNU map (%zu pixels)", n);
         sensim_rng r = sensim_rng_make(seed, sensor, STREAM_PRNU);
-        for (size_t i = 0; i < n; i++) {
-            double g = 1.0 + p->prnu * sensim_rng_normal(&r, i);
-            c->gain[i] = (float)(g > 0 ? g : 0);
+        for (size_t i0 = 0; i0 < n; i0 += CHUNK) {
+            size_t m = n - i0 < CHUNK ? n - i0 : CHUNK;
+            sensim_rng_normal_fill(&r, i0, m, z);
+            for (size_t k = 0; k < m; k++) {
+                double g = 1.0 + p->prnu * z[k];
+                c->gain[i0 + k] = (float)(g > 0 ? g : 0);
+            }
         }
     }
     if (p->hot_pixel_fraction > 0 && p->hot_pixel_dark_current > 0) {
@@ -155,17 +161,26 @@ static sensim_status make_patterns(sensim_camera *c, uint64_t seed, uint32_t sen
         sensim_rng rd = sensim_rng_make(seed, sensor, STREAM_DSNU);
         sensim_rng rr = sensim_rng_make(seed, sensor, STREAM_ROW);
         sensim_rng rc = sensim_rng_make(seed, sensor, STREAM_COL);
+        double *col = calloc(W, sizeof *col);
+        if (!col)
+            return sensim_error(SENSIM_ENOMEM, "camera: cannot allocate the column offsets (%zu columns)", W);
+        if (p->column_offset_sigma > 0)
+            for (size_t x = 0; x < W; x++)
+                col[x] = p->column_offset_sigma * sensim_rng_normal(&rc, x);
+        const size_t R = W * C;
         for (size_t y = 0; y < H; y++) {
             double row = p->row_offset_sigma > 0 ? p->row_offset_sigma * sensim_rng_normal(&rr, y) : 0.0;
-            for (size_t x = 0; x < W; x++) {
-                double col = p->column_offset_sigma > 0 ? p->column_offset_sigma * sensim_rng_normal(&rc, x) : 0.0;
-                for (size_t k = 0; k < C; k++) {
-                    size_t i = (y * W + x) * C + k;
-                    double d = p->dsnu > 0 ? p->dsnu * p->gain * sensim_rng_normal(&rd, i) : 0.0;
-                    c->offset[i] = (float)(row + col + d);
+            for (size_t j0 = 0; j0 < R; j0 += CHUNK) {
+                size_t m = R - j0 < CHUNK ? R - j0 : CHUNK;
+                if (p->dsnu > 0)
+                    sensim_rng_normal_fill(&rd, y * R + j0, m, z);
+                for (size_t k = 0; k < m; k++) {
+                    double d = p->dsnu > 0 ? p->dsnu * p->gain * z[k] : 0.0;
+                    c->offset[y * R + j0 + k] = (float)(row + col[(j0 + k) / C] + d);
                 }
             }
         }
+        free(col);
     }
     return SENSIM_OK;
 }
@@ -190,6 +205,10 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed
     c->dark_mean = p->dark_current * p->exposure_time;
     c->signal_scale = p->photons_full_scale * p->quantum_efficiency;
     c->max_dn = ldexp(1.0, p->adc_bits) - 1.0;
+    for (size_t k = 0; k < CHUNK; k++) {
+        c->ones[k] = 1.0f;
+        c->dark_row[k] = c->dark_mean;
+    }
     if (p->model == SENSIM_CAMERA_NOISE_EMVA && make_patterns(c, seed, sensor) != SENSIM_OK)
         goto fail;
     return c;
@@ -213,7 +232,7 @@ double sensim_camera_emva_mean_dn(const sensim_camera_params *p, double intensit
 
 /* ---- element access: normalized load and clamped, rounded store ---- */
 
-static inline double load(sensim_pixel_type t, const void *buf, size_t i)
+static inline __attribute__((always_inline)) double load(sensim_pixel_type t, const void *buf, size_t i)
 {
     switch (t) {
     case SENSIM_PIXEL_U8:
@@ -228,7 +247,7 @@ static inline double load(sensim_pixel_type t, const void *buf, size_t i)
 /* Clamps y (normalized) to [0, 1] and stores it: no wrap-around at the rails
  * (Chrono casts the noisy value without clamping). NaN stays NaN for f32 and
  * becomes 0 for integers. */
-static inline void store(sensim_pixel_type t, void *buf, size_t i, double y)
+static inline __attribute__((always_inline)) void store(sensim_pixel_type t, void *buf, size_t i, double y)
 {
     if (!(y >= 0.0))
         y = (t == SENSIM_PIXEL_F32 && isnan(y)) ? y : 0.0;
@@ -247,44 +266,52 @@ static inline void store(sensim_pixel_type t, void *buf, size_t i, double y)
     }
 }
 
-/* Standard normals for indices first .. first+n-1, bit-identical to
- * sensim_rng_normal (same Philox words, same ziggurat layer test). The
- * accepted fast path (about 99 % of draws) is inlined here with a
- * branch-free sign; rejections go through sensim_rng_normal itself, which
- * recomputes the same word and continues on its slow path. */
-static void normal_fill_fast(const sensim_rng *r, uint64_t first, size_t n, double *out)
-{
-    size_t i = 0;
-    while (i < n) {
-        uint64_t idx = first + i;
-        uint32_t w[4];
-        sensim_rng_block(r, idx >> 2, w);
-        for (unsigned lane = (unsigned)(idx & 3); lane < 4 && i < n; lane++, i++) {
-            uint32_t u = w[lane];
-            unsigned l = u >> 25;
-            double x = ((double)(u & 0xFFFFFFu) + 0.5) * 0x1p-24 * zig_x[l];
-            double sign = 1.0 - (double)((u >> 23) & 2u); /* bit 24: 1 -> -1 */
-            out[i] = x < zig_x[l + 1] ? sign * x : sensim_rng_normal(r, first + i);
-        }
-    }
-}
+/* ---- the per-row kernels ----
+ *
+ * Each row is cut into chunks of CHUNK pixels. A chunk's standard normals
+ * come in bulk from sensim_rng_normal_fill (sixteen Philox blocks per
+ * vector step, the ziggurat's rectangle test vectorized), indexed by
+ * frame * H*W*C + pixel as before, so the draws are the same whatever the
+ * thread count or chunk size. The per-pixel arithmetic is then one
+ * branch-free loop the compiler vectorizes (#pragma omp simd; the pixel
+ * type is a constant after inlining). In the EMVA chain that loop uses the
+ * normal approximation for every pixel and records each pixel's mean; a
+ * second, scalar pass redoes the few pixels whose mean is below
+ * poisson_exact_below with an exact Poisson draw. The results are
+ * bit-identical to a pixel-by-pixel evaluation of the same formulas (no FMA
+ * contraction under -std=c11). The Makefile compiles this file with
+ * -fno-math-errno -fno-trapping-math (sqrt's arguments here are never
+ * negative; no code reads errno or FP exception flags), without which GCC
+ * cannot vectorize sqrt, floor and the clamps. */
 
 /* Chrono eq. 4 on one row segment [i0, i0 + n). */
-static inline __attribute__((always_inline)) void intensity_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
-                              size_t i0, size_t n)
+static inline __attribute__((always_inline)) void intensity_segment(const sensim_camera *c, uint64_t base,
+                                                                    sensim_pixel_type t, const void *in,
+                                                                    void *out, size_t i0, size_t n)
 {
     double z[CHUNK];
     const double s1 = c->p.variance_slope, s2 = c->p.variance_intercept;
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
-        normal_fill_fast(&c->temporal, base + i0 + done, m, z);
+        size_t i1 = i0 + done;
+        sensim_rng_normal_fill(&c->temporal, base + i1, m, z);
+#pragma omp simd
         for (size_t k = 0; k < m; k++) {
-            size_t i = i0 + done + k;
-            double I = load(t, in, i);
+            double I = load(t, in, i1 + k);
             double v = s1 * (I > 0 ? I : 0) + s2;
-            store(t, out, i, I + sqrt(v) * z[k]);
+            store(t, out, i1 + k, I + sqrt(v) * z[k]);
         }
     }
+}
+
+/* The tail of the EMVA chain from collected electrons to the stored value:
+ * saturation, gain, black level and offsets, ADC rounding and rails. */
+static inline double emva_dn(double e, double fw, double K, double black, double off, double maxdn)
+{
+    e = e > fw ? fw : e;
+    double dn = floor(K * e + black + off + 0.5);
+    dn = dn < 0 ? 0 : dn;
+    return dn > maxdn ? maxdn : dn;
 }
 
 /* EMVA 1288 chain on one row segment. Per pixel, in electrons:
@@ -293,44 +320,74 @@ static inline __attribute__((always_inline)) void intensity_segment(const sensim
  * noise N(0, sigma_d^2) (one normal of variance mu + sigma_d^2 above
  * poisson_exact_below); saturation at the full well; DN = K e + black +
  * offsets (DSNU, row, column), rounded (the ADC's 1/12 DN^2 quantization
- * noise) and clamped to [0, 2^bits - 1]. */
-static inline __attribute__((always_inline)) void emva_segment(const sensim_camera *c, uint64_t base, sensim_pixel_type t, const void *in, void *out,
-                         size_t i0, size_t n)
+ * noise) and clamped to [0, 2^bits - 1]. NaN inputs (f32) stay NaN: every
+ * comparison on them is false. */
+static inline __attribute__((always_inline)) void emva_segment(const sensim_camera *c, uint64_t base,
+                                                               sensim_pixel_type t, const void *in, void *out,
+                                                               size_t i0, size_t n)
 {
-    double z[CHUNK];
+    double z[CHUNK], mus[CHUNK], dk[CHUNK];
     const sensim_camera_params *p = &c->p;
     const double S = c->signal_scale, K = p->gain, black = p->black_level, fw = p->full_well;
     const double rn = p->read_noise, rn2 = rn * rn, thr = p->poisson_exact_below, maxdn = c->max_dn;
     const double inv_max = 1.0 / maxdn;
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
-        normal_fill_fast(&c->temporal, base + i0 + done, m, z);
-        for (size_t k = 0; k < m; k++) {
-            size_t i = i0 + done + k;
-            double I = load(t, in, i);
-            if (isnan(I)) {
-                store(t, out, i, I);
-                continue;
-            }
-            if (I < 0)
-                I = 0;
-            double mu = I * S * (c->gain ? c->gain[i] : 1.0f) + (c->dark ? c->dark[i] : c->dark_mean);
-            double e;
-            if (mu < thr)
-                e = (double)sensim_rng_poisson(&c->shot, base + i, mu) + rn * z[k];
-            else
-                e = mu + sqrt(mu + rn2) * z[k];
-            if (e > fw)
-                e = fw;
-            double dn = floor(K * e + black + (c->offset ? c->offset[i] : 0.0f) + 0.5);
-            if (dn < 0)
-                dn = 0;
-            else if (dn > maxdn)
-                dn = maxdn;
-            store(t, out, i, dn * inv_max);
+        size_t i1 = i0 + done;
+        sensim_rng_normal_fill(&c->temporal, base + i1, m, z);
+        /* Absent maps read as constants: 1 gain, the mean dark, 0 offset. */
+        const float *g = c->gain ? c->gain + i1 : c->ones;
+        const float *o = c->offset ? c->offset + i1 : c->zeros;
+        const double *d = c->dark_row;
+        if (c->dark) {
+#pragma omp simd
+            for (size_t k = 0; k < m; k++)
+                dk[k] = c->dark[i1 + k];
+            d = dk;
         }
+        int low = 0;
+#pragma omp simd reduction(| : low)
+        for (size_t k = 0; k < m; k++) {
+            double I = load(t, in, i1 + k);
+            I = I < 0 ? 0 : I;
+            double mu = I * S * g[k] + d[k];
+            mus[k] = mu;
+            low |= mu < thr;
+            double e = mu + sqrt(mu + rn2) * z[k];
+            store(t, out, i1 + k, emva_dn(e, fw, K, black, o[k], maxdn) * inv_max);
+        }
+        if (!low)
+            continue;
+        for (size_t k = 0; k < m; k++)
+            if (mus[k] < thr) {
+                double e = (double)sensim_rng_poisson(&c->shot, base + i1 + k, mus[k]) + rn * z[k];
+                store(t, out, i1 + k, emva_dn(e, fw, K, black, o[k], maxdn) * inv_max);
+            }
     }
 }
+
+/* One function per model and pixel type, so that the pixel type is a
+ * constant in the inlined segment. Built for AVX-512, AVX2 and the baseline
+ * (chosen at load time; the same results on each, as no FMA is contracted). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define ROW_ATTR __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ROW_ATTR
+#endif
+typedef void row_fn(const sensim_camera *c, uint64_t base, const void *in, void *out, size_t i0, size_t n);
+#define ROW_FN(name, segment, T)                                                                          \
+    ROW_ATTR static void name(const sensim_camera *c, uint64_t base, const void *in, void *out, size_t i0, \
+                              size_t n)                                                                   \
+    {                                                                                                     \
+        segment(c, base, T, in, out, i0, n);                                                              \
+    }
+ROW_FN(emva_row_u8, emva_segment, SENSIM_PIXEL_U8)
+ROW_FN(emva_row_u16, emva_segment, SENSIM_PIXEL_U16)
+ROW_FN(emva_row_f32, emva_segment, SENSIM_PIXEL_F32)
+ROW_FN(intensity_row_u8, intensity_segment, SENSIM_PIXEL_U8)
+ROW_FN(intensity_row_u16, intensity_segment, SENSIM_PIXEL_U16)
+ROW_FN(intensity_row_f32, intensity_segment, SENSIM_PIXEL_F32)
+#undef ROW_FN
 
 sensim_status sensim_camera_apply(const sensim_camera *c, uint64_t frame, sensim_pixel_type t, const void *in,
                                   void *out)
@@ -348,24 +405,13 @@ sensim_status sensim_camera_apply(const sensim_camera *c, uint64_t frame, sensim
     }
     long long h = (long long)H;
     const int emva = c->p.model == SENSIM_CAMERA_NOISE_EMVA;
-    /* The segment functions are inlined with a constant pixel type so that
-     * the per-pixel load/store switch disappears. */
-#define ROWS(T)                                                                   \
-    _Pragma("omp parallel for schedule(static)") for (long long y = 0; y < h; y++) \
-    {                                                                             \
-        if (emva)                                                                 \
-            emva_segment(c, base, T, in, out, (size_t)y * row, row);              \
-        else                                                                      \
-            intensity_segment(c, base, T, in, out, (size_t)y * row, row);         \
-    }
-    if (t == SENSIM_PIXEL_U8) {
-        ROWS(SENSIM_PIXEL_U8)
-    } else if (t == SENSIM_PIXEL_U16) {
-        ROWS(SENSIM_PIXEL_U16)
-    } else {
-        ROWS(SENSIM_PIXEL_F32)
-    }
-#undef ROWS
+    row_fn *fn = emva ? (t == SENSIM_PIXEL_U8 ? emva_row_u8 : t == SENSIM_PIXEL_U16 ? emva_row_u16 : emva_row_f32)
+                      : (t == SENSIM_PIXEL_U8    ? intensity_row_u8
+                         : t == SENSIM_PIXEL_U16 ? intensity_row_u16
+                                                 : intensity_row_f32);
+#pragma omp parallel for schedule(static)
+    for (long long y = 0; y < h; y++)
+        fn(c, base, in, out, (size_t)y * row, row);
     return SENSIM_OK;
 }
 

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_stream.h"
 #include "sensim/gnss.h"
+#include "sensim/gtcursor.h"
 #include "sensim/rig.h"
 
 typedef struct gnss_rig {
@@ -30,8 +30,10 @@ static sensim_status gnss_rig_create(sensim_sensor *s)
         st = sensim_ynode_error(s->node, SENSIM_EINVAL, "gnss sensor '%s': key 'rate_hz' must be > 0", s->name);
         goto fail;
     }
-    m->p.start_delay = s->timing.start_delay;
-    m->p.latency = 0.0; /* delivery via sensim_sensor_delivery_time */
+    /* Start-up delay, clock and latency are the rig's timing, applied by
+     * the sampler (sensim_sampler_next) as for every sensor. */
+    m->p.start_delay = 0.0;
+    m->p.latency = 0.0;
     sensim_gnss *g = sensim_gnss_create(&m->p);
     if (!g) {
         st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
@@ -48,55 +50,77 @@ fail:
 static void gnss_rig_destroy(void *model) { free(model); }
 
 typedef struct gnss_bufs {
-    double *et, *ep, *ev;
-    double *t, *ts, *lla, *enu, *vel, *hdop, *cov;
+    double *et, *ep, *ev, *del, *sens;
+    double *t, *ts, *tc, *lla, *enu, *vel, *hdop, *cov;
     uint64_t *epoch;
     int8_t *fix;
 } gnss_bufs;
 
 static void bufs_free(gnss_bufs *b)
 {
-    free(b->et), free(b->ep), free(b->ev), free(b->t), free(b->ts), free(b->lla), free(b->enu), free(b->vel);
-    free(b->hdop), free(b->cov), free(b->epoch), free(b->fix);
+    free(b->et), free(b->ep), free(b->ev), free(b->del), free(b->sens), free(b->t), free(b->ts), free(b->tc);
+    free(b->lla), free(b->enu), free(b->vel), free(b->hdop), free(b->cov), free(b->epoch), free(b->fix);
 }
 
 static int bufs_alloc(gnss_bufs *b, size_t n)
 {
     memset(b, 0, sizeof *b);
     b->et = malloc(n * sizeof(double)), b->ep = malloc(3 * n * sizeof(double));
-    b->ev = malloc(3 * n * sizeof(double)), b->t = malloc(n * sizeof(double));
-    b->ts = malloc(n * sizeof(double)), b->lla = malloc(3 * n * sizeof(double));
+    b->ev = malloc(3 * n * sizeof(double)), b->del = malloc(n * sizeof(double));
+    b->sens = malloc(n * sizeof(double)), b->t = malloc(n * sizeof(double));
+    b->ts = malloc(n * sizeof(double)), b->tc = malloc(n * sizeof(double));
+    b->lla = malloc(3 * n * sizeof(double));
     b->enu = malloc(3 * n * sizeof(double)), b->vel = malloc(3 * n * sizeof(double));
     b->hdop = malloc(n * sizeof(double)), b->cov = malloc(9 * n * sizeof(double));
     b->epoch = malloc(n * sizeof(uint64_t)), b->fix = malloc(n);
-    return b->et && b->ep && b->ev && b->t && b->ts && b->lla && b->enu && b->vel && b->hdop && b->cov &&
-           b->epoch && b->fix;
+    return b->et && b->ep && b->ev && b->del && b->sens && b->t && b->ts && b->tc && b->lla && b->enu && b->vel &&
+           b->hdop && b->cov && b->epoch && b->fix;
 }
 
-enum { D_T, D_LLA, D_ENU, D_VEL, D_HDOP, D_COV, D_FIX, D_N };
+enum { D_T, D_TS, D_TC, D_LLA, D_ENU, D_VEL, D_HDOP, D_COV, D_FIX, D_N };
+
+/* The antenna's mean ENU position and velocity over the sample's collection
+ * window. The antenna sits at the lever arm: p + R l, v + R (w x l). */
+static sensim_status antenna(const sensim_sensor *s, const sensim_sampler *sp, sensim_gt_cursor *cur, double t,
+                             double p[3], double v[3])
+{
+    const sensim_vec3 lever = s->mount_position;
+    sensim_vec3 ps = sensim_vec3_make(0, 0, 0), vs = sensim_vec3_make(0, 0, 0);
+    for (int j = 0; j < sp->points; j++) {
+        sensim_gt_state g;
+        sensim_status st = sensim_gt_cursor_at(cur, sensim_sampler_window_time(sp, t, j), &g);
+        if (st)
+            return st;
+        sensim_quat q = sensim_quat_load(g.orientation);
+        sensim_vec3 rl = sensim_quat_rotate(q, lever);
+        sensim_vec3 vl = sensim_quat_rotate(q, sensim_vec3_cross(sensim_vec3_load(g.angular_velocity), lever));
+        ps = sensim_vec3_add(ps, sensim_vec3_add(sensim_vec3_load(g.position), rl));
+        vs = sensim_vec3_add(vs, sensim_vec3_add(sensim_vec3_load(g.velocity), vl));
+    }
+    sensim_vec3_store(sensim_vec3_scale(ps, 1.0 / sp->points), p);
+    sensim_vec3_store(sensim_vec3_scale(vs, 1.0 / sp->points), v);
+    return SENSIM_OK;
+}
 
 static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
                                        sensim_log *out)
 {
     const gnss_rig *m = s->model;
     sensim_gnss_params p = m->p;
-    gt_stream gs;
     gnss_bufs b;
     sensim_gnss *g = NULL;
     sensim_log_dset *d[D_N] = {NULL};
-    double origin[3];
     size_t cap = o->block ? o->block : 65536;
-    int have_stream = 0;
-    sensim_status st = gt_stream_open(&gs, in, cap, s->rate_hz, origin);
-    if (st)
-        return st;
-    have_stream = 1;
+    sensim_status st = SENSIM_OK;
+    sensim_gt_cursor *cur = sensim_gt_cursor_create(in, cap);
+    if (!cur)
+        return sensim_last_status();
     if (!bufs_alloc(&b, cap)) {
         st = sensim_error(SENSIM_ENOMEM, "gnss sensor '%s': out of memory", s->name);
         goto done;
     }
     if (!m->origin_given)
-        memcpy(p.origin_lla, origin, sizeof origin);
+        memcpy(p.origin_lla, sensim_gt_cursor_origin(cur), sizeof p.origin_lla);
     if (!(g = sensim_gnss_create(&p))) {
         st = sensim_error_prefix(sensim_last_status(), "gnss sensor '%s'", s->name);
         goto done;
@@ -106,9 +130,10 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
     if ((st = sensim_log_group(out, grp)) || (st = sensim_sensor_write_attrs(s, o, out)) ||
         (st = sensim_log_set_attr_f64(out, grp, "origin_lla", p.origin_lla, 3)))
         goto done;
-    static const char *names[D_N] = {"t", "lla", "enu", "velocity", "hdop", "position_covariance", "fix"};
-    static const char *units[D_N] = {"s", "deg, deg, m", "m", "m/s", "1", "m^2", ""};
-    static const size_t tails[D_N] = {0, 3, 3, 3, 0, 9, 0};
+    static const char *names[D_N] = {"t",   "t_sample", "t_sensor", "lla", "enu", "velocity", "hdop",
+                                     "position_covariance", "fix"};
+    static const char *units[D_N] = {"s", "s", "s", "deg, deg, m", "m", "m/s", "1", "m^2", ""};
+    static const size_t tails[D_N] = {0, 0, 0, 3, 3, 3, 0, 9, 0};
     for (int j = 0; j < D_N; j++) {
         snprintf(path, sizeof path, "%s/%s", grp, names[j]);
         d[j] = sensim_log_dset_create(out, path, j == D_FIX ? SENSIM_I8 : SENSIM_F64, tails[j] ? 1 : 0, &tails[j],
@@ -119,46 +144,50 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
         }
     }
 
+    /* Every sample (from t_first + start_delay on the sensor's clock) goes
+     * through the model, whose epoch index is then the sample index; the
+     * model's power-on is the log's first time, so its processes (HDOP
+     * curve, random walk) run from there. */
+    sensim_sampler sp;
+    sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     sensim_gnss_state gst;
-    sensim_gnss_state_init(g, &gst, o->seed, s->id, gs.t_first);
-    const sensim_vec3 lever = s->mount_position;
+    sensim_gnss_state_init(g, &gst, o->seed, s->id, sp.t_first);
     const sensim_gnss_out go = {b.t, b.ts, b.epoch, b.lla, b.enu, b.vel, b.hdop, b.cov, b.fix};
     for (int more = 1; more;) {
         size_t ne = 0;
-        while (ne < cap) {
-            gt_row r;
-            uint64_t k;
-            int got = gt_stream_next(&gs, &r, &k, &st);
-            if (got < 0)
-                goto done;
-            if (got == 0) {
+        const uint64_t k0 = sp.k;
+        sensim_sample smp;
+        for (; ne < cap; ne++) {
+            if (!sensim_sampler_next(&sp, &smp)) {
                 more = 0;
                 break;
             }
-            /* The antenna sits at the lever arm: p + R l, v + R (w x l). */
-            sensim_quat q = sensim_quat_load(r.q);
-            sensim_vec3 rl = sensim_quat_rotate(q, lever);
-            sensim_vec3 vl = sensim_quat_rotate(q, sensim_vec3_cross(sensim_vec3_load(r.w), lever));
-            b.et[ne] = r.t;
-            sensim_vec3_store(sensim_vec3_add(sensim_vec3_load(r.p), rl), b.ep + 3 * ne);
-            sensim_vec3_store(sensim_vec3_add(sensim_vec3_load(r.v), vl), b.ev + 3 * ne);
-            ne++;
+            if ((st = antenna(s, &sp, cur, smp.t, b.ep + 3 * ne, b.ev + 3 * ne)))
+                goto done;
+            b.et[ne] = smp.t;
+            b.sens[ne] = smp.t_sensor;
+            b.del[ne] = smp.t_delivery;
         }
         size_t nd = sensim_gnss_apply(g, &gst, ne, b.et, b.ep, b.ev, &go);
-        for (size_t i = 0; i < nd; i++)
-            b.t[i] = sensim_sensor_delivery_time(s, o->seed, b.epoch[i], b.ts[i]);
-        void *src[D_N] = {b.t, b.lla, b.enu, b.vel, b.hdop, b.cov, b.fix};
+        for (size_t i = 0; i < nd; i++) {
+            size_t j = (size_t)(b.epoch[i] - k0);
+            b.t[i] = b.del[j];
+            b.tc[i] = b.sens[j];
+        }
+        void *src[D_N] = {b.t, b.ts, b.tc, b.lla, b.enu, b.vel, b.hdop, b.cov, b.fix};
         for (int j = 0; j < D_N && nd; j++)
             if ((st = sensim_log_dset_append(d[j], src[j], nd)))
                 goto done;
     }
+    if (sp.k == 0)
+        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
+                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
 done:
     for (int j = 0; j < D_N; j++)
         sensim_log_dset_close(d[j]);
     sensim_gnss_destroy(g);
     bufs_free(&b);
-    if (have_stream)
-        gt_stream_close(&gs);
+    sensim_gt_cursor_destroy(cur);
     return st;
 }
 

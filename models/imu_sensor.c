@@ -26,7 +26,6 @@
 #include "sensim/rig.h"
 
 #define DEFAULT_BLOCK 65536
-#define MAX_WINDOW_SUBSAMPLES 32
 
 typedef struct imu_model {
     sensim_triax *tx[3];   /* gyro, accel, mag (NULL when absent) */
@@ -275,8 +274,12 @@ static void truth(const sensim_sensor *s, const imu_model *m, const sensim_geo_e
                               fb);
     sensim_vec3_store(sensim_quat_rotate_inv(qm, sensim_vec3_load(fb)), f);
     if (m->tx[SENSIM_MAG]) {
-        double bw[3];
-        mag_world(m, frame, g->position, bw);
+        /* The field where the magnetometer is: the body origin plus the
+         * lever arm turned into the world, p + R r. */
+        double bw[3], pm[3];
+        sensim_vec3 rw = sensim_quat_rotate(sensim_quat_load(g->orientation), sensim_vec3_load(r));
+        sensim_vec3_store(sensim_vec3_add(sensim_vec3_load(g->position), rw), pm);
+        mag_world(m, frame, pm, bw);
         sensim_vec3 bs = sensim_quat_rotate_inv(qm, sensim_quat_rotate_inv(sensim_quat_load(g->orientation),
                                                                            sensim_vec3_load(bw)));
         double in[3] = {bs.x, bs.y, bs.z};
@@ -357,15 +360,25 @@ static sensim_status bufs_alloc(bufs *b, size_t n)
     return SENSIM_OK;
 }
 
-/* Runs the triaxial pipelines over a block, one instrument after the other,
- * each with its three axes in parallel (an axis's draws depend only on its
- * sample index, so the thread count cannot change the result). */
+/* Runs the triaxial pipelines over a block, all (instrument, axis) pairs in
+ * one parallel loop (an axis's draws depend only on its sample index, so the
+ * thread count cannot change the result). */
 static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
 {
+    const sensim_triax *tx[3];
+    sensim_triax_state *sp[3];
+    const double *u[3], *f[3];
+    double *y[3];
+    int c = 0;
     for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_apply(m->tx[i], &st[i], seed, id, b->t, b->u[i], i == SENSIM_GYRO ? b->f : NULL, n,
-                               b->u[i], NULL);
+        if (m->tx[i]) {
+            tx[c] = m->tx[i];
+            sp[c] = &st[i];
+            u[c] = b->u[i];
+            f[c] = i == SENSIM_GYRO ? b->f : NULL;
+            y[c++] = b->u[i];
+        }
+    sensim_triax_apply_set(c, tx, sp, seed, id, b->t, u, f, n, y);
 }
 
 static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
@@ -394,28 +407,19 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     for (int i = 0; i < 3; i++)
         if (m->tx[i])
             sensim_triax_reset(m->tx[i], &ts[i]);
-    const double t_first = sensim_gt_cursor_t_first(cur), t_last = sensim_gt_cursor_t_last(cur);
-    const double W = s->timing.collection_window;
-    const int M = W > 0 ? MAX_WINDOW_SUBSAMPLES : 1;
-    double last_del = -INFINITY;
-    uint64_t k = 0;
+    sensim_sampler sp;
+    sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
+    const int M = sp.points;
     for (;;) {
         size_t n = 0;
-        for (; n < B; n++, k++) {
-            double tk = sensim_sensor_sample_time(s, t_first, k);
-            if (tk > t_last)
-                break;
-            if (tk < t_first)
-                tk = t_first;
+        sensim_sample smp;
+        for (; n < B && sensim_sampler_next(&sp, &smp); n++) {
             double w[3] = {0, 0, 0}, f[3] = {0, 0, 0}, mg[3] = {0, 0, 0};
-            /* Collection window: the mean over [t - W, t] by the midpoint rule. */
+            /* Collection window: the mean over [t - W, t]. */
             for (int j = 0; j < M; j++) {
-                double tj = M == 1 ? tk : tk - W + (j + 0.5) * W / M;
-                if (tj < t_first)
-                    tj = t_first;
                 sensim_gt_state g;
                 double wj[3], fj[3], mj[3];
-                if ((st = sensim_gt_cursor_at(cur, tj, &g)))
+                if ((st = sensim_gt_cursor_at(cur, sensim_sampler_window_time(&sp, smp.t, j), &g)))
                     goto done;
                 truth(s, m, &frame, &g, wj, fj, mj);
                 for (int a = 0; a < 3; a++) {
@@ -424,17 +428,13 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
                     mg[a] += m->tx[SENSIM_MAG] ? mj[a] / M : 0;
                 }
             }
-            b.t[n] = tk;
+            b.t[n] = smp.t;
             memcpy(b.u[0] + 3 * n, w, sizeof w);
             memcpy(b.u[1] + 3 * n, f, sizeof f);
             memcpy(b.f + 3 * n, f, sizeof f);
             memcpy(b.u[2] + 3 * n, mg, sizeof mg);
-            b.tsens[n] = sensim_sensor_clock(s, tk);
-            double d = sensim_sensor_delivery_time(s, o->seed, k, tk);
-            /* Delivery keeps order: a sample never overtakes the previous one. */
-            if (!(d > last_del))
-                d = nextafter(last_del, INFINITY);
-            b.tdel[n] = last_del = d;
+            b.tsens[n] = smp.t_sensor;
+            b.tdel[n] = smp.t_delivery;
         }
         if (n == 0)
             break;
@@ -448,9 +448,9 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
         if (n < B)
             break;
     }
-    if (k == 0)
+    if (sp.k == 0)
         st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), t_last - t_first, s->rate_hz);
+                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
 done:
     outsets_close(&os);
     bufs_free(&b);
@@ -470,6 +470,23 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
     sensim_status st = sensim_log_check_time(in, path, &n_t);
     if (st)
         return st;
+    /* rate_hz sets the white-noise deviation and the processes' steps, so
+     * it must be the recorded rate: the mean over the log within 1%
+     * (recorded stamps may jitter; the mean of a steady rate is exact). */
+    if (n_t >= 2) {
+        double t0, t1;
+        if ((st = sensim_log_read_f64(in, path, 0, 1, &t0)) || (st = sensim_log_read_f64(in, path, n_t - 1, 1, &t1)))
+            return st;
+        double rate = (double)(n_t - 1) / (t1 - t0);
+        if (!(fabs(rate - s->rate_hz) <= 0.01 * s->rate_hz)) {
+            const sensim_ynode *rn = sensim_ynode_get(s->node, "rate_hz");
+            return sensim_error(SENSIM_EDATA,
+                                "%s: %s: recorded at %.6g Hz (mean over %zu samples) but %s:%d: key 'rate_hz' is "
+                                "%g Hz; set rate_hz to the recorded rate",
+                                sensim_log_path(in), path, rate, n_t, sensim_ynode_file(rn ? rn : s->node),
+                                sensim_ynode_line(rn ? rn : s->node), s->rate_hz);
+        }
+    }
     for (int i = 0; i < 3; i++) {
         if (!m->tx[i])
             continue;

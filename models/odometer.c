@@ -43,7 +43,9 @@ sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
         sensim_error(SENSIM_EINVAL, "encoder: unknown mode %d", (int)p->mode);
         return NULL;
     }
-    if (!isfinite(p->lower) || !isfinite(p->upper) || !(p->upper > p->lower)) {
+    /* Infinite bounds are allowed: an unbounded encoder neither wraps nor
+     * clamps on that side (the rig's default for source: distance). */
+    if (isnan(p->lower) || isnan(p->upper) || !(p->upper > p->lower)) {
         sensim_error(SENSIM_EINVAL, "encoder: range must have upper > lower, got [%g, %g]", p->lower, p->upper);
         return NULL;
     }
@@ -76,6 +78,7 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
 {
     const sensim_encoder_params *p = &e->p;
     const double range = p->upper - p->lower;
+    const int wraps = p->mode == SENSIM_ENCODER_INCREMENTAL && isfinite(range);
     for (size_t i = 0; i < n; i++) {
         const uint64_t k = st->k++;
         double v = p->scale * u[i];
@@ -83,7 +86,7 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
             v += p->noise_sigma * sensim_rng_normal(&st->rng, k);
         if (p->resolution > 0.0)
             v = p->resolution * floor(v / p->resolution);
-        if (p->mode == SENSIM_ENCODER_INCREMENTAL)
+        if (wraps)
             v -= range * floor((v - p->lower) / range);
         else
             v = fmax(p->lower, fmin(v, p->upper));
@@ -97,7 +100,7 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
             st->t_change = t[i];
         } else if (v != st->r_prev) {
             double d = v - st->r_prev;
-            if (p->mode == SENSIM_ENCODER_INCREMENTAL) /* shortest way across the wrap */
+            if (wraps) /* shortest way across the wrap */
                 d -= range * floor(d / range + 0.5);
             double dt = t[i] - st->t_change;
             st->speed = dt > 0.0 ? d / dt : 0.0;
@@ -223,6 +226,10 @@ sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_en
     const char *source = "wheel";
     TRY(sensim_ynode_get_string(map, "source", 0, &source));
     sensim_dim dim = !strcmp(source, "distance") ? SENSIM_DIM_LENGTH : SENSIM_DIM_ANGLE;
+    /* A shaft angle wraps each turn ([0, 2 pi), the default); a distance
+     * has no natural period, so it is unbounded unless a range is given. */
+    if (!strcmp(source, "distance"))
+        p->lower = -INFINITY, p->upper = INFINITY;
     const char *mode = NULL;
     TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
     if (mode) {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gt_stream.h"
+#include "sensim/gtcursor.h"
 #include "sensim/odometer.h"
 #include "sensim/rig.h"
 
@@ -98,22 +98,33 @@ static double yaw_of(const double q[4])
     return atan2(2.0 * (q[0] * q[3] + q[1] * q[2]), 1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]));
 }
 
+/* Forward speed (the velocity along the body x axis) and yaw at time t. */
+static sensim_status speed_yaw_at(sensim_gt_cursor *cur, double t, double *v, double *yaw)
+{
+    sensim_gt_state g;
+    sensim_status st = sensim_gt_cursor_at(cur, t, &g);
+    if (st)
+        return st;
+    *v = sensim_quat_rotate_inv(sensim_quat_load(g.orientation), sensim_vec3_load(g.velocity)).x;
+    *yaw = yaw_of(g.orientation);
+    return SENSIM_OK;
+}
+
 static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
                                   sensim_log *out)
 {
     const odo_rig *m = s->model;
     size_t cap = o->block ? o->block : 65536;
-    gt_stream gs;
-    double origin[3];
-    sensim_status st = gt_stream_open(&gs, in, cap, s->rate_hz, origin);
-    if (st)
-        return st;
+    sensim_gt_cursor *cur = sensim_gt_cursor_create(in, cap);
+    if (!cur)
+        return sensim_last_status();
+    sensim_status st = SENSIM_OK;
     sensim_encoder *enc = NULL;
     sensim_odometer *odo = NULL;
-    sensim_log_dset *d[3] = {NULL, NULL, NULL};
-    double *t = malloc(cap * sizeof *t), *x = malloc(cap * sizeof *x);
-    double *y = malloc(cap * sizeof *y), *z = malloc(cap * sizeof *z);
-    if (!t || !x || !y || !z) {
+    sensim_log_dset *d[5] = {NULL, NULL, NULL, NULL, NULL};
+    double *t = malloc(cap * sizeof *t), *x = malloc(cap * sizeof *x), *y = malloc(cap * sizeof *y);
+    double *tc = malloc(cap * sizeof *tc), *td = malloc(cap * sizeof *td);
+    if (!t || !x || !y || !tc || !td) {
         st = sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
         goto done;
     }
@@ -127,9 +138,9 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
         goto done;
     const char *unit = m->is_encoder && m->source != SRC_DISTANCE ? "rad" : "m";
     const char *sunit = m->is_encoder && m->source != SRC_DISTANCE ? "rad/s" : "m/s";
-    const char *names[3] = {"t", m->is_encoder ? "position" : "distance", "speed"};
-    const char *units[3] = {"s", unit, sunit};
-    for (int j = 0; j < (m->is_encoder ? 3 : 2); j++) {
+    const char *names[5] = {"t", "t_sample", "t_sensor", m->is_encoder ? "position" : "distance", "speed"};
+    const char *units[5] = {"s", "s", "s", unit, sunit};
+    for (int j = 0; j < (m->is_encoder ? 5 : 4); j++) {
         snprintf(path, sizeof path, "%s/%s", grp, names[j]);
         if (!(d[j] = sensim_log_dset_create(out, path, SENSIM_F64, 0, NULL, units[j], 0))) {
             st = sensim_last_status();
@@ -143,57 +154,69 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
         sensim_encoder_state_init(enc, &est, o->seed, s->id);
     else
         sensim_odometer_state_init(odo, &ost, o->seed, s->id);
-    /* Encoder inputs integrated here: along-track distance, unwrapped yaw. */
+    sensim_sampler sp;
+    sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
+    /* Inputs integrated here: along-track distance (trapezoid over the
+     * sample times of the window-mean speed, which is the window mean of
+     * the distance), unwrapped yaw. */
     double dist = 0.0, v_prev = 0.0, t_prev = 0.0, yaw_unwrapped = 0.0, yaw_prev = 0.0;
-    int first = 1;
     for (int more = 1; more;) {
         size_t n = 0;
-        while (n < cap) {
-            gt_row r;
-            uint64_t k;
-            int got = gt_stream_next(&gs, &r, &k, &st);
-            if (got < 0)
-                goto done;
-            if (got == 0) {
+        sensim_sample smp;
+        for (; n < cap; n++) {
+            if (!sensim_sampler_next(&sp, &smp)) {
                 more = 0;
                 break;
             }
-            if (r.t < gs.t_first + s->timing.start_delay)
-                continue;
-            /* Forward speed: the velocity along the body x axis. */
-            double v = sensim_quat_rotate_inv(sensim_quat_load(r.q), sensim_vec3_load(r.v)).x;
-            double yaw = yaw_of(r.q);
-            if (first) {
+            double v, yaw, vbar = 0.0, dyaw = 0.0;
+            if ((st = speed_yaw_at(cur, smp.t, &v, &yaw)))
+                goto done;
+            /* Collection window: mean speed, and mean yaw as an offset from
+             * the yaw at t (the window spans less than half a turn). */
+            for (int j = 0; j < sp.points; j++) {
+                double vj = v, yj = yaw;
+                if (sp.points > 1 && (st = speed_yaw_at(cur, sensim_sampler_window_time(&sp, smp.t, j), &vj, &yj)))
+                    goto done;
+                vbar += vj / sp.points;
+                dyaw += remainder(yj - yaw, 2.0 * M_PI) / sp.points;
+            }
+            if (smp.k == 0) {
                 yaw_unwrapped = yaw;
             } else {
-                dist += 0.5 * (v + v_prev) * (r.t - t_prev);
+                dist += 0.5 * (vbar + v_prev) * (smp.t - t_prev);
                 yaw_unwrapped += remainder(yaw - yaw_prev, 2.0 * M_PI);
             }
-            first = 0;
-            v_prev = v, t_prev = r.t, yaw_prev = yaw;
-            t[n] = r.t;
-            x[n] = !enc ? v
+            v_prev = vbar, t_prev = smp.t, yaw_prev = yaw;
+            t[n] = smp.t;
+            tc[n] = smp.t_sensor;
+            td[n] = smp.t_delivery;
+            x[n] = !enc ? vbar
                  : m->source == SRC_WHEEL ? dist / m->wheel_radius
-                 : m->source == SRC_HEADING ? yaw_unwrapped
+                 : m->source == SRC_HEADING ? yaw_unwrapped + dyaw
                                             : dist;
-            z[n] = sensim_sensor_delivery_time(s, o->seed, k, r.t);
-            n++;
         }
-        if (enc) /* speed overwrites the input element by element, after reading it */
-            sensim_encoder_apply(enc, &est, n, t, x, y, x);
+        /* The wheel turns in true time; a microcontroller times the change
+         * of an encoder reading with its own clock. The encoder's speed
+         * overwrites its input element by element, after reading it. */
+        if (enc)
+            sensim_encoder_apply(enc, &est, n, tc, x, y, x);
         else
             sensim_odometer_apply_speed(odo, &ost, n, t, x, y);
-        if (n && ((st = sensim_log_dset_append(d[0], z, n)) || (st = sensim_log_dset_append(d[1], y, n)) ||
-                  (enc && (st = sensim_log_dset_append(d[2], x, n)))))
+        if (n && ((st = sensim_log_dset_append(d[0], td, n)) || (st = sensim_log_dset_append(d[1], t, n)) ||
+                  (st = sensim_log_dset_append(d[2], tc, n)) || (st = sensim_log_dset_append(d[3], y, n)) ||
+                  (enc && (st = sensim_log_dset_append(d[4], x, n)))))
             goto done;
     }
+    if (sp.k == 0)
+        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
+                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
 done:
-    for (int j = 0; j < 3; j++)
+    for (int j = 0; j < 5; j++)
         sensim_log_dset_close(d[j]);
     sensim_encoder_destroy(enc);
     sensim_odometer_destroy(odo);
-    free(t), free(x), free(y), free(z);
-    gt_stream_close(&gs);
+    free(t), free(x), free(y), free(tc), free(td);
+    sensim_gt_cursor_destroy(cur);
     return st;
 }
 

@@ -423,6 +423,254 @@ START_TEST(rig_api_and_magnetometer)
 }
 END_TEST
 
+/* Writes the rig (when given) and runs inject on the fixture's ground
+ * truth into its output, which must succeed. */
+static void inject_ok(fixture *f, const char *rig_text)
+{
+    if (rig_text)
+        ck_assert_int_eq(tu_write_file(f->rig, rig_text), 0);
+    tu_run_result r = tu_run("inject", f->rig, f->gt, "-o", f->out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+}
+
+/* Clock offset c, drift d, start delay s0 and a collection window W on an
+ * imu, a gnss, an odometer and an encoder at the same rate, on a line
+ * accelerating from rest at a = 0.5 m/s^2 (east = a t^2 / 2, speed a t).
+ * Closed forms (sensim-inject(1) TIMING): t_k = s0 + k / (f (1 + d)),
+ * t_sensor = t_k + c + d t_k; the gnss east is the 32-point midpoint mean of
+ * a t^2 / 2 over [t_k - W, t_k], i.e. a/2 ((t_k - W/2)^2 + W^2/12 -
+ * (W/32)^2/12) (the midpoint rule's error on t^2 is h^2/12 per point);
+ * the window-mean speed a (t - W/2) is linear, so the odometer distance
+ * (its trapezoid integral) is a/2 ((t_k - W/2)^2 - (t_0 - W/2)^2) exactly;
+ * the encoder of that distance, unbounded by default, reads the same and
+ * its speed is the change over the sensor clock's interval, a (tm - W/2) /
+ * (1 + d) with tm the interval's midpoint. s0 > W so no window is clamped. */
+START_TEST(timing_for_every_sensor_closed_form)
+{
+    fixture f = setup("--shape line --duration 20 --rate 100 --accel 0.5 --speed 100");
+    const char *rig = "seed: 5\n"
+                      "sensors:\n"
+                      "  - name: imu\n"
+                      "    type: imu\n"
+                      "    rate_hz: 10\n"
+                      "    timing: &tm { clock_offset: 0.3, clock_drift: \"200 ppm\", start_delay: 0.5,\n"
+                      "                  collection_window: 0.4 }\n"
+                      "    accel: { bias: 0 }\n"
+                      "  - { name: gps, type: gnss, rate_hz: 10, timing: *tm }\n"
+                      "  - { name: odo, type: odometer, rate_hz: 10, timing: *tm }\n"
+                      "  - { name: enc, type: encoder, source: distance, rate_hz: 10, timing: *tm }\n";
+    inject_ok(&f, rig);
+    const double c = 0.3, d = 200e-6, s0 = 0.5, W = 0.4, a = 0.5, fr = 10;
+    const size_t expect_n = (size_t)floor((20.0 - s0) * fr * (1 + d)) + 1;
+    size_t n, m;
+    double *its = read_all(f.out, "/sensors/imu/t_sample", 1, &n);
+    double *itc = read_all(f.out, "/sensors/imu/t_sensor", 1, &m);
+    ck_assert_uint_eq(n, expect_n);
+    static const char *const names[] = {"gps", "odo", "enc"};
+    for (int i = 0; i < 3; i++) {
+        char p1[64], p2[64], p3[64];
+        snprintf(p1, sizeof p1, "/sensors/%s/t_sample", names[i]);
+        snprintf(p2, sizeof p2, "/sensors/%s/t_sensor", names[i]);
+        snprintf(p3, sizeof p3, "/sensors/%s/t", names[i]);
+        double *ts = read_all(f.out, p1, 1, &m), *tc = read_all(f.out, p2, 1, &m), *t = read_all(f.out, p3, 1, &m);
+        ck_assert_uint_eq(m, expect_n);
+        for (size_t k = 0; k < m; k++) {
+            double tk = s0 + (double)k / (fr * (1 + d));
+            ck_assert_double_eq_tol(ts[k], tk, 1e-12);
+            ck_assert_double_eq_tol(tc[k], tk + c + d * tk, 1e-12);
+            ck_assert(t[k] == ts[k]); /* no lag */
+            /* The same stamps as the IMU's, bit for bit. */
+            ck_assert(ts[k] == its[k] && tc[k] == itc[k]);
+        }
+        free(ts), free(tc), free(t);
+    }
+    double *ts = read_all(f.out, "/sensors/gps/t_sample", 1, &m);
+    double *enu = read_all(f.out, "/sensors/gps/enu", 3, &m);
+    double *dist = read_all(f.out, "/sensors/odo/distance", 1, &m);
+    double *pos = read_all(f.out, "/sensors/enc/position", 1, &m);
+    double *sp = read_all(f.out, "/sensors/enc/speed", 1, &m);
+    const double h = W / SENSIM_WINDOW_POINTS, u0 = ts[0] - W / 2;
+    for (size_t k = 0; k < m; k++) {
+        double u = ts[k] - W / 2;
+        ck_assert_double_eq_tol(enu[3 * k], a / 2 * (u * u + W * W / 12 - h * h / 12), 1e-9);
+        ck_assert_double_eq_tol(enu[3 * k + 1], 0.0, 1e-9);
+        ck_assert_double_eq_tol(dist[k], a / 2 * (u * u - u0 * u0), 1e-9);
+        ck_assert_double_eq_tol(pos[k], dist[k], 1e-12);
+        if (k > 0) {
+            double tm = 0.5 * (ts[k] + ts[k - 1]);
+            ck_assert_double_eq_tol(sp[k], a * (tm - W / 2) / (1 + d), 1e-9);
+        }
+    }
+    /* The distance encoder did not wrap at 2 pi m: it reads ~ 95 m. */
+    ck_assert(pos[m - 1] > 90.0);
+    free(its), free(itc), free(ts), free(enu), free(dist), free(pos), free(sp);
+    teardown(&f);
+}
+END_TEST
+
+/* A heading encoder on a circle (yaw = w t, w = v / R = 0.2 rad/s) with a
+ * 1 s collection window reads the window mean of the yaw, w (t_k - 1/2)
+ * (the midpoint rule is exact for a linear yaw; slerp about z keeps it
+ * linear between rows), wrapped into [0, 2 pi). */
+START_TEST(encoder_heading_window_mean)
+{
+    fixture f = setup("--shape circle --duration 40 --rate 100 --speed 2 --radius 10");
+    inject_ok(&f, "sensors:\n"
+                  "  - { name: enc, type: encoder, source: heading, rate_hz: 20,\n"
+                  "      timing: { start_delay: 1, collection_window: 1 } }\n");
+    size_t n;
+    double *ts = read_all(f.out, "/sensors/enc/t_sample", 1, &n);
+    double *pos = read_all(f.out, "/sensors/enc/position", 1, &n);
+    ck_assert_uint_eq(n, 781);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert(pos[k] >= 0 && pos[k] < 2 * M_PI);
+        ck_assert_double_eq_tol(remainder(pos[k] - 0.2 * (ts[k] - 0.5), 2 * M_PI), 0.0, 1e-9);
+    }
+    free(ts), free(pos);
+    teardown(&f);
+}
+END_TEST
+
+/* Jitter of 0.3 s at 10 Hz makes deliveries overtake: each sensor keeps
+ * them in order (strictly increasing, none before its sample), and the
+ * output is bit-identical at 1 and 2 threads and any block size. */
+START_TEST(ordered_delivery_and_threads)
+{
+    fixture f = setup("--shape circle --duration 30 --rate 100 --speed 2 --radius 10");
+    const char *rig = "seed: 11\n"
+                      "sensors:\n"
+                      "  - name: gps\n"
+                      "    type: gnss\n"
+                      "    rate_hz: 10\n"
+                      "    timing: &tm { lag: 0.01, jitter: 0.3, clock_drift: 1.0e-3, collection_window: 0.05 }\n"
+                      "    position_noise: { model: gaussian, sigma: 0.5 }\n"
+                      "    outages: { windows: [[10, 12]] }\n"
+                      "  - { name: odo, type: odometer, rate_hz: 10, pulses_per_rev: 512, noise_sigma: 0.01,\n"
+                      "      timing: *tm }\n"
+                      "  - { name: enc, type: encoder, source: heading, rate_hz: 10, noise_sigma: 0.001,\n"
+                      "      timing: *tm }\n";
+    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+    char *o2 = tu_path(f.dir, "o2.h5");
+    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, "--threads", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", f.rig, f.gt, "-o", o2, "--threads", "2", "--block", "7", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "cmp -s \"%s\" \"%s\"", f.out, o2);
+    ck_assert_int_eq(system(cmd), 0);
+    static const char *const names[] = {"gps", "odo", "enc"};
+    for (int i = 0; i < 3; i++) {
+        char p1[64], p2[64];
+        snprintf(p1, sizeof p1, "/sensors/%s/t", names[i]);
+        snprintf(p2, sizeof p2, "/sensors/%s/t_sample", names[i]);
+        size_t n;
+        double *t = read_all(f.out, p1, 1, &n), *ts = read_all(f.out, p2, 1, &n);
+        size_t held = 0;
+        for (size_t k = 0; k < n; k++) {
+            ck_assert(t[k] >= ts[k]);
+            if (k) {
+                ck_assert_msg(t[k] > t[k - 1], "%s: t[%zu] = %.17g <= t[%zu] = %.17g", names[i], k, t[k], k - 1,
+                              t[k - 1]);
+                held += t[k] == nextafter(t[k - 1], INFINITY);
+            }
+        }
+        /* With jitter 0.3 s against 0.1 s spacing, P(overtake) per sample is
+         * well over 1/3: hundreds of held deliveries out of ~280. */
+        ck_assert_msg(held > 20, "%s: only %zu deliveries were held back", names[i], held);
+        free(t), free(ts);
+    }
+    free(o2);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(bad_timing_values)
+{
+    fixture f = setup("--shape line --duration 2 --rate 100");
+    expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
+                       "    timing: { collection_window: -0.1 }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "collection_window", NULL});
+    expect_failure(&f, "sensors:\n  - name: odo\n    type: odometer\n    rate_hz: 10\n"
+                       "    timing:\n      clock_drift: .nan\n",
+                   NULL, (const char *[]){"rig.yaml:6", "clock_drift", NULL});
+    expect_failure(&f, "sensors:\n  - name: enc\n    type: encoder\n    rate_hz: 10\n"
+                       "    timing: { clock_offset: .nan }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "clock_offset", NULL});
+    expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
+                       "    timing: { jitter: -1 }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "jitter", NULL});
+    /* A start delay past the end of the ground truth leaves no sample. */
+    expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
+                       "    timing: { start_delay: 5 }\n",
+                   NULL, (const char *[]){"gt.h5", "shorter than one sample", NULL});
+    teardown(&f);
+}
+END_TEST
+
+/* Clean data recorded at 200 Hz noised by a rig that says 100 Hz: an error
+ * naming the dataset, the recorded rate and the rig's key and line. */
+START_TEST(clean_data_rate_checked)
+{
+    fixture f = setup("--shape line --duration 1 --rate 100");
+    char *in = tu_path(f.dir, "clean.h5");
+    const size_t n = 400;
+    double *t = malloc(n * sizeof *t), *w = calloc(3 * n, sizeof *w);
+    for (size_t k = 0; k < n; k++)
+        t[k] = 1.0 + k * 0.005 + ((k % 2) ? 2e-4 : -2e-4); /* jittered stamps, mean rate 200 Hz */
+    sensim_log *log = sensim_log_create(in, "test");
+    size_t three = 3;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, &three, w, "rad/s"),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n    gyro: { noise_sigma: 0.01 }\n",
+                   in, (const char *[]){"clean.h5", "/sensors/imu/t", "recorded at 199.9", "rig.yaml:4",
+                                        "'rate_hz' is 100", NULL});
+    /* Within 1% of the recorded rate is accepted. */
+    ck_assert_int_eq(tu_write_file(f.rig, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 201\n"
+                                          "    gyro: { noise_sigma: 0.01 }\n"),
+                     0);
+    tu_run_result r = tu_run("inject", f.rig, in, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    free(t), free(w), free(in);
+    teardown(&f);
+}
+END_TEST
+
+/* The dipole field is evaluated where the magnetometer is: a sensor 5 km
+ * ahead of a body facing north reads what a sensor at the body origin reads
+ * on a body 5 km further north (to rounding), and not what it reads at the
+ * body origin (the dipole changes by ~3 dr / r = 2e-3 relative, ~1e-7 T). */
+START_TEST(magnetometer_at_lever_arm)
+{
+    fixture f = setup("--shape static --duration 1 --rate 10 --heading 0");
+    fixture g = setup("--shape static --duration 1 --rate 10 --heading 0 --start 0,5000,0");
+    const char *rig = "sensors:\n"
+                      "  - { name: arm, type: imu, rate_hz: 10, mag: { bias: 0 },\n"
+                      "      mount: { position: [5000, 0, 0] } }\n"
+                      "  - { name: origin, type: imu, rate_hz: 10, mag: { bias: 0 } }\n";
+    inject_ok(&f, rig);
+    inject_ok(&g, rig);
+    size_t n;
+    double *arm = read_all(f.out, "/sensors/arm/magnetic_field", 3, &n);
+    double *here = read_all(f.out, "/sensors/origin/magnetic_field", 3, &n);
+    double *there = read_all(g.out, "/sensors/origin/magnetic_field", 3, &n);
+    for (int a = 0; a < 3; a++)
+        ck_assert_double_eq_tol(arm[a], there[a], 1e-14);
+    double diff = 0;
+    for (int a = 0; a < 3; a++)
+        diff += fabs(arm[a] - here[a]);
+    ck_assert_msg(diff > 2e-8, "lever arm ignored: diff %g T", diff);
+    free(arm), free(here), free(there);
+    teardown(&f);
+    teardown(&g);
+}
+END_TEST
+
 Suite *suite_inject(void)
 {
     Suite *s = suite_create("inject");
@@ -435,6 +683,12 @@ Suite *suite_inject(void)
     tcase_add_test(tc, bad_rigs);
     tcase_add_test(tc, bad_logs);
     tcase_add_test(tc, rig_api_and_magnetometer);
+    tcase_add_test(tc, timing_for_every_sensor_closed_form);
+    tcase_add_test(tc, encoder_heading_window_mean);
+    tcase_add_test(tc, ordered_delivery_and_threads);
+    tcase_add_test(tc, bad_timing_values);
+    tcase_add_test(tc, clean_data_rate_checked);
+    tcase_add_test(tc, magnetometer_at_lever_arm);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -312,6 +312,104 @@ START_TEST(lidar_fit_round_trip)
 }
 END_TEST
 
+/* Angular sigma from planar targets: returns on four planes (a wall turned
+ * 50 degrees about the vertical, the ground, a wall tilted back 40 degrees,
+ * a wall facing the sensor's side) are noised by the model in S scans; the range
+ * line is fitted first, then the angular fit must recover azimuth and
+ * elevation sigma within two 95 % half-widths (about 4 SE), the intervals
+ * informative (below 15 % of the values), and the ground's normal. */
+static size_t plane_scene(float *pts, int32_t *tgt, size_t per)
+{
+    /* Plane k: n.p + d = 0 with the normal pointing away from the sensor. */
+    const double deg = M_PI / 180;
+    const double nrm[4][3] = {{cos(50 * deg), sin(50 * deg), 0},
+                              {0, 0, -1},
+                              {cos(40 * deg) * cos(100 * deg), cos(40 * deg) * sin(100 * deg), sin(40 * deg)},
+                              {cos(-100 * deg), sin(-100 * deg), 0}};
+    const double dist[4] = {15, 2, 25, 30};
+    const double az0[4] = {30, -40, 100, -100}, el0[4] = {0, -20, 5, 0}, span[4][2] = {{40, 20}, {60, 12}, {30, 20},
+                                                                                        {30, 20}};
+    size_t m = 0;
+    for (int k = 0; k < 4; k++)
+        for (size_t j = 0; j < per; j++) {
+            /* A grid of directions over the target. */
+            size_t side = (size_t)ceil(sqrt((double)per));
+            double fa = (double)(j % side) / (side - 1) - 0.5, fe = (double)(j / side) / (side - 1) - 0.5;
+            double az = (az0[k] + span[k][0] * fa) * deg, el = (el0[k] + span[k][1] * fe) * deg;
+            double u[3] = {cos(el) * cos(az), cos(el) * sin(az), sin(el)};
+            double un = u[0] * nrm[k][0] + u[1] * nrm[k][1] + u[2] * nrm[k][2];
+            if (!(un > 0.05))
+                continue; /* parallel to the plane or behind: no return */
+            double r = dist[k] / un;
+            for (int c = 0; c < 3; c++)
+                pts[4 * m + c] = (float)(r * u[c]);
+            pts[4 * m + 3] = 0.5f;
+            tgt[m++] = k;
+        }
+    return m;
+}
+
+START_TEST(lidar_angular_fit_round_trip)
+{
+    const size_t S = 12, per = 1200;
+    float *pts = malloc(4 * per * 16), *all = malloc(S * 4 * per * 16), *ranges = malloc(S * 4 * per * 4);
+    float *ro = malloc(4 * per * 4);
+    int32_t *tgt = malloc(4 * per * sizeof *tgt);
+    uint8_t *keep = malloc(4 * per);
+    size_t M = plane_scene(pts, tgt, per);
+    ck_assert_uint_gt(M, 3 * per);
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    p.azimuth_sigma = 0.002;
+    p.elevation_sigma = 0.001;
+    sensim_lidar *l = sensim_lidar_create(&p, 8, 8);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
+        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
+        memcpy(ranges + s * M, ro, M * sizeof *ro);
+    }
+    sensim_lidar_destroy(l);
+    all[4 * 9] = NAN; /* a dropped return */
+    sensim_lidar_fit_result rf;
+    ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, NULL, NULL, 0, NULL, NULL, &rf), SENSIM_OK);
+    sensim_lidar_angular_result r;
+    double planes[16];
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, S, M, tgt, 4, rf.sigma_base, rf.sigma_slope, planes, &r),
+                     SENSIM_OK);
+    ck_assert_uint_eq(r.targets_used, 4);
+    ck_assert_uint_eq(r.points_used, M);
+    ck_assert_within(r.azimuth_sigma, p.azimuth_sigma, 2 * r.azimuth_sigma_ci);
+    ck_assert_within(r.elevation_sigma, p.elevation_sigma, 2 * r.elevation_sigma_ci);
+    ck_assert_double_lt(r.azimuth_sigma_ci, 0.15 * p.azimuth_sigma);
+    ck_assert_double_lt(r.elevation_sigma_ci, 0.15 * p.elevation_sigma);
+    ck_assert_within(r.chi2_dof, 1.0, 0.3);
+    ck_assert_within(planes[4 + 2], -1.0, 1e-3); /* the ground, normal -z */
+    ck_assert_within(planes[4 + 3], -2.0, 0.01);
+    /* Errors: too few scans, empty scans, a target out of range, and
+     * targets that cannot separate azimuth from elevation. */
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, 2, M, tgt, 4, 0.02, 0.001, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, S, 0, tgt, 4, 0.02, 0.001, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty"));
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, S, M, tgt, 4, -1, 0.001, NULL, &r), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "base"));
+    tgt[7] = 4;
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, S, M, tgt, 4, 0.02, 0.001, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "return 7"));
+    for (size_t i = 0; i < M; i++)
+        tgt[i] = tgt[i] == 1 ? 0 : -1; /* only the ground: blind to azimuth */
+    ck_assert_int_eq(sensim_lidar_fit_angular(all, S, M, tgt, 4, 0.02, 0.001, NULL, &r), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "separate"));
+    free(pts);
+    free(all);
+    free(ranges);
+    free(ro);
+    free(tgt);
+    free(keep);
+}
+END_TEST
+
 /* ---- the lidar sensor type through a rig (models/lidar_sensor.c) ---- */
 
 #include "sensim/log.h"
@@ -476,6 +574,7 @@ Suite *suite_lidarnoise(void)
     tcase_add_test(tc, lidar_same_output_any_thread_count_and_block);
     tcase_add_test(tc, lidar_bad_parameters);
     tcase_add_test(tc, lidar_fit_round_trip);
+    tcase_add_test(tc, lidar_angular_fit_round_trip);
     tcase_add_test(tc, lidar_rig_inject);
     tcase_add_test(tc, lidar_rig_bad_input);
     suite_add_tcase(s, tc);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sensim/odometer.h"
+#include "sensim/yaml.h"
 #include "testutil.h"
 
 static sensim_encoder *enc_make(const sensim_encoder_params *p)
@@ -242,6 +243,60 @@ START_TEST(bad_params_named)
 }
 END_TEST
 
+/* The default range depends on the source: a shaft angle (wheel, heading)
+ * wraps into [0, 2 pi); a distance is unbounded unless a range is given, so
+ * 10 m of travel reads 10 m, not 10 - 2 pi. */
+static sensim_encoder_params enc_from_yaml(const char *text)
+{
+    sensim_yaml *doc = sensim_yaml_load_string(text, strlen(text), "enc.yaml");
+    ck_assert_msg(doc != NULL, "%s", sensim_last_error());
+    sensim_encoder_params p = sensim_encoder_default_params();
+    ck_assert_msg(sensim_encoder_params_from_yaml(sensim_yaml_root(doc), &p) == SENSIM_OK, "%s",
+                  sensim_last_error());
+    sensim_yaml_free(doc);
+    return p;
+}
+
+START_TEST(encoder_default_range_by_source)
+{
+    sensim_encoder_params p = enc_from_yaml("{name: e, type: encoder, source: wheel}");
+    ck_assert_double_eq(p.lower, 0.0);
+    ck_assert_double_eq_tol(p.upper, 2 * M_PI, 1e-15);
+    p = enc_from_yaml("{name: e, type: encoder, source: heading}");
+    ck_assert_double_eq_tol(p.upper, 2 * M_PI, 1e-15);
+    p = enc_from_yaml("{name: e, type: encoder, source: distance, resolution: 0.001}");
+    ck_assert(isinf(p.lower) && p.lower < 0 && isinf(p.upper) && p.upper > 0);
+    const double t[4] = {0, 1, 2, 3}, u[4] = {0, 4.0, 10.0, 9.0};
+    double pos[4], sp[4];
+    sensim_encoder_state st;
+    for (int mode = 0; mode < 2; mode++) {
+        p.mode = mode ? SENSIM_ENCODER_ABSOLUTE : SENSIM_ENCODER_INCREMENTAL;
+        sensim_encoder *e = enc_make(&p);
+        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder_apply(e, &st, 4, t, u, pos, sp);
+        for (int i = 0; i < 4; i++)
+            ck_assert_double_eq_tol(pos[i], u[i], 1e-3 + 1e-12);
+        ck_assert_double_eq_tol(sp[2], 6.0, 1e-3 + 1e-9);
+        ck_assert_double_eq_tol(sp[3], -1.0, 2e-3 + 1e-9);
+        sensim_encoder_destroy(e);
+    }
+    /* A range given for a distance encoder wraps there. */
+    p = enc_from_yaml("{name: e, type: encoder, source: distance, range: [0, \"5 m\"]}");
+    ck_assert_double_eq(p.lower, 0.0);
+    ck_assert_double_eq(p.upper, 5.0);
+    sensim_encoder *e = enc_make(&p);
+    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder_apply(e, &st, 4, t, u, pos, sp);
+    ck_assert_double_eq_tol(pos[2], 0.0, 1e-12);
+    ck_assert_double_eq_tol(pos[3], 4.0, 1e-12);
+    sensim_encoder_destroy(e);
+    /* NaN bounds are still refused. */
+    p.upper = NAN;
+    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "upper > lower"));
+}
+END_TEST
+
 Suite *suite_odometer(void)
 {
     Suite *s = suite_create("odometer");
@@ -252,6 +307,7 @@ Suite *suite_odometer(void)
     tcase_add_test(tc, odometer_from_speed_and_angle);
     tcase_add_test(tc, same_seed_any_block_size);
     tcase_add_test(tc, bad_params_named);
+    tcase_add_test(tc, encoder_default_range_by_source);
     suite_add_tcase(s, tc);
     return s;
 }

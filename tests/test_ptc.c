@@ -32,34 +32,25 @@ static sensim_camera_params truth(size_t W, size_t H)
     return p;
 }
 
-/* Simulates the stack: level k has exposure k ms and I proportional to it. */
+/* Simulates the stack: level k has exposure k+1 ms and I proportional to
+ * it (sensim_ptc_simulate), then the level statistics. */
 static void simulate(size_t W, size_t H, sensim_ptc_level *lv)
 {
     const size_t n = W * H;
-    uint16_t *in = malloc(2 * n), *zero = calloc(n, 2), *f[4];
-    for (int j = 0; j < 4; j++)
-        f[j] = malloc(2 * n);
+    uint16_t *light = malloc(2 * NLEV * n * 2), *dark = malloc(2 * NLEV * n * 2);
+    double exposure[NLEV], level[NLEV];
     for (int k = 0; k < NLEV; k++) {
-        sensim_camera_params p = truth(W, H);
-        p.exposure_time = 1e-3 * (k + 1);
-        uint16_t v = (uint16_t)lround(65535.0 * (k + 1) / NLEV * 0.95);
-        for (size_t i = 0; i < n; i++)
-            in[i] = v;
-        sensim_camera *c = sensim_camera_create(&p, 2024, 5);
-        ck_assert_ptr_nonnull(c);
-        sensim_camera_apply(c, 4 * k, SENSIM_PIXEL_U16, in, f[0]);
-        sensim_camera_apply(c, 4 * k + 1, SENSIM_PIXEL_U16, in, f[1]);
-        sensim_camera_apply(c, 4 * k + 2, SENSIM_PIXEL_U16, zero, f[2]);
-        sensim_camera_apply(c, 4 * k + 3, SENSIM_PIXEL_U16, zero, f[3]);
-        ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, n, f[0], f[1], f[2], f[3], p.exposure_time,
-                                                  &lv[k]),
-                         SENSIM_OK);
-        sensim_camera_destroy(c);
+        exposure[k] = 1e-3 * (k + 1);
+        level[k] = 0.95 * (k + 1) / NLEV;
     }
-    for (int j = 0; j < 4; j++)
-        free(f[j]);
-    free(in);
-    free(zero);
+    sensim_camera_params p = truth(W, H);
+    ck_assert_int_eq(sensim_ptc_simulate(&p, 2024, 5, NLEV, exposure, level, light, dark), SENSIM_OK);
+    for (int k = 0; k < NLEV; k++)
+        ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, n, light + 2 * k * n, light + (2 * k + 1) * n,
+                                                  dark + 2 * k * n, dark + (2 * k + 1) * n, exposure[k], &lv[k]),
+                         SENSIM_OK);
+    free(light);
+    free(dark);
 }
 
 START_TEST(ptc_round_trip)
@@ -129,6 +120,16 @@ START_TEST(ptc_bad_input)
     ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, 1, a, a, NULL, NULL, 0.01, &one), SENSIM_EINVAL);
     ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U16, 4, a, a, a, NULL, 0.01, &one), SENSIM_EINVAL);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dark"));
+    /* The simulator: an EMVA camera and intensities in [0, 1] only. */
+    sensim_camera_params cp = truth(2, 2);
+    double e1[1] = {1e-3}, i1[1] = {1.5};
+    uint16_t l8[8], d8[8];
+    ck_assert_int_eq(sensim_ptc_simulate(&cp, 1, 1, 1, e1, i1, l8, d8), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "level 0: intensity 1.5"));
+    cp.model = SENSIM_CAMERA_NOISE_INTENSITY;
+    i1[0] = 0.5;
+    ck_assert_int_eq(sensim_ptc_simulate(&cp, 1, 1, 1, e1, i1, l8, d8), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "emva"));
     float nan4[4] = {1, NAN, 2, 3};
     ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_F32, 4, nan4, nan4, NULL, NULL, 0.01, &one),
                      SENSIM_EDATA);

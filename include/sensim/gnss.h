@@ -166,11 +166,12 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
 
 /* The rig sensor type "gnss" (models/gnss_rig.c): samples the ground truth
- * at rate_hz from its first time stamp, moves it to the antenna
- * (mount.position is the lever arm), applies the model and writes
- * /sensors/<name>/{t, lla, enu, velocity, hdop, position_covariance, fix}.
- * timing.start_delay is the start-up delay; delivery times come from
- * sensim_sensor_delivery_time (timing.lag is the latency). */
+ * with the rig's timing (sensim_sampler: clock offset and drift, start
+ * delay, collection window, ordered delivery with lag and jitter), moves it
+ * to the antenna (mount.position is the lever arm), applies the model
+ * (powered on at the first ground-truth time; its own start_delay and
+ * latency unused) and writes /sensors/<name>/{t, t_sample, t_sensor, lla,
+ * enu, velocity, hdop, position_covariance, fix}. */
 struct sensim_sensor_type;
 extern const struct sensim_sensor_type sensim_gnss_type;
 

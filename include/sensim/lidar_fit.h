@@ -2,7 +2,8 @@
  * static scene: per-point spread across scans, fitted to the AGX model
  * sigma = sigma_base + sigma_slope * range (seed 002 sec. 2.5) by weighted
  * least squares (GSL) with 95 % confidence intervals; per-beam range bias
- * when reference ranges are given.
+ * when reference ranges are given; and the azimuth and elevation sigma from
+ * returns on planar targets.
  *
  * Input layout: S scans of the same M returns in the same order (a static
  * sensor and scene: scan s, return i is ranges[s * M + i]); dropped returns
@@ -38,6 +39,41 @@ typedef struct sensim_lidar_fit_result {
 sensim_status sensim_lidar_fit_range(const float *ranges, size_t nscans, size_t npoints, const float *reference,
                                      const uint16_t *channel, size_t nbeams, double *beam_bias, double *beam_sigma,
                                      sensim_lidar_fit_result *r);
+
+/* ---- angular sigma from planar targets ----
+ *
+ * An angular error moves a return across its surface; on a plane the
+ * point-to-plane distance of return i then varies across scans with
+ *   var(d_i) = sigma_r(r)^2 (u.n)^2 + sigma_az^2 (r cos(el) t_az.n)^2
+ *            + sigma_el^2 (r t_el.n)^2
+ * to first order, where u is the ray, t_az and t_el the unit tangents of
+ * azimuth and elevation, n the plane's normal and sigma_r(r) the range
+ * model (fitted first, sensim_lidar_fit_range). The same holds when the
+ * sensor reports the nominal beam direction and the angular error shows as
+ * a range change on the tilted plane. Each target's plane is fitted to the
+ * scan-mean points (smallest principal axis); the per-return variances of d
+ * over scans are regressed on the two angular terms by weighted least
+ * squares (weights from var(s^2) = 2 sigma^4 / (n - 1), reweighted from the
+ * fit), 95 % intervals from the covariance scaled by max(1, chi^2/dof) and
+ * carried to the sigmas by the delta method. Targets must be tilted both
+ * ways (about a vertical and a horizontal axis, as seen from the sensor) to
+ * separate azimuth from elevation. */
+typedef struct sensim_lidar_angular_result {
+    double azimuth_sigma, azimuth_sigma_ci;     /* rad; ci = 95 % half-width */
+    double elevation_sigma, elevation_sigma_ci; /* rad */
+    double chi2_dof;
+    size_t points_used;  /* returns on a target with >= 3 finite scans */
+    size_t targets_used; /* targets with >= 3 such returns */
+} sensim_lidar_angular_result;
+
+/* points: nscans * npoints rows of (x, y, z, intensity) in the sensor frame
+ * (the /sensors/NAME/points layout; NaN x = missing return). target:
+ * npoints plane numbers < ntargets, or -1 for returns on no target.
+ * planes: ntargets * 4 outputs or NULL: unit normal (pointing away from the
+ * sensor) and offset d of n.p + d = 0 (NAN for an unused target). */
+sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_t npoints, const int32_t *target,
+                                       size_t ntargets, double range_sigma_base, double range_sigma_slope,
+                                       double *planes, sensim_lidar_angular_result *r);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,8 @@ typedef enum sensim_encoder_mode {
 
 typedef struct sensim_encoder_params {
     sensim_encoder_mode mode;
-    double lower, upper; /* measurement range (rad or m), upper > lower */
+    double lower, upper; /* measurement range (rad or m), upper > lower; an infinite
+                          * bound neither wraps nor clamps (unbounded) */
     double resolution;   /* bin width (rad or m); 0: no binning */
     double noise_sigma;  /* std of the Gaussian noise before binning */
     double scale;        /* multiplies the input (1: none) */
@@ -109,12 +110,15 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 
 /* Parse the type-specific keys of a rig sensor mapping (see man
  * sensim-inject(1), OTHER SENSOR TYPES) into *p (preset by the
- * caller). Errors name file, line and key. */
+ * caller). An encoder with source: distance and no range is unbounded
+ * (range [-inf, inf]). Errors name file, line and key. */
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
 
-/* Rig sensor types (models/odometer_rig.c). "odometer": forward speed
- * (body x axis of the ground-truth velocity) integrated at rate_hz into
+/* Rig sensor types (models/odometer_rig.c), sampled with the rig's timing
+ * (sensim_sampler; the encoder's speed timed on the sensor clock), writing
+ * /sensors/<name>/{t, t_sample, t_sensor} and: "odometer": forward speed
+ * (body x axis of the ground-truth velocity, window mean) integrated into
  * /sensors/<name>/distance. "encoder": source wheel (angle of a wheel of
  * `wheel_radius` rolling with the forward speed), heading (unwrapped yaw)
  * or distance (along-track, m), into /sensors/<name>/{position, speed}. */

@@ -125,6 +125,38 @@ double sensim_sensor_clock(const sensim_sensor *s, double t);
  * Callers keep delivery in order (a later sample never overtakes). */
 double sensim_sensor_delivery_time(const sensim_sensor *s, uint64_t seed, uint64_t k, double t);
 
+/* The sampling every type's simulate shares (imu, gnss, odometer, encoder):
+ * sample k at sensim_sensor_sample_time, stamped with sensim_sensor_clock,
+ * delivered at sensim_sensor_delivery_time but never before (or with) the
+ * previous sample, and its collection window [t - W, t] read at
+ * SENSIM_WINDOW_POINTS midpoints (one point, t itself, without a window).
+ * A plain value; one per sensor run. */
+#define SENSIM_WINDOW_POINTS 32
+
+typedef struct sensim_sampler {
+    const sensim_sensor *s;
+    uint64_t seed;
+    double t_first, t_last; /* the ground truth's span */
+    double last_delivery;
+    uint64_t k;             /* index of the next sample */
+    int points;             /* collection-window points: 1 or SENSIM_WINDOW_POINTS */
+} sensim_sampler;
+
+typedef struct sensim_sample {
+    uint64_t k;        /* sample index since the first */
+    double t;          /* true sample time, in [t_first, t_last] */
+    double t_sensor;   /* the sensor clock's stamp */
+    double t_delivery; /* true time a consumer receives it, increasing */
+} sensim_sample;
+
+void sensim_sampler_init(sensim_sampler *sp, const sensim_sensor *s, uint64_t seed, double t_first, double t_last);
+/* 1 and the next sample, or 0 once its time is past t_last. */
+int sensim_sampler_next(sensim_sampler *sp, sensim_sample *out);
+/* Time of window point j (0 <= j < sp->points) of a sample at t: the
+ * midpoint rule over [t - W, t], times before t_first held at t_first. The
+ * mean of a signal over these points is the sample's value. */
+double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j);
+
 #ifdef __cplusplus
 }
 #endif

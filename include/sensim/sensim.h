@@ -8,6 +8,7 @@
 #include "sensim/csv.h"
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
+#include "sensim/gnssfit.h"
 #include "sensim/gtcursor.h"
 #include "sensim/imu.h"
 #include "sensim/imufit.h"

@@ -1,0 +1,637 @@
+/* sensim fit gnss - GNSS noise parameters from a standstill log (Chrono
+ * Ch:Gauss / Ch:RW, Gauss-Markov, AirSim HDOP low-pass), written as a rig
+ * YAML that `sensim inject` takes back. Estimators: sensim/gnssfit.h. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fit.h"
+#include "sensim/afile.h"
+#include "sensim/geodesy.h"
+#include "sensim/gnssfit.h"
+#include "sensim/log.h"
+
+#define VERB "fit gnss"
+
+const char cli_fit_gnss_usage[] =
+    "usage: sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [options]\n"
+    "\n"
+    "Fits GNSS noise parameters to a standstill log: /sensors/NAME/t with enu\n"
+    "(or lla, converted to ENU metres) and, when present, hdop. Per ENU axis:\n"
+    "the lag-1 autocorrelation (white or not), the white sigma (Chrono Ch:Gauss)\n"
+    "and a first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum\n"
+    "likelihood; pooled: Chrono's Ch:RW sigma from the standard deviation of the\n"
+    "second derivative of position (seed 004), corrected for Chrono's inner\n"
+    "model rate; the AirSim HDOP low-pass (initial, final, tau) by nonlinear\n"
+    "least squares. Every estimate comes with a confidence interval. The\n"
+    "YAML's covariance is the log's position_covariance rule (scaled or nmea of\n"
+    "the HDOP) when it follows one, else none.\n"
+    "\n"
+    "options:\n"
+    "  -s, --sensor NAME        the GNSS group in the log (required)\n"
+    "  -o, --output FILE        rig YAML with one gnss sensor (same keys as\n"
+    "                           data/gnss-*.yaml)\n"
+    "  -m, --model M            position noise written to the YAML: auto (default),\n"
+    "                           gaussian, gauss_markov, chrono_random_walk, none.\n"
+    "                           auto: none if positions are constant, else\n"
+    "                           chrono_random_walk if the first differences are\n"
+    "                           smooth (lag-1 autocorrelation > 0.5), else\n"
+    "                           gaussian if every axis is white, else gauss_markov\n"
+    "      --rw-model-rate HZ   Chrono's inner model rate (default 100)\n"
+    "      --rw-max-acceleration A\n"
+    "                           the clamp written for Ch:RW, m/s^2 (default 4 sigma;\n"
+    "                           not identifiable at the output rate)\n"
+    "      --power-on T         time the receiver was switched on, the HDOP\n"
+    "                           low-pass's start (default: the first time stamp)\n"
+    "  -c, --confidence P       two-sided level of the intervals (default 0.95)\n"
+    "  -n, --name NAME          sensor name in the YAML (default: --sensor)\n"
+    "      --json               print the estimates as JSON; otherwise a table\n"
+    "  -h, --help               this text\n"
+    "\n"
+    "Exit status: 0 success, 1 failure (the message names file and dataset;\n"
+    "FITTED.yaml is not touched), 2 usage error.\n";
+
+enum { M_AUTO, M_NONE, M_GAUSS, M_GM, M_RW };
+static const char *const model_names[] = {"auto", "none", "gaussian", "gauss_markov", "chrono_random_walk"};
+static const char *const axis_names[3] = {"east", "north", "up"};
+
+typedef struct gfit {
+    const char *input, *sensor, *name;
+    size_t n;
+    double *t, *enu, *hdop;
+    double rate, duration, origin[3], confidence;
+    int have_origin, have_hdop;
+    int constant[3], all_constant;
+    sensim_gnss_gm_fit gm[3];
+    int have_rw;
+    sensim_gnss_rw_fit rw;
+    double rw_model_rate, rw_amax;
+    double acf1_diff; /* lag-1 autocorrelation of first differences, pooled */
+    int have_hdop_fit;
+    sensim_gnss_hdop_fit hf;
+    char hdop_note[160];
+    int model; /* chosen */
+    double *cov;     /* position_covariance [n*9], or NULL */
+    int cov_rule;    /* COV_* below */
+    double cov_value; /* the scale or the epe of that rule */
+} gfit;
+
+/* Covariance rules the model writes (sensim/gnss.h) that the log follows. */
+enum { COV_NONE, COV_SCALED, COV_NMEA, COV_OTHER };
+
+static void gfit_free(gfit *g)
+{
+    free(g->t);
+    free(g->enu);
+    free(g->hdop);
+    free(g->cov);
+}
+
+static sensim_status read_log(gfit *g)
+{
+    sensim_log *log = sensim_log_open(g->input);
+    if (!log)
+        return sensim_last_status();
+    char p[512];
+    sensim_status st = SENSIM_OK;
+    size_t n = 0, three = 3, n2 = 0;
+    snprintf(p, sizeof p, "/sensors/%s", g->sensor);
+    if (!sensim_log_exists(log, p)) {
+        st = sensim_error(SENSIM_ENOTFOUND, "%s: no sensor group %s", g->input, p);
+        goto done;
+    }
+    snprintf(p, sizeof p, "/sensors/%s/t", g->sensor);
+    if (!sensim_log_exists(log, p)) {
+        st = sensim_error(SENSIM_ENOTFOUND, "%s: %s: dataset missing", g->input, p);
+        goto done;
+    }
+    if ((st = sensim_log_check_time(log, p, &n)))
+        goto done;
+    g->n = n;
+    g->t = malloc(n * sizeof *g->t);
+    g->enu = malloc(3 * n * sizeof *g->enu);
+    if (!g->t || !g->enu) {
+        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = sensim_log_read_f64(log, p, 0, n, g->t)))
+        goto done;
+    snprintf(p, sizeof p, "/sensors/%s", g->sensor);
+    if (sensim_log_has_attr(log, p, "origin_lla") && !sensim_log_get_attr_f64(log, p, "origin_lla", g->origin, 3))
+        g->have_origin = 1;
+    double r;
+    if (sensim_log_has_attr(log, p, "rate_hz") && !sensim_log_get_attr_f64(log, p, "rate_hz", &r, 1) && r > 0)
+        g->rate = r;
+    snprintf(p, sizeof p, "/sensors/%s/enu", g->sensor);
+    if (sensim_log_exists(log, p)) {
+        if ((st = sensim_log_check_shape(log, p, 1, &three, &n2)))
+            goto done;
+        if (n2 != n) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
+            goto done;
+        }
+        st = sensim_log_read_f64(log, p, 0, n, g->enu);
+    } else {
+        snprintf(p, sizeof p, "/sensors/%s/lla", g->sensor);
+        if (!sensim_log_exists(log, p)) {
+            st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither enu nor lla", g->input, g->sensor);
+            goto done;
+        }
+        if ((st = sensim_log_check_shape(log, p, 1, &three, &n2)))
+            goto done;
+        if (n2 != n) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
+            goto done;
+        }
+        double *lla = malloc(3 * n * sizeof *lla);
+        if (!lla || (st = sensim_log_read_f64(log, p, 0, n, lla))) {
+            st = lla ? st : sensim_error(SENSIM_ENOMEM, "out of memory");
+            free(lla);
+            goto done;
+        }
+        if (!g->have_origin) {
+            memcpy(g->origin, lla, sizeof g->origin);
+            g->have_origin = 1;
+        }
+        sensim_geo_enu frame;
+        if ((st = sensim_geo_enu_init(&frame, g->origin))) {
+            sensim_error_prefix(st, "%s: %s: origin", g->input, p);
+            free(lla);
+            goto done;
+        }
+        for (size_t k = 0; k < n && !st; k++) {
+            if (!isfinite(lla[3 * k]) || !isfinite(lla[3 * k + 1]) || !isfinite(lla[3 * k + 2]))
+                st = sensim_error(SENSIM_EDATA, "%s: %s row %zu is not finite", g->input, p, k);
+            else
+                sensim_geo_lla_to_enu(&frame, lla + 3 * k, g->enu + 3 * k);
+        }
+        free(lla);
+    }
+    if (st)
+        goto done;
+    snprintf(p, sizeof p, "/sensors/%s/hdop", g->sensor);
+    if (sensim_log_exists(log, p)) {
+        if ((st = sensim_log_check_shape(log, p, 0, NULL, &n2)))
+            goto done;
+        if (n2 != n) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
+            goto done;
+        }
+        g->hdop = malloc(n * sizeof *g->hdop);
+        if (!g->hdop) {
+            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = sensim_log_read_f64(log, p, 0, n, g->hdop)))
+            goto done;
+        g->have_hdop = 1;
+    }
+    snprintf(p, sizeof p, "/sensors/%s/position_covariance", g->sensor);
+    if (sensim_log_exists(log, p)) {
+        size_t nine = 9;
+        if ((st = sensim_log_check_shape(log, p, 1, &nine, &n2)))
+            goto done;
+        if (n2 != n) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
+            goto done;
+        }
+        g->cov = malloc(9 * n * sizeof *g->cov);
+        if (!g->cov) {
+            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            goto done;
+        }
+        st = sensim_log_read_f64(log, p, 0, n, g->cov);
+    }
+done:
+    sensim_log_close(log);
+    return st;
+}
+
+/* Lag-1 autocorrelation of the first differences, pooled over axes: near 1
+ * for Chrono's integrated random walk, near 0 (or negative) for white or
+ * Gauss-Markov noise. */
+static double diff_acf1(const double *x, size_t n)
+{
+    double num = 0, den = 0;
+    for (int a = 0; a < 3; a++) {
+        double m = (x[3 * (n - 1) + a] - x[a]) / (double)(n - 1);
+        for (size_t k = 1; k < n; k++) {
+            double d = x[3 * k + a] - x[3 * (k - 1) + a] - m;
+            den += d * d;
+            if (k > 1)
+                num += d * (x[3 * (k - 1) + a] - x[3 * (k - 2) + a] - m);
+        }
+    }
+    return den > 0 ? num / den : 0;
+}
+
+/* Which of the model's HDOP rules the logged covariance follows: seed
+ * 004's diag((s h)^2, (s h)^2, (s h)^2) (the vertical filter taken equal
+ * to the horizontal one) or nmea_navsat_driver's diag((h e)^2, (h e)^2,
+ * (4 h e)^2); all zeros is Chrono's none. Anything else is reported, not
+ * written. */
+static void detect_cov(gfit *g)
+{
+    g->cov_rule = COV_NONE;
+    if (!g->cov)
+        return;
+    int zero = 1;
+    for (size_t k = 0; k < 9 * g->n && zero; k++)
+        zero = g->cov[k] == 0;
+    if (zero)
+        return;
+    g->cov_rule = COV_OTHER;
+    if (!g->have_hdop)
+        return;
+    double r = -1, v = -1;
+    for (size_t k = 0; k < g->n; k++) {
+        const double *c = g->cov + 9 * k, h = g->hdop[k];
+        if (!(h > 0) || !(c[0] >= 0) || !(c[8] >= 0) || c[1] != 0 || c[2] != 0 || c[5] != 0 || c[4] != c[0])
+            return;
+        double rk = sqrt(c[0]) / h, vk = sqrt(c[8]) / h;
+        if (r < 0)
+            r = rk, v = vk;
+        if (fabs(rk - r) > 1e-6 * r || fabs(vk - v) > 1e-6 * v)
+            return;
+    }
+    if (fabs(v - r) <= 1e-6 * r)
+        g->cov_rule = COV_SCALED, g->cov_value = r;
+    else if (fabs(v - 4 * r) <= 1e-6 * r)
+        g->cov_rule = COV_NMEA, g->cov_value = r;
+}
+
+#define PREFIX_DSET(st, ds) sensim_error_prefix((st), "%s: /sensors/%s/%s", g->input, g->sensor, (ds))
+
+static sensim_status fit_all(gfit *g, int model, double power_on)
+{
+    sensim_status st;
+    const char *pos_ds = "enu";
+    size_t n = g->n;
+    if (n < 20)
+        return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/t: %zu epochs are too few (need at least 20)", g->input,
+                            g->sensor, n);
+    for (size_t k = 0; k < n; k++)
+        for (int a = 0; a < 3; a++)
+            if (!isfinite(g->enu[3 * k + a]))
+                return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s row %zu (%s) is %g", g->input, g->sensor, pos_ds,
+                                    k, axis_names[a], g->enu[3 * k + a]);
+    g->duration = g->t[n - 1] - g->t[0];
+    if (!(g->rate > 0))
+        g->rate = (double)(n - 1) / g->duration;
+    g->all_constant = 1;
+    for (int a = 0; a < 3; a++) {
+        g->constant[a] = 1;
+        for (size_t k = 1; k < n && g->constant[a]; k++)
+            g->constant[a] = g->enu[3 * k + a] == g->enu[a];
+        g->all_constant &= g->constant[a];
+        if (!g->constant[a] && (st = sensim_gnss_fit_gm(g->t, g->enu + a, n, 3, g->confidence, &g->gm[a])))
+            return sensim_error_prefix(st, "%s: /sensors/%s/%s (%s)", g->input, g->sensor, pos_ds, axis_names[a]);
+    }
+    g->acf1_diff = g->all_constant ? 0 : diff_acf1(g->enu, n);
+    int want_rw = model == M_RW || (model == M_AUTO && !g->all_constant && g->acf1_diff > 0.5);
+    if (!g->all_constant && n >= SENSIM_GNSS_RW_MIN_EPOCHS) {
+        st = sensim_gnss_fit_rw(g->t, g->enu, n, g->rw_model_rate, g->confidence, &g->rw);
+        if (st == SENSIM_OK)
+            g->have_rw = 1;
+        else if (want_rw)
+            return PREFIX_DSET(st, pos_ds);
+        sensim_error_clear();
+    } else if (want_rw) {
+        if (g->all_constant)
+            return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s: positions are constant: no random walk to fit",
+                                g->input, g->sensor, pos_ds);
+        return sensim_error(SENSIM_EDATA,
+                            "%s: /sensors/%s/%s: %zu epochs are too few for the random-walk fit (need at least %d)",
+                            g->input, g->sensor, pos_ds, n, SENSIM_GNSS_RW_MIN_EPOCHS);
+    }
+    if (model == M_AUTO) {
+        int white = 1;
+        for (int a = 0; a < 3; a++)
+            white &= g->constant[a] || g->gm[a].white;
+        model = g->all_constant ? M_NONE : want_rw ? M_RW : white ? M_GAUSS : M_GM;
+    } else if ((model == M_GAUSS || model == M_GM) && g->all_constant) {
+        return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s: positions are constant: no %s noise to fit", g->input,
+                            g->sensor, pos_ds, model_names[model]);
+    }
+    g->model = model;
+    if (!(g->rw_amax > 0))
+        g->rw_amax = 4 * g->rw.sigma.value;
+
+    if (g->have_hdop) {
+        double t0 = isfinite(power_on) ? power_on : g->t[0];
+        st = sensim_gnss_fit_hdop(g->t, g->hdop, n, t0, g->confidence, &g->hf);
+        if (st == SENSIM_OK) {
+            g->have_hdop_fit = 1;
+        } else if (strstr(sensim_last_error(), "constant")) {
+            snprintf(g->hdop_note, sizeof g->hdop_note, "hdop is constant (%g): no low-pass written", g->hdop[0]);
+            sensim_error_clear();
+        } else {
+            return PREFIX_DSET(st, "hdop");
+        }
+    }
+    detect_cov(g);
+    if (g->all_constant && !g->have_hdop_fit)
+        return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s: positions are constant and there is no varying hdop: "
+                                          "constant data, nothing to fit",
+                            g->input, g->sensor, pos_ds);
+    return SENSIM_OK;
+}
+
+static void yaml_param(FILE *f, const char *what, const sensim_fit_param *p, const char *unit)
+{
+    fprintf(f, "#   %s %.6g %s [%.6g, %.6g]%s\n", what, p->value, unit, p->lo, p->hi,
+            p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? " (upper bound only)" : " (unresolved)");
+}
+
+static void write_yaml(FILE *f, const gfit *g)
+{
+    fprintf(f, "# Fitted by sensim fit gnss from %s (sensor %s): %zu epochs over %.6g s.\n", g->input, g->sensor, g->n,
+            g->duration);
+    fprintf(f, "# Estimates, value [%.0f%% interval]:\n", 100 * g->confidence);
+    for (int a = 0; a < 3; a++) {
+        if (g->constant[a]) {
+            fprintf(f, "#   %s: constant\n", axis_names[a]);
+            continue;
+        }
+        char w[64];
+        snprintf(w, sizeof w, "%s white sigma", axis_names[a]);
+        yaml_param(f, w, &g->gm[a].white_sigma, "m");
+        fprintf(f, "#     lag-1 autocorrelation %.4f (white below %.4f)\n", g->gm[a].acf1, g->gm[a].acf1_bound);
+        snprintf(w, sizeof w, "%s gauss_markov sigma", axis_names[a]);
+        yaml_param(f, w, &g->gm[a].sigma, "m");
+        snprintf(w, sizeof w, "%s gauss_markov tau", axis_names[a]);
+        yaml_param(f, w, &g->gm[a].tau, "s");
+    }
+    if (g->have_rw) {
+        yaml_param(f, "chrono_random_walk sigma", &g->rw.sigma, "m/s^2");
+        fprintf(f, "#     std of the second derivative %.6g m/s^2 (seed 004's statistic) = sigma * sqrt(%.4g)\n",
+                g->rw.d2_std, g->rw.factor);
+    }
+    if (g->have_hdop_fit) {
+        yaml_param(f, "hdop initial", &g->hf.initial, "");
+        yaml_param(f, "hdop final", &g->hf.final, "");
+        yaml_param(f, "hdop tau", &g->hf.tau, "s");
+    } else if (*g->hdop_note) {
+        fprintf(f, "#   %s\n", g->hdop_note);
+    }
+    fprintf(f, "# Position noise model written: %s.\n", model_names[g->model]);
+    fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: gnss\n    rate_hz: %.10g\n", g->name, g->rate);
+    if (g->have_origin)
+        fprintf(f, "    origin_lla: [%.10g, %.10g, %.6g]\n", g->origin[0], g->origin[1], g->origin[2]);
+    double s[3], tau[3];
+    switch (g->model) {
+    case M_GAUSS:
+        for (int a = 0; a < 3; a++)
+            s[a] = g->constant[a] ? 0 : g->gm[a].white_sigma.value;
+        fprintf(f, "    position_noise: { model: gaussian, sigma: [%.6g, %.6g, %.6g] }\n", s[0], s[1], s[2]);
+        break;
+    case M_GM:
+        for (int a = 0; a < 3; a++) {
+            s[a] = g->constant[a] ? 0 : g->gm[a].sigma.value;
+            tau[a] = g->constant[a] ? 1 : g->gm[a].tau.value;
+        }
+        fprintf(f, "    position_noise:\n      model: gauss_markov\n      sigma: [%.6g, %.6g, %.6g]\n"
+                   "      tau: [%.6g, %.6g, %.6g]\n",
+                s[0], s[1], s[2], tau[0], tau[1], tau[2]);
+        break;
+    case M_RW:
+        fprintf(f,
+                "    position_noise:\n      model: chrono_random_walk\n      sigma: %.6g\n      model_rate_hz: %.10g\n"
+                "      max_velocity: %.6g  # the largest epoch-mean speed seen\n"
+                "      max_acceleration: %.6g\n      max_error: 1.0  # hard-coded in Chrono\n",
+                g->rw.sigma.value, g->rw_model_rate, g->rw.max_velocity, g->rw_amax);
+        break;
+    default:
+        break;
+    }
+    if (g->have_hdop_fit)
+        fprintf(f, "    hdop: { initial: %.6g, final: %.6g, tau: %.6g }\n", g->hf.initial.value, g->hf.final.value,
+                g->hf.tau.value);
+    if (g->have_hdop_fit && g->cov_rule == COV_SCALED)
+        fprintf(f, "    covariance: { model: scaled, scale: %.6g }\n", g->cov_value);
+    else if (g->have_hdop_fit && g->cov_rule == COV_NMEA)
+        fprintf(f, "    covariance: { model: nmea, epe: %.6g }\n", g->cov_value);
+    else
+        fprintf(f, "    covariance: { model: none }%s\n",
+                g->cov_rule == COV_OTHER ? "  # the log's position_covariance follows no rule sensim writes" : "");
+}
+
+static void json_param(FILE *f, const char *key, const sensim_fit_param *p)
+{
+    fprintf(f, "\"%s\": {\"value\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"status\": \"%s\"}", key, p->value, p->lo,
+            p->hi, p->flag == SENSIM_FIT_OK ? "ok" : p->flag == SENSIM_FIT_UPPER ? "upper_bound" : "unresolved");
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        if ((unsigned char)*s >= 0x20)
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void print_json(FILE *f, const gfit *g)
+{
+    fputs("{\"source\": ", f);
+    json_string(f, g->input);
+    fputs(", \"sensor\": ", f);
+    json_string(f, g->sensor);
+    fprintf(f, ", \"epochs\": %zu, \"duration\": %.10g, \"rate_hz\": %.10g, \"confidence\": %g, \"model\": \"%s\", "
+               "\"diff_acf1\": %.6g, \"axes\": [",
+            g->n, g->duration, g->rate, g->confidence, model_names[g->model], g->acf1_diff);
+    for (int a = 0; a < 3; a++) {
+        const sensim_gnss_gm_fit *m = &g->gm[a];
+        fprintf(f, "%s{\"axis\": \"%s\", \"constant\": %s", a ? ", " : "", axis_names[a],
+                g->constant[a] ? "true" : "false");
+        if (!g->constant[a]) {
+            fprintf(f, ", \"acf1\": %.6g, \"acf1_bound\": %.6g, \"white\": %s, ", m->acf1, m->acf1_bound,
+                    m->white ? "true" : "false");
+            json_param(f, "white_sigma", &m->white_sigma);
+            fputs(", \"gauss_markov\": {", f);
+            json_param(f, "sigma", &m->sigma);
+            fputs(", ", f);
+            json_param(f, "tau", &m->tau);
+            fprintf(f, ", \"mean\": %.10g, \"loglik\": %.10g, \"note\": ", m->mean, m->loglik);
+            json_string(f, m->note);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    fputs("], \"chrono_random_walk\": ", f);
+    if (g->have_rw) {
+        fputc('{', f);
+        json_param(f, "sigma", &g->rw.sigma);
+        fprintf(f, ", \"d2_std\": %.10g, \"factor\": %.10g, \"dt\": %.10g, \"model_rate_hz\": %.10g, "
+                   "\"max_velocity\": %.10g, \"saturated\": %.6g, \"blocks\": %zu, \"note\": ",
+                g->rw.d2_std, g->rw.factor, g->rw.dt, g->rw_model_rate, g->rw.max_velocity, g->rw.saturated,
+                g->rw.blocks);
+        json_string(f, g->rw.note);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    static const char *const rules[] = {"none", "scaled", "nmea", "other"};
+    fprintf(f, ", \"covariance\": {\"rule\": \"%s\", \"value\": %.10g}", rules[g->cov_rule], g->cov_value);
+    fputs(", \"hdop\": ", f);
+    if (g->have_hdop_fit) {
+        fputc('{', f);
+        json_param(f, "initial", &g->hf.initial);
+        fputs(", ", f);
+        json_param(f, "final", &g->hf.final);
+        fputs(", ", f);
+        json_param(f, "tau", &g->hf.tau);
+        fprintf(f, ", \"t0\": %.10g, \"rms\": %.6g, \"iterations\": %d, \"note\": ", g->hf.t0, g->hf.rms,
+                g->hf.iterations);
+        json_string(f, g->hf.note);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs("}\n", f);
+}
+
+static void table_param(FILE *f, const char *what, const sensim_fit_param *p, const char *unit)
+{
+    fprintf(f, "  %-26s %12.5g  [%.5g, %.5g] %s%s\n", what, p->value, p->lo, p->hi, unit,
+            p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? "  (upper bound only)" : "  (unresolved)");
+}
+
+static void print_table(FILE *f, const gfit *g)
+{
+    fprintf(f, "%s /sensors/%s: %zu epochs over %.6g s (%.6g Hz); %.0f%% intervals\n", g->input, g->sensor, g->n,
+            g->duration, g->rate, 100 * g->confidence);
+    for (int a = 0; a < 3; a++) {
+        const sensim_gnss_gm_fit *m = &g->gm[a];
+        if (g->constant[a]) {
+            fprintf(f, "%s: constant\n", axis_names[a]);
+            continue;
+        }
+        fprintf(f, "%s: lag-1 autocorrelation %.4f (%s, white below %.4f)\n", axis_names[a], m->acf1,
+                m->white ? "white" : "correlated", m->acf1_bound);
+        table_param(f, "white sigma", &m->white_sigma, "m");
+        table_param(f, "gauss_markov sigma", &m->sigma, "m");
+        table_param(f, "gauss_markov tau", &m->tau, "s");
+        if (*m->note)
+            fprintf(f, "  note: %s\n", m->note);
+    }
+    if (g->have_rw) {
+        fprintf(f, "chrono_random_walk (pooled; first differences lag-1 autocorrelation %.3f):\n", g->acf1_diff);
+        table_param(f, "sigma", &g->rw.sigma, "m/s^2");
+        fprintf(f, "  %-26s %12.5g  m/s^2 (= sigma * sqrt(%.4g) at %g Hz model rate)\n", "std of second derivative",
+                g->rw.d2_std, g->rw.factor, g->rw_model_rate);
+        fprintf(f, "  %-26s %12.5g  m/s (%.1f%% of epochs at it)\n", "largest speed", g->rw.max_velocity,
+                100 * g->rw.saturated);
+        if (*g->rw.note)
+            fprintf(f, "  note: %s\n", g->rw.note);
+    }
+    if (g->have_hdop_fit) {
+        fprintf(f, "hdop low-pass from t0 = %.6g s (rms residual %.3g):\n", g->hf.t0, g->hf.rms);
+        table_param(f, "initial", &g->hf.initial, "");
+        table_param(f, "final", &g->hf.final, "");
+        table_param(f, "tau", &g->hf.tau, "s");
+        if (*g->hf.note)
+            fprintf(f, "  note: %s\n", g->hf.note);
+    } else if (*g->hdop_note) {
+        fprintf(f, "%s\n", g->hdop_note);
+    }
+    fprintf(f, "position noise model: %s\n", model_names[g->model]);
+}
+
+int cli_fit_gnss(int argc, char **argv)
+{
+    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON };
+    static const struct option opts[] = {{"sensor", required_argument, NULL, 's'},
+                                          {"output", required_argument, NULL, 'o'},
+                                          {"model", required_argument, NULL, 'm'},
+                                          {"rw-model-rate", required_argument, NULL, O_RATE},
+                                          {"rw-max-acceleration", required_argument, NULL, O_AMAX},
+                                          {"power-on", required_argument, NULL, O_POWER},
+                                          {"confidence", required_argument, NULL, 'c'},
+                                          {"name", required_argument, NULL, 'n'},
+                                          {"json", no_argument, NULL, O_JSON},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+    gfit g;
+    memset(&g, 0, sizeof g);
+    g.confidence = 0.95;
+    g.rw_model_rate = 100;
+    const char *output = NULL;
+    int model = M_AUTO, json = 0, c;
+    double power_on = NAN;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":s:o:m:c:n:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's': g.sensor = optarg; break;
+        case 'o': output = optarg; break;
+        case 'm':
+            model = -1;
+            for (int i = 0; i < (int)(sizeof model_names / sizeof model_names[0]); i++)
+                if (!strcmp(optarg, model_names[i]))
+                    model = i;
+            if (model < 0)
+                return cli_usage_error(VERB, "--model '%s': expected auto, gaussian, gauss_markov, "
+                                             "chrono_random_walk or none", optarg);
+            break;
+        case O_RATE:
+            if (cli_parse_double(optarg, &g.rw_model_rate) || !(g.rw_model_rate > 0))
+                return cli_usage_error(VERB, "--rw-model-rate '%s': expected a positive number of Hz", optarg);
+            break;
+        case O_AMAX:
+            if (cli_parse_double(optarg, &g.rw_amax) || !(g.rw_amax > 0))
+                return cli_usage_error(VERB, "--rw-max-acceleration '%s': expected a positive number of m/s^2",
+                                       optarg);
+            break;
+        case O_POWER:
+            if (cli_parse_double(optarg, &power_on))
+                return cli_usage_error(VERB, "--power-on '%s': expected a time in seconds", optarg);
+            break;
+        case 'c':
+            if (cli_parse_double(optarg, &g.confidence) || !(g.confidence > 0 && g.confidence < 1))
+                return cli_usage_error(VERB, "--confidence '%s': expected a number between 0 and 1", optarg);
+            break;
+        case 'n': g.name = optarg; break;
+        case O_JSON: json = 1; break;
+        case 'h': fputs(cli_fit_gnss_usage, stdout); return CLI_OK;
+        case ':': return cli_usage_error(VERB, "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return cli_usage_error(VERB, optind < argc ? "expected one LOG.h5, got more" : "expected one LOG.h5");
+    if (!g.sensor)
+        return cli_usage_error(VERB, "--sensor NAME is required");
+    if (!output)
+        return cli_usage_error(VERB, "-o FITTED.yaml is required");
+    g.input = argv[optind];
+    if (!g.name)
+        g.name = g.sensor;
+
+    sensim_status st = read_log(&g);
+    if (!st)
+        st = fit_all(&g, model, power_on);
+    if (!st) {
+        sensim_afile *af = sensim_afile_open(output);
+        if (!af) {
+            st = sensim_last_status();
+        } else {
+            write_yaml(sensim_afile_stream(af), &g);
+            st = sensim_afile_commit(af);
+        }
+    }
+    if (!st) {
+        if (json)
+            print_json(stdout, &g);
+        else
+            print_table(stdout, &g);
+    }
+    gfit_free(&g);
+    return st ? cli_fail_lib(VERB) : CLI_OK;
+}

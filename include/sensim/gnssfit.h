@@ -1,0 +1,137 @@
+/* sensim/gnssfit.h - GNSS noise parameters from a standstill log.
+ *
+ * Three estimators, each on positions in local ENU metres with their times
+ * (s, strictly increasing) and, for the last, the logged HDOP:
+ *
+ * Chrono "Ch:RW" sigma (seed 004, appendix IV-A: "the standard deviation of
+ * the second derivative of the real GPS's position using a standstill
+ * test"). The second derivative is the three-point difference
+ *   d2_k = 2 [ (p_{k+1}-p_k)/dt_k - (p_k-p_{k-1})/dt_{k-1} ] / (dt_k + dt_{k-1}).
+ * Its standard deviation is NOT Chrono's sigma: Chrono integrates
+ * a ~ N(., sigma^2) per inner step h = 1/model_rate (v += a h, e += v h), so
+ * for an epoch spacing dt = m h,
+ *   Var(d2) = sigma^2 (2 m^2 + 1) / (3 m^3)          (= sigma^2 when m = 1),
+ * e.g. 0.067 sigma^2 for 10 Hz output of a 100 Hz model: seed 004's raw
+ * statistic is 0.26 sigma there. The general factor (any dt, h, including a
+ * short last step) comes from the linear map of the accelerations to the
+ * epoch positions: the coefficient of step i (length s_i, starting at
+ * tau_i) in p(t) is s_i (t - tau_i) for tau_i + s_i <= t. Two further
+ * corrections fit the estimate to Chrono's process:
+ *   - the pull-back mean -0.2 sigma e / D varies slowly and would add
+ *     variance: d2 is centred within blocks of W = 20 epochs, and the
+ *     expected block sum of squares (W Var(d2) - Var(sum d2) / W) is used;
+ *   - at the velocity cap |v| = v_max Chrono rescales v, which removes the
+ *     acceleration along v. Only the two components of d2 across the
+ *     direction of the previous interval's mean velocity are used (that
+ *     direction depends on earlier steps only, so for isotropic noise the
+ *     two components hold exactly 2/3 of the variance); they pass the cap
+ *     unchanged to first order. The direction turns a little during the
+ *     two epochs d2 spans, so with seed 004's cap (active ~18% of the
+ *     time) the estimate reads about 0.7% low; without caps it is unbiased.
+ * When the acceleration clamp a_max is below ~3 sigma (Chrono's defaults:
+ * a_max 0.005), the walk is driven by the clamped acceleration and the
+ * estimate is the standard deviation of that (about a_max), not sigma.
+ * The interval comes from the spread of the per-block sums of squares
+ * (ratio estimator, delta method, normal quantile). The acceleration clamp
+ * a_max and the pull-back scale D are not identifiable at the output rate.
+ *
+ * First-order Gauss-Markov per axis: exact AR(1) maximum likelihood for
+ * uneven dt, x_k - mu = phi_k (x_{k-1} - mu) + sigma sqrt(1 - phi_k^2) w_k,
+ * phi_k = exp(-dt_k / tau), stationary start, the unknown static position mu
+ * profiled out (GLS). tau is profiled over a log grid; intervals are
+ * profile-likelihood intervals (2 (Lmax - L) <= chi2_1 quantile) for tau and
+ * for sigma. tau is flagged SENSIM_FIT_UNRESOLVED (with a note) when its
+ * interval reaches beyond a third of the log's span: with the mean taken
+ * from the data, a log of few correlation times gives tau and sigma low.
+ * The lag-1 autocorrelation decides whether the axis is white
+ * (Chrono "Ch:Gauss": |r1| < z / sqrt(n)); the white sigma is the sample
+ * standard deviation with a chi-squared interval.
+ *
+ * AirSim HDOP low-pass: hdop(t) = final + (initial - final) exp(-(t - t0) / tau)
+ * by nonlinear least squares (GSL gsl_multifit_nlinear, trust region with
+ * Levenberg-Marquardt steps, tau as log tau so it stays positive); standard
+ * errors from the Jacobian's covariance scaled by the residual variance,
+ * intervals with the t quantile on n - 3 degrees of freedom (log-symmetric
+ * for tau). `initial` is the value at t0 (the power-on time, which a log
+ * does not record: callers pass the first time stamp when unknown).
+ *
+ * Errors (never NaN): too few samples, NaN or infinite values, times not
+ * strictly increasing, constant data; the message names the array and the
+ * first bad index. Callers prefix the file and dataset.
+ *
+ * Units: SI. Ownership: inputs are borrowed, results written to caller
+ * structs. Thread safety: reentrant (no shared state). */
+#ifndef SENSIM_GNSSFIT_H
+#define SENSIM_GNSSFIT_H
+
+#include <stddef.h>
+
+#include "sensim/imufit.h"
+#include "sensim/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Block length of the Ch:RW estimator (epochs). */
+#define SENSIM_GNSS_RW_BLOCK 20
+/* Fewest epochs the Ch:RW estimator takes: 10 blocks (the first second
+ * difference has no earlier velocity and is skipped). */
+#define SENSIM_GNSS_RW_MIN_EPOCHS (10 * SENSIM_GNSS_RW_BLOCK + 3)
+
+typedef struct sensim_gnss_rw_fit {
+    sensim_fit_param sigma; /* Chrono Ch:RW sigma, m/s^2 (flag OK or UPPER) */
+    double d2_std;          /* seed 004's raw statistic: std of d2, m/s^2, pooled over the axes */
+    double factor;          /* Var(d2) / sigma^2 for Chrono's model at dt and the model rate */
+    double dt;              /* median epoch spacing, s */
+    double max_velocity;    /* largest epoch-mean 3-D speed, m/s (the v_max estimate) */
+    double saturated;       /* fraction of epochs whose mean speed is within 5% of
+                               max_velocity (descriptive: the share at the cap) */
+    size_t blocks;          /* blocks of SENSIM_GNSS_RW_BLOCK epochs used */
+    char note[256];
+} sensim_gnss_rw_fit;
+
+/* Ch:RW sigma from n epochs t[n], enu[n*3] (all three axes pooled, as
+ * Chrono uses one sigma). Needs SENSIM_GNSS_RW_MIN_EPOCHS (203) epochs. */
+sensim_status sensim_gnss_fit_rw(const double *t, const double *enu, size_t n, double model_rate_hz,
+                                 double confidence, sensim_gnss_rw_fit *fit);
+
+/* Var(d2)/sigma^2 for Chrono's random walk with inner rate model_rate_hz
+ * sampled every dt (no caps): the factor above. */
+double sensim_gnss_rw_d2_factor(double dt, double model_rate_hz);
+
+typedef struct sensim_gnss_gm_fit {
+    sensim_fit_param sigma; /* Gauss-Markov stationary std, m */
+    sensim_fit_param tau;   /* correlation time, s; UNRESOLVED flag when the
+                               interval reaches the grid's ends */
+    double mean;            /* the static position (ML), m */
+    double loglik;          /* maximized log likelihood */
+    double acf1;            /* lag-1 autocorrelation of x - mean */
+    double acf1_bound;      /* z / sqrt(n): |acf1| below it reads as white */
+    int white;              /* 1 when the axis reads as white noise */
+    sensim_fit_param white_sigma; /* sample std with a chi-squared interval */
+    char note[256];
+} sensim_gnss_gm_fit;
+
+/* Gauss-Markov and white fits of one axis: x[k * stride], k < n, at t[k].
+ * Needs at least 20 samples. */
+sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, size_t stride, double confidence,
+                                 sensim_gnss_gm_fit *fit);
+
+typedef struct sensim_gnss_hdop_fit {
+    sensim_fit_param initial, final, tau; /* HDOP at t0, at convergence; time constant s */
+    double t0;                            /* the reference (power-on) time used */
+    double rms;                           /* residual rms */
+    size_t n;
+    int iterations;
+    char note[256];
+} sensim_gnss_hdop_fit;
+
+/* Fits the low-pass to hdop[k] at t[k], k < n (at least 5 samples, t >= t0). */
+sensim_status sensim_gnss_fit_hdop(const double *t, const double *hdop, size_t n, double t0, double confidence,
+                                   sensim_gnss_hdop_fit *fit);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,373 @@
+/* The `sensim fit camera` and `sensim fit lidar` verbs end to end: a stack
+ * (or scans) simulated with the library's models and known parameters is
+ * fitted by the program, and its --json output must hold the truth within
+ * two 95 % half-widths (about 4 standard errors); bad inputs exit 1 with a
+ * message naming the file and leave the output untouched; usage errors exit
+ * 2. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sensim/camera.h"
+#include "sensim/lidar.h"
+#include "sensim/log.h"
+#include "sensim/ptc.h"
+#include "testutil.h"
+
+/* The number after "key": in a flat JSON object (NAN when absent or null). */
+static double json_num(const char *s, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = s ? strstr(s, pat) : NULL;
+    if (!p)
+        return NAN;
+    char *end;
+    double v = strtod(p + strlen(pat), &end);
+    return end == p + strlen(pat) ? NAN : v;
+}
+
+/* An output file that a failing run must leave as it was. */
+static const char keep_text[] = "previous contents\n";
+
+static void check_untouched(const char *path, const char *dir, int entries)
+{
+    size_t len;
+    char *txt = tu_read_file(path, &len);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_str_eq(txt, keep_text);
+    free(txt);
+    ck_assert_int_eq(tu_count_entries(dir), entries); /* no temporary left */
+}
+
+/* Checks a run that must fail with exit status `status` and a message on
+ * stderr holding `what` (and the input file's name when `file` is given). */
+static void check_fail(tu_run_result *r, int status, const char *file, const char *what)
+{
+    ck_assert_msg(r->status == status, "exit %d, expected %d; stderr: %s", r->status, status, r->err);
+    if (file)
+        ck_assert_msg(strstr(r->err, file) != NULL, "stderr does not name %s: %s", file, r->err);
+    ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s': %s", what, r->err);
+    tu_run_free(r);
+}
+#define EXPECT_FAIL(status, file, what, ...)                \
+    do {                                                    \
+        tu_run_result r_ = tu_run(__VA_ARGS__, NULL);       \
+        check_fail(&r_, status, file, what);                \
+    } while (0)
+
+/* ------------------------------------------------------------- camera */
+
+#define NLEV 12
+#define SW 96
+#define SH 96
+
+static sensim_camera_params cam_truth(double exposure)
+{
+    sensim_camera_params p = sensim_camera_default_params();
+    p.model = SENSIM_CAMERA_NOISE_EMVA;
+    p.width = SW;
+    p.height = SH;
+    p.photons_full_scale = 80000;
+    p.quantum_efficiency = 0.5;
+    p.exposure_time = exposure;
+    p.gain = 0.25;
+    p.read_noise = 8;
+    p.dark_current = 300;
+    p.black_level = 100;
+    p.full_well = 30000;
+    p.prnu = 0.01;
+    p.dsnu = 5;
+    return p;
+}
+
+/* The stack `sensim fit camera` reads: level k at k+1 ms, light up to 95 %
+ * of full scale; light and dark of `levels` levels (the exposure dataset
+ * gets `nexp` values). */
+static void write_stack(const char *path, size_t levels, size_t nexp)
+{
+    const size_t n = SW * SH, tail[3] = {2, SH, SW};
+    uint16_t *light = malloc(2 * levels * n * 2), *dark = malloc(2 * levels * n * 2);
+    size_t ne = nexp > levels ? nexp : levels;
+    double *exposure = malloc(ne * sizeof *exposure), *level = malloc(ne * sizeof *level);
+    for (size_t k = 0; k < ne; k++) {
+        exposure[k] = 1e-3 * (double)(k + 1);
+        level[k] = 0.95 * (double)(k + 1) / NLEV;
+    }
+    sensim_camera_params p = cam_truth(0);
+    ck_assert_int_eq(sensim_ptc_simulate(&p, 11, 5, levels, exposure, level, light, dark), SENSIM_OK);
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/exposure", SENSIM_F64, nexp, 0, NULL, exposure, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/light", SENSIM_U16, levels, 3, tail, light, "DN"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/dark", SENSIM_U16, levels, 3, tail, dark, "DN"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(light);
+    free(dark);
+    free(exposure);
+    free(level);
+}
+
+/* A stack whose light frames have the wrong rank ([L,H,W]) or type. */
+static void write_bad_stack(const char *path, int rank3, sensim_dtype type)
+{
+    const size_t n = 8 * 8, L = 4;
+    size_t tail4[3] = {2, 8, 8}, tail3[2] = {8, 8};
+    uint64_t *buf = calloc(2 * L * n, sizeof *buf); /* large enough for any type */
+    double exposure[4] = {1e-3, 2e-3, 3e-3, 4e-3};
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/exposure", SENSIM_F64, L, 0, NULL, exposure, "s"), SENSIM_OK);
+    if (rank3)
+        ck_assert_int_eq(sensim_log_write(log, "/stack/light", type, L, 2, tail3, buf, "DN"), SENSIM_OK);
+    else
+        ck_assert_int_eq(sensim_log_write(log, "/stack/light", type, L, 3, tail4, buf, "DN"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(buf);
+}
+
+START_TEST(fit_camera_cli_round_trip)
+{
+    char *dir = tu_mkdtemp(), *stack = tu_path(dir, "stack.h5"), *yaml = tu_path(dir, "cam.yaml");
+    char *svg = tu_path(dir, "ptc.svg");
+    write_stack(stack, NLEV, NLEV);
+    tu_run_result r = tu_run("fit", "camera", stack, "-o", yaml, "--model", "emva", "--svg", svg, "--json", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    const sensim_camera_params p = cam_truth(0);
+    double K = json_num(r.out, "gain"), Kci = json_num(r.out, "gain_ci");
+    double rn = json_num(r.out, "read_noise"), rnci = json_num(r.out, "read_noise_ci");
+    double dc = json_num(r.out, "dark_current"), dcci = json_num(r.out, "dark_current_ci");
+    ck_assert_msg(Kci > 0 && rnci > 0 && dcci > 0, "no confidence intervals in: %s", r.out);
+    ck_assert_within(K, p.gain, 2 * Kci);
+    ck_assert_within(rn, p.read_noise, 2 * rnci);
+    ck_assert_within(dc, p.dark_current, 2 * dcci);
+    /* The intervals are informative: a few percent at most. */
+    ck_assert_double_lt(Kci, 0.05 * p.gain);
+    ck_assert_double_lt(dcci, 0.1 * p.dark_current);
+    ck_assert_within(json_num(r.out, "levels"), NLEV, 0);
+    tu_run_free(&r);
+    size_t len;
+    char *txt = tu_read_file(yaml, &len);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_ptr_nonnull(strstr(txt, "type: camera"));
+    ck_assert_ptr_nonnull(strstr(txt, "model: emva"));
+    double yk = NAN;
+    const char *g = strstr(txt, "\n      gain: ");
+    ck_assert_ptr_nonnull(g);
+    yk = strtod(g + strlen("\n      gain: "), NULL);
+    ck_assert_within(yk, K, 1e-6 * K); /* the YAML holds what --json printed */
+    free(txt);
+    txt = tu_read_file(svg, &len);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_ptr_nonnull(strstr(txt, "</svg>"));
+    free(txt);
+    /* The default model is the intensity one, with slope K / 65535. */
+    r = tu_run("fit", "camera", stack, "-o", yaml, "--json", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    double s1 = json_num(r.out, "variance_slope"), s1ci = json_num(r.out, "variance_slope_ci");
+    ck_assert_within(s1, p.gain / 65535, 2 * s1ci);
+    tu_run_free(&r);
+    txt = tu_read_file(yaml, &len);
+    ck_assert_ptr_nonnull(strstr(txt, "model: intensity"));
+    ck_assert_ptr_nonnull(strstr(txt, "variance_slope: "));
+    free(txt);
+    ck_assert_int_eq(tu_count_entries(dir), 3);
+    tu_rmtree(dir);
+    free(dir);
+    free(stack);
+    free(yaml);
+    free(svg);
+}
+END_TEST
+
+START_TEST(fit_camera_cli_bad_input)
+{
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "cam.yaml"), *in = tu_path(dir, "in.h5");
+    char *missing = tu_path(dir, "missing.h5");
+    ck_assert_int_eq(tu_write_file(yaml, keep_text), 0);
+    /* Wrong shape: [L,H,W] light frames. */
+    write_bad_stack(in, 1, SENSIM_U16);
+    EXPECT_FAIL(1, in, "[L,2,H,W]", "fit", "camera", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Wrong bit depth: 64-bit samples. */
+    write_bad_stack(in, 0, SENSIM_U64);
+    EXPECT_FAIL(1, in, "u8, u16 or f32", "fit", "camera", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Two levels: too few for a fit. */
+    write_stack(in, 2, 2);
+    EXPECT_FAIL(1, in, "L >= 3", "fit", "camera", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Exposures that do not match the levels. */
+    write_stack(in, 3, 4);
+    EXPECT_FAIL(1, in, "/stack/exposure", "fit", "camera", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* A file that is not there. */
+    EXPECT_FAIL(1, missing, "missing.h5", "fit", "camera", missing, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Usage errors: exit 2, the output untouched. */
+    EXPECT_FAIL(2, NULL, "-o", "fit", "camera", in);
+    EXPECT_FAIL(2, NULL, "STACK.h5", "fit", "camera", "-o", yaml);
+    EXPECT_FAIL(2, NULL, "STACK.h5", "fit", "camera", in, in, "-o", yaml);
+    EXPECT_FAIL(2, NULL, "--model", "fit", "camera", in, "-o", yaml, "--model", "poisson");
+    EXPECT_FAIL(2, NULL, "--full-scale", "fit", "camera", in, "-o", yaml, "--full-scale", "-3");
+    EXPECT_FAIL(2, NULL, "--full-scale", "fit", "camera", in, "-o", yaml, "--full-scale", "12abc");
+    EXPECT_FAIL(2, NULL, "--bogus", "fit", "camera", in, "-o", yaml, "--bogus");
+    check_untouched(yaml, dir, 2);
+    tu_rmtree(dir);
+    free(dir);
+    free(yaml);
+    free(in);
+    free(missing);
+}
+END_TEST
+
+/* -------------------------------------------------------------- lidar */
+
+/* S scans of P static returns at 2..100 m on 8 beams, noised by the model
+ * (sigma = 0.02 + 0.001 r), as /sensors/NAME/ scan_offset, range (or points
+ * only) and channel. */
+static void write_scans(const char *path, const char *name, size_t S, size_t P, int points_only)
+{
+    const size_t M = S * P, four = 4;
+    float *pts = malloc(P * 16), *out = malloc(P * 16), *ro = malloc(P * 4);
+    float *rg = malloc((M ? M : 1) * 4), *allpts = malloc((M ? M : 1) * 16);
+    uint16_t *ch = malloc((M ? M : 1) * 2);
+    uint8_t *keep = malloc(P ? P : 1);
+    uint64_t *off = malloc((S + 1) * 8);
+    for (size_t i = 0; i < P; i++) {
+        double r = 2 + 98.0 * (double)i / (double)(P > 1 ? P - 1 : 1), a = (double)i * 0.002,
+               e = 0.03 * (double)(i % 8);
+        pts[4 * i] = (float)(r * cos(e) * cos(a));
+        pts[4 * i + 1] = (float)(r * cos(e) * sin(a));
+        pts[4 * i + 2] = (float)(r * sin(e));
+        pts[4 * i + 3] = 0.5f;
+    }
+    sensim_lidar_params lp = sensim_lidar_default_params();
+    lp.range_sigma_base = 0.02;
+    lp.range_sigma_slope = 0.001;
+    sensim_lidar *l = sensim_lidar_create(&lp, 9, 4);
+    ck_assert_ptr_nonnull(l);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {P, s * P, pts, NULL, NULL, NULL, out, ro, NULL, NULL, keep};
+        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
+        for (size_t i = 0; i < P; i++) {
+            rg[s * P + i] = ro[i];
+            memcpy(allpts + 4 * (s * P + i), out + 4 * i, 16);
+            ch[s * P + i] = (uint16_t)(i % 8);
+        }
+    }
+    sensim_lidar_destroy(l);
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    char d[256];
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    snprintf(d, sizeof d, "/sensors/%s/scan_offset", name);
+    ck_assert_int_eq(sensim_log_write(log, d, SENSIM_U64, S + 1, 0, NULL, off, ""), SENSIM_OK);
+    snprintf(d, sizeof d, "/sensors/%s/%s", name, points_only ? "points" : "range");
+    if (points_only)
+        ck_assert_int_eq(sensim_log_write(log, d, SENSIM_F32, M, 1, &four, allpts, "m"), SENSIM_OK);
+    else
+        ck_assert_int_eq(sensim_log_write(log, d, SENSIM_F32, M, 0, NULL, rg, "m"), SENSIM_OK);
+    snprintf(d, sizeof d, "/sensors/%s/channel", name);
+    ck_assert_int_eq(sensim_log_write(log, d, SENSIM_U16, M, 0, NULL, ch, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(pts);
+    free(out);
+    free(ro);
+    free(rg);
+    free(allpts);
+    free(ch);
+    free(keep);
+    free(off);
+}
+
+START_TEST(fit_lidar_cli_round_trip)
+{
+    char *dir = tu_mkdtemp(), *scans = tu_path(dir, "scans.h5"), *yaml = tu_path(dir, "lidar.yaml");
+    for (int points_only = 0; points_only < 2; points_only++) {
+        write_scans(scans, "lidar", 12, 2000, points_only);
+        tu_run_result r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", NULL);
+        ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+        double b = json_num(r.out, "range_sigma_base"), bci = json_num(r.out, "range_sigma_base_ci");
+        double s = json_num(r.out, "range_sigma_slope"), sci = json_num(r.out, "range_sigma_slope_ci");
+        ck_assert_msg(bci > 0 && sci > 0, "no confidence intervals in: %s", r.out);
+        ck_assert_within(b, 0.02, 2 * bci);
+        ck_assert_within(s, 0.001, 2 * sci);
+        ck_assert_double_lt(sci, 2e-4);
+        ck_assert_within(json_num(r.out, "scans"), 12, 0);
+        ck_assert_within(json_num(r.out, "returns"), 2000, 0);
+        tu_run_free(&r);
+        size_t len;
+        char *txt = tu_read_file(yaml, &len);
+        ck_assert_ptr_nonnull(txt);
+        ck_assert_ptr_nonnull(strstr(txt, "type: lidar"));
+        const char *k = strstr(txt, "range_sigma_slope: ");
+        ck_assert_ptr_nonnull(k);
+        ck_assert_within(strtod(k + strlen("range_sigma_slope: "), NULL), s, 1e-6 * s);
+        ck_assert_ptr_nonnull(strstr(txt, "# beam 7: range sd"));
+        free(txt);
+    }
+    ck_assert_int_eq(tu_count_entries(dir), 2);
+    tu_rmtree(dir);
+    free(dir);
+    free(scans);
+    free(yaml);
+}
+END_TEST
+
+START_TEST(fit_lidar_cli_bad_input)
+{
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "lidar.yaml"), *in = tu_path(dir, "in.h5");
+    char *missing = tu_path(dir, "missing.h5");
+    ck_assert_int_eq(tu_write_file(yaml, keep_text), 0);
+    /* Empty scans: no scan at all, then scans of no returns. */
+    write_scans(in, "lidar", 0, 10, 0);
+    EXPECT_FAIL(1, in, "empty scans", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    write_scans(in, "lidar", 5, 0, 0);
+    EXPECT_FAIL(1, in, "empty scans", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Two scans: a spread needs at least three. */
+    write_scans(in, "lidar", 2, 100, 0);
+    EXPECT_FAIL(1, in, "at least 3", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* A sensor that is not in the file. */
+    write_scans(in, "lidar", 4, 100, 0);
+    EXPECT_FAIL(1, in, "/sensors/front", "fit", "lidar", in, "-o", yaml, "--sensor", "front");
+    check_untouched(yaml, dir, 2);
+    /* No lidar group (a camera stack). */
+    write_stack(in, 3, 3);
+    EXPECT_FAIL(1, in, "/sensors", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    EXPECT_FAIL(1, missing, "missing.h5", "fit", "lidar", missing, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* Usage errors. */
+    EXPECT_FAIL(2, NULL, "-o", "fit", "lidar", in);
+    EXPECT_FAIL(2, NULL, "SCANS.h5", "fit", "lidar", "-o", yaml);
+    EXPECT_FAIL(2, NULL, "--bogus", "fit", "lidar", in, "-o", yaml, "--bogus");
+    EXPECT_FAIL(2, NULL, "which kind", "fit");
+    EXPECT_FAIL(2, NULL, "unknown kind", "fit", "radar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    tu_rmtree(dir);
+    free(dir);
+    free(yaml);
+    free(in);
+    free(missing);
+}
+END_TEST
+
+Suite *suite_fitcli(void)
+{
+    Suite *s = suite_create("fitcli");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fit_camera_cli_round_trip);
+    tcase_add_test(tc, fit_camera_cli_bad_input);
+    tcase_add_test(tc, fit_lidar_cli_round_trip);
+    tcase_add_test(tc, fit_lidar_cli_bad_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
