@@ -30,6 +30,21 @@ START_TEST(demo_runs_every_step)
     ck_assert_ptr_nonnull(strstr(r.out, ". Seed 004's GNSS experiment in simulation"));
     ck_assert_ptr_nonnull(strstr(r.out, "Ch:RW ranks first"));
     ck_assert_ptr_nonnull(strstr(r.out, "Ch:Gauss ranks first"));
+    ck_assert_ptr_nonnull(strstr(r.out, ". Calibration: an hour of the same IMU lying still"));
+    /* The IMU fit's table: every row has a verdict, and the gyro's bias
+     * instability (the term the hour is long enough for) is inside on each
+     * axis (fixed seed: the output is the same on every run). */
+    const char *gb = strstr(r.out, "gyro B (rad/s)");
+    ck_assert_ptr_nonnull(gb);
+    const char *gk = strstr(gb, "gyro K");
+    ck_assert_ptr_nonnull(gk);
+    for (int line = 0; line < 3; line++) {
+        const char *eol = strchr(gb, '\n');
+        ck_assert_ptr_nonnull(eol);
+        ck_assert_msg(eol - gb > 4 && !strncmp(eol - 4, " yes", 4), "gyro B row %d: %.*s", line, (int)(eol - gb), gb);
+        gb = eol + 1;
+    }
+    ck_assert_ptr_nonnull(strstr(r.out, "intervals hold the rig's value"));
     ck_assert_ptr_nonnull(strstr(r.out, ". A 16-bit camera through the EMVA 1288 chain"));
     ck_assert_ptr_nonnull(strstr(r.out, ". One lidar scan and one camera frame"));
     /* The camera step's fitted gain, read noise and dark current lie inside
