@@ -110,12 +110,9 @@ int demo_imufit(const char *data, const char *dir, const char *gt)
             }
     printf("\n   %d of %d intervals hold the rig's value (each is a 95%% interval, so\n"
            "   about one in twenty may miss by chance). N is the -1/2 slope of the\n"
-           "   Allan deviation, B its flat floor (/ 0.664), K the +1/2 slope. The\n"
-           "   simulator builds B from Gauss-Markov processes with correlation times\n"
-           "   from 10/rate = 0.05 s up, so below 0.05 s the floor is missing; the\n"
-           "   fit assumes it flat at every tau and lowers N to make up, by about\n"
-           "   0.7%% for the accelerometer, whose floor is high (it meets N near\n"
-           "   0.5 s). The fitted rig is in %s.\n",
+           "   Allan deviation, B its flat floor (/ 0.664), K the +1/2 slope; the\n"
+           "   simulated floor is flat from one sample (1/rate) to 1000 s, as a\n"
+           "   real flicker floor is. The fitted rig is in %s.\n",
            inside, total, fitted);
     return 0;
 }
