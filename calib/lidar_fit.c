@@ -407,11 +407,12 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
         planes[4 * t + 3] = d0;
         /* Distance of each mean point from the plane against the scatter of
          * its distance across scans (the variance of a mean of c values). */
-        double num = 0, den = 0;
+        double num = 0, den = 0, rsum = 0;
         for (size_t i = 0; i < M; i++) {
             if (target[i] != (int32_t)t || cnt[i] < 3)
                 continue;
             const double *p = mean + 3 * i;
+            rsum += sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
             double md = nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2] + d0, s2 = 0;
             for (size_t k = 0; k < S; k++) {
                 const float *q = pts + 4 * (k * M + i);
@@ -436,7 +437,9 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
             if (den > 0)
                 flatness[t] = num / den * f;
             else
-                flatness[t] = sqrt(num / (double)n) > 1e-6 ? INFINITY : 1.0;
+                /* No scatter: flat when off by no more than float
+                 * rounding (6e-8 relative) of the points. */
+                flatness[t] = sqrt(num / (double)n) > 1e-6 + 1e-6 * rsum / (double)n ? INFINITY : 1.0;
         }
     }
 done:

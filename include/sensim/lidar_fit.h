@@ -83,7 +83,8 @@ sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_
  * across scans, sum(mean_d^2) / sum(var_d / n) times (m / (m - 3)) for m
  * returns: about 1 for a plane, far above for a curved or folded surface;
  * INFINITY when the returns do not scatter and the means are off the plane
- * by more than 1e-6 m RMS, 1 when they do not scatter and lie on it; NAN
+ * by more than 1e-6 (1 m + their mean range) RMS (float rounding), 1 when
+ * they do not scatter and lie on it; NAN
  * for an unused target or m <= 3. count: ntargets or NULL: returns used.
  * reference: npoints or NULL: where the return's mean ray meets its
  * target's plane (m), NAN off the targets and at incidence angles over
