@@ -348,7 +348,8 @@ done:
 }
 
 sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
-                                      double *planes, double *flatness, size_t *count, float *reference)
+                                      double *planes, double *flatness, double *flatness_sd, size_t *count,
+                                      float *reference)
 {
     if (!pts || !target || !planes)
         return sensim_error(SENSIM_EINVAL, "lidar plane fit: NULL points, targets or planes");
@@ -396,6 +397,8 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
             planes[4 * t + j] = NAN;
         if (flatness)
             flatness[t] = NAN;
+        if (flatness_sd)
+            flatness_sd[t] = NAN;
         if (count)
             count[t] = n;
         if (n < 3)
@@ -407,7 +410,7 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
         planes[4 * t + 3] = d0;
         /* Distance of each mean point from the plane against the scatter of
          * its distance across scans (the variance of a mean of c values). */
-        double num = 0, den = 0, rsum = 0;
+        double num = 0, den = 0, den2 = 0, rsum = 0;
         for (size_t i = 0; i < M; i++) {
             if (target[i] != (int32_t)t || cnt[i] < 3)
                 continue;
@@ -424,6 +427,7 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
             double c = (double)cnt[i];
             num += md * md;
             den += s2 / (c - 1) / c;
+            den2 += (s2 / (c - 1) / c) * (s2 / (c - 1) / c);
             if (reference) {
                 double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
                 double un = (nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2]) / rr;
@@ -431,6 +435,11 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
                  * of the fitted plane by 1 / cos(incidence): none past 75 deg. */
                 reference[i] = rr > 0 && un > 0.25 ? (float)(-d0 / un) : NAN;
             }
+        }
+        if (n > 3 && den > 0 && flatness_sd) {
+            /* Each mean_d^2 is its variance times a chi^2_1: the ratio's sd
+             * is sqrt(2 sum v^2) / sum v, at least sqrt(2 / n). */
+            flatness_sd[t] = sqrt(2 * den2) / den * (double)n / (double)(n - 3);
         }
         if (flatness && n > 3) {
             double f = (double)n / (double)(n - 3);

@@ -19,7 +19,10 @@
 
 #define NO_TARGET 4294967295.0 /* SENSIM_RENDER_NO_OBJECT */
 #define MIN_TARGET_RETURNS 10  /* automatic choice: returns on a target */
-#define MAX_FLATNESS 3.0       /* automatic choice: sensim_lidar_fit_planes flatness */
+/* Automatic choice: sensim_lidar_fit_planes flatness at most 3 and within 4
+ * of its standard deviations for a plane above 1. */
+#define MAX_FLATNESS 3.0
+#define FLATNESS_SDS 4.0
 
 /* --targets: comma-separated object numbers, into a sorted list. */
 static int parse_targets(const char *s, double **out, size_t *n)
@@ -94,7 +97,8 @@ const char cli_fit_lidar_usage[] =
     "mean no target), azimuth_sigma and elevation_sigma are fitted too from the\n"
     "point-to-plane spread on planar targets: those of --targets, or else every\n"
     "labelled object with at least 10 returns whose scan-mean points lie on a\n"
-    "plane within their scatter (flatness <= 3, see sensim-fit(1)). The targets\n"
+    "plane within their scatter (flatness <= 3 and within 4 sd of 1, see\n"
+    "sensim-fit(1)). The targets\n"
     "must include planes tilted about a vertical and about a horizontal axis.\n"
     "The per-beam range bias against the fitted planes is then reported as\n"
     "comments and in --json (the noise model has one range_bias for all beams).\n"
@@ -173,7 +177,7 @@ int cli_fit_lidar(int argc, char **argv)
     float *rg = NULL, *pts = NULL;
     uint16_t *ch = NULL;
     size_t S1, M, nbeams = 0;
-    double *bsig = NULL, *bbias = NULL, *lab = NULL, *tobj = NULL, *planes = NULL, *flat = NULL;
+    double *bsig = NULL, *bbias = NULL, *lab = NULL, *tobj = NULL, *planes = NULL, *flat = NULL, *fsd = NULL;
     int32_t *tgt = NULL;
     size_t *tcount = NULL, ntobj = 0;
     float *ref = NULL;
@@ -351,7 +355,7 @@ int cli_fit_lidar(int argc, char **argv)
     int have_angular = 0;
     sensim_lidar_angular_result ar;
     memset(&ar, 0, sizeof ar);
-    char angular_note[512] = "";
+    char angular_note[1024] = "";
     if (labname[0] && !pts) {
         snprintf(angular_note, sizeof angular_note, "needs /sensors/%s/points (x, y, z)", name);
     } else if (labname[0] && ntobj == 0) {
@@ -359,20 +363,23 @@ int cli_fit_lidar(int argc, char **argv)
     } else if (labname[0]) {
         planes = malloc(4 * ntobj * sizeof *planes);
         flat = malloc(ntobj * sizeof *flat);
+        fsd = malloc(ntobj * sizeof *fsd);
         tcount = malloc(ntobj * sizeof *tcount);
         ref = malloc(P * sizeof *ref);
-        if (!planes || !flat || !tcount || !ref) {
+        if (!planes || !flat || !fsd || !tcount || !ref) {
             rc = cli_fail(VERB, "out of memory");
             goto done;
         }
-        if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, flat, tcount, NULL)) {
+        if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, flat, fsd, tcount, NULL)) {
             sensim_error_prefix(sensim_last_status(), "%s: %s", in, labname);
             rc = cli_fail_lib(VERB);
             goto done;
         }
         if (!want)
             for (size_t i = 0; i < P; i++)
-                if (tgt[i] >= 0 && !(tcount[tgt[i]] >= MIN_TARGET_RETURNS && flat[tgt[i]] <= MAX_FLATNESS))
+                if (tgt[i] >= 0 &&
+                    !(tcount[tgt[i]] >= MIN_TARGET_RETURNS && flat[tgt[i]] <= MAX_FLATNESS &&
+                      (!isfinite(fsd[tgt[i]]) || flat[tgt[i]] <= 1 + FLATNESS_SDS * fsd[tgt[i]])))
                     tgt[i] = -1;
         size_t nsel = 0;
         for (size_t t = 0; t < ntobj; t++) {
@@ -383,9 +390,10 @@ int cli_fit_lidar(int argc, char **argv)
         }
         if (nsel == 0)
             snprintf(angular_note, sizeof angular_note,
-                     "no labelled object is planar (>= %d returns, flatness <= %g); name targets with --targets",
-                     MIN_TARGET_RETURNS, MAX_FLATNESS);
-        else if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, NULL, NULL, ref)) {
+                     "no labelled object is planar (>= %d returns, flatness <= %g and within %g sd of 1); "
+                     "name targets with --targets",
+                     MIN_TARGET_RETURNS, MAX_FLATNESS, FLATNESS_SDS);
+        else if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, NULL, NULL, NULL, ref)) {
             sensim_error_prefix(sensim_last_status(), "%s: %s", in, labname);
             rc = cli_fail_lib(VERB);
             goto done;
@@ -478,6 +486,16 @@ int cli_fit_lidar(int argc, char **argv)
                     printf("%s%.0f", sep, tobj[t]);
                     sep = ", ";
                 }
+            printf("], \"flatness\": [");
+            sep = "";
+            for (size_t t = 0; t < ntobj; t++)
+                if (isfinite(planes[4 * t])) {
+                    if (isfinite(flat[t]))
+                        printf("%s%.4g", sep, flat[t]);
+                    else
+                        printf("%snull", sep);
+                    sep = ", ";
+                }
             printf("], ");
         } else {
             printf("\"azimuth_sigma\": null, \"elevation_sigma\": null, \"angular_note\": \"");
@@ -506,6 +524,7 @@ done:
     free(tobj);
     free(planes);
     free(flat);
+    free(fsd);
     free(tcount);
     free(ref);
     free(want);

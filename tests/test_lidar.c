@@ -427,13 +427,13 @@ START_TEST(lidar_plane_flatness)
     int32_t *tgt = malloc(4 * per * sizeof *tgt);
     uint8_t *keep = malloc(4 * per);
     size_t M = plane_scene(pts, tgt, per), cnt[5];
-    double planes[20], flat[5], truth[4 * 1000];
+    double planes[20], flat[5], fsd[5], truth[4 * 1000];
     for (size_t i = 0; i < M; i++)
         truth[i] = sqrt(pts[4 * i] * pts[4 * i] + pts[4 * i + 1] * pts[4 * i + 1] + pts[4 * i + 2] * pts[4 * i + 2]);
     /* Noise-free scans first. */
     for (size_t s = 0; s < S; s++)
         memcpy(all + 4 * s * M, pts, M * 16);
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 5, planes, flat, cnt, ref), SENSIM_OK);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 5, planes, flat, NULL, cnt, ref), SENSIM_OK);
     for (int k = 0; k < 4; k++)
         ck_assert_double_eq(flat[k], 1.0);
     ck_assert_uint_eq(cnt[4], 0); /* target 4 has no returns */
@@ -449,10 +449,13 @@ START_TEST(lidar_plane_flatness)
         ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
     }
     sensim_lidar_destroy(l);
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, cnt, ref), SENSIM_OK);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, fsd, cnt, ref), SENSIM_OK);
     size_t nref = 0;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 4; k++) {
         ck_assert_msg(fabs(flat[k] - 1) < 0.3, "target %d: flatness %g", k, flat[k]);
+        /* sd at least sqrt(2 / n), n ~ 1000 returns; below 0.1 */
+        ck_assert_msg(fsd[k] >= sqrt(2.0 / cnt[k]) && fsd[k] < 0.1, "target %d: flatness sd %g", k, fsd[k]);
+    }
     for (size_t i = 0; i < M; i++)
         if (isfinite(ref[i])) {
             ck_assert_msg(fabs(ref[i] - truth[i]) < 0.05, "return %zu: reference %g, range %g", i, ref[i], truth[i]);
@@ -476,21 +479,21 @@ START_TEST(lidar_plane_flatness)
                 for (int c = 0; c < 3; c++)
                     q[c] = (float)(q[c] * g);
             }
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL), SENSIM_OK);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL, NULL), SENSIM_OK);
     ck_assert_msg(flat[0] > 30, "bent target: flatness %g", flat[0]);
     ck_assert_msg(fabs(flat[1] - 1) < 0.3, "ground: flatness %g", flat[1]);
     /* The bent target without noise reads INFINITY. */
     for (size_t s = 1; s < S; s++)
         memcpy(all + 4 * s * M, all, M * 16);
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL), SENSIM_OK);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL, NULL), SENSIM_OK);
     ck_assert(isinf(flat[0]));
     /* Errors name what was wrong. */
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, 2, M, tgt, 4, planes, NULL, NULL, NULL), SENSIM_EDATA);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, 2, M, tgt, 4, planes, NULL, NULL, NULL, NULL), SENSIM_EDATA);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
     tgt[5] = 9;
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, NULL, NULL, NULL), SENSIM_EDATA);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, NULL, NULL, NULL, NULL), SENSIM_EDATA);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "return 5"));
-    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, NULL, NULL, NULL, NULL), SENSIM_EINVAL);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, NULL, NULL, NULL, NULL, NULL), SENSIM_EINVAL);
     free(pts);
     free(all);
     free(ro);
