@@ -182,24 +182,53 @@ static sensim_status plane_fit(const double *p, size_t n, double normal[3], doub
     return st;
 }
 
+/* Per return: the mean point over the scans where it is finite and their
+ * count (0 and NAN off the targets). */
+static void scan_means(const float *pts, size_t S, size_t M, const int32_t *target, double *mean, size_t *cnt)
+{
+    for (size_t i = 0; i < M; i++) {
+        double s[3] = {0, 0, 0};
+        cnt[i] = 0;
+        for (size_t k = 0; k < S && target[i] >= 0; k++) {
+            const float *q = pts + 4 * (k * M + i);
+            if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                continue;
+            for (int j = 0; j < 3; j++)
+                s[j] += q[j];
+            cnt[i]++;
+        }
+        for (int j = 0; j < 3; j++)
+            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
+    }
+}
+
+/* The checks both target fits share; `what` names the fit in messages. */
+static sensim_status check_targets(const char *what, size_t S, size_t M, const int32_t *target, size_t T)
+{
+    if (S < 3)
+        return sensim_error(SENSIM_EDATA, "lidar %s fit: %zu scans: need at least 3 repeated scans", what, S);
+    if (M == 0)
+        return sensim_error(SENSIM_EDATA, "lidar %s fit: empty scans (0 returns)", what);
+    if (T == 0)
+        return sensim_error(SENSIM_EINVAL, "lidar %s fit: no targets (ntargets = 0)", what);
+    for (size_t i = 0; i < M; i++)
+        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
+            return sensim_error(SENSIM_EDATA, "lidar %s fit: return %zu: target %d is not in -1..%zu", what, i,
+                                (int)target[i], T - 1);
+    return SENSIM_OK;
+}
+
 sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
                                        double base, double slope, double *planes, sensim_lidar_angular_result *r)
 {
     if (!pts || !target || !r)
         return sensim_error(SENSIM_EINVAL, "lidar angular fit: NULL points, targets or result");
-    if (S < 3)
-        return sensim_error(SENSIM_EDATA, "lidar angular fit: %zu scans: need at least 3 repeated scans", S);
-    if (M == 0)
-        return sensim_error(SENSIM_EDATA, "lidar angular fit: empty scans (0 returns)");
-    if (T == 0)
-        return sensim_error(SENSIM_EINVAL, "lidar angular fit: no targets (ntargets = 0)");
+    sensim_status st0 = check_targets("angular", S, M, target, T);
+    if (st0)
+        return st0;
     if (!(base >= 0 && slope >= 0 && isfinite(base) && isfinite(slope)))
         return sensim_error(SENSIM_EINVAL, "lidar angular fit: range sigma base %g, slope %g: must be finite and >= 0",
                             base, slope);
-    for (size_t i = 0; i < M; i++)
-        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
-            return sensim_error(SENSIM_EDATA, "lidar angular fit: return %zu: target %d is not in -1..%zu", i,
-                                (int)target[i], T - 1);
     sensim_gsl_quiet();
     memset(r, 0, sizeof *r);
     /* Per return: the scan-mean point and the number of finite scans. */
@@ -212,19 +241,7 @@ sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, con
         st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
         goto done;
     }
-    for (size_t i = 0; i < M; i++) {
-        double s[3] = {0, 0, 0};
-        for (size_t k = 0; k < S; k++) {
-            const float *q = pts + 4 * (k * M + i);
-            if (target[i] < 0 || !(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
-                continue;
-            for (int j = 0; j < 3; j++)
-                s[j] += q[j];
-            cnt[i]++;
-        }
-        for (int j = 0; j < 3; j++)
-            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
-    }
+    scan_means(pts, S, M, target, mean, cnt);
     size_t m = 0;
     for (size_t t = 0; t < T; t++) {
         size_t n = 0;
@@ -353,16 +370,9 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
 {
     if (!pts || !target || !planes)
         return sensim_error(SENSIM_EINVAL, "lidar plane fit: NULL points, targets or planes");
-    if (S < 3)
-        return sensim_error(SENSIM_EDATA, "lidar plane fit: %zu scans: need at least 3 repeated scans", S);
-    if (M == 0)
-        return sensim_error(SENSIM_EDATA, "lidar plane fit: empty scans (0 returns)");
-    if (T == 0)
-        return sensim_error(SENSIM_EINVAL, "lidar plane fit: no targets (ntargets = 0)");
-    for (size_t i = 0; i < M; i++)
-        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
-            return sensim_error(SENSIM_EDATA, "lidar plane fit: return %zu: target %d is not in -1..%zu", i,
-                                (int)target[i], T - 1);
+    sensim_status st0 = check_targets("plane", S, M, target, T);
+    if (st0)
+        return st0;
     sensim_gsl_quiet();
     double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
     size_t *cnt = calloc(M, sizeof *cnt);
@@ -371,21 +381,9 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
         st = sensim_error(SENSIM_ENOMEM, "lidar plane fit: out of memory");
         goto done;
     }
-    for (size_t i = 0; i < M; i++) {
-        double s[3] = {0, 0, 0};
-        for (size_t k = 0; k < S && target[i] >= 0; k++) {
-            const float *q = pts + 4 * (k * M + i);
-            if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
-                continue;
-            for (int j = 0; j < 3; j++)
-                s[j] += q[j];
-            cnt[i]++;
-        }
-        for (int j = 0; j < 3; j++)
-            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
-        if (reference)
-            reference[i] = NAN;
-    }
+    scan_means(pts, S, M, target, mean, cnt);
+    for (size_t i = 0; reference && i < M; i++)
+        reference[i] = NAN;
     for (size_t t = 0; t < T; t++) {
         size_t n = 0;
         for (size_t i = 0; i < M; i++)

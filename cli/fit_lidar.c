@@ -112,6 +112,27 @@ const char cli_fit_lidar_usage[] =
     "      --json          print the results as JSON on stdout\n"
     "  -h, --help          this text\n";
 
+/* Reads /sensors/NAME/points (M rows of x, y, z, intensity) into *out. */
+static int read_points(const sensim_log *log, const char *in, const char *name, size_t M, float **out)
+{
+    char p[600];
+    size_t four = 4, n = 0;
+    snprintf(p, sizeof p, "/sensors/%s/points", name);
+    float *pts = malloc(M * 4 * sizeof *pts);
+    if (!pts)
+        return cli_fail(VERB, "out of memory");
+    if (sensim_log_check_shape(log, p, 1, &four, &n) || (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, pts))) {
+        free(pts);
+        return cli_fail_lib(VERB);
+    }
+    if (n != M) {
+        free(pts);
+        return cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu", in, p, n, M);
+    }
+    *out = pts;
+    return CLI_OK;
+}
+
 static int find_sensor(const sensim_log *log, const char *in, char *name, size_t size)
 {
     char **names;
@@ -231,18 +252,9 @@ int cli_fit_lidar(int argc, char **argv)
             goto done;
         }
     } else {
-        size_t four = 4, n = 0;
-        snprintf(p, sizeof p, "/sensors/%s/points", name);
-        pts = malloc(M * 4 * sizeof *pts);
-        if (!pts || sensim_log_check_shape(log, p, 1, &four, &n) ||
-            (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, pts))) {
-            rc = cli_fail_lib(VERB);
+        if ((rc = read_points(log, in, name, M, &pts)) != CLI_OK)
             goto done;
-        }
-        if (n != M) {
-            rc = cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu", in, p, n, M);
-            goto done;
-        }
+        rc = CLI_FAIL;
         for (size_t i = 0; i < M; i++)
             rg[i] = sqrtf(pts[4 * i] * pts[4 * i] + pts[4 * i + 1] * pts[4 * i + 1] + pts[4 * i + 2] * pts[4 * i + 2]);
     }
@@ -331,24 +343,11 @@ int cli_fit_lidar(int argc, char **argv)
                       name);
         goto done;
     }
-    if (labname[0] && !pts) {
-        size_t four = 4, n = 0;
-        snprintf(p, sizeof p, "/sensors/%s/points", name);
-        if (sensim_log_exists(log, p)) {
-            if (!(pts = malloc(M * 4 * sizeof *pts))) {
-                rc = cli_fail(VERB, "out of memory");
-                goto done;
-            }
-            if (sensim_log_check_shape(log, p, 1, &four, &n) ||
-                (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, pts))) {
-                rc = cli_fail_lib(VERB);
-                goto done;
-            }
-            if (n != M) {
-                rc = cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu", in, p, n, M);
-                goto done;
-            }
-        }
+    snprintf(p, sizeof p, "/sensors/%s/points", name);
+    if (labname[0] && !pts && sensim_log_exists(log, p)) {
+        if ((rc = read_points(log, in, name, M, &pts)) != CLI_OK)
+            goto done;
+        rc = CLI_FAIL;
     }
     /* Planes of the candidates; the automatic choice keeps the flat ones.
      * Without points (range only) there is nothing to fit planes to. */
