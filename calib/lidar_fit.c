@@ -202,6 +202,24 @@ static void scan_means(const float *pts, size_t S, size_t M, const int32_t *targ
     }
 }
 
+/* The plane of target t through the mean points of its returns seen in 3
+ * or more scans (tp: scratch of 3 M); *n gets their number and plane[4]
+ * the normal and offset, or NANs when n < 3. */
+static sensim_status target_plane(const double *mean, const size_t *cnt, const int32_t *target, size_t M, size_t t,
+                                  double *tp, size_t *n, double plane[4])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < M; i++)
+        if (target[i] == (int32_t)t && cnt[i] >= 3) {
+            memcpy(tp + 3 * k, mean + 3 * i, 3 * sizeof *tp);
+            k++;
+        }
+    *n = k;
+    for (int j = 0; j < 4; j++)
+        plane[j] = NAN;
+    return k < 3 ? SENSIM_OK : plane_fit(tp, k, plane, &plane[3]);
+}
+
 /* The checks both target fits share; `what` names the fit in messages. */
 static sensim_status check_targets(const char *what, size_t S, size_t M, const int32_t *target, size_t T)
 {
@@ -245,23 +263,14 @@ sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, con
     size_t m = 0;
     for (size_t t = 0; t < T; t++) {
         size_t n = 0;
-        for (size_t i = 0; i < M; i++)
-            if (target[i] == (int32_t)t && cnt[i] >= 3) {
-                memcpy(tp + 3 * n, mean + 3 * i, 3 * sizeof *tp);
-                n++;
-            }
+        double pl[4];
+        if ((st = target_plane(mean, cnt, target, M, t, tp, &n, pl)) != SENSIM_OK)
+            goto done;
         if (planes)
-            for (int j = 0; j < 4; j++)
-                planes[4 * t + j] = NAN;
+            memcpy(planes + 4 * t, pl, sizeof pl);
         if (n < 3)
             continue;
-        double nv[3], d0 = 0;
-        if ((st = plane_fit(tp, n, nv, &d0)) != SENSIM_OK)
-            goto done;
-        if (planes) {
-            memcpy(planes + 4 * t, nv, 3 * sizeof *nv);
-            planes[4 * t + 3] = d0;
-        }
+        const double nv[3] = {pl[0], pl[1], pl[2]}, d0 = pl[3];
         r->targets_used++;
         for (size_t i = 0; i < M; i++) {
             if (target[i] != (int32_t)t || cnt[i] < 3)
@@ -386,13 +395,8 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
         reference[i] = NAN;
     for (size_t t = 0; t < T; t++) {
         size_t n = 0;
-        for (size_t i = 0; i < M; i++)
-            if (target[i] == (int32_t)t && cnt[i] >= 3) {
-                memcpy(tp + 3 * n, mean + 3 * i, 3 * sizeof *tp);
-                n++;
-            }
-        for (int j = 0; j < 4; j++)
-            planes[4 * t + j] = NAN;
+        if ((st = target_plane(mean, cnt, target, M, t, tp, &n, planes + 4 * t)) != SENSIM_OK)
+            goto done;
         if (flatness)
             flatness[t] = NAN;
         if (flatness_sd)
@@ -401,11 +405,7 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
             count[t] = n;
         if (n < 3)
             continue;
-        double nv[3], d0 = 0;
-        if ((st = plane_fit(tp, n, nv, &d0)) != SENSIM_OK)
-            goto done;
-        memcpy(planes + 4 * t, nv, 3 * sizeof *nv);
-        planes[4 * t + 3] = d0;
+        const double nv[3] = {planes[4 * t], planes[4 * t + 1], planes[4 * t + 2]}, d0 = planes[4 * t + 3];
         /* Distance of each mean point from the plane against the scatter of
          * its distance across scans (the variance of a mean of c values). */
         double num = 0, den = 0, den2 = 0, rsum = 0;

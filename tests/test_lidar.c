@@ -349,6 +349,35 @@ static size_t plane_scene(float *pts, int32_t *tgt, size_t per)
     return m;
 }
 
+/* The noise of the plane tests: sigma_r = 0.02 + 0.001 r, azimuth 2 mrad,
+ * elevation 1 mrad. */
+static sensim_lidar_params plane_noise(void)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    p.azimuth_sigma = 0.002;
+    p.elevation_sigma = 0.001;
+    return p;
+}
+
+/* S noisy scans of the M points (sensor id 8, the given seed) into all
+ * (S * M * 4) and, when not NULL, their ranges (S * M); ro, keep: M of
+ * scratch. */
+static void noise_scans(const sensim_lidar_params *p, uint64_t seed, const float *pts, size_t M, size_t S, float *all,
+                        float *ranges, float *ro, uint8_t *keep)
+{
+    sensim_lidar *l = sensim_lidar_create(p, seed, 8);
+    ck_assert_ptr_nonnull(l);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
+        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
+        if (ranges)
+            memcpy(ranges + s * M, ro, M * sizeof *ro);
+    }
+    sensim_lidar_destroy(l);
+}
+
 START_TEST(lidar_angular_fit_round_trip)
 {
     const size_t S = 12, per = 1200;
@@ -358,18 +387,8 @@ START_TEST(lidar_angular_fit_round_trip)
     uint8_t *keep = malloc(4 * per);
     size_t M = plane_scene(pts, tgt, per);
     ck_assert_uint_gt(M, 3 * per);
-    sensim_lidar_params p = sensim_lidar_default_params();
-    p.range_sigma_base = 0.02;
-    p.range_sigma_slope = 0.001;
-    p.azimuth_sigma = 0.002;
-    p.elevation_sigma = 0.001;
-    sensim_lidar *l = sensim_lidar_create(&p, 8, 8);
-    for (size_t s = 0; s < S; s++) {
-        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
-        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
-        memcpy(ranges + s * M, ro, M * sizeof *ro);
-    }
-    sensim_lidar_destroy(l);
+    sensim_lidar_params p = plane_noise();
+    noise_scans(&p, 8, pts, M, S, all, ranges, ro, keep);
     all[4 * 9] = NAN; /* a dropped return */
     sensim_lidar_fit_result rf;
     ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, NULL, NULL, 0, NULL, NULL, &rf), SENSIM_OK);
@@ -438,17 +457,8 @@ START_TEST(lidar_plane_flatness)
         ck_assert_double_eq(flat[k], 1.0);
     ck_assert_uint_eq(cnt[4], 0); /* target 4 has no returns */
     ck_assert(isnan(flat[4]) && isnan(planes[16]));
-    sensim_lidar_params p = sensim_lidar_default_params();
-    p.range_sigma_base = 0.02;
-    p.range_sigma_slope = 0.001;
-    p.azimuth_sigma = 0.002;
-    p.elevation_sigma = 0.001;
-    sensim_lidar *l = sensim_lidar_create(&p, 8, 9);
-    for (size_t s = 0; s < S; s++) {
-        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
-        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
-    }
-    sensim_lidar_destroy(l);
+    sensim_lidar_params p = plane_noise();
+    noise_scans(&p, 9, pts, M, S, all, NULL, ro, keep);
     ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, fsd, cnt, ref), SENSIM_OK);
     size_t nref = 0;
     for (int k = 0; k < 4; k++) {
