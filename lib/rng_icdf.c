@@ -1,0 +1,288 @@
+/* Standard normals by inversion of one 32-bit Philox word, for bulk noise
+ * (the camera's temporal noise). See sensim/rng.h for the contract.
+ *
+ * Map from a word k to a normal: the top bit is the sign; the other 31 bits
+ * m give the tail probability p = (m + 1/2) 2^-32 in (0, 1/2), and
+ * |z| = Phi^-1(1 - p) = sqrt(2) erfinv(1 - 2p). The erfinv is the
+ * single-precision form of M. Giles, "Approximating the erfinv function",
+ * GPU Computing Gems Jade Edition (2011), ch. 10: w = -log(4 p (1 - p)),
+ * then a degree-8 polynomial in w - 2.5 for w < 5 (Giles' coefficients,
+ * scaled by sqrt(2)) and one in sqrt(w) - 3 above. Giles' tail polynomial
+ * was fitted for float x only (w < 16.6); because p is built from the word's
+ * integer bits, w here reaches 21.5 (p = 2^-33, |z| = 6.34, the largest a
+ * 32-bit word can give), so the tail polynomial was refitted (weighted
+ * least squares, relative error 4e-7 in float over w in [5, 21.6]). The log
+ * is computed here too (exponent split and a degree-7 polynomial on
+ * [sqrt(1/2), sqrt(2)), relative error 3e-7), not by logf: with only IEEE
+ * additions, multiplications, fmaf (one rounding on every target: an
+ * instruction or the correctly rounded libm function) and sqrtf, the vector
+ * and scalar paths give the same bits, so a value depends on its index only,
+ * never on chunking, vector width or thread count.
+ *
+ * Accuracy (tests/test_rng_icdf.c checks it against GSL's inverse normal
+ * CDF): |z - Phi^-1| < 2e-6 (1 + |z|) over the whole range, |z| <= 6.34. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sensim/rng.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define ICDF_X86 1
+#include <immintrin.h>
+#endif
+
+/* m below this uses the tail polynomial: w(m) = 5 at m = 7247043.2. */
+#define M_TAIL 7247043
+
+/* Blocks of Philox per group (128 words). */
+#define GROUP_BLOCKS 32
+#define GROUP (4 * GROUP_BLOCKS)
+
+static inline __attribute__((always_inline)) float bits_to_float(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, sizeof f);
+    return f;
+}
+
+static inline __attribute__((always_inline)) uint32_t float_to_bits(float f)
+{
+    uint32_t b;
+    memcpy(&b, &f, sizeof b);
+    return b;
+}
+
+/* -log(t) for t in [2^-31, 1]: t = 2^e u with u in [sqrt(1/2), sqrt(2)),
+ * log(u) = f P(f), f = u - 1. */
+static inline __attribute__((always_inline)) float neg_log(float t)
+{
+    uint32_t b = float_to_bits(t);
+    int32_t e = (int32_t)(b - 0x3F3504F3u) >> 23;
+    float f = bits_to_float(b - ((uint32_t)e << 23)) - 1.0f;
+    float q = -0.101063848f;
+    q = fmaf(q, f, 0.162223607f);
+    q = fmaf(q, f, -0.172509015f);
+    q = fmaf(q, f, 0.199001953f);
+    q = fmaf(q, f, -0.249699056f);
+    q = fmaf(q, f, 0.333350569f);
+    q = fmaf(q, f, -0.500003636f);
+    q = fmaf(q, f, 0.99999994f);
+    return -fmaf((float)e, 0.693147182f, f * q);
+}
+
+/* The common start of both branches: p from the word's low 31 bits, x = 1 -
+ * 2p (exact for p >= 1/4) and w = -log(4 p (1 - p)). */
+static inline __attribute__((always_inline)) void icdf_start(uint32_t k, float *x, float *w)
+{
+    float p = ((float)(int32_t)(k & 0x7FFFFFFFu) + 0.5f) * 0x1p-32f;
+    *x = 1.0f - 2.0f * p;
+    *w = neg_log((4.0f * p) * (1.0f - p));
+}
+
+/* Applies the word's sign bit to a non-negative value. */
+static inline __attribute__((always_inline)) float with_sign(uint32_t k, float r)
+{
+    return bits_to_float(float_to_bits(r) | (k & 0x80000000u));
+}
+
+static inline __attribute__((always_inline)) float icdf_central(uint32_t k)
+{
+    float x, w;
+    icdf_start(k, &x, &w);
+    w -= 2.5f;
+    float q = 3.97426021e-08f;
+    q = fmaf(q, w, 4.85462635e-07f);
+    q = fmaf(q, w, -4.9828227e-06f);
+    q = fmaf(q, w, -6.21052823e-06f);
+    q = fmaf(q, w, 0.00030912002f);
+    q = fmaf(q, w, -0.00177303492f);
+    q = fmaf(q, w, -0.00590813393f);
+    q = fmaf(q, w, 0.348802656f);
+    q = fmaf(q, w, 2.12331367f);
+    return with_sign(k, q * x);
+}
+
+static float icdf_tail(uint32_t k)
+{
+    float x, w;
+    icdf_start(k, &x, &w);
+    float s = sqrtf(w) - 3.0f;
+    float q = -2.79154028e-05f;
+    q = fmaf(q, s, -0.000162571028f);
+    q = fmaf(q, s, 0.00162350072f);
+    q = fmaf(q, s, -0.00484225061f);
+    q = fmaf(q, s, 0.00822715461f);
+    q = fmaf(q, s, -0.0108986814f);
+    q = fmaf(q, s, 0.0133305807f);
+    q = fmaf(q, s, 1.41659093f);
+    q = fmaf(q, s, 4.00643492f);
+    return with_sign(k, q * x);
+}
+
+float sensim_rng_normal_icdf_u32(uint32_t word)
+{
+    return (word & 0x7FFFFFFFu) < M_TAIL ? icdf_tail(word) : icdf_central(word);
+}
+
+float sensim_rng_normal_icdf(const sensim_rng *r, uint64_t index)
+{
+    return sensim_rng_normal_icdf_u32(sensim_rng_u32(r, index));
+}
+
+/* out[j] = normal of word u[j] for j < n: the central polynomial for every
+ * lane in one vectorizable loop, then the tail lanes (0.34 %) again, found
+ * eight flag bytes at a time. */
+static inline __attribute__((always_inline)) void transform(const uint32_t *u, size_t n, float *out)
+{
+    uint8_t tail[GROUP];
+#pragma omp simd
+    for (size_t j = 0; j < n; j++) {
+        out[j] = icdf_central(u[j]);
+        tail[j] = (u[j] & 0x7FFFFFFFu) < M_TAIL;
+    }
+    for (size_t j8 = 0; j8 < n; j8 += 8) {
+        uint64_t f = 0;
+        memcpy(&f, tail + j8, n - j8 < 8 ? n - j8 : 8);
+        for (; f; f &= f - 1) {
+            size_t j = j8 + (size_t)(__builtin_ctzll(f) >> 3);
+            out[j] = icdf_tail(u[j]);
+        }
+    }
+}
+
+/* Philox4x32-10 of blocks b0 .. b0 + 31 of r (attempt 0), word w of block
+ * b0 + l in out[4 l + w]: the same values as sensim_rng_block. */
+static void philox_group_base(const sensim_rng *r, uint64_t b0, uint32_t out[GROUP])
+{
+    for (int l = 0; l < GROUP_BLOCKS; l++)
+        sensim_rng_block(r, b0 + (uint64_t)l, out + 4 * l);
+}
+
+#ifdef ICDF_X86
+/* Philox rounds (Salmon et al., SC'11; Random123's constants) on 64-bit
+ * lanes, each 32-bit word in a lane's low half: vpmuludq gives the full
+ * product, the high half of which is shifted down. Garbage in a lane's high
+ * half never reaches a low half. Eight blocks per vector, four vectors per
+ * word for independent multiply chains. */
+#define PHILOX_AVX512_BODY                                                                                   \
+    const __m512i M0 = _mm512_set1_epi64(0xD2511F53), M1 = _mm512_set1_epi64(0xCD9E8D57);                   \
+    __m512i x0[4], x1[4], x2[4], x3[4];                                                                      \
+    for (int h = 0; h < 4; h++) {                                                                            \
+        __m512i b = _mm512_add_epi64(_mm512_set1_epi64((long long)(b0 + 8 * (uint64_t)h)),                   \
+                                     _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));                              \
+        x0[h] = b;                                                                                           \
+        x1[h] = _mm512_srli_epi64(b, 32);                                                                    \
+        x2[h] = _mm512_set1_epi64(r->stream);                                                                \
+        x3[h] = _mm512_set1_epi64(r->sensor);                                                                \
+    }                                                                                                        \
+    uint32_t k0 = r->key[0], k1 = r->key[1];                                                                 \
+    for (int round = 0; round < 10; round++) {                                                               \
+        __m512i K0 = _mm512_set1_epi64(k0), K1 = _mm512_set1_epi64(k1);                                      \
+        for (int h = 0; h < 4; h++) {                                                                        \
+            __m512i p0 = _mm512_mul_epu32(x0[h], M0), p1 = _mm512_mul_epu32(x2[h], M1);                      \
+            x0[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[h], K0, 0x96);                   \
+            x2[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[h], K1, 0x96);                   \
+            x1[h] = p1;                                                                                      \
+            x3[h] = p0;                                                                                      \
+        }                                                                                                    \
+        k0 += 0x9E3779B9u;                                                                                   \
+        k1 += 0xBB67AE85u;                                                                                   \
+    }                                                                                                        \
+    const __m512i lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4); \
+    for (int h = 0; h < 4; h++) {                                                                            \
+        __m512i w01 = _mm512_mask_blend_epi32(0xAAAA, x0[h], _mm512_slli_epi64(x1[h], 32));                  \
+        __m512i w23 = _mm512_mask_blend_epi32(0xAAAA, x2[h], _mm512_slli_epi64(x3[h], 32));                  \
+        _mm512_storeu_si512((void *)(out + 32 * h), _mm512_permutex2var_epi64(w01, lo, w23));                 \
+        _mm512_storeu_si512((void *)(out + 32 * h + 16), _mm512_permutex2var_epi64(w01, hi, w23));            \
+    }
+
+#define AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"
+#define AVX2_TARGET "avx2,fma"
+
+__attribute__((target(AVX512_TARGET))) static inline void philox_group_avx512(const sensim_rng *r, uint64_t b0,
+                                                                              uint32_t out[GROUP])
+{
+    PHILOX_AVX512_BODY
+}
+
+/* Four blocks per 256-bit vector, in two halves of sixteen blocks. */
+__attribute__((target(AVX2_TARGET))) static inline void philox_group_avx2(const sensim_rng *r, uint64_t b0,
+                                                                          uint32_t out[GROUP])
+{
+    const __m256i M0 = _mm256_set1_epi64x(0xD2511F53), M1 = _mm256_set1_epi64x(0xCD9E8D57);
+    for (int half = 0; half < 2; half++) {
+        __m256i x0[4], x1[4], x2[4], x3[4];
+        for (int h = 0; h < 4; h++) {
+            __m256i b = _mm256_add_epi64(_mm256_set1_epi64x((long long)(b0 + 16 * (uint64_t)half + 4 * (uint64_t)h)),
+                                         _mm256_set_epi64x(3, 2, 1, 0));
+            x0[h] = b;
+            x1[h] = _mm256_srli_epi64(b, 32);
+            x2[h] = _mm256_set1_epi64x(r->stream);
+            x3[h] = _mm256_set1_epi64x(r->sensor);
+        }
+        uint32_t k0 = r->key[0], k1 = r->key[1];
+        for (int round = 0; round < 10; round++) {
+            __m256i K0 = _mm256_set1_epi64x(k0), K1 = _mm256_set1_epi64x(k1);
+            for (int h = 0; h < 4; h++) {
+                __m256i p0 = _mm256_mul_epu32(x0[h], M0), p1 = _mm256_mul_epu32(x2[h], M1);
+                x0[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), x1[h]), K0);
+                x2[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), x3[h]), K1);
+                x1[h] = p1;
+                x3[h] = p0;
+            }
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        uint32_t *o = out + 64 * half;
+        for (int h = 0; h < 4; h++) {
+            __m256i w01 = _mm256_blend_epi32(x0[h], _mm256_slli_epi64(x1[h], 32), 0xAA);
+            __m256i w23 = _mm256_blend_epi32(x2[h], _mm256_slli_epi64(x3[h], 32), 0xAA);
+            __m256i l = _mm256_unpacklo_epi64(w01, w23), u = _mm256_unpackhi_epi64(w01, w23);
+            _mm256_storeu_si256((__m256i *)(o + 16 * h), _mm256_permute2x128_si256(l, u, 0x20));
+            _mm256_storeu_si256((__m256i *)(o + 16 * h + 8), _mm256_permute2x128_si256(l, u, 0x31));
+        }
+    }
+}
+#endif
+
+/* The fill loop: groups of 32 blocks from the block holding index first;
+ * words before first (or past the end) are computed and dropped. */
+#define FILL_BODY(philox)                                                     \
+    {                                                                         \
+        uint32_t u[GROUP];                                                    \
+        size_t i = 0;                                                         \
+        while (i < n) {                                                       \
+            uint64_t idx = first + i;                                         \
+            size_t off = (size_t)(idx & 3);                                   \
+            size_t cnt = GROUP - off < n - i ? GROUP - off : n - i;           \
+            philox(r, idx >> 2, u);                                           \
+            transform(u + off, cnt, out + i);                                 \
+            i += cnt;                                                         \
+        }                                                                     \
+    }
+
+static void fill_base(const sensim_rng *r, uint64_t first, size_t n, float *out) FILL_BODY(philox_group_base)
+#ifdef ICDF_X86
+__attribute__((target(AVX512_TARGET))) static void fill_avx512(const sensim_rng *r, uint64_t first, size_t n,
+                                                               float *out) FILL_BODY(philox_group_avx512)
+__attribute__((target(AVX2_TARGET))) static void fill_avx2(const sensim_rng *r, uint64_t first, size_t n,
+                                                           float *out) FILL_BODY(philox_group_avx2)
+#endif
+#undef FILL_BODY
+
+void sensim_rng_normal_icdf_fill(const sensim_rng *r, uint64_t first, size_t n, float *out)
+{
+#ifdef ICDF_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+        fill_avx512(r, first, n, out);
+        return;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        fill_avx2(r, first, n, out);
+        return;
+    }
+#endif
+    fill_base(r, first, n, out);
+}
