@@ -53,6 +53,29 @@ static inline __attribute__((always_inline)) uint32_t float_to_bits(float f)
     return b;
 }
 
+/* The polynomials, highest degree first: log(u)/f on f = u - 1 in
+ * [sqrt(1/2) - 1, sqrt(2) - 1]; sqrt(2) erfinv(x)/x on w - 2.5 (w < 5,
+ * Giles' coefficients times sqrt(2)) and on sqrt(w) - 3 (w in [5, 21.6],
+ * refitted). */
+static const float LOG_C[8] = {-0.101063848f, 0.162223607f, -0.172509015f, 0.199001953f,
+                               -0.249699056f, 0.333350569f, -0.500003636f, 0.99999994f};
+static const float CENTRAL_C[9] = {3.97426021e-08f, 4.85462635e-07f, -4.9828227e-06f,
+                                   -6.21052823e-06f, 0.00030912002f, -0.00177303492f,
+                                   -0.00590813393f, 0.348802656f,    2.12331367f};
+static const float TAIL_C[9] = {-2.79154028e-05f, -0.000162571028f, 0.00162350072f,
+                                -0.00484225061f, 0.00822715461f,    -0.0108986814f,
+                                0.0133305807f,   1.41659093f,       4.00643492f};
+
+/* Horner's rule with one rounding per step (fmaf). */
+static inline __attribute__((always_inline)) float horner(const float *c, int n, float x)
+{
+    float q = c[0];
+#pragma GCC unroll 16
+    for (int i = 1; i < n; i++)
+        q = fmaf(q, x, c[i]);
+    return q;
+}
+
 /* -log(t) for t in [2^-31, 1]: t = 2^e u with u in [sqrt(1/2), sqrt(2)),
  * log(u) = f P(f), f = u - 1. */
 static inline __attribute__((always_inline)) float neg_log(float t)
@@ -60,15 +83,7 @@ static inline __attribute__((always_inline)) float neg_log(float t)
     uint32_t b = float_to_bits(t);
     int32_t e = (int32_t)(b - 0x3F3504F3u) >> 23;
     float f = bits_to_float(b - ((uint32_t)e << 23)) - 1.0f;
-    float q = -0.101063848f;
-    q = fmaf(q, f, 0.162223607f);
-    q = fmaf(q, f, -0.172509015f);
-    q = fmaf(q, f, 0.199001953f);
-    q = fmaf(q, f, -0.249699056f);
-    q = fmaf(q, f, 0.333350569f);
-    q = fmaf(q, f, -0.500003636f);
-    q = fmaf(q, f, 0.99999994f);
-    return -fmaf((float)e, 0.693147182f, f * q);
+    return -fmaf((float)e, 0.693147182f, f * horner(LOG_C, 8, f));
 }
 
 /* The common start of both branches: p from the word's low 31 bits, x = 1 -
@@ -90,34 +105,14 @@ static inline __attribute__((always_inline)) float icdf_central(uint32_t k)
 {
     float x, w;
     icdf_start(k, &x, &w);
-    w -= 2.5f;
-    float q = 3.97426021e-08f;
-    q = fmaf(q, w, 4.85462635e-07f);
-    q = fmaf(q, w, -4.9828227e-06f);
-    q = fmaf(q, w, -6.21052823e-06f);
-    q = fmaf(q, w, 0.00030912002f);
-    q = fmaf(q, w, -0.00177303492f);
-    q = fmaf(q, w, -0.00590813393f);
-    q = fmaf(q, w, 0.348802656f);
-    q = fmaf(q, w, 2.12331367f);
-    return with_sign(k, q * x);
+    return with_sign(k, horner(CENTRAL_C, 9, w - 2.5f) * x);
 }
 
 static float icdf_tail(uint32_t k)
 {
     float x, w;
     icdf_start(k, &x, &w);
-    float s = sqrtf(w) - 3.0f;
-    float q = -2.79154028e-05f;
-    q = fmaf(q, s, -0.000162571028f);
-    q = fmaf(q, s, 0.00162350072f);
-    q = fmaf(q, s, -0.00484225061f);
-    q = fmaf(q, s, 0.00822715461f);
-    q = fmaf(q, s, -0.0108986814f);
-    q = fmaf(q, s, 0.0133305807f);
-    q = fmaf(q, s, 1.41659093f);
-    q = fmaf(q, s, 4.00643492f);
-    return with_sign(k, q * x);
+    return with_sign(k, horner(TAIL_C, 9, sqrtf(w) - 3.0f) * x);
 }
 
 float sensim_rng_normal_icdf_u32(uint32_t word)
@@ -159,91 +154,51 @@ static void philox_group_base(const sensim_rng *r, uint64_t b0, uint32_t out[GRO
         sensim_rng_block(r, b0 + (uint64_t)l, out + 4 * l);
 }
 
-#ifdef ICDF_X86
 /* Philox rounds (Salmon et al., SC'11; Random123's constants) on 64-bit
- * lanes, each 32-bit word in a lane's low half: vpmuludq gives the full
- * product, the high half of which is shifted down. Garbage in a lane's high
- * half never reaches a low half. Eight blocks per vector, four vectors per
- * word for independent multiply chains. */
-#define PHILOX_AVX512_BODY                                                                                   \
-    const __m512i M0 = _mm512_set1_epi64(0xD2511F53), M1 = _mm512_set1_epi64(0xCD9E8D57);                   \
-    __m512i x0[4], x1[4], x2[4], x3[4];                                                                      \
-    for (int h = 0; h < 4; h++) {                                                                            \
-        __m512i b = _mm512_add_epi64(_mm512_set1_epi64((long long)(b0 + 8 * (uint64_t)h)),                   \
-                                     _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));                              \
-        x0[h] = b;                                                                                           \
-        x1[h] = _mm512_srli_epi64(b, 32);                                                                    \
-        x2[h] = _mm512_set1_epi64(r->stream);                                                                \
-        x3[h] = _mm512_set1_epi64(r->sensor);                                                                \
-    }                                                                                                        \
-    uint32_t k0 = r->key[0], k1 = r->key[1];                                                                 \
-    for (int round = 0; round < 10; round++) {                                                               \
-        __m512i K0 = _mm512_set1_epi64(k0), K1 = _mm512_set1_epi64(k1);                                      \
-        for (int h = 0; h < 4; h++) {                                                                        \
-            __m512i p0 = _mm512_mul_epu32(x0[h], M0), p1 = _mm512_mul_epu32(x2[h], M1);                      \
-            x0[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[h], K0, 0x96);                   \
-            x2[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[h], K1, 0x96);                   \
-            x1[h] = p1;                                                                                      \
-            x3[h] = p0;                                                                                      \
-        }                                                                                                    \
-        k0 += 0x9E3779B9u;                                                                                   \
-        k1 += 0xBB67AE85u;                                                                                   \
-    }                                                                                                        \
-    const __m512i lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4); \
-    for (int h = 0; h < 4; h++) {                                                                            \
-        __m512i w01 = _mm512_mask_blend_epi32(0xAAAA, x0[h], _mm512_slli_epi64(x1[h], 32));                  \
-        __m512i w23 = _mm512_mask_blend_epi32(0xAAAA, x2[h], _mm512_slli_epi64(x3[h], 32));                  \
-        _mm512_storeu_si512((void *)(out + 32 * h), _mm512_permutex2var_epi64(w01, lo, w23));                 \
-        _mm512_storeu_si512((void *)(out + 32 * h + 16), _mm512_permutex2var_epi64(w01, hi, w23));            \
+ * lanes in GCC vector types, eight blocks per 512-bit vector and four
+ * vectors per word (independent multiply chains). Each 32-bit word sits in
+ * a lane's low half: (x & 0xFFFFFFFF) * M is one vpmuludq, whose high half
+ * is the Philox "hi"; garbage left in a high half never reaches a low half.
+ * Compiled per instruction set below (AVX2 splits each vector in two). */
+#ifdef ICDF_X86
+typedef uint64_t u64x8 __attribute__((vector_size(64)));
+
+static inline __attribute__((always_inline)) void philox_group_vec(const sensim_rng *r, uint64_t b0,
+                                                                   uint32_t out[GROUP])
+{
+    const u64x8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
+    u64x8 x0[4], x1[4], x2[4], x3[4];
+    for (int h = 0; h < 4; h++) {
+        u64x8 b = lane + (b0 + 8 * (uint64_t)h);
+        x0[h] = b;
+        x1[h] = b >> 32;
+        x2[h] = (u64x8){0} + r->stream;
+        x3[h] = (u64x8){0} + r->sensor;
     }
+    uint64_t k0 = r->key[0], k1 = r->key[1];
+    for (int round = 0; round < 10; round++) {
+        for (int h = 0; h < 4; h++) {
+            u64x8 p0 = (x0[h] & 0xFFFFFFFFu) * 0xD2511F53u, p1 = (x2[h] & 0xFFFFFFFFu) * 0xCD9E8D57u;
+            x0[h] = (p1 >> 32) ^ x1[h] ^ k0;
+            x2[h] = (p0 >> 32) ^ x3[h] ^ k1;
+            x1[h] = p1;
+            x3[h] = p0;
+        }
+        k0 = (uint32_t)(k0 + 0x9E3779B9u);
+        k1 = (uint32_t)(k1 + 0xBB67AE85u);
+    }
+    for (int h = 0; h < 4; h++)
+        for (int l = 0; l < 8; l++) {
+            uint32_t *o = out + 4 * (8 * h + l);
+            o[0] = (uint32_t)x0[h][l];
+            o[1] = (uint32_t)x1[h][l];
+            o[2] = (uint32_t)x2[h][l];
+            o[3] = (uint32_t)x3[h][l];
+        }
+}
 
 #define AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"
 #define AVX2_TARGET "avx2,fma"
-
-__attribute__((target(AVX512_TARGET))) static inline void philox_group_avx512(const sensim_rng *r, uint64_t b0,
-                                                                              uint32_t out[GROUP])
-{
-    PHILOX_AVX512_BODY
-}
-
-/* Four blocks per 256-bit vector, in two halves of sixteen blocks. */
-__attribute__((target(AVX2_TARGET))) static inline void philox_group_avx2(const sensim_rng *r, uint64_t b0,
-                                                                          uint32_t out[GROUP])
-{
-    const __m256i M0 = _mm256_set1_epi64x(0xD2511F53), M1 = _mm256_set1_epi64x(0xCD9E8D57);
-    for (int half = 0; half < 2; half++) {
-        __m256i x0[4], x1[4], x2[4], x3[4];
-        for (int h = 0; h < 4; h++) {
-            __m256i b = _mm256_add_epi64(_mm256_set1_epi64x((long long)(b0 + 16 * (uint64_t)half + 4 * (uint64_t)h)),
-                                         _mm256_set_epi64x(3, 2, 1, 0));
-            x0[h] = b;
-            x1[h] = _mm256_srli_epi64(b, 32);
-            x2[h] = _mm256_set1_epi64x(r->stream);
-            x3[h] = _mm256_set1_epi64x(r->sensor);
-        }
-        uint32_t k0 = r->key[0], k1 = r->key[1];
-        for (int round = 0; round < 10; round++) {
-            __m256i K0 = _mm256_set1_epi64x(k0), K1 = _mm256_set1_epi64x(k1);
-            for (int h = 0; h < 4; h++) {
-                __m256i p0 = _mm256_mul_epu32(x0[h], M0), p1 = _mm256_mul_epu32(x2[h], M1);
-                x0[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p1, 32), x1[h]), K0);
-                x2[h] = _mm256_xor_si256(_mm256_xor_si256(_mm256_srli_epi64(p0, 32), x3[h]), K1);
-                x1[h] = p1;
-                x3[h] = p0;
-            }
-            k0 += 0x9E3779B9u;
-            k1 += 0xBB67AE85u;
-        }
-        uint32_t *o = out + 64 * half;
-        for (int h = 0; h < 4; h++) {
-            __m256i w01 = _mm256_blend_epi32(x0[h], _mm256_slli_epi64(x1[h], 32), 0xAA);
-            __m256i w23 = _mm256_blend_epi32(x2[h], _mm256_slli_epi64(x3[h], 32), 0xAA);
-            __m256i l = _mm256_unpacklo_epi64(w01, w23), u = _mm256_unpackhi_epi64(w01, w23);
-            _mm256_storeu_si256((__m256i *)(o + 16 * h), _mm256_permute2x128_si256(l, u, 0x20));
-            _mm256_storeu_si256((__m256i *)(o + 16 * h + 8), _mm256_permute2x128_si256(l, u, 0x31));
-        }
-    }
-}
 #endif
 
 /* The fill loop: groups of 32 blocks from the block holding index first;
@@ -265,9 +220,9 @@ __attribute__((target(AVX2_TARGET))) static inline void philox_group_avx2(const 
 static void fill_base(const sensim_rng *r, uint64_t first, size_t n, float *out) FILL_BODY(philox_group_base)
 #ifdef ICDF_X86
 __attribute__((target(AVX512_TARGET))) static void fill_avx512(const sensim_rng *r, uint64_t first, size_t n,
-                                                               float *out) FILL_BODY(philox_group_avx512)
+                                                               float *out) FILL_BODY(philox_group_vec)
 __attribute__((target(AVX2_TARGET))) static void fill_avx2(const sensim_rng *r, uint64_t first, size_t n,
-                                                           float *out) FILL_BODY(philox_group_avx2)
+                                                           float *out) FILL_BODY(philox_group_vec)
 #endif
 #undef FILL_BODY
 
