@@ -155,50 +155,97 @@ static void philox_group_base(const sensim_rng *r, uint64_t b0, uint32_t out[GRO
 }
 
 /* Philox rounds (Salmon et al., SC'11; Random123's constants) on 64-bit
- * lanes in GCC vector types, eight blocks per 512-bit vector and four
- * vectors per word (independent multiply chains). Each 32-bit word sits in
- * a lane's low half: (x & 0xFFFFFFFF) * M is one vpmuludq, whose high half
- * is the Philox "hi"; garbage left in a high half never reaches a low half.
- * Compiled per instruction set below (AVX2 splits each vector in two). */
+ * lanes in GCC vector types, four vectors per word (independent multiply
+ * chains). Each 32-bit word sits in
+ * a lane's low half: vpmuludq reads only low halves and gives the full
+ * product, whose high half is the Philox "hi"; garbage left in a high half
+ * never reaches a low half. AVX2: four blocks per vector, two halves of
+ * sixteen blocks. */
 #ifdef ICDF_X86
-typedef uint64_t u64x8 __attribute__((vector_size(64)));
+#define AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"
+#define AVX2_TARGET "avx2,fma"
+typedef uint64_t u64x4 __attribute__((vector_size(32)));
+typedef uint32_t u32x8 __attribute__((vector_size(32)));
 
-static inline __attribute__((always_inline)) void philox_group_vec(const sensim_rng *r, uint64_t b0,
+__attribute__((target(AVX2_TARGET))) static inline void philox_group_avx2(const sensim_rng *r, uint64_t b0,
                                                                    uint32_t out[GROUP])
 {
-    const u64x8 lane = {0, 1, 2, 3, 4, 5, 6, 7};
-    u64x8 x0[4], x1[4], x2[4], x3[4];
-    for (int h = 0; h < 4; h++) {
-        u64x8 b = lane + (b0 + 8 * (uint64_t)h);
-        x0[h] = b;
-        x1[h] = b >> 32;
-        x2[h] = (u64x8){0} + r->stream;
-        x3[h] = (u64x8){0} + r->sensor;
-    }
-    uint64_t k0 = r->key[0], k1 = r->key[1];
-    for (int round = 0; round < 10; round++) {
+    const u64x4 lane = {0, 1, 2, 3};
+    const u64x4 M0 = (u64x4){0} + 0xD2511F53u, M1 = (u64x4){0} + 0xCD9E8D57u;
+    for (int half = 0; half < 2; half++) {
+        u64x4 x0[4], x1[4], x2[4], x3[4];
         for (int h = 0; h < 4; h++) {
-            u64x8 p0 = (x0[h] & 0xFFFFFFFFu) * 0xD2511F53u, p1 = (x2[h] & 0xFFFFFFFFu) * 0xCD9E8D57u;
-            x0[h] = (p1 >> 32) ^ x1[h] ^ k0;
-            x2[h] = (p0 >> 32) ^ x3[h] ^ k1;
+            x0[h] = lane + (b0 + 16 * (uint64_t)half + 4 * (uint64_t)h);
+            x1[h] = x0[h] >> 32;
+            x2[h] = (u64x4){0} + r->stream;
+            x3[h] = (u64x4){0} + r->sensor;
+        }
+        uint64_t k0 = r->key[0], k1 = r->key[1];
+        for (int round = 0; round < 10; round++) {
+#pragma GCC unroll 4
+            for (int h = 0; h < 4; h++) {
+                u64x4 p0 = (u64x4)_mm256_mul_epu32((__m256i)x0[h], (__m256i)M0);
+                u64x4 p1 = (u64x4)_mm256_mul_epu32((__m256i)x2[h], (__m256i)M1);
+                x0[h] = (p1 >> 32) ^ x1[h] ^ k0;
+                x2[h] = (p0 >> 32) ^ x3[h] ^ k1;
+                x1[h] = p1;
+                x3[h] = p0;
+            }
+            k0 = (uint32_t)(k0 + 0x9E3779B9u);
+            k1 = (uint32_t)(k1 + 0xBB67AE85u);
+        }
+        /* Low halves of words (0, 1) and (2, 3) paired, then blocks in order. */
+        const u32x8 pair = {0, 8, 2, 10, 4, 12, 6, 14};
+        const u64x4 first2 = {0, 4, 1, 5}, last2 = {2, 6, 3, 7};
+        for (int h = 0; h < 4; h++) {
+            u64x4 w01 = (u64x4)__builtin_shuffle((u32x8)x0[h], (u32x8)x1[h], pair);
+            u64x4 w23 = (u64x4)__builtin_shuffle((u32x8)x2[h], (u32x8)x3[h], pair);
+            u64x4 a = __builtin_shuffle(w01, w23, first2), b = __builtin_shuffle(w01, w23, last2);
+            memcpy(out + 4 * (16 * half + 4 * h), &a, sizeof a);
+            memcpy(out + 4 * (16 * half + 4 * h) + 8, &b, sizeof b);
+        }
+    }
+}
+
+
+/* The same rounds in AVX-512 intrinsics: with AVX512DQ available GCC turns
+ * the masked multiply above into vpmullq (a full 64-bit product, several
+ * times slower) and spills the state; vpmuludq is what is meant. */
+__attribute__((target(AVX512_TARGET))) static inline void philox_group_avx512(const sensim_rng *r, uint64_t b0,
+                                                                              uint32_t out[GROUP])
+{
+    const __m512i M0 = _mm512_set1_epi64(0xD2511F53), M1 = _mm512_set1_epi64(0xCD9E8D57);
+    __m512i x0[4], x1[4], x2[4], x3[4];
+    for (int h = 0; h < 4; h++) {
+        x0[h] = _mm512_add_epi64(_mm512_set1_epi64((long long)(b0 + 8 * (uint64_t)h)),
+                                 _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+        x1[h] = _mm512_srli_epi64(x0[h], 32);
+        x2[h] = _mm512_set1_epi64(r->stream);
+        x3[h] = _mm512_set1_epi64(r->sensor);
+    }
+    uint32_t k0 = r->key[0], k1 = r->key[1];
+    for (int round = 0; round < 10; round++) {
+        __m512i K0 = _mm512_set1_epi64(k0), K1 = _mm512_set1_epi64(k1);
+#pragma GCC unroll 4
+        for (int h = 0; h < 4; h++) {
+            __m512i p0 = _mm512_mul_epu32(x0[h], M0), p1 = _mm512_mul_epu32(x2[h], M1);
+            x0[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1[h], K0, 0x96);
+            x2[h] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3[h], K1, 0x96);
             x1[h] = p1;
             x3[h] = p0;
         }
-        k0 = (uint32_t)(k0 + 0x9E3779B9u);
-        k1 = (uint32_t)(k1 + 0xBB67AE85u);
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
     }
-    for (int h = 0; h < 4; h++)
-        for (int l = 0; l < 8; l++) {
-            uint32_t *o = out + 4 * (8 * h + l);
-            o[0] = (uint32_t)x0[h][l];
-            o[1] = (uint32_t)x1[h][l];
-            o[2] = (uint32_t)x2[h][l];
-            o[3] = (uint32_t)x3[h][l];
-        }
+    /* Words (0, 1) and (2, 3) into 64-bit pairs, then blocks in order. */
+    const __m512i lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0), hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    for (int h = 0; h < 4; h++) {
+        __m512i w01 = _mm512_mask_blend_epi32(0xAAAA, x0[h], _mm512_slli_epi64(x1[h], 32));
+        __m512i w23 = _mm512_mask_blend_epi32(0xAAAA, x2[h], _mm512_slli_epi64(x3[h], 32));
+        _mm512_storeu_si512((void *)(out + 32 * h), _mm512_permutex2var_epi64(w01, lo, w23));
+        _mm512_storeu_si512((void *)(out + 32 * h + 16), _mm512_permutex2var_epi64(w01, hi, w23));
+    }
 }
-
-#define AVX512_TARGET "avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"
-#define AVX2_TARGET "avx2,fma"
 #endif
 
 /* The fill loop: groups of 32 blocks from the block holding index first;
@@ -220,9 +267,9 @@ static inline __attribute__((always_inline)) void philox_group_vec(const sensim_
 static void fill_base(const sensim_rng *r, uint64_t first, size_t n, float *out) FILL_BODY(philox_group_base)
 #ifdef ICDF_X86
 __attribute__((target(AVX512_TARGET))) static void fill_avx512(const sensim_rng *r, uint64_t first, size_t n,
-                                                               float *out) FILL_BODY(philox_group_vec)
+                                                               float *out) FILL_BODY(philox_group_avx512)
 __attribute__((target(AVX2_TARGET))) static void fill_avx2(const sensim_rng *r, uint64_t first, size_t n,
-                                                           float *out) FILL_BODY(philox_group_vec)
+                                                           float *out) FILL_BODY(philox_group_avx2)
 #endif
 #undef FILL_BODY
 
