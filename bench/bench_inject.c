@@ -1,11 +1,18 @@
 /* Inject pipeline throughput.
  *
  * 1. In memory: gyro + accelerometer with white noise, Gauss-Markov bias and
- *    random walk on all 6 axes, in axis-samples per second at 1 and 2
- *    threads (objects created outside the timed loop).
+ *    random walk on all 6 axes (one sensim_triax_apply_set call per block, as
+ *    `sensim inject` does), in axis-samples per second at 1 and 2 threads
+ *    (objects created outside the timed loop); before it, the rate of
+ *    sensim_rng_normal_fill alone with each kernel the CPU has.
  * 2. End to end: `sensim inject` on a one-hour 1 kHz ground-truth log
  *    (HDF5 in and out), wall time and peak memory, and the same for a
  *    ten-minute log to show memory does not grow with log length.
+ *
+ * Wall-clock rates are printed with rates per CPU-second next to them: on a
+ * loaded shared machine the latter stay close to what an idle one gives
+ * (at 2 threads run with OMP_WAIT_POLICY=passive there, or libgomp's
+ * spin-waiting while the other thread is descheduled counts as CPU time).
  *
  * usage: bench_inject [SAMPLES_PER_AXIS [LOG_SECONDS]]   (defaults 4194304, 3600) */
 #include <omp.h>
@@ -18,6 +25,7 @@
 #include <unistd.h>
 
 #include "sensim/imu.h"
+#include "sensim/rng.h"
 
 static double now(void)
 {
@@ -26,7 +34,39 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static double in_memory(size_t n, int threads)
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Normals per second from sensim_rng_normal_fill in L1-sized chunks (wall
+ * and per CPU-second, the latter being what a loaded machine still shows),
+ * for each kernel this CPU has (all give the same bits). */
+static void normal_rate(size_t n)
+{
+    static const char *names[] = {"auto", "portable", "AVX2", "AVX-512"};
+    sensim_rng r = sensim_rng_make(1, 1, 1);
+    double buf[1024];
+    volatile double sink = 0;
+    for (int impl = SENSIM_RNG_IMPL_AUTO; impl <= SENSIM_RNG_IMPL_AVX512; impl++) {
+        if (!sensim_rng_impl_available((sensim_rng_impl)impl))
+            continue;
+        double t0 = now(), c0 = cpu_now();
+        for (size_t k = 0; k < n; k += 1024) {
+            sensim_rng_normal_fill_impl(&r, k, 1024, buf, (sensim_rng_impl)impl);
+            sink += buf[k % 1024];
+        }
+        double dt = now() - t0, dc = cpu_now() - c0;
+        printf("  normals, %-8s kernel: %8.1f M/s wall, %8.1f M per CPU-second\n", names[impl], n / dt / 1e6,
+               n / dc / 1e6);
+    }
+}
+
+/* Returns axis-samples per wall second; *per_cpu gets them per CPU-second
+ * (all threads), which a loaded shared machine distorts much less. */
+static double in_memory(size_t n, int threads, double *per_cpu)
 {
     omp_set_num_threads(threads);
     sensim_triax_params p = sensim_triax_default_params();
@@ -45,13 +85,18 @@ static double in_memory(size_t n, int threads)
     sensim_triax_state sg, sa;
     sensim_triax_reset(g, &sg);
     sensim_triax_reset(a, &sa);
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     for (size_t k0 = 0; k0 < n; k0 += B) {
         size_t c = n - k0 < B ? n - k0 : B;
-        sensim_triax_apply(g, &sg, 1, 1, t + k0, ug, NULL, c, ug, NULL);
-        sensim_triax_apply(a, &sa, 1, 1, t + k0, ua, NULL, c, ua, NULL);
+        const sensim_triax *m[2] = {g, a};
+        sensim_triax_state *s[2] = {&sg, &sa};
+        const double *u[2] = {ug, ua};
+        double *y[2] = {ug, ua};
+        sensim_triax_apply_set(2, m, s, 1, 1, t + k0, u, NULL, c, y);
     }
-    double dt = now() - t0;
+    double dt = now() - t0, dc = cpu_now() - c0;
+    if (per_cpu)
+        *per_cpu = 6.0 * n / dc;
     volatile double sink = ug[0] + ua[0];
     (void)sink;
     free(t);
@@ -61,6 +106,8 @@ static double in_memory(size_t n, int threads)
     sensim_triax_destroy(a);
     return 6.0 * n / dt;
 }
+
+static double last_cpu; /* CPU seconds (user + system) of the last run() */
 
 /* Runs a command, returns wall seconds and the child's peak RSS in MiB. */
 static int run(const char *cmd, double *secs, double *rss_mib)
@@ -77,6 +124,7 @@ static int run(const char *cmd, double *secs, double *rss_mib)
         return -1;
     *secs = now() - t0;
     *rss_mib = ru.ru_maxrss / 1024.0;
+    last_cpu = ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
@@ -102,8 +150,9 @@ static int end_to_end(const char *bin, const char *dir, int seconds, int threads
     if (run(cmd, &s, &rss))
         return -1;
     double samples = seconds * 1000.0 + 1;
-    printf("  inject %5d s log, %d thread(s):        %7.2f s, %6.2f M samples/s (%6.1f M axis-samples/s), peak %6.1f MiB\n",
-           seconds, threads, s, samples / s / 1e6, 6 * samples / s / 1e6, rss);
+    printf("  inject %5d s log, %d thread(s):        %7.2f s, %6.2f M samples/s (%6.1f M axis-samples/s), peak %6.1f MiB,"
+           " %.2f CPU-s\n",
+           seconds, threads, s, samples / s / 1e6, 6 * samples / s / 1e6, rss, last_cpu);
     unlink(gt);
     unlink(out);
     return 0;
@@ -114,10 +163,12 @@ int main(int argc, char **argv)
     size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : (size_t)1 << 22;
     int seconds = argc > 2 ? atoi(argv[2]) : 3600;
     printf("inject pipeline: white + Gauss-Markov + random walk, 6 axes, %zu samples per axis\n", n);
-    in_memory(n / 8 + 1, 1); /* warm-up */
-    double r1 = in_memory(n, 1), r2 = in_memory(n, 2);
-    printf("  in memory, 1 thread:  %8.1f M axis-samples/s\n", r1 / 1e6);
-    printf("  in memory, 2 threads: %8.1f M axis-samples/s (x%.2f)\n", r2 / 1e6, r2 / r1);
+    normal_rate(n);
+    in_memory(n / 8 + 1, 1, NULL); /* warm-up */
+    double c1, c2, r1 = in_memory(n, 1, &c1), r2 = in_memory(n, 2, &c2);
+    printf("  in memory, 1 thread:  %8.1f M axis-samples/s (%6.1f M per CPU-second)\n", r1 / 1e6, c1 / 1e6);
+    printf("  in memory, 2 threads: %8.1f M axis-samples/s (x%.2f; %6.1f M per CPU-second)\n", r2 / 1e6, r2 / r1,
+           c2 / 1e6);
     const char *bin = getenv("SENSIM_BIN");
     if (!bin || !*bin) {
         printf("  (SENSIM_BIN unset: end-to-end runs skipped)\n");

@@ -13,13 +13,17 @@
 #include "cli_gt.h"
 #include "sensim/log.h"
 #include "sensim/png.h"
+#include "sensim/camera.h"
+#include "sensim/lidar.h"
 #include "sensim/pointcloud.h"
+#include "sensim/rig.h"
 #include "sensim/render.h"
 
 const char cmd_render_usage[] =
     "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
     "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
-    "                     [--float] [--threads N]\n"
+    "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
+    "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
     "\n"
     "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
     "along the ground truth of GT.h5 (the body pose; the sensor's mount is\n"
@@ -27,8 +31,12 @@ const char cmd_render_usage[] =
     "its own time, so motion distorts scans and blurs frames as in a real\n"
     "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
     "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, scan_offset and t per scan for a lidar; image\n"
-    "[N,H,W,3] and t for a camera. No noise is added here (see sensim inject).\n"
+    "return_index, time_offset, scan_offset, and t, t_sample and t_sensor per\n"
+    "scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
+    "t is the delivery time (the end of the scan or exposure plus the lag),\n"
+    "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
+    "clock's stamp of it.\n"
+    "Without --rig the data are noise-free and the lag is zero.\n"
     "\n"
     "  -t, --trajectory GT.h5  ground-truth log (required)\n"
     "  -s, --sensor NAME       sensor to render (required)\n"
@@ -38,11 +46,80 @@ const char cmd_render_usage[] =
     "      --start T           first scan/frame time, s (default: trajectory start)\n"
     "      --end T             no scan/frame ends after T, s (default: trajectory end)\n"
     "  -n, --count N           at most N scans/frames\n"
+    "      --bev DIR           also write a bird's-eye view of each scan as\n"
+    "                          DIR/NAME_NNNNN.png (top-down, +x up the image)\n"
+    "      --bev-extent M      half-width of the view, m (default 40)\n"
+    "      --bev-size PX       view side in pixels (default 512)\n"
+    "      --bev-color WHAT    height (default; -2..4 m in the sensor frame) or\n"
+    "                          intensity (0..the scan's largest)\n"
     "      --float             camera images as linear f32 instead of sRGB u8\n"
     "  -j, --threads N         OpenMP threads (default: all; output is identical)\n"
+    "      --rig RIG.yaml      noise and timing from the sensor of the same NAME\n"
+    "                          in the rig file of sensim inject (type lidar or\n"
+    "                          camera; its noise:, dropout: and timing: keys,\n"
+    "                          drawn from the rig's seed exactly as inject\n"
+    "                          would on the clean log)\n"
+    "      --seed N            seed of the rig's noise (default: the rig's)\n"
     "  -h, --help              this text\n"
     "\n"
     "Progress goes to stderr when it is a terminal.\n";
+
+/* The bird's-eye view of one scan as an 8-bit RGB PNG (written atomically
+ * by sensim_png_write). */
+static sensim_status write_bev(const char *path, const sensim_render_lidar_points *pt, double extent, int size,
+                               sensim_bev_color by, uint8_t *rgb)
+{
+    double lo = -2, hi = 4;
+    if (by == SENSIM_BEV_INTENSITY) {
+        lo = 0;
+        hi = 0;
+        for (size_t i = 0; i < pt->count; i++)
+            if (pt->xyzi[4 * i + 3] > hi)
+                hi = pt->xyzi[4 * i + 3];
+        if (!(hi > 0))
+            hi = 1;
+    }
+    sensim_status st = sensim_render_bev(pt->xyzi, pt->count, extent, size, by, lo, hi, rgb, NULL);
+    if (st)
+        return st;
+    sensim_image_info info = {(size_t)size, (size_t)size, 3, 8};
+    return sensim_png_write(path, &info, rgb);
+}
+
+/* When scans and frames start and when they are delivered. Without a rig
+ * sensor: every 1/rate from t0, delivered at the end of the scan or exposure.
+ * With one: its timing (clock offset and drift, start delay; lag and jitter
+ * on delivery, kept in order) as sensim inject applies it, on the scene
+ * sensor's rate. The scan's t_sample is when it began (its points add
+ * time_offset), t the delivery, t_sensor the sensor clock's stamp. */
+typedef struct frame_clock {
+    const sensim_sensor *rig; /* NULL: no timing */
+    sensim_sensor local;      /* the rig sensor at the scene's rate */
+    uint64_t seed;
+    double t0, period, span, last;
+} frame_clock;
+
+static double frame_start(const frame_clock *fc, uint64_t k)
+{
+    return fc->rig ? sensim_sensor_sample_time(&fc->local, fc->t0, k) : fc->t0 + k * fc->period;
+}
+
+/* Delivery keeps order: a scan never overtakes the previous one (as
+ * sensim_sampler_next). */
+static double frame_delivery(frame_clock *fc, uint64_t k, double start)
+{
+    double d = fc->rig ? sensim_sensor_delivery_time(&fc->local, fc->seed, k, start + fc->span) : start + fc->span;
+    if (!(d > fc->last))
+        d = nextafter(fc->last, INFINITY);
+    fc->last = d;
+    return d;
+}
+
+/* The sensor clock's stamp of a scan or frame that began at true time t. */
+static double frame_stamp(const frame_clock *fc, double t)
+{
+    return fc->rig ? sensim_sensor_clock(&fc->local, t) : t;
+}
 
 static int ensure_dir(const char *dir)
 {
@@ -53,7 +130,7 @@ static int ensure_dir(const char *dir)
 
 typedef struct {
     sensim_log *log;
-    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *image;
+    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *t_sample, *t_sensor, *image;
     uint64_t npoints;
 } outsets;
 
@@ -67,6 +144,8 @@ static void outsets_close(outsets *o)
     sensim_log_dset_close(o->ret);
     sensim_log_dset_close(o->toff);
     sensim_log_dset_close(o->t);
+    sensim_log_dset_close(o->t_sample);
+    sensim_log_dset_close(o->t_sensor);
     sensim_log_dset_close(o->image);
 }
 
@@ -81,6 +160,12 @@ int cmd_render(int argc, char **argv)
                                          {"end", required_argument, NULL, 'E'},
                                          {"count", required_argument, NULL, 'n'},
                                          {"float", no_argument, NULL, 'F'},
+                                         {"bev", required_argument, NULL, 'B'},
+                                         {"rig", required_argument, NULL, 'R'},
+                                         {"seed", required_argument, NULL, 'D'},
+                                         {"bev-extent", required_argument, NULL, 'X'},
+                                         {"bev-size", required_argument, NULL, 'Z'},
+                                         {"bev-color", required_argument, NULL, 'C'},
                                          {"threads", required_argument, NULL, 'j'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -88,6 +173,12 @@ int cmd_render(int argc, char **argv)
     double t_start = NAN, t_end = NAN;
     unsigned long long count = ~0ull, threads = 0;
     int as_float = 0, c;
+    const char *bev_dir = NULL, *rig_path = NULL;
+    unsigned long long noise_seed = 0;
+    int have_seed = 0;
+    double bev_extent = 40;
+    unsigned long long bev_size = 512;
+    sensim_bev_color bev_by = SENSIM_BEV_HEIGHT;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:s:o:n:j:h", opts, NULL)) != -1) {
         switch (c) {
@@ -97,6 +188,29 @@ int cmd_render(int argc, char **argv)
         case 'P': ply_dir = optarg; break;
         case 'G': png_dir = optarg; break;
         case 'F': as_float = 1; break;
+        case 'B': bev_dir = optarg; break;
+        case 'R': rig_path = optarg; break;
+        case 'D':
+            if (cli_parse_u64(optarg, &noise_seed))
+                return cli_usage_error("render", "--seed: need a non-negative integer, got '%s'", optarg);
+            have_seed = 1;
+            break;
+        case 'X':
+            if (cli_parse_double(optarg, &bev_extent) || !(bev_extent > 0) || !isfinite(bev_extent))
+                return cli_usage_error("render", "--bev-extent: need a positive number of metres, got '%s'", optarg);
+            break;
+        case 'Z':
+            if (cli_parse_u64(optarg, &bev_size) || bev_size == 0 || bev_size > 16384)
+                return cli_usage_error("render", "--bev-size: need 1..16384 pixels, got '%s'", optarg);
+            break;
+        case 'C':
+            if (!strcmp(optarg, "height"))
+                bev_by = SENSIM_BEV_HEIGHT;
+            else if (!strcmp(optarg, "intensity"))
+                bev_by = SENSIM_BEV_INTENSITY;
+            else
+                return cli_usage_error("render", "--bev-color: height or intensity, got '%s'", optarg);
+            break;
         case 'S':
             if (cli_parse_double(optarg, &t_start))
                 return cli_usage_error("render", "--start: not a number: '%s'", optarg);
@@ -121,6 +235,8 @@ int cmd_render(int argc, char **argv)
         return cli_usage_error("render", "need exactly one SCENE.yaml");
     if (!gt_path || !name || !out_path)
         return cli_usage_error("render", "--trajectory, --sensor and -o are required");
+    if (have_seed && !rig_path)
+        return cli_usage_error("render", "--seed sets the seed of --rig's noise; give --rig");
     const char *scene_path = argv[optind];
     if (threads)
         omp_set_num_threads((int)threads);
@@ -136,8 +252,14 @@ int cmd_render(int argc, char **argv)
     sensim_render_lidar_points *pts = NULL;
     sensim_render_camera *cam = NULL;
     float *img = NULL;
-    uint8_t *img8 = NULL;
+    uint8_t *img8 = NULL, *bev = NULL;
     uint64_t *scan_offset = NULL;
+    sensim_rig *rig = NULL;
+    sensim_lidar *lnoise = NULL;
+    sensim_camera *cnoise = NULL;
+    uint8_t *keep = NULL;
+    frame_clock fc;
+    memset(&fc, 0, sizeof fc);
     outsets o;
     memset(&o, 0, sizeof o);
     char *created = NULL;
@@ -154,19 +276,63 @@ int cmd_render(int argc, char **argv)
     if (!(track = sensim_pose_track_create(blk.t, blk.position, blk.orientation, n, &rs.mount)))
         goto lib_fail;
     double t0 = isnan(t_start) ? blk.t[0] : t_start, t1 = isnan(t_end) ? blk.t[n - 1] : t_end;
-    double period = 1.0 / rs.rate_hz;
-    double span = rs.type == SENSIM_SENSOR_LIDAR ? period : rs.camera.exposure;
+    fc.t0 = t0;
+    fc.period = 1.0 / rs.rate_hz;
+    fc.span = rs.type == SENSIM_SENSOR_LIDAR ? fc.period : rs.camera.exposure;
+    fc.last = -INFINITY;
+    if (rig_path) {
+        /* The rig's sensor of the same name brings the noise and timing;
+         * the scene keeps the optics, the rate and the mount. */
+        if (!(rig = sensim_rig_load(rig_path)))
+            goto lib_fail;
+        const sensim_sensor *sr = sensim_rig_find(rig, name);
+        if (!sr) {
+            cli_fail("render", "%s: no sensor named '%s' (the rig's sensor of the scene sensor's name gives the noise)",
+                     rig_path, name);
+            goto done;
+        }
+        const char *want = rs.type == SENSIM_SENSOR_LIDAR ? "lidar" : "camera";
+        int fov = 0;
+        if ((rs.type == SENSIM_SENSOR_LIDAR && !sensim_lidar_sensor_params(sr)) ||
+            (rs.type == SENSIM_SENSOR_CAMERA && !sensim_camera_sensor_params(sr, &fov))) {
+            cli_fail("render", "%s: sensor '%s' is of type %s but the scene's '%s' is a %s", rig_path, name,
+                     sr->type->type, name, want);
+            goto done;
+        }
+        if (fov) {
+            cli_fail("render", "%s: sensor '%s': key 'lens': the rendered camera's lens comes from the scene; "
+                     "drop the rig's lens", rig_path, name);
+            goto done;
+        }
+        if (sr->rate_hz > 0 && fabs(sr->rate_hz - rs.rate_hz) > 1e-9 * rs.rate_hz) {
+            cli_fail("render", "%s: sensor '%s': rate_hz %g differs from the scene's %g", rig_path, name, sr->rate_hz,
+                     rs.rate_hz);
+            goto done;
+        }
+        fc.rig = sr;
+        fc.local = *sr;
+        fc.local.rate_hz = rs.rate_hz;
+        fc.seed = have_seed ? (uint64_t)noise_seed : rig->seed;
+    }
     uint64_t nframes = 0;
-    while (nframes < count && t0 + nframes * period + span <= t1 + 1e-9)
+    while (nframes < count && frame_start(&fc, nframes) + fc.span <= t1 + 1e-9)
         nframes++;
     if (nframes == 0) {
         cli_fail("render", "%s: no whole %s fits between t = %g and %g s", gt_path,
                  rs.type == SENSIM_SENSOR_LIDAR ? "scan" : "frame", t0, t1);
         goto done;
     }
-    if ((ply_dir && ensure_dir(ply_dir)) || (png_dir && ensure_dir(png_dir))) {
-        cli_fail("render", "%s: cannot create directory: %s", ply_dir ? ply_dir : png_dir, strerror(errno));
+    if (bev_dir && rs.type != SENSIM_SENSOR_LIDAR) {
+        rc = cli_usage_error("render", "--bev: '%s' is a camera; a bird's-eye view needs a lidar", name);
         goto done;
+    }
+    {
+        const char *dirs[3] = {ply_dir, png_dir, bev_dir};
+        for (int d = 0; d < 3; d++)
+            if (dirs[d] && ensure_dir(dirs[d])) {
+                cli_fail("render", "%s: cannot create directory: %s", dirs[d], strerror(errno));
+                goto done;
+            }
     }
     created = cli_join_args("sensim", argc, argv);
     if (!(o.log = sensim_log_create(out_path, created ? created : "sensim render")) ||
@@ -189,11 +355,28 @@ int cmd_render(int argc, char **argv)
             goto lib_fail;                                                                            \
     } while (0)
     DS(t, "t", SENSIM_F64, 0, NULL, "s");
+    DS(t_sample, "t_sample", SENSIM_F64, 0, NULL, "s");
+    DS(t_sensor, "t_sensor", SENSIM_F64, 0, NULL, "s");
+    if (rig) {
+        int64_t nseed = (int64_t)fc.seed;
+        if (sensim_log_set_attr_string(o.log, grp, "noise_rig", rig_path) ||
+            sensim_log_set_attr_i64(o.log, grp, "noise_seed", &nseed, 1))
+            goto lib_fail;
+    }
     int tty = isatty(2);
     if (rs.type == SENSIM_SENSOR_LIDAR) {
         size_t four = 4;
         if (!(lidar = sensim_render_lidar_create(&rs.lidar)) || !(pts = sensim_render_lidar_points_create(lidar)))
             goto lib_fail;
+        if (rig) {
+            if (!(lnoise = sensim_lidar_create(sensim_lidar_sensor_params(fc.rig), fc.seed, fc.rig->id)))
+                goto lib_fail;
+            if (!(keep = malloc(sensim_render_lidar_max_points(lidar)))) {
+                cli_fail("render", "out of memory");
+                goto done;
+            }
+        }
+        uint64_t clean_rows = 0; /* the rows a log of clean scans would have: the noise index */
         DS(points, "points", SENSIM_F32, 1, &four, "m");
         DS(range, "range", SENSIM_F32, 0, NULL, "m");
         DS(az, "azimuth", SENSIM_F32, 0, NULL, "rad");
@@ -207,22 +390,39 @@ int cmd_render(int argc, char **argv)
             goto done;
         }
         for (uint64_t k = 0; k < nframes; k++) {
-            double ts = t0 + k * period;
+            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
             if (sensim_render_lidar_scan(lidar, scene, sensim_pose_track_eval, track, ts, k, pts))
                 goto lib_fail;
+            if (lnoise) {
+                size_t clean = pts->count;
+                if (sensim_render_lidar_points_noise(pts, lnoise, clean_rows, keep, NULL))
+                    goto lib_fail;
+                clean_rows += clean;
+            }
             if (sensim_log_dset_append(o.points, pts->xyzi, pts->count) ||
                 sensim_log_dset_append(o.range, pts->range, pts->count) ||
                 sensim_log_dset_append(o.az, pts->azimuth, pts->count) ||
                 sensim_log_dset_append(o.el, pts->elevation, pts->count) ||
                 sensim_log_dset_append(o.ch, pts->channel, pts->count) ||
                 sensim_log_dset_append(o.ret, pts->return_index, pts->count) ||
-                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) || sensim_log_dset_append(o.t, &ts, 1))
+                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
+                sensim_log_dset_append(o.t_sample, &ts, 1) || sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             scan_offset[k + 1] = scan_offset[k] + pts->count;
             if (ply_dir) {
                 char f[4096];
                 snprintf(f, sizeof f, "%s/%s_%05llu.ply", ply_dir, name, (unsigned long long)k);
                 if (sensim_cloud_write(f, SENSIM_CLOUD_PLY_BINARY, pts->xyzi, pts->count))
+                    goto lib_fail;
+            }
+            if (bev_dir) {
+                char f[4096];
+                snprintf(f, sizeof f, "%s/%s_%05llu.png", bev_dir, name, (unsigned long long)k);
+                if (!bev && !(bev = malloc((size_t)bev_size * bev_size * 3))) {
+                    cli_fail("render", "out of memory for a %llux%llu view", bev_size, bev_size);
+                    goto done;
+                }
+                if (write_bev(f, pts, bev_extent, (int)bev_size, bev_by, bev))
                     goto lib_fail;
             }
             if (tty)
@@ -237,6 +437,16 @@ int cmd_render(int argc, char **argv)
         size_t tail[3] = {(size_t)H, (size_t)W, 3};
         if (!(cam = sensim_render_camera_create(&rs.camera)))
             goto lib_fail;
+        if (rig) {
+            /* Noise on the linear intensity, before the sRGB encoding, as
+             * a sensor adds it (EMVA 1288 is linear in photons). */
+            sensim_camera_params cp = *sensim_camera_sensor_params(fc.rig, NULL);
+            cp.width = (size_t)W;
+            cp.height = (size_t)H;
+            cp.channels = 3;
+            if (!(cnoise = sensim_camera_create(&cp, fc.seed, fc.rig->id)))
+                goto lib_fail;
+        }
         img = malloc((size_t)W * H * 3 * sizeof *img);
         img8 = malloc((size_t)W * H * 3);
         if (!img || !img8) {
@@ -245,12 +455,14 @@ int cmd_render(int argc, char **argv)
         }
         DS(image, "image", as_float ? SENSIM_F32 : SENSIM_U8, 3, tail, as_float ? "1" : "sRGB");
         for (uint64_t k = 0; k < nframes; k++) {
-            double ts = t0 + k * period;
-            if (sensim_render_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img))
+            double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
+            if (sensim_render_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img) ||
+                (cnoise && sensim_camera_apply(cnoise, k, SENSIM_PIXEL_F32, img, img)))
                 goto lib_fail;
             sensim_image_to_u8(img, (size_t)W * H * 3, img8);
             if (sensim_log_dset_append(o.image, as_float ? (void *)img : (void *)img8, 1) ||
-                sensim_log_dset_append(o.t, &ts, 1))
+                sensim_log_dset_append(o.t, &td, 1) || sensim_log_dset_append(o.t_sample, &ts, 1) ||
+                sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             if (png_dir) {
                 char f[4096];
@@ -288,6 +500,11 @@ done:
     free(scan_offset);
     free(img);
     free(img8);
+    free(bev);
+    free(keep);
+    sensim_lidar_destroy(lnoise);
+    sensim_camera_destroy(cnoise);
+    sensim_rig_free(rig);
     free(created);
     sensim_render_camera_destroy(cam);
     sensim_render_lidar_points_destroy(pts);

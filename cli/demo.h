@@ -20,6 +20,7 @@ int cmd_judge(int argc, char **argv);
 int cmd_vepd(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_sim2real(int argc, char **argv);
 
 /* Runs a verb with a NULL-terminated argument list (at most 30), echoing it
  * as "$ sensim verb args"; returns the verb's exit status. */
@@ -27,16 +28,30 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...);
 
 int demo_dir_exists(const char *d);
 
-/* A whole dataset as doubles (row-major); *n is its first dimension.
+/* Prints a step's heading, numbered in the order the steps run. */
+void demo_heading(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The bundled data: `given`, else $SENSIM_DATA, else ./data when
+ * ./data/rigs exists, else the installed SENSIM_DATADIR. */
+const char *demo_find_data(const char *given);
+
+/* A whole dataset of any rank as doubles (row-major); *n is its first
+ * dimension.
  * NULL with the library's error set. The caller frees. */
 double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
 
+/* Step: seed 004's GNSS experiment in simulation, ranked by VEPD for two
+ * generating models. */
+int demo_sim2real(const char *data, const char *dir, const char *gt);
 /* Step: one camera frame through the EMVA chain (PNG) and the photon-transfer
  * fit of a simulated flat-field stack against the true K, read noise and
  * dark current. */
 int demo_camera(const char *data, const char *dir, const char *gt);
+/* Step: a lidar scan and a camera frame of data/scenes/outdoor.yaml, with a
+ * bird's-eye-view PNG of the scan and the camera PNG. */
+int demo_render(const char *data, const char *dir, const char *gt);
 
 #endif

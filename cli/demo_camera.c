@@ -10,6 +10,7 @@
 #include "demo.h"
 #include "sensim/camera.h"
 #include "sensim/log.h"
+#include "sensim/rig.h"
 #include "sensim/png.h"
 #include "sensim/ptc.h"
 #include "sensim/rng.h"
@@ -21,24 +22,17 @@
 #define IW 320       /* the PNG frame */
 #define IH 240
 
-/* The camera of the demo: a 16-bit sensor with the values of tests/test_ptc.c
- * (a mid-range machine-vision CMOS), exposure set per level. */
+/* The camera of the demo, bundled as data/rigs/camera-cmos.yaml (a
+ * mid-range machine-vision CMOS; the photon-transfer tests use it too), read
+ * by demo_camera; frame size and exposure set per use. */
+static sensim_camera_params cmos;
+
 static sensim_camera_params demo_cam(size_t W, size_t H, double exposure)
 {
-    sensim_camera_params p = sensim_camera_default_params();
-    p.model = SENSIM_CAMERA_NOISE_EMVA;
+    sensim_camera_params p = cmos;
     p.width = W;
     p.height = H;
-    p.photons_full_scale = 80000;
-    p.quantum_efficiency = 0.5;
     p.exposure_time = exposure;
-    p.gain = 0.25;
-    p.read_noise = 8;
-    p.dark_current = 300;
-    p.black_level = 100;
-    p.full_well = 30000;
-    p.prnu = 0.01;
-    p.dsnu = 5;
     return p;
 }
 
@@ -131,14 +125,25 @@ static int read_fit(const char *yaml, double v[6])
 /* Step 5: the camera. */
 int demo_camera(const char *data, const char *dir, const char *gt)
 {
-    (void)data;
     (void)gt;
+    char rigpath[1024];
+    snprintf(rigpath, sizeof rigpath, "%s/rigs/camera-cmos.yaml", data);
+    sensim_rig *rig = sensim_rig_load(rigpath);
+    int fov;
+    const sensim_camera_params *cp = rig ? sensim_camera_sensor_params(sensim_rig_find(rig, "cam"), &fov) : NULL;
+    if (cp)
+        cmos = *cp;
+    else if (rig)
+        sensim_error(SENSIM_EINVAL, "%s: no camera named 'cam'", rigpath);
+    sensim_rig_free(rig);
+    if (!cp)
+        return cli_fail_lib("demo");
     char png[1024], stack[1024], yaml[1024], svg[1024];
     snprintf(png, sizeof png, "%s/camera-frame.png", dir);
     snprintf(stack, sizeof stack, "%s/camera-stack.h5", dir);
     snprintf(yaml, sizeof yaml, "%s/camera-fit.yaml", dir);
     snprintf(svg, sizeof svg, "%s/camera-ptc.svg", dir);
-    printf("\n5. A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
+    demo_heading("A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
            "   8 e-, dark current 300 e-/s, PRNU 1 %%, DSNU 5 e-, full well 30000 e-):\n"
            "   one noised frame, then a flat-field stack of %d exposures (1 to %d ms,\n"
            "   two light and two dark %dx%d frames each) fitted back:\n",

@@ -7,6 +7,10 @@
 
 #include "demo.h"
 
+#ifndef SENSIM_DATADIR
+#define SENSIM_DATADIR "/usr/local/share/sensim"
+#endif
+
 /* Runs a verb in-process with a NULL-terminated argument list, echoing it. */
 int demo_run(int (*fn)(int, char **), const char *verb, ...)
 {
@@ -27,6 +31,18 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...)
     return fn(argc, argv);
 }
 
+const char *demo_find_data(const char *given)
+{
+    if (given)
+        return given;
+    const char *env = getenv("SENSIM_DATA");
+    if (env && *env)
+        return env;
+    if (demo_dir_exists("data/rigs"))
+        return "data";
+    return SENSIM_DATADIR;
+}
+
 int demo_dir_exists(const char *d)
 {
     struct stat st;
@@ -39,7 +55,9 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n)
     size_t dims[SENSIM_LOG_MAX_RANK];
     if (sensim_log_shape(log, dset, &rank, dims))
         return NULL;
-    size_t cols = rank > 1 ? dims[1] : 1;
+    size_t cols = 1;
+    for (int r = 1; r < rank; r++)
+        cols *= dims[r];
     double *x = malloc(dims[0] * cols * sizeof *x);
     if (x && sensim_log_read_f64(log, dset, 0, dims[0], x)) {
         free(x);
@@ -47,4 +65,15 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n)
     }
     *n = dims[0];
     return x;
+}
+
+static int demo_step_no;
+
+void demo_heading(const char *fmt, ...)
+{
+    printf("\n%d. ", ++demo_step_no);
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
 }

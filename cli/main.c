@@ -24,6 +24,7 @@ VERB_DECL(datasheet)
 VERB_DECL(render)
 VERB_DECL(judge)
 VERB_DECL(vepd)
+VERB_DECL(sim2real)
 VERB_DECL(demo)
 
 static const cli_command commands[] = {
@@ -39,6 +40,7 @@ static const cli_command commands[] = {
     VERB(render, "lidar scans and camera frames of a scene along a trajectory")
     VERB(judge, "run the velocity estimator (EKF judge) on a log")
     VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
+    VERB(sim2real, "seed 004's GNSS experiment in simulation: rank five models by VEPD")
     VERB(demo, "run the whole pipeline on the bundled data")
 
 

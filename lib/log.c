@@ -619,9 +619,10 @@ sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensi
         d->dims[i + 1] = maxd[i + 1] = chunk[i + 1] = tail[i];
         d->row_elems *= tail[i];
     }
-    /* About 1 MiB per chunk, along rows. */
+    /* About 64 KiB per chunk, along rows: small logs stay small (HDF5
+     * allocates whole chunks) and streamed appends stay cheap. */
     size_t row_bytes = d->row_elems * sensim_dtype_size(type);
-    size_t rows = row_bytes ? (1u << 20) / row_bytes : 1;
+    size_t rows = row_bytes ? (1u << 16) / row_bytes : 1;
     chunk[0] = rows < 1 ? 1 : rows > 65536 ? 65536 : rows;
     if (row_bytes > (4u << 20))
         chunk[0] = 1;

@@ -449,27 +449,24 @@ static void emit(const filter *f0, const sensim_judge_options *o, double t, sens
 }
 
 static sensim_status check_series(const char *what, const double *t, size_t n, const double *const *cols, int ncol,
-                                  size_t stride)
+                                  size_t stride, size_t row0, double *prev_t)
 {
     for (size_t i = 0; i < n; i++) {
         if (!isfinite(t[i]))
-            return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: time is not finite", what, i);
-        if (i > 0 && !(t[i] > t[i - 1]))
-            return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: time %.9g not after %.9g", what, i, t[i],
-                                t[i - 1]);
+            return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: time is not finite", what, row0 + i);
+        if (row0 + i > 0 && !(t[i] > *prev_t))
+            return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: time %.9g not after %.9g", what, row0 + i, t[i],
+                                *prev_t);
+        *prev_t = t[i];
         for (int c = 0; c < ncol; c++)
             if (!isfinite(cols[c][i * stride]))
-                return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: value %d is not finite", what, i, c);
+                return sensim_error(SENSIM_EDATA, "judge: %s sample %zu: value %d is not finite", what, row0 + i, c);
     }
     return SENSIM_OK;
 }
 
-sensim_status sensim_judge_run(const sensim_judge_options *o, const sensim_judge_imu *imu,
-                               const sensim_judge_gnss *gnss, sensim_judge_output *out)
+static sensim_status check_options(const sensim_judge_options *o)
 {
-    if (!o || !imu || !out)
-        return sensim_error(SENSIM_EINVAL, "judge: NULL argument");
-    memset(out, 0, sizeof *out);
     if (!sensim_judge_mode_name(o->mode))
         return sensim_error(SENSIM_EINVAL, "judge: unknown mode %d", (int)o->mode);
     if (!(o->rate_hz > 0 && isfinite(o->rate_hz)))
@@ -481,18 +478,247 @@ sensim_status sensim_judge_run(const sensim_judge_options *o, const sensim_judge
         if (!(o->process_noise[i] >= 0) || !(o->initial_sd[i] >= 0) || !isfinite(o->initial_state[i]))
             return sensim_error(SENSIM_EINVAL, "judge: process noise, initial state and sd %d must be finite, >= 0",
                                 i);
+    return SENSIM_OK;
+}
+
+/* The block buffers of a streaming run: one block of each sensor, read
+ * when the event loop reaches its end, and one block of outputs. */
+typedef struct {
+    const sensim_judge_source *src;
+    size_t cap;
+    double *it, *iw, *ifx, *ify, i_prev_t;
+    size_t i_row0, i_n;
+    double *gt, *genu, *gcov, g_prev_t;
+    size_t g_row0, g_n;
+    sensim_judge_output ob;
+} stream_buf;
+
+static sensim_status load_imu(stream_buf *b, size_t row0)
+{
+    size_t n = b->src->n_imu - row0 < b->cap ? b->src->n_imu - row0 : b->cap;
+    sensim_status st = b->src->read_imu(b->src->ctx, row0, n, b->it, b->iw, b->ifx, b->ify);
+    if (st)
+        return st;
+    b->i_row0 = row0;
+    b->i_n = n;
+    const double *c[3] = {b->iw, b->ifx, b->ify};
+    return check_series("imu", b->it, n, c, 3, 1, row0, &b->i_prev_t);
+}
+
+static sensim_status load_gnss(stream_buf *b, size_t row0)
+{
+    size_t n = b->src->n_gnss - row0 < b->cap ? b->src->n_gnss - row0 : b->cap;
+    sensim_status st = b->src->read_gnss(b->src->ctx, row0, n, b->gt, b->genu, b->gcov);
+    if (st)
+        return st;
+    b->g_row0 = row0;
+    b->g_n = n;
+    const double *c[2] = {b->genu, b->genu + 1};
+    return check_series("gnss", b->gt, n, c, 2, 2, row0, &b->g_prev_t);
+}
+
+sensim_status sensim_judge_stream(const sensim_judge_options *o, const sensim_judge_source *src, size_t block,
+                                  sensim_judge_sink sink, void *sink_ctx, sensim_judge_output *counts)
+{
+    if (!o || !src || !sink || !counts)
+        return sensim_error(SENSIM_EINVAL, "judge: NULL argument");
+    memset(counts, 0, sizeof *counts);
+    sensim_status st = check_options(o);
+    if (st)
+        return st;
+    if (block < 1)
+        return sensim_error(SENSIM_EINVAL, "judge: block size must be >= 1");
+    size_t ni = src->n_imu, ng = src->n_gnss;
+    if (ni < 2 || !src->read_imu)
+        return sensim_error(SENSIM_EDATA, "judge: %zu IMU samples (need at least 2)", ni);
+    if (ng && !src->read_gnss)
+        return sensim_error(SENSIM_EINVAL, "judge: GNSS reader missing");
+
+    /* The output times run from the first IMU time to the last measurement:
+     * read the last rows first. */
+    double last[13], tend;
+    if ((st = src->read_imu(src->ctx, ni - 1, 1, &last[0], &last[1], &last[2], &last[3])))
+        return st;
+    if (!isfinite(last[0]))
+        return sensim_error(SENSIM_EDATA, "judge: imu sample %zu: time is not finite", ni - 1);
+    tend = last[0];
+    if (ng) {
+        if ((st = src->read_gnss(src->ctx, ng - 1, 1, &last[0], &last[1], src->gnss_has_cov ? &last[3] : NULL)))
+            return st;
+        if (!isfinite(last[0]))
+            return sensim_error(SENSIM_EDATA, "judge: gnss sample %zu: time is not finite", ng - 1);
+        tend = fmax(tend, last[0]);
+    }
+
+    stream_buf b = {.src = src, .cap = block};
+    size_t per = 4 + 3 + (src->gnss_has_cov ? 9 : 0) + 7 + (o->want_covariance ? 25 : 0);
+    if (block > ((size_t)-1) / sizeof(double) / per)
+        return sensim_error(SENSIM_EINVAL, "judge: block size %zu too large", block);
+    double *mem = malloc(block * per * sizeof *mem);
+    if (!mem)
+        return sensim_error(SENSIM_ENOMEM, "judge: out of memory for blocks of %zu samples", block);
+    double *m = mem;
+    b.it = m, m += block;
+    b.iw = m, m += block;
+    b.ifx = m, m += block;
+    b.ify = m, m += block;
+    b.gt = m, m += block;
+    b.genu = m, m += 2 * block;
+    if (src->gnss_has_cov)
+        b.gcov = m, m += 9 * block;
+    b.ob.t = m, m += block;
+    b.ob.position = m, m += 2 * block;
+    b.ob.velocity = m, m += 2 * block;
+    b.ob.speed = m, m += block;
+    b.ob.yaw = m, m += block;
+    if (o->want_covariance)
+        b.ob.covariance = m;
+
+    if ((st = load_imu(&b, 0)) || (ng && (st = load_gnss(&b, 0))))
+        goto done;
+    double t0 = b.it[0];
+    double span = (tend - t0) * o->rate_hz;
+    if (!(span >= 0) || span > 1e9) {
+        st = span > 1e9 ? sensim_error(SENSIM_EINVAL, "judge: %.3g outputs requested (rate %g Hz over %g s)", span,
+                                       o->rate_hz, tend - t0)
+                        : sensim_error(SENSIM_EDATA, "judge: imu sample %zu: time %.9g not after %.9g", ni - 1,
+                                       tend, t0);
+        goto done;
+    }
+    size_t nout = (size_t)floor(span) + 1;
+
+    filter f;
+    memset(&f, 0, sizeof f);
+    f.t = ng ? fmin(t0, b.gt[0]) : t0;
+    if (o->mode == SENSIM_JUDGE_CORRECTED) {
+        memcpy(f.x, o->initial_state, sizeof f.x);
+        if (!o->have_initial && ng) {
+            f.x[CPE] = b.genu[0];
+            f.x[CPN] = b.genu[1];
+        }
+        for (int i = 0; i < N; i++)
+            f.P[i][i] = o->initial_sd[i] * o->initial_sd[i];
+    } else {
+        f.x[RYAW] = o->initial_state[CYAW];
+        for (int i = 0; i < N; i++)
+            f.P[i][i] = o->initial_variance;
+    }
+
+    /* Events in time order; at equal times IMU, then GNSS, then output. */
+    size_t i = 0, j = 0, k = 0, k_row0 = 0;
+    while (k < nout) {
+        if (i < ni && i - b.i_row0 == b.i_n && (st = load_imu(&b, i)))
+            goto done;
+        if (j < ng && j - b.g_row0 == b.g_n && (st = load_gnss(&b, j)))
+            goto done;
+        double tk = t0 + (double)k / o->rate_hz;
+        double ti = i < ni ? b.it[i - b.i_row0] : INFINITY, tg = j < ng ? b.gt[j - b.g_row0] : INFINITY;
+        if (ti <= tg && ti <= tk) {
+            size_t l = i - b.i_row0;
+            predict_to(&f, o, ti);
+            on_imu(&f, o, b.iw[l], b.ifx[l], b.ify[l], counts);
+            i++;
+        } else if (tg <= tk) {
+            sensim_judge_gnss g = {b.g_n, b.gt, b.genu, 2, b.gcov};
+            predict_to(&f, o, tg);
+            on_gnss(&f, o, &g, j - b.g_row0, counts);
+            j++;
+        } else {
+            emit(&f, o, tk, &b.ob, k - k_row0);
+            k++;
+            if (k - k_row0 == block || k == nout) {
+                b.ob.n = k - k_row0;
+                b.ob.imu_used = counts->imu_used;
+                b.ob.imu_rejected = counts->imu_rejected;
+                b.ob.gnss_used = counts->gnss_used;
+                b.ob.gnss_rejected = counts->gnss_rejected;
+                if ((st = sink(sink_ctx, &b.ob)))
+                    goto done;
+                k_row0 = k;
+            }
+        }
+        for (int a = 0; a < N; a++)
+            if (!isfinite(f.x[a]) || !isfinite(f.P[a][a])) {
+                st = sensim_error(SENSIM_EDATA, "judge: the filter diverged (state %d not finite) at t = %.9g s", a,
+                                  f.t);
+                goto done;
+            }
+    }
+    counts->n = nout;
+done:
+    free(mem);
+    return st;
+}
+
+/* In-memory source and sink of sensim_judge_run. */
+typedef struct {
+    const sensim_judge_imu *imu;
+    const sensim_judge_gnss *gnss;
+    sensim_judge_output *out;
+    size_t k;
+} mem_io;
+
+static sensim_status mem_read_imu(void *ctx, size_t row0, size_t n, double *t, double *w, double *fx, double *fy)
+{
+    const sensim_judge_imu *m = ((mem_io *)ctx)->imu;
+    memcpy(t, m->t + row0, n * sizeof *t);
+    memcpy(w, m->yaw_rate + row0, n * sizeof *w);
+    memcpy(fx, m->fx + row0, n * sizeof *fx);
+    memcpy(fy, m->fy + row0, n * sizeof *fy);
+    return SENSIM_OK;
+}
+
+static sensim_status mem_read_gnss(void *ctx, size_t row0, size_t n, double *t, double *enu2, double *cov9)
+{
+    const sensim_judge_gnss *g = ((mem_io *)ctx)->gnss;
+    memcpy(t, g->t + row0, n * sizeof *t);
+    for (size_t r = 0; r < n; r++) {
+        enu2[2 * r] = g->enu[g->enu_stride * (row0 + r)];
+        enu2[2 * r + 1] = g->enu[g->enu_stride * (row0 + r) + 1];
+    }
+    if (cov9)
+        memcpy(cov9, g->cov + 9 * row0, 9 * n * sizeof *cov9);
+    return SENSIM_OK;
+}
+
+static sensim_status mem_sink(void *ctx, const sensim_judge_output *b)
+{
+    mem_io *m = ctx;
+    sensim_judge_output *o = m->out;
+    size_t k = m->k, n = b->n;
+    memcpy(o->t + k, b->t, n * sizeof *b->t);
+    memcpy(o->position + 2 * k, b->position, 2 * n * sizeof *b->position);
+    memcpy(o->velocity + 2 * k, b->velocity, 2 * n * sizeof *b->velocity);
+    memcpy(o->speed + k, b->speed, n * sizeof *b->speed);
+    memcpy(o->yaw + k, b->yaw, n * sizeof *b->yaw);
+    if (o->covariance)
+        memcpy(o->covariance + 25 * k, b->covariance, 25 * n * sizeof *b->covariance);
+    m->k += n;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_judge_run(const sensim_judge_options *o, const sensim_judge_imu *imu,
+                               const sensim_judge_gnss *gnss, sensim_judge_output *out)
+{
+    if (!o || !imu || !out)
+        return sensim_error(SENSIM_EINVAL, "judge: NULL argument");
+    memset(out, 0, sizeof *out);
+    sensim_status st = check_options(o);
+    if (st)
+        return st;
     if (imu->n < 2 || !imu->t || !imu->yaw_rate || !imu->fx || !imu->fy)
         return sensim_error(SENSIM_EDATA, "judge: %zu IMU samples (need at least 2)", imu->n);
     size_t ng = gnss ? gnss->n : 0;
     if (ng && (!gnss->t || !gnss->enu || gnss->enu_stride < 2))
         return sensim_error(SENSIM_EINVAL, "judge: GNSS arrays missing or stride %zu < 2", gnss->enu_stride);
+    /* Every sample is checked before any work, the IMU first. */
     const double *ic[3] = {imu->yaw_rate, imu->fx, imu->fy};
-    sensim_status st = check_series("imu", imu->t, imu->n, ic, 3, 1);
-    if (st)
+    double prev = 0;
+    if ((st = check_series("imu", imu->t, imu->n, ic, 3, 1, 0, &prev)))
         return st;
     if (ng) {
         const double *gc[2] = {gnss->enu, gnss->enu + 1};
-        if ((st = check_series("gnss", gnss->t, ng, gc, 2, gnss->enu_stride)))
+        if ((st = check_series("gnss", gnss->t, ng, gc, 2, gnss->enu_stride, 0, &prev)))
             return st;
     }
     double t0 = imu->t[0], tend = imu->t[imu->n - 1];
@@ -514,48 +740,17 @@ sensim_status sensim_judge_run(const sensim_judge_options *o, const sensim_judge
         sensim_judge_output_free(out);
         return sensim_error(SENSIM_ENOMEM, "judge: out of memory for %zu outputs", nout);
     }
-    out->n = nout;
-
-    filter f;
-    memset(&f, 0, sizeof f);
-    f.t = ng ? fmin(t0, gnss->t[0]) : t0;
-    if (o->mode == SENSIM_JUDGE_CORRECTED) {
-        memcpy(f.x, o->initial_state, sizeof f.x);
-        if (!o->have_initial && ng) {
-            f.x[CPE] = gnss->enu[0];
-            f.x[CPN] = gnss->enu[1];
-        }
-        for (int i = 0; i < N; i++)
-            f.P[i][i] = o->initial_sd[i] * o->initial_sd[i];
-    } else {
-        f.x[RYAW] = o->initial_state[CYAW];
-        for (int i = 0; i < N; i++)
-            f.P[i][i] = o->initial_variance;
+    mem_io io = {imu, gnss, out, 0};
+    sensim_judge_source src = {imu->n, ng, ng && gnss->cov != NULL, &io, mem_read_imu, mem_read_gnss};
+    sensim_judge_output counts;
+    if ((st = sensim_judge_stream(o, &src, 4096, mem_sink, &io, &counts))) {
+        sensim_judge_output_free(out);
+        return st;
     }
-
-    /* Events in time order; at equal times IMU, then GNSS, then output. */
-    size_t i = 0, j = 0, k = 0;
-    while (k < nout) {
-        double tk = t0 + (double)k / o->rate_hz;
-        double ti = i < imu->n ? imu->t[i] : INFINITY, tg = j < ng ? gnss->t[j] : INFINITY;
-        if (ti <= tg && ti <= tk) {
-            predict_to(&f, o, ti);
-            on_imu(&f, o, imu->yaw_rate[i], imu->fx[i], imu->fy[i], out);
-            i++;
-        } else if (tg <= tk) {
-            predict_to(&f, o, tg);
-            on_gnss(&f, o, gnss, j, out);
-            j++;
-        } else {
-            emit(&f, o, tk, out, k);
-            k++;
-        }
-        for (int a = 0; a < N; a++)
-            if (!isfinite(f.x[a]) || !isfinite(f.P[a][a])) {
-                sensim_judge_output_free(out);
-                return sensim_error(SENSIM_EDATA, "judge: the filter diverged (state %d not finite) at t = %.9g s", a,
-                                    f.t);
-            }
-    }
+    out->n = counts.n;
+    out->imu_used = counts.imu_used;
+    out->imu_rejected = counts.imu_rejected;
+    out->gnss_used = counts.gnss_used;
+    out->gnss_rejected = counts.gnss_rejected;
     return SENSIM_OK;
 }

@@ -244,3 +244,13 @@ done:
 const sensim_sensor_type sensim_camera_type = {
     "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean,
 };
+
+const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens)
+{
+    if (!s || s->type != &sensim_camera_type || !s->model)
+        return NULL;
+    const camera_model *m = s->model;
+    if (fov_lens)
+        *fov_lens = m->remap;
+    return &m->p;
+}

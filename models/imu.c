@@ -4,7 +4,9 @@
 #include "sensim/imu.h"
 
 #include <gsl/gsl_multifit.h>
+#include <float.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,9 +367,177 @@ static double walk_pass(double *acc, const double *nrm, const double *dts, size_
     return x;
 }
 
+/* Whether the fused pass below serves axis a: among the additive effects
+ * only white noise, Gauss-Markov bias and random walk (quantization and
+ * range are applied after). */
+static int fused_ok(const sensim_triax *m, int a)
+{
+    const sensim_triax_params *p = &m->p;
+    return m->bi_n == 0 && p->chrono_stddev[a] == 0 && m->airsim_scale[a] == 0 && m->chrono_step[a] == 0 &&
+           p->chrono_drift_mean[a] == 0.0 && p->rate_ramp[a] == 0.0;
+}
+
+/* One (instrument, axis) task of the fused pass. An absent effect has zero
+ * coefficients and reads zeros, so it adds exactly +0.0 (acc is never -0.0
+ * once the constant bias, itself never -0.0, is added): the result equals
+ * noise_axis's per-effect passes bit for bit. */
+typedef struct fused_lane {
+    double *y; /* axis a of the block, stride 3 */
+    const double *nw, *ng, *nr;
+    double cb, ws, phi, qg, step, gm, rw, q, range;
+    sensim_rng r_w, r_g, r_r;
+    int has_w, has_g, has_r;
+    uint64_t k;
+} fused_lane;
+
+#define FCHUNK 128
+#define FLANES 3
+
+static void fused_lane_init(fused_lane *l, const sensim_triax *m, const sensim_triax_state *s, int a, uint64_t seed,
+                            uint32_t id, double *y)
+{
+    const sensim_triax_params *p = &m->p;
+    const double dt_nom = m->dt_nom;
+    l->y = y + a;
+    l->has_w = m->white_sigma[a] > 0;
+    l->has_g = p->gm_sigma[a] > 0;
+    l->has_r = p->random_walk[a] > 0;
+    l->r_w = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
+    l->r_g = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
+    l->r_r = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
+    l->cb = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
+    l->ws = l->has_w ? m->white_sigma[a] : 0.0;
+    /* As gm_pass and walk_pass compute them for a uniform step. */
+    l->phi = l->has_g ? exp(-dt_nom / p->gm_tau[a]) : 0.0;
+    l->qg = l->has_g ? p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt_nom / p->gm_tau[a])) : 0.0;
+    l->step = l->has_r ? p->random_walk[a] * sqrt(dt_nom > 0.0 ? dt_nom : 0.0) : 0.0;
+    l->gm = l->has_g ? s->gm[a] : 0.0;
+    l->rw = l->has_r ? s->rw[a] : 0.0;
+    l->q = p->quantization[a];
+    l->range = p->range[a];
+    l->k = s->k;
+}
+
+/* Up to FLANES tasks, every step nominal, interleaved sample by sample so
+ * that their Gauss-Markov and random-walk recursions (serial, latency
+ * bound) overlap. Missing lanes are dummies writing to scratch. */
+static void noise_fused(fused_lane *lanes, int cnt, size_t n)
+{
+    static const double zero[FCHUNK];
+    double nb[FLANES][3][FCHUNK], scratch[3 * FCHUNK];
+    fused_lane L[FLANES];
+    memset(scratch, 0, sizeof scratch);
+    for (int l = 0; l < FLANES; l++) {
+        if (l < cnt)
+            L[l] = lanes[l];
+        else {
+            memset(&L[l], 0, sizeof L[l]);
+            L[l].k = 1;
+        }
+        L[l].nw = L[l].has_w ? nb[l][0] : zero;
+        L[l].ng = L[l].has_g ? nb[l][1] : zero;
+        L[l].nr = L[l].has_r ? nb[l][2] : zero;
+    }
+    for (size_t c0 = 0; c0 < n; c0 += FCHUNK) {
+        const size_t cn = n - c0 < FCHUNK ? n - c0 : FCHUNK;
+        double *y[FLANES], *outs[3 * FLANES];
+        const sensim_rng *rs[3 * FLANES];
+        uint64_t firsts[3 * FLANES];
+        int ns = 0;
+        for (int l = 0; l < FLANES; l++) {
+            const uint64_t k0 = L[l].k + c0;
+            const int has[3] = {L[l].has_w, L[l].has_g, L[l].has_r};
+            const sensim_rng *r[3] = {&L[l].r_w, &L[l].r_g, &L[l].r_r};
+            for (int e = 0; e < 3; e++)
+                if (has[e]) {
+                    rs[ns] = r[e];
+                    firsts[ns] = k0;
+                    outs[ns++] = nb[l][e];
+                }
+            y[l] = l < cnt ? L[l].y + 3 * c0 : scratch;
+        }
+        sensim_rng_normal_fill_many(ns, rs, firsts, cn, outs);
+        size_t j = 0;
+        /* The first sample of a run has no step: the states only add. */
+        for (int l = 0; l < FLANES; l++)
+            if (L[l].k + c0 == 0) {
+                double acc = y[l][0] + L[l].cb;
+                acc += L[l].gm;
+                acc += L[l].rw;
+                acc += L[l].ws * L[l].nw[0];
+                y[l][0] = acc;
+                j = 1;
+            }
+        if (j)
+            for (int l = 0; l < FLANES; l++)
+                if (L[l].k + c0 != 0) {
+                    double acc = y[l][0] + L[l].cb;
+                    L[l].gm = L[l].phi * L[l].gm + L[l].qg * L[l].ng[0];
+                    L[l].rw += L[l].step * L[l].nr[0];
+                    acc += L[l].gm;
+                    acc += L[l].rw;
+                    acc += L[l].ws * L[l].nw[0];
+                    y[l][0] = acc;
+                }
+        double g0 = L[0].gm, g1 = L[1].gm, g2 = L[2].gm, r0 = L[0].rw, r1 = L[1].rw, r2 = L[2].rw;
+        double *y0 = y[0], *y1 = y[1], *y2 = y[2];
+        /* Locals, so that the stores to y cannot alias the coefficients. */
+#define FUSED_LOCALS(l)                                                                                     \
+    const double cb##l = L[l].cb, ph##l = L[l].phi, qg##l = L[l].qg, st##l = L[l].step, ws##l = L[l].ws; \
+    const double *nw##l = L[l].nw, *ng##l = L[l].ng, *nr##l = L[l].nr;
+        FUSED_LOCALS(0)
+        FUSED_LOCALS(1)
+        FUSED_LOCALS(2)
+#undef FUSED_LOCALS
+#define FUSED_STEP(l)                            \
+    {                                            \
+        double acc = y##l[3 * j] + cb##l;        \
+        g##l = ph##l * g##l + qg##l * ng##l[j];  \
+        r##l += st##l * nr##l[j];                \
+        acc += g##l;                             \
+        acc += r##l;                             \
+        acc += ws##l * nw##l[j];                 \
+        y##l[3 * j] = acc;                       \
+    }
+        for (; j < cn; j++) {
+            FUSED_STEP(0)
+            FUSED_STEP(1)
+            FUSED_STEP(2)
+        }
+#undef FUSED_STEP
+        L[0].gm = g0, L[1].gm = g1, L[2].gm = g2;
+        L[0].rw = r0, L[1].rw = r1, L[2].rw = r2;
+        for (int l = 0; l < cnt; l++) {
+            const double q = L[l].q, range = L[l].range;
+            double *yc = y[l];
+            if (q > 0)
+                for (size_t i = 0; i < cn; i++)
+                    yc[3 * i] = q * nearbyint(yc[3 * i] / q);
+            if (range > 0)
+                for (size_t i = 0; i < cn; i++)
+                    yc[3 * i] = yc[3 * i] > range ? range : yc[3 * i] < -range ? -range : yc[3 * i];
+        }
+    }
+    for (int l = 0; l < cnt; l++) {
+        lanes[l].gm = L[l].gm;
+        lanes[l].rw = L[l].rw;
+    }
+}
+
 /* Noise for one axis over n samples, in place on y (stride 3), one effect
  * at a time over chunks that stay in L1. Reads the shared fields of s,
  * writes only axis a's. */
+/* Whether a step between two timestamps is the nominal 1/rate up to the
+ * rounding of the stamps themselves: a difference of two doubles near t
+ * carries up to about one ulp(t) = 2.2e-16 |t| of error, which after a few
+ * hours at 1 kHz exceeds any fixed relative tolerance on dt. Nominal steps
+ * make the noise independent of the absolute start time and of where a
+ * block starts. */
+static inline int step_is_nominal(double dt, double dt_nom, double t)
+{
+    return fabs(dt - dt_nom) <= fmax(1e-9 * dt_nom, 8 * DBL_EPSILON * fabs(t));
+}
+
 static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint64_t seed, uint32_t id,
                        const double *t, size_t n, double *y)
 {
@@ -418,7 +588,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         int uniform = 1;
         for (size_t j = from; j < cn; j++) {
             double dt = tc[j] - (j ? tc[j - 1] : tprev);
-            if (fabs(dt - dt_nom) <= 1e-9 * dt_nom)
+            if (step_is_nominal(dt, dt_nom, tc[j]))
                 dt = dt_nom;
             else
                 uniform = 0;
@@ -472,13 +642,27 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     memcpy(s->bi[a], bi, sizeof bi);
 }
 
-void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
-                        const double *t, const double *u, const double *f, size_t n, double *y, double *work)
+/* Whether every step of the block (after the run's first sample) is the
+ * nominal one, by the test noise_axis applies. */
+static int block_uniform(const sensim_triax *m, const sensim_triax_state *s, const double *t, size_t n)
 {
-    (void)work;
-    if (n == 0)
-        return;
-    /* Deterministic mixing first: y = C diag(1+s) u + G f. */
+    const double dt_nom = m->dt_nom;
+    double prev = s->t_prev;
+    size_t j = s->k == 0 ? 1 : 0;
+    if (j)
+        prev = t[0];
+    int ok = 1;
+    for (; j < n; j++) {
+        double dt = t[j] - prev;
+        ok &= step_is_nominal(dt, dt_nom, t[j]);
+        prev = t[j];
+    }
+    return ok;
+}
+
+/* Deterministic mixing first: y = C diag(1+s) u + G f. */
+static void mix(const sensim_triax *m, const double *u, const double *f, size_t n, double *y)
+{
     if (m->has_mix || (m->has_g && f)) {
         for (size_t k = 0; k < n; k++) {
             double in[3] = {u[3 * k], u[3 * k + 1], u[3 * k + 2]}, out[3];
@@ -494,16 +678,77 @@ void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t s
         }
     } else if (y != u)
         memcpy(y, u, 3 * n * sizeof *y);
-    if (s->k == 0)
-        for (int a = 0; a < 3; a++)
-            start_axis(m, s, a, seed, sensor_id);
-#pragma omp parallel for schedule(static) if (n >= 4096)
-    for (int a = 0; a < 3; a++)
-        noise_axis(m, s, a, seed, sensor_id, t, n, y);
-    if (isnan(s->t0))
-        s->t0 = t[0];
-    s->t_prev = t[n - 1];
-    s->k += n;
+}
+
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
+                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
+                            size_t n, double *const y[])
+{
+    if (n == 0 || count <= 0)
+        return;
+    if (count > SENSIM_TRIAX_SET_MAX) {
+        for (int i = 0; i < count; i += SENSIM_TRIAX_SET_MAX)
+            sensim_triax_apply_set(count - i < SENSIM_TRIAX_SET_MAX ? count - i : SENSIM_TRIAX_SET_MAX, m + i, s + i,
+                                   seed, sensor_id, t, u + i, f ? f + i : NULL, n, y + i);
+        return;
+    }
+    int fused[SENSIM_TRIAX_SET_MAX];
+    for (int i = 0; i < count; i++) {
+        mix(m[i], u[i], f ? f[i] : NULL, n, y[i]);
+        if (s[i]->k == 0)
+            for (int a = 0; a < 3; a++)
+                start_axis(m[i], s[i], a, seed, sensor_id);
+        fused[i] = -1;
+        /* Instruments at one rate at the same point of the run share the answer. */
+        for (int j = 0; j < i && fused[i] < 0; j++)
+            if (m[j]->dt_nom == m[i]->dt_nom && s[j]->k == s[i]->k &&
+                (s[j]->t_prev == s[i]->t_prev || (isnan(s[j]->t_prev) && isnan(s[i]->t_prev))))
+                fused[i] = fused[j];
+        if (fused[i] < 0)
+            fused[i] = block_uniform(m[i], s[i], t, n);
+    }
+    /* One task per (instrument, axis), split into equal contiguous ranges
+     * over the threads (e.g. a gyro and an accelerometer: 3 and 3 on 2
+     * threads); a thread runs consecutive fused tasks FLANES at a time. */
+#pragma omp parallel if (n * (size_t)count >= 4096)
+    {
+        const int nt = 3 * count, nth = omp_get_num_threads(), me = omp_get_thread_num();
+        const int lo = nt * me / nth, hi = nt * (me + 1) / nth;
+        fused_lane lanes[FLANES];
+        int owner[FLANES], cnt = 0;
+        for (int task = lo; task <= hi; task++) {
+            const int i = task / 3, a = task % 3;
+            const int fuse = task < hi && fused[i] && fused_ok(m[i], a);
+            if (cnt && (!fuse || cnt == FLANES || task == hi)) {
+                noise_fused(lanes, cnt, n);
+                for (int l = 0; l < cnt; l++) {
+                    s[owner[l] / 3]->gm[owner[l] % 3] = lanes[l].gm;
+                    s[owner[l] / 3]->rw[owner[l] % 3] = lanes[l].rw;
+                }
+                cnt = 0;
+            }
+            if (task == hi)
+                break;
+            if (fuse) {
+                fused_lane_init(&lanes[cnt], m[i], s[i], a, seed, sensor_id, y[i]);
+                owner[cnt++] = task;
+            } else
+                noise_axis(m[i], s[i], a, seed, sensor_id, t, n, y[i]);
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        if (isnan(s[i]->t0))
+            s[i]->t0 = t[0];
+        s[i]->t_prev = t[n - 1];
+        s[i]->k += n;
+    }
+}
+
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
+                        const double *t, const double *u, const double *f, size_t n, double *y, double *work)
+{
+    (void)work;
+    sensim_triax_apply_set(1, &m, &s, seed, sensor_id, t, &u, &f, n, &y);
 }
 
 void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],

@@ -360,15 +360,25 @@ static sensim_status bufs_alloc(bufs *b, size_t n)
     return SENSIM_OK;
 }
 
-/* Runs the triaxial pipelines over a block, one instrument after the other,
- * each with its three axes in parallel (an axis's draws depend only on its
- * sample index, so the thread count cannot change the result). */
+/* Runs the triaxial pipelines over a block, all (instrument, axis) pairs in
+ * one parallel loop (an axis's draws depend only on its sample index, so the
+ * thread count cannot change the result). */
 static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
 {
+    const sensim_triax *tx[3];
+    sensim_triax_state *sp[3];
+    const double *u[3], *f[3];
+    double *y[3];
+    int c = 0;
     for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_apply(m->tx[i], &st[i], seed, id, b->t, b->u[i], i == SENSIM_GYRO ? b->f : NULL, n,
-                               b->u[i], NULL);
+        if (m->tx[i]) {
+            tx[c] = m->tx[i];
+            sp[c] = &st[i];
+            u[c] = b->u[i];
+            f[c] = i == SENSIM_GYRO ? b->f : NULL;
+            y[c++] = b->u[i];
+        }
+    sensim_triax_apply_set(c, tx, sp, seed, id, b->t, u, f, n, y);
 }
 
 static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,

@@ -177,7 +177,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         if (!strcmp(nm, "points") || !strcmp(nm, "scan_offset") || !strcmp(nm, "range") || !strcmp(nm, "azimuth") ||
             !strcmp(nm, "elevation"))
             continue;
-        int per_scan = !strcmp(nm, "t");
+        int per_scan = !strcmp(nm, "t") || !strcmp(nm, "t_sample") || !strcmp(nm, "t_sensor");
         char p[512];
         snprintf(p, sizeof p, "%s/%s", g, nm);
         int rank;
@@ -299,3 +299,8 @@ done:
 const sensim_sensor_type sensim_lidar_type = {
     "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean,
 };
+
+const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s)
+{
+    return s && s->type == &sensim_lidar_type ? s->model : NULL;
+}

@@ -18,12 +18,17 @@
  * by pi so that a white target seen head-on gives rho) or rho
  * (retroreflector), times the range falloff (none, inverse square, or the
  * detected power of a Gaussian beam, seed 002 eq. 21), times the two-way
- * Beer-Lambert transmittance exp(-2 alpha r) (seed 002 eq. 13). */
+ * Beer-Lambert transmittance exp(-2 alpha r) (seed 002 eq. 13). The
+ * two-layer surface material gives pi f(l, l) cos(theta) with l the
+ * direction back to the sensor (seed 002 eq. 12; pi f cos = rho cos for
+ * Lambert). Atmospheric returns (seed 002 eq. 14) add one echo per beam at a
+ * gamma-distributed range with the scene's probability. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render_internal.h"
+#include "sensim/rng.h"
 
 #define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
 
@@ -433,7 +438,7 @@ static int choose_returns(const sensim_render_lidar_params *p, const echo *e, in
 
 /* Traces beams [b0, b1) of one column and writes their slots. */
 static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                        double t_start, int column, int k0, int k1, sensim_render_lidar_points *out)
+                        double t_start, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out)
 {
     const sensim_render_lidar_params *p = &l->p;
     const int nr = l->nrays;
@@ -444,6 +449,8 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
     const double alpha = sensim_scene_extinction(s);
+    const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
+    const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     if (l->same_time)
         posefn(user, t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
     int n = 0;
@@ -491,20 +498,8 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
         for (int j = 0; j < 16; j++) {
             int i = base + j < n ? base + j : base;
             valid[j] = base + j < n ? -1 : 0;
-            rh.ray.org_x[j] = ox[i];
-            rh.ray.org_y[j] = oy[i];
-            rh.ray.org_z[j] = oz[i];
-            rh.ray.dir_x[j] = dx[i];
-            rh.ray.dir_y[j] = dy[i];
-            rh.ray.dir_z[j] = dz[i];
-            rh.ray.tnear[j] = 0.0f;
-            rh.ray.tfar[j] = (float)p->max_range;
-            rh.ray.time[j] = tm[i];
-            rh.ray.mask[j] = 0xFFFFFFFFu;
-            rh.ray.id[j] = (unsigned)j;
-            rh.ray.flags[j] = 0;
-            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
+            const float o[3] = {ox[i], oy[i], oz[i]}, d[3] = {dx[i], dy[i], dz[i]};
+            packet_ray16(&rh, j, o, d, (float)p->max_range, tm[i]);
         }
         rtcIntersect16(valid, s->top, &ctx, &rh);
         for (int j = 0; j < 16 && base + j < n; j++) {
@@ -531,7 +526,18 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
             }
             const sensim_material *m = &s->mat[s->obj[obj].material];
             double r = rh.ray.tfar[j];
-            double refl = m->brdf == SENSIM_BRDF_RETRO ? m->reflectance : m->reflectance * fmax(cth, 0.0);
+            double refl;
+            if (m->brdf == SENSIM_BRDF_RETRO)
+                refl = m->reflectance;
+            else if (m->brdf == SENSIM_BRDF_LAMBERT)
+                refl = m->reflectance * fmax(cth, 0.0);
+            else {
+                /* Monostatic: light and view both along -d, normal at
+                 * incidence cosine cth, in the plane of (n, d). */
+                double c = fmin(fmax(cth, 0.0), 1.0);
+                sensim_vec3 nn = sensim_vec3_make(0, 0, 1), lv = sensim_vec3_make(sqrt(1 - c * c), 0, c);
+                refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
+            }
             rr[i] = (float)r;
             ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * (alpha > 0 ? exp(-2 * alpha * r) : 1.0));
         }
@@ -539,16 +545,31 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
         size_t b = (size_t)column * p->channels + k;
-        subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS];
-        echo e[SENSIM_RENDER_LIDAR_MAX_RAYS], ret[2];
-        int nh = 0;
+        subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS + 1];
+        echo e[SENSIM_RENDER_LIDAR_MAX_RAYS + 1], ret[2];
+        int nh = 0, atmo = 0;
         for (int j = 0; j < nr; j++)
             if (isfinite(rr[q * nr + j])) {
                 h[nh].r = rr[q * nr + j];
                 h[nh++].i = ri[q * nr + j];
             }
+        if (s->atmo_probability > 0) {
+            /* Seed 002 eq. 14: an echo from the air at x ~ Gamma(k, theta)
+             * from the sensor, for a fraction `probability` of the beams,
+             * as bright as a Lambertian target of the return reflectance
+             * seen head-on at x. */
+            uint64_t idx = scan * (uint64_t)p->columns * p->channels + b;
+            if (sensim_rng_uniform(&rhit, idx) < s->atmo_probability) {
+                double x = s->atmo_scale * sensim_rng_gamma(&rrange, idx, s->atmo_shape);
+                if (x < p->max_range) {
+                    h[nh].r = (float)x;
+                    h[nh++].i = (float)(s->atmo_reflectance * falloff(p, x) * (alpha > 0 ? exp(-2 * alpha * x) : 1.0));
+                    atmo = 1;
+                }
+            }
+        }
         int nret;
-        if (nr == 1) {
+        if (nr == 1 && !atmo) {
             /* One ray: one echo, whatever the return mode. */
             nret = nh == 1 && h[0].i >= p->threshold && h[0].r >= p->min_range;
             if (nret) {
@@ -580,6 +601,17 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     }
 }
 
+void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
+{
+    memcpy(pt->xyzi + 4 * dst, pt->xyzi + 4 * src, 4 * sizeof *pt->xyzi);
+    pt->range[dst] = pt->range[src];
+    pt->azimuth[dst] = pt->azimuth[src];
+    pt->elevation[dst] = pt->elevation[src];
+    pt->channel[dst] = pt->channel[src];
+    pt->return_index[dst] = pt->return_index[src];
+    pt->time_offset[dst] = pt->time_offset[src];
+}
+
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
 {
@@ -597,22 +629,15 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
     for (long task = 0; task < ntask; task++) {
         int c = (int)(task / groups), g = (int)(task % groups);
         int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
-        trace_group(l, s, pose, pose_user, t_start, c, k0, k1, out);
+        trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out);
     }
     /* Compaction in beam order: destination never passes the source. */
     size_t m = 0, nslot = sensim_render_lidar_max_points(l);
     for (size_t i = 0; i < nslot; i++) {
         if (isnan(out->range[i]))
             continue;
-        if (m != i) {
-            memcpy(out->xyzi + 4 * m, out->xyzi + 4 * i, 4 * sizeof *out->xyzi);
-            out->range[m] = out->range[i];
-            out->azimuth[m] = out->azimuth[i];
-            out->elevation[m] = out->elevation[i];
-            out->channel[m] = out->channel[i];
-            out->return_index[m] = out->return_index[i];
-            out->time_offset[m] = out->time_offset[i];
-        }
+        if (m != i)
+            lidar_points_move(out, m, i);
         m++;
     }
     out->count = m;

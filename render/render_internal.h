@@ -49,6 +49,8 @@ struct sensim_scene {
     sensim_vec3 sun_dir;
     double sun[3], ambient[3], sky[3];
     double extinction;
+    /* Atmospheric returns (seed 002 eq. 14); probability 0: off. */
+    double atmo_probability, atmo_shape, atmo_scale, atmo_reflectance;
 };
 
 /* Ray time in [0, 1] for scene time t. */
@@ -59,6 +61,30 @@ static inline float scene_ray_time(const sensim_scene *s, double t)
     double u = (t - s->t0) / (s->t1 - s->t0);
     return (float)(u < 0 ? 0 : u > 1 ? 1 : u);
 }
+
+/* Sets lane j of a packet of 16 rays: origin o, direction d, [0, tfar], ray
+ * time, no hit yet. */
+static inline void packet_ray16(struct RTCRayHit16 *rh, int j, const float o[3], const float d[3], float tfar,
+                                float time)
+{
+    rh->ray.org_x[j] = o[0];
+    rh->ray.org_y[j] = o[1];
+    rh->ray.org_z[j] = o[2];
+    rh->ray.dir_x[j] = d[0];
+    rh->ray.dir_y[j] = d[1];
+    rh->ray.dir_z[j] = d[2];
+    rh->ray.tnear[j] = 0.0f;
+    rh->ray.tfar[j] = tfar;
+    rh->ray.time[j] = time;
+    rh->ray.mask[j] = 0xFFFFFFFFu;
+    rh->ray.id[j] = (unsigned)j;
+    rh->ray.flags[j] = 0;
+    rh->hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
+    rh->hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
+}
+
+/* Moves point src of a scan to slot dst (compaction, dst <= src). */
+void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src);
 
 /* Pose of a (possibly moving) object at time t. */
 sensim_pose scene_object_pose_at(const scene_object *o, double t);

@@ -40,6 +40,8 @@ sensim_material sensim_material_default(void)
     m.brdf = SENSIM_BRDF_LAMBERT;
     m.reflectance = 0.5;
     m.albedo[0] = m.albedo[1] = m.albedo[2] = 0.5;
+    m.ior = 1.5;
+    m.specular_roughness = 0.3;
     return m;
 }
 
@@ -411,9 +413,29 @@ int sensim_scene_add_material(sensim_scene *s, const sensim_material *m)
             sensim_error(SENSIM_EINVAL, "material '%s': albedo must be in [0, 1] (got %g)", m->name, m->albedo[i]);
             return -1;
         }
-    if (m->brdf != SENSIM_BRDF_LAMBERT && m->brdf != SENSIM_BRDF_RETRO) {
+    if (m->brdf != SENSIM_BRDF_LAMBERT && m->brdf != SENSIM_BRDF_RETRO && m->brdf != SENSIM_BRDF_SURFACE) {
         sensim_error(SENSIM_EINVAL, "material '%s': unknown BRDF %d", m->name, (int)m->brdf);
         return -1;
+    }
+    if (m->brdf == SENSIM_BRDF_SURFACE) {
+        /* GGX needs alpha > 0 (alpha = 0 is a mirror, a delta the lidar
+         * would never see); Oren-Nayar loses energy conservation past
+         * reflectance 0.97 (seed 002), which is allowed but noted there. */
+        if (!(m->ior > 0 && isfinite(m->ior)) || !(m->ior_k >= 0 && isfinite(m->ior_k))) {
+            sensim_error(SENSIM_EINVAL, "material '%s': ior must be > 0 and ior_k >= 0 (got %g + %gi)", m->name,
+                         m->ior, m->ior_k);
+            return -1;
+        }
+        if (!(m->specular_roughness > 0 && m->specular_roughness <= 10)) {
+            sensim_error(SENSIM_EINVAL, "material '%s': specular_roughness must be in (0, 10] (got %g)", m->name,
+                         m->specular_roughness);
+            return -1;
+        }
+        if (!(m->diffuse_roughness >= 0 && m->diffuse_roughness <= M_PI / 2)) {
+            sensim_error(SENSIM_EINVAL, "material '%s': diffuse_roughness must be in [0, pi/2] rad (got %g)", m->name,
+                         m->diffuse_roughness);
+            return -1;
+        }
     }
     if (sensim_scene_find_material(s, m->name) >= 0) {
         sensim_error(SENSIM_EINVAL, "material '%s' defined twice", m->name);
@@ -600,6 +622,23 @@ sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction)
 }
 
 double sensim_scene_extinction(const sensim_scene *s) { return s->extinction; }
+
+sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double probability, double shape, double scale,
+                                                   double reflectance)
+{
+    if (!(probability >= 0 && probability <= 1))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: return probability must be in [0, 1] (got %g)", probability);
+    if (probability > 0 && (!(shape > 0 && isfinite(shape)) || !(scale > 0 && isfinite(scale))))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: gamma shape and scale must be finite and > 0 (got %g, %g)",
+                            shape, scale);
+    if (!(reflectance >= 0 && reflectance <= 1))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: return reflectance must be in [0, 1] (got %g)", reflectance);
+    s->atmo_probability = probability;
+    s->atmo_shape = shape;
+    s->atmo_scale = scale;
+    s->atmo_reflectance = reflectance;
+    return SENSIM_OK;
+}
 
 /* ---- commit ---- */
 

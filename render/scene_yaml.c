@@ -55,7 +55,8 @@ static sensim_status get_int_range(const sensim_ynode *map, const char *key, int
 
 static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
 {
-    static const char *const keys[] = {"name", "reflectance", "albedo", "brdf", NULL};
+    static const char *const keys[] = {"name", "reflectance", "albedo", "brdf", "ior", "specular_roughness",
+                                       "diffuse_roughness", NULL};
     TRY(sensim_ynode_check_keys(n, "material", keys));
     sensim_material m = sensim_material_default();
     const char *name = NULL, *brdf = "lambert";
@@ -76,9 +77,31 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
         m.brdf = SENSIM_BRDF_LAMBERT;
     else if (strcmp(brdf, "retro") == 0)
         m.brdf = SENSIM_BRDF_RETRO;
+    else if (strcmp(brdf, "surface") == 0)
+        m.brdf = SENSIM_BRDF_SURFACE;
     else
         return sensim_ynode_error(sensim_ynode_get(n, "brdf"), SENSIM_EINVAL,
-                                  "key 'brdf': unknown '%s' (expected lambert or retro)", brdf);
+                                  "key 'brdf': unknown '%s' (expected lambert, retro or surface)", brdf);
+    /* The surface keys: ior (n or [n, k]), specular_roughness (Beckmann
+     * sigma), diffuse_roughness (Oren-Nayar sigma, an angle). */
+    const sensim_ynode *ior = sensim_ynode_get(n, "ior");
+    static const char *const skeys[] = {"ior", "specular_roughness", "diffuse_roughness"};
+    for (int i = 0; i < 3; i++)
+        if (m.brdf != SENSIM_BRDF_SURFACE && sensim_ynode_get(n, skeys[i]))
+            return sensim_ynode_error(sensim_ynode_get(n, skeys[i]), SENSIM_EINVAL,
+                                      "key '%s': only for brdf: surface", skeys[i]);
+    if (ior && sensim_ynode_kind_of(ior) == SENSIM_YNODE_SCALAR) {
+        TRY(sensim_ynode_as_quantity(ior, "ior", SENSIM_DIM_NONE, &m.ior));
+        m.ior_k = 0;
+    } else if (ior) {
+        double nk[2];
+        TRY(sensim_ynode_get_vector(n, "ior", SENSIM_DIM_NONE, 1, 2, nk));
+        m.ior = nk[0];
+        m.ior_k = nk[1];
+    }
+    TRY(sensim_ynode_get_quantity_range(n, "specular_roughness", SENSIM_DIM_NONE, 0, 1e-6, 10, &m.specular_roughness));
+    TRY(sensim_ynode_get_quantity_range(n, "diffuse_roughness", SENSIM_DIM_ANGLE, 0, 0, M_PI / 2,
+                                        &m.diffuse_roughness));
     if (sensim_scene_add_material(s, &m) < 0)
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     return SENSIM_OK;
@@ -235,11 +258,24 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
             return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     }
     if ((n = sensim_ynode_get(root, "atmosphere"))) {
-        static const char *const k[] = {"extinction", NULL};
+        static const char *const k[] = {"extinction", "returns", NULL};
         TRY(sensim_ynode_check_keys(n, "atmosphere", k));
         double a = 0;
         TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
         TRY(sensim_scene_set_atmosphere(s, a));
+        const sensim_ynode *r = sensim_ynode_get(n, "returns");
+        if (r) {
+            /* Seed 002 eq. 14: probability, gamma shape k and scale theta. */
+            static const char *const rk[] = {"probability", "shape", "scale", "reflectance", NULL};
+            double p = 0, shape = 0, scale = 0, rho = 0.1;
+            TRY(sensim_ynode_check_keys(r, "atmosphere returns", rk));
+            TRY(sensim_ynode_get_quantity_range(r, "probability", SENSIM_DIM_NONE, 1, 0, 1, &p));
+            TRY(sensim_ynode_get_quantity_range(r, "shape", SENSIM_DIM_NONE, 1, 1e-9, 1e6, &shape));
+            TRY(sensim_ynode_get_quantity_range(r, "scale", SENSIM_DIM_LENGTH, 1, 1e-9, 1e6, &scale));
+            TRY(sensim_ynode_get_quantity_range(r, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &rho));
+            if (sensim_scene_set_atmospheric_returns(s, p, shape, scale, rho))
+                return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(r), sensim_ynode_line(r));
+        }
     }
     return SENSIM_OK;
 }
@@ -470,6 +506,8 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         out->type = SENSIM_SENSOR_LIDAR;
         if (!(st = sensim_ynode_check_keys(n, "lidar sensor", lidar_keys)))
             st = load_lidar(n, &out->lidar, &out->rate_hz);
+        out->lidar.seed = seed;
+        out->lidar.sensor = sensim_rng_sensor_id(name);
     } else if (!st && strcmp(type, "camera") == 0) {
         out->type = SENSIM_SENSOR_CAMERA;
         if (!(st = sensim_ynode_check_keys(n, "camera sensor", cam_keys)))

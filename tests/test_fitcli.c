@@ -66,21 +66,7 @@ static void check_fail(tu_run_result *r, int status, const char *file, const cha
 
 static sensim_camera_params cam_truth(double exposure)
 {
-    sensim_camera_params p = sensim_camera_default_params();
-    p.model = SENSIM_CAMERA_NOISE_EMVA;
-    p.width = SW;
-    p.height = SH;
-    p.photons_full_scale = 80000;
-    p.quantum_efficiency = 0.5;
-    p.exposure_time = exposure;
-    p.gain = 0.25;
-    p.read_noise = 8;
-    p.dark_current = 300;
-    p.black_level = 100;
-    p.full_well = 30000;
-    p.prnu = 0.01;
-    p.dsnu = 5;
-    return p;
+    return tu_camera_cmos(SW, SH, exposure);
 }
 
 /* The stack `sensim fit camera` reads: level k at k+1 ms, light up to 95 %

@@ -333,6 +333,129 @@ START_TEST(reproducible_any_block_and_threads)
 }
 END_TEST
 
+START_TEST(fused_pass_matches_formulas)
+{
+    /* White noise + Gauss-Markov + random walk with uniform steps take the
+     * fused pass: it must equal the model's formulas evaluated one sample
+     * at a time from sensim_rng_normal (streams (kind*16+effect)*4+axis,
+     * effects white 0, turn-on 1, GM 2, RW 3), bit for bit. Axis 2 has no
+     * Gauss-Markov term and axis 1 no random walk. */
+    sensim_triax_params p = sensim_triax_default_params();
+    for (int a = 0; a < 3; a++) {
+        p.noise_density[a] = 1e-3 * (a + 1);
+        p.gm_sigma[a] = a == 2 ? 0.0 : 2e-3;
+        p.gm_tau[a] = 5.0 + a;
+        p.random_walk[a] = a == 1 ? 0.0 : 3e-4;
+        p.bias[a] = 0.01 * a;
+        p.turn_on_bias[a] = 1e-3;
+        p.quantization[a] = 1e-5;
+        p.range[a] = 0.05;
+    }
+    const size_t n = 3000;
+    const double rate = 250;
+    omp_set_num_threads(2);
+    double *y = run(&p, SENSIM_ACCEL, rate, n, 9, 1001);
+    const double dt = 1.0 / rate;
+    for (int a = 0; a < 3; a++) {
+        sensim_rng rw_ = sensim_rng_make(9, 77, (uint32_t)((SENSIM_ACCEL * 16 + 0) * 4 + a));
+        sensim_rng rt = sensim_rng_make(9, 77, (uint32_t)((SENSIM_ACCEL * 16 + 1) * 4 + a));
+        sensim_rng rg = sensim_rng_make(9, 77, (uint32_t)((SENSIM_ACCEL * 16 + 2) * 4 + a));
+        sensim_rng rr = sensim_rng_make(9, 77, (uint32_t)((SENSIM_ACCEL * 16 + 3) * 4 + a));
+        const double ws = p.noise_density[a] * sqrt(rate), cb = p.bias[a] + p.turn_on_bias[a] * sensim_rng_normal(&rt, 0);
+        const double phi = exp(-dt / p.gm_tau[a]), qg = p.gm_sigma[a] * sqrt(-expm1(-2.0 * dt / p.gm_tau[a]));
+        const double step = p.random_walk[a] * sqrt(dt);
+        double gm = p.gm_sigma[a] > 0 ? p.gm_sigma[a] * sensim_rng_normal(&rg, 0) : 0.0, w = 0.0;
+        for (size_t k = 0; k < n; k++) {
+            double acc = 0.0 + cb;
+            if (k > 0 && p.gm_sigma[a] > 0)
+                gm = phi * gm + qg * sensim_rng_normal(&rg, k);
+            if (k > 0 && p.random_walk[a] > 0)
+                w += step * sensim_rng_normal(&rr, k);
+            if (p.gm_sigma[a] > 0)
+                acc += gm;
+            if (p.random_walk[a] > 0)
+                acc += w;
+            acc += ws * sensim_rng_normal(&rw_, k);
+            acc = p.quantization[a] * nearbyint(acc / p.quantization[a]);
+            acc = acc > p.range[a] ? p.range[a] : acc < -p.range[a] ? -p.range[a] : acc;
+            ck_assert_msg(y[3 * k + a] == acc, "axis %d sample %zu: %.17g != %.17g", a, k, y[3 * k + a], acc);
+        }
+    }
+    free(y);
+}
+END_TEST
+
+/* Runs gyro, accelerometer and magnetometer through sensim_triax_apply_set
+ * in blocks of `block`; y[i] gets instrument i's n*3 outputs. */
+static void run_set(sensim_triax *const m[3], size_t n, double rate, size_t block, int count, double *y[3])
+{
+    double *t = malloc(n * sizeof *t);
+    for (size_t k = 0; k < n; k++)
+        t[k] = (double)k / rate;
+    sensim_triax_state st[3], *sp[3] = {&st[0], &st[1], &st[2]};
+    for (int i = 0; i < 3; i++) {
+        sensim_triax_reset(m[i], &st[i]);
+        for (size_t k = 0; k < 3 * n; k++)
+            y[i][k] = 0.1 * i;
+    }
+    for (size_t k0 = 0; k0 < n; k0 += block) {
+        size_t c = n - k0 < block ? n - k0 : block;
+        const double *u[3] = {y[0] + 3 * k0, y[1] + 3 * k0, y[2] + 3 * k0};
+        double *o[3] = {y[0] + 3 * k0, y[1] + 3 * k0, y[2] + 3 * k0};
+        if (count == 1)
+            for (int i = 0; i < 3; i++)
+                sensim_triax_apply(m[i], sp[i], 5, 77, t + k0, u[i], NULL, c, o[i], NULL);
+        else
+            sensim_triax_apply_set(count, (const sensim_triax *const *)m, sp, 5, 77, t + k0, u, NULL, c, o);
+    }
+    free(t);
+}
+
+START_TEST(apply_set_matches_apply)
+{
+    /* The gyro and accelerometer take the fused pass (the accelerometer
+     * with white noise only), the magnetometer (bias instability) the
+     * per-effect one: apply_set over all (instrument, axis) tasks at 2
+     * threads and odd blocks equals separate apply calls at 1 thread. */
+    sensim_triax_params g = sensim_triax_default_params(), a = g, mg = g;
+    for (int i = 0; i < 3; i++) {
+        g.noise_density[i] = 1e-3;
+        g.gm_sigma[i] = 1e-3;
+        g.gm_tau[i] = 20;
+        g.random_walk[i] = 1e-4;
+        a.noise_density[i] = 2e-3;
+        mg.noise_density[i] = 1e-7;
+        mg.bias_instability[i] = 1e-7;
+    }
+    sensim_triax *m[3] = {sensim_triax_create(&g, SENSIM_GYRO, 400, "g"),
+                          sensim_triax_create(&a, SENSIM_ACCEL, 400, "a"),
+                          sensim_triax_create(&mg, SENSIM_MAG, 400, "m")};
+    ck_assert(m[0] && m[1] && m[2]);
+    const size_t n = 9000;
+    double *ref[3], *got[3];
+    for (int i = 0; i < 3; i++) {
+        ref[i] = malloc(3 * n * sizeof(double));
+        got[i] = malloc(3 * n * sizeof(double));
+    }
+    omp_set_num_threads(1);
+    run_set(m, n, 400, n, 1, ref);
+    omp_set_num_threads(2);
+    size_t blocks[] = {n, 4999, 777, 64};
+    for (int b = 0; b < 4; b++)
+        for (int count = 2; count <= 3; count++) {
+            run_set(m, n, 400, blocks[b], count, got);
+            for (int i = 0; i < count; i++)
+                ck_assert_msg(memcmp(ref[i], got[i], 3 * n * sizeof(double)) == 0,
+                              "instrument %d differs (block %zu, %d instruments)", i, blocks[b], count);
+        }
+    for (int i = 0; i < 3; i++) {
+        free(ref[i]);
+        free(got[i]);
+        sensim_triax_destroy(m[i]);
+    }
+}
+END_TEST
+
 START_TEST(bad_parameters)
 {
     sensim_triax_params p = sensim_triax_default_params();
@@ -377,6 +500,48 @@ START_TEST(lever_arm_specific_force)
 }
 END_TEST
 
+/* The noise does not depend on the absolute start time: a run stamped from
+ * t = 20000 s at 1 kHz (where stamps k/rate round to steps that differ from
+ * 1/rate by ~1e-12 s, a relative 1e-9) gives the same bits as one stamped
+ * from 0, in one block and in blocks of 333. */
+START_TEST(noise_independent_of_start_time)
+{
+    const size_t n = 5000;
+    const double rate = 1000;
+    sensim_triax_params p = sensim_triax_default_params();
+    for (int a = 0; a < 3; a++) {
+        p.noise_density[a] = 1e-3;
+        p.gm_sigma[a] = 0.01;
+        p.gm_tau[a] = 50;
+        p.random_walk[a] = 1e-4;
+    }
+    sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rate, "test");
+    ck_assert_msg(m != NULL, "%s", sensim_last_error());
+    double *t = malloc(n * sizeof *t), *y0 = calloc(3 * n, sizeof *y0), *y1 = calloc(3 * n, sizeof *y1);
+    for (int run = 0; run < 3; run++) {
+        double *y = run ? y1 : y0;
+        const double start = run ? 20000.0 : 0.0;
+        const size_t block = run == 2 ? 333 : n;
+        for (size_t k = 0; k < n; k++)
+            t[k] = start + (double)k / rate;
+        memset(y, 0, 3 * n * sizeof *y);
+        sensim_triax_state s;
+        sensim_triax_reset(m, &s);
+        for (size_t k0 = 0; k0 < n; k0 += block) {
+            size_t c = n - k0 < block ? n - k0 : block;
+            sensim_triax_apply(m, &s, 9, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+        }
+        if (run)
+            ck_assert_msg(memcmp(y0, y1, 3 * n * sizeof *y0) == 0, "run %d differs from the run stamped from 0",
+                          run);
+    }
+    free(t);
+    free(y0);
+    free(y1);
+    sensim_triax_destroy(m);
+}
+END_TEST
+
 Suite *suite_imu(void)
 {
     Suite *s = suite_create("imu");
@@ -390,8 +555,11 @@ Suite *suite_imu(void)
     tcase_add_test(tc, chrono_drift_semantics);
     tcase_add_test(tc, turn_on_bias_constant_within_run);
     tcase_add_test(tc, reproducible_any_block_and_threads);
+    tcase_add_test(tc, fused_pass_matches_formulas);
+    tcase_add_test(tc, apply_set_matches_apply);
     tcase_add_test(tc, bad_parameters);
     tcase_add_test(tc, lever_arm_specific_force);
+    tcase_add_test(tc, noise_independent_of_start_time);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -13,23 +13,10 @@
 
 #define NLEV 16
 
+/* Default exposure 10 ms; sensim_ptc_simulate sets it per level. */
 static sensim_camera_params truth(size_t W, size_t H)
 {
-    sensim_camera_params p = sensim_camera_default_params();
-    p.model = SENSIM_CAMERA_NOISE_EMVA;
-    p.width = W;
-    p.height = H;
-    p.photons_full_scale = 80000;
-    p.quantum_efficiency = 0.5;
-    p.gain = 0.25;
-    p.read_noise = 8;
-    p.dark_current = 300;
-    p.black_level = 100;
-    p.full_well = 30000;
-    p.adc_bits = 16;
-    p.prnu = 0.01;
-    p.dsnu = 5;
-    return p;
+    return tu_camera_cmos(W, H, 0.01);
 }
 
 /* Simulates the stack: level k has exposure k+1 ms and I proportional to

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/lidar.h"
+#include "sensim/log.h"
+#include "sensim/png.h"
 #include "sensim/render.h"
 #include "testutil.h"
 
@@ -632,6 +635,304 @@ START_TEST(noise_hook)
 }
 END_TEST
 
+/* Bird's-eye view: a point at (x, y) lands in row floor((E - x) s / 2E) and
+ * column floor((E - y) s / 2E); the highest point of a pixel wins; points
+ * outside the square are not drawn. */
+START_TEST(bev_projection)
+{
+    const float pts[] = {
+        5, 5, 0.0f, 0.1f,   /* row 5, col 5 (E = 10, 20 px: 1 px per m) */
+        5, 5, 3.0f, 0.9f,   /* same pixel, higher: wins */
+        5, 5, 1.0f, 0.5f,   /* same pixel, lower: loses */
+        -9.5f, 9.5f, -2, 0, /* row 19, col 0 */
+        0, -9.99f, 4, 0,    /* row 10, col 19 */
+        11, 0, 0, 0,        /* outside */
+        NAN, 0, 0, 0,       /* skipped */
+    };
+    uint8_t rgb[20 * 20 * 3], c[3];
+    size_t drawn = 0;
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_HEIGHT, -2, 4, rgb, &drawn), SENSIM_OK);
+    ck_assert_uint_eq(drawn, 5);
+    sensim_bev_ramp(5.0 / 6.0, c); /* z = 3 on [-2, 4] */
+    ck_assert(memcmp(rgb + 3 * (5 * 20 + 5), c, 3) == 0);
+    sensim_bev_ramp(0, c);
+    ck_assert(memcmp(rgb + 3 * (19 * 20 + 0), c, 3) == 0);
+    sensim_bev_ramp(1, c);
+    ck_assert(memcmp(rgb + 3 * (10 * 20 + 19), c, 3) == 0);
+    int lit = 0;
+    for (int i = 0; i < 20 * 20; i++)
+        lit += rgb[3 * i] || rgb[3 * i + 1] || rgb[3 * i + 2];
+    ck_assert_int_eq(lit, 3);
+    /* By intensity: the winner is still the highest point, coloured by its i. */
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_INTENSITY, 0, 1, rgb, NULL), SENSIM_OK);
+    sensim_bev_ramp(0.9, c);
+    ck_assert(memcmp(rgb + 3 * (5 * 20 + 5), c, 3) == 0);
+    /* The ramp ends are blue and red and it clamps. */
+    uint8_t lo[3], hi[3];
+    sensim_bev_ramp(-1, lo);
+    sensim_bev_ramp(0, c);
+    ck_assert(memcmp(lo, c, 3) == 0 && lo[2] > lo[0]);
+    sensim_bev_ramp(2, hi);
+    ck_assert(hi[0] > hi[2]);
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 0, 20, SENSIM_BEV_HEIGHT, -2, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "extent"));
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 20, SENSIM_BEV_HEIGHT, 4, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "colour range"));
+    ck_assert_int_eq(sensim_render_bev(pts, 7, 10, 0, SENSIM_BEV_HEIGHT, -2, 4, rgb, NULL), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "size"));
+}
+END_TEST
+
+/* Lidar noise on a rendered scan of a plane at h below the sensor: every
+ * clean range is h / sin|el| (closed form), so the noise of each point is
+ * known. With sigma(r) = base + slope r, z = (r_noisy - r) / sigma(r) is
+ * N(0, 1): |mean| < 5/sqrt(n) and |var - 1| < 5 sqrt(2/n) (5 standard
+ * errors). Dropout at rate q keeps a Binomial(n, 1 - q) count: within 5
+ * sqrt(n q (1 - q)). */
+START_TEST(lidar_noise_on_plane)
+{
+    const double h = 2.0, base = 0.02, slope = 0.01, q = 0.2;
+    sensim_scene *s = ground(0.8, 0);
+    sensim_render_lidar_params p = down_lidar();
+    p.columns = 720;
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pt = sensim_render_lidar_points_create(l), *pt2 = sensim_render_lidar_points_create(l);
+    linear_motion m = still(0, 0, h);
+    ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt), SENSIM_OK);
+    const size_t n = pt->count;
+    ck_assert_uint_eq(n, 16 * 720);
+    uint8_t *keep = malloc(n);
+    sensim_lidar_params np = sensim_lidar_default_params();
+    np.range_sigma_base = base;
+    np.range_sigma_slope = slope;
+    sensim_lidar *nm = sensim_lidar_create(&np, 42, 7);
+    size_t kept = 0;
+    ck_assert_int_eq(sensim_render_lidar_points_noise(pt, nm, 1000, keep, &kept), SENSIM_OK);
+    ck_assert_uint_eq(kept, n);
+    double sz = 0, szz = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = h / sin(-pt->elevation[i]);
+        double z = (pt->range[i] - r) / (base + slope * r);
+        sz += z;
+        szz += z * z;
+        /* x, y, z follow the noisy range (float rounding). */
+        const float *x = pt->xyzi + 4 * i;
+        ck_assert_double_eq_tol(sqrt((double)x[0] * x[0] + (double)x[1] * x[1] + (double)x[2] * x[2]), pt->range[i],
+                                1e-5 * pt->range[i]);
+    }
+    double mean = sz / n, var = szz / n - mean * mean;
+    ck_assert_msg(fabs(mean) < 5 / sqrt((double)n), "mean z %g", mean);
+    ck_assert_msg(fabs(var - 1) < 5 * sqrt(2.0 / n), "var z %g", var);
+    /* Same index, same noise; another first index, other noise. */
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt2);
+    sensim_render_lidar_points_noise(pt2, nm, 1000, keep, NULL);
+    ck_assert(memcmp(pt->range, pt2->range, n * sizeof(float)) == 0);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt2);
+    sensim_render_lidar_points_noise(pt2, nm, 1001, keep, NULL);
+    ck_assert(memcmp(pt->range, pt2->range, n * sizeof(float)) != 0);
+    /* Dropouts: the kept points stay in beam order with their attributes. */
+    sensim_lidar_destroy(nm);
+    np = sensim_lidar_default_params();
+    np.dropoff_general_rate = q;
+    nm = sensim_lidar_create(&np, 42, 7);
+    sensim_render_lidar_scan(l, s, linear_pose, &m, 0, 0, pt2);
+    ck_assert_int_eq(sensim_render_lidar_points_noise(pt2, nm, 0, keep, &kept), SENSIM_OK);
+    ck_assert_uint_eq(pt2->count, kept);
+    ck_assert_msg(fabs((double)kept - n * (1 - q)) < 5 * sqrt(n * q * (1 - q)), "kept %zu of %zu", kept, n);
+    for (size_t i = 1; i < kept; i++) {
+        /* Beam order: column (azimuth index) then channel. */
+        ck_assert(pt2->time_offset[i] > pt2->time_offset[i - 1] ||
+                  (pt2->time_offset[i] == pt2->time_offset[i - 1] && pt2->channel[i] > pt2->channel[i - 1]));
+        ck_assert_float_eq_tol(pt2->range[i], (float)(h / sin(-pt2->elevation[i])), 1e-5f * pt2->range[i]);
+    }
+    ck_assert_int_eq(sensim_render_lidar_points_noise(pt2, nm, 0, NULL, NULL), SENSIM_EINVAL);
+    sensim_lidar_destroy(nm);
+    free(keep);
+    sensim_render_lidar_points_destroy(pt);
+    sensim_render_lidar_points_destroy(pt2);
+    sensim_render_lidar_destroy(l);
+    sensim_scene_destroy(s);
+}
+END_TEST
+
+/* A whole dataset of a log as raw bytes of `type`; *n rows. */
+static void *read_dset(const char *file, const char *dset, sensim_dtype type, size_t *n, size_t *bytes)
+{
+    sensim_log *lg = sensim_log_open(file);
+    ck_assert_msg(lg != NULL, "%s", sensim_last_error());
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK], row = 1;
+    ck_assert_msg(sensim_log_shape(lg, dset, &rank, dims) == SENSIM_OK, "%s: %s", file, dset);
+    for (int d = 1; d < rank; d++)
+        row *= dims[d];
+    *bytes = dims[0] * row * sensim_dtype_size(type);
+    void *buf = malloc(*bytes ? *bytes : 1);
+    ck_assert_int_eq(sensim_log_read(lg, dset, type, 0, dims[0], buf), SENSIM_OK);
+    sensim_log_close(lg);
+    *n = dims[0];
+    return buf;
+}
+
+static int same_dset(const char *a, const char *b, const char *dset, sensim_dtype type)
+{
+    size_t na, nb, ba, bb;
+    void *x = read_dset(a, dset, type, &na, &ba), *y = read_dset(b, dset, type, &nb, &bb);
+    int same = na == nb && ba == bb && memcmp(x, y, ba) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* sensim render --rig: the rig's noise and timing for the sensor of the
+ * same name; bit-identical at 1 and 2 threads and to `sensim inject` with
+ * the same rig on the clean render. */
+START_TEST(cli_render_rig)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *scene = tu_src("data/scenes/fig5.yaml");
+    char *rig = tu_path(dir, "rig.yaml"), *camrig = tu_path(dir, "cam.yaml"), *bad = tu_path(dir, "bad.yaml");
+    char *a = tu_path(dir, "a.h5"), *b = tu_path(dir, "b.h5"), *clean = tu_path(dir, "clean.h5");
+    char *inj = tu_path(dir, "inj.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "0.5", "--speed", "20", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n"
+                                        "  - name: hdl32e\n    type: lidar\n"
+                                        "    noise: {range_sigma_base: 0.03, azimuth_sigma: 0.001}\n"
+                                        "    dropout: {dropoff_general_rate: 0.1}\n"),
+                     0);
+    const char *const sets[] = {"points", "range", "azimuth", "elevation", "scan_offset"};
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "2", "--rig", rig, "-j", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "-n", "2", "--rig", rig, "-j", "2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", clean, "-n", "2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, clean, "-o", inj, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    for (int i = 0; i < 5; i++) {
+        char d[64];
+        snprintf(d, sizeof d, "/sensors/hdl32e/%s", sets[i]);
+        sensim_dtype ty = i == 4 ? SENSIM_U64 : SENSIM_F32;
+        ck_assert_msg(same_dset(a, b, d, ty), "%s differs at 1 and 2 threads", d);
+        ck_assert_msg(same_dset(a, inj, d, ty), "%s differs from sensim inject", d);
+        if (i < 4)
+            ck_assert_msg(!same_dset(a, clean, d, ty), "%s has no noise", d);
+    }
+    ck_assert(same_dset(a, inj, "/sensors/hdl32e/channel", SENSIM_U16));
+    /* --seed replaces the rig's seed, as inject --seed does; it needs --rig. */
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "-n", "2", "--rig", rig, "--seed", "77", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, clean, "-o", inj, "--seed", "77", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(same_dset(b, inj, "/sensors/hdl32e/points", SENSIM_F32));
+    ck_assert(!same_dset(a, b, "/sensors/hdl32e/points", SENSIM_F32));
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", b, "--seed", "77", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    ck_assert(same_dset(a, inj, "/sensors/hdl32e/t_sample", SENSIM_F64));
+    /* Timing: without a rig t is the end of the scan (20 Hz); with a lag of
+     * 10 ms and a start delay of 0.1 s, t = t_sample + 0.05 + 0.01. */
+    size_t n, nb;
+    double *t = read_dset(clean, "/sensors/hdl32e/t", SENSIM_F64, &n, &nb);
+    double *ts = read_dset(clean, "/sensors/hdl32e/t_sample", SENSIM_F64, &n, &nb);
+    ck_assert_uint_eq(n, 2);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_double_eq_tol(ts[k], 0.05 * k, 1e-12);
+        ck_assert_double_eq_tol(t[k], ts[k] + 0.05, 1e-12);
+    }
+    free(t);
+    free(ts);
+    ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n"
+                                        "  - name: hdl32e\n    type: lidar\n    rate_hz: 20\n"
+                                        "    timing: {lag: 0.01, start_delay: 0.1, clock_offset: 0.25}\n"),
+                     0);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "2", "--rig", rig, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    t = read_dset(a, "/sensors/hdl32e/t", SENSIM_F64, &n, &nb);
+    ts = read_dset(a, "/sensors/hdl32e/t_sample", SENSIM_F64, &n, &nb);
+    ck_assert_uint_eq(n, 2);
+    double *tc = read_dset(a, "/sensors/hdl32e/t_sensor", SENSIM_F64, &n, &nb);
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_double_eq_tol(ts[k], 0.1 + 0.05 * k, 1e-12);
+        ck_assert_double_eq_tol(t[k], ts[k] + 0.06, 1e-12);
+        ck_assert_double_eq_tol(tc[k], ts[k] + 0.25, 1e-12); /* clock_offset */
+    }
+    free(t);
+    free(ts);
+    free(tc);
+    /* No noise configured: the points are the clean ones, bit for bit. */
+    ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n"
+                                        "  - name: hdl32e\n    type: lidar\n    timing: {lag: 0.01}\n"),
+                     0);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "2", "--rig", rig, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", clean, "-n", "2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(same_dset(a, clean, "/sensors/hdl32e/scan_offset", SENSIM_U64));
+    ck_assert(same_dset(a, clean, "/sensors/hdl32e/points", SENSIM_F32));
+    ck_assert(same_dset(a, clean, "/sensors/hdl32e/t_sample", SENSIM_F64));
+    ck_assert(!same_dset(a, clean, "/sensors/hdl32e/t", SENSIM_F64));
+    /* Camera: noise on the linear frame; with --float this is what inject
+     * does to the clean float frames. */
+    ck_assert_int_eq(tu_write_file(camrig, "seed: 9\nsensors:\n"
+                                           "  - name: cam\n    type: camera\n"
+                                           "    noise: {model: intensity, variance_slope: 0.002, "
+                                           "variance_intercept: 0.0001}\n"),
+                     0);
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", a, "-n", "1", "--float", "--rig", camrig, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", clean, "-n", "1", "--float", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", camrig, clean, "-o", inj, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert(same_dset(a, inj, "/sensors/cam/image", SENSIM_F32));
+    ck_assert(!same_dset(a, clean, "/sensors/cam/image", SENSIM_F32));
+    /* Errors: exit 1, output untouched. */
+    size_t len0, len1;
+    char *before = tu_read_file(a, &len0);
+    static const char *const bads[][2] = {
+        {"seed: 1\nsensors:\n  - {name: other, type: lidar}\n", "no sensor named 'hdl32e'"},
+        {"seed: 1\nsensors:\n  - {name: hdl32e, type: camera}\n", "is of type camera but the scene's 'hdl32e' is a lidar"},
+        {"seed: 1\nsensors:\n  - {name: hdl32e, type: lidar, rate_hz: 10}\n", "rate_hz 10 differs from the scene's 20"},
+        {"seed: 1\nsensors:\n  - {name: hdl32e, type: lidar, noise: {range_sigma: 1}}\n", "range_sigma"},
+    };
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(tu_write_file(bad, bads[i][0]), 0);
+        r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", a, "-n", "1", "--rig", bad, NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, bads[i][1]) != NULL, "%s", r.err);
+        tu_run_free(&r);
+    }
+    char *after = tu_read_file(a, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(before);
+    free(after);
+    free(gt);
+    free(scene);
+    free(rig);
+    free(camrig);
+    free(bad);
+    free(a);
+    free(b);
+    free(clean);
+    free(inj);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_render)
 {
     char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
@@ -653,6 +954,38 @@ START_TEST(cli_render)
     ck_assert_ptr_nonnull(strstr(r.out, "hdl32e (lidar, 20 Hz"));
     ck_assert_ptr_nonnull(strstr(r.out, "scan_offset        [4]"));
     tu_run_free(&r);
+    /* A bird's-eye view per scan, readable and of the asked size. */
+    char *bev = tu_path(dir, "bev"), *out2 = tu_path(dir, "scans2.h5");
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out2, "-n", "2", "--bev", bev, "--bev-size", "64",
+               "--bev-color", "intensity", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    for (int k = 0; k < 2; k++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "hdl32e_%05d.png", k);
+        char *f = tu_path(bev, nm);
+        sensim_image_info info;
+        void *px = NULL;
+        ck_assert_int_eq(sensim_png_read(f, 0, &info, &px), SENSIM_OK);
+        ck_assert_uint_eq(info.width, 64);
+        ck_assert_uint_eq(info.height, 64);
+        ck_assert_int_eq(info.channels, 3);
+        size_t lit = 0;
+        for (size_t i = 0; i < 64 * 64; i++)
+            lit += ((uint8_t *)px)[3 * i] || ((uint8_t *)px)[3 * i + 1] || ((uint8_t *)px)[3 * i + 2];
+        ck_assert_uint_gt(lit, 50); /* the cylinders and the ground */
+        free(px);
+        free(f);
+    }
+    r = tu_run("render", scene, "-t", gt, "-s", "cam", "-o", out2, "--bev", bev, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "needs a lidar"));
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out2, "--bev", bev, "--bev-color", "red", NULL);
+    ck_assert_int_eq(r.status, 2);
+    tu_run_free(&r);
+    free(bev);
+    free(out2);
     /* Errors: unknown sensor (exit 1, output untouched), usage (exit 2). */
     size_t len0;
     char *before = tu_read_file(out, &len0);
@@ -702,7 +1035,10 @@ Suite *suite_render(void)
     tcase_add_test(tc, camera_shading);
     tcase_add_test(tc, threads_bit_identical);
     tcase_add_test(tc, noise_hook);
+    tcase_add_test(tc, bev_projection);
     tcase_add_test(tc, cli_render);
+    tcase_add_test(tc, lidar_noise_on_plane);
+    tcase_add_test(tc, cli_render_rig);
     suite_add_tcase(su, tc);
     return su;
 }

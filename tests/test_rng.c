@@ -70,6 +70,40 @@ START_TEST(fill_matches_scalar_every_index)
 }
 END_TEST
 
+START_TEST(normal_fill_kernels_bit_identical)
+{
+    /* The portable, AVX2 and AVX-512 kernels must give the same bits (CI
+     * machines may lack AVX-512): each is called explicitly and compared
+     * with the portable one and with the one-at-a-time sensim_rng_normal,
+     * from an unaligned start, across the 2^32 block-counter carry, and over
+     * enough samples (2e5) that ~5500 lanes take the slow path. */
+    const size_t n = 200000;
+    const uint64_t starts[] = {3, 4 * ((uint64_t)1 << 32) - 1001};
+    double *ref = malloc(n * sizeof *ref), *x = malloc(n * sizeof *x);
+    sensim_rng r = sensim_rng_make(0x0123456789abcdefull, 0xABCDEF, 21);
+    ck_assert(sensim_rng_impl_available(SENSIM_RNG_IMPL_SCALAR));
+    ck_assert(sensim_rng_impl_available(SENSIM_RNG_IMPL_AUTO));
+    for (int st = 0; st < 2; st++) {
+        ck_assert_int_eq(sensim_rng_normal_fill_impl(&r, starts[st], n, ref, SENSIM_RNG_IMPL_SCALAR), SENSIM_OK);
+        for (size_t i = 0; i < n; i += 37)
+            ck_assert(ref[i] == sensim_rng_normal(&r, starts[st] + i));
+        for (int impl = SENSIM_RNG_IMPL_AUTO; impl <= SENSIM_RNG_IMPL_AVX512; impl++) {
+            memset(x, 0, n * sizeof *x);
+            sensim_status rc = sensim_rng_normal_fill_impl(&r, starts[st], n, x, (sensim_rng_impl)impl);
+            if (!sensim_rng_impl_available((sensim_rng_impl)impl)) {
+                ck_assert_int_eq(rc, SENSIM_EUNSUPPORTED);
+                ck_assert(strstr(sensim_last_error(), "not available") != NULL);
+                continue;
+            }
+            ck_assert_int_eq(rc, SENSIM_OK);
+            ck_assert_msg(memcmp(x, ref, n * sizeof *x) == 0, "kernel %d differs from the portable one", impl);
+        }
+    }
+    free(ref);
+    free(x);
+}
+END_TEST
+
 START_TEST(streams_differ)
 {
     sensim_rng a = sensim_rng_make(1, 2, 3), b = sensim_rng_make(2, 2, 3);
@@ -154,6 +188,7 @@ Suite *suite_rng(void)
     tcase_add_test(tc, normal_moments);
     tcase_add_test(tc, fill_matches_single_and_chunking);
     tcase_add_test(tc, fill_matches_scalar_every_index);
+    tcase_add_test(tc, normal_fill_kernels_bit_identical);
     tcase_add_test(tc, streams_differ);
     tcase_add_test(tc, uniform_moments);
     tcase_add_test(tc, gamma_moments);

@@ -337,6 +337,18 @@ START_TEST(yaml_bad_scenes)
     expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - mesh: b\n    keyframes:\n"
                        "      - {t: 1}\n      - {t: 0}\n",
                        "scene.yaml:7: keyframe times must increase");
+    expect_scene_error("materials:\n  - {name: m, ior: 1.5}\nmeshes: []\nobjects: []\n",
+                       "scene.yaml:2: key 'ior': only for brdf: surface");
+    expect_scene_error("materials:\n  - {name: m, brdf: surface, specular_roughness: 0}\nmeshes: []\nobjects: []\n",
+                       "scene.yaml:2");
+    expect_scene_error("materials:\n  - {name: m, brdf: velvet}\nmeshes: []\nobjects: []\n",
+                       "expected lambert, retro or surface");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "atmosphere: {extinction: 0.01, returns: {probability: 0.5, scale: 3}}\n",
+                       "scene.yaml:5");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "atmosphere: {extinction: 0.01, returns: {probability: 1.5, shape: 2, scale: 3}}\n",
+                       "scene.yaml:5");
     expect_scene_error("meshes: []\nobjects: []\n", "no objects");
     expect_scene_error("objects: []\n", "missing key 'meshes'");
 }

@@ -1,6 +1,9 @@
 #define _XOPEN_SOURCE 700
 #include "testutil.h"
 
+#include "sensim/camera.h"
+#include "sensim/rig.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -190,4 +193,21 @@ double tu_avar(const double *x, size_t n, size_t m)
         prev = a;
     }
     return s / (2.0 * (double)(k - 1));
+}
+
+sensim_camera_params tu_camera_cmos(size_t width, size_t height, double exposure)
+{
+    char *path = tu_src("data/rigs/camera-cmos.yaml");
+    sensim_rig *rig = sensim_rig_load(path);
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    int fov;
+    const sensim_camera_params *cp = sensim_camera_sensor_params(sensim_rig_find(rig, "cam"), &fov);
+    ck_assert_ptr_nonnull(cp);
+    sensim_camera_params p = *cp;
+    sensim_rig_free(rig);
+    free(path);
+    p.width = width;
+    p.height = height;
+    p.exposure_time = exposure;
+    return p;
 }

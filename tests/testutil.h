@@ -33,6 +33,11 @@ int tu_file_exists(const char *path);
  * temporary file left beside an output. */
 int tu_count_entries(const char *dir);
 
+/* The camera of data/rigs/camera-cmos.yaml (EMVA 1288 chain, K 0.25 DN/e-,
+ * read noise 8 e-, dark current 300 e-/s) with the given frame size and
+ * exposure; fails the test if the preset does not load. */
+struct sensim_camera_params tu_camera_cmos(size_t width, size_t height, double exposure);
+
 /* Sample statistics. */
 double tu_mean(const double *x, size_t n, size_t stride);
 double tu_var(const double *x, size_t n, size_t stride);

@@ -115,6 +115,13 @@ const float *sensim_camera_gain_map(const sensim_camera *cam);
 const float *sensim_camera_dark_map(const sensim_camera *cam);
 const float *sensim_camera_offset_map(const sensim_camera *cam);
 
+/* The noise parameters of a rig sensor of type camera (its noise: key;
+ * width, height and channels are 1 until the caller sets them), borrowed
+ * from the sensor; *fov_lens (may be NULL) = 1 when its lens: asks for the
+ * FOV remap. NULL when s is not a camera. For callers that make frames
+ * themselves (sensim render --rig). */
+struct sensim_sensor;
+const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens);
 /* ------------------------------------------------------------------- lens */
 
 typedef enum sensim_lens_model {

@@ -125,6 +125,17 @@ size_t sensim_triax_work_size(size_t n);
 void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
                         const double *t, const double *u, const double *f, size_t n, double *y, double *work);
 
+/* The same for up to SENSIM_TRIAX_SET_MAX instruments of one sensor sharing
+ * the sample times t[n] (gyro, accelerometer, magnetometer): m[i], s[i],
+ * u[i], y[i] as above, f NULL or f[i] NULL for none. The 3 * count
+ * (instrument, axis) tasks run in one parallel loop, so that threads share
+ * the work evenly (a larger count is taken SENSIM_TRIAX_SET_MAX at a time).
+ * Results equal count calls of sensim_triax_apply bit for bit. */
+#define SENSIM_TRIAX_SET_MAX 3
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
+                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
+                            size_t n, double *const y[]);
+
 /* Standard gravity, m/s^2 (the g of datasheets and of specific force). */
 #define SENSIM_G0 9.80665
 

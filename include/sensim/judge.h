@@ -27,7 +27,8 @@
  * measurements at or before it.
  *
  * Ownership: inputs are borrowed for the call; sensim_judge_output owns its
- * arrays (free with sensim_judge_output_free; NULL-safe).
+ * arrays (free with sensim_judge_output_free; NULL-safe). The streaming form
+ * (sensim_judge_stream) reads through callbacks and owns its block buffers.
  * Thread safety: reentrant; no shared state. */
 #ifndef SENSIM_JUDGE_H
 #define SENSIM_JUDGE_H
@@ -122,6 +123,40 @@ void sensim_judge_output_free(sensim_judge_output *out);
  * 2.3 not after 2.3". */
 sensim_status sensim_judge_run(const sensim_judge_options *opt, const sensim_judge_imu *imu,
                                const sensim_judge_gnss *gnss, sensim_judge_output *out);
+
+/* ---- streaming: bounded memory for logs of any length ----
+ *
+ * The same filter over samples read in blocks through callbacks, with the
+ * outputs handed over in blocks: memory is O(block), not O(log). The
+ * results are bit-identical to sensim_judge_run for any block size
+ * (sensim_judge_run is this with in-memory callbacks). */
+
+/* Where the samples come from. read_imu fills rows [row0, row0 + n) of the
+ * IMU: time, yaw rate, and planar specific force fx, fy (gravity removed);
+ * read_gnss fills rows of the GNSS: time, east/north position (2 values per
+ * row) and, when gnss_has_cov, the 3x3 covariance (9 per row, else NULL is
+ * passed). Errors they return stop the run and are passed on. */
+typedef struct sensim_judge_source {
+    size_t n_imu, n_gnss;
+    int gnss_has_cov;
+    void *ctx;
+    sensim_status (*read_imu)(void *ctx, size_t row0, size_t n, double *t, double *yaw_rate, double *fx,
+                              double *fy);
+    sensim_status (*read_gnss)(void *ctx, size_t row0, size_t n, double *t, double *enu2, double *cov9);
+} sensim_judge_source;
+
+/* Receives consecutive blocks of outputs (block->n rows, arrays owned by
+ * the judge and valid during the call; the counters are running totals). A
+ * non-zero return stops the run and is passed on. */
+typedef sensim_status (*sensim_judge_sink)(void *ctx, const sensim_judge_output *block);
+
+/* Runs the filter reading `block` rows at a time (>= 1) from each sensor.
+ * On success *counts holds the number of outputs in n, the used/rejected
+ * counters, and NULL arrays. Checks as sensim_judge_run, block by block
+ * (errors name the sample's index in the whole series), so a bad sample
+ * may be found after earlier blocks were delivered. */
+sensim_status sensim_judge_stream(const sensim_judge_options *opt, const sensim_judge_source *src, size_t block,
+                                  sensim_judge_sink sink, void *sink_ctx, sensim_judge_output *counts);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,11 @@ typedef struct sensim_lidar_block {
 
 sensim_status sensim_lidar_apply(const sensim_lidar *l, const sensim_lidar_block *b, size_t *kept);
 
+/* The noise parameters of a rig sensor of type lidar (its noise: and
+ * dropout: keys), borrowed from the sensor; NULL when s is not a lidar. For
+ * callers that make scans themselves (sensim render --rig). */
+struct sensim_sensor;
+const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s);
 /* Range sigma at range r: base + slope r. */
 double sensim_lidar_range_sigma(const sensim_lidar_params *p, double range);
 

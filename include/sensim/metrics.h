@@ -96,8 +96,16 @@ sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
  * /estimates/<estimate>/ (estimate NULL: the only group under /estimates)
  * and the ground truth's t and horizontal speed |(v_E, v_N)| from
  * /ground_truth/velocity. Times are shifted so that the ground truth starts
- * at 0, as in the authors' CSV files. Errors name the file and dataset. */
+ * at 0, as in the authors' CSV files. The velocity is read in blocks; the
+ * series (times and speeds) is held whole, as the scoring's FFT needs it.
+ * Errors name the file and dataset. */
 sensim_status sensim_vepd_read_log(const char *path, const char *estimate, sensim_vepd_series *out);
+
+/* The ground-truth half of sensim_vepd_read_log, for an estimate held in
+ * memory: fills n_gt, gt_t (shifted to start at 0) and gt_v of *out
+ * (replacing what they held; the estimate fields are untouched) and sets
+ * *t0 to the shift, to be subtracted from the estimate's times. */
+sensim_status sensim_vepd_read_truth(const char *path, sensim_vepd_series *out, double *t0);
 
 /* ---- sets of tests ---- */
 

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/lidar.h"
 #include "sensim/linalg.h"
 #include "sensim/status.h"
 
@@ -77,7 +78,8 @@ void sensim_pose_track_eval(const void *user, double t, sensim_pose *out);
 
 typedef enum sensim_brdf {
     SENSIM_BRDF_LAMBERT = 0, /* rho cos(theta) / pi (seed 002 eq. 4) */
-    SENSIM_BRDF_RETRO        /* retroreflector: rho, independent of incidence */
+    SENSIM_BRDF_RETRO,       /* retroreflector: rho, independent of incidence */
+    SENSIM_BRDF_SURFACE      /* two-layer GGX coat over Oren-Nayar diffuse (seed 002 eqs. 5-12) */
 } sensim_brdf;
 
 typedef struct sensim_material {
@@ -85,10 +87,41 @@ typedef struct sensim_material {
     sensim_brdf brdf;
     double reflectance; /* lidar reflectance at the laser wavelength, [0, 1] */
     double albedo[3];   /* camera albedo, linear RGB, [0, 1] */
+    /* SENSIM_BRDF_SURFACE only (seed 002 sec. 2.2.2): the coat's complex
+     * refractive index ior + i ior_k (from air), its Beckmann roughness
+     * sigma (rms microfacet slope; GGX alpha = sqrt(2) sigma), and the
+     * Oren-Nayar roughness of the diffuse layer (rad, std of the facet
+     * angles) whose diffuse reflectance is `reflectance`. */
+    double ior, ior_k, specular_roughness, diffuse_roughness;
 } sensim_material;
 
-/* Grey Lambertian, reflectance 0.5, albedo 0.5, named "default". */
+/* Grey Lambertian, reflectance 0.5, albedo 0.5, named "default"; surface
+ * parameters ior 1.5, ior_k 0, specular_roughness 0.3, diffuse_roughness 0. */
 sensim_material sensim_material_default(void);
+
+/* ---- BRDFs (seed 002 sec. 2.2); pure functions ---- */
+
+/* Unpolarized Fresnel power reflectance (eqs. 5-6) from air into a medium
+ * of complex index n + i k, at incidence cosine cos_i (clamped to [0, 1]). */
+double sensim_brdf_fresnel(double n, double k, double cos_i);
+/* GGX microfacet distribution (eq. 7): alpha^2 / (pi ((alpha^2 - 1) c^2 + 1)^2)
+ * for c = n.h > 0, else 0. Normalized: the integral of D(h) (n.h) over the
+ * hemisphere is 1. */
+double sensim_brdf_ggx_d(double alpha, double cos_h);
+/* Smith's Lambda for GGX (eq. 9): (-1 + sqrt(1 + 1/a^2)) / 2 with
+ * a = c / (alpha sqrt(1 - c^2)), c = n.v; G1 = 1 / (1 + Lambda). */
+double sensim_brdf_ggx_lambda(double alpha, double cos_v);
+/* Oren-Nayar diffuse BRDF (1/sr) in Fujii's form (eq. 11): rho/pi (A + B s/t),
+ * A = 1 - 0.5 s2/(s2 + 0.33) + 0.17 rho s2/(s2 + 0.13), B = 0.45 s2/(s2 + 0.09),
+ * s2 = sigma^2, s = l.v - (n.l)(n.v), t = 1 if s <= 0 else max(n.l, n.v).
+ * sigma = 0 is Lambert. Unit vectors; 0 when l or v is below the surface. */
+double sensim_brdf_oren_nayar(double rho, double sigma, sensim_vec3 n, sensim_vec3 l, sensim_vec3 v);
+/* A material's BRDF f(l, v) (1/sr); n, l, v unit, l and v pointing away
+ * from the surface. Lambert: rho/pi. Retro: rho/(pi n.l), so that a lidar
+ * sees rho at any incidence. Surface (eq. 12): F(l.h) G2 D(h) / (4 (n.l)(n.v))
+ * + (1 - F(l.h)) f_OrenNayar, h = (l + v)/|l + v|, G2 = 1/(1 + Lambda(l) +
+ * Lambda(v)) (height-correlated Smith, eq. 10). 0 below the surface. */
+double sensim_material_brdf(const sensim_material *m, sensim_vec3 n, sensim_vec3 l, sensim_vec3 v);
 
 /* ---- scenes ---- */
 
@@ -154,6 +187,17 @@ sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3],
  * exp(-alpha r) towards the sky colour. */
 sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction);
 double sensim_scene_extinction(const sensim_scene *s);
+/* Atmospheric returns (seed 002 eq. 14): each lidar beam, with probability
+ * `probability`, gets an echo from the air at a range drawn from
+ * Gamma(shape k, scale theta) (m), with the intensity of a Lambertian
+ * target of `reflectance` seen head-on at that range (same falloff and
+ * two-way Beer-Lambert). probability 0 (the default) turns them off. The
+ * draws come from the lidar's seed and sensor id, streams
+ * SENSIM_RENDER_STREAM_ATMO_HIT and _RANGE, indexed by scan * beams + beam. */
+sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double probability, double shape, double scale,
+                                                   double reflectance);
+#define SENSIM_RENDER_STREAM_ATMO_HIT 0x41544d01u
+#define SENSIM_RENDER_STREAM_ATMO_RANGE 0x41544d02u
 
 /* Builds the Embree scene. After this the scene is read-only; adding to a
  * committed scene is an error. */
@@ -230,6 +274,9 @@ typedef struct sensim_render_lidar_params {
     /* s per column firing cycle (presets); when > 0 a loader that changes
      * rate_hz recomputes columns = round(1 / (rate_hz * firing_cycle)). */
     double firing_cycle;
+    /* Random streams (atmospheric returns): seed and sensor id. */
+    uint64_t seed;
+    uint32_t sensor;
     /* Noise hook: applied to each scan after the geometric points are made
      * (the noise models live elsewhere; the caller wires them). NULL: none. */
     sensim_status (*noise)(void *user, struct sensim_render_lidar_points *pts, uint64_t scan);
@@ -282,6 +329,35 @@ sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int
  * thread count; then params.noise (if set) is called from this thread. */
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out);
+
+/* Applies the lidar noise of sensim/lidar.h (range, angle and intensity
+ * noise, quantization, dropouts) to a rendered scan in place: point i takes
+ * the draws of global index first + i, its row in a log of the clean scans,
+ * so the result equals `sensim inject` on that log. Dropped points are
+ * removed, the order kept. keep: scratch of at least pts->count bytes.
+ * Never allocates; *kept (may be NULL) gets the points left. */
+sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, const sensim_lidar *m,
+                                               uint64_t first, uint8_t *keep, size_t *kept);
+
+/* ---- bird's-eye view of a scan ---- */
+
+typedef enum sensim_bev_color {
+    SENSIM_BEV_HEIGHT = 0, /* colour by z */
+    SENSIM_BEV_INTENSITY   /* colour by intensity */
+} sensim_bev_color;
+
+/* Projects points (x, y, z, intensity; sensor frame) straight down into a
+ * size x size RGB image covering [-extent, extent] m on x and y around the
+ * sensor, +x up the image and +y to the left (a map seen from above with the
+ * sensor looking up). Each pixel shows the highest point that falls in it,
+ * coloured on a blue-green-yellow-red ramp by its height (or intensity)
+ * mapped from [lo, hi] to [0, 1] and clamped; empty pixels are black.
+ * Non-finite points are skipped. rgb[size*size*3]; *drawn (may be NULL):
+ * points inside the square. Allocates a size*size height buffer. */
+sensim_status sensim_render_bev(const float *xyzi, size_t n, double extent, int size, sensim_bev_color by,
+                                double lo, double hi, uint8_t *rgb, size_t *drawn);
+/* The ramp: v in [0, 1] (clamped) to 8-bit RGB. */
+void sensim_bev_ramp(double v, uint8_t rgb[3]);
 
 /* ---- camera ---- */
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -47,6 +49,25 @@ double sensim_rng_uniform(const sensim_rng *r, uint64_t index);
 double sensim_rng_normal(const sensim_rng *r, uint64_t index);
 /* out[i] = sensim_rng_normal(r, first + i) for i < n, computed block-wise. */
 void sensim_rng_normal_fill(const sensim_rng *r, uint64_t first, size_t n, double *out);
+/* out[s][i] = sensim_rng_normal(r[s], first[s] + i) for s < count, i < n:
+ * several streams in one call, so that the rare slow-path lanes of all of
+ * them are finished together (faster than count separate fills). */
+void sensim_rng_normal_fill_many(int count, const sensim_rng *const r[], const uint64_t first[], size_t n,
+                                 double *const out[]);
+/* The kernels behind sensim_rng_normal_fill: portable C (SCALAR), AVX2, and
+ * a fused Philox + ziggurat AVX-512 pass; AUTO picks the best this CPU has.
+ * All give bit-identical values; this entry exists so that tests and
+ * benchmarks can run each one. Fails with SENSIM_EUNSUPPORTED (nothing
+ * written) where the CPU or build lacks the one asked for. */
+typedef enum sensim_rng_impl {
+    SENSIM_RNG_IMPL_AUTO = 0,
+    SENSIM_RNG_IMPL_SCALAR = 1,
+    SENSIM_RNG_IMPL_AVX2 = 2,
+    SENSIM_RNG_IMPL_AVX512 = 3
+} sensim_rng_impl;
+int sensim_rng_impl_available(sensim_rng_impl impl);
+sensim_status sensim_rng_normal_fill_impl(const sensim_rng *r, uint64_t first, size_t n, double *out,
+                                          sensim_rng_impl impl);
 void sensim_rng_uniform_fill(const sensim_rng *r, uint64_t first, size_t n, double *out);
 /* Gamma(shape, 1) by Marsaglia & Tsang (2000); shape > 0 (shape < 1 by the
  * U^(1/shape) boost). Returns NAN for shape <= 0 or NaN. */
