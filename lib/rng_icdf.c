@@ -108,7 +108,7 @@ static inline __attribute__((always_inline)) float icdf_central(uint32_t k)
     return with_sign(k, horner(CENTRAL_C, 9, w - 2.5f) * x);
 }
 
-static float icdf_tail(uint32_t k)
+static inline __attribute__((always_inline)) float icdf_tail(uint32_t k)
 {
     float x, w;
     icdf_start(k, &x, &w);
@@ -125,25 +125,30 @@ float sensim_rng_normal_icdf(const sensim_rng *r, uint64_t index)
     return sensim_rng_normal_icdf_u32(sensim_rng_u32(r, index));
 }
 
-/* out[j] = normal of word u[j] for j < n: the central polynomial for every
- * lane in one vectorizable loop, then the tail lanes (0.34 %) again, found
- * eight flag bytes at a time. */
+/* out[j] = normal of word u[j] for j < n (n <= GROUP): the central
+ * polynomial for every lane in one vectorizable loop, then the tail lanes
+ * (0.34 %) again, found eight flag bytes at a time. */
 static inline __attribute__((always_inline)) void transform(const uint32_t *u, size_t n, float *out)
 {
-    uint8_t tail[GROUP];
+    uint64_t tail[GROUP / 8] = {0};
+    uint8_t *t = (uint8_t *)tail;
 #pragma omp simd
     for (size_t j = 0; j < n; j++) {
         out[j] = icdf_central(u[j]);
-        tail[j] = (u[j] & 0x7FFFFFFFu) < M_TAIL;
+        t[j] = (u[j] & 0x7FFFFFFFu) < M_TAIL;
     }
-    for (size_t j8 = 0; j8 < n; j8 += 8) {
-        uint64_t f = 0;
-        memcpy(&f, tail + j8, n - j8 < 8 ? n - j8 : 8);
-        for (; f; f &= f - 1) {
-            size_t j = j8 + (size_t)(__builtin_ctzll(f) >> 3);
+    /* A group of 128 has a tail lane with probability 0.35: test all of
+     * them at once first. */
+    uint64_t any = 0;
+    for (size_t w = 0; w < GROUP / 8; w++)
+        any |= tail[w];
+    if (!any)
+        return;
+    for (size_t w = 0; w < GROUP / 8; w++)
+        for (uint64_t f = tail[w]; f; f &= f - 1) {
+            size_t j = 8 * w + (size_t)(__builtin_ctzll(f) >> 3);
             out[j] = icdf_tail(u[j]);
         }
-    }
 }
 
 /* Philox4x32-10 of blocks b0 .. b0 + 31 of r (attempt 0), word w of block
