@@ -42,6 +42,8 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
+/* Step: an hour of a static IMU, its N, B, K fitted back beside the truth. */
+int demo_imufit(const char *data, const char *dir, const char *gt);
 
 /* Step: seed 004's GNSS experiment in simulation, ranked by VEPD for two
  * generating models. */
@@ -53,5 +55,9 @@ int demo_camera(const char *data, const char *dir, const char *gt);
 /* Step: a lidar scan and a camera frame of data/scenes/outdoor.yaml, with a
  * bird's-eye-view PNG of the scan and the camera PNG. */
 int demo_render(const char *data, const char *dir, const char *gt);
+/* Step: standstill logs of the Ch:RW and the NEO-M8N (Gauss-Markov +
+ * white + outliers) presets through `sensim fit gnss`, the fitted values
+ * beside the presets'. */
+int demo_gnssfit(const char *data, const char *dir, const char *gt);
 
 #endif

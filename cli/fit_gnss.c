@@ -1,11 +1,14 @@
 /* sensim fit gnss - GNSS noise parameters from a standstill log (Chrono
- * Ch:Gauss / Ch:RW, Gauss-Markov, AirSim HDOP low-pass), written as a rig
+ * Ch:Gauss / Ch:RW, Gauss-Markov, Gauss-Markov plus white noise, outliers,
+ * AirSim HDOP low-pass), written as a rig
  * YAML that `sensim inject` takes back. Estimators: sensim/gnssfit.h. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gsl/gsl_cdf.h>
 
 #include "cli.h"
 #include "fit.h"
@@ -20,26 +23,37 @@ const char cli_fit_gnss_usage[] =
     "usage: sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [options]\n"
     "\n"
     "Fits GNSS noise parameters to a standstill log: /sensors/NAME/t with enu\n"
-    "(or lla, converted to ENU metres) and, when present, hdop. Per ENU axis:\n"
-    "the lag-1 autocorrelation (white or not), the white sigma (Chrono Ch:Gauss)\n"
-    "and a first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum\n"
-    "likelihood; pooled: Chrono's Ch:RW sigma from the standard deviation of the\n"
-    "second derivative of position (seed 004), corrected for Chrono's inner\n"
-    "model rate; the AirSim HDOP low-pass (initial, final, tau) by nonlinear\n"
-    "least squares. Every estimate comes with a confidence interval. The\n"
-    "YAML's covariance is the log's position_covariance rule (scaled or nmea of\n"
-    "the HDOP) when it follows one, else none.\n"
+    "(or lla, converted to ENU metres) and, when present, hdop. First,\n"
+    "single-epoch outliers (jumps from the median of the neighbours beyond\n"
+    "--outlier-threshold robust standard deviations) are rejected and their rate\n"
+    "reported with an exact binomial interval. Per ENU axis: the lag-1\n"
+    "autocorrelation (white or not), the white sigma (Chrono Ch:Gauss), a\n"
+    "first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum likelihood and\n"
+    "Gauss-Markov plus white noise (sigma_gm, tau, sigma_white) by the exact\n"
+    "Kalman-filter likelihood; pooled: Chrono's Ch:RW sigma from the standard\n"
+    "deviation of the second derivative of position (seed 004), corrected for\n"
+    "Chrono's inner model rate; the AirSim HDOP low-pass (initial, final, tau)\n"
+    "by nonlinear least squares. Every estimate comes with a confidence\n"
+    "interval. The YAML's covariance is the log's position_covariance rule\n"
+    "(scaled or nmea of the HDOP) when it follows one, else none.\n"
     "\n"
     "options:\n"
     "  -s, --sensor NAME        the GNSS group in the log (required)\n"
     "  -o, --output FILE        rig YAML with one gnss sensor (same keys as\n"
     "                           data/gnss-*.yaml)\n"
     "  -m, --model M            position noise written to the YAML: auto (default),\n"
-    "                           gaussian, gauss_markov, chrono_random_walk, none.\n"
-    "                           auto: none if positions are constant, else\n"
-    "                           chrono_random_walk if the first differences are\n"
-    "                           smooth (lag-1 autocorrelation > 0.5), else\n"
-    "                           gaussian if every axis is white, else gauss_markov\n"
+    "                           gaussian, gauss_markov, gauss_markov_white,\n"
+    "                           chrono_random_walk, none. auto: none if positions\n"
+    "                           are constant, else chrono_random_walk if the first\n"
+    "                           differences are smooth (lag-1 autocorrelation >\n"
+    "                           0.5), else gaussian if every axis is white, else\n"
+    "                           gauss_markov_white if the white part is significant\n"
+    "                           on some axis (likelihood ratio, Bonferroni over the\n"
+    "                           axes), else gauss_markov\n"
+    "      --outlier-threshold K\n"
+    "                           reject epochs more than K robust standard\n"
+    "                           deviations from their neighbours (default 6)\n"
+    "      --keep-outliers      reject nothing\n"
     "      --rw-model-rate HZ   Chrono's inner model rate (default 100)\n"
     "      --rw-max-acceleration A\n"
     "                           the clamp written for Ch:RW, m/s^2 (default 4 sigma;\n"
@@ -54,8 +68,9 @@ const char cli_fit_gnss_usage[] =
     "Exit status: 0 success, 1 failure (the message names file and dataset;\n"
     "FITTED.yaml is not touched), 2 usage error.\n";
 
-enum { M_AUTO, M_NONE, M_GAUSS, M_GM, M_RW };
-static const char *const model_names[] = {"auto", "none", "gaussian", "gauss_markov", "chrono_random_walk"};
+enum { M_AUTO, M_NONE, M_GAUSS, M_GM, M_RW, M_GMW };
+static const char *const model_names[] = {"auto",         "none",   "gaussian", "gauss_markov", "chrono_random_walk",
+                                          "gauss_markov_white"};
 static const char *const axis_names[3] = {"east", "north", "up"};
 
 typedef struct gfit {
@@ -66,6 +81,12 @@ typedef struct gfit {
     int have_origin, have_hdop;
     int constant[3], all_constant;
     sensim_gnss_gm_fit gm[3];
+    sensim_gnss_gmw_fit gmw[3];
+    double gmw_crit; /* the likelihood ratio's critical value per axis (Bonferroni) */
+    int reject;      /* outlier rejection on */
+    double outlier_threshold;
+    int have_outliers;
+    sensim_gnss_outlier_fit of;
     int have_rw;
     sensim_gnss_rw_fit rw;
     double rw_model_rate, rw_amax;
@@ -263,6 +284,37 @@ static void detect_cov(gfit *g)
         g->cov_rule = COV_NMEA, g->cov_value = r;
 }
 
+/* Flags single-epoch outliers over the three axes and drops them from t,
+ * enu, hdop and the covariance (the fits take the longer gaps). */
+static sensim_status reject_outliers(gfit *g)
+{
+    unsigned char *bad = malloc(g->n);
+    if (!bad)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_status st =
+        sensim_gnss_find_outliers(g->t, g->enu, g->n, g->outlier_threshold, g->confidence, bad, &g->of);
+    if (st) {
+        free(bad);
+        return st;
+    }
+    g->have_outliers = 1;
+    size_t m = 0;
+    for (size_t k = 0; k < g->n; k++) {
+        if (bad[k])
+            continue;
+        g->t[m] = g->t[k];
+        memmove(g->enu + 3 * m, g->enu + 3 * k, 3 * sizeof *g->enu);
+        if (g->hdop)
+            g->hdop[m] = g->hdop[k];
+        if (g->cov)
+            memmove(g->cov + 9 * m, g->cov + 9 * k, 9 * sizeof *g->cov);
+        m++;
+    }
+    g->n = m;
+    free(bad);
+    return SENSIM_OK;
+}
+
 #define PREFIX_DSET(st, ds) sensim_error_prefix((st), "%s: /sensors/%s/%s", g->input, g->sensor, (ds))
 
 static sensim_status fit_all(gfit *g, int model, double power_on)
@@ -281,15 +333,25 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
     g->duration = g->t[n - 1] - g->t[0];
     if (!(g->rate > 0))
         g->rate = (double)(n - 1) / g->duration;
+    if (g->reject) {
+        if ((st = reject_outliers(g)))
+            return PREFIX_DSET(st, pos_ds);
+        n = g->n;
+    }
     g->all_constant = 1;
     for (int a = 0; a < 3; a++) {
         g->constant[a] = 1;
         for (size_t k = 1; k < n && g->constant[a]; k++)
             g->constant[a] = g->enu[3 * k + a] == g->enu[a];
         g->all_constant &= g->constant[a];
-        if (!g->constant[a] && (st = sensim_gnss_fit_gm(g->t, g->enu + a, n, 3, g->confidence, &g->gm[a])))
+        if (!g->constant[a] && ((st = sensim_gnss_fit_gm(g->t, g->enu + a, n, 3, g->confidence, &g->gm[a])) ||
+                                (st = sensim_gnss_fit_gmw(g->t, g->enu + a, n, 3, NULL, g->confidence, &g->gmw[a]))))
             return sensim_error_prefix(st, "%s: /sensors/%s/%s (%s)", g->input, g->sensor, pos_ds, axis_names[a]);
     }
+    /* One white component over three axes: each axis's test at alpha / 3
+     * (boundary likelihood ratio: chi2_1 quantile at 1 - 2 alpha / 3). */
+    sensim_gsl_quiet();
+    g->gmw_crit = gsl_cdf_chisq_Pinv(1 - 2 * (1 - g->confidence) / 3, 1.0);
     g->acf1_diff = g->all_constant ? 0 : diff_acf1(g->enu, n);
     int want_rw = model == M_RW || (model == M_AUTO && !g->all_constant && g->acf1_diff > 0.5);
     if (!g->all_constant && n >= SENSIM_GNSS_RW_MIN_EPOCHS) {
@@ -311,8 +373,11 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
         int white = 1;
         for (int a = 0; a < 3; a++)
             white &= g->constant[a] || g->gm[a].white;
-        model = g->all_constant ? M_NONE : want_rw ? M_RW : white ? M_GAUSS : M_GM;
-    } else if ((model == M_GAUSS || model == M_GM) && g->all_constant) {
+        int wn = 0;
+        for (int a = 0; a < 3; a++)
+            wn |= !g->constant[a] && g->gmw[a].lr > g->gmw_crit;
+        model = g->all_constant ? M_NONE : want_rw ? M_RW : white ? M_GAUSS : wn ? M_GMW : M_GM;
+    } else if ((model == M_GAUSS || model == M_GM || model == M_GMW) && g->all_constant) {
         return sensim_error(SENSIM_EDATA, "%s: /sensors/%s/%s: positions are constant: no %s noise to fit", g->input,
                             g->sensor, pos_ds, model_names[model]);
     }
@@ -365,6 +430,24 @@ static void write_yaml(FILE *f, const gfit *g)
         snprintf(w, sizeof w, "%s gauss_markov tau", axis_names[a]);
         yaml_param(f, w, &g->gm[a].tau, "s");
     }
+    for (int a = 0; a < 3; a++) {
+        if (g->constant[a])
+            continue;
+        char w[64];
+        snprintf(w, sizeof w, "%s gm+white sigma_gm", axis_names[a]);
+        yaml_param(f, w, &g->gmw[a].sigma_gm, "m");
+        snprintf(w, sizeof w, "%s gm+white tau", axis_names[a]);
+        yaml_param(f, w, &g->gmw[a].tau, "s");
+        snprintf(w, sizeof w, "%s gm+white sigma_white", axis_names[a]);
+        yaml_param(f, w, &g->gmw[a].sigma_white, "m");
+        fprintf(f, "#     likelihood ratio for the white part %.4g (significant above %.4g)\n", g->gmw[a].lr,
+                g->gmw_crit);
+    }
+    if (g->have_outliers) {
+        fprintf(f, "#   outliers: %zu of %zu epochs rejected (beyond %g robust std)\n", g->of.rejected, g->of.n,
+                g->of.threshold);
+        yaml_param(f, "outlier rate", &g->of.rate, "per epoch");
+    }
     if (g->have_rw) {
         yaml_param(f, "chrono_random_walk sigma", &g->rw.sigma, "m/s^2");
         fprintf(f, "#     std of the second derivative %.6g m/s^2 (seed 004's statistic) = sigma * sqrt(%.4g)\n",
@@ -397,6 +480,18 @@ static void write_yaml(FILE *f, const gfit *g)
                    "      tau: [%.6g, %.6g, %.6g]\n",
                 s[0], s[1], s[2], tau[0], tau[1], tau[2]);
         break;
+    case M_GMW: {
+        double w[3];
+        for (int a = 0; a < 3; a++) {
+            s[a] = g->constant[a] ? 0 : g->gmw[a].sigma_gm.value;
+            tau[a] = g->constant[a] ? 1 : g->gmw[a].tau.value;
+            w[a] = g->constant[a] ? 0 : g->gmw[a].sigma_white.value;
+        }
+        fprintf(f, "    position_noise:\n      - { model: gauss_markov, sigma: [%.6g, %.6g, %.6g], tau: [%.6g, %.6g, %.6g] }\n"
+                   "      - { model: gaussian, sigma: [%.6g, %.6g, %.6g] }\n",
+                s[0], s[1], s[2], tau[0], tau[1], tau[2], w[0], w[1], w[2]);
+        break;
+    }
     case M_RW:
         fprintf(f,
                 "    position_noise:\n      model: chrono_random_walk\n      sigma: %.6g\n      model_rate_hz: %.10g\n"
@@ -407,6 +502,8 @@ static void write_yaml(FILE *f, const gfit *g)
     default:
         break;
     }
+    if (g->have_outliers && g->of.rejected)
+        fprintf(f, "    outliers: { probability: %.6g, magnitude: %.6g }\n", g->of.rate.value, g->of.magnitude);
     if (g->have_hdop_fit)
         fprintf(f, "    hdop: { initial: %.6g, final: %.6g, tau: %.6g }\n", g->hf.initial.value, g->hf.final.value,
                 g->hf.tau.value);
@@ -460,11 +557,31 @@ static void print_json(FILE *f, const gfit *g)
             json_param(f, "tau", &m->tau);
             fprintf(f, ", \"mean\": %.10g, \"loglik\": %.10g, \"note\": ", m->mean, m->loglik);
             json_string(f, m->note);
+            const sensim_gnss_gmw_fit *w = &g->gmw[a];
+            fputs("}, \"gauss_markov_white\": {", f);
+            json_param(f, "sigma_gm", &w->sigma_gm);
+            fputs(", ", f);
+            json_param(f, "tau", &w->tau);
+            fputs(", ", f);
+            json_param(f, "sigma_white", &w->sigma_white);
+            fprintf(f, ", \"lr\": %.10g, \"lr_crit\": %.10g, \"significant\": %s, \"mean\": %.10g, \"loglik\": %.10g, "
+                       "\"note\": ",
+                    w->lr, g->gmw_crit, w->lr > g->gmw_crit ? "true" : "false", w->mean, w->loglik);
+            json_string(f, w->note);
             fputc('}', f);
         }
         fputc('}', f);
     }
-    fputs("], \"chrono_random_walk\": ", f);
+    fputs("], \"outliers\": ", f);
+    if (g->have_outliers) {
+        fprintf(f, "{\"epochs\": %zu, \"rejected\": %zu, \"threshold\": %g, \"magnitude\": %.10g, ", g->of.n,
+                g->of.rejected, g->of.threshold, g->of.magnitude);
+        json_param(f, "rate", &g->of.rate);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(", \"chrono_random_walk\": ", f);
     if (g->have_rw) {
         fputc('{', f);
         json_param(f, "sigma", &g->rw.sigma);
@@ -520,7 +637,17 @@ static void print_table(FILE *f, const gfit *g)
         table_param(f, "gauss_markov tau", &m->tau, "s");
         if (*m->note)
             fprintf(f, "  note: %s\n", m->note);
+        const sensim_gnss_gmw_fit *w = &g->gmw[a];
+        table_param(f, "gm+white sigma_gm", &w->sigma_gm, "m");
+        table_param(f, "gm+white tau", &w->tau, "s");
+        table_param(f, "gm+white sigma_white", &w->sigma_white, "m");
+        fprintf(f, "  %-26s %12.5g  (white part significant above %.4g)\n", "likelihood ratio", w->lr, g->gmw_crit);
     }
+    if (g->have_outliers)
+        fprintf(f, "outliers: %zu of %zu epochs rejected (beyond %g robust std, median size %.4g m); rate %.4g "
+                   "[%.4g, %.4g]\n",
+                g->of.rejected, g->of.n, g->of.threshold, g->of.magnitude, g->of.rate.value, g->of.rate.lo,
+                g->of.rate.hi);
     if (g->have_rw) {
         fprintf(f, "chrono_random_walk (pooled; first differences lag-1 autocorrelation %.3f):\n", g->acf1_diff);
         table_param(f, "sigma", &g->rw.sigma, "m/s^2");
@@ -546,7 +673,7 @@ static void print_table(FILE *f, const gfit *g)
 
 int cli_fit_gnss(int argc, char **argv)
 {
-    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON };
+    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON, O_OTHR, O_KEEP };
     static const struct option opts[] = {{"sensor", required_argument, NULL, 's'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"model", required_argument, NULL, 'm'},
@@ -556,12 +683,16 @@ int cli_fit_gnss(int argc, char **argv)
                                           {"confidence", required_argument, NULL, 'c'},
                                           {"name", required_argument, NULL, 'n'},
                                           {"json", no_argument, NULL, O_JSON},
+                                          {"outlier-threshold", required_argument, NULL, O_OTHR},
+                                          {"keep-outliers", no_argument, NULL, O_KEEP},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     gfit g;
     memset(&g, 0, sizeof g);
     g.confidence = 0.95;
     g.rw_model_rate = 100;
+    g.reject = 1;
+    g.outlier_threshold = SENSIM_GNSS_OUTLIER_THRESHOLD;
     const char *output = NULL;
     int model = M_AUTO, json = 0, c;
     double power_on = NAN;
@@ -578,7 +709,7 @@ int cli_fit_gnss(int argc, char **argv)
                     model = i;
             if (model < 0)
                 return cli_usage_error(VERB, "--model '%s': expected auto, gaussian, gauss_markov, "
-                                             "chrono_random_walk or none", optarg);
+                                             "gauss_markov_white, chrono_random_walk or none", optarg);
             break;
         case O_RATE:
             if (cli_parse_double(optarg, &g.rw_model_rate) || !(g.rw_model_rate > 0))
@@ -599,6 +730,14 @@ int cli_fit_gnss(int argc, char **argv)
             break;
         case 'n': g.name = optarg; break;
         case O_JSON: json = 1; break;
+        case O_OTHR:
+            if (cli_parse_double(optarg, &g.outlier_threshold) || !(g.outlier_threshold > 0) ||
+                !isfinite(g.outlier_threshold))
+                return cli_usage_error(VERB, "--outlier-threshold '%s': expected a positive number of standard "
+                                             "deviations",
+                                       optarg);
+            break;
+        case O_KEEP: g.reject = 0; break;
         case 'h': fputs(cli_fit_gnss_usage, stdout); return CLI_OK;
         case ':': return cli_usage_error(VERB, "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);

@@ -25,7 +25,13 @@ enum {
     STREAM_OUTLIER_Z = 13,
     STREAM_OUTLIER_AZ = 14,
     STREAM_OUTAGE_GAP = 15,    /* indexed by outage number */
-    STREAM_OUTAGE_LEN = 16
+    STREAM_OUTAGE_LEN = 16,
+    STREAM_FIX_NOISE = 17,     /* +axis, indexed by epoch */
+    STREAM_RTK_FIXED = 20,     /* indexed by float period */
+    STREAM_RTK_FLOAT = 21,
+    STREAM_MP_GAP = 22,        /* indexed by burst */
+    STREAM_MP_LEN = 23,
+    STREAM_MP_BIAS = 24        /* +axis, indexed by burst */
 };
 
 struct sensim_gnss {
@@ -124,6 +130,20 @@ static sensim_status validate(const sensim_gnss_params *p)
         return sensim_error(SENSIM_EINVAL, "gnss: outlier probability must be in [0, 1], got %g",
                             p->outlier_probability);
     TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
+    for (int f = 0; f < SENSIM_GNSS_FIX_TYPES; f++)
+        for (int a = 0; a < 3; a++)
+            TRY(check_nonneg("fix_noise sigma", p->fix_sigma[f][a]));
+    if (p->rtk_on) {
+        TRY(check_pos("rtk mean_fixed", p->rtk_mean_fixed));
+        TRY(check_pos("rtk mean_float", p->rtk_mean_float));
+    }
+    TRY(check_nonneg("multipath rate", p->multipath_rate));
+    TRY(check_nonneg("multipath mean_duration", p->multipath_mean_duration));
+    for (int a = 0; a < 3; a++)
+        TRY(check_nonneg("multipath sigma", p->multipath_sigma[a]));
+    if ((p->multipath_rate > 0.0) != (p->multipath_mean_duration > 0.0))
+        return sensim_error(SENSIM_EINVAL, "gnss: multipath needs both rate and mean_duration > 0 (got %g, %g)",
+                            p->multipath_rate, p->multipath_mean_duration);
     return SENSIM_OK;
 }
 
@@ -161,11 +181,31 @@ static double draw_exp(const sensim_rng *r, uint32_t stream, uint64_t j, double 
     return -mean * log(sensim_rng_uniform(&s, j));
 }
 
+/* A random telegraph (outages, RTK float periods, multipath bursts): the
+ * next "on" period after `from` starts an Exp(mean_gap) time later and
+ * lasts Exp(mean_len); period j's draws are index j of the two streams. */
+static void telegraph_next(const sensim_rng *r, uint32_t gap_stream, uint32_t len_stream, uint64_t *j, double from,
+                           double mean_gap, double mean_len, double *start, double *end)
+{
+    *start = from + draw_exp(r, gap_stream, *j, mean_gap);
+    *end = *start + draw_exp(r, len_stream, *j, mean_len);
+    (*j)++;
+}
+
+/* Whether t (non-decreasing over calls) is inside an "on" period,
+ * advancing past the periods that ended. */
+static int telegraph_on(const sensim_rng *r, uint32_t gap_stream, uint32_t len_stream, uint64_t *j, double mean_gap,
+                        double mean_len, double *start, double *end, double t)
+{
+    while (t >= *end)
+        telegraph_next(r, gap_stream, len_stream, j, *end, mean_gap, mean_len, start, end);
+    return t >= *start;
+}
+
 static void next_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double from)
 {
-    st->outage_start = from + draw_exp(&st->rng, STREAM_OUTAGE_GAP, st->outage_j, 1.0 / p->outage_rate);
-    st->outage_end = st->outage_start + draw_exp(&st->rng, STREAM_OUTAGE_LEN, st->outage_j, p->outage_mean_duration);
-    st->outage_j++;
+    telegraph_next(&st->rng, STREAM_OUTAGE_GAP, STREAM_OUTAGE_LEN, &st->outage_j, from, 1.0 / p->outage_rate,
+                   p->outage_mean_duration, &st->outage_start, &st->outage_end);
 }
 
 void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
@@ -179,6 +219,16 @@ void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_
     st->outage_start = st->outage_end = INFINITY;
     if (g->p.outage_rate > 0.0 && g->p.outage_mean_duration > 0.0)
         next_outage(&g->p, st, t_on);
+    st->rtk_start = st->rtk_end = st->mp_start = st->mp_end = INFINITY;
+    if (g->p.rtk_on) {
+        /* Float from power-on for Exp(mean_float), then the chain. */
+        st->rtk_start = t_on;
+        st->rtk_end = t_on + draw_exp(&st->rng, STREAM_RTK_FLOAT, 0, g->p.rtk_mean_float);
+        st->rtk_j = 1;
+    }
+    if (g->p.multipath_rate > 0.0 && g->p.multipath_mean_duration > 0.0)
+        telegraph_next(&st->rng, STREAM_MP_GAP, STREAM_MP_LEN, &st->mp_j, t_on, 1.0 / g->p.multipath_rate,
+                       g->p.multipath_mean_duration, &st->mp_start, &st->mp_end);
 }
 
 static double normal(const sensim_rng *r, uint32_t stream, uint64_t index)
@@ -232,12 +282,10 @@ static int in_outage(const sensim_gnss_params *p, sensim_gnss_state *st, double 
     for (size_t i = 0; i < p->n_outage_windows; i++)
         if (t >= p->outage_windows[i][0] && t < p->outage_windows[i][1])
             return 1;
-    if (p->outage_rate > 0.0 && p->outage_mean_duration > 0.0) {
-        while (t >= st->outage_end)
-            next_outage(p, st, st->outage_end);
-        if (t >= st->outage_start)
-            return 1;
-    }
+    if (p->outage_rate > 0.0 && p->outage_mean_duration > 0.0 &&
+        telegraph_on(&st->rng, STREAM_OUTAGE_GAP, STREAM_OUTAGE_LEN, &st->outage_j, 1.0 / p->outage_rate,
+                     p->outage_mean_duration, &st->outage_start, &st->outage_end, t))
+        return 1;
     return 0;
 }
 
@@ -265,14 +313,40 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
         }
         if (p->rw_on)
             rw_advance(p, st, ti);
+        const int rtk_float = p->rtk_on && telegraph_on(&st->rng, STREAM_RTK_FIXED, STREAM_RTK_FLOAT, &st->rtk_j,
+                                                        p->rtk_mean_fixed, p->rtk_mean_float, &st->rtk_start,
+                                                        &st->rtk_end, ti);
+        const int burst = p->multipath_rate > 0.0 && p->multipath_mean_duration > 0.0 &&
+                          telegraph_on(&st->rng, STREAM_MP_GAP, STREAM_MP_LEN, &st->mp_j, 1.0 / p->multipath_rate,
+                                       p->multipath_mean_duration, &st->mp_start, &st->mp_end, ti);
         int dark = in_outage(p, st, ti);
         if (ti < st->t_on + p->start_delay || dark)
             continue;
+
+        /* AirSim's low-pass started at power-on: the product of the
+         * alpha = exp(-dt/tau) factors telescopes to exp(-(t - t_on)/tau),
+         * written in closed form so it does not depend on epoch spacing. */
+        double eph = 0.0, epv = 0.0;
+        int8_t fix = SENSIM_GNSS_FIX_3D;
+        if (p->hdop_on) {
+            eph = p->eph_final + (p->eph_initial - p->eph_final) * exp(-(ti - st->t_on) / p->eph_tau);
+            epv = p->epv_final + (p->epv_initial - p->epv_final) * exp(-(ti - st->t_on) / p->epv_tau);
+            fix = eph <= p->fix_3d_max ? SENSIM_GNSS_FIX_3D
+                : eph <= p->fix_2d_max ? SENSIM_GNSS_FIX_2D
+                                       : SENSIM_GNSS_FIX_NONE;
+        }
+        if (p->rtk_on && fix == SENSIM_GNSS_FIX_3D)
+            fix = rtk_float ? SENSIM_GNSS_FIX_RTK_FLOAT : SENSIM_GNSS_FIX_RTK_FIXED;
 
         double e[3] = {0, 0, 0};
         for (int ax = 0; ax < 3; ax++) {
             if (p->gauss_on)
                 e[ax] += p->gauss_sigma[ax] * normal(&st->rng, STREAM_GAUSS + ax, k);
+            if (p->fix_noise_on && p->fix_sigma[fix][ax] > 0.0)
+                e[ax] += p->fix_sigma[fix][ax] * normal(&st->rng, STREAM_FIX_NOISE + ax, k);
+            /* Burst j (drawn as j = mp_j - 1) keeps one bias throughout. */
+            if (burst)
+                e[ax] += p->multipath_sigma[ax] * normal(&st->rng, STREAM_MP_BIAS + ax, st->mp_j - 1);
             if (p->gm_on)
                 e[ax] += st->gm_e[ax];
             if (p->rw_on)
@@ -290,19 +364,6 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
         double enu[3];
         for (int ax = 0; ax < 3; ax++)
             enu[ax] = position[3 * i + ax] + e[ax];
-
-        /* AirSim's low-pass started at power-on: the product of the
-         * alpha = exp(-dt/tau) factors telescopes to exp(-(t - t_on)/tau),
-         * written in closed form so it does not depend on epoch spacing. */
-        double eph = 0.0, epv = 0.0;
-        int8_t fix = SENSIM_GNSS_FIX_3D;
-        if (p->hdop_on) {
-            eph = p->eph_final + (p->eph_initial - p->eph_final) * exp(-(ti - st->t_on) / p->eph_tau);
-            epv = p->epv_final + (p->epv_initial - p->epv_final) * exp(-(ti - st->t_on) / p->epv_tau);
-            fix = eph <= p->fix_3d_max ? SENSIM_GNSS_FIX_3D
-                : eph <= p->fix_2d_max ? SENSIM_GNSS_FIX_2D
-                                       : SENSIM_GNSS_FIX_NONE;
-        }
 
         if (out->t)
             out->t[m] = ti + p->latency;
@@ -340,7 +401,8 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
             case SENSIM_GNSS_COV_NOISE:
                 for (int ax = 0; ax < 3; ax++)
                     d[ax] = (p->gauss_on ? p->gauss_sigma[ax] * p->gauss_sigma[ax] : 0.0) +
-                            (p->gm_on ? p->gm_sigma[ax] * p->gm_sigma[ax] : 0.0);
+                            (p->gm_on ? p->gm_sigma[ax] * p->gm_sigma[ax] : 0.0) +
+                            (p->fix_noise_on ? p->fix_sigma[fix][ax] * p->fix_sigma[fix][ax] : 0.0);
                 break;
             case SENSIM_GNSS_COV_NONE:
                 break;
@@ -359,7 +421,7 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
 
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
                                                "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
-                                               "outages", "outliers", NULL};
+                                               "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
 
 static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)
 {
@@ -549,6 +611,34 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
         TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
                                             &p->outlier_probability));
         TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
+    }
+
+    /* Sigma per fix type; a type not listed gets none. */
+    static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float", NULL};
+    static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
+                                SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
+    const sensim_ynode *fn;
+    TRY(my_get_map(map, "fix_noise", fk, &fn));
+    if (fn) {
+        p->fix_noise_on = 1;
+        for (size_t i = 0; fk[i]; i++)
+            TRY(my_get_axes(fn, fk[i], SENSIM_DIM_LENGTH, 0, 0, p->fix_sigma[fcode[i]]));
+    }
+    static const char *const rk[] = {"mean_fixed", "mean_float", NULL};
+    const sensim_ynode *rn;
+    TRY(my_get_map(map, "rtk", rk, &rn));
+    if (rn) {
+        p->rtk_on = 1;
+        TRY(my_get_bounded(rn, "mean_fixed", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_fixed));
+        TRY(my_get_bounded(rn, "mean_float", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_float));
+    }
+    static const char *const mk[] = {"rate", "mean_duration", "sigma", NULL};
+    const sensim_ynode *mn;
+    TRY(my_get_map(map, "multipath", mk, &mn));
+    if (mn) {
+        TRY(my_get_bounded(mn, "rate", SENSIM_DIM_FREQUENCY, 1, 1, &p->multipath_rate));
+        TRY(my_get_bounded(mn, "mean_duration", SENSIM_DIM_TIME, 1, 1, &p->multipath_mean_duration));
+        TRY(my_get_axes(mn, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->multipath_sigma));
     }
     return SENSIM_OK;
 }

@@ -14,7 +14,8 @@ typedef struct gnss_rig {
 } gnss_rig;
 
 static const char *const gnss_keys[] = {"origin_lla", "position_noise", "hdop", "vdop", "covariance",
-                                        "velocity_noise", "outages", "outliers", NULL};
+                                        "velocity_noise", "outages", "outliers", "fix_noise", "rtk", "multipath",
+                                        NULL};
 
 static sensim_status gnss_rig_create(sensim_sensor *s)
 {

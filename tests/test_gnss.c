@@ -373,6 +373,124 @@ START_TEST(outlier_rate_binomial)
 }
 END_TEST
 
+START_TEST(fix_noise_per_type_and_rtk)
+{
+    /* HDOP 6 -> 1 (tau 100 s): no fix for 51 s, then 2D for 41 s, then 3D,
+     * which the RTK chain (mean fixed 30 s, mean float 10 s, float from
+     * power-on) splits into RTK fixed and float. White noise with a sigma per fix type: each
+     * type's sample std per axis within 5 SE (sigma / sqrt(2 N)). */
+    const size_t n = 100000;
+    const double dt = 0.2;
+    run_buf b;
+    buf_init(&b, n, 0.0, dt);
+    sensim_gnss_params p = sensim_gnss_default_params();
+    p.hdop_on = 1;
+    p.eph_initial = p.epv_initial = 6, p.eph_final = p.epv_final = 1, p.eph_tau = p.epv_tau = 100;
+    p.rtk_on = 1;
+    p.rtk_mean_fixed = 30, p.rtk_mean_float = 10;
+    p.fix_noise_on = 1;
+    const double sig[SENSIM_GNSS_FIX_TYPES][3] = {
+        {5, 5, 8}, {0, 0, 0}, {2, 2, 3}, {1, 1, 1}, {0.01, 0.01, 0.02}, {0.3, 0.3, 0.5}};
+    memcpy(p.fix_sigma, sig, sizeof sig);
+    p.cov_model = SENSIM_GNSS_COV_NOISE;
+    ck_assert_uint_eq(run_blocks(&p, &b, 5, 0.0, NULL, 0), n);
+    double s2[SENSIM_GNSS_FIX_TYPES][3];
+    size_t cnt[SENSIM_GNSS_FIX_TYPES] = {0}, runs = 0, float_n = 0, rtk_n = 0;
+    memset(s2, 0, sizeof s2);
+    for (size_t i = 0; i < n; i++) {
+        int f = b.fix[i];
+        ck_assert(f >= 0 && f < SENSIM_GNSS_FIX_TYPES && f != 1 && f != SENSIM_GNSS_FIX_3D);
+        cnt[f]++;
+        for (int a = 0; a < 3; a++) {
+            s2[f][a] += err(&b, i, a) * err(&b, i, a);
+            /* The noise covariance follows the fix type. */
+            ck_assert_within(b.cov[9 * i + 4 * a], sig[f][a] * sig[f][a], 1e-12);
+        }
+        if (f == SENSIM_GNSS_FIX_RTK_FIXED || f == SENSIM_GNSS_FIX_RTK_FLOAT) {
+            rtk_n++;
+            float_n += f == SENSIM_GNSS_FIX_RTK_FLOAT;
+            runs += f == SENSIM_GNSS_FIX_RTK_FLOAT && b.fix[i - 1] != SENSIM_GNSS_FIX_RTK_FLOAT;
+        }
+    }
+    const int types[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_RTK_FIXED,
+                         SENSIM_GNSS_FIX_RTK_FLOAT};
+    for (int j = 0; j < 4; j++) {
+        int f = types[j];
+        ck_assert_msg(cnt[f] > 150, "fix %d seen %zu times", f, cnt[f]);
+        for (int a = 0; a < 3; a++) {
+            double s = sqrt(s2[f][a] / (double)cnt[f]);
+            ck_assert_msg(fabs(s - sig[f][a]) < 5 * sig[f][a] / sqrt(2.0 * (double)cnt[f]),
+                          "fix %d axis %d: std %g, sigma %g (%zu epochs)", f, a, s, sig[f][a], cnt[f]);
+        }
+    }
+    /* The chain: float a fraction 10 / (30 + 10) = 0.25 of the time. Time
+     * averages of a two-state chain have variance 2 p q tc / T with
+     * tc = 1 / (1/30 + 1/10) = 7.5 s; tolerance 5 SE. Mean float period
+     * (epochs in float / float runs, times dt): 10 s within 5 SE of an
+     * exponential mean (10 / sqrt(runs)) plus dt for the sampling. */
+    double T = (double)rtk_n * dt, q = 0.25, se = sqrt(2 * q * (1 - q) * 7.5 / T);
+    ck_assert_msg(fabs((double)float_n / (double)rtk_n - q) < 5 * se, "float fraction %g",
+                  (double)float_n / (double)rtk_n);
+    double mean_float = (double)float_n * dt / (double)runs;
+    ck_assert_msg(fabs(mean_float - 10) < 5 * 10 / sqrt((double)runs) + dt, "mean float period %g s over %zu",
+                  mean_float, runs);
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(multipath_bursts_telegraph)
+{
+    /* Bursts at rate r = 0.05/s lasting Exp(mean d = 5 s), bias
+     * N(0, diag(1, 1, 4)) per burst, 20000 s at 10 Hz and nothing else: the
+     * error is non-zero exactly in a burst and constant within one.
+     * Occupancy r d / (1 + r d) = 0.2, SE sqrt(2 p q tc / T) with
+     * tc = 1 / (r + 1/d) = 4 s (0.008); mean burst = epochs in bursts /
+     * bursts * dt, 5 s within 5 SE (d / sqrt(bursts)) plus dt (a burst
+     * shorter than dt can fall between epochs); the biases' std per axis
+     * within 5 SE (sigma / sqrt(2 bursts)). */
+    const size_t n = 200000;
+    const double dt = 0.1, r = 0.05, d = 5, sg[3] = {1, 1, 2};
+    run_buf b;
+    buf_init(&b, n, 0.0, dt);
+    sensim_gnss_params p = sensim_gnss_default_params();
+    p.multipath_rate = r, p.multipath_mean_duration = d;
+    memcpy(p.multipath_sigma, sg, sizeof sg);
+    const size_t sizes[] = {777, 1, 40000};
+    ck_assert_uint_eq(run_blocks(&p, &b, 6, 0.0, sizes, 3), n);
+    size_t on = 0, bursts = 0;
+    double b2[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        double e[3] = {err(&b, i, 0), err(&b, i, 1), err(&b, i, 2)};
+        if (e[0] == 0 && e[1] == 0 && e[2] == 0)
+            continue;
+        on++;
+        int fresh = i == 0 || fabs(e[0] - err(&b, i - 1, 0)) > 1e-9 || fabs(e[2] - err(&b, i - 1, 2)) > 1e-9;
+        if (fresh) {
+            bursts++;
+            for (int a = 0; a < 3; a++)
+                b2[a] += e[a] * e[a];
+        }
+    }
+    double occ = r * d / (1 + r * d), T = (double)n * dt;
+    ck_assert_msg(fabs((double)on / (double)n - occ) < 5 * sqrt(2 * occ * (1 - occ) * (1 / (r + 1 / d)) / T),
+                  "occupancy %g", (double)on / (double)n);
+    double mean_len = (double)on * dt / (double)bursts;
+    ck_assert_msg(fabs(mean_len - d) < 5 * d / sqrt((double)bursts) + dt, "mean burst %g s over %zu", mean_len,
+                  bursts);
+    for (int a = 0; a < 3; a++) {
+        double s = sqrt(b2[a] / (double)bursts);
+        ck_assert_msg(fabs(s - sg[a]) < 5 * sg[a] / sqrt(2.0 * (double)bursts), "axis %d bias std %g", a, s);
+    }
+    /* Same seed in one block: bit-identical. */
+    run_buf c;
+    buf_init(&c, n, 0.0, dt);
+    run_blocks(&p, &c, 6, 0.0, NULL, 0);
+    ck_assert(memcmp(b.enu, c.enu, 3 * n * sizeof *b.enu) == 0);
+    buf_free(&b);
+    buf_free(&c);
+}
+END_TEST
+
 /* One noise-free epoch at ENU position enu from the origin; returns lla. */
 static void lla_of(const double origin[3], const double enu[3], double lla[3])
 {
@@ -489,6 +607,20 @@ static sensim_status parse_rig(const char *text, sensim_gnss_params *p)
 START_TEST(yaml_forms_load)
 {
     sensim_gnss_params p;
+    ck_assert_int_eq(parse_rig("sensors:\n"
+                               "  - name: gps\n"
+                               "    type: gnss\n"
+                               "    fix_noise: { rtk_fixed: [0.01, 0.01, 0.02], rtk_float: 0.3, 3d: 2, 2d: 5 }\n"
+                               "    rtk: { mean_fixed: 5 min, mean_float: 20 s }\n"
+                               "    multipath: { rate: 0.01, mean_duration: 4, sigma: [1, 1, 2] }\n",
+                               &p),
+                     SENSIM_OK);
+    ck_assert(p.fix_noise_on && p.fix_sigma[SENSIM_GNSS_FIX_RTK_FIXED][2] == 0.02 &&
+              p.fix_sigma[SENSIM_GNSS_FIX_RTK_FLOAT][0] == 0.3 && p.fix_sigma[SENSIM_GNSS_FIX_3D][1] == 2 &&
+              p.fix_sigma[SENSIM_GNSS_FIX_2D][2] == 5 && p.fix_sigma[SENSIM_GNSS_FIX_NONE][0] == 0);
+    ck_assert(p.rtk_on && p.rtk_mean_fixed == 300 && p.rtk_mean_float == 20);
+    ck_assert(p.multipath_rate == 0.01 && p.multipath_mean_duration == 4 && p.multipath_sigma[2] == 2);
+
     ck_assert_int_eq(parse_rig("seed: 3\n"
                                "sensors:\n"
                                "  - name: gps\n"
@@ -548,6 +680,26 @@ static void expect_error(const char *text, const char *what1, const char *what2)
 
 START_TEST(yaml_bad_values_named)
 {
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    multipath: { rate: 0, mean_duration: 5, sigma: 1 }\n",
+                 "rig.yaml:4:", "key 'rate': must be > 0");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    rtk: { mean_fixed: 30 }\n",
+                 "rig.yaml:4:", "missing key 'mean_float'");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    fix_noise: { rtk_fixed: 0.01, rtk_fix: 0.3 }\n",
+                 "rig.yaml:4:", "unknown key 'rtk_fix'");
+    expect_error("sensors:\n"
+                 "  - name: gps\n"
+                 "    type: gnss\n"
+                 "    fix_noise: { 2d: [1, -2, 3] }\n",
+                 "rig.yaml:4:", "2d");
     expect_error("sensors:\n"
                  "  - name: gps\n"
                  "    type: gnss\n"
@@ -708,6 +860,8 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, chrono_random_walk_semantics_and_bounds);
     tcase_add_test(tc, outages_start_delay_latency);
     tcase_add_test(tc, outlier_rate_binomial);
+    tcase_add_test(tc, fix_noise_per_type_and_rtk);
+    tcase_add_test(tc, multipath_bursts_telegraph);
     tcase_add_test(tc, lla_on_wgs84_not_sphere);
     tcase_add_test(tc, same_seed_any_block_size);
     tcase_add_test(tc, bad_params_named);

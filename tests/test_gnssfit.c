@@ -166,6 +166,139 @@ START_TEST(gm_roundtrip_uneven)
 }
 END_TEST
 
+START_TEST(gmw_outlier_roundtrip)
+{
+    /* Gauss-Markov (sigma 1 m, tau 20 s) plus 0.3 m white noise plus 10 m
+     * outliers at 0.5% per epoch, 400 s at ~5 Hz with uneven dt (20
+     * correlation times): outliers rejected first, then the Kalman-filter
+     * likelihood. Each seed fits one axis (seed % 3). Coverage bound as at
+     * the top; the outlier rate's Clopper-Pearson interval too (every 10 m
+     * jump is ~20 robust standard deviations, so all are found). */
+    const size_t n = 2000;
+    double *t = malloc(n * sizeof *t), *enu = malloc(3 * n * sizeof *enu);
+    unsigned char *out = malloc(n);
+    sensim_gnss_params p = sensim_gnss_default_params();
+    p.gm_on = p.gauss_on = 1;
+    for (int a = 0; a < 3; a++)
+        p.gm_sigma[a] = 1.0, p.gm_tau[a] = 20.0, p.gauss_sigma[a] = 0.3;
+    p.outlier_probability = 0.005;
+    p.outlier_magnitude = 10;
+    int cg = 0, ct = 0, cw = 0, cr = 0, sig = 0;
+    for (uint64_t s = 1; s <= NSEED; s++) {
+        simulate(&p, 200 + s, n, 5.0, 1, t, enu, NULL);
+        sensim_gnss_outlier_fit of;
+        ck_assert_msg(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of) == SENSIM_OK, "%s",
+                      sensim_last_error());
+        cr += covers(&of.rate, p.outlier_probability);
+        if (of.rejected)
+            ck_assert_within(of.magnitude, 10.0, 1.5); /* plus the noise of the neighbours' median */
+        sensim_gnss_gmw_fit f;
+        ck_assert_msg(sensim_gnss_fit_gmw(t, enu + (s % 3), n, 3, out, 0.95, &f) == SENSIM_OK, "%s",
+                      sensim_last_error());
+        ck_assert_uint_eq(f.n, n - of.rejected);
+        sig += f.white_significant;
+        cg += covers(&f.sigma_gm, 1.0);
+        ct += covers(&f.tau, 20.0);
+        cw += covers(&f.sigma_white, 0.3);
+    }
+    ck_assert_msg(cg >= MIN_COVER && ct >= MIN_COVER && cw >= MIN_COVER && cr >= MIN_COVER,
+                  "covered: sigma_gm %d, tau %d, sigma_white %d, outlier rate %d of %d", cg, ct, cw, cr, NSEED);
+    ck_assert_int_eq(sig, NSEED); /* lr ~ hundreds: never missed */
+    free(t);
+    free(enu);
+    free(out);
+}
+END_TEST
+
+START_TEST(gmw_pure_gm_and_white)
+{
+    /* Without white noise the likelihood ratio reads not significant in
+     * most seeds (nominal 5% false alarm; bound as at the top), sigma_white
+     * is an upper bound from 0 and tau lies in the AR(1) fit's interval. */
+    const size_t n = 2000;
+    double *t = malloc(n * sizeof *t), *enu = malloc(3 * n * sizeof *enu);
+    sensim_gnss_params p = sensim_gnss_default_params();
+    p.gm_on = 1;
+    for (int a = 0; a < 3; a++)
+        p.gm_sigma[a] = 1.0, p.gm_tau[a] = 10.0;
+    int quiet = 0;
+    for (uint64_t s = 1; s <= NSEED; s++) {
+        simulate(&p, 300 + s, n, 5.0, 0, t, enu, NULL);
+        sensim_gnss_gmw_fit f;
+        sensim_gnss_gm_fit g;
+        ck_assert(sensim_gnss_fit_gmw(t, enu, n, 3, NULL, 0.95, &f) == SENSIM_OK);
+        ck_assert(sensim_gnss_fit_gm(t, enu, n, 3, 0.95, &g) == SENSIM_OK);
+        ck_assert(f.loglik >= f.loglik_gm - 1e-9);
+        if (!f.white_significant) {
+            quiet++;
+            ck_assert_int_eq(f.sigma_white.flag, SENSIM_FIT_UPPER);
+            ck_assert(f.sigma_white.lo == 0 && f.sigma_white.hi >= f.sigma_white.value);
+            ck_assert(covers(&g.tau, f.tau.value)); /* a small white part moves tau a little */
+            ck_assert_ptr_nonnull(strstr(f.note, "not significant"));
+        }
+    }
+    ck_assert_msg(quiet >= MIN_COVER, "white noise read as absent in %d of %d", quiet, NSEED);
+    /* White noise alone: tau runs to the short end and sigma_white carries
+     * the variance (the Gauss-Markov part is indistinguishable from it). */
+    p.gm_on = 0;
+    p.gauss_on = 1;
+    p.gauss_sigma[0] = 0.5;
+    simulate(&p, 9, n, 5.0, 0, t, enu, NULL);
+    sensim_gnss_gmw_fit f;
+    ck_assert(sensim_gnss_fit_gmw(t, enu, n, 3, NULL, 0.95, &f) == SENSIM_OK);
+    double tot = sqrt(f.sigma_gm.value * f.sigma_gm.value + f.sigma_white.value * f.sigma_white.value);
+    ck_assert_within(tot, 0.5, 0.05); /* 5 standard errors of a std over 2000 samples: 5 * 0.5 / sqrt(4000) */
+    free(t);
+    free(enu);
+}
+END_TEST
+
+START_TEST(outliers_closed_form)
+{
+    /* No false alarms on white noise (threshold 6: chance per epoch
+     * < 1e-7); planted jumps all found, with their size. */
+    const size_t n = 3000;
+    double *t = malloc(n * sizeof *t), *enu = malloc(3 * n * sizeof *enu);
+    unsigned char *out = malloc(n);
+    sensim_rng r = sensim_rng_make(17, 0, 0);
+    sensim_rng_normal_fill(&r, 0, 3 * n, enu);
+    for (size_t k = 0; k < n; k++)
+        t[k] = 0.2 * (double)k;
+    sensim_gnss_outlier_fit of;
+    ck_assert(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of) == SENSIM_OK);
+    ck_assert_uint_eq(of.rejected, 0);
+    ck_assert_int_eq(of.rate.flag, SENSIM_FIT_UPPER);
+    /* Zero of n: the upper bound is 1 - (alpha/2)^(1/n). */
+    ck_assert_within(of.rate.hi, 1 - pow(0.025, 1.0 / (double)n), 1e-9);
+    /* Robust scale of white differences: sqrt(2), within 5 standard errors
+     * of a MAD (about 1.1 sigma / sqrt(n)). */
+    ck_assert_within(of.scale[1], sqrt(2.0), 5 * 1.1 * sqrt(2.0) / sqrt((double)n));
+    const size_t at[] = {0, 1, 500, 501, 1700, n - 1};
+    for (size_t i = 0; i < 6; i++)
+        enu[3 * at[i] + i % 3] += (i % 2 ? -1 : 1) * 40.0;
+    ck_assert(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of) == SENSIM_OK);
+    ck_assert_uint_eq(of.rejected, 6);
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_int_eq(out[at[i]], 1);
+    ck_assert_within(of.magnitude, 40, 3);
+    ck_assert(covers(&of.rate, 6.0 / (double)n) && of.rate.lo > 0);
+    /* An axis moving at constant velocity (its ends are off the
+     * neighbours' median) flags nothing. */
+    for (size_t k = 0; k < n; k++)
+        enu[3 * k] = 0.5 * t[k], enu[3 * k + 1] = 0, enu[3 * k + 2] = 2.0;
+    ck_assert(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of) == SENSIM_OK);
+    ck_assert_uint_eq(of.rejected, 0);
+    ck_assert_int_eq(sensim_gnss_find_outliers(t, enu, 4, 0, 0.95, out, &of), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "too few"));
+    enu[3 * 9 + 2] = NAN;
+    ck_assert_int_eq(sensim_gnss_find_outliers(t, enu, n, 0, 0.95, out, &of), SENSIM_EDATA);
+    ck_assert_msg(strstr(sensim_last_error(), "enu row 9 column 2"), "%s", sensim_last_error());
+    free(t);
+    free(enu);
+    free(out);
+}
+END_TEST
+
 START_TEST(gauss_white_roundtrip)
 {
     /* Chrono Ch:Gauss, ZED-F9P-like sigmas: white on every axis, the white
@@ -426,6 +559,75 @@ START_TEST(cli_fit_gnss_roundtrip)
 }
 END_TEST
 
+START_TEST(cli_fit_gnss_standalone)
+{
+    /* data/gnss-standalone.yaml (Gauss-Markov 2.12/2.12/4.24 m, tau 60 s,
+     * plus 0.3 m white, 10 m outliers at 0.1%) on a 900 s static log at its
+     * 5 Hz (15 correlation times), the preset's seed 3 and two more: auto
+     * picks gauss_markov_white, tau's interval holds 60 s on at least 7 of
+     * the 9 axes (nominal 95% each; P(6 or fewer) = 8e-4), sigma_white's
+     * holds 0.3 m, the outlier rate's holds 0.001, and the YAML goes back
+     * through inject with its keys. */
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *yaml = tu_path(dir, "fitted.yaml");
+    char *log = tu_path(dir, "sa.h5"), *back = tu_path(dir, "back.h5"), *rig = tu_src("data/gnss-standalone.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "900", "--rate", "5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    static const char *const seeds[] = {"3", "4", "5"};
+    static const char *const ax[] = {"\"east\"", "\"north\"", "\"up\""};
+    int ct = 0, cw = 0, cr = 0;
+    for (int s = 0; s < 3; s++) {
+        r = tu_run("inject", rig, gt, "-o", log, "-j", "1", "--seed", seeds[s], NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--json", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "\"model\": \"gauss_markov_white\""), "%s", r.out);
+        for (int a = 0; a < 3; a++) {
+            const char *w = strstr(strstr(r.out, ax[a]), "\"gauss_markov_white\"");
+            ck_assert_ptr_nonnull(w);
+            double lo = json_num(w, "\"tau\"", "\"lo\": "), hi = json_num(w, "\"tau\"", "\"hi\": ");
+            ct += lo <= 60 && 60 <= hi;
+            lo = json_num(w, "\"sigma_white\"", "\"lo\": ");
+            hi = json_num(w, "\"sigma_white\"", "\"hi\": ");
+            cw += lo <= 0.3 && 0.3 <= hi;
+        }
+        double lo = json_num(r.out, "\"outliers\"", "\"lo\": "), hi = json_num(r.out, "\"outliers\"", "\"hi\": ");
+        cr += lo <= 0.001 && 0.001 <= hi;
+        ck_assert(json_num(r.out, "\"outliers\"", "\"rejected\": ") >= 1);
+        tu_run_free(&r);
+    }
+    ck_assert_msg(ct >= 7 && cw >= 7 && cr >= 2, "covered: tau %d, sigma_white %d of 9; outlier rate %d of 3", ct, cw,
+                  cr);
+    check_yaml_loads(yaml, "- { model: gauss_markov, sigma: [");
+    check_yaml_loads(yaml, "- { model: gaussian, sigma: [");
+    check_yaml_loads(yaml, "outliers: { probability: ");
+    r = tu_run("inject", yaml, gt, "-o", back, "-j", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    /* --keep-outliers: none rejected, nothing written for them. */
+    r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--keep-outliers", "--model", "gauss_markov_white",
+               "--json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"outliers\": null"));
+    tu_run_free(&r);
+    char *text = tu_read_file(yaml, NULL);
+    ck_assert_ptr_null(strstr(text, "outliers:"));
+    free(text);
+    r = tu_run("fit", "gnss", log, "--sensor", "gps", "-o", yaml, "--outlier-threshold", "-1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--outlier-threshold '-1'"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(gt);
+    free(yaml);
+    free(log);
+    free(back);
+    free(rig);
+    free(dir);
+}
+END_TEST
+
 /* A GNSS group with n epochs of t, enu (optional) and hdop (optional). */
 static char *write_log(const char *dir, const char *name, size_t n, const double *t, const double *enu,
                        const double *hdop)
@@ -620,6 +822,9 @@ Suite *suite_gnssfit(void)
     tcase_add_test(tc, rw_seed004_roundtrip);
     tcase_add_test(tc, rw_uncapped_roundtrip);
     tcase_add_test(tc, gm_roundtrip_uneven);
+    tcase_add_test(tc, gmw_outlier_roundtrip);
+    tcase_add_test(tc, gmw_pure_gm_and_white);
+    tcase_add_test(tc, outliers_closed_form);
     tcase_add_test(tc, gauss_white_roundtrip);
     tcase_add_test(tc, hdop_airsim_roundtrip);
     tcase_add_test(tc, fixed_seed_reproducible);
@@ -628,6 +833,7 @@ Suite *suite_gnssfit(void)
     TCase *tcc = tcase_create("cli");
     tcase_set_timeout(tcc, 120);
     tcase_add_test(tcc, cli_fit_gnss_roundtrip);
+    tcase_add_test(tcc, cli_fit_gnss_standalone);
     tcase_add_test(tcc, cli_fit_gnss_bad_input);
     tcase_add_test(tcc, cli_lla_only);
     suite_add_tcase(s, tcc);

@@ -35,10 +35,15 @@ extern "C" {
 
 #define SENSIM_GNSS_MAX_OUTAGES 64
 
-/* Fix types written to the `fix` dataset (AirSim GnssFixType values). */
+/* Fix types written to the `fix` dataset: AirSim GnssFixType values for
+ * none, 2D and 3D; RTK fixed and float take NMEA GGA's quality numbers 4
+ * and 5 (they refine a 3D fix). */
 #define SENSIM_GNSS_FIX_NONE 0
 #define SENSIM_GNSS_FIX_2D 2
 #define SENSIM_GNSS_FIX_3D 3
+#define SENSIM_GNSS_FIX_RTK_FIXED 4
+#define SENSIM_GNSS_FIX_RTK_FLOAT 5
+#define SENSIM_GNSS_FIX_TYPES 6
 
 typedef enum sensim_gnss_cov_model {
     SENSIM_GNSS_COV_NONE,   /* zeros, as Chrono passes to the estimator */
@@ -102,6 +107,28 @@ typedef struct sensim_gnss_params {
      * uniformly random direction. */
     double outlier_probability;
     double outlier_magnitude;
+
+    /* Fix-quality-dependent noise: white N(0, fix_sigma[f][axis]^2) added
+     * at each epoch whose fix type is f (SENSIM_GNSS_FIX_*), metres. */
+    int fix_noise_on;
+    double fix_sigma[SENSIM_GNSS_FIX_TYPES][3];
+
+    /* RTK: a 3D fix is RTK fixed or RTK float by a two-state Markov chain
+     * in continuous time (exponential holding times of means
+     * rtk_mean_fixed and rtk_mean_float, s); the receiver starts in float
+     * at power-on, as it does until the ambiguities resolve. */
+    int rtk_on;
+    double rtk_mean_fixed, rtk_mean_float;
+
+    /* Multipath bursts: a random telegraph; bursts start at rate
+     * `multipath_rate` (1/s, Poisson while none is on) and last
+     * Exp(mean `multipath_mean_duration`) s; during burst j the position is
+     * off by a constant bias b_j ~ N(0, diag(multipath_sigma^2)).
+     * The fraction of time in bursts is r d / (1 + r d) for rate r and mean
+     * duration d. */
+    double multipath_rate;
+    double multipath_mean_duration;
+    double multipath_sigma[3];
 } sensim_gnss_params;
 
 typedef struct sensim_gnss sensim_gnss;
@@ -118,6 +145,10 @@ typedef struct sensim_gnss_state {
     double gm_e[3];
     uint64_t outage_j;  /* random outages drawn */
     double outage_start, outage_end;
+    uint64_t rtk_j;     /* RTK float periods drawn */
+    double rtk_start, rtk_end; /* the current or next float period */
+    uint64_t mp_j;      /* multipath bursts drawn */
+    double mp_start, mp_end;
 } sensim_gnss_state;
 
 /* One block of outputs; any pointer may be NULL to skip that output.

@@ -1,7 +1,8 @@
 /* sensim/gnssfit.h - GNSS noise parameters from a standstill log.
  *
- * Three estimators, each on positions in local ENU metres with their times
- * (s, strictly increasing) and, for the last, the logged HDOP:
+ * Four estimators and an outlier filter, each on positions in local ENU
+ * metres with their times (s, strictly increasing) and, for the last, the
+ * logged HDOP:
  *
  * Chrono "Ch:RW" sigma (seed 004, appendix IV-A: "the standard deviation of
  * the second derivative of the real GPS's position using a standstill
@@ -46,6 +47,42 @@
  * The lag-1 autocorrelation decides whether the axis is white
  * (Chrono "Ch:Gauss": |r1| < z / sqrt(n)); the white sigma is the sample
  * standard deviation with a chi-squared interval.
+ *
+ * Gauss-Markov plus white noise per axis (the NEO-M8N-like preset's
+ * position_noise list): x_k = mu + g_k + v_k, g the first-order
+ * Gauss-Markov above, v ~ N(0, sigma_white^2) independent. Exact Gaussian
+ * likelihood by the Kalman filter of the scalar state g (prediction
+ * P = phi^2 P + sigma_gm^2 (1 - phi^2) at each dt, innovation variance
+ * F = P + sigma_white^2), stationary start; mu by GLS (the filter run on the
+ * constant 1 beside the data gives the innovations' dependence on mu). The
+ * likelihood is the restricted one (REML: plus -log(1' V^-1 1) / 2, n - 1
+ * degrees of freedom), which allows for mu being estimated: the plain
+ * likelihood reads tau about 9% low on a log of 15 correlation times and its
+ * intervals cover less than they say. The overall scale is profiled out, so the maximum is over (log tau,
+ * log(sigma_white / sigma_gm)) with GSL's Nelder-Mead simplex from the best
+ * point of a coarse grid. tau's interval is the profile-likelihood one
+ * (the ratio and the scale maximized at each tau; chi2_1 cut): on 15
+ * correlation times it covers 96% at a nominal 95%, where the Wald one on
+ * log tau covers 90%. The sigmas' intervals are Wald intervals on the log
+ * scale from the observed information (numerical Hessian of the log
+ * likelihood in log sigma_gm, log tau, log sigma_white); sigma_gm's
+ * covers about 91% there (sigma_white's 96%). The white component's
+ * significance is the likelihood ratio against the pure Gauss-Markov
+ * maximum (sigma_white = 0, on the boundary: critical value the chi2_1
+ * quantile at 1 - 2 alpha, the 50:50 mixture of chi2_0 and chi2_1); when
+ * not significant, sigma_white is flagged SENSIM_FIT_UPPER with lo = 0.
+ * tau is flagged SENSIM_FIT_UNRESOLVED by the same rule as above.
+ *
+ * Outliers (single-epoch jumps, as the model's `outliers` draws them) are
+ * found before the fits: each epoch's residual from the median of its four
+ * neighbours (two each side, fewer at the ends), per axis divided by the
+ * robust standard deviation of the first differences (1.4826 MAD), and
+ * combined over the three axes; an epoch whose combined residual exceeds
+ * the threshold (default 6 robust standard deviations: for Gaussian noise
+ * a false alarm per epoch below 1e-7) is rejected. The rate comes with a
+ * Clopper-Pearson (exact binomial) interval; the magnitude is the median
+ * size of the rejected residuals. The fits then skip the rejected epochs
+ * (the Kalman filter and AR(1) take the longer gap as it is).
  *
  * AirSim HDOP low-pass: hdop(t) = final + (initial - final) exp(-(t - t0) / tau)
  * by nonlinear least squares (GSL gsl_multifit_nlinear, trust region with
@@ -117,6 +154,44 @@ typedef struct sensim_gnss_gm_fit {
  * Needs at least 20 samples. */
 sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, size_t stride, double confidence,
                                  sensim_gnss_gm_fit *fit);
+
+/* Default outlier threshold, in robust standard deviations. */
+#define SENSIM_GNSS_OUTLIER_THRESHOLD 6.0
+
+typedef struct sensim_gnss_outlier_fit {
+    size_t n;                 /* epochs examined */
+    size_t rejected;          /* epochs flagged */
+    sensim_fit_param rate;    /* rejected / n, Clopper-Pearson interval (flag UPPER when 0) */
+    double magnitude;         /* median 3-D size of the rejected residuals, m (0 if none) */
+    double scale[3];          /* robust std of the first differences per axis, m */
+    double threshold;         /* in robust standard deviations */
+} sensim_gnss_outlier_fit;
+
+/* Flags single-epoch outliers in t[n], enu[n*3] (n >= 5): outlier[k] = 1
+ * for a rejected epoch, else 0 (outlier may be NULL). threshold <= 0
+ * means SENSIM_GNSS_OUTLIER_THRESHOLD. */
+sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size_t n, double threshold,
+                                        double confidence, unsigned char *outlier, sensim_gnss_outlier_fit *fit);
+
+typedef struct sensim_gnss_gmw_fit {
+    sensim_fit_param sigma_gm;    /* Gauss-Markov stationary std, m */
+    sensim_fit_param tau;         /* its correlation time, s */
+    sensim_fit_param sigma_white; /* white measurement noise std, m */
+    double mean;                  /* the static position, m */
+    double loglik;                /* joint maximum (restricted likelihood) */
+    double loglik_gm;             /* its maximum with sigma_white = 0 */
+    double lr, lr_crit;           /* 2 (loglik - loglik_gm) and its critical value */
+    int white_significant;        /* lr > lr_crit */
+    size_t n;                     /* epochs used (not skipped) */
+    int iterations;               /* simplex iterations */
+    char note[256];
+} sensim_gnss_gmw_fit;
+
+/* Gauss-Markov plus white fit of one axis x[k * stride] at t[k], k < n,
+ * leaving out the epochs with skip[k] != 0 (skip may be NULL). Needs at
+ * least 20 epochs left. */
+sensim_status sensim_gnss_fit_gmw(const double *t, const double *x, size_t n, size_t stride,
+                                  const unsigned char *skip, double confidence, sensim_gnss_gmw_fit *fit);
 
 typedef struct sensim_gnss_hdop_fit {
     sensim_fit_param initial, final, tau; /* HDOP at t0, at convergence; time constant s */
