@@ -56,7 +56,8 @@ static inline __attribute__((always_inline)) uint32_t float_to_bits(float f)
 /* The polynomials, highest degree first: log(u)/f on f = u - 1 in
  * [sqrt(1/2) - 1, sqrt(2) - 1]; sqrt(2) erfinv(x)/x on w - 2.5 (w < 5,
  * Giles' coefficients times sqrt(2)) and on sqrt(w) - 3 (w in [5, 21.6],
- * refitted). */
+ * refitted). scripts/icdf_coefficients.py prints these tables and their
+ * errors. */
 static const float LOG_C[8] = {-0.101063848f, 0.162223607f, -0.172509015f, 0.199001953f,
                                -0.249699056f, 0.333350569f, -0.500003636f, 0.99999994f};
 static const float CENTRAL_C[9] = {3.97426021e-08f, 4.85462635e-07f, -4.9828227e-06f,
