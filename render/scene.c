@@ -122,7 +122,7 @@ static int check_open(sensim_scene *s, const char *what)
 
 /* Zero-area test relative to the triangle's size, so that collinear
  * vertices are caught as well as repeated ones. */
-static int triangle_degenerate(const float *a, const float *b, const float *c)
+int scene_triangle_degenerate(const float *a, const float *b, const float *c)
 {
     double e1[3], e2[3], e3[3];
     for (int k = 0; k < 3; k++) {
@@ -168,7 +168,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
                              nv);
             goto fail;
         }
-        if (triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
+        if (scene_triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
             if (tline)
                 sensim_error(SENSIM_EDATA, "%s:%d: degenerate triangle (zero area)", where, tline[i]);
             else
@@ -197,6 +197,30 @@ fail:
     free(v);
     free(tri);
     return -1;
+}
+
+sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
+                                     double lo[3], double hi[3])
+{
+    if (!s || mesh < 0 || (size_t)mesh >= s->nmesh)
+        return sensim_error(SENSIM_EINVAL, "scene: no mesh %d (%zu meshes)", mesh, s ? s->nmesh : 0);
+    const scene_mesh *m = &s->mesh[mesh];
+    if (nvertices)
+        *nvertices = m->nv;
+    if (ntriangles)
+        *ntriangles = m->nt;
+    for (int k = 0; k < 3; k++) {
+        double a = INFINITY, b = -INFINITY;
+        for (size_t i = 0; i < m->nv; i++) {
+            a = fmin(a, m->v[3 * i + k]);
+            b = fmax(b, m->v[3 * i + k]);
+        }
+        if (lo)
+            lo[k] = a;
+        if (hi)
+            hi[k] = b;
+    }
+    return SENSIM_OK;
 }
 
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,

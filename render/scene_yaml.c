@@ -109,14 +109,23 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
 
 static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const char *dir)
 {
-    static const char *const keys[] = {"name", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
+    static const char *const keys[] = {"name", "up", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
     TRY(sensim_ynode_check_keys(n, "mesh", keys));
-    const char *name = NULL;
+    const char *name = NULL, *upk = NULL;
     TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    TRY(sensim_ynode_get_string(n, "up", 0, &upk));
+    sensim_mesh_up up = SENSIM_MESH_UP_AUTO;
+    if (upk && strcmp(upk, "y") == 0)
+        up = SENSIM_MESH_UP_Y;
+    else if (upk && strcmp(upk, "z") == 0)
+        up = SENSIM_MESH_UP_Z;
+    else if (upk)
+        return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': unknown '%s' (expected y or z)",
+                                  upk);
     if (sensim_scene_find_mesh(s, name) >= 0)
         return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s' defined twice", name);
     int kinds = 0;
-    for (int i = 1; keys[i]; i++)
+    for (int i = 2; keys[i]; i++)
         kinds += sensim_ynode_get(n, keys[i]) != NULL;
     if (kinds != 1)
         return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s': give exactly one of file, plane, box, cylinder, "
@@ -125,13 +134,15 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
     const sensim_ynode *g;
     const char *file = NULL;
     TRY(sensim_ynode_get_string(n, "file", 0, &file));
+    if (upk && !file)
+        return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': only for a mesh file");
     if (file) {
         char path[4096];
         if (file[0] == '/' || !dir[0])
             snprintf(path, sizeof path, "%s", file);
         else
             snprintf(path, sizeof path, "%s/%s", dir, file);
-        id = sensim_scene_load_mesh(s, name, path);
+        id = sensim_scene_load_mesh_up(s, name, path, up);
     } else if ((g = sensim_ynode_get(n, "plane")) || (g = sensim_ynode_get(n, "terrain"))) {
         static const char *const pk[] = {"size", "cells", "amplitude", NULL};
         int terrain = sensim_ynode_get(n, "terrain") != NULL;

@@ -150,6 +150,28 @@ int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertic
  * binary_little_endian; vertex x y z and a face list). Errors name the file
  * and line. */
 int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path);
+/* Up axis of a mesh file. Y-up files are turned Z-up by the rotation
+ * (x, y, z) -> (z, x, y): file +Y (up) becomes +z, file +Z (glTF's
+ * forward, where an asset faces) becomes +x (forward) and file +X (glTF's
+ * left) becomes +y (left). AUTO: Y-up for glTF, Z-up (as is) for OBJ and
+ * PLY. */
+typedef enum sensim_mesh_up {
+    SENSIM_MESH_UP_AUTO = 0,
+    SENSIM_MESH_UP_Z,
+    SENSIM_MESH_UP_Y
+} sensim_mesh_up;
+/* sensim_scene_load_mesh with an up axis; also reads glTF 2.0 (.gltf with
+ * external or base64 buffers, .glb): triangle primitives (modes 4, 5, 6)
+ * with float VEC3 positions and u8/u16/u32 indices of every mesh placed by
+ * the node hierarchy (matrix or TRS) of the default scene (else scene 0,
+ * else all root nodes), merged into one mesh. Sparse accessors, quantized
+ * positions and required extensions are rejected. Errors name the file and
+ * the JSON path (accessors[3].componentType) or byte offset. */
+int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up);
+/* Size and axis-aligned bounds (local frame) of mesh `mesh`; any output
+ * may be NULL. */
+sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
+                                     double lo[3], double hi[3]);
 /* Primitive generators, tessellated into triangles. Plane: size_x by size_y
  * in the local x-y plane, centred, normal +z, nx by ny cells. Box: centred.
  * Cylinder: axis +z from z = 0 to height, closed, `segments` around. Sphere:
