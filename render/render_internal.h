@@ -49,6 +49,7 @@ struct sensim_scene {
     sensim_vec3 sun_dir;
     double sun[3], ambient[3], sky[3];
     double extinction;
+    double visibility; /* m; 0: extinction is fixed, else from visibility */
     /* Atmospheric returns (seed 002 eq. 14); probability 0: off. */
     double atmo_probability, atmo_shape, atmo_scale, atmo_reflectance;
 };

@@ -642,10 +642,46 @@ sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction)
     if (!(extinction >= 0 && isfinite(extinction)))
         return sensim_error(SENSIM_EINVAL, "atmosphere: extinction must be finite and >= 0 1/m (got %g)", extinction);
     s->extinction = extinction;
+    s->visibility = 0;
     return SENSIM_OK;
 }
 
 double sensim_scene_extinction(const sensim_scene *s) { return s->extinction; }
+
+double sensim_visibility_extinction(double visibility, double wavelength)
+{
+    if (!(visibility > 0 && isfinite(visibility) && wavelength > 0 && isfinite(wavelength)))
+        return NAN;
+    /* Kim, Bruce & Korevaar 2001, eq. 3 (V in km). */
+    double vk = visibility / 1000, q;
+    if (vk > 50)
+        q = 1.6;
+    else if (vk > 6)
+        q = 1.3;
+    else if (vk > 1)
+        q = 0.16 * vk + 0.34;
+    else if (vk > 0.5)
+        q = vk - 0.5;
+    else
+        q = 0;
+    return 3.912 / visibility * pow(wavelength / 550e-9, -q);
+}
+
+sensim_status sensim_scene_set_visibility(sensim_scene *s, double visibility)
+{
+    if (!(visibility > 0 && isfinite(visibility)))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: visibility must be finite and > 0 m (got %g)", visibility);
+    s->visibility = visibility;
+    s->extinction = sensim_visibility_extinction(visibility, 550e-9);
+    return SENSIM_OK;
+}
+
+double sensim_scene_visibility(const sensim_scene *s) { return s->visibility; }
+
+double sensim_scene_extinction_at(const sensim_scene *s, double wavelength)
+{
+    return s->visibility > 0 ? sensim_visibility_extinction(s->visibility, wavelength) : s->extinction;
+}
 
 sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double probability, double shape, double scale,
                                                    double reflectance)

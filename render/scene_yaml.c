@@ -269,11 +269,22 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
             return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     }
     if ((n = sensim_ynode_get(root, "atmosphere"))) {
-        static const char *const k[] = {"extinction", "returns", NULL};
+        static const char *const k[] = {"extinction", "visibility", "returns", NULL};
         TRY(sensim_ynode_check_keys(n, "atmosphere", k));
-        double a = 0;
-        TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
-        TRY(sensim_scene_set_atmosphere(s, a));
+        double a = 0, vis = 0;
+        const sensim_ynode *ext = sensim_ynode_get(n, "extinction"), *vn = sensim_ynode_get(n, "visibility");
+        if (ext && vn)
+            return sensim_ynode_error(vn, SENSIM_EINVAL, "atmosphere: give extinction or visibility, not both");
+        if (!ext && !vn)
+            return sensim_ynode_error(n, SENSIM_ENOTFOUND, "atmosphere: missing key 'extinction' or 'visibility'");
+        if (ext) {
+            TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
+            TRY(sensim_scene_set_atmosphere(s, a));
+        } else {
+            /* Koschmieder and Kim et al. (2001); see sensim_visibility_extinction. */
+            TRY(sensim_ynode_get_quantity_range(n, "visibility", SENSIM_DIM_LENGTH, 1, 1e-3, 1e9, &vis));
+            TRY(sensim_scene_set_visibility(s, vis));
+        }
         const sensim_ynode *r = sensim_ynode_get(n, "returns");
         if (r) {
             /* Seed 002 eq. 14: probability, gamma shape k and scale theta. */
@@ -437,6 +448,7 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_param
     TRY(sensim_ynode_get_quantity(n, "waist", SENSIM_DIM_LENGTH, 0, &p->waist));
     TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
     TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
+    TRY(sensim_ynode_get_quantity_range(n, "wavelength", SENSIM_DIM_LENGTH, 0, 200e-9, 20e-6, &p->wavelength));
     *rate = p->rate_hz;
     sensim_render_lidar *l = sensim_render_lidar_create(p);
     if (!l)
@@ -473,7 +485,7 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "name",       "type",      "mount",   "preset",    "rate_hz",         "channels",  "vfov",
         "columns",    "hfov",      "azimuth0", "direction", "min_range",      "max_range", "divergence",
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
-        "receiver_radius", "receiver_offset", "seed", NULL};
+        "receiver_radius", "receiver_offset", "wavelength", "seed", NULL};
     static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
                                            "hfov",    "lens",     "samples", "exposure", "shadows",
                                            "rate_hz", "seed",     NULL};

@@ -208,7 +208,25 @@ sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3],
  * eq. 13: a lidar return is attenuated by exp(-2 alpha r), a camera ray by
  * exp(-alpha r) towards the sky colour. */
 sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction);
+/* Extinction from the meteorological visibility V (m): Koschmieder's
+ * alpha = 3.912 / V at 550 nm (2 % contrast threshold, ln 50 = 3.912) with
+ * the wavelength dependence of Kim, Bruce & Korevaar (2001, Proc. SPIE 4214,
+ * eq. 2-3): alpha(lambda) = 3.912 / V (lambda / 550 nm)^-q, q = 1.6 for
+ * V > 50 km, 1.3 for 6 < V <= 50 km, 0.16 V + 0.34 (V in km) for
+ * 1 < V <= 6 km, V - 0.5 for 0.5 < V <= 1 km, 0 below. V > 0 and finite;
+ * wavelength (m) > 0. NAN for bad arguments. */
+double sensim_visibility_extinction(double visibility, double wavelength);
+/* Sets the atmosphere from a visibility V (m, > 0): each lidar uses
+ * sensim_visibility_extinction(V, its wavelength), the camera that at
+ * 550 nm. Replaces an extinction set before, and the reverse. */
+sensim_status sensim_scene_set_visibility(sensim_scene *s, double visibility);
+/* The visibility set (m), or 0 when the atmosphere is an extinction. */
+double sensim_scene_visibility(const sensim_scene *s);
+/* Extinction (1/m) at the camera (550 nm, or the fixed coefficient). */
 double sensim_scene_extinction(const sensim_scene *s);
+/* Extinction (1/m) at a wavelength (m): from the visibility if one is set,
+ * else the fixed coefficient. */
+double sensim_scene_extinction_at(const sensim_scene *s, double wavelength);
 /* Atmospheric returns (seed 002 eq. 14): each lidar beam, with probability
  * `probability`, gets an echo from the air at a range drawn from
  * Gamma(shape k, scale theta) (m), with the intensity of a Lambertian
@@ -293,6 +311,9 @@ typedef struct sensim_render_lidar_params {
     /* Seed 002 eq. 21: beam waist w(x) = x tan(divergence/2) + waist, detector
      * radius receiver_radius, detector offset receiver_offset (m). */
     double waist, receiver_radius, receiver_offset;
+    /* Laser wavelength (m), 200 nm..20 um; default 905 nm. Picks the
+     * extinction of a scene whose atmosphere is given as a visibility. */
+    double wavelength;
     /* s per column firing cycle (presets); when > 0 a loader that changes
      * rate_hz recomputes columns = round(1 / (rate_hz * firing_cycle)). */
     double firing_cycle;
