@@ -330,7 +330,7 @@ static int jvalue(jparser *p, jval *v)
     }
     if (c == '-' || isdig(c))
         return jnumber(p, v);
-    return jerr(p, p->pos, "unexpected character");
+    return jerr(p, p->pos, "expected a value");
 }
 
 static int json_parse(const char *path, const char *s, size_t len, jval *root)
