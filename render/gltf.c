@@ -566,8 +566,10 @@ static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char
         name[k] = 0;
         snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
         data = read_all(full, &have);
-        if (!data)
+        if (!data) {
+            sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
             return NULL;
+        }
     }
     if (have < blen) {
         free(data);
