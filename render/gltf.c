@@ -15,6 +15,7 @@
  * Sparse accessors, accessors without a bufferView, quantized positions and
  * any extensionsRequired are rejected, not guessed at. */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -782,8 +783,15 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
                 return -1;
             }
             float *o = g->v + 3 * (base + i);
-            for (int r = 0; r < 3; r++)
-                o[r] = (float)(m[r] * x[0] + m[4 + r] * x[1] + m[8 + r] * x[2] + m[12 + r]);
+            for (int r = 0; r < 3; r++) {
+                double w = m[r] * x[0] + m[4 + r] * x[1] + m[8 + r] * x[2] + m[12 + r];
+                if (!(fabs(w) <= FLT_MAX)) {
+                    sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu is out of float range after the "
+                                 "node transform (%s)", g->path, pwhere, (unsigned long long)pos, i, from);
+                    return -1;
+                }
+                o[r] = (float)w;
+            }
         }
         g->nv += pv.count;
         for (size_t k = 0; k < ntri; k++) {

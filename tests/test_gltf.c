@@ -337,6 +337,19 @@ START_TEST(bad_files)
     j = box_json("", 5123, 36, 8);
     expect_error("nobuf.gltf", j, 0, "buffers[0]: no uri and no GLB BIN chunk");
     free(j);
+    {
+        /* A finite scale that overflows float32. */
+        char *good = box_json("", 5123, 36, 8), big[4096];
+        const char *at = strstr(good, "{\"mesh\": 0}");
+        ck_assert_ptr_nonnull(at);
+        snprintf(big, sizeof big, "%.*s{\"mesh\": 0, \"scale\": [1e39, 1, 1]}%s", (int)(at - good), good,
+                 at + strlen("{\"mesh\": 0}"));
+        unsigned char buf[256];
+        size_t nb = box_buffer(buf);
+        expect_error("huge.glb", g, make_glb(g, big, buf, nb),
+                     "element 1 is out of float range after the node transform (nodes[0])");
+        free(good);
+    }
     expect_error("sparse.gltf",
                  "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{\"primitives\": [{\"attributes\": {\"POSITION\": 0}}]}],"
                  "\"accessors\": [{\"bufferView\": 0, \"componentType\": 5126, \"count\": 3, \"type\": \"VEC3\", "
