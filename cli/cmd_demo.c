@@ -25,6 +25,9 @@ const char cmd_demo_usage[] =
     "command a user would type, then a summary checked against the models:\n"
     "  - a ground-truth circle and an ADIS16448 IMU injected onto it, its\n"
     "    measured noise beside the datasheet's values;\n"
+    "  - an hour of the IMU lying still, its white noise N, bias instability B\n"
+    "    and rate random walk K fitted back (sensim fit imu) beside the rig's\n"
+    "    values;\n"
     "  - the circle seen by each bundled GNSS model, with its horizontal error;\n"
     "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
     "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
@@ -61,6 +64,7 @@ static void stats(const double *x, size_t n, int axis, double *mean, double *sig
 /* The steps after the IMU summary: each gets the data folder, the output
  * folder and the step-1 ground truth, and returns 0 or -1 (error printed). */
 static int (*const demo_steps[])(const char *data, const char *dir, const char *gt) = {
+    demo_imufit,
     demo_gnss,
     demo_gnssfit,
     demo_sim2real,

@@ -42,6 +42,8 @@ double *demo_read_col(const sensim_log *log, const char *dset, size_t *n);
 
 /* Step: one GNSS track per bundled model, with its horizontal error. */
 int demo_gnss(const char *data, const char *dir, const char *gt);
+/* Step: an hour of a static IMU, its N, B, K fitted back beside the truth. */
+int demo_imufit(const char *data, const char *dir, const char *gt);
 
 /* Step: seed 004's GNSS experiment in simulation, ranked by VEPD for two
  * generating models. */

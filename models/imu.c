@@ -42,7 +42,7 @@ sensim_triax_params sensim_triax_default_params(void)
     memset(&p, 0, sizeof p);
     for (int i = 0; i < 3; i++)
         p.cross_axis[i][i] = 1.0;
-    p.bi_terms = 6;
+    p.bi_terms = 8;
     p.bi_tau_max = 1000.0;
     return p;
 }
@@ -220,7 +220,7 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
     for (int a = 0; a < 3; a++)
         any_bi |= p->bias_instability[a] > 0;
     if (any_bi) {
-        double tmin = p->bi_tau_min > 0 ? p->bi_tau_min : 10.0 / rate_hz;
+        double tmin = p->bi_tau_min > 0 ? p->bi_tau_min : 1.0 / rate_hz;
         double tmax = p->bi_tau_max;
         if (!(tmax > tmin) || !isfinite(tmax)) {
             sensim_error(SENSIM_EINVAL, "%s: %s: bias instability span [%g, %g] s is empty", what, kind_name(kind),

@@ -30,6 +30,26 @@ START_TEST(demo_runs_every_step)
     ck_assert_ptr_nonnull(strstr(r.out, ". Seed 004's GNSS experiment in simulation"));
     ck_assert_ptr_nonnull(strstr(r.out, "Ch:RW ranks first"));
     ck_assert_ptr_nonnull(strstr(r.out, "Ch:Gauss ranks first"));
+    ck_assert_ptr_nonnull(strstr(r.out, ". Calibration: an hour of the same IMU lying still"));
+    /* The IMU fit's table: every row has a verdict, and the gyro's bias
+     * instability (the term the hour is long enough for) is inside on each
+     * axis (fixed seed: the output is the same on every run). */
+    /* The accelerometer's N as well: its floor is high and meets N near
+     * 0.5 s, so a simulated floor that is not flat down to one sample would
+     * pull the fitted N low and out of its interval on every axis. */
+    static const char *const rows[] = {"gyro B (rad/s)", "accel N (m/s^2/sqrt(Hz))"};
+    for (int k = 0; k < 2; k++) {
+        const char *row = strstr(r.out, rows[k]);
+        ck_assert_ptr_nonnull(row);
+        for (int line = 0; line < 3; line++) {
+            const char *eol = strchr(row, '\n');
+            ck_assert_ptr_nonnull(eol);
+            ck_assert_msg(eol - row > 4 && !strncmp(eol - 4, " yes", 4), "%s row %d: %.*s", rows[k], line,
+                          (int)(eol - row), row);
+            row = eol + 1;
+        }
+    }
+    ck_assert_ptr_nonnull(strstr(r.out, "intervals hold the rig's value"));
     ck_assert_ptr_nonnull(strstr(r.out, ". A 16-bit camera through the EMVA 1288 chain"));
     ck_assert_ptr_nonnull(strstr(r.out, ". One lidar scan and one camera frame"));
     /* The camera step's fitted gain, read noise and dark current lie inside

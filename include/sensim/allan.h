@@ -9,9 +9,13 @@
  * the TOTDEV reflection keeps a linear ramp).
  *
  * Cost: O(N) per tau for every estimator (running window sums for MDEV and
- * TDEV), OpenMP over taus. Memory: one phase buffer of N+1 doubles per axis
- * in flight (sensim_allan_compute_axes does one axis at a time); the TOTDEV
- * reflection is indexed on the fly, never stored.
+ * TDEV). OADEV and OHDEV sum all taus in one blocked pass over the phase,
+ * in parallel over fixed chunks of it; the other estimators run in parallel
+ * over taus (OpenMP). Results are bit-identical at any thread count.
+ * Memory: N+1 doubles of phase per axis, all axes at once up to 1 GiB
+ * (sensim_allan_compute_axes then reads the interleaved input in two
+ * passes), in groups of axes beyond; the TOTDEV reflection is indexed on
+ * the fly, never stored.
  *
  * Confidence intervals: noise type per tau by the lag-1 autocorrelation
  * method (Riley & Greenhall 2004), equivalent degrees of freedom by Greenhall

@@ -87,7 +87,7 @@ typedef struct sensim_triax_params {
 } sensim_triax_params;
 
 /* All effects off: identity cross-axis, zeros elsewhere, bias-instability span
- * [10/rate, 1000 s] with 6 terms (resolved at create when tau_min is 0). */
+ * [1/rate, 1000 s] with 8 terms (resolved at create when tau_min is 0). */
 sensim_triax_params sensim_triax_default_params(void);
 
 typedef struct sensim_triax sensim_triax;
