@@ -397,6 +397,39 @@ START_TEST(yaml_up_key)
 }
 END_TEST
 
+/* The shipped example: data/scenes/fog.yaml places data/scenes/cone.gltf
+ * (one mesh of two primitives under a parent node) eight times. */
+START_TEST(shipped_scene)
+{
+    char *cone = tu_src("data/scenes/cone.gltf"), *fog = tu_src("data/scenes/fog.yaml");
+    size_t nt;
+    double lo[3], hi[3];
+    ck_assert_int_ge(load(cone, SENSIM_MESH_UP_AUTO, &nt, lo, hi), 0);
+    ck_assert_uint_eq(nt, 12 + 32);
+    expect_bounds(lo, hi, -0.2, 0.2, -0.2, 0.2, 0, 0.73);
+    sensim_scene *s = sensim_scene_load(fog);
+    ck_assert_msg(s != NULL, "%s", sensim_last_error());
+    ck_assert_uint_eq(sensim_scene_object_count(s), 9);
+    ck_assert_within(sensim_scene_visibility(s), 300, 0);
+    /* Below 500 m visibility q = 0: the same extinction at every wavelength. */
+    ck_assert_within(sensim_scene_extinction_at(s, 905e-9), 3.912 / 300, 1e-15);
+    /* A ray along the row at 0.3 m height hits the first cone's side. */
+    sensim_hit h;
+    ck_assert_int_eq(sensim_scene_intersect(s, sensim_vec3_make(0, -2, 0.3), sensim_vec3_make(1, 0, 0), 0, 0, 100, &h),
+                     SENSIM_OK);
+    /* Cone radius at height 0.3: 0.15 (0.73 - 0.3) / 0.7; the 16-gon's
+     * vertex points at -x, so the hit is within its chord sagitta. */
+    double r = 0.15 * (0.73 - 0.3) / 0.7;
+    ck_assert_within(h.distance, 6 - r, r * (1 - cos(M_PI / 16)) + 1e-5);
+    sensim_render_sensor rs;
+    ck_assert_int_eq(sensim_render_sensor_load(fog, "vlp16", &rs), SENSIM_OK);
+    ck_assert_within(rs.lidar.wavelength, 905e-9, 1e-20);
+    sensim_scene_destroy(s);
+    free(cone);
+    free(fog);
+}
+END_TEST
+
 Suite *suite_gltf(void)
 {
     Suite *s = suite_create("gltf");
@@ -406,6 +439,7 @@ Suite *suite_gltf(void)
     tcase_add_test(tc, plane_ranges);
     tcase_add_test(tc, bad_files);
     tcase_add_test(tc, yaml_up_key);
+    tcase_add_test(tc, shipped_scene);
     suite_add_tcase(s, tc);
     return s;
 }
