@@ -397,10 +397,13 @@ static int gint(const gltf *g, const jval *o, const char *where, const char *key
     return 0;
 }
 
-/* Element `index` of top-level array `name` (an object), else an error. */
-static const jval *gitem(const gltf *g, const char *name, uint64_t index, const char *from)
+/* Element `index` of top-level array `name` (an object), else an error;
+ * `where` (may be NULL) gets its path, "name[index]". */
+static const jval *gitem(const gltf *g, const char *name, uint64_t index, const char *from, char where[64])
 {
     const jval *a = jget(g->root, name);
+    if (where)
+        snprintf(where, 64, "%s[%llu]", name, (unsigned long long)index);
     if (!a || a->t != J_ARR || index >= a->n || a->item[index].t != J_OBJ) {
         sensim_error(SENSIM_EFORMAT, "%s: %s: %s[%llu] does not exist (%zu %s)", g->path, from, name,
                      (unsigned long long)index, a && a->t == J_ARR ? a->n : 0, name);
@@ -492,11 +495,10 @@ static unsigned char *read_all(const char *path, size_t *len)
 /* Buffer i's bytes (at least its byteLength), loaded on first use. */
 static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char *from)
 {
-    const jval *b = gitem(g, "buffers", i, from);
+    char where[64];
+    const jval *b = gitem(g, "buffers", i, from, where);
     if (!b)
         return NULL;
-    char where[64];
-    snprintf(where, sizeof where, "buffers[%llu]", (unsigned long long)i);
     uint64_t blen = 0;
     if (gint(g, b, where, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0)
         return NULL;
@@ -603,11 +605,10 @@ static size_t csize(unsigned ctype)
 
 static int gaccessor(gltf *g, uint64_t ai, const char *type, int ncomp, const char *from, gview *out)
 {
-    const jval *a = gitem(g, "accessors", ai, from);
+    char where[64];
+    const jval *a = gitem(g, "accessors", ai, from, where);
     if (!a)
         return -1;
-    char where[64];
-    snprintf(where, sizeof where, "accessors[%llu]", (unsigned long long)ai);
     uint64_t ct = 0, count = 0, aoff = 0, bvi = 0;
     if (jget(a, "sparse")) {
         sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.sparse: sparse accessors are not supported", g->path, where);
@@ -641,11 +642,10 @@ static int gaccessor(gltf *g, uint64_t ai, const char *type, int ncomp, const ch
                      "or 5125)", g->path, where, (unsigned long long)ct);
         return -1;
     }
-    const jval *bv = gitem(g, "bufferViews", bvi, where);
+    char bwhere[64];
+    const jval *bv = gitem(g, "bufferViews", bvi, where, bwhere);
     if (!bv)
         return -1;
-    char bwhere[64];
-    snprintf(bwhere, sizeof bwhere, "bufferViews[%llu]", (unsigned long long)bvi);
     uint64_t bi = 0, boff = 0, blen = 0, stride = 0;
     if (gint(g, bv, bwhere, "buffer", 1, UINT32_MAX, &bi) < 0 || gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
         gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0 ||
@@ -699,25 +699,10 @@ static uint32_t gindex(const gview *v, size_t i)
     return x;
 }
 
-static int grow_to(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : 1024;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 /* Appends the triangles of meshes[mi] transformed by the column-major 4x4 m. */
 static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
 {
-    const jval *mesh = gitem(g, "meshes", mi, from);
+    const jval *mesh = gitem(g, "meshes", mi, from, NULL);
     if (!mesh)
         return -1;
     const jval *prims = jget(mesh, "primitives");
@@ -769,8 +754,8 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
         }
         size_t ntri = mode == 4 ? n / 3 : n - 2;
         size_t base = g->nv;
-        if (pv.count > UINT32_MAX - base || grow_to((void **)&g->v, &g->cv, base + pv.count, 3 * sizeof *g->v) < 0 ||
-            grow_to((void **)&g->t, &g->ct, g->nt + ntri, 3 * sizeof *g->t) < 0) {
+        if (pv.count > UINT32_MAX - base || render_grow((void **)&g->v, &g->cv, base + pv.count, 3 * sizeof *g->v) < 0 ||
+            render_grow((void **)&g->t, &g->ct, g->nt + ntri, 3 * sizeof *g->t) < 0) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory (or more than 2^32 vertices)", g->path);
             return -1;
         }
@@ -894,12 +879,17 @@ static int node_matrix(const gltf *g, const jval *node, const char *where, doubl
 static int gnode(gltf *g, uint64_t ni, const double parent[16], unsigned char *seen, int depth)
 {
     char where[64];
-    snprintf(where, sizeof where, "nodes[%llu]", (unsigned long long)ni);
-    const jval *node = gitem(g, "nodes", ni, "node hierarchy");
+    const jval *node = gitem(g, "nodes", ni, "node hierarchy", where);
     if (!node)
         return -1;
-    if (seen[ni] || depth > 1000) {
+    if (seen[ni]) {
         sensim_error(SENSIM_EFORMAT, "%s: %s: appears twice in the node hierarchy (not a tree)", g->path, where);
+        return -1;
+    }
+    /* Recursion depth bound: a chain of untrusted children must not exhaust
+     * the stack. */
+    if (depth > 1000) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: node hierarchy deeper than 1000", g->path, where);
         return -1;
     }
     seen[ni] = 1;
@@ -976,8 +966,7 @@ static int gscene(gltf *g)
         goto done;
     if (scenes && scenes->t == J_ARR && scenes->n > 0) {
         char where[64];
-        snprintf(where, sizeof where, "scenes[%llu]", (unsigned long long)si);
-        const jval *sc = gitem(g, "scenes", si, "scene");
+        const jval *sc = gitem(g, "scenes", si, "scene", where);
         if (!sc)
             goto done;
         const jval *roots = jget(sc, "nodes");

@@ -103,6 +103,10 @@ void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, f
 int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
                          const char *where, const int *vline, const int *tline);
 
+/* Grows *p (of *cap elements of elem bytes, doubling) to hold at least
+ * need elements; -1 when out of memory. */
+int render_grow(void **p, size_t *cap, size_t need, size_t elem);
+
 /* 1 if triangle (a, b, c) has (numerically) zero area. */
 int scene_triangle_degenerate(const float *a, const float *b, const float *c);
 

@@ -98,11 +98,15 @@ void sensim_scene_destroy(sensim_scene *s)
     free(s);
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
+int render_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (n < *cap)
+    if (need <= *cap)
         return 0;
-    size_t c = *cap ? 2 * *cap : 8;
+    size_t c = *cap ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    if (c > SIZE_MAX / elem)
+        return -1;
     void *q = realloc(*p, c * elem);
     if (!q)
         return -1;
@@ -181,7 +185,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
         sensim_error(SENSIM_EINVAL, "%s: a mesh named '%s' already exists", where, name);
         goto fail;
     }
-    if (grow((void **)&s->mesh, &s->cap_mesh, s->nmesh, sizeof *s->mesh) < 0) {
+    if (render_grow((void **)&s->mesh, &s->cap_mesh, s->nmesh + 1, sizeof *s->mesh) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         goto fail;
     }
@@ -465,7 +469,7 @@ int sensim_scene_add_material(sensim_scene *s, const sensim_material *m)
         sensim_error(SENSIM_EINVAL, "material '%s' defined twice", m->name);
         return -1;
     }
-    if (grow((void **)&s->mat, &s->cap_mat, s->nmat, sizeof *s->mat) < 0) {
+    if (render_grow((void **)&s->mat, &s->cap_mat, s->nmat + 1, sizeof *s->mat) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }
@@ -514,7 +518,7 @@ static int object_new(sensim_scene *s, int mesh, int material)
         sensim_error(SENSIM_EINVAL, "object: no material %d (scene has %zu)", material, s->nmat);
         return -1;
     }
-    if (grow((void **)&s->obj, &s->cap_obj, s->nobj, sizeof *s->obj) < 0) {
+    if (render_grow((void **)&s->obj, &s->cap_obj, s->nobj + 1, sizeof *s->obj) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }

@@ -365,6 +365,17 @@ START_TEST(bad_files)
                  "{\"asset\": {\"version\": \"2.0\"}, \"scenes\": [{\"nodes\": [0]}], \"nodes\": [{\"children\": [1]}, "
                  "{\"children\": [0]}]}",
                  0, "nodes[0]: appears twice in the node hierarchy");
+    {
+        /* A chain of 1100 nodes: bounded recursion, not a stack overflow. */
+        size_t cap = 1100 * 24 + 200, k = 0;
+        char *deep = malloc(cap);
+        k += (size_t)snprintf(deep + k, cap - k, "{\"asset\": {\"version\": \"2.0\"}, \"nodes\": [");
+        for (int i = 0; i < 1100; i++)
+            k += (size_t)snprintf(deep + k, cap - k, i < 1099 ? "{\"children\": [%d]}," : "{}", i + 1);
+        snprintf(deep + k, cap - k, "]}");
+        expect_error("deep2.gltf", deep, 0, "node hierarchy deeper than 1000");
+        free(deep);
+    }
     expect_error("noacc.gltf",
                  "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{\"primitives\": [{\"attributes\": {\"POSITION\": 4}}]}]}",
                  0, "accessors[4] does not exist");
