@@ -63,6 +63,7 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void)
     p.echo_separation = 0.5;
     p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
     p.reference_range = 10;
+    p.wavelength = 905e-9;
     return p;
 }
 
@@ -190,6 +191,8 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         BAD("echo_separation and threshold must be finite and >= 0");
     if ((unsigned)p->falloff > SENSIM_FALLOFF_GAUSSIAN_BEAM)
         BAD("unknown falloff %d", (int)p->falloff);
+    if (!(p->wavelength >= 200e-9 && p->wavelength <= 20e-6))
+        BAD("wavelength must be 200 nm..20 um (got %g m)", p->wavelength);
     if (p->falloff == SENSIM_FALLOFF_INVERSE_SQUARE && !(p->reference_range > 0 && isfinite(p->reference_range)))
         BAD("reference_range must be positive (got %g)", p->reference_range);
     if (p->falloff == SENSIM_FALLOFF_GAUSSIAN_BEAM &&
@@ -462,7 +465,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     uint32_t ro[GROUP_RAYS];
     double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
-    const double alpha = sensim_scene_extinction(s);
+    const double alpha = sensim_scene_extinction_at(s, p->wavelength);
     const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
     const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     if (l->same_time)
