@@ -261,16 +261,94 @@ START_TEST(reproducible_and_bad_input)
 }
 END_TEST
 
+/* The number after "key": in text, or NAN. */
+static double json_num(const char *text, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = text ? strstr(text, pat) : NULL;
+    return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/* `sensim vepd --permutations` on judged logs that `sensim sim2real --keep`
+ * writes (Ch:RW generator, 2 tests of 15 s per scenario; this size and
+ * the p-values it gives are those of test_sim2real.c): the generator's own
+ * simulated set has a large p, AirSim's a small one (measured 0.98 and
+ * 0.012; the smallest possible stratified p is about 2/216). The JSON has p
+ * for the combined score and for each scenario; without the option there is
+ * no p; the same seed prints the same bytes. */
+START_TEST(cli_vepd_permutations)
+{
+    char *dir = tu_mkdtemp(), *run = tu_path(dir, "run"), *data = tu_src("data");
+    tu_run_result r = tu_run("sim2real", "-g", "ch-rw", "-n", "2", "-t", "15", "--bootstrap", "0",
+                             "--permutations", "0", "--data", data, "--dir", run, "--keep", NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    tu_run_free(&r);
+    char *real = tu_path(run, "real-ch-rw"), *same = tu_path(run, "sim/ch-rw"), *other = tu_path(run, "sim/airsim");
+    r = tu_run("vepd", "--real", real, "--sim", same, "--permutations", "999", "--json", NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    double p_same = json_num(r.out, "p");
+    ck_assert_msg(p_same > 0.05 && p_same <= 1, "p %g", p_same);
+    ck_assert_within(json_num(r.out, "n_perm"), 999, 0);
+    const char *sc = strstr(r.out, "\"scenarios\": {");
+    ck_assert_ptr_nonnull(sc);
+    int with_p = 0;
+    for (const char *q = sc; (q = strstr(q, "\"p\": ")) && q < strstr(sc, "\"tests\""); q++)
+        with_p++;
+    ck_assert_int_eq(with_p, 3);
+    tu_run_free(&r);
+    r = tu_run("vepd", "--real", real, "--sim", other, "--permutations", "999", "--json", NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    double p_other = json_num(r.out, "p");
+    ck_assert_msg(p_other < 0.05 && p_other >= 1.0 / 1000, "p %g", p_other);
+    tu_run_free(&r);
+    r = tu_run("vepd", "--real", real, "--sim", other, "--json", NULL);
+    ck_assert_ptr_null(strstr(r.out, "\"p\": "));
+    tu_run_free(&r);
+    /* Text: a p column and its note; the same seed prints the same bytes,
+     * another seed another p. */
+    r = tu_run("vepd", "--real", real, "--sim", same, "--permutations", "199", "--seed", "5", "--bootstrap", "20",
+               NULL);
+    tu_run_result r2 = tu_run("vepd", "--real", real, "--sim", same, "--permutations", "199", "--seed", "5",
+                              "--bootstrap", "20", NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, r2.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "VEPD        p  bootstrap percentile interval"));
+    ck_assert_ptr_nonnull(strstr(r.out, "(p: permutation test of one distribution, 199 relabelings"));
+    tu_run_free(&r);
+    tu_run_free(&r2);
+    /* Usage errors: exit 2 naming the option. */
+    const char *bad[] = {"-1", "x", "12abc", "100000001"};
+    for (int i = 0; i < 4; i++) {
+        r = tu_run("vepd", "--real", real, "--sim", same, "--permutations", bad[i], NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, "--permutations: '") && strstr(r.err, "is not a count from 0 to 1e8"), "%s",
+                      r.err);
+        ck_assert_str_eq(r.out, "");
+        tu_run_free(&r);
+    }
+    free(real);
+    free(same);
+    free(other);
+    tu_rmtree(dir);
+    free(dir);
+    free(run);
+    free(data);
+}
+END_TEST
+
 Suite *suite_vepd_perm(void)
 {
     Suite *s = suite_create("vepd_perm");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
     tcase_add_test(tc, identical_sets_p_one);
     tcase_add_test(tc, separated_sets_exact);
     tcase_add_test(tc, overlapping_sets_exact);
     tcase_add_test(tc, stratified_exact);
     tcase_add_test(tc, null_uniform);
     tcase_add_test(tc, reproducible_and_bad_input);
+    tcase_add_test(tc, cli_vepd_permutations);
     suite_add_tcase(s, tc);
     return s;
 }
