@@ -1,7 +1,8 @@
 /* Benchmark of the sim2real scores: a 30 vs 30 VEPD run over CSV files in
  * the authors' layout (read, score, Wasserstein, plus a 1000-replicate
  * bootstrap and a 999-relabeling permutation test), and the judge's
- * throughput in IMU samples per second in both modes. Usage: bench_vepd [seconds per test (60)] [judge seconds (600)] */
+ * throughput in IMU samples per second in both modes.
+ * Usage: bench_vepd [seconds per test (60)] [judge seconds (600)] */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
