@@ -42,8 +42,7 @@ struct sensim_camera {
     double max_dn;       /* 2^bits - 1 */
     /* Stand-ins for absent maps over one chunk, so that the vectorized loop
      * reads every map the same way. */
-    float ones[CHUNK], zeros[CHUNK];
-    double dark_row[CHUNK];
+    float ones[CHUNK], zeros[CHUNK], dark_row[CHUNK];
 };
 
 sensim_camera_params sensim_camera_default_params(void)
@@ -207,7 +206,7 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed
     c->max_dn = ldexp(1.0, p->adc_bits) - 1.0;
     for (size_t k = 0; k < CHUNK; k++) {
         c->ones[k] = 1.0f;
-        c->dark_row[k] = c->dark_mean;
+        c->dark_row[k] = (float)c->dark_mean;
     }
     if (p->model == SENSIM_CAMERA_NOISE_EMVA && make_patterns(c, seed, sensor) != SENSIM_OK)
         goto fail;
@@ -269,49 +268,111 @@ static inline __attribute__((always_inline)) void store(sensim_pixel_type t, voi
 /* ---- the per-row kernels ----
  *
  * Each row is cut into chunks of CHUNK pixels. A chunk's standard normals
- * come in bulk from sensim_rng_normal_fill (sixteen Philox blocks per
- * vector step, the ziggurat's rectangle test vectorized), indexed by
- * frame * H*W*C + pixel as before, so the draws are the same whatever the
- * thread count or chunk size. The per-pixel arithmetic is then one
- * branch-free loop the compiler vectorizes (#pragma omp simd; the pixel
- * type is a constant after inlining). In the EMVA chain that loop uses the
- * normal approximation for every pixel and records each pixel's mean; a
- * second, scalar pass redoes the few pixels whose mean is below
- * poisson_exact_below with an exact Poisson draw. The results are
- * bit-identical to a pixel-by-pixel evaluation of the same formulas (no FMA
- * contraction under -std=c11). The Makefile compiles this file with
- * -fno-math-errno -fno-trapping-math (sqrt's arguments here are never
- * negative; no code reads errno or FP exception flags), without which GCC
- * cannot vectorize sqrt, floor and the clamps. */
+ * come in bulk from sensim_rng_normal_icdf_fill (Philox words turned into
+ * normals by an inverse-CDF polynomial, sixteen lanes at a time, no
+ * rejections), indexed by frame * H*W*C + pixel, so the draws are the same
+ * whatever the thread count or chunk size. The per-pixel arithmetic is one
+ * branch-free single-precision loop the compiler vectorizes (#pragma omp
+ * simd; the pixel type is a constant after inlining), fixed patterns read in
+ * the same pass. In the EMVA chain that loop uses the normal approximation
+ * for every pixel and flags the pixels whose mean is below
+ * poisson_exact_below; a second, scalar pass redoes those with an exact
+ * Poisson draw. Scalar and vector evaluation give the same bits (only IEEE
+ * +, *, sqrt, floor and comparisons; no FMA contraction under -std=c11).
+ * The Makefile compiles this file with -fno-math-errno -fno-trapping-math
+ * (sqrt's arguments here are never negative; no code reads errno or FP
+ * exception flags), without which GCC cannot vectorize sqrt, floor and the
+ * clamps.
+ *
+ * Single precision is enough: electrons up to a full well of 10^6 carry a
+ * rounding error below 0.06 e- (2^-24 relative), far under the shot noise
+ * (1000 e- there); the DN sum before the ADC rounding is below 2^16, where
+ * a float's spacing is 2^-8 DN, so the rounding thresholds move by under
+ * 0.004 DN, invisible under a temporal noise of at least K sigma_d; integer
+ * DN up to 2^16 - 1 are exact. */
 
-/* Chrono eq. 4 on one row segment [i0, i0 + n). */
+/* The raw element as a float (u8 and u16 unscaled). */
+static inline __attribute__((always_inline)) float load_raw(sensim_pixel_type t, const void *buf, size_t i)
+{
+    switch (t) {
+    case SENSIM_PIXEL_U8:
+        return (float)((const uint8_t *)buf)[i];
+    case SENSIM_PIXEL_U16:
+        return (float)((const uint16_t *)buf)[i];
+    default:
+        return ((const float *)buf)[i];
+    }
+}
+
+static inline double type_max(sensim_pixel_type t)
+{
+    return t == SENSIM_PIXEL_U8 ? 255.0 : t == SENSIM_PIXEL_U16 ? 65535.0 : 1.0;
+}
+
+/* Stores q, on the type's own scale (0..255, 0..65535, or 0..1 for f32),
+ * already clamped to it (NaN stays NaN for f32; integers never see one). */
+static inline __attribute__((always_inline)) void store_scaled(sensim_pixel_type t, void *buf, size_t i, float q)
+{
+    switch (t) {
+    case SENSIM_PIXEL_U8:
+        ((uint8_t *)buf)[i] = (uint8_t)(int32_t)(q + 0.5f);
+        break;
+    case SENSIM_PIXEL_U16:
+        ((uint16_t *)buf)[i] = (uint16_t)(int32_t)(q + 0.5f);
+        break;
+    default:
+        ((float *)buf)[i] = q;
+        break;
+    }
+}
+
+/* Finds the set bytes of flags[0..n) eight at a time and calls body with j. */
+#define FOR_FLAGGED(flags, n, j, body)                                   \
+    for (size_t j8_ = 0; j8_ < (n); j8_ += 8) {                          \
+        uint64_t f_ = 0;                                                 \
+        memcpy(&f_, (flags) + j8_, (n) - j8_ < 8 ? (n) - j8_ : 8);       \
+        for (; f_; f_ &= f_ - 1) {                                       \
+            size_t j = j8_ + (size_t)(__builtin_ctzll(f_) >> 3);         \
+            body;                                                        \
+        }                                                                \
+    }
+
+/* Chrono eq. 4 on one row segment [i0, i0 + n), in single precision. */
 static inline __attribute__((always_inline)) void intensity_segment(const sensim_camera *c, uint64_t base,
                                                                     sensim_pixel_type t, const void *in,
                                                                     void *out, size_t i0, size_t n)
 {
-    double z[CHUNK];
-    const double s1 = c->p.variance_slope, s2 = c->p.variance_intercept;
+    float z[CHUNK];
+    const float s1 = (float)c->p.variance_slope, s2 = (float)c->p.variance_intercept;
+    const float tm = (float)type_max(t), inv = (float)(1.0 / type_max(t));
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
         size_t i1 = i0 + done;
-        sensim_rng_normal_fill(&c->temporal, base + i1, m, z);
+        sensim_rng_normal_icdf_fill(&c->temporal, base + i1, m, z);
 #pragma omp simd
         for (size_t k = 0; k < m; k++) {
-            double I = load(t, in, i1 + k);
-            double v = s1 * (I > 0 ? I : 0) + s2;
-            store(t, out, i1 + k, I + sqrt(v) * z[k]);
+            float I = load_raw(t, in, i1 + k) * inv;
+            float y = I + sqrtf(s1 * (I > 0 ? I : 0) + s2) * z[k];
+            /* No wrap-around at the rails (Chrono casts without a clamp). */
+            y = y < 0 ? 0 : y;
+            y = y > 1 ? 1 : y;
+            store_scaled(t, out, i1 + k, y * tm);
         }
     }
 }
 
 /* The tail of the EMVA chain from collected electrons to the stored value:
- * saturation, gain, black level and offsets, ADC rounding and rails. */
-static inline double emva_dn(double e, double fw, double K, double black, double off, double maxdn)
+ * saturation, gain, black level and offsets, ADC rounding and rails; then
+ * the DN on the output type's scale (os = type max / ADC max, or 1 / ADC
+ * max for f32). */
+static inline __attribute__((always_inline)) float emva_out(float e, float fw, float K, float black, float off,
+                                                            float maxdn, float os)
 {
     e = e > fw ? fw : e;
-    double dn = floor(K * e + black + off + 0.5);
+    float dn = floorf(K * e + black + off + 0.5f);
     dn = dn < 0 ? 0 : dn;
-    return dn > maxdn ? maxdn : dn;
+    dn = dn > maxdn ? maxdn : dn;
+    return dn * os;
 }
 
 /* EMVA 1288 chain on one row segment. Per pixel, in electrons:
@@ -326,61 +387,74 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
                                                                sensim_pixel_type t, const void *in, void *out,
                                                                size_t i0, size_t n)
 {
-    double z[CHUNK], mus[CHUNK], dk[CHUNK];
+    float z[CHUNK], mus[CHUNK];
+    uint8_t low[CHUNK];
     const sensim_camera_params *p = &c->p;
-    const double S = c->signal_scale, K = p->gain, black = p->black_level, fw = p->full_well;
-    const double rn = p->read_noise, rn2 = rn * rn, thr = p->poisson_exact_below, maxdn = c->max_dn;
-    const double inv_max = 1.0 / maxdn;
+    /* Electrons per raw input unit: the normalization folded in. */
+    const float S = (float)(c->signal_scale / type_max(t));
+    const float K = (float)p->gain, black = (float)p->black_level, fw = (float)p->full_well;
+    const float rn = (float)p->read_noise, rn2 = rn * rn, maxdn = (float)c->max_dn;
+    const float thr = p->poisson_exact_below > 1e30 ? INFINITY : (float)p->poisson_exact_below;
+    const float os = t == SENSIM_PIXEL_F32 ? (float)(1.0 / c->max_dn) : (float)(type_max(t) / c->max_dn);
     for (size_t done = 0; done < n; done += CHUNK) {
         size_t m = n - done < CHUNK ? n - done : CHUNK;
         size_t i1 = i0 + done;
-        sensim_rng_normal_fill(&c->temporal, base + i1, m, z);
+        sensim_rng_normal_icdf_fill(&c->temporal, base + i1, m, z);
         /* Absent maps read as constants: 1 gain, the mean dark, 0 offset. */
         const float *g = c->gain ? c->gain + i1 : c->ones;
         const float *o = c->offset ? c->offset + i1 : c->zeros;
-        const double *d = c->dark_row;
-        if (c->dark) {
+        const float *d = c->dark ? c->dark + i1 : c->dark_row;
 #pragma omp simd
-            for (size_t k = 0; k < m; k++)
-                dk[k] = c->dark[i1 + k];
-            d = dk;
-        }
-        int low = 0;
-#pragma omp simd reduction(| : low)
         for (size_t k = 0; k < m; k++) {
-            double I = load(t, in, i1 + k);
-            I = I < 0 ? 0 : I;
-            double mu = I * S * g[k] + d[k];
+            float v = load_raw(t, in, i1 + k);
+            v = v < 0 ? 0 : v;
+            float mu = v * S * g[k] + d[k];
             mus[k] = mu;
-            low |= mu < thr;
-            double e = mu + sqrt(mu + rn2) * z[k];
-            store(t, out, i1 + k, emva_dn(e, fw, K, black, o[k], maxdn) * inv_max);
+            low[k] = mu < thr;
+            float e = mu + sqrtf(mu + rn2) * z[k];
+            store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         }
-        if (!low)
-            continue;
-        for (size_t k = 0; k < m; k++)
-            if (mus[k] < thr) {
-                double e = (double)sensim_rng_poisson(&c->shot, base + i1 + k, mus[k]) + rn * z[k];
-                store(t, out, i1 + k, emva_dn(e, fw, K, black, o[k], maxdn) * inv_max);
-            }
+        FOR_FLAGGED(low, m, k, {
+            float e = (float)sensim_rng_poisson(&c->shot, base + i1 + k, mus[k]) + rn * z[k];
+            store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
+        })
     }
 }
 
-/* One function per model and pixel type, so that the pixel type is a
- * constant in the inlined segment. Built for AVX-512, AVX2 and the baseline
- * (chosen at load time; the same results on each, as no FMA is contracted). */
+/* One function per model, pixel type and instruction set, so that the pixel
+ * type is a constant in the inlined segment: AVX-512 (512-bit vectors
+ * asked for explicitly, as GCC's default tuning stops at 256), AVX2 with
+ * FMA, and the baseline, chosen at run time. The same results on each: no
+ * FMA is contracted. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define ROW_ATTR __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ROW_ATTR
+#define CAMERA_X86 1
 #endif
 typedef void row_fn(const sensim_camera *c, uint64_t base, const void *in, void *out, size_t i0, size_t n);
-#define ROW_FN(name, segment, T)                                                                          \
-    ROW_ATTR static void name(const sensim_camera *c, uint64_t base, const void *in, void *out, size_t i0, \
-                              size_t n)                                                                   \
-    {                                                                                                     \
-        segment(c, base, T, in, out, i0, n);                                                              \
+#define ROW_FN1(name, attr, segment, T)                                                                     \
+    attr static void name(const sensim_camera *c, uint64_t base, const void *in, void *out, size_t i0, size_t n) \
+    {                                                                                                       \
+        segment(c, base, T, in, out, i0, n);                                                                \
     }
+#ifdef CAMERA_X86
+#define ROW_FN(name, segment, T)                                                                                 \
+    ROW_FN1(name##_avx512, __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,prefer-vector-width=512"))), \
+            segment, T)                                                                                          \
+    ROW_FN1(name##_avx2, __attribute__((target("avx2,fma"))), segment, T)                                        \
+    ROW_FN1(name##_base, , segment, T)                                                                           \
+    static row_fn *name(void)                                                                                    \
+    {                                                                                                            \
+        if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&                           \
+            __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))                            \
+            return name##_avx512;                                                                                \
+        if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))                                     \
+            return name##_avx2;                                                                                  \
+        return name##_base;                                                                                      \
+    }
+#else
+#define ROW_FN(name, segment, T)                     \
+    ROW_FN1(name##_base, , segment, T)               \
+    static row_fn *name(void) { return name##_base; }
+#endif
 ROW_FN(emva_row_u8, emva_segment, SENSIM_PIXEL_U8)
 ROW_FN(emva_row_u16, emva_segment, SENSIM_PIXEL_U16)
 ROW_FN(emva_row_f32, emva_segment, SENSIM_PIXEL_F32)
@@ -388,6 +462,7 @@ ROW_FN(intensity_row_u8, intensity_segment, SENSIM_PIXEL_U8)
 ROW_FN(intensity_row_u16, intensity_segment, SENSIM_PIXEL_U16)
 ROW_FN(intensity_row_f32, intensity_segment, SENSIM_PIXEL_F32)
 #undef ROW_FN
+#undef ROW_FN1
 
 sensim_status sensim_camera_apply(const sensim_camera *c, uint64_t frame, sensim_pixel_type t, const void *in,
                                   void *out)
@@ -405,11 +480,17 @@ sensim_status sensim_camera_apply(const sensim_camera *c, uint64_t frame, sensim
     }
     long long h = (long long)H;
     const int emva = c->p.model == SENSIM_CAMERA_NOISE_EMVA;
-    row_fn *fn = emva ? (t == SENSIM_PIXEL_U8 ? emva_row_u8 : t == SENSIM_PIXEL_U16 ? emva_row_u16 : emva_row_f32)
-                      : (t == SENSIM_PIXEL_U8    ? intensity_row_u8
-                         : t == SENSIM_PIXEL_U16 ? intensity_row_u16
-                                                 : intensity_row_f32);
-#pragma omp parallel for schedule(static)
+    row_fn *fn = emva ? (t == SENSIM_PIXEL_U8    ? emva_row_u8()
+                         : t == SENSIM_PIXEL_U16 ? emva_row_u16()
+                                                 : emva_row_f32())
+                      : (t == SENSIM_PIXEL_U8    ? intensity_row_u8()
+                         : t == SENSIM_PIXEL_U16 ? intensity_row_u16()
+                                                 : intensity_row_f32());
+    /* Rows are handed out eight at a time as threads free up (a 4K row is
+     * about 8 us of work): on a shared machine a descheduled thread's rows
+     * go to the other instead of leaving it spinning at the barrier, which
+     * a static split does. The output does not depend on the split. */
+#pragma omp parallel for schedule(dynamic, 8)
     for (long long y = 0; y < h; y++)
         fn(c, base, in, out, (size_t)y * row, row);
     return SENSIM_OK;

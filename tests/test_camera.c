@@ -80,10 +80,11 @@ END_TEST
 
 START_TEST(intensity_known_answer)
 {
-    /* The camera's inlined normal draws must equal sensim_rng_normal on the
-     * temporal stream (stream 1) at index frame * npix + pixel: the output
-     * is a pure function of (seed, sensor, stream, index). Covers the
-     * ziggurat's rejection path too (about 1 % of 6000 draws). */
+    /* The camera's normals are sensim_rng_normal_icdf on the temporal
+     * stream (stream 1) at index frame * npix + pixel: the output is a pure
+     * function of (seed, sensor, stream, index). The pixel arithmetic is
+     * single precision: within 1e-6 of the double formula (a wrong index
+     * would be off by about sigma = 0.024). */
     const size_t W = 100, H = 60, n = W * H;
     sensim_camera_params p = sensim_camera_default_params();
     p.model = SENSIM_CAMERA_NOISE_INTENSITY;
@@ -98,12 +99,91 @@ START_TEST(intensity_known_answer)
     ck_assert_int_eq(sensim_camera_apply(c, 7, SENSIM_PIXEL_F32, in, out), SENSIM_OK);
     sensim_rng r = sensim_rng_make(99, 1234, 1);
     for (size_t i = 0; i < n; i++) {
-        double y = 0.5 + sqrt(1e-3 * 0.5 + 1e-4) * sensim_rng_normal(&r, 7 * n + i);
-        ck_assert_float_eq(out[i], (float)(y < 0 ? 0 : y > 1 ? 1 : y));
+        double y = 0.5 + sqrt(1e-3 * 0.5 + 1e-4) * sensim_rng_normal_icdf(&r, 7 * n + i);
+        ck_assert_double_eq_tol(out[i], y < 0 ? 0 : y > 1 ? 1 : y, 1e-6);
     }
     free(in);
     free(out);
     sensim_camera_destroy(c);
+}
+END_TEST
+
+START_TEST(emva_known_answer)
+{
+    /* The EMVA chain against its formula evaluated here in double, pixel by
+     * pixel, with the normals of sensim_rng_normal_icdf at index frame *
+     * npix + pixel and the fixed-pattern maps the model exposes. A row of
+     * 97 * 3 elements is not a multiple of the generator's 4-word blocks or
+     * of the kernel's chunks, so this pins the indexing at odd offsets. The
+     * kernel works in single precision: a DN may differ by 1 where the
+     * double value lies within 0.01 DN of a rounding threshold. */
+    const size_t W = 97, H = 13, C = 3, n = W * H * C;
+    sensim_camera_params p = sensim_camera_default_params();
+    p.model = SENSIM_CAMERA_NOISE_EMVA;
+    p.width = W;
+    p.height = H;
+    p.channels = C;
+    p.prnu = 0.02;
+    p.dsnu = 3;
+    p.row_offset_sigma = 1;
+    p.column_offset_sigma = 1;
+    p.black_level = 50;
+    p.poisson_exact_below = 0; /* every pixel through the normal draw */
+    sensim_camera *c = sensim_camera_create(&p, 5, 77);
+    ck_assert_ptr_nonnull(c);
+    uint16_t *in = malloc(2 * n), *out = malloc(2 * n);
+    for (size_t i = 0; i < n; i++)
+        in[i] = (uint16_t)(1000 + i * 193 % 60000);
+    const uint64_t frame = 5;
+    ck_assert_int_eq(sensim_camera_apply(c, frame, SENSIM_PIXEL_U16, in, out), SENSIM_OK);
+    const float *g = sensim_camera_gain_map(c), *o = sensim_camera_offset_map(c);
+    sensim_rng r = sensim_rng_make(5, 77, 1);
+    size_t same = 0, near = 0;
+    for (size_t i = 0; i < n; i++) {
+        double mu = in[i] / 65535.0 * p.photons_full_scale * p.quantum_efficiency * g[i] +
+                    p.dark_current * p.exposure_time;
+        double e = mu + sqrt(mu + p.read_noise * p.read_noise) * sensim_rng_normal_icdf(&r, frame * n + i);
+        double v = p.gain * fmin(e, p.full_well) + p.black_level + o[i] + 0.5;
+        double dn = fmin(fmax(floor(v), 0), 65535);
+        ck_assert_msg(fabs(out[i] - dn) <= 1, "pixel %zu: %u, expected %g", i, out[i], dn);
+        same += out[i] == dn;
+        near += fabs(v - floor(v + 0.5)) < 0.01;
+    }
+    /* Disagreements only at near-threshold values (about 2 % of them). */
+    ck_assert_uint_ge(same, n - near);
+    free(in);
+    free(out);
+    sensim_camera_destroy(c);
+}
+END_TEST
+
+START_TEST(nan_stays_nan)
+{
+    /* f32 frames: a NaN pixel stays NaN in both models (the header's
+     * promise); its neighbours are finite and in [0, 1]. */
+    const size_t W = 40, H = 5, n = W * H;
+    float *in = malloc(n * sizeof *in), *out = malloc(n * sizeof *out);
+    for (size_t i = 0; i < n; i++)
+        in[i] = i % 7 == 3 ? NAN : 0.4f;
+    for (int model = 1; model <= 2; model++) {
+        sensim_camera_params p = sensim_camera_default_params();
+        p.model = model;
+        p.width = W;
+        p.height = H;
+        p.variance_slope = 1e-3;
+        p.prnu = 0.01;
+        sensim_camera *c = sensim_camera_create(&p, 1, 2);
+        ck_assert_int_eq(sensim_camera_apply(c, 0, SENSIM_PIXEL_F32, in, out), SENSIM_OK);
+        for (size_t i = 0; i < n; i++) {
+            if (i % 7 == 3)
+                ck_assert(isnan(out[i]));
+            else
+                ck_assert(out[i] >= 0 && out[i] <= 1);
+        }
+        sensim_camera_destroy(c);
+    }
+    free(in);
+    free(out);
 }
 END_TEST
 
@@ -627,6 +707,8 @@ Suite *suite_camera(void)
     TCase *tc = tcase_create("camera");
     tcase_add_test(tc, intensity_variance_line);
     tcase_add_test(tc, intensity_known_answer);
+    tcase_add_test(tc, emva_known_answer);
+    tcase_add_test(tc, nan_stays_nan);
     tcase_add_test(tc, no_wraparound_at_rails);
     tcase_add_test(tc, poisson_mean_equals_variance);
     tcase_add_test(tc, emva_chain_moments);

@@ -55,9 +55,15 @@ START_TEST(ptc_round_trip)
     ck_assert_within(r.dark_current, p.dark_current, 2 * r.dark_current_ci);
     ck_assert_within(r.dark_offset, p.black_level, 0.05);
     /* Saturation: the well (30000 e-) is reached between levels; the
-     * variance peaks where most pixels are just below it (PRNU 1 % spreads
-     * the saturation point by about 300 e-), so within 5 %. */
-    ck_assert_within(r.saturation_capacity, p.full_well, 0.05 * p.full_well);
+     * variance peaks at the highest level whose pixels stay below it (PRNU
+     * 1 % spreads the saturation point by about 300 e-), and the method
+     * returns that level's charge: it resolves the well to one level step
+     * below (0.95/16 of 40000 e- = 2375 e- here), the charge divided by the
+     * estimated K (hence twice K's relative 95 % half-width on either side). */
+    double step = 0.95 / NLEV * p.photons_full_scale * p.quantum_efficiency;
+    double slack = 2 * r.gain_ci / r.gain * p.full_well;
+    ck_assert_double_ge(r.saturation_capacity, p.full_well - step - slack);
+    ck_assert_double_le(r.saturation_capacity, p.full_well + slack);
     /* PRNU from 40000 pixels: relative SE about 1/sqrt(2n) plus the
      * temporal subtraction; within 10 %. DSNU (5 e- = 1.25 DN against 2 DN
      * of temporal noise in the pair mean): within 15 %. */

@@ -8,7 +8,9 @@
  *
  * Randomness: every draw comes from sensim/rng.h keyed by (seed, sensor id,
  * stream) and indexed by frame * (H*W*C) + pixel, so a frame's noise is
- * the same whatever the thread count (rows are processed with OpenMP).
+ * the same whatever the thread count (rows are processed with OpenMP). The
+ * temporal normals are sensim_rng_normal_icdf (single precision, |z| <=
+ * 6.34) and the per-pixel arithmetic is single precision.
  * Fixed patterns (PRNU, DSNU, hot pixels, row and column offsets) are drawn
  * once from the seed at create time and indexed by pixel only: the same in
  * every frame of a run, different for another seed.

@@ -76,6 +76,21 @@ double sensim_rng_gamma(const sensim_rng *r, uint64_t index, double shape);
  * mean <= 0 gives 0. */
 uint32_t sensim_rng_poisson(const sensim_rng *r, uint64_t index, double mean);
 
+/* Standard normal by inversion of one 32-bit word (lib/rng_icdf.c), for bulk
+ * noise where speed matters more than the last bits (the camera's temporal
+ * noise). The word at index i is sensim_rng_u32(r, i); its top bit is the
+ * sign, the other 31 bits m the tail probability p = (m + 1/2) 2^-32, and
+ * |z| = Phi^-1(1 - p) by Giles' single-precision erfinv with a log of its
+ * own. Single precision: |z - Phi^-1| below 2e-6 (1 + |z|); |z| <= 6.34 (a
+ * 32-bit word's limit: tails beyond have probability 2^-32). Not the same
+ * values as sensim_rng_normal. Bit-identical on every path (vector or
+ * scalar, any instruction set): a pure function of (key, index). */
+float sensim_rng_normal_icdf_u32(uint32_t word);
+float sensim_rng_normal_icdf(const sensim_rng *r, uint64_t index);
+/* out[i] = sensim_rng_normal_icdf(r, first + i) for i < n, sixteen lanes at
+ * a time; never allocates. */
+void sensim_rng_normal_icdf_fill(const sensim_rng *r, uint64_t first, size_t n, float *out);
+
 #ifdef __cplusplus
 }
 #endif
