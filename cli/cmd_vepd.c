@@ -39,9 +39,9 @@ const char cmd_vepd_usage[] =
     "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
     "  --json             print one JSON object (see sensim-vepd(1))\n"
     "  --permutations N   add the p-value of a permutation test of \"the real and\n"
-    "                     simulated tests come from one distribution\" (N\n"
-    "                     relabelings, within scenarios for the combined score;\n"
-    "                     default 0: none; 999 takes milliseconds)\n"
+    "                     simulated tests come from one distribution\": N\n"
+    "                     relabelings, each swapping the real and simulated test\n"
+    "                     of a name at random (default 0: none; 999 take ms)\n"
     "  --bootstrap N      add a bootstrap percentile interval of VEPD (N >= 10)\n"
     "  --seed S           seed of the permutations and bootstrap (default 1)\n"
     "  --level L          confidence level of the interval (default 0.95)\n"
@@ -221,21 +221,20 @@ typedef struct {
     int have_p;
 } score_row;
 
-static size_t scenario_index(const test_set *real, const char *scenario)
+static size_t test_index(const test_set *real, const char *name)
 {
-    size_t i = 0;
-    while (i < real->n && strcmp(real->t[i].scenario, scenario))
-        i++;
-    return i;
+    return (size_t)(find_test(real, name) - real->t);
 }
 
 static int score_subset(const test_set *real, const test_set *sim, const char *scenario, const options *o,
                         score_row *row)
 {
     sensim_vepd_test *a = malloc((real->n + sim->n) * sizeof *a), *b = a + real->n;
-    /* Stratum of each test for the combined score's permutations: the index
-     * of the first real test of its scenario (check_match made every sim
-     * scenario a real one). */
+    /* Stratum of each test for the permutations: the index of the real test
+     * of its name (check_match made the names of the two sets equal). The
+     * simulated test of a name replicates the real one (same maneuver), so
+     * only the two are exchangeable under "one distribution": relabeling
+     * across a scenario would mix maneuvers that the sets hold once each. */
     size_t *la = malloc((real->n + sim->n) * sizeof *la), *lb = la ? la + real->n : NULL;
     if (!a || !la) {
         free(a);
@@ -245,12 +244,12 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
     size_t na = 0, nb = 0;
     for (size_t i = 0; i < real->n; i++)
         if (!scenario || !strcmp(real->t[i].scenario, scenario)) {
-            la[na] = scenario_index(real, real->t[i].scenario);
+            la[na] = test_index(real, real->t[i].name);
             a[na++] = real->t[i].s;
         }
     for (size_t i = 0; i < sim->n; i++)
         if (!scenario || !strcmp(sim->t[i].scenario, scenario)) {
-            lb[nb] = scenario_index(real, sim->t[i].scenario);
+            lb[nb] = test_index(real, sim->t[i].name);
             b[nb++] = sim->t[i].s;
         }
     row->name = scenario;
@@ -264,8 +263,7 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
         row->have_ci = !st;
     }
     if (!st && o->n_perm) {
-        st = sensim_vepd_permutation(a, na, scenario ? NULL : la, b, nb, scenario ? NULL : lb, o->n_perm, o->seed,
-                                     &row->perm);
+        st = sensim_vepd_permutation(a, na, la, b, nb, lb, o->n_perm, o->seed, &row->perm);
         row->have_p = !st;
     }
     free(a);
@@ -406,8 +404,8 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                 text_row(&rows[k]);
             printf("mean of the scenario VEPDs: %.6g\n", mean);
             if (o->n_perm)
-                printf("(p: permutation test of one distribution, %zu relabelings within scenarios, seed %llu)\n",
-                       o->n_perm, o->seed);
+                printf("(p: paired permutation test of one distribution, %zu relabelings, seed %llu)\n", o->n_perm,
+                       o->seed);
             if (o->n_boot)
                 printf("(%g%% bootstrap percentile intervals of VEPD, %zu replicates, seed %llu; the interval of a\n"
                        " VEPD near 0 lies above it, see p)\n",

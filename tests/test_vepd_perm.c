@@ -271,12 +271,14 @@ static double json_num(const char *text, const char *key)
 }
 
 /* `sensim vepd --permutations` on judged logs that `sensim sim2real --keep`
- * writes (Ch:RW generator, 2 tests of 15 s per scenario; this size and
- * the p-values it gives are those of test_sim2real.c): the generator's own
- * simulated set has a large p, AirSim's a small one (measured 0.98 and
- * 0.012; the smallest possible stratified p is about 2/216). The JSON has p
- * for the combined score and for each scenario; without the option there is
- * no p; the same seed prints the same bytes. */
+ * writes (Ch:RW generator, 2 tests of 15 s per scenario, as in
+ * test_sim2real.c): the generator's own simulated set has a large p,
+ * AirSim's a small one. The test is paired (the real and simulated test of
+ * a name swap labels): 6 pairs give 64 relabelings, and the smallest exact
+ * p is 2/64 = 0.031 (the observed labeling and its mirror), which 9999
+ * Monte Carlo relabelings estimate below 0.031 + 5 SE = 0.040. The JSON has
+ * p for the combined score and for each scenario; without the option there
+ * is no p; the same seed prints the same bytes. */
 START_TEST(cli_vepd_permutations)
 {
     char *dir = tu_mkdtemp(), *run = tu_path(dir, "run"), *data = tu_src("data");
@@ -285,11 +287,11 @@ START_TEST(cli_vepd_permutations)
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     tu_run_free(&r);
     char *real = tu_path(run, "real-ch-rw"), *same = tu_path(run, "sim/ch-rw"), *other = tu_path(run, "sim/airsim");
-    r = tu_run("vepd", "--real", real, "--sim", same, "--permutations", "999", "--json", NULL);
+    r = tu_run("vepd", "--real", real, "--sim", same, "--permutations", "9999", "--json", NULL);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     double p_same = json_num(r.out, "p");
     ck_assert_msg(p_same > 0.05 && p_same <= 1, "p %g", p_same);
-    ck_assert_within(json_num(r.out, "n_perm"), 999, 0);
+    ck_assert_within(json_num(r.out, "n_perm"), 9999, 0);
     const char *sc = strstr(r.out, "\"scenarios\": {");
     ck_assert_ptr_nonnull(sc);
     int with_p = 0;
@@ -297,10 +299,10 @@ START_TEST(cli_vepd_permutations)
         with_p++;
     ck_assert_int_eq(with_p, 3);
     tu_run_free(&r);
-    r = tu_run("vepd", "--real", real, "--sim", other, "--permutations", "999", "--json", NULL);
+    r = tu_run("vepd", "--real", real, "--sim", other, "--permutations", "9999", "--json", NULL);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     double p_other = json_num(r.out, "p");
-    ck_assert_msg(p_other < 0.05 && p_other >= 1.0 / 1000, "p %g", p_other);
+    ck_assert_msg(p_other < 0.05 && p_other >= 1.0 / 10000, "p %g", p_other);
     tu_run_free(&r);
     r = tu_run("vepd", "--real", real, "--sim", other, "--json", NULL);
     ck_assert_ptr_null(strstr(r.out, "\"p\": "));
@@ -314,7 +316,7 @@ START_TEST(cli_vepd_permutations)
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     ck_assert_str_eq(r.out, r2.out);
     ck_assert_ptr_nonnull(strstr(r.out, "VEPD        p  bootstrap percentile interval"));
-    ck_assert_ptr_nonnull(strstr(r.out, "(p: permutation test of one distribution, 199 relabelings"));
+    ck_assert_ptr_nonnull(strstr(r.out, "(p: paired permutation test of one distribution, 199 relabelings"));
     tu_run_free(&r);
     tu_run_free(&r2);
     /* Usage errors: exit 2 naming the option. */
