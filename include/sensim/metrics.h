@@ -154,7 +154,11 @@ sensim_status sensim_vepd_bootstrap(const sensim_vepd_test *real, size_t nr, con
  *
  * real_stratum[nr] and sim_stratum[ns] label the tests' strata (any values;
  * tests with equal labels form a stratum), or both are NULL: one stratum. A
- * stratum present in only one set keeps its labels. Draws come from the
+ * stratum present in only one set keeps its labels. Choose the strata within
+ * which tests are exchangeable under the null: where each simulated test
+ * replicates one real test (same maneuver: sensim vepd's test names), one
+ * stratum per pair (a paired test); for independent repeats, one per
+ * scenario. Draws come from the
  * counter-based stream (seed, sensor "vepd-permutation", stream 0) indexed by
  * permutation * (nr + ns) + position, so p is a pure function of the inputs
  * and the seed, whatever the thread count. n_perm >= 1. */
