@@ -389,7 +389,7 @@ int cmd_render(int argc, char **argv)
     win.log = gt;
     win.mount = &rs.mount;
     win.rows = n;
-    win.cap = (size_t)gt_window_rows;
+    win.cap = gt_window_rows < n ? (size_t)gt_window_rows : n; /* no more than the log */
     double t0 = isnan(t_start) ? t_first : t_start, t1 = isnan(t_end) ? t_last : t_end;
     fc.t0 = t0;
     fc.period = 1.0 / rs.rate_hz;
