@@ -32,6 +32,13 @@
 
 #define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
 
+typedef struct {
+    sensim_falloff kind;
+    double ref, tan_half, waist, kr, ko, norm;
+} lidar_falloff;
+
+static lidar_falloff falloff_make(const sensim_render_lidar_params *p);
+
 struct sensim_render_lidar {
     sensim_render_lidar_params p;
     int nrays;          /* rays per beam */
@@ -42,6 +49,7 @@ struct sensim_render_lidar {
     int same_time;      /* all channels of a column fire at once */
     float *dir;         /* [columns*channels*3] sensor-frame beam axes */
     float *az;          /* [columns*channels] */
+    lidar_falloff fall; /* falloff constants */
 };
 
 sensim_render_lidar_params sensim_render_lidar_default_params(void)
@@ -221,6 +229,7 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
     for (int j = 0; j < l->nrays; j++)
         l->rn[j] = 1 / sqrt(1 + l->ra[j] * l->ra[j] + l->rb[j] * l->rb[j]);
     l->nret = p->returns == SENSIM_RETURN_DUAL ? 2 : 1;
+    l->fall = falloff_make(&l->p);
     l->period = p->hfov / (2 * M_PI * p->rate_hz * p->columns);
     l->same_time = 1;
     for (int k = 0; k < p->channels; k++)
@@ -325,19 +334,34 @@ void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
     free(pt);
 }
 
-/* Range factor of the received power. */
-static double falloff(const sensim_render_lidar_params *p, double r)
+/* Range factor of the received power; the constants come from the params
+ * once (falloff_make), the same expressions as written out in the
+ * comments so that the values do not depend on where they are computed. */
+static lidar_falloff falloff_make(const sensim_render_lidar_params *p)
 {
-    switch (p->falloff) {
+    lidar_falloff f;
+    f.kind = p->falloff;
+    f.ref = p->reference_range;
+    /* Seed 002 eq. 21: w(x) = x tan(theta_D) + E. */
+    f.tan_half = tan(0.5 * p->divergence);
+    f.waist = p->waist;
+    f.kr = -2 * p->receiver_radius * p->receiver_radius;
+    f.ko = -2 * p->receiver_offset * p->receiver_offset;
+    f.norm = 1 - exp(-2.0);
+    return f;
+}
+
+static inline double falloff(const lidar_falloff *f, double r)
+{
+    switch (f->kind) {
     case SENSIM_FALLOFF_INVERSE_SQUARE: {
-        double q = p->reference_range / fmax(r, 1e-6);
+        double q = f->ref / fmax(r, 1e-6);
         return q * q;
     }
     case SENSIM_FALLOFF_GAUSSIAN_BEAM: {
-        /* Seed 002 eq. 21: w(x) = x tan(theta_D) + E. */
-        double w = r * tan(0.5 * p->divergence) + p->waist, w2 = w * w;
-        return (1 - exp(-2 * p->receiver_radius * p->receiver_radius / w2)) *
-               exp(-2 * p->receiver_offset * p->receiver_offset / w2) / (1 - exp(-2.0));
+        /* (1 - exp(-2 a^2 / w^2)) exp(-2 d^2 / w^2) / (1 - exp(-2)). */
+        double w = r * f->tan_half + f->waist, w2 = w * w;
+        return (1 - exp(f->kr / w2)) * exp(f->ko / w2) / f->norm;
     }
     default:
         return 1;
@@ -452,114 +476,169 @@ static int choose_returns(const sensim_render_lidar_params *p, const echo *e, in
     }
 }
 
-/* Traces beams [b0, b1) of one column and writes their slots. */
-static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                        double t_start, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out)
+/* Shades the n valid lanes of a traced packet whose lane 0 is ray `first` of
+ * the group: range, weighted intensity and object of each sub-ray into rr,
+ * ri, ro (range +inf for a miss). sub[j]: the lane's sub-ray, beam[j]: its
+ * beam in the group. */
+static inline void shade_packet(const sensim_render_lidar *l, const sensim_scene *s, const struct RTCRayHit16 *rh,
+                                int n, int first, const unsigned char *sub, const short *beam, const double *tt,
+                                double alpha, float *rr, float *ri, uint32_t *ro)
+{
+    for (int j = 0; j < n; j++) {
+        int i = first + j;
+        if (rh->hit.geomID[j] == RTC_INVALID_GEOMETRY_ID) {
+            rr[i] = INFINITY;
+            ri[i] = 0;
+            continue;
+        }
+        /* The direction as traced (float), as the cosine has always used. */
+        float dx = rh->ray.dir_x[j], dy = rh->ray.dir_y[j], dz = rh->ray.dir_z[j];
+        double cth;
+        int obj;
+        if (rh->hit.instID[0][j] == RTC_INVALID_GEOMETRY_ID) {
+            /* Static geometry is baked in world space: |cos| of the angle
+             * between the geometric normal and the ray. */
+            double gx = rh->hit.Ng_x[j], gy = rh->hit.Ng_y[j], gz = rh->hit.Ng_z[j];
+            double g2 = gx * gx + gy * gy + gz * gz;
+            cth = g2 > 0 ? fabs(gx * dx + gy * dy + gz * dz) / sqrt(g2) : 1.0;
+            obj = s->geom_object[rh->hit.geomID[j]];
+        } else {
+            sensim_vec3 d = sensim_vec3_make(dx, dy, dz), nrm;
+            scene_fill_hit_parts(s, rh->hit.geomID[j], rh->hit.instID[0][j], rh->hit.Ng_x[j], rh->hit.Ng_y[j],
+                                 rh->hit.Ng_z[j], d, tt[beam[j]], &nrm, &obj);
+            cth = -sensim_vec3_dot(nrm, d);
+        }
+        const sensim_material *m = &s->mat[s->obj[obj].material];
+        double r = rh->ray.tfar[j];
+        double refl;
+        if (m->brdf == SENSIM_BRDF_RETRO)
+            refl = m->reflectance;
+        else if (m->brdf == SENSIM_BRDF_LAMBERT)
+            refl = m->reflectance * fmax(cth, 0.0);
+        else {
+            /* Monostatic: light and view both along -d, normal at
+             * incidence cosine cth, in the plane of (n, d). */
+            double c = fmin(fmax(cth, 0.0), 1.0);
+            sensim_vec3 nn = sensim_vec3_make(0, 0, 1), lv = sensim_vec3_make(sqrt(1 - c * c), 0, c);
+            refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
+        }
+        rr[i] = (float)r;
+        ro[i] = (uint32_t)obj;
+        double v = l->rw[sub[j]] * refl * falloff(&l->fall, r);
+        /* Two-way Beer-Lambert; a factor 1 without extinction. */
+        if (alpha > 0)
+            v *= exp(-2 * alpha * r);
+        ri[i] = (float)v;
+    }
+}
+
+/* Traces beams [k0, k1) of one column and writes their points, in beam and
+ * return order, to out from index `at` on; returns how many. The rays go
+ * to Embree in packets of 16 consecutive rays (beam, then sub-ray), the last
+ * one padded with invalid copies of its first lane. */
+static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
+                          double t_start, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out,
+                          size_t at)
 {
     const sensim_render_lidar_params *p = &l->p;
     const int nr = l->nrays;
     const int nbeam = k1 - k0;
     float rr[GROUP_RAYS], ri[GROUP_RAYS];
-    float ox[GROUP_RAYS], oy[GROUP_RAYS], oz[GROUP_RAYS], dx[GROUP_RAYS], dy[GROUP_RAYS], dz[GROUP_RAYS];
-    float tm[GROUP_RAYS];
     uint32_t ro[GROUP_RAYS];
     double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
     const double alpha = sensim_scene_extinction_at(s, p->wavelength);
-    const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
-    const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     if (l->same_time)
         posefn(user, t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
-    int n = 0;
-    for (int k = k0; k < k1; k++) {
+    struct RTCIntersectContext ctx;
+    rtcInitIntersectContext(&ctx);
+    ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
+    struct RTCRayHit16 rh;
+    _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
+    unsigned char sub[16];
+    short beam[16];
+    const float tfar = (float)p->max_range;
+    for (int j = 0; j < 16; j++) {
+        valid[j] = -1;
+        rh.ray.id[j] = (unsigned)j;
+    }
+    int lane = 0, first = 0;
+    for (int q = 0; q < nbeam; q++) {
+        int k = k0 + q;
         size_t b = (size_t)column * p->channels + k;
         double t = t_start + sensim_render_lidar_fire_time(l, column, k);
-        tt[k - k0] = t;
+        tt[q] = t;
         if (!l->same_time)
             posefn(user, t, &pose);
-        sensim_vec3 e = sensim_vec3_make(l->dir[3 * b], l->dir[3 * b + 1], l->dir[3 * b + 2]);
-        /* Footprint axes: u horizontal, v up, both orthogonal to the axis;
-         * rotated to the world once per beam. Sub-ray j is
-         * (e + a_j u + b_j v) / sqrt(1 + a_j^2 + b_j^2). */
-        double ch = sqrt(e.x * e.x + e.y * e.y);
-        sensim_vec3 u = ch > 1e-9 ? sensim_vec3_make(-e.y / ch, e.x / ch, 0) : sensim_vec3_make(0, 1, 0);
-        sensim_vec3 v = sensim_vec3_cross(e, u);
-        e = sensim_quat_rotate(pose.q, e);
+        sensim_vec3 e = sensim_vec3_make(l->dir[3 * b], l->dir[3 * b + 1], l->dir[3 * b + 2]), u, v;
         if (nr > 1) {
+            /* Footprint axes: u horizontal, v up, both orthogonal to the
+             * axis; rotated to the world once per beam. Sub-ray j is
+             * (e + a_j u + b_j v) / sqrt(1 + a_j^2 + b_j^2). */
+            double ch = sqrt(e.x * e.x + e.y * e.y);
+            u = ch > 1e-9 ? sensim_vec3_make(-e.y / ch, e.x / ch, 0) : sensim_vec3_make(0, 1, 0);
+            v = sensim_vec3_cross(e, u);
             u = sensim_quat_rotate(pose.q, u);
             v = sensim_quat_rotate(pose.q, v);
         }
-        float time = scene_ray_time(s, t);
-        for (int j = 0; j < nr; j++, n++) {
+        e = sensim_quat_rotate(pose.q, e);
+        const float time = scene_ray_time(s, t);
+        const float ox = (float)pose.p.x, oy = (float)pose.p.y, oz = (float)pose.p.z;
+        for (int j = 0; j < nr; j++) {
             sensim_vec3 d = e;
             if (nr > 1) {
                 double a = l->ra[j], bb = l->rb[j], in = l->rn[j];
                 d = sensim_vec3_make((e.x + a * u.x + bb * v.x) * in, (e.y + a * u.y + bb * v.y) * in,
                                      (e.z + a * u.z + bb * v.z) * in);
             }
-            ox[n] = (float)pose.p.x;
-            oy[n] = (float)pose.p.y;
-            oz[n] = (float)pose.p.z;
-            dx[n] = (float)d.x;
-            dy[n] = (float)d.y;
-            dz[n] = (float)d.z;
-            tm[n] = time;
+            rh.ray.org_x[lane] = ox;
+            rh.ray.org_y[lane] = oy;
+            rh.ray.org_z[lane] = oz;
+            rh.ray.dir_x[lane] = (float)d.x;
+            rh.ray.dir_y[lane] = (float)d.y;
+            rh.ray.dir_z[lane] = (float)d.z;
+            rh.ray.tnear[lane] = 0.0f;
+            rh.ray.tfar[lane] = tfar;
+            rh.ray.time[lane] = time;
+            rh.ray.mask[lane] = 0xFFFFFFFFu;
+            rh.ray.flags[lane] = 0;
+            rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
+            sub[lane] = (unsigned char)j;
+            beam[lane] = (short)q;
+            if (++lane == 16) {
+                rtcIntersect16(valid, s->top, &ctx, &rh);
+                shade_packet(l, s, &rh, 16, first, sub, beam, tt, alpha, rr, ri, ro);
+                first += 16;
+                lane = 0;
+            }
         }
     }
-    struct RTCIntersectContext ctx;
-    rtcInitIntersectContext(&ctx);
-    ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
-    for (int base = 0; base < n; base += 16) {
-        struct RTCRayHit16 rh;
-        _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
-        for (int j = 0; j < 16; j++) {
-            int i = base + j < n ? base + j : base;
-            valid[j] = base + j < n ? -1 : 0;
-            const float o[3] = {ox[i], oy[i], oz[i]}, d[3] = {dx[i], dy[i], dz[i]};
-            packet_ray16(&rh, j, o, d, (float)p->max_range, tm[i]);
+    if (lane > 0) {
+        const int n = lane;
+        for (; lane < 16; lane++) {
+            valid[lane] = 0;
+            rh.ray.org_x[lane] = rh.ray.org_x[0];
+            rh.ray.org_y[lane] = rh.ray.org_y[0];
+            rh.ray.org_z[lane] = rh.ray.org_z[0];
+            rh.ray.dir_x[lane] = rh.ray.dir_x[0];
+            rh.ray.dir_y[lane] = rh.ray.dir_y[0];
+            rh.ray.dir_z[lane] = rh.ray.dir_z[0];
+            rh.ray.tnear[lane] = 0.0f;
+            rh.ray.tfar[lane] = tfar;
+            rh.ray.time[lane] = rh.ray.time[0];
+            rh.ray.mask[lane] = 0xFFFFFFFFu;
+            rh.ray.flags[lane] = 0;
+            rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
+            rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
         }
         rtcIntersect16(valid, s->top, &ctx, &rh);
-        for (int j = 0; j < 16 && base + j < n; j++) {
-            int i = base + j;
-            if (rh.hit.geomID[j] == RTC_INVALID_GEOMETRY_ID) {
-                rr[i] = INFINITY;
-                ri[i] = 0;
-                continue;
-            }
-            double cth;
-            int obj;
-            if (rh.hit.instID[0][j] == RTC_INVALID_GEOMETRY_ID) {
-                /* Static geometry is baked in world space: |cos| of the
-                 * angle between the geometric normal and the ray. */
-                double gx = rh.hit.Ng_x[j], gy = rh.hit.Ng_y[j], gz = rh.hit.Ng_z[j];
-                double g2 = gx * gx + gy * gy + gz * gz;
-                cth = g2 > 0 ? fabs(gx * dx[i] + gy * dy[i] + gz * dz[i]) / sqrt(g2) : 1.0;
-                obj = s->geom_object[rh.hit.geomID[j]];
-            } else {
-                sensim_vec3 d = sensim_vec3_make(dx[i], dy[i], dz[i]), nrm;
-                scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
-                                     rh.hit.Ng_z[j], d, tt[i / nr], &nrm, &obj);
-                cth = -sensim_vec3_dot(nrm, d);
-            }
-            const sensim_material *m = &s->mat[s->obj[obj].material];
-            double r = rh.ray.tfar[j];
-            double refl;
-            if (m->brdf == SENSIM_BRDF_RETRO)
-                refl = m->reflectance;
-            else if (m->brdf == SENSIM_BRDF_LAMBERT)
-                refl = m->reflectance * fmax(cth, 0.0);
-            else {
-                /* Monostatic: light and view both along -d, normal at
-                 * incidence cosine cth, in the plane of (n, d). */
-                double c = fmin(fmax(cth, 0.0), 1.0);
-                sensim_vec3 nn = sensim_vec3_make(0, 0, 1), lv = sensim_vec3_make(sqrt(1 - c * c), 0, c);
-                refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
-            }
-            rr[i] = (float)r;
-            ro[i] = (uint32_t)obj;
-            ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * (alpha > 0 ? exp(-2 * alpha * r) : 1.0));
-        }
+        shade_packet(l, s, &rh, n, first, sub, beam, tt, alpha, rr, ri, ro);
     }
+    const int atmo_on = s->atmo_probability > 0;
+    const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
+    const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
+    size_t m = at;
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
         size_t b = (size_t)column * p->channels + k;
@@ -572,7 +651,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
                 h[nh].o = ro[q * nr + j];
                 h[nh++].i = ri[q * nr + j];
             }
-        if (s->atmo_probability > 0) {
+        if (atmo_on) {
             /* Seed 002 eq. 14: an echo from the air at x ~ Gamma(k, theta)
              * from the sensor, for a fraction `probability` of the beams,
              * as bright as a Lambertian target of the return reflectance
@@ -583,7 +662,8 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
                 if (x < p->max_range) {
                     h[nh].r = (float)x;
                     h[nh].o = SENSIM_RENDER_NO_OBJECT;
-                    h[nh++].i = (float)(s->atmo_reflectance * falloff(p, x) * (alpha > 0 ? exp(-2 * alpha * x) : 1.0));
+                    h[nh++].i =
+                        (float)(s->atmo_reflectance * falloff(&l->fall, x) * (alpha > 0 ? exp(-2 * alpha * x) : 1.0));
                     atmo = 1;
                 }
             }
@@ -601,26 +681,22 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
             int ne = make_echoes(h, nh, p->echo_separation, e);
             nret = choose_returns(p, e, ne, h, nh, ret);
         }
-        for (int j = 0; j < l->nret; j++) {
-            size_t slot = b * l->nret + j;
-            if (j >= nret) {
-                out->range[slot] = NAN;
-                continue;
-            }
+        for (int j = 0; j < nret; j++, m++) {
             float r = (float)ret[j].r;
-            out->range[slot] = r;
-            out->xyzi[4 * slot] = r * l->dir[3 * b];
-            out->xyzi[4 * slot + 1] = r * l->dir[3 * b + 1];
-            out->xyzi[4 * slot + 2] = r * l->dir[3 * b + 2];
-            out->xyzi[4 * slot + 3] = (float)ret[j].i;
-            out->azimuth[slot] = l->az[b];
-            out->elevation[slot] = (float)p->elevation[k];
-            out->channel[slot] = (uint16_t)k;
-            out->return_index[slot] = (uint8_t)j;
-            out->time_offset[slot] = (float)(tt[q] - t_start);
-            out->object[slot] = ret[j].o;
+            out->range[m] = r;
+            out->xyzi[4 * m] = r * l->dir[3 * b];
+            out->xyzi[4 * m + 1] = r * l->dir[3 * b + 1];
+            out->xyzi[4 * m + 2] = r * l->dir[3 * b + 2];
+            out->xyzi[4 * m + 3] = (float)ret[j].i;
+            out->azimuth[m] = l->az[b];
+            out->elevation[m] = (float)p->elevation[k];
+            out->channel[m] = (uint16_t)k;
+            out->return_index[m] = (uint8_t)j;
+            out->time_offset[m] = (float)(tt[q] - t_start);
+            out->object[m] = ret[j].o;
         }
     }
+    return m - at;
 }
 
 void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
@@ -635,6 +711,10 @@ void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
     pt->object[dst] = pt->object[src];
 }
 
+/* Tasks traced between two compactions: their point counts live on the
+ * stack of the scanning thread. */
+#define LIDAR_WAVE 1024
+
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
 {
@@ -648,22 +728,60 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
     const int C = l->p.channels, per = GROUP_RAYS / l->nrays;
     const int groups = (C + per - 1) / per;
     const long ntask = (long)l->p.columns * groups;
-#pragma omp parallel for schedule(dynamic, 8)
-    for (long task = 0; task < ntask; task++) {
-        int c = (int)(task / groups), g = (int)(task % groups);
-        int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
-        trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out);
+    /* Task (column c, group g) owns slots [(c C + g per) nret, ...) and
+     * writes its points densely from the first; after each wave of tasks
+     * the points move down to their place in beam order, one array per
+     * thread (a destination never passes its source, and each array is
+     * moved by one thread in task order, so nothing is overwritten before
+     * it is read). */
+    struct {
+        char *base;
+        size_t size;
+    } arr[8] = {{(char *)out->xyzi, 4 * sizeof *out->xyzi},
+                {(char *)out->range, sizeof *out->range},
+                {(char *)out->azimuth, sizeof *out->azimuth},
+                {(char *)out->elevation, sizeof *out->elevation},
+                {(char *)out->time_offset, sizeof *out->time_offset},
+                {(char *)out->object, sizeof *out->object},
+                {(char *)out->channel, sizeof *out->channel},
+                {(char *)out->return_index, sizeof *out->return_index}};
+    /* Counts of two waves: the moves of one overlap the tracing of the
+     * next, which writes only its own slots. */
+    size_t cnt[2][LIDAR_WAVE], total = 0;
+#pragma omp parallel
+    {
+        size_t m = 0; /* points before the wave, the same in every thread */
+        for (long w0 = 0; w0 < ntask; w0 += LIDAR_WAVE) {
+            const long nw = ntask - w0 < LIDAR_WAVE ? ntask - w0 : LIDAR_WAVE;
+            size_t *n = cnt[(w0 / LIDAR_WAVE) & 1];
+#pragma omp for schedule(dynamic, 8)
+            for (long i = 0; i < nw; i++) {
+                long task = w0 + i;
+                int c = (int)(task / groups), g = (int)(task % groups);
+                int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
+                size_t at = ((size_t)c * C + k0) * l->nret;
+                n[i] = trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out, at);
+            }
+#pragma omp for schedule(dynamic, 1) nowait
+            for (int a = 0; a < 8; a++) {
+                size_t dst = m;
+                for (long i = 0; i < nw; i++) {
+                    long task = w0 + i;
+                    int c = (int)(task / groups), g = (int)(task % groups);
+                    size_t src = ((size_t)c * C + (size_t)g * per) * l->nret;
+                    if (src != dst && n[i] > 0)
+                        memmove(arr[a].base + dst * arr[a].size, arr[a].base + src * arr[a].size,
+                                n[i] * arr[a].size);
+                    dst += n[i];
+                }
+            }
+            for (long i = 0; i < nw; i++)
+                m += n[i];
+        }
+#pragma omp single nowait
+        total = m;
     }
-    /* Compaction in beam order: destination never passes the source. */
-    size_t m = 0, nslot = sensim_render_lidar_max_points(l);
-    for (size_t i = 0; i < nslot; i++) {
-        if (isnan(out->range[i]))
-            continue;
-        if (m != i)
-            lidar_points_move(out, m, i);
-        m++;
-    }
-    out->count = m;
+    out->count = total;
     if (l->p.noise)
         return l->p.noise(l->p.noise_user, out, scan);
     return SENSIM_OK;
