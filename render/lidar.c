@@ -558,9 +558,13 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     unsigned char sub[16];
     short beam[16];
     const float tfar = (float)p->max_range;
+    /* Embree reads but never writes tnear, mask, id and flags: set once. */
     for (int j = 0; j < 16; j++) {
         valid[j] = -1;
+        rh.ray.tnear[j] = 0.0f;
+        rh.ray.mask[j] = 0xFFFFFFFFu;
         rh.ray.id[j] = (unsigned)j;
+        rh.ray.flags[j] = 0;
     }
     int lane = 0, first = 0;
     for (int q = 0; q < nbeam; q++) {
@@ -597,11 +601,8 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             rh.ray.dir_x[lane] = (float)d.x;
             rh.ray.dir_y[lane] = (float)d.y;
             rh.ray.dir_z[lane] = (float)d.z;
-            rh.ray.tnear[lane] = 0.0f;
             rh.ray.tfar[lane] = tfar;
             rh.ray.time[lane] = time;
-            rh.ray.mask[lane] = 0xFFFFFFFFu;
-            rh.ray.flags[lane] = 0;
             rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
             sub[lane] = (unsigned char)j;
@@ -624,11 +625,8 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             rh.ray.dir_x[lane] = rh.ray.dir_x[0];
             rh.ray.dir_y[lane] = rh.ray.dir_y[0];
             rh.ray.dir_z[lane] = rh.ray.dir_z[0];
-            rh.ray.tnear[lane] = 0.0f;
             rh.ray.tfar[lane] = tfar;
             rh.ray.time[lane] = rh.ray.time[0];
-            rh.ray.mask[lane] = 0xFFFFFFFFu;
-            rh.ray.flags[lane] = 0;
             rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
         }
@@ -636,9 +634,33 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         shade_packet(l, s, &rh, n, first, sub, beam, tt, alpha, rr, ri, ro);
     }
     const int atmo_on = s->atmo_probability > 0;
+    size_t m = at;
+    if (nr == 1 && !atmo_on) {
+        /* One ray, no air: a beam's one echo is its hit, whatever the
+         * return mode (the general path below gives the same points). */
+        for (int q = 0; q < nbeam; q++) {
+            float r = rr[q], in = ri[q];
+            if (!(isfinite(r) && in >= p->threshold && r >= p->min_range))
+                continue;
+            int k = k0 + q;
+            size_t b = (size_t)column * p->channels + k;
+            out->range[m] = r;
+            out->xyzi[4 * m] = r * l->dir[3 * b];
+            out->xyzi[4 * m + 1] = r * l->dir[3 * b + 1];
+            out->xyzi[4 * m + 2] = r * l->dir[3 * b + 2];
+            out->xyzi[4 * m + 3] = in;
+            out->azimuth[m] = l->az[b];
+            out->elevation[m] = (float)p->elevation[k];
+            out->channel[m] = (uint16_t)k;
+            out->return_index[m] = 0;
+            out->time_offset[m] = (float)(tt[q] - t_start);
+            out->object[m] = ro[q];
+            m++;
+        }
+        return m - at;
+    }
     const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
     const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
-    size_t m = at;
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
         size_t b = (size_t)column * p->channels + k;
