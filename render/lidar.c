@@ -334,9 +334,9 @@ void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
     free(pt);
 }
 
-/* Range factor of the received power; the constants come from the params
- * once (falloff_make), the same expressions as written out in the
- * comments so that the values do not depend on where they are computed. */
+/* Range factor of the received power. The constants are computed once per
+ * lidar (falloff_make) by the same operations in the same order as the
+ * formula written in one piece, so the values are bit for bit the same. */
 static lidar_falloff falloff_make(const sensim_render_lidar_params *p)
 {
     lidar_falloff f;
