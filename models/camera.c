@@ -276,8 +276,10 @@ static inline __attribute__((always_inline)) void store(sensim_pixel_type t, voi
  * simd; the pixel type is a constant after inlining), fixed patterns read in
  * the same pass. In the EMVA chain that loop uses the normal approximation
  * for every pixel and flags the pixels whose mean is below
- * poisson_exact_below; a second, scalar pass redoes those with an exact
- * Poisson draw. Scalar and vector evaluation give the same bits (only IEEE
+ * poisson_exact_below; a second pass redoes those with an exact Poisson
+ * draw (sensim_rng_poisson_exact: inversion below 10 e-, Hormann's PTRS
+ * above, its Philox blocks and squeeze vectorized across pixels in
+ * lib/rng_poisson.c; index frame * H*W*C + pixel as for the normals). Scalar and vector evaluation give the same bits (only IEEE
  * +, *, sqrt, floor and comparisons; no FMA contraction under -std=c11).
  * The Makefile compiles this file with -fno-math-errno -fno-trapping-math
  * (sqrt's arguments here are never negative; no code reads errno or FP
@@ -387,7 +389,8 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
                                                                sensim_pixel_type t, const void *in, void *out,
                                                                size_t i0, size_t n)
 {
-    float z[CHUNK], mus[CHUNK];
+    float z[CHUNK], mus[CHUNK], mlow[CHUNK];
+    uint32_t ne[CHUNK];
     uint8_t low[CHUNK];
     const sensim_camera_params *p = &c->p;
     /* Electrons per raw input unit: the normalization folded in. */
@@ -404,18 +407,29 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
         const float *g = c->gain ? c->gain + i1 : c->ones;
         const float *o = c->offset ? c->offset + i1 : c->zeros;
         const float *d = c->dark ? c->dark + i1 : c->dark_row;
-#pragma omp simd
+        size_t nlow = 0;
+#pragma omp simd reduction(+ : nlow)
         for (size_t k = 0; k < m; k++) {
             float v = load_raw(t, in, i1 + k);
             v = v < 0 ? 0 : v;
             float mu = v * S * g[k] + d[k];
             mus[k] = mu;
             low[k] = mu < thr;
+            mlow[k] = mu < thr ? mu : 0.0f;
+            nlow += mu < thr;
             float e = mu + sqrtf(mu + rn2) * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         }
+        if (!nlow)
+            continue;
+        /* Many low pixels: their Philox blocks and PTRS squeezes in the
+         * vector fill (0 where the normal stood: no draw); a few: one by
+         * one. The same draws either way. */
+        if (8 * nlow >= m)
+            sensim_rng_poisson_exact_fill(&c->shot, base + i1, m, mlow, ne);
         FOR_FLAGGED(low, m, k, {
-            float e = (float)sensim_rng_poisson(&c->shot, base + i1 + k, mus[k]) + rn * z[k];
+            uint32_t q = 8 * nlow >= m ? ne[k] : sensim_rng_poisson_exact(&c->shot, base + i1 + k, mus[k]);
+            float e = (float)q + rn * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         })
     }

@@ -1,0 +1,300 @@
+/* Exact Poisson draws for bulk use (the camera's shot noise at low light).
+ * See sensim/rng.h for the contract.
+ *
+ * Two exact methods, both evaluated in double precision:
+ *  - mean < 10: inversion by sequential search. One 52-bit uniform u from
+ *    the first Poisson attempt's words 0 and 1; X is the least k with
+ *    u <= F(k), F accumulated from P(0) = exp(-mean) by the recurrence
+ *    P(k) = P(k-1) mean / k. The search ends at the latest when the terms
+ *    no longer change the sum (k < 100 for mean < 10); should u exceed that
+ *    sum (the double rounding of F, probability below 1e-15) the search
+ *    starts again on the next attempt's words.
+ *  - mean >= 10: PTRS, the transformed rejection with squeeze of
+ *    W. Hormann, "The transformed rejection method for generating Poisson
+ *    random variables", Insurance: Mathematics and Economics 12 (1993)
+ *    39-45 (algorithm PTRS, its constants). Each attempt reads the four
+ *    words of one Philox block (u and v, 52 bits each); about 1.15 attempts
+ *    a draw. The squeeze (us >= 0.07 and v <= v_r) accepts 70-85 % of draws
+ *    with +, -, *, /, sqrt and floor only; the rest take the exact test
+ *    log(v alpha / (a / us^2 + b)) <= -mean + k log(mean) - log(k!), with
+ *    log(k!) from a table below k = 32 and the Stirling series (five terms,
+ *    relative error below 1e-16) above.
+ *
+ * Attempt j of index i reads the Philox block with counter (i, stream,
+ * sensor | (64 + j) << 24): the value is a pure function of (key, index,
+ * mean), whatever the neighbours, the chunking or the thread count.
+ *
+ * The bulk fill runs Philox and the squeeze for many indices at once in
+ * loops the compiler vectorizes (only IEEE +, -, *, /, sqrt, floor and
+ * comparisons there, no FMA contraction under -std=c11, and the Makefile
+ * builds this file with -fno-math-errno -fno-trapping-math so that sqrt
+ * and floor vectorize), then finishes the other lanes (small means,
+ * squeeze rejections) with the scalar code from the same words: the same
+ * bits as sensim_rng_poisson_exact on every path. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "sensim/rng.h"
+
+#include <Random123/philox.h>
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define POISSON_X86 1
+#endif
+
+#define ATTEMPT_POISSON 64u
+#define ATTEMPT_END 128u
+/* Means from here up take PTRS (Hormann's algorithm is valid from 10). */
+#define PTRS_FROM 10.0
+/* Means from here up are drawn by the scalar code only (the vector loop
+ * converts k to a 32-bit signed integer). */
+#define VECTOR_BELOW 1e9
+/* Indices per vector group. */
+#define GROUP 256
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* A uniform on (0, 1) with 52 bits from two words: exact in double. */
+INLINE double u52(uint32_t hi, uint32_t lo)
+{
+    return ((double)(int32_t)(hi >> 6) * 0x1p26 + (double)(int32_t)(lo >> 6) + 0.5) * 0x1p-52;
+}
+
+/* Philox4x32-10 of the counter (index, stream, sensor | attempt << 24):
+ * the rounds of Random123's philox4x32 written out on plain integers so
+ * that a loop over indices vectorizes. */
+INLINE void philox(uint32_t k0, uint32_t k1, uint64_t index, uint32_t stream, uint32_t c3, uint32_t *w0,
+                   uint32_t *w1, uint32_t *w2, uint32_t *w3)
+{
+    uint32_t x0 = (uint32_t)index, x1 = (uint32_t)(index >> 32), x2 = stream, x3 = c3;
+#pragma GCC unroll 10
+    for (int round = 0; round < 10; round++) {
+        uint64_t p0 = (uint64_t)x0 * 0xD2511F53u, p1 = (uint64_t)x2 * 0xCD9E8D57u;
+        x0 = (uint32_t)(p1 >> 32) ^ x1 ^ k0;
+        x2 = (uint32_t)(p0 >> 32) ^ x3 ^ k1;
+        x1 = (uint32_t)p1;
+        x3 = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    *w0 = x0;
+    *w1 = x1;
+    *w2 = x2;
+    *w3 = x3;
+}
+
+static void attempt_words(const sensim_rng *r, uint64_t index, uint32_t attempt, uint32_t w[4])
+{
+    philox(r->key[0], r->key[1], index, r->stream, r->sensor | attempt << 24, &w[0], &w[1], &w[2], &w[3]);
+}
+
+/* PTRS's constants for a mean (Hormann 1993, step 0). */
+INLINE void ptrs_constants(double mean, double *b, double *a, double *vr)
+{
+    *b = 0.931 + 2.53 * sqrt(mean);
+    *a = -0.059 + 0.02483 * *b;
+    *vr = 0.9277 - 3.6224 / (*b - 2.0);
+}
+
+/* One PTRS attempt up to the squeeze: k from (u, v) (the words w0..w3),
+ * and whether the squeeze accepts it. The vector loop and the scalar code
+ * share it. */
+INLINE int ptrs_squeeze(double b, double a, double vr, double mean, uint32_t w0, uint32_t w1, uint32_t w2,
+                        uint32_t w3, double *k, double *us, double *v)
+{
+    double u = u52(w0, w1) - 0.5;
+    *v = u52(w2, w3);
+    *us = 0.5 - fabs(u);
+    *k = floor((2.0 * a / *us + b) * u + mean + 0.43);
+    return *us >= 0.07 && *v <= vr;
+}
+
+/* log(k!) for k < 32 (to the nearest double). */
+static const double LOG_FACT[32] = {
+    0, 0, 0.69314718055994495, 1.7917594692280554, 3.1780538303479449, 4.7874917427820467,
+    6.5792512120101021, 8.5251613610654147, 10.604602902745249, 12.801827480081467, 15.104412573075514,
+    17.502307845873887, 19.987214495661885, 22.552163853123421, 25.191221182738683, 27.89927138384089,
+    30.671860106080672, 33.505073450136891, 36.395445208033053, 39.339884187199495, 42.335616460753485,
+    45.380138898476908, 48.47118135183522, 51.606675567764377, 54.784729398112319, 58.003605222980518,
+    61.261701761002008, 64.557538627006338, 67.889743137181526, 71.257038967168, 74.658236348830172,
+    78.092223553315307};
+
+/* log(k!) = log Gamma(x), x = k + 1: the table, then Stirling's series
+ * (x - 1/2) log x - x + log(2 pi)/2 + 1/(12x) - 1/(360x^3) + 1/(1260x^5) -
+ * 1/(1680x^7); the first omitted term, 1/(1188x^9), is below 3e-17 of the
+ * sum for x >= 33. */
+static double log_fact(double k)
+{
+    if (k < 32)
+        return LOG_FACT[(int)k];
+    double x = k + 1.0, r = 1.0 / x, r2 = r * r;
+    double s = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680))));
+    return (x - 0.5) * log(x) - x + 0.91893853320467274 + s;
+}
+
+static uint32_t to_u32(double k) { return k >= 4294967295.0 ? UINT32_MAX : (uint32_t)k; }
+
+/* PTRS from attempt 0, whose words are w. */
+static uint32_t ptrs(const sensim_rng *r, uint64_t index, double mean, const uint32_t w0[4])
+{
+    double b, a, vr;
+    ptrs_constants(mean, &b, &a, &vr);
+    const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), log_mean = log(mean);
+    uint32_t w[4];
+    memcpy(w, w0, sizeof w);
+    for (uint32_t at = ATTEMPT_POISSON;;) {
+        double k, us, v;
+        if (ptrs_squeeze(b, a, vr, mean, w[0], w[1], w[2], w[3], &k, &us, &v))
+            return to_u32(k);
+        if (k >= 0 && !(us < 0.013 && v > us) &&
+            log(v * inv_alpha / (a / (us * us) + b)) <= -mean + k * log_mean - log_fact(k))
+            return to_u32(k);
+        if (++at == ATTEMPT_END)
+            break;
+        attempt_words(r, index, at, w);
+    }
+    /* 64 rejections in a row: probability below 1e-50. */
+    return to_u32(floor(mean));
+}
+
+/* Inversion by sequential search from attempt 0, whose words are w. */
+static uint32_t inversion(const sensim_rng *r, uint64_t index, double mean, const uint32_t w0[4])
+{
+    const double p0 = exp(-mean);
+    uint32_t w[4];
+    memcpy(w, w0, sizeof w);
+    for (uint32_t at = ATTEMPT_POISSON;;) {
+        double u = u52(w[0], w[1]), p = p0, cdf = p0;
+        uint32_t k = 0;
+        while (u > cdf) {
+            k++;
+            p *= mean / k;
+            double next = cdf + p;
+            if (next == cdf)
+                break;
+            cdf = next;
+        }
+        if (u <= cdf)
+            return k;
+        if (++at == ATTEMPT_END)
+            return k;
+        attempt_words(r, index, at, w);
+    }
+}
+
+/* The draw from attempt 0's words. */
+static uint32_t finish(const sensim_rng *r, uint64_t index, double mean, const uint32_t w[4])
+{
+    if (!(mean > 0.0))
+        return 0;
+    if (!(mean < 4294967295.0))
+        return UINT32_MAX;
+    return mean < PTRS_FROM ? inversion(r, index, mean, w) : ptrs(r, index, mean, w);
+}
+
+uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double mean)
+{
+    uint32_t w[4];
+    attempt_words(r, index, ATTEMPT_POISSON, w);
+    return finish(r, index, mean, w);
+}
+
+/* The fill: per group, Philox for every index and the first PTRS attempt
+ * up to the squeeze in vectorizable loops, then the flagged lanes scalar. */
+INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
+{
+    uint32_t w[4][GROUP];
+    uint8_t slow[GROUP];
+    const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
+    const uint32_t c3 = r->sensor | ATTEMPT_POISSON << 24;
+    for (size_t i0 = 0; i0 < n; i0 += GROUP) {
+        const size_t m = n - i0 < GROUP ? n - i0 : GROUP;
+#pragma omp simd
+        for (size_t j = 0; j < m; j++)
+            philox(k0, k1, first + i0 + j, stream, c3, &w[0][j], &w[1][j], &w[2][j], &w[3][j]);
+#pragma omp simd
+        for (size_t j = 0; j < m; j++) {
+            const double mu = mean[i0 + j];
+            double b, a, vr, k, us, v;
+            ptrs_constants(mu, &b, &a, &vr);
+            int ok = ptrs_squeeze(b, a, vr, mu, w[0][j], w[1][j], w[2][j], w[3][j], &k, &us, &v);
+            const int vec = mu >= PTRS_FROM && mu < VECTOR_BELOW;
+            const int zero = !(mu > 0.0);
+            ok = ok && vec;
+            out[i0 + j] = ok ? (uint32_t)(int32_t)k : 0;
+            slow[j] = !ok && !zero;
+        }
+        for (size_t j8 = 0; j8 < m; j8 += 8) {
+            uint64_t f = 0;
+            memcpy(&f, slow + j8, m - j8 < 8 ? m - j8 : 8);
+            for (; f; f &= f - 1) {
+                size_t j = j8 + (size_t)(__builtin_ctzll(f) >> 3);
+                const uint32_t q[4] = {w[0][j], w[1][j], w[2][j], w[3][j]};
+                out[i0 + j] = finish(r, first + i0 + j, mean[i0 + j], q);
+            }
+        }
+    }
+}
+
+static void fill_base(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
+{
+    fill_body(r, first, n, mean, out);
+}
+#ifdef POISSON_X86
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"))) static void
+fill_avx512(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
+{
+    fill_body(r, first, n, mean, out);
+}
+__attribute__((target("avx2,fma"))) static void fill_avx2(const sensim_rng *r, uint64_t first, size_t n,
+                                                         const float *mean, uint32_t *out)
+{
+    fill_body(r, first, n, mean, out);
+}
+#endif
+
+/* Whether this build and CPU have a kernel (the baseline always). */
+static int have(sensim_rng_impl impl)
+{
+#ifdef POISSON_X86
+    if (impl == SENSIM_RNG_IMPL_AVX512)
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+    if (impl == SENSIM_RNG_IMPL_AVX2)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#endif
+    return impl == SENSIM_RNG_IMPL_SCALAR;
+}
+
+sensim_status sensim_rng_poisson_exact_fill_impl(const sensim_rng *r, uint64_t first, size_t n, const float *mean,
+                                                 uint32_t *out, sensim_rng_impl impl)
+{
+    if (impl == SENSIM_RNG_IMPL_AUTO)
+        impl = have(SENSIM_RNG_IMPL_AVX512) ? SENSIM_RNG_IMPL_AVX512
+               : have(SENSIM_RNG_IMPL_AVX2) ? SENSIM_RNG_IMPL_AVX2
+                                            : SENSIM_RNG_IMPL_SCALAR;
+    if (!have(impl))
+        return sensim_error(SENSIM_EUNSUPPORTED, "rng: Poisson fill: kernel %d not available on this CPU or build",
+                            (int)impl);
+    switch (impl) {
+#ifdef POISSON_X86
+    case SENSIM_RNG_IMPL_AVX512:
+        fill_avx512(r, first, n, mean, out);
+        break;
+    case SENSIM_RNG_IMPL_AVX2:
+        fill_avx2(r, first, n, mean, out);
+        break;
+#endif
+    default:
+        fill_base(r, first, n, mean, out);
+        break;
+    }
+    return SENSIM_OK;
+}
+
+void sensim_rng_poisson_exact_fill(const sensim_rng *r, uint64_t first, size_t n, const float *mean,
+                                   uint32_t *out)
+{
+    sensim_rng_poisson_exact_fill_impl(r, first, n, mean, out, SENSIM_RNG_IMPL_AUTO);
+}
