@@ -140,16 +140,22 @@ static uint32_t ptrs(const sensim_rng *r, uint64_t index, double mean, const uin
 {
     double b, a, vr;
     ptrs_constants(mean, &b, &a, &vr);
-    const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4), log_mean = log(mean);
+    /* Needed only past the squeeze: computed once, when first needed. */
+    double inv_alpha = 0, log_mean = 0;
     uint32_t w[4];
     memcpy(w, w0, sizeof w);
     for (uint32_t at = ATTEMPT_POISSON;;) {
         double k, us, v;
         if (ptrs_squeeze(b, a, vr, mean, w[0], w[1], w[2], w[3], &k, &us, &v))
             return to_u32(k);
-        if (k >= 0 && !(us < 0.013 && v > us) &&
-            log(v * inv_alpha / (a / (us * us) + b)) <= -mean + k * log_mean - log_fact(k))
-            return to_u32(k);
+        if (k >= 0 && !(us < 0.013 && v > us)) {
+            if (log_mean == 0) {
+                inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+                log_mean = log(mean);
+            }
+            if (log(v * inv_alpha / (a / (us * us) + b)) <= -mean + k * log_mean - log_fact(k))
+                return to_u32(k);
+        }
         if (++at == ATTEMPT_END)
             break;
         attempt_words(r, index, at, w);
