@@ -120,40 +120,74 @@ static const double LOG_FACT[32] = {
     61.261701761002008, 64.557538627006338, 67.889743137181526, 71.257038967168, 74.658236348830172,
     78.092223553315307};
 
-/* log(k!) = log Gamma(x), x = k + 1: the table, then Stirling's series
+/* Natural log of a positive normal double by the algorithm of fdlibm's
+ * e_log.c (Sun Microsystems 1993, as in musl): x = 2^e (1 + f) with 1 + f
+ * in [sqrt(1/2), sqrt(2)), s = f / (2 + f), log(1 + f) = f - f^2/2 +
+ * s (f^2/2 + R(s^2)) with fdlibm's minimax R (error below 2^-58.45); the
+ * result is within 1 ulp. Here rather than libm's log because it uses
+ * only IEEE +, -, *, / and integer operations, so the vector loop and the
+ * scalar code give the same bits. */
+INLINE double plog(double x)
+{
+    const double Lg1 = 6.666666666666735130e-01, Lg2 = 3.999999999940941908e-01, Lg3 = 2.857142874366239149e-01,
+                 Lg4 = 2.222219843214978396e-01, Lg5 = 1.818357216161805012e-01, Lg6 = 1.531383769920937332e-01,
+                 Lg7 = 1.479819860511658591e-01, ln2_hi = 6.93147180369123816490e-01,
+                 ln2_lo = 1.90821492927058770002e-10;
+    uint64_t ix;
+    memcpy(&ix, &x, sizeof ix);
+    uint32_t hx = (uint32_t)(ix >> 32) + (0x3ff00000u - 0x3fe6a09eu);
+    const double dk = (double)((int32_t)(hx >> 20) - 0x3ff);
+    hx = (hx & 0x000fffffu) + 0x3fe6a09eu;
+    ix = (uint64_t)hx << 32 | (ix & 0xffffffffu);
+    double m;
+    memcpy(&m, &ix, sizeof m);
+    const double f = m - 1.0, hfsq = 0.5 * f * f, s = f / (2.0 + f), z = s * s, w = z * z;
+    const double t1 = w * (Lg2 + w * (Lg4 + w * Lg6)), t2 = z * (Lg1 + w * (Lg3 + w * (Lg5 + w * Lg7)));
+    return dk * ln2_hi - ((hfsq - (s * (hfsq + (t1 + t2)) + dk * ln2_lo)) - f);
+}
+
+/* log(k!) = log Gamma(x), x = k + 1, for k >= 32 by Stirling's series
  * (x - 1/2) log x - x + log(2 pi)/2 + 1/(12x) - 1/(360x^3) + 1/(1260x^5) -
  * 1/(1680x^7); the first omitted term, 1/(1188x^9), is below 3e-17 of the
  * sum for x >= 33. */
-static double log_fact(double k)
+INLINE double log_fact_stirling(double k)
 {
-    if (k < 32)
-        return LOG_FACT[(int)k];
-    double x = k + 1.0, r = 1.0 / x, r2 = r * r;
-    double s = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680))));
-    return (x - 0.5) * log(x) - x + 0.91893853320467274 + s;
+    const double x = k + 1.0, r = 1.0 / x, r2 = r * r;
+    const double s = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680))));
+    return (x - 0.5) * plog(x) - x + 0.91893853320467274 + s;
 }
+
+/* PTRS's exact test (Hormann 1993, step 3.2), from log(alpha) and log(mean):
+ * log(v alpha / (a / us^2 + b)) <= -mean + k log(mean) - log(k!), for k >=
+ * 32 (the caller takes smaller k from the table). */
+INLINE int ptrs_exact_test(double mean, double log_mean, double inv_alpha, double a, double b, double k, double us,
+                           double v)
+{
+    const double us2 = us * us;
+    return plog(v * inv_alpha * us2 / (a + b * us2)) <= -mean + k * log_mean - log_fact_stirling(k);
+}
+
+INLINE double ptrs_inv_alpha(double b) { return 1.1239 + 1.1328 / (b - 3.4); }
 
 static uint32_t to_u32(double k) { return k >= 4294967295.0 ? UINT32_MAX : (uint32_t)k; }
 
-/* PTRS from attempt 0, whose words are w. */
-static uint32_t ptrs(const sensim_rng *r, uint64_t index, double mean, const uint32_t w0[4])
+/* PTRS from attempt number at (0-based), whose words are w0. */
+static uint32_t ptrs_from(const sensim_rng *r, uint64_t index, double mean, uint32_t at, const uint32_t w0[4])
 {
     double b, a, vr;
     ptrs_constants(mean, &b, &a, &vr);
-    /* Needed only past the squeeze: computed once, when first needed. */
-    double inv_alpha = 0, log_mean = 0;
+    const double inv_alpha = ptrs_inv_alpha(b), log_mean = plog(mean);
     uint32_t w[4];
     memcpy(w, w0, sizeof w);
-    for (uint32_t at = ATTEMPT_POISSON;;) {
+    for (at += ATTEMPT_POISSON;;) {
         double k, us, v;
         if (ptrs_squeeze(b, a, vr, mean, w[0], w[1], w[2], w[3], &k, &us, &v))
             return to_u32(k);
         if (k >= 0 && !(us < 0.013 && v > us)) {
-            if (log_mean == 0) {
-                inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
-                log_mean = log(mean);
-            }
-            if (log(v * inv_alpha / (a / (us * us) + b)) <= -mean + k * log_mean - log_fact(k))
+            int ok = k >= 32 ? ptrs_exact_test(mean, log_mean, inv_alpha, a, b, k, us, v)
+                             : plog(v * inv_alpha * (us * us) / (a + b * (us * us))) <=
+                                   -mean + k * log_mean - LOG_FACT[(int)k];
+            if (ok)
                 return to_u32(k);
         }
         if (++at == ATTEMPT_END)
@@ -196,7 +230,7 @@ static uint32_t finish(const sensim_rng *r, uint64_t index, double mean, const u
         return 0;
     if (!(mean < 4294967295.0))
         return UINT32_MAX;
-    return mean < PTRS_FROM ? inversion(r, index, mean, w) : ptrs(r, index, mean, w);
+    return mean < PTRS_FROM ? inversion(r, index, mean, w) : ptrs_from(r, index, mean, 0, w);
 }
 
 uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double mean)
@@ -206,38 +240,81 @@ uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double me
     return finish(r, index, mean, w);
 }
 
-/* The fill: per group, Philox for every index and the first PTRS attempt
- * up to the squeeze in vectorizable loops, then the flagged lanes scalar. */
+/* Number of attempts the fill runs in vector loops before handing the
+ * rejected indices (about 0.14^VECTOR_ATTEMPTS of them) to the scalar code. */
+#define VECTOR_ATTEMPTS 3
+
+/* The fill, per group of indices: those with a mean in [10, 1e9) go on a
+ * list; for attempt 0, 1, 2 the list's Philox blocks and PTRS (squeeze,
+ * then the exact test for k >= 32) run in vectorizable loops over the
+ * list, the accepted draws are stored and the rejected ones make the next
+ * attempt's list. The scalar code takes the rest: small means (inversion),
+ * k < 32 past the squeeze (the log k! table), lists left after the vector
+ * attempts. Each index sees exactly the attempts the scalar code makes. */
 INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
 {
+    uint64_t idx[GROUP];
+    double mu[GROUP], kk[GROUP];
+    uint16_t pos[GROUP];
     uint32_t w[4][GROUP];
-    uint8_t slow[GROUP];
+    uint8_t st[GROUP], scalar[GROUP];
+    enum { REJECT = 0, ACCEPT = 1, SCALAR = 2 };
     const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
-    const uint32_t c3 = r->sensor | ATTEMPT_POISSON << 24;
     for (size_t i0 = 0; i0 < n; i0 += GROUP) {
         const size_t m = n - i0 < GROUP ? n - i0 : GROUP;
-#pragma omp simd
-        for (size_t j = 0; j < m; j++)
-            philox(k0, k1, first + i0 + j, stream, c3, &w[0][j], &w[1][j], &w[2][j], &w[3][j]);
-#pragma omp simd
+        size_t L = 0;
         for (size_t j = 0; j < m; j++) {
-            const double mu = mean[i0 + j];
-            double b, a, vr, k, us, v;
-            ptrs_constants(mu, &b, &a, &vr);
-            int ok = ptrs_squeeze(b, a, vr, mu, w[0][j], w[1][j], w[2][j], w[3][j], &k, &us, &v);
-            const int vec = mu >= PTRS_FROM && mu < VECTOR_BELOW;
-            const int zero = !(mu > 0.0);
-            ok = ok && vec;
-            out[i0 + j] = ok ? (uint32_t)(int32_t)k : 0;
-            slow[j] = !ok && !zero;
+            const double x = mean[i0 + j];
+            const int list = x >= PTRS_FROM && x < VECTOR_BELOW;
+            out[i0 + j] = 0;
+            scalar[j] = x > 0.0 && !list;
+            idx[L] = first + i0 + j;
+            mu[L] = x;
+            pos[L] = (uint16_t)j;
+            L += (size_t)list;
+        }
+        for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
+            const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
+#pragma omp simd
+            for (size_t l = 0; l < L; l++)
+                philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+#pragma omp simd
+            for (size_t l = 0; l < L; l++) {
+                const double x = mu[l];
+                double b, a, vr, k, us, v;
+                ptrs_constants(x, &b, &a, &vr);
+                const int sq = ptrs_squeeze(b, a, vr, x, w[0][l], w[1][l], w[2][l], w[3][l], &k, &us, &v);
+                const int pre = k >= 0 && !(us < 0.013 && v > us);
+                const int test = ptrs_exact_test(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v);
+                kk[l] = k;
+                st[l] = sq || (pre && k >= 32 && test) ? ACCEPT : pre && k < 32 ? SCALAR : REJECT;
+            }
+            size_t L2 = 0;
+            for (size_t l = 0; l < L; l++) {
+                if (st[l] == ACCEPT)
+                    out[i0 + pos[l]] = (uint32_t)(int32_t)kk[l];
+                else if (st[l] == SCALAR) {
+                    const uint32_t q[4] = {w[0][l], w[1][l], w[2][l], w[3][l]};
+                    out[i0 + pos[l]] = ptrs_from(r, idx[l], mu[l], at, q);
+                }
+                idx[L2] = idx[l];
+                mu[L2] = mu[l];
+                pos[L2] = pos[l];
+                L2 += st[l] == REJECT;
+            }
+            L = L2;
+        }
+        for (size_t l = 0; l < L; l++) {
+            uint32_t q[4];
+            attempt_words(r, idx[l], ATTEMPT_POISSON + VECTOR_ATTEMPTS, q);
+            out[i0 + pos[l]] = ptrs_from(r, idx[l], mu[l], VECTOR_ATTEMPTS, q);
         }
         for (size_t j8 = 0; j8 < m; j8 += 8) {
             uint64_t f = 0;
-            memcpy(&f, slow + j8, m - j8 < 8 ? m - j8 : 8);
+            memcpy(&f, scalar + j8, m - j8 < 8 ? m - j8 : 8);
             for (; f; f &= f - 1) {
                 size_t j = j8 + (size_t)(__builtin_ctzll(f) >> 3);
-                const uint32_t q[4] = {w[0][j], w[1][j], w[2][j], w[3][j]};
-                out[i0 + j] = finish(r, first + i0 + j, mean[i0 + j], q);
+                out[i0 + j] = sensim_rng_poisson_exact(r, first + i0 + j, mean[i0 + j]);
             }
         }
     }
