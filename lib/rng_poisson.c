@@ -240,6 +240,40 @@ uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double me
     return finish(r, index, mean, w);
 }
 
+#ifdef POISSON_X86
+#include <immintrin.h>
+/* The Philox blocks of a list in AVX-512 intrinsics: with AVX512DQ GCC
+ * turns the generic loop's 32 x 32 -> 64-bit products into vpmullq (a full
+ * 64-bit multiply, several times slower); vpmuludq is what is meant, as in
+ * lib/rng_icdf.c. The same words as philox(). */
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw"))) static void
+philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint32_t stream, uint32_t c3,
+                   uint32_t *w0, uint32_t *w1, uint32_t *w2, uint32_t *w3)
+{
+    const __m512i M0 = _mm512_set1_epi64(0xD2511F53), M1 = _mm512_set1_epi64(0xCD9E8D57);
+    for (size_t l = 0; l < L; l += 8) {
+        const __mmask8 mask = L - l >= 8 ? 0xFF : (__mmask8)((1u << (L - l)) - 1);
+        __m512i x0 = _mm512_maskz_loadu_epi64(mask, idx + l), x1 = _mm512_srli_epi64(x0, 32);
+        __m512i x2 = _mm512_set1_epi64(stream), x3 = _mm512_set1_epi64(c3);
+        uint32_t a = k0, b = k1;
+        for (int round = 0; round < 10; round++) {
+            const __m512i K0 = _mm512_set1_epi64(a), K1 = _mm512_set1_epi64(b);
+            const __m512i p0 = _mm512_mul_epu32(x0, M0), p1 = _mm512_mul_epu32(x2, M1);
+            x0 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), x1, K0, 0x96);
+            x2 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), x3, K1, 0x96);
+            x1 = p1;
+            x3 = p0;
+            a += 0x9E3779B9u;
+            b += 0xBB67AE85u;
+        }
+        _mm512_mask_cvtepi64_storeu_epi32(w0 + l, mask, x0);
+        _mm512_mask_cvtepi64_storeu_epi32(w1 + l, mask, x1);
+        _mm512_mask_cvtepi64_storeu_epi32(w2 + l, mask, x2);
+        _mm512_mask_cvtepi64_storeu_epi32(w3 + l, mask, x3);
+    }
+}
+#endif
+
 /* Number of attempts the fill runs in vector loops before handing the
  * rejected indices (about 0.14^VECTOR_ATTEMPTS of them) to the scalar code. */
 #define VECTOR_ATTEMPTS 3
@@ -251,7 +285,7 @@ uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double me
  * attempt's list. The scalar code takes the rest: small means (inversion),
  * k < 32 past the squeeze (the log k! table), lists left after the vector
  * attempts. Each index sees exactly the attempts the scalar code makes. */
-INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
+INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out, int avx512)
 {
     uint64_t idx[GROUP];
     double mu[GROUP], kk[GROUP];
@@ -275,9 +309,14 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
         }
         for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
             const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
+#ifdef POISSON_X86
+            if (avx512)
+                philox_list_avx512(k0, k1, idx, L, stream, c3, w[0], w[1], w[2], w[3]);
+            else
+#endif
 #pragma omp simd
-            for (size_t l = 0; l < L; l++)
-                philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+                for (size_t l = 0; l < L; l++)
+                    philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
 #pragma omp simd
             for (size_t l = 0; l < L; l++) {
                 const double x = mu[l];
@@ -322,18 +361,18 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
 
 static void fill_base(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
 {
-    fill_body(r, first, n, mean, out);
+    fill_body(r, first, n, mean, out, 0);
 }
 #ifdef POISSON_X86
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,prefer-vector-width=512"))) static void
 fill_avx512(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out)
 {
-    fill_body(r, first, n, mean, out);
+    fill_body(r, first, n, mean, out, 1);
 }
 __attribute__((target("avx2,fma"))) static void fill_avx2(const sensim_rng *r, uint64_t first, size_t n,
                                                          const float *mean, uint32_t *out)
 {
-    fill_body(r, first, n, mean, out);
+    fill_body(r, first, n, mean, out, 0);
 }
 #endif
 
