@@ -407,8 +407,7 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
         const float *g = c->gain ? c->gain + i1 : c->ones;
         const float *o = c->offset ? c->offset + i1 : c->zeros;
         const float *d = c->dark ? c->dark + i1 : c->dark_row;
-        size_t nlow = 0;
-#pragma omp simd reduction(+ : nlow)
+#pragma omp simd
         for (size_t k = 0; k < m; k++) {
             float v = load_raw(t, in, i1 + k);
             v = v < 0 ? 0 : v;
@@ -416,12 +415,22 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
             mus[k] = mu;
             low[k] = mu < thr;
             mlow[k] = mu < thr ? mu : 0.0f;
-            nlow += mu < thr;
             float e = mu + sqrtf(mu + rn2) * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         }
-        if (!nlow)
+        /* The flag count eight bytes at a time (each byte lane sums at
+         * most CHUNK / 8 = 128 flags, so none carries). */
+        uint64_t lanes = 0;
+        for (size_t k = 0; k < m; k += 8) {
+            uint64_t f = 0;
+            memcpy(&f, low + k, m - k < 8 ? m - k : 8);
+            lanes += f;
+        }
+        if (!lanes)
             continue;
+        size_t nlow = 0;
+        for (int b = 0; b < 8; b++)
+            nlow += (size_t)(lanes >> 8 * b & 0xFF);
         /* Many low pixels: their Philox blocks and PTRS squeezes in the
          * vector fill (0 where the normal stood: no draw); a few: one by
          * one. The same draws either way. */
