@@ -14,30 +14,34 @@
  *    random variables", Insurance: Mathematics and Economics 12 (1993)
  *    39-45 (algorithm PTRS, its constants). Each attempt reads the four
  *    words of one Philox block (u and v, 52 bits each); about 1.15 attempts
- *    a draw. The squeeze (us >= 0.07 and v <= v_r) accepts 70-85 % of draws
- *    with +, -, *, /, sqrt and floor only; the rest take the exact test
- *    log(v alpha / (a / us^2 + b)) <= -mean + k log(mean) - log(k!), with
+ *    a draw. The squeeze (us >= 0.07 and v <= v_r) accepts 37-74 % of
+ *    draws (more for larger means) with +, -, *, /, sqrt and floor only;
+ *    the rest take the exact test
+ *    log(v alpha us^2 / (a + b us^2)) <= -mean + k log(mean) - log(k!)
+ *    (Hormann's log(v alpha / (a / us^2 + b)), one division fewer), with
  *    log(k!) from a table below k = 32 and the Stirling series (five terms,
- *    relative error below 1e-16) above.
+ *    relative error below 3e-17) above, and logs by fdlibm's algorithm
+ *    (below).
  *
  * Attempt j of index i reads the Philox block with counter (i, stream,
  * sensor | (64 + j) << 24): the value is a pure function of (key, index,
  * mean), whatever the neighbours, the chunking or the thread count.
  *
- * The bulk fill runs Philox and the squeeze for many indices at once in
- * loops the compiler vectorizes (only IEEE +, -, *, /, sqrt, floor and
- * comparisons there, no FMA contraction under -std=c11, and the Makefile
- * builds this file with -fno-math-errno -fno-trapping-math so that sqrt
- * and floor vectorize), then finishes the other lanes (small means,
- * squeeze rejections) with the scalar code from the same words: the same
- * bits as sensim_rng_poisson_exact on every path. */
+ * The bulk fill runs Philox, the squeeze and the exact test for a list of
+ * indices at once in loops the compiler vectorizes, for the first three
+ * attempts (the rejected indices of one make the next one's list), then
+ * finishes the other indices (small means, k < 32 past the squeeze, three
+ * rejections) with the scalar code. The vector loops use only IEEE +, -, *,
+ * /, sqrt, floor, integer operations and comparisons (no FMA contraction
+ * under -std=c11; the Makefile builds this file with -fno-math-errno
+ * -fno-trapping-math so that sqrt and floor vectorize), and the scalar
+ * code evaluates the same expressions, so every kernel gives the bits of
+ * sensim_rng_poisson_exact. */
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "sensim/rng.h"
-
-#include <Random123/philox.h>
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
 #define POISSON_X86 1
