@@ -292,12 +292,14 @@ philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint
 INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out, int avx512)
 {
     uint64_t idx[GROUP];
-    double mu[GROUP], kk[GROUP];
+    double mu[GROUP];
+    uint32_t res[GROUP];
     uint16_t pos[GROUP];
     uint32_t w[4][GROUP];
     uint8_t st[GROUP], scalar[GROUP];
     enum { REJECT = 0, ACCEPT = 1, SCALAR = 2 };
     const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
+    (void)avx512;
     for (size_t i0 = 0; i0 < n; i0 += GROUP) {
         const size_t m = n - i0 < GROUP ? n - i0 : GROUP;
         size_t L = 0;
@@ -329,14 +331,16 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
                 const int sq = ptrs_squeeze(b, a, vr, x, w[0][l], w[1][l], w[2][l], w[3][l], &k, &us, &v);
                 const int pre = k >= 0 && !(us < 0.013 && v > us);
                 const int test = ptrs_exact_test(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v);
-                kk[l] = k;
-                st[l] = sq || (pre && k >= 32 && test) ? ACCEPT : pre && k < 32 ? SCALAR : REJECT;
+                const int acc = sq || (pre && k >= 32 && test);
+                res[l] = acc ? (uint32_t)(int32_t)k : 0;
+                st[l] = acc ? ACCEPT : pre && k < 32 ? SCALAR : REJECT;
             }
+            /* Without a branch on the (random) outcome: out is 0 until an
+             * index's draw is accepted, once. */
             size_t L2 = 0;
             for (size_t l = 0; l < L; l++) {
-                if (st[l] == ACCEPT)
-                    out[i0 + pos[l]] = (uint32_t)(int32_t)kk[l];
-                else if (st[l] == SCALAR) {
+                out[i0 + pos[l]] |= res[l];
+                if (st[l] == SCALAR) {
                     const uint32_t q[4] = {w[0][l], w[1][l], w[2][l], w[3][l]};
                     out[i0 + pos[l]] = ptrs_from(r, idx[l], mu[l], at, q);
                 }
