@@ -4,7 +4,8 @@
  * Two exact methods, both evaluated in double precision:
  *  - mean < 10: inversion by sequential search. One 52-bit uniform u from
  *    the first Poisson attempt's words 0 and 1; X is the least k with
- *    u <= F(k), F accumulated from P(0) = exp(-mean) by the recurrence
+ *    u <= F(k), F accumulated from P(0) = exp(-mean) (fdlibm's algorithm,
+ *    below) by the recurrence
  *    P(k) = P(k-1) mean / k. The search ends at the latest when the terms
  *    no longer change the sum (k < 100 for mean < 10); should u exceed that
  *    sum (the double rounding of F, probability below 1e-15) the search
@@ -173,6 +174,31 @@ INLINE int ptrs_exact_test(double mean, double log_mean, double inv_alpha, doubl
 
 INLINE double ptrs_inv_alpha(double b) { return 1.1239 + 1.1328 / (b - 3.4); }
 
+/* exp(x) for x in [-745, 0] by the algorithm of fdlibm's e_exp.c: x = k
+ * ln2 + r, |r| <= ln2 / 2, exp(r) from fdlibm's minimax rational form
+ * (error below 2^-59), scaled by 2^k; within 1 ulp. Written without
+ * branches and libm for the same reason as plog. (The inversion needs it
+ * on [-10, 0].) */
+INLINE double pexp(double x)
+{
+    const double P1 = 1.66666666666666019037e-01, P2 = -2.77777777770155933842e-03,
+                 P3 = 6.61375632143793436117e-05, P4 = -1.65339022054652515390e-06,
+                 P5 = 4.13813679705723846039e-08, ln2_hi = 6.93147180369123816490e-01,
+                 ln2_lo = 1.90821492927058770002e-10, inv_ln2 = 1.44269504088896338700e+00;
+    /* Nearest k for x <= 0 (the conversion truncates towards 0). */
+    const int32_t k = (int32_t)(inv_ln2 * x - 0.5);
+    const double dk = (double)k, hi = x - dk * ln2_hi, lo = dk * ln2_lo, r = hi - lo, t = r * r;
+    const double c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
+    const double y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
+    /* 2^k in two factors, so that k down to -1074 stays representable. */
+    const int32_t k1 = k / 2, k2 = k - k1;
+    const uint64_t b1 = (uint64_t)(int64_t)(k1 + 1023) << 52, b2 = (uint64_t)(int64_t)(k2 + 1023) << 52;
+    double s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    return y * s1 * s2;
+}
+
 static uint32_t to_u32(double k) { return k >= 4294967295.0 ? UINT32_MAX : (uint32_t)k; }
 
 /* PTRS from attempt number at (0-based), whose words are w0. */
@@ -205,7 +231,7 @@ static uint32_t ptrs_from(const sensim_rng *r, uint64_t index, double mean, uint
 /* Inversion by sequential search from attempt 0, whose words are w. */
 static uint32_t inversion(const sensim_rng *r, uint64_t index, double mean, const uint32_t w0[4])
 {
-    const double p0 = exp(-mean);
+    const double p0 = pexp(-mean);
     uint32_t w[4];
     memcpy(w, w0, sizeof w);
     for (uint32_t at = ATTEMPT_POISSON;;) {
@@ -213,7 +239,7 @@ static uint32_t inversion(const sensim_rng *r, uint64_t index, double mean, cons
         uint32_t k = 0;
         while (u > cdf) {
             k++;
-            p *= mean / k;
+            p *= mean * (1.0 / k);
             double next = cdf + p;
             if (next == cdf)
                 break;
@@ -281,6 +307,9 @@ philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint
 /* Number of attempts the fill runs in vector loops before handing the
  * rejected indices (about 0.14^VECTOR_ATTEMPTS of them) to the scalar code. */
 #define VECTOR_ATTEMPTS 3
+/* Steps of the vector inversion before the scalar code takes over (a
+ * mean below 10 passes 64 with probability below 1e-30). */
+#define INVERSION_STEPS 64
 
 /* The fill, per group of indices: those with a mean in [10, 1e9) go on a
  * list; for attempt 0, 1, 2 the list's Philox blocks and PTRS (squeeze,
@@ -297,21 +326,87 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
     uint16_t pos[GROUP];
     uint32_t w[4][GROUP];
     uint8_t st[GROUP], scalar[GROUP];
+    uint64_t iidx[GROUP];
+    double imu[GROUP], iu[GROUP], ip[GROUP], icdf[GROUP];
+    uint32_t ik[GROUP];
+    uint16_t ipos[GROUP];
+    uint8_t iact[GROUP], isat[GROUP];
     enum { REJECT = 0, ACCEPT = 1, SCALAR = 2 };
     const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
     (void)avx512;
     for (size_t i0 = 0; i0 < n; i0 += GROUP) {
         const size_t m = n - i0 < GROUP ? n - i0 : GROUP;
-        size_t L = 0;
+        size_t L = 0, NI = 0;
         for (size_t j = 0; j < m; j++) {
             const double x = mean[i0 + j];
-            const int list = x >= PTRS_FROM && x < VECTOR_BELOW;
+            const int list = x >= PTRS_FROM && x < VECTOR_BELOW, inv = x > 0.0 && x < PTRS_FROM;
             out[i0 + j] = 0;
-            scalar[j] = x > 0.0 && !list;
+            scalar[j] = x > 0.0 && !list && !inv;
             idx[L] = first + i0 + j;
             mu[L] = x;
             pos[L] = (uint16_t)j;
             L += (size_t)list;
+            iidx[NI] = first + i0 + j;
+            imu[NI] = x;
+            ipos[NI] = (uint16_t)j;
+            NI += (size_t)inv;
+        }
+        if (NI > 0) {
+            /* Inversion for the small means, all lanes in step: at step j
+             * every lane still searching has k = j - 1 before it (as in
+             * inversion()). Lanes whose sum stops growing below u, or that
+             * search past INVERSION_STEPS, go to the scalar code. */
+            const uint32_t c3 = r->sensor | ATTEMPT_POISSON << 24;
+#ifdef POISSON_X86
+            if (avx512)
+                philox_list_avx512(k0, k1, iidx, NI, stream, c3, w[0], w[1], w[2], w[3]);
+            else
+#endif
+#pragma omp simd
+                for (size_t l = 0; l < NI; l++)
+                    philox(k0, k1, iidx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+#pragma omp simd
+            for (size_t l = 0; l < NI; l++) {
+                iu[l] = u52(w[0][l], w[1][l]);
+                ip[l] = pexp(-imu[l]);
+                icdf[l] = ip[l];
+                ik[l] = 0;
+                iact[l] = iu[l] > icdf[l];
+                isat[l] = 0;
+            }
+            /* After each step the lanes still searching are packed to the
+             * front (the others stored), so a step costs what is left. */
+            size_t NA = NI;
+            for (uint32_t step = 1;; step++) {
+                size_t NA2 = 0;
+                for (size_t l = 0; l < NA; l++) {
+                    out[i0 + ipos[l]] = ik[l];
+                    if (isat[l] | (iact[l] & (step > INVERSION_STEPS)))
+                        out[i0 + ipos[l]] = sensim_rng_poisson_exact(r, iidx[l], imu[l]);
+                    iidx[NA2] = iidx[l];
+                    imu[NA2] = imu[l];
+                    iu[NA2] = iu[l];
+                    ip[NA2] = ip[l];
+                    icdf[NA2] = icdf[l];
+                    ik[NA2] = ik[l];
+                    ipos[NA2] = ipos[l];
+                    NA2 += iact[l] & (step <= INVERSION_STEPS);
+                }
+                NA = NA2;
+                if (!NA)
+                    break;
+                const double rs = 1.0 / (double)step;
+#pragma omp simd
+                for (size_t l = 0; l < NA; l++) {
+                    const double pn = ip[l] * (imu[l] * rs), next = icdf[l] + pn;
+                    const int sat = next == icdf[l];
+                    ip[l] = pn;
+                    ik[l] += 1;
+                    icdf[l] = sat ? icdf[l] : next;
+                    isat[l] = (uint8_t)sat;
+                    iact[l] = (uint8_t)(!sat && iu[l] > next);
+                }
+            }
         }
         for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
             const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
