@@ -414,7 +414,6 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
             float mu = v * S * g[k] + d[k];
             mus[k] = mu;
             low[k] = mu < thr;
-            mlow[k] = mu < thr ? mu : 0.0f;
             float e = mu + sqrtf(mu + rn2) * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         }
@@ -434,8 +433,12 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
         /* Many low pixels: their Philox blocks and PTRS squeezes in the
          * vector fill (0 where the normal stood: no draw); a few: one by
          * one. The same draws either way. */
-        if (8 * nlow >= m)
+        if (8 * nlow >= m) {
+#pragma omp simd
+            for (size_t k = 0; k < m; k++)
+                mlow[k] = low[k] ? mus[k] : 0.0f;
             sensim_rng_poisson_exact_fill(&c->shot, base + i1, m, mlow, ne);
+        }
         FOR_FLAGGED(low, m, k, {
             uint32_t q = 8 * nlow >= m ? ne[k] : sensim_rng_poisson_exact(&c->shot, base + i1 + k, mus[k]);
             float e = (float)q + rn * z[k];
