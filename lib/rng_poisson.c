@@ -30,9 +30,11 @@
  *
  * The bulk fill runs Philox, the squeeze and the exact test for a list of
  * indices at once in loops the compiler vectorizes, for the first three
- * attempts (the rejected indices of one make the next one's list), then
- * finishes the other indices (small means, k < 32 past the squeeze, three
- * rejections) with the scalar code. The vector loops use only IEEE +, -, *,
+ * attempts (the rejected indices of one make the next one's list), and
+ * the inversion for small means in lock step (the lanes still searching
+ * packed after each step); the scalar code finishes the rare rest (three
+ * rejections, an inversion sum that stops growing below u, means of 1e9
+ * and more). The vector loops use only IEEE +, -, *,
  * /, sqrt, floor, integer operations and comparisons (no FMA contraction
  * under -std=c11; the Makefile builds this file with -fno-math-errno
  * -fno-trapping-math so that sqrt and floor vectorize), and the scalar
@@ -115,16 +117,6 @@ INLINE int ptrs_squeeze(double b, double a, double vr, double mean, uint32_t w0,
     return *us >= 0.07 && *v <= vr;
 }
 
-/* log(k!) for k < 32 (to the nearest double). */
-static const double LOG_FACT[32] = {
-    0, 0, 0.69314718055994495, 1.7917594692280554, 3.1780538303479449, 4.7874917427820467,
-    6.5792512120101021, 8.5251613610654147, 10.604602902745249, 12.801827480081467, 15.104412573075514,
-    17.502307845873887, 19.987214495661885, 22.552163853123421, 25.191221182738683, 27.89927138384089,
-    30.671860106080672, 33.505073450136891, 36.395445208033053, 39.339884187199495, 42.335616460753485,
-    45.380138898476908, 48.47118135183522, 51.606675567764377, 54.784729398112319, 58.003605222980518,
-    61.261701761002008, 64.557538627006338, 67.889743137181526, 71.257038967168, 74.658236348830172,
-    78.092223553315307};
-
 /* Natural log of a positive normal double by the algorithm of fdlibm's
  * e_log.c (Sun Microsystems 1993, as in musl): x = 2^e (1 + f) with 1 + f
  * in [sqrt(1/2), sqrt(2)), s = f / (2 + f), log(1 + f) = f - f^2/2 +
@@ -151,25 +143,33 @@ INLINE double plog(double x)
     return dk * ln2_hi - ((hfsq - (s * (hfsq + (t1 + t2)) + dk * ln2_lo)) - f);
 }
 
-/* log(k!) = log Gamma(x), x = k + 1, for k >= 32 by Stirling's series
- * (x - 1/2) log x - x + log(2 pi)/2 + 1/(12x) - 1/(360x^3) + 1/(1260x^5) -
- * 1/(1680x^7); the first omitted term, 1/(1188x^9), is below 3e-17 of the
- * sum for x >= 33. */
-INLINE double log_fact_stirling(double k)
+/* log(k!) for k >= 0. Below 32, the log of the product 2 3 ... k (exact
+ * up to 22!, then at most nine roundings: error below 1.2e-15). From 32,
+ * Stirling's series for log Gamma(x), x = k + 1: (x - 1/2) log x - x +
+ * log(2 pi)/2 + 1/(12x) - 1/(360x^3) + 1/(1260x^5) - 1/(1680x^7); the
+ * first omitted term, 1/(1188x^9), is below 3e-17 of the sum for x >= 33.
+ * One log either way, no table and no branch, so that a vector loop runs
+ * it. */
+INLINE double log_fact(double k)
 {
+    double prod = 1.0;
+#pragma GCC unroll 32
+    for (int j = 2; j < 32; j++)
+        prod *= (double)j <= k ? (double)j : 1.0;
     const double x = k + 1.0, r = 1.0 / x, r2 = r * r;
+    const int small = k < 32;
+    const double l = plog(small ? prod : x);
     const double s = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680))));
-    return (x - 0.5) * plog(x) - x + 0.91893853320467274 + s;
+    return small ? l : (x - 0.5) * l - x + 0.91893853320467274 + s;
 }
 
-/* PTRS's exact test (Hormann 1993, step 3.2), from log(alpha) and log(mean):
- * log(v alpha / (a / us^2 + b)) <= -mean + k log(mean) - log(k!), for k >=
- * 32 (the caller takes smaller k from the table). */
+/* PTRS's exact test (Hormann 1993, step 3.2), from alpha and log(mean):
+ * log(v alpha us^2 / (a + b us^2)) <= -mean + k log(mean) - log(k!). */
 INLINE int ptrs_exact_test(double mean, double log_mean, double inv_alpha, double a, double b, double k, double us,
                            double v)
 {
     const double us2 = us * us;
-    return plog(v * inv_alpha * us2 / (a + b * us2)) <= -mean + k * log_mean - log_fact_stirling(k);
+    return plog(v * inv_alpha * us2 / (a + b * us2)) <= -mean + k * log_mean - log_fact(k);
 }
 
 INLINE double ptrs_inv_alpha(double b) { return 1.1239 + 1.1328 / (b - 3.4); }
@@ -214,10 +214,7 @@ static uint32_t ptrs_from(const sensim_rng *r, uint64_t index, double mean, uint
         if (ptrs_squeeze(b, a, vr, mean, w[0], w[1], w[2], w[3], &k, &us, &v))
             return to_u32(k);
         if (k >= 0 && !(us < 0.013 && v > us)) {
-            int ok = k >= 32 ? ptrs_exact_test(mean, log_mean, inv_alpha, a, b, k, us, v)
-                             : plog(v * inv_alpha * (us * us) / (a + b * (us * us))) <=
-                                   -mean + k * log_mean - LOG_FACT[(int)k];
-            if (ok)
+            if (ptrs_exact_test(mean, log_mean, inv_alpha, a, b, k, us, v))
                 return to_u32(k);
         }
         if (++at == ATTEMPT_END)
@@ -311,13 +308,13 @@ philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint
  * mean below 10 passes 64 with probability below 1e-30). */
 #define INVERSION_STEPS 64
 
-/* The fill, per group of indices: those with a mean in [10, 1e9) go on a
- * list; for attempt 0, 1, 2 the list's Philox blocks and PTRS (squeeze,
- * then the exact test for k >= 32) run in vectorizable loops over the
- * list, the accepted draws are stored and the rejected ones make the next
- * attempt's list. The scalar code takes the rest: small means (inversion),
- * k < 32 past the squeeze (the log k! table), lists left after the vector
- * attempts. Each index sees exactly the attempts the scalar code makes. */
+/* The fill, per group of indices: those with a mean in (0, 10) go on one
+ * list (the inversion), those in [10, 1e9) on another; for attempt 0, 1,
+ * 2 the second list's Philox blocks and PTRS (squeeze, then the exact
+ * test) run in vectorizable loops over the list, the accepted draws are
+ * stored and the rejected ones make the next attempt's list. The scalar
+ * code takes the rest. Each index sees exactly the attempts and the
+ * arithmetic of the scalar code. */
 INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float *mean, uint32_t *out, int avx512)
 {
     uint64_t idx[GROUP];
@@ -331,7 +328,7 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
     uint32_t ik[GROUP];
     uint16_t ipos[GROUP];
     uint8_t iact[GROUP], isat[GROUP];
-    enum { REJECT = 0, ACCEPT = 1, SCALAR = 2 };
+    enum { REJECT = 0, ACCEPT = 1 };
     const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
     (void)avx512;
     for (size_t i0 = 0; i0 < n; i0 += GROUP) {
@@ -426,19 +423,16 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
                 const int sq = ptrs_squeeze(b, a, vr, x, w[0][l], w[1][l], w[2][l], w[3][l], &k, &us, &v);
                 const int pre = k >= 0 && !(us < 0.013 && v > us);
                 const int test = ptrs_exact_test(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v);
-                const int acc = sq || (pre && k >= 32 && test);
+                /* Bitwise: with || and && GCC 12 leaves the loop scalar. */
+                const int acc = sq | (pre & test);
                 res[l] = acc ? (uint32_t)(int32_t)k : 0;
-                st[l] = acc ? ACCEPT : pre && k < 32 ? SCALAR : REJECT;
+                st[l] = acc ? ACCEPT : REJECT;
             }
             /* Without a branch on the (random) outcome: out is 0 until an
              * index's draw is accepted, once. */
             size_t L2 = 0;
             for (size_t l = 0; l < L; l++) {
                 out[i0 + pos[l]] |= res[l];
-                if (st[l] == SCALAR) {
-                    const uint32_t q[4] = {w[0][l], w[1][l], w[2][l], w[3][l]};
-                    out[i0 + pos[l]] = ptrs_from(r, idx[l], mu[l], at, q);
-                }
                 idx[L2] = idx[l];
                 mu[L2] = mu[l];
                 pos[L2] = pos[l];
