@@ -172,6 +172,17 @@ INLINE int ptrs_exact_test(double mean, double log_mean, double inv_alpha, doubl
     return plog(v * inv_alpha * us2 / (a + b * us2)) <= -mean + k * log_mean - log_fact(k);
 }
 
+/* The same test where k >= 32 is known: Stirling only, exactly the
+ * operations log_fact makes there. */
+INLINE int ptrs_exact_test_large_k(double mean, double log_mean, double inv_alpha, double a, double b, double k,
+                                   double us, double v)
+{
+    const double us2 = us * us, x = k + 1.0, r = 1.0 / x, r2 = r * r;
+    const double s = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680))));
+    const double lf = (x - 0.5) * plog(x) - x + 0.91893853320467274 + s;
+    return plog(v * inv_alpha * us2 / (a + b * us2)) <= -mean + k * log_mean - lf;
+}
+
 INLINE double ptrs_inv_alpha(double b) { return 1.1239 + 1.1328 / (b - 3.4); }
 
 /* exp(x) for x in [-745, 0] by the algorithm of fdlibm's e_exp.c: x = k
@@ -308,6 +319,71 @@ philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint
  * mean below 10 passes 64 with probability below 1e-30). */
 #define INVERSION_STEPS 64
 
+/* Means from here up make the second PTRS list (see fill_body). */
+#define LARGE_FROM 64.0
+
+/* PTRS for a list of L indices (idx, mu, position pos in out) in vector
+ * loops for the first VECTOR_ATTEMPTS attempts: Philox, squeeze, exact
+ * test; accepted draws stored, rejected ones packed for the next attempt,
+ * the rest scalar. small_k (a constant after inlining): the test with
+ * log k! for every k (the product below 32, which costs every lane
+ * thirty multiplications); otherwise Stirling only and the lanes with k
+ * < 32 past the squeeze go to the scalar code, which is right for the
+ * list of means from LARGE_FROM up, where such k are rare. */
+INLINE void ptrs_list(const sensim_rng *r, uint32_t *out, uint64_t *idx, double *mu, uint16_t *pos, size_t L,
+                      int small_k, int avx512, uint32_t w[4][GROUP], uint32_t *res, uint8_t *st)
+{
+    enum { REJECT = 0, ACCEPT = 1, SCALAR = 2 };
+    const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
+    (void)avx512;
+    for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
+        const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
+#ifdef POISSON_X86
+        if (avx512)
+            philox_list_avx512(k0, k1, idx, L, stream, c3, w[0], w[1], w[2], w[3]);
+        else
+#endif
+#pragma omp simd
+            for (size_t l = 0; l < L; l++)
+                philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+#pragma omp simd
+        for (size_t l = 0; l < L; l++) {
+            const double x = mu[l];
+            double b, a, vr, k, us, v;
+            ptrs_constants(x, &b, &a, &vr);
+            const int sq = ptrs_squeeze(b, a, vr, x, w[0][l], w[1][l], w[2][l], w[3][l], &k, &us, &v);
+            const int pre = k >= 0 && !(us < 0.013 && v > us);
+            const int big = k >= 32;
+            const int test = small_k ? ptrs_exact_test(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v)
+                                     : ptrs_exact_test_large_k(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v);
+            /* Bitwise: with || and && GCC 12 leaves the loop scalar. */
+            const int acc = sq | (pre & test & (small_k | big));
+            res[l] = acc ? (uint32_t)(int32_t)k : 0;
+            st[l] = acc ? ACCEPT : (pre & !small_k & !big) ? SCALAR : REJECT;
+        }
+        /* Without a branch on the (random) outcome: out is 0 until an
+         * index's draw is accepted, once. */
+        size_t L2 = 0;
+        for (size_t l = 0; l < L; l++) {
+            out[pos[l]] |= res[l];
+            if (!small_k && st[l] == SCALAR) {
+                const uint32_t q[4] = {w[0][l], w[1][l], w[2][l], w[3][l]};
+                out[pos[l]] = ptrs_from(r, idx[l], mu[l], at, q);
+            }
+            idx[L2] = idx[l];
+            mu[L2] = mu[l];
+            pos[L2] = pos[l];
+            L2 += st[l] == REJECT;
+        }
+        L = L2;
+    }
+    for (size_t l = 0; l < L; l++) {
+        uint32_t q[4];
+        attempt_words(r, idx[l], ATTEMPT_POISSON + VECTOR_ATTEMPTS, q);
+        out[pos[l]] = ptrs_from(r, idx[l], mu[l], VECTOR_ATTEMPTS, q);
+    }
+}
+
 /* The fill, per group of indices: those with a mean in (0, 10) go on one
  * list (the inversion), those in [10, 1e9) on another; for attempt 0, 1,
  * 2 the second list's Philox blocks and PTRS (squeeze, then the exact
@@ -323,26 +399,32 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
     uint16_t pos[GROUP];
     uint32_t w[4][GROUP];
     uint8_t st[GROUP], scalar[GROUP];
-    uint64_t iidx[GROUP];
+    uint64_t iidx[GROUP], lidx[GROUP];
+    double lmu[GROUP];
+    uint16_t lpos[GROUP];
     double imu[GROUP], iu[GROUP], ip[GROUP], icdf[GROUP];
     uint32_t ik[GROUP];
     uint16_t ipos[GROUP];
     uint8_t iact[GROUP], isat[GROUP];
-    enum { REJECT = 0, ACCEPT = 1 };
     const uint32_t k0 = r->key[0], k1 = r->key[1], stream = r->stream;
     (void)avx512;
     for (size_t i0 = 0; i0 < n; i0 += GROUP) {
         const size_t m = n - i0 < GROUP ? n - i0 : GROUP;
-        size_t L = 0, NI = 0;
+        size_t L = 0, NI = 0, NL = 0;
         for (size_t j = 0; j < m; j++) {
             const double x = mean[i0 + j];
-            const int list = x >= PTRS_FROM && x < VECTOR_BELOW, inv = x > 0.0 && x < PTRS_FROM;
+            const int list = x >= PTRS_FROM && x < LARGE_FROM, large = x >= LARGE_FROM && x < VECTOR_BELOW;
+            const int inv = x > 0.0 && x < PTRS_FROM;
             out[i0 + j] = 0;
-            scalar[j] = x > 0.0 && !list && !inv;
+            scalar[j] = x > 0.0 && !list && !large && !inv;
             idx[L] = first + i0 + j;
             mu[L] = x;
             pos[L] = (uint16_t)j;
             L += (size_t)list;
+            lidx[NL] = first + i0 + j;
+            lmu[NL] = x;
+            lpos[NL] = (uint16_t)j;
+            NL += (size_t)large;
             iidx[NI] = first + i0 + j;
             imu[NI] = x;
             ipos[NI] = (uint16_t)j;
@@ -405,46 +487,8 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
                 }
             }
         }
-        for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
-            const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
-#ifdef POISSON_X86
-            if (avx512)
-                philox_list_avx512(k0, k1, idx, L, stream, c3, w[0], w[1], w[2], w[3]);
-            else
-#endif
-#pragma omp simd
-                for (size_t l = 0; l < L; l++)
-                    philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
-#pragma omp simd
-            for (size_t l = 0; l < L; l++) {
-                const double x = mu[l];
-                double b, a, vr, k, us, v;
-                ptrs_constants(x, &b, &a, &vr);
-                const int sq = ptrs_squeeze(b, a, vr, x, w[0][l], w[1][l], w[2][l], w[3][l], &k, &us, &v);
-                const int pre = k >= 0 && !(us < 0.013 && v > us);
-                const int test = ptrs_exact_test(x, plog(x), ptrs_inv_alpha(b), a, b, k, us, v);
-                /* Bitwise: with || and && GCC 12 leaves the loop scalar. */
-                const int acc = sq | (pre & test);
-                res[l] = acc ? (uint32_t)(int32_t)k : 0;
-                st[l] = acc ? ACCEPT : REJECT;
-            }
-            /* Without a branch on the (random) outcome: out is 0 until an
-             * index's draw is accepted, once. */
-            size_t L2 = 0;
-            for (size_t l = 0; l < L; l++) {
-                out[i0 + pos[l]] |= res[l];
-                idx[L2] = idx[l];
-                mu[L2] = mu[l];
-                pos[L2] = pos[l];
-                L2 += st[l] == REJECT;
-            }
-            L = L2;
-        }
-        for (size_t l = 0; l < L; l++) {
-            uint32_t q[4];
-            attempt_words(r, idx[l], ATTEMPT_POISSON + VECTOR_ATTEMPTS, q);
-            out[i0 + pos[l]] = ptrs_from(r, idx[l], mu[l], VECTOR_ATTEMPTS, q);
-        }
+        ptrs_list(r, out + i0, idx, mu, pos, L, 1, avx512, w, res, st);
+        ptrs_list(r, out + i0, lidx, lmu, lpos, NL, 0, avx512, w, res, st);
         for (size_t j8 = 0; j8 < m; j8 += 8) {
             uint64_t f = 0;
             memcpy(&f, scalar + j8, m - j8 < 8 ? m - j8 : 8);

@@ -164,6 +164,22 @@ START_TEST(fill_equals_scalar)
             }
     }
     ck_assert_int_ge(kernels, 2);
+    /* Means near the fill's list boundary at 64 and near 10, where PTRS
+     * proposals with k < 32 take other paths: 20000 draws each way. */
+    enum { M = 20000 };
+    float *mm = malloc(M * sizeof *mm);
+    uint32_t *o = malloc(M * sizeof *o);
+    ck_assert(mm && o);
+    for (size_t i = 0; i < M; i++)
+        mm[i] = i % 2 ? 60.0f + (float)(i % 17) : 10.0f + (float)(i % 23) * 0.25f;
+    for (int impl = SENSIM_RNG_IMPL_SCALAR; impl <= SENSIM_RNG_IMPL_AVX512; impl++) {
+        if (sensim_rng_poisson_exact_fill_impl(&r, 77, M, mm, o, (sensim_rng_impl)impl) != SENSIM_OK)
+            continue;
+        for (size_t i = 0; i < M; i++)
+            ck_assert_msg(o[i] == sensim_rng_poisson_exact(&r, 77 + i, mm[i]), "kernel %d i %zu", impl, i);
+    }
+    free(mm);
+    free(o);
 }
 END_TEST
 
