@@ -367,6 +367,21 @@ static double gm_prof_sigma(const gm_eval *grid, size_t ng, const gm_eval *best,
     return fmax(m, gm_full(&grid[ng - 1], n, sigma));
 }
 
+/* The end of the sigma profile interval between a sigma inside it (profile
+ * >= cut) and one outside, by geometric bisection; the last inside point. */
+static double gm_sigma_bound(const gm_eval *grid, const gm_eval *best, size_t n, double cut, double inside,
+                             double outside)
+{
+    for (int k = 0; k < 50; k++) {
+        double mid = sqrt(inside * outside);
+        if (gm_prof_sigma(grid, GM_FINE, best, n, mid) >= cut)
+            inside = mid;
+        else
+            outside = mid;
+    }
+    return inside;
+}
+
 /* Profile over log tau on [u0, u1] at ng points; returns the best index. */
 static size_t gm_grid(const double *t, const double *x, size_t n, size_t stride, int uniform, double u0, double u1,
                       size_t ng, gm_eval *grid, double *L)
@@ -498,24 +513,8 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
         lo_b *= 0.7;
     for (int k = 0; k < 60 && gm_prof_sigma(grid, GM_FINE, &best, n, hi_b) >= cut; k++)
         hi_b *= 1.4;
-    double a0 = lo_b, a1 = sh;
-    for (int k = 0; k < 50; k++) {
-        double mid = sqrt(a0 * a1);
-        if (gm_prof_sigma(grid, GM_FINE, &best, n, mid) >= cut)
-            a1 = mid;
-        else
-            a0 = mid;
-    }
-    slo = a1;
-    a0 = sh, a1 = hi_b;
-    for (int k = 0; k < 50; k++) {
-        double mid = sqrt(a0 * a1);
-        if (gm_prof_sigma(grid, GM_FINE, &best, n, mid) >= cut)
-            a0 = mid;
-        else
-            a1 = mid;
-    }
-    shi = a0;
+    slo = gm_sigma_bound(grid, &best, n, cut, sh, lo_b);
+    shi = gm_sigma_bound(grid, &best, n, cut, sh, hi_b);
     free(grid);
     free(L);
     fit->sigma.value = sh;

@@ -182,24 +182,71 @@ static sensim_status plane_fit(const double *p, size_t n, double normal[3], doub
     return st;
 }
 
+/* Per return: the mean point over the scans where it is finite and their
+ * count (0 and NAN off the targets). */
+static void scan_means(const float *pts, size_t S, size_t M, const int32_t *target, double *mean, size_t *cnt)
+{
+    for (size_t i = 0; i < M; i++) {
+        double s[3] = {0, 0, 0};
+        cnt[i] = 0;
+        for (size_t k = 0; k < S && target[i] >= 0; k++) {
+            const float *q = pts + 4 * (k * M + i);
+            if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                continue;
+            for (int j = 0; j < 3; j++)
+                s[j] += q[j];
+            cnt[i]++;
+        }
+        for (int j = 0; j < 3; j++)
+            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
+    }
+}
+
+/* The plane of target t through the mean points of its returns seen in 3
+ * or more scans (tp: scratch of 3 M); *n gets their number and plane[4]
+ * the normal and offset, or NANs when n < 3. */
+static sensim_status target_plane(const double *mean, const size_t *cnt, const int32_t *target, size_t M, size_t t,
+                                  double *tp, size_t *n, double plane[4])
+{
+    size_t k = 0;
+    for (size_t i = 0; i < M; i++)
+        if (target[i] == (int32_t)t && cnt[i] >= 3) {
+            memcpy(tp + 3 * k, mean + 3 * i, 3 * sizeof *tp);
+            k++;
+        }
+    *n = k;
+    for (int j = 0; j < 4; j++)
+        plane[j] = NAN;
+    return k < 3 ? SENSIM_OK : plane_fit(tp, k, plane, &plane[3]);
+}
+
+/* The checks both target fits share; `what` names the fit in messages. */
+static sensim_status check_targets(const char *what, size_t S, size_t M, const int32_t *target, size_t T)
+{
+    if (S < 3)
+        return sensim_error(SENSIM_EDATA, "lidar %s fit: %zu scans: need at least 3 repeated scans", what, S);
+    if (M == 0)
+        return sensim_error(SENSIM_EDATA, "lidar %s fit: empty scans (0 returns)", what);
+    if (T == 0)
+        return sensim_error(SENSIM_EINVAL, "lidar %s fit: no targets (ntargets = 0)", what);
+    for (size_t i = 0; i < M; i++)
+        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
+            return sensim_error(SENSIM_EDATA, "lidar %s fit: return %zu: target %d is not in -1..%zu", what, i,
+                                (int)target[i], T - 1);
+    return SENSIM_OK;
+}
+
 sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
                                        double base, double slope, double *planes, sensim_lidar_angular_result *r)
 {
     if (!pts || !target || !r)
         return sensim_error(SENSIM_EINVAL, "lidar angular fit: NULL points, targets or result");
-    if (S < 3)
-        return sensim_error(SENSIM_EDATA, "lidar angular fit: %zu scans: need at least 3 repeated scans", S);
-    if (M == 0)
-        return sensim_error(SENSIM_EDATA, "lidar angular fit: empty scans (0 returns)");
-    if (T == 0)
-        return sensim_error(SENSIM_EINVAL, "lidar angular fit: no targets (ntargets = 0)");
+    sensim_status st0 = check_targets("angular", S, M, target, T);
+    if (st0)
+        return st0;
     if (!(base >= 0 && slope >= 0 && isfinite(base) && isfinite(slope)))
         return sensim_error(SENSIM_EINVAL, "lidar angular fit: range sigma base %g, slope %g: must be finite and >= 0",
                             base, slope);
-    for (size_t i = 0; i < M; i++)
-        if (target[i] < -1 || (target[i] >= 0 && (size_t)target[i] >= T))
-            return sensim_error(SENSIM_EDATA, "lidar angular fit: return %zu: target %d is not in -1..%zu", i,
-                                (int)target[i], T - 1);
     sensim_gsl_quiet();
     memset(r, 0, sizeof *r);
     /* Per return: the scan-mean point and the number of finite scans. */
@@ -212,39 +259,18 @@ sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, con
         st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
         goto done;
     }
-    for (size_t i = 0; i < M; i++) {
-        double s[3] = {0, 0, 0};
-        for (size_t k = 0; k < S; k++) {
-            const float *q = pts + 4 * (k * M + i);
-            if (target[i] < 0 || !(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
-                continue;
-            for (int j = 0; j < 3; j++)
-                s[j] += q[j];
-            cnt[i]++;
-        }
-        for (int j = 0; j < 3; j++)
-            mean[3 * i + j] = cnt[i] ? s[j] / (double)cnt[i] : NAN;
-    }
+    scan_means(pts, S, M, target, mean, cnt);
     size_t m = 0;
     for (size_t t = 0; t < T; t++) {
         size_t n = 0;
-        for (size_t i = 0; i < M; i++)
-            if (target[i] == (int32_t)t && cnt[i] >= 3) {
-                memcpy(tp + 3 * n, mean + 3 * i, 3 * sizeof *tp);
-                n++;
-            }
+        double pl[4];
+        if ((st = target_plane(mean, cnt, target, M, t, tp, &n, pl)) != SENSIM_OK)
+            goto done;
         if (planes)
-            for (int j = 0; j < 4; j++)
-                planes[4 * t + j] = NAN;
+            memcpy(planes + 4 * t, pl, sizeof pl);
         if (n < 3)
             continue;
-        double nv[3], d0 = 0;
-        if ((st = plane_fit(tp, n, nv, &d0)) != SENSIM_OK)
-            goto done;
-        if (planes) {
-            memcpy(planes + 4 * t, nv, 3 * sizeof *nv);
-            planes[4 * t + 3] = d0;
-        }
+        const double nv[3] = {pl[0], pl[1], pl[2]}, d0 = pl[3];
         r->targets_used++;
         for (size_t i = 0; i < M; i++) {
             if (target[i] != (int32_t)t || cnt[i] < 3)
@@ -343,6 +369,89 @@ done:
     free(y);
     free(dof);
     free(rp);
+    free(cnt);
+    return st;
+}
+
+sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
+                                      double *planes, double *flatness, double *flatness_sd, size_t *count,
+                                      float *reference)
+{
+    if (!pts || !target || !planes)
+        return sensim_error(SENSIM_EINVAL, "lidar plane fit: NULL points, targets or planes");
+    sensim_status st0 = check_targets("plane", S, M, target, T);
+    if (st0)
+        return st0;
+    sensim_gsl_quiet();
+    double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
+    size_t *cnt = calloc(M, sizeof *cnt);
+    sensim_status st = SENSIM_OK;
+    if (!mean || !tp || !cnt) {
+        st = sensim_error(SENSIM_ENOMEM, "lidar plane fit: out of memory");
+        goto done;
+    }
+    scan_means(pts, S, M, target, mean, cnt);
+    for (size_t i = 0; reference && i < M; i++)
+        reference[i] = NAN;
+    for (size_t t = 0; t < T; t++) {
+        size_t n = 0;
+        if ((st = target_plane(mean, cnt, target, M, t, tp, &n, planes + 4 * t)) != SENSIM_OK)
+            goto done;
+        if (flatness)
+            flatness[t] = NAN;
+        if (flatness_sd)
+            flatness_sd[t] = NAN;
+        if (count)
+            count[t] = n;
+        if (n < 3)
+            continue;
+        const double nv[3] = {planes[4 * t], planes[4 * t + 1], planes[4 * t + 2]}, d0 = planes[4 * t + 3];
+        /* Distance of each mean point from the plane against the scatter of
+         * its distance across scans (the variance of a mean of c values). */
+        double num = 0, den = 0, den2 = 0, rsum = 0;
+        for (size_t i = 0; i < M; i++) {
+            if (target[i] != (int32_t)t || cnt[i] < 3)
+                continue;
+            const double *p = mean + 3 * i;
+            rsum += sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+            double md = nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2] + d0, s2 = 0;
+            for (size_t k = 0; k < S; k++) {
+                const float *q = pts + 4 * (k * M + i);
+                if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                    continue;
+                double d = nv[0] * q[0] + nv[1] * q[1] + nv[2] * q[2] + d0 - md;
+                s2 += d * d;
+            }
+            double c = (double)cnt[i];
+            num += md * md;
+            den += s2 / (c - 1) / c;
+            den2 += (s2 / (c - 1) / c) * (s2 / (c - 1) / c);
+            if (reference) {
+                double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+                double un = (nv[0] * p[0] + nv[1] * p[1] + nv[2] * p[2]) / rr;
+                /* At grazing incidence the meeting point amplifies any tilt
+                 * of the fitted plane by 1 / cos(incidence): none past 75 deg. */
+                reference[i] = rr > 0 && un > 0.25 ? (float)(-d0 / un) : NAN;
+            }
+        }
+        if (n > 3 && den > 0 && flatness_sd) {
+            /* Each mean_d^2 is its variance times a chi^2_1: the ratio's sd
+             * is sqrt(2 sum v^2) / sum v, at least sqrt(2 / n). */
+            flatness_sd[t] = sqrt(2 * den2) / den * (double)n / (double)(n - 3);
+        }
+        if (flatness && n > 3) {
+            double f = (double)n / (double)(n - 3);
+            if (den > 0)
+                flatness[t] = num / den * f;
+            else
+                /* No scatter: flat when off by no more than float
+                 * rounding (6e-8 relative) of the points. */
+                flatness[t] = sqrt(num / (double)n) > 1e-6 + 1e-6 * rsum / (double)n ? INFINITY : 1.0;
+        }
+    }
+done:
+    free(mean);
+    free(tp);
     free(cnt);
     return st;
 }

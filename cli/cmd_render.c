@@ -23,6 +23,7 @@ const char cmd_render_usage[] =
     "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
     "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
     "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
+    "                     [--gt-window ROWS]\n"
     "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
     "\n"
     "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
@@ -31,11 +32,14 @@ const char cmd_render_usage[] =
     "its own time, so motion distorts scans and blurs frames as in a real\n"
     "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
     "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, scan_offset, and t, t_sample and t_sensor per\n"
-    "scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
+    "return_index, time_offset, object, scan_offset, and t, t_sample and\n"
+    "t_sensor per scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
     "t is the delivery time (the end of the scan or exposure plus the lag),\n"
     "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
-    "clock's stamp of it.\n"
+    "clock's stamp of it. A lidar's object (u32 per point) is the scene object\n"
+    "the return hit: its place in the scene's objects: list counted from 0 (an\n"
+    "entry with repeat: {count: n} takes n numbers), 4294967295 for a return\n"
+    "from the air.\n"
     "Without --rig the data are noise-free and the lag is zero.\n"
     "\n"
     "  -t, --trajectory GT.h5  ground-truth log (required)\n"
@@ -54,6 +58,9 @@ const char cmd_render_usage[] =
     "                          intensity (0..the scan's largest)\n"
     "      --float             camera images as linear f32 instead of sRGB u8\n"
     "  -j, --threads N         OpenMP threads (default: all; output is identical)\n"
+    "      --gt-window ROWS    ground-truth rows held in memory at a time (default\n"
+    "                          65536, at least 2; grows to one frame's rows if a\n"
+    "                          frame needs more); the output does not depend on it\n"
     "      --rig RIG.yaml      noise and timing from the sensor of the same NAME\n"
     "                          in the rig file of sensim inject (type lidar or\n"
     "                          camera; its noise:, dropout: and timing: keys,\n"
@@ -121,6 +128,105 @@ static double frame_stamp(const frame_clock *fc, double t)
     return fc->rig ? sensim_sensor_clock(&fc->local, t) : t;
 }
 
+/* The ground truth as a window of rows (DESIGN.md: stream, don't slurp):
+ * a pose track over rows [r0, r0 + n) of /ground_truth, rebuilt when a
+ * frame's poses leave it, so memory does not grow with the log's length.
+ * The track interpolates between the two rows bracketing a time and clamps
+ * at its ends; a window holding a row strictly before a frame's first query
+ * (or the log's first row) and one strictly after its last (or the log's
+ * last) brackets every query by the same two rows as the whole log would,
+ * so the poses are bit-identical. sensim_gt_check has validated every row
+ * (increasing t, finite values, unit quaternions) before the first window. */
+typedef struct gt_window {
+    const sensim_log *log;
+    const sensim_pose *mount;
+    size_t rows, cap; /* rows in the log; rows a window holds (at least one frame's) */
+    size_t r0, n;     /* the window */
+    double *t, *p, *q;
+    sensim_pose_track *track;
+} gt_window;
+
+static void gt_window_free(gt_window *w)
+{
+    sensim_pose_track_destroy(w->track);
+    free(w->t);
+    free(w->p);
+    free(w->q);
+    memset(w, 0, sizeof *w);
+}
+
+/* The first row whose t exceeds x (strict: t > x) or reaches it (t >= x),
+ * or rows when none does: a binary search reading single values of t. */
+static sensim_status gt_search(const gt_window *w, double x, int strict, size_t *out)
+{
+    size_t lo = 0, hi = w->rows;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double v;
+        sensim_status st = sensim_log_read_f64(w->log, "/ground_truth/t", mid, 1, &v);
+        if (st)
+            return st;
+        if (strict ? v <= x : v < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *out = lo;
+    return SENSIM_OK;
+}
+
+/* Makes the window's track answer every time in [tmin, tmax] as the whole
+ * log's track would; loads a new window (starting one row before tmin) only
+ * when the current one does not. */
+static sensim_status gt_window_cover(gt_window *w, double tmin, double tmax)
+{
+    if (w->track && (w->r0 == 0 || w->t[0] < tmin) && (w->r0 + w->n == w->rows || w->t[w->n - 1] > tmax))
+        return SENSIM_OK;
+    size_t a, b;
+    sensim_status st;
+    if ((st = gt_search(w, tmin, 0, &a)) || (st = gt_search(w, tmax, 1, &b)))
+        return st;
+    a = a > 0 ? a - 1 : 0;          /* the last row before tmin */
+    b = b < w->rows ? b : w->rows - 1; /* the first row after tmax */
+    if (b < a + w->cap - 1)
+        b = a + w->cap - 1 < w->rows - 1 ? a + w->cap - 1 : w->rows - 1;
+    size_t n = b - a + 1;
+    sensim_pose_track_destroy(w->track);
+    w->track = NULL;
+    if (n > w->cap || !w->t) {
+        /* A frame longer than the window: hold that frame's rows. */
+        size_t cap = n > w->cap ? n : w->cap;
+        double *t = realloc(w->t, cap * sizeof *t), *p, *q;
+        if (t)
+            w->t = t;
+        p = t ? realloc(w->p, 3 * cap * sizeof *p) : NULL;
+        if (p)
+            w->p = p;
+        q = p ? realloc(w->q, 4 * cap * sizeof *q) : NULL;
+        if (!q)
+            return sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu ground-truth rows",
+                                sensim_log_path(w->log), cap);
+        w->q = q;
+        w->cap = cap;
+    }
+    if ((st = sensim_log_read_f64(w->log, "/ground_truth/t", a, n, w->t)) ||
+        (st = sensim_log_read_f64(w->log, "/ground_truth/position", a, n, w->p)) ||
+        (st = sensim_log_read_f64(w->log, "/ground_truth/orientation", a, n, w->q)))
+        return st;
+    if (!(w->track = sensim_pose_track_create(w->t, w->p, w->q, n, w->mount))) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", sensim_last_error());
+        return sensim_error(SENSIM_EDATA, "%s: /ground_truth rows %zu..%zu: %s", sensim_log_path(w->log), a, b, why);
+    }
+    w->r0 = a;
+    w->n = n;
+    return SENSIM_OK;
+}
+
+/* Slack around a frame's query span so that rounding in the renderers'
+ * time arithmetic never leaves the window (a wider window changes nothing). */
+static double qpad(double t) { return 1e-9 * (1 + fabs(t)); }
+
 static int ensure_dir(const char *dir)
 {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -130,7 +236,7 @@ static int ensure_dir(const char *dir)
 
 typedef struct {
     sensim_log *log;
-    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *t, *t_sample, *t_sensor, *image;
+    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *obj, *t, *t_sample, *t_sensor, *image;
     uint64_t npoints;
 } outsets;
 
@@ -143,6 +249,7 @@ static void outsets_close(outsets *o)
     sensim_log_dset_close(o->ch);
     sensim_log_dset_close(o->ret);
     sensim_log_dset_close(o->toff);
+    sensim_log_dset_close(o->obj);
     sensim_log_dset_close(o->t);
     sensim_log_dset_close(o->t_sample);
     sensim_log_dset_close(o->t_sensor);
@@ -167,6 +274,7 @@ int cmd_render(int argc, char **argv)
                                          {"bev-size", required_argument, NULL, 'Z'},
                                          {"bev-color", required_argument, NULL, 'C'},
                                          {"threads", required_argument, NULL, 'j'},
+                                         {"gt-window", required_argument, NULL, 'W'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *gt_path = NULL, *name = NULL, *out_path = NULL, *ply_dir = NULL, *png_dir = NULL;
@@ -178,6 +286,7 @@ int cmd_render(int argc, char **argv)
     int have_seed = 0;
     double bev_extent = 40;
     unsigned long long bev_size = 512;
+    unsigned long long gt_window_rows = 65536;
     sensim_bev_color bev_by = SENSIM_BEV_HEIGHT;
     optind = 1;
     while ((c = getopt_long(argc, argv, "t:s:o:n:j:h", opts, NULL)) != -1) {
@@ -210,6 +319,10 @@ int cmd_render(int argc, char **argv)
                 bev_by = SENSIM_BEV_INTENSITY;
             else
                 return cli_usage_error("render", "--bev-color: height or intensity, got '%s'", optarg);
+            break;
+        case 'W':
+            if (cli_parse_u64(optarg, &gt_window_rows) || gt_window_rows < 2 || gt_window_rows > ((size_t)1 << 40))
+                return cli_usage_error("render", "--gt-window: need at least 2 rows, got '%s'", optarg);
             break;
         case 'S':
             if (cli_parse_double(optarg, &t_start))
@@ -245,9 +358,8 @@ int cmd_render(int argc, char **argv)
     sensim_render_sensor rs;
     sensim_scene *scene = NULL;
     sensim_log *gt = NULL;
-    sensim_gt_block blk;
-    memset(&blk, 0, sizeof blk);
-    sensim_pose_track *track = NULL;
+    gt_window win;
+    memset(&win, 0, sizeof win);
     sensim_render_lidar *lidar = NULL;
     sensim_render_lidar_points *pts = NULL;
     sensim_render_camera *cam = NULL;
@@ -266,16 +378,19 @@ int cmd_render(int argc, char **argv)
 
     if (sensim_render_sensor_load(scene_path, name, &rs) || !(scene = sensim_scene_load(scene_path)))
         goto lib_fail;
-    /* Ground truth: poses are needed at arbitrary times, so the whole track
-     * is read (7 doubles per sample). */
+    /* Ground truth: checked whole (streamed), then read a window of rows at
+     * a time (gt_window). */
     size_t n;
-    double origin[3];
-    if (!(gt = sensim_log_open(gt_path)) || sensim_gt_check(gt, &n, origin) || sensim_gt_block_init(&blk, n) ||
-        sensim_gt_read(gt, 0, n, &blk))
+    double origin[3], t_first, t_last;
+    if (!(gt = sensim_log_open(gt_path)) || sensim_gt_check(gt, &n, origin) ||
+        sensim_log_read_f64(gt, "/ground_truth/t", 0, 1, &t_first) ||
+        sensim_log_read_f64(gt, "/ground_truth/t", n - 1, 1, &t_last))
         goto lib_fail;
-    if (!(track = sensim_pose_track_create(blk.t, blk.position, blk.orientation, n, &rs.mount)))
-        goto lib_fail;
-    double t0 = isnan(t_start) ? blk.t[0] : t_start, t1 = isnan(t_end) ? blk.t[n - 1] : t_end;
+    win.log = gt;
+    win.mount = &rs.mount;
+    win.rows = n;
+    win.cap = gt_window_rows < n ? (size_t)gt_window_rows : n; /* no more than the log */
+    double t0 = isnan(t_start) ? t_first : t_start, t1 = isnan(t_end) ? t_last : t_end;
     fc.t0 = t0;
     fc.period = 1.0 / rs.rate_hz;
     fc.span = rs.type == SENSIM_SENSOR_LIDAR ? fc.period : rs.camera.exposure;
@@ -364,10 +479,18 @@ int cmd_render(int argc, char **argv)
             goto lib_fail;
     }
     int tty = isatty(2);
+    double qspan = 0; /* poses are queried over [ts, ts + qspan] for a frame starting at ts */
     if (rs.type == SENSIM_SENSOR_LIDAR) {
         size_t four = 4;
         if (!(lidar = sensim_render_lidar_create(&rs.lidar)) || !(pts = sensim_render_lidar_points_create(lidar)))
             goto lib_fail;
+        /* A scan's beams fire from its start to the last column's latest
+         * channel (render/lidar.c casts each from the pose at that time). */
+        for (int k = 0; k < rs.lidar.channels; k++) {
+            double f = sensim_render_lidar_fire_time(lidar, rs.lidar.columns - 1, k);
+            if (f > qspan)
+                qspan = f;
+        }
         if (rig) {
             if (!(lnoise = sensim_lidar_create(sensim_lidar_sensor_params(fc.rig), fc.seed, fc.rig->id)))
                 goto lib_fail;
@@ -384,6 +507,7 @@ int cmd_render(int argc, char **argv)
         DS(ch, "channel", SENSIM_U16, 0, NULL, "");
         DS(ret, "return_index", SENSIM_U8, 0, NULL, "");
         DS(toff, "time_offset", SENSIM_F32, 0, NULL, "s");
+        DS(obj, "object", SENSIM_U32, 0, NULL, "");
         scan_offset = calloc(nframes + 1, sizeof *scan_offset);
         if (!scan_offset) {
             cli_fail("render", "out of memory");
@@ -391,7 +515,8 @@ int cmd_render(int argc, char **argv)
         }
         for (uint64_t k = 0; k < nframes; k++) {
             double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
-            if (sensim_render_lidar_scan(lidar, scene, sensim_pose_track_eval, track, ts, k, pts))
+            if (gt_window_cover(&win, ts - qpad(ts), ts + qspan + qpad(ts)) ||
+                sensim_render_lidar_scan(lidar, scene, sensim_pose_track_eval, win.track, ts, k, pts))
                 goto lib_fail;
             if (lnoise) {
                 size_t clean = pts->count;
@@ -405,7 +530,8 @@ int cmd_render(int argc, char **argv)
                 sensim_log_dset_append(o.el, pts->elevation, pts->count) ||
                 sensim_log_dset_append(o.ch, pts->channel, pts->count) ||
                 sensim_log_dset_append(o.ret, pts->return_index, pts->count) ||
-                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
+                sensim_log_dset_append(o.toff, pts->time_offset, pts->count) ||
+                sensim_log_dset_append(o.obj, pts->object, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
                 sensim_log_dset_append(o.t_sample, &ts, 1) || sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             scan_offset[k + 1] = scan_offset[k] + pts->count;
@@ -437,6 +563,8 @@ int cmd_render(int argc, char **argv)
         size_t tail[3] = {(size_t)H, (size_t)W, 3};
         if (!(cam = sensim_render_camera_create(&rs.camera)))
             goto lib_fail;
+        /* Samples are cast at random times in the exposure (motion blur). */
+        qspan = rs.camera.exposure;
         if (rig) {
             /* Noise on the linear intensity, before the sRGB encoding, as
              * a sensor adds it (EMVA 1288 is linear in photons). */
@@ -456,7 +584,8 @@ int cmd_render(int argc, char **argv)
         DS(image, "image", as_float ? SENSIM_F32 : SENSIM_U8, 3, tail, as_float ? "1" : "sRGB");
         for (uint64_t k = 0; k < nframes; k++) {
             double ts = frame_start(&fc, k), td = frame_delivery(&fc, k, ts), tc = frame_stamp(&fc, ts);
-            if (sensim_render_camera_render(cam, scene, sensim_pose_track_eval, track, ts, k, img) ||
+            if (gt_window_cover(&win, ts - qpad(ts), ts + qspan + qpad(ts)) ||
+                sensim_render_camera_render(cam, scene, sensim_pose_track_eval, win.track, ts, k, img) ||
                 (cnoise && sensim_camera_apply(cnoise, k, SENSIM_PIXEL_F32, img, img)))
                 goto lib_fail;
             sensim_image_to_u8(img, (size_t)W * H * 3, img8);
@@ -509,8 +638,7 @@ done:
     sensim_render_camera_destroy(cam);
     sensim_render_lidar_points_destroy(pts);
     sensim_render_lidar_destroy(lidar);
-    sensim_pose_track_destroy(track);
-    sensim_gt_block_free(&blk);
+    gt_window_free(&win);
     sensim_log_close(gt);
     sensim_scene_destroy(scene);
     return rc;

@@ -38,11 +38,21 @@ const char cmd_vepd_usage[] =
     "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
     "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
     "  --json             print one JSON object (see sensim-vepd(1))\n"
-    "  --bootstrap N      add a percentile bootstrap interval of VEPD (N >= 10)\n"
-    "  --seed S           seed of the bootstrap draws (default 1)\n"
+    "  --permutations N   add the p-value of a permutation test of \"the real and\n"
+    "                     simulated tests come from one distribution\": N\n"
+    "                     relabelings, each swapping the real and simulated test\n"
+    "                     of a name at random (default 0: none; 999 take ms)\n"
+    "  --bootstrap N      add a bootstrap percentile interval of VEPD (N >= 10)\n"
+    "  --seed S           seed of the permutations and bootstrap (default 1)\n"
     "  --level L          confidence level of the interval (default 0.95)\n"
     "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
     "  -h, --help         this text\n"
+    "\n"
+    "VEPD is a distance between two finite samples, so it is above 0 even for\n"
+    "two draws of one model, and a bootstrap interval of a VEPD near 0 lies\n"
+    "above it. Whether the sets can be told apart at all is what p answers: a\n"
+    "small p (say < 0.05) means they can; a large p means VEPD is no larger\n"
+    "than relabeling the tests gives.\n"
     "\n"
     "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
     "column), 2 usage error.\n";
@@ -68,6 +78,7 @@ typedef struct {
 typedef struct {
     int json;
     size_t n_boot;
+    size_t n_perm;
     unsigned long long seed;
     double level;
     const char *plot;
@@ -206,31 +217,57 @@ typedef struct {
     sensim_vepd_result r;
     sensim_vepd_ci ci;
     int have_ci;
+    sensim_vepd_perm perm;
+    int have_p;
 } score_row;
+
+static size_t test_index(const test_set *real, const char *name)
+{
+    return (size_t)(find_test(real, name) - real->t);
+}
 
 static int score_subset(const test_set *real, const test_set *sim, const char *scenario, const options *o,
                         score_row *row)
 {
     sensim_vepd_test *a = malloc((real->n + sim->n) * sizeof *a), *b = a + real->n;
-    if (!a)
+    /* Stratum of each test for the permutations: the index of the real test
+     * of its name (check_match made the names of the two sets equal). The
+     * simulated test of a name replicates the real one (same maneuver), so
+     * only the two are exchangeable under "one distribution": relabeling
+     * across a scenario would mix maneuvers that the sets hold once each. */
+    size_t *la = malloc((real->n + sim->n) * sizeof *la), *lb = la ? la + real->n : NULL;
+    if (!a || !la) {
+        free(a);
+        free(la);
         return cli_fail("vepd", "out of memory");
+    }
     size_t na = 0, nb = 0;
     for (size_t i = 0; i < real->n; i++)
-        if (!scenario || !strcmp(real->t[i].scenario, scenario))
+        if (!scenario || !strcmp(real->t[i].scenario, scenario)) {
+            la[na] = test_index(real, real->t[i].name);
             a[na++] = real->t[i].s;
+        }
     for (size_t i = 0; i < sim->n; i++)
-        if (!scenario || !strcmp(sim->t[i].scenario, scenario))
+        if (!scenario || !strcmp(sim->t[i].scenario, scenario)) {
+            lb[nb] = test_index(real, sim->t[i].name);
             b[nb++] = sim->t[i].s;
+        }
     row->name = scenario;
     row->nr = na;
     row->ns = nb;
     row->have_ci = 0;
+    row->have_p = 0;
     sensim_status st = sensim_vepd_compare(a, na, b, nb, &row->r);
     if (!st && o->n_boot) {
         st = sensim_vepd_bootstrap(a, na, b, nb, o->n_boot, o->seed, o->level, &row->ci);
         row->have_ci = !st;
     }
+    if (!st && o->n_perm) {
+        st = sensim_vepd_permutation(a, na, la, b, nb, lb, o->n_perm, o->seed, &row->perm);
+        row->have_p = !st;
+    }
     free(a);
+    free(la);
     return st ? cli_fail_lib("vepd") : CLI_OK;
 }
 
@@ -252,6 +289,8 @@ static void json_row(const score_row *r, int indent)
 {
     printf("\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"n_real\": %zu, \"n_sim\": %zu", r->r.w1, r->r.w2,
            r->r.vepd, r->nr, r->ns);
+    if (r->have_p)
+        printf(", \"p\": %.17g, \"n_perm\": %zu", r->perm.p, r->perm.n_perm);
     if (r->have_ci)
         printf(",\n%*s\"ci\": {\"level\": %.17g, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": %llu}", indent,
                "", r->ci.level, r->ci.lo, r->ci.hi, r->ci.n_boot, (unsigned long long)r->ci.seed);
@@ -261,6 +300,8 @@ static void text_row(const score_row *r)
 {
     printf("%-12s %6zu %6zu  %12.6g %12.6g %12.6g", r->name ? r->name : "combined", r->nr, r->ns, r->r.w1, r->r.w2,
            r->r.vepd);
+    if (r->have_p)
+        printf(" %8.4g", r->perm.p);
     if (r->have_ci)
         printf("  [%.6g, %.6g]", r->ci.lo, r->ci.hi);
     putchar('\n');
@@ -357,14 +398,18 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         } else {
             printf("model %s: %zu real tests (%s), %zu simulated (%s)\n", model, real->n, real->dir, sim->n,
                    sim->dir);
-            printf("%-12s %6s %6s  %12s %12s %12s%s\n", "scenario", "n_real", "n_sim", "W1", "W2", "VEPD",
-                   o->n_boot ? "  CI" : "");
+            printf("%-12s %6s %6s  %12s %12s %12s%s%s\n", "scenario", "n_real", "n_sim", "W1", "W2", "VEPD",
+                   o->n_perm ? "        p" : "", o->n_boot ? "  bootstrap percentile interval" : "");
             for (size_t k = 0; k <= ns; k++)
                 text_row(&rows[k]);
             printf("mean of the scenario VEPDs: %.6g\n", mean);
+            if (o->n_perm)
+                printf("(p: paired permutation test of one distribution, %zu relabelings, seed %llu)\n", o->n_perm,
+                       o->seed);
             if (o->n_boot)
-                printf("(%g%% percentile bootstrap intervals of VEPD, %zu replicates, seed %llu)\n", 100 * o->level,
-                       o->n_boot, o->seed);
+                printf("(%g%% bootstrap percentile intervals of VEPD, %zu replicates, seed %llu; the interval of a\n"
+                       " VEPD near 0 lies above it, see p)\n",
+                       100 * o->level, o->n_boot, o->seed);
         }
     }
     free(scen);
@@ -474,7 +519,8 @@ int cmd_vepd(int argc, char **argv)
         {"csv-layout", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
         {"bootstrap", required_argument, NULL, 'b'},  {"seed", required_argument, NULL, 'S'},
         {"level", required_argument, NULL, 'l'},      {"plot", required_argument, NULL, 'p'},
-        {"estimate", required_argument, NULL, 'e'},   {"help", no_argument, NULL, 'h'},
+        {"estimate", required_argument, NULL, 'e'},   {"permutations", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     options o = {.seed = 1, .level = 0.95};
@@ -495,6 +541,11 @@ int cmd_vepd(int argc, char **argv)
             if (cli_parse_u64(optarg, &u) || u < 10 || u > 100000000ULL)
                 return cli_usage_error("vepd", "--bootstrap: '%s' is not a count from 10 to 1e8", optarg);
             o.n_boot = (size_t)u;
+            break;
+        case 'P':
+            if (cli_parse_u64(optarg, &u) || u > 100000000ULL)
+                return cli_usage_error("vepd", "--permutations: '%s' is not a count from 0 to 1e8", optarg);
+            o.n_perm = (size_t)u;
             break;
         case 'S':
             if (cli_parse_u64(optarg, &o.seed))

@@ -50,6 +50,7 @@ size_t sensim_dtype_size(sensim_dtype t)
     case SENSIM_U16: return 2;
     case SENSIM_U64: return 8;
     case SENSIM_I8: return 1;
+    case SENSIM_U32: return 4;
     }
     return 0;
 }
@@ -63,6 +64,7 @@ static hid_t native_type(sensim_dtype t)
     case SENSIM_U16: return H5T_NATIVE_UINT16;
     case SENSIM_U64: return H5T_NATIVE_UINT64;
     case SENSIM_I8: return H5T_NATIVE_INT8;
+    case SENSIM_U32: return H5T_NATIVE_UINT32;
     }
     return H5T_NATIVE_DOUBLE;
 }
@@ -77,6 +79,7 @@ static hid_t file_type(sensim_dtype t)
     case SENSIM_U16: return H5T_STD_U16LE;
     case SENSIM_U64: return H5T_STD_U64LE;
     case SENSIM_I8: return H5T_STD_I8LE;
+    case SENSIM_U32: return H5T_STD_U32LE;
     }
     return H5T_IEEE_F64LE;
 }
@@ -206,6 +209,8 @@ sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_d
             *type = sgn ? SENSIM_I8 : SENSIM_U8;
         else if (sz == 2 && !sgn)
             *type = SENSIM_U16;
+        else if (sz == 4 && !sgn)
+            *type = SENSIM_U32;
         else if (sz == 8 && !sgn)
             *type = SENSIM_U64;
         else

@@ -189,22 +189,26 @@ GENERIC_KERNELS(base, )
 /* AVX2: Philox4x32-10 on two sets of 8 blocks (two independent chains),
  * transposed to index order, then the ziggurat's rectangle test as
  * m < zig_k[i] with gathers. */
-__attribute__((target("avx2"))) static inline void philox8x2_round(__m256i x[2][4], __m256i k0, __m256i k1)
+/* One Philox4x32 round on 8 blocks (one 32-bit word per lane and register). */
+__attribute__((target("avx2"))) static inline void philox8_round(__m256i v[4], __m256i k0, __m256i k1)
 {
     const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
-    for (int h = 0; h < 2; h++) {
-        __m256i *v = x[h];
-        __m256i e0 = _mm256_mul_epu32(v[0], m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(v[0], 32), m0);
-        __m256i e1 = _mm256_mul_epu32(v[2], m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(v[2], 32), m1);
-        __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-        __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
-        __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-        __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
-        v[0] = _mm256_xor_si256(_mm256_xor_si256(h1, v[1]), k0);
-        v[2] = _mm256_xor_si256(_mm256_xor_si256(h0, v[3]), k1);
-        v[1] = l1;
-        v[3] = l0;
-    }
+    __m256i e0 = _mm256_mul_epu32(v[0], m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(v[0], 32), m0);
+    __m256i e1 = _mm256_mul_epu32(v[2], m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(v[2], 32), m1);
+    __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
+    __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
+    __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
+    __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
+    v[0] = _mm256_xor_si256(_mm256_xor_si256(h1, v[1]), k0);
+    v[2] = _mm256_xor_si256(_mm256_xor_si256(h0, v[3]), k1);
+    v[1] = l1;
+    v[3] = l0;
+}
+
+__attribute__((target("avx2"))) static inline void philox8x2_round(__m256i x[2][4], __m256i k0, __m256i k1)
+{
+    for (int h = 0; h < 2; h++)
+        philox8_round(x[h], k0, k1);
 }
 
 /* Normals for 4 lanes: m (mantissa), i (layer), w (the words, for the sign). */
@@ -321,7 +325,6 @@ __attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[
         k[h][0] = _mm256_loadu_si256((const __m256i *)(in[4] + 8 * h));
         k[h][1] = _mm256_loadu_si256((const __m256i *)(in[5] + 8 * h));
     }
-    const __m256i m0 = _mm256_set1_epi64x(0xD2511F53u), m1 = _mm256_set1_epi64x(0xCD9E8D57u);
     const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
 #pragma GCC unroll 10
     for (int round = 0; round < 10; round++) {
@@ -331,17 +334,7 @@ __attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[
                 k[h][0] = _mm256_add_epi32(k[h][0], w0);
                 k[h][1] = _mm256_add_epi32(k[h][1], w1);
             }
-            __m256i *v = x[h];
-            __m256i e0 = _mm256_mul_epu32(v[0], m0), o0 = _mm256_mul_epu32(_mm256_srli_epi64(v[0], 32), m0);
-            __m256i e1 = _mm256_mul_epu32(v[2], m1), o1 = _mm256_mul_epu32(_mm256_srli_epi64(v[2], 32), m1);
-            __m256i h0 = _mm256_blend_epi32(_mm256_srli_epi64(e0, 32), o0, 0xAA);
-            __m256i l0 = _mm256_blend_epi32(e0, _mm256_slli_epi64(o0, 32), 0xAA);
-            __m256i h1 = _mm256_blend_epi32(_mm256_srli_epi64(e1, 32), o1, 0xAA);
-            __m256i l1 = _mm256_blend_epi32(e1, _mm256_slli_epi64(o1, 32), 0xAA);
-            v[0] = _mm256_xor_si256(_mm256_xor_si256(h1, v[1]), k[h][0]);
-            v[2] = _mm256_xor_si256(_mm256_xor_si256(h0, v[3]), k[h][1]);
-            v[1] = l1;
-            v[3] = l0;
+            philox8_round(x[h], k[h][0], k[h][1]);
         }
     }
     for (int h = 0; h < 2; h++)

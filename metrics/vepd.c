@@ -313,3 +313,112 @@ sensim_status sensim_vepd_bootstrap(const sensim_vepd_test *real, size_t nr, con
     free(idx);
     return st;
 }
+
+/* A pooled test's stratum label and position (real tests first). */
+typedef struct {
+    size_t label, pos;
+} strat_pos;
+
+static int strat_pos_cmp(const void *a, const void *b)
+{
+    const strat_pos *x = a, *y = b;
+    if (x->label != y->label)
+        return x->label < y->label ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The relative slack under which a relabeling's VEPD still counts as >= the
+ * observed one: rounding in the Wasserstein sums must not turn a tie (such
+ * as the mirror relabeling of equal-sized sets) into a miss. */
+#define PERM_TIE_REL 1e-12
+
+sensim_status sensim_vepd_permutation(const sensim_vepd_test *real, size_t nr, const size_t *real_stratum,
+                                      const sensim_vepd_test *sim, size_t ns, const size_t *sim_stratum,
+                                      size_t n_perm, uint64_t seed, sensim_vepd_perm *out)
+{
+    if (!real || !sim || !out)
+        return sensim_error(SENSIM_EINVAL, "vepd permutation: NULL argument");
+    if (!real_stratum != !sim_stratum)
+        return sensim_error(SENSIM_EINVAL, "vepd permutation: strata given for one set only (give both or neither)");
+    if (nr == 0 || ns == 0)
+        return sensim_error(SENSIM_EDATA, "vepd permutation: empty set (%zu real tests, %zu simulated)", nr, ns);
+    if (n_perm < 1)
+        return sensim_error(SENSIM_EINVAL, "vepd permutation: 0 permutations (need at least 1)");
+    size_t n = nr + ns;
+    sensim_vepd_test *pool = malloc(n * sizeof *pool);
+    strat_pos *sp = malloc(n * sizeof *sp);
+    /* seg: per stratum start, size and real count (at most n strata). */
+    size_t *seg = malloc(3 * n * sizeof *seg), *perm = malloc(2 * n * sizeof *perm);
+    double *work = malloc(2 * n * sizeof *work);
+    sensim_status st = SENSIM_OK;
+    if (!pool || !sp || !seg || !perm || !work) {
+        st = sensim_error(SENSIM_ENOMEM, "vepd permutation: out of memory for %zu tests", n);
+        goto done;
+    }
+    size_t *ir = perm + n, *is = ir + nr; /* the relabeled sets, positions in pool */
+    memcpy(pool, real, nr * sizeof *pool);
+    memcpy(pool + nr, sim, ns * sizeof *pool);
+    for (size_t i = 0; i < n; i++) {
+        sp[i].pos = i;
+        sp[i].label = !real_stratum ? 0 : i < nr ? real_stratum[i] : sim_stratum[i - nr];
+    }
+    qsort(sp, n, sizeof *sp, strat_pos_cmp);
+    size_t nseg = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || sp[i].label != sp[i - 1].label) {
+            seg[3 * nseg] = i;
+            seg[3 * nseg + 1] = 0;
+            seg[3 * nseg + 2] = 0;
+            nseg++;
+        }
+        seg[3 * (nseg - 1) + 1]++;
+        seg[3 * (nseg - 1) + 2] += sp[i].pos < nr;
+    }
+    sensim_vepd_result obs;
+    if ((st = compare_buf(pool, nr, pool + nr, ns, NULL, NULL, work, &obs)))
+        goto done;
+    double thresh = obs.vepd - PERM_TIE_REL * obs.vepd;
+    sensim_rng rng = sensim_rng_make(seed, sensim_rng_sensor_id("vepd-permutation"), 0);
+    size_t n_ge = 0;
+    for (size_t b = 0; b < n_perm && !st; b++) {
+        for (size_t i = 0; i < n; i++)
+            perm[i] = sp[i].pos;
+        size_t kr = 0, ks = 0;
+        for (size_t g = 0; g < nseg; g++) {
+            size_t s0 = seg[3 * g], len = seg[3 * g + 1], nreal = seg[3 * g + 2];
+            size_t *x = perm + s0;
+            /* Fisher-Yates; uniform is in (0, 1), so j is in [0, i]. The
+             * bias of 32-bit uniforms (< len * 2^-32) is far below what any
+             * number of permutations resolves. */
+            for (size_t i = len; i-- > 1;) {
+                size_t j = (size_t)(sensim_rng_uniform(&rng, (uint64_t)b * n + s0 + i) * (double)(i + 1));
+                size_t t = x[i];
+                x[i] = x[j];
+                x[j] = t;
+            }
+            for (size_t i = 0; i < len; i++) {
+                if (i < nreal)
+                    ir[kr++] = x[i];
+                else
+                    is[ks++] = x[i];
+            }
+        }
+        sensim_vepd_result r;
+        if (!(st = compare_buf(pool, nr, pool, ns, ir, is, work, &r)))
+            n_ge += r.vepd >= thresh;
+    }
+    if (!st) {
+        out->vepd = obs.vepd;
+        out->n_ge = n_ge;
+        out->n_perm = n_perm;
+        out->p = (1.0 + (double)n_ge) / (1.0 + (double)n_perm);
+        out->seed = seed;
+    }
+done:
+    free(pool);
+    free(sp);
+    free(seg);
+    free(perm);
+    free(work);
+    return st;
+}

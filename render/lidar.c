@@ -63,6 +63,7 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void)
     p.echo_separation = 0.5;
     p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
     p.reference_range = 10;
+    p.wavelength = 905e-9;
     return p;
 }
 
@@ -190,6 +191,8 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         BAD("echo_separation and threshold must be finite and >= 0");
     if ((unsigned)p->falloff > SENSIM_FALLOFF_GAUSSIAN_BEAM)
         BAD("unknown falloff %d", (int)p->falloff);
+    if (!(p->wavelength >= 200e-9 && p->wavelength <= 20e-6))
+        BAD("wavelength must be 200 nm..20 um (got %g m)", p->wavelength);
     if (p->falloff == SENSIM_FALLOFF_INVERSE_SQUARE && !(p->reference_range > 0 && isfinite(p->reference_range)))
         BAD("reference_range must be positive (got %g)", p->reference_range);
     if (p->falloff == SENSIM_FALLOFF_GAUSSIAN_BEAM &&
@@ -297,8 +300,9 @@ sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_rende
     pt->channel = malloc(n * sizeof *pt->channel);
     pt->return_index = malloc(n * sizeof *pt->return_index);
     pt->time_offset = malloc(n * sizeof *pt->time_offset);
+    pt->object = malloc(n * sizeof *pt->object);
     if (!pt->xyzi || !pt->range || !pt->azimuth || !pt->elevation || !pt->channel || !pt->return_index ||
-        !pt->time_offset) {
+        !pt->time_offset || !pt->object) {
         sensim_render_lidar_points_destroy(pt);
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory for %zu points", n);
         return NULL;
@@ -317,6 +321,7 @@ void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
     free(pt->channel);
     free(pt->return_index);
     free(pt->time_offset);
+    free(pt->object);
     free(pt);
 }
 
@@ -341,10 +346,12 @@ static double falloff(const sensim_render_lidar_params *p, double r)
 
 typedef struct {
     float r, i; /* range, weighted intensity */
+    uint32_t o; /* scene object (SENSIM_RENDER_NO_OBJECT: the air) */
 } subhit;
 
 typedef struct {
     double r, i;
+    uint32_t o; /* object of the brightest sub-hit */
 } echo;
 
 /* Sorts the beam's sub-ray hits by range and merges them into echoes. */
@@ -359,14 +366,18 @@ static int make_echoes(subhit *h, int n, double sep, echo *e)
         }
         h[b + 1] = x;
     }
-    int ne = 0;
+    int ne = 0, best = 0;
     double sr = 0, si = 0, sw = 0;
     for (int a = 0; a < n; a++) {
         if (a > 0 && h[a].r - h[a - 1].r > sep) {
             e[ne].r = sw > 0 ? sr / sw : h[a - 1].r;
+            e[ne].o = h[best].o;
             e[ne++].i = si;
             sr = si = sw = 0;
+            best = a;
         }
+        if (h[a].i > h[best].i)
+            best = a;
         /* Range centroid weighted by intensity (plus a tiny floor so that
          * black targets still get a range). */
         double wt = h[a].i + 1e-12;
@@ -376,6 +387,7 @@ static int make_echoes(subhit *h, int n, double sep, echo *e)
     }
     if (n > 0) {
         e[ne].r = sr / sw;
+        e[ne].o = h[best].o;
         e[ne++].i = si;
     }
     return ne;
@@ -409,11 +421,15 @@ static int choose_returns(const sensim_render_lidar_params *p, const echo *e, in
         return 1;
     case SENSIM_RETURN_MEAN: {
         double sr = 0, si = 0;
+        int best = 0;
         for (int a = 0; a < nh; a++) {
             sr += (h[a].i + 1e-12) * h[a].r;
             si += h[a].i + 1e-12;
+            if (h[a].i > h[best].i)
+                best = a;
         }
         out[0].r = sr / si;
+        out[0].o = h[best].o;
         out[0].i = si - nh * 1e-12;
         if (out[0].i < p->threshold || out[0].r < p->min_range)
             return 0;
@@ -446,9 +462,10 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
     float rr[GROUP_RAYS], ri[GROUP_RAYS];
     float ox[GROUP_RAYS], oy[GROUP_RAYS], oz[GROUP_RAYS], dx[GROUP_RAYS], dy[GROUP_RAYS], dz[GROUP_RAYS];
     float tm[GROUP_RAYS];
+    uint32_t ro[GROUP_RAYS];
     double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
-    const double alpha = sensim_scene_extinction(s);
+    const double alpha = sensim_scene_extinction_at(s, p->wavelength);
     const sensim_rng rhit = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_HIT);
     const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     if (l->same_time)
@@ -539,6 +556,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
                 refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
             }
             rr[i] = (float)r;
+            ro[i] = (uint32_t)obj;
             ri[i] = (float)(l->rw[i % nr] * refl * falloff(p, r) * (alpha > 0 ? exp(-2 * alpha * r) : 1.0));
         }
     }
@@ -551,6 +569,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
         for (int j = 0; j < nr; j++)
             if (isfinite(rr[q * nr + j])) {
                 h[nh].r = rr[q * nr + j];
+                h[nh].o = ro[q * nr + j];
                 h[nh++].i = ri[q * nr + j];
             }
         if (s->atmo_probability > 0) {
@@ -563,6 +582,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
                 double x = s->atmo_scale * sensim_rng_gamma(&rrange, idx, s->atmo_shape);
                 if (x < p->max_range) {
                     h[nh].r = (float)x;
+                    h[nh].o = SENSIM_RENDER_NO_OBJECT;
                     h[nh++].i = (float)(s->atmo_reflectance * falloff(p, x) * (alpha > 0 ? exp(-2 * alpha * x) : 1.0));
                     atmo = 1;
                 }
@@ -575,6 +595,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
             if (nret) {
                 ret[0].r = h[0].r;
                 ret[0].i = h[0].i;
+                ret[0].o = h[0].o;
             }
         } else {
             int ne = make_echoes(h, nh, p->echo_separation, e);
@@ -597,6 +618,7 @@ static void trace_group(const sensim_render_lidar *l, const sensim_scene *s, sen
             out->channel[slot] = (uint16_t)k;
             out->return_index[slot] = (uint8_t)j;
             out->time_offset[slot] = (float)(tt[q] - t_start);
+            out->object[slot] = ret[j].o;
         }
     }
 }
@@ -610,6 +632,7 @@ void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
     pt->channel[dst] = pt->channel[src];
     pt->return_index[dst] = pt->return_index[src];
     pt->time_offset[dst] = pt->time_offset[src];
+    pt->object[dst] = pt->object[src];
 }
 
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,

@@ -1,6 +1,7 @@
 /* Mesh files: Wavefront OBJ (v and f records; polygons fanned into
  * triangles; texture/normal indices ignored) and PLY (ascii and
- * binary_little_endian; vertex x, y, z and a face index list). Every vertex
+ * binary_little_endian; vertex x, y, z and a face index list); glTF 2.0 is
+ * in gltf.c. Coordinates are taken as Z-up unless the caller says Y-up. Every vertex
  * and triangle remembers its source line, so a NaN or a degenerate face is
  * reported as "file:line: ...". */
 #include <ctype.h>
@@ -72,8 +73,10 @@ static int mb_tri(mbuild *b, uint32_t i, uint32_t j, uint32_t k, int line)
     return 0;
 }
 
-static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild *b)
+static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild *b, int up_y)
 {
+    if (up_y)
+        mesh_y_up_to_z_up(b->v, b->nv);
     int id = scene_mesh_add_owned(s, name, b->v, b->nv, b->t, b->nt, path, b->vline, b->tline);
     free(b->vline);
     free(b->tline);
@@ -95,7 +98,7 @@ static int next_double(char **p, double *out)
     return 0;
 }
 
-static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f)
+static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
     mbuild b;
     memset(&b, 0, sizeof b);
@@ -165,7 +168,7 @@ static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f
     }
     free(line);
     free(poly);
-    return mb_finish(s, name, path, &b);
+    return mb_finish(s, name, path, &b, up_y);
 nomem:
     sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
 fail:
@@ -235,7 +238,7 @@ static int ply_read(FILE *f, int binary, ptype t, char **cursor, double *out)
     return next_double(cursor, out);
 }
 
-static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f)
+static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
     mbuild b;
     memset(&b, 0, sizeof b);
@@ -395,7 +398,7 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
         }
     }
     free(line);
-    return mb_finish(s, name, path, &b);
+    return mb_finish(s, name, path, &b, up_y);
 nomem:
     sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
 fail:
@@ -404,24 +407,42 @@ fail:
     return -1;
 }
 
-int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path)
+int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up)
 {
     const char *dot = strrchr(path, '.');
-    int ply;
+    enum { OBJ, PLY, GLTF, GLB } kind;
     if (dot && strcasecmp(dot, ".obj") == 0)
-        ply = 0;
+        kind = OBJ;
     else if (dot && strcasecmp(dot, ".ply") == 0)
-        ply = 1;
+        kind = PLY;
+    else if (dot && strcasecmp(dot, ".gltf") == 0)
+        kind = GLTF;
+    else if (dot && strcasecmp(dot, ".glb") == 0)
+        kind = GLB;
     else {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj or .ply)", path);
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj, .ply, .gltf or .glb)", path);
         return -1;
     }
-    FILE *f = fopen(path, ply ? "rb" : "r");
+    if (up != SENSIM_MESH_UP_AUTO && up != SENSIM_MESH_UP_Y && up != SENSIM_MESH_UP_Z) {
+        sensim_error(SENSIM_EINVAL, "%s: bad up axis %d", path, (int)up);
+        return -1;
+    }
+    /* glTF is Y-up by its specification; OBJ and PLY have no convention and
+     * are taken as they are (Z-up) unless told otherwise. */
+    int up_y = up == SENSIM_MESH_UP_Y || (up == SENSIM_MESH_UP_AUTO && (kind == GLTF || kind == GLB));
+    if (kind == GLTF || kind == GLB)
+        return gltf_load(s, name, path, kind == GLB, up_y);
+    FILE *f = fopen(path, kind == PLY ? "rb" : "r");
     if (!f) {
         sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));
         return -1;
     }
-    int id = ply ? load_ply(s, name, path, f) : load_obj(s, name, path, f);
+    int id = kind == PLY ? load_ply(s, name, path, f, up_y) : load_obj(s, name, path, f, up_y);
     fclose(f);
     return id;
+}
+
+int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path)
+{
+    return sensim_scene_load_mesh_up(s, name, path, SENSIM_MESH_UP_AUTO);
 }

@@ -49,6 +49,7 @@ struct sensim_scene {
     sensim_vec3 sun_dir;
     double sun[3], ambient[3], sky[3];
     double extinction;
+    double visibility; /* m; 0: extinction is fixed, else from visibility */
     /* Atmospheric returns (seed 002 eq. 14); probability 0: off. */
     double atmo_probability, atmo_shape, atmo_scale, atmo_reflectance;
 };
@@ -101,5 +102,28 @@ void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, f
  * each vertex and triangle. Returns the mesh index or -1. */
 int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
                          const char *where, const int *vline, const int *tline);
+
+/* Grows *p (of *cap elements of elem bytes, doubling) to hold at least
+ * need elements; -1 when out of memory. */
+int render_grow(void **p, size_t *cap, size_t need, size_t elem);
+
+/* 1 if triangle (a, b, c) has (numerically) zero area. */
+int scene_triangle_degenerate(const float *a, const float *b, const float *c);
+
+/* Y-up to Z-up in place: (x, y, z) -> (z, x, y), a proper rotation taking
+ * glTF's up (+Y) to +z, its forward (+Z, where an asset faces) to +x and
+ * its left (+X) to +y: sensim's x forward, y left, z up. */
+static inline void mesh_y_up_to_z_up(float *v, size_t nv)
+{
+    for (size_t i = 0; i < nv; i++) {
+        float x = v[3 * i], y = v[3 * i + 1], z = v[3 * i + 2];
+        v[3 * i] = z;
+        v[3 * i + 1] = x;
+        v[3 * i + 2] = y;
+    }
+}
+
+/* glTF 2.0 (.gltf, or .glb when glb is 1) into one mesh (gltf.c). */
+int gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);
 
 #endif

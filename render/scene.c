@@ -98,11 +98,15 @@ void sensim_scene_destroy(sensim_scene *s)
     free(s);
 }
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
+int render_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
-    if (n < *cap)
+    if (need <= *cap)
         return 0;
-    size_t c = *cap ? 2 * *cap : 8;
+    size_t c = *cap ? *cap : 8;
+    while (c < need)
+        c *= 2;
+    if (c > SIZE_MAX / elem)
+        return -1;
     void *q = realloc(*p, c * elem);
     if (!q)
         return -1;
@@ -122,7 +126,7 @@ static int check_open(sensim_scene *s, const char *what)
 
 /* Zero-area test relative to the triangle's size, so that collinear
  * vertices are caught as well as repeated ones. */
-static int triangle_degenerate(const float *a, const float *b, const float *c)
+int scene_triangle_degenerate(const float *a, const float *b, const float *c)
 {
     double e1[3], e2[3], e3[3];
     for (int k = 0; k < 3; k++) {
@@ -168,7 +172,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
                              nv);
             goto fail;
         }
-        if (triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
+        if (scene_triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
             if (tline)
                 sensim_error(SENSIM_EDATA, "%s:%d: degenerate triangle (zero area)", where, tline[i]);
             else
@@ -181,7 +185,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
         sensim_error(SENSIM_EINVAL, "%s: a mesh named '%s' already exists", where, name);
         goto fail;
     }
-    if (grow((void **)&s->mesh, &s->cap_mesh, s->nmesh, sizeof *s->mesh) < 0) {
+    if (render_grow((void **)&s->mesh, &s->cap_mesh, s->nmesh + 1, sizeof *s->mesh) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         goto fail;
     }
@@ -197,6 +201,30 @@ fail:
     free(v);
     free(tri);
     return -1;
+}
+
+sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
+                                     double lo[3], double hi[3])
+{
+    if (!s || mesh < 0 || (size_t)mesh >= s->nmesh)
+        return sensim_error(SENSIM_EINVAL, "scene: no mesh %d (%zu meshes)", mesh, s ? s->nmesh : 0);
+    const scene_mesh *m = &s->mesh[mesh];
+    if (nvertices)
+        *nvertices = m->nv;
+    if (ntriangles)
+        *ntriangles = m->nt;
+    for (int k = 0; k < 3; k++) {
+        double a = INFINITY, b = -INFINITY;
+        for (size_t i = 0; i < m->nv; i++) {
+            a = fmin(a, m->v[3 * i + k]);
+            b = fmax(b, m->v[3 * i + k]);
+        }
+        if (lo)
+            lo[k] = a;
+        if (hi)
+            hi[k] = b;
+    }
+    return SENSIM_OK;
 }
 
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
@@ -441,7 +469,7 @@ int sensim_scene_add_material(sensim_scene *s, const sensim_material *m)
         sensim_error(SENSIM_EINVAL, "material '%s' defined twice", m->name);
         return -1;
     }
-    if (grow((void **)&s->mat, &s->cap_mat, s->nmat, sizeof *s->mat) < 0) {
+    if (render_grow((void **)&s->mat, &s->cap_mat, s->nmat + 1, sizeof *s->mat) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }
@@ -490,7 +518,7 @@ static int object_new(sensim_scene *s, int mesh, int material)
         sensim_error(SENSIM_EINVAL, "object: no material %d (scene has %zu)", material, s->nmat);
         return -1;
     }
-    if (grow((void **)&s->obj, &s->cap_obj, s->nobj, sizeof *s->obj) < 0) {
+    if (render_grow((void **)&s->obj, &s->cap_obj, s->nobj + 1, sizeof *s->obj) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }
@@ -618,10 +646,46 @@ sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction)
     if (!(extinction >= 0 && isfinite(extinction)))
         return sensim_error(SENSIM_EINVAL, "atmosphere: extinction must be finite and >= 0 1/m (got %g)", extinction);
     s->extinction = extinction;
+    s->visibility = 0;
     return SENSIM_OK;
 }
 
 double sensim_scene_extinction(const sensim_scene *s) { return s->extinction; }
+
+double sensim_visibility_extinction(double visibility, double wavelength)
+{
+    if (!(visibility > 0 && isfinite(visibility) && wavelength > 0 && isfinite(wavelength)))
+        return NAN;
+    /* Kim, Bruce & Korevaar 2001, eq. 3 (V in km). */
+    double vk = visibility / 1000, q;
+    if (vk > 50)
+        q = 1.6;
+    else if (vk > 6)
+        q = 1.3;
+    else if (vk > 1)
+        q = 0.16 * vk + 0.34;
+    else if (vk > 0.5)
+        q = vk - 0.5;
+    else
+        q = 0;
+    return 3.912 / visibility * pow(wavelength / 550e-9, -q);
+}
+
+sensim_status sensim_scene_set_visibility(sensim_scene *s, double visibility)
+{
+    if (!(visibility > 0 && isfinite(visibility)))
+        return sensim_error(SENSIM_EINVAL, "atmosphere: visibility must be finite and > 0 m (got %g)", visibility);
+    s->visibility = visibility;
+    s->extinction = sensim_visibility_extinction(visibility, 550e-9);
+    return SENSIM_OK;
+}
+
+double sensim_scene_visibility(const sensim_scene *s) { return s->visibility; }
+
+double sensim_scene_extinction_at(const sensim_scene *s, double wavelength)
+{
+    return s->visibility > 0 ? sensim_visibility_extinction(s->visibility, wavelength) : s->extinction;
+}
 
 sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double probability, double shape, double scale,
                                                    double reflectance)

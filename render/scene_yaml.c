@@ -109,14 +109,23 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
 
 static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const char *dir)
 {
-    static const char *const keys[] = {"name", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
+    static const char *const keys[] = {"name", "up", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
     TRY(sensim_ynode_check_keys(n, "mesh", keys));
-    const char *name = NULL;
+    const char *name = NULL, *upk = NULL;
     TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    TRY(sensim_ynode_get_string(n, "up", 0, &upk));
+    sensim_mesh_up up = SENSIM_MESH_UP_AUTO;
+    if (upk && strcmp(upk, "y") == 0)
+        up = SENSIM_MESH_UP_Y;
+    else if (upk && strcmp(upk, "z") == 0)
+        up = SENSIM_MESH_UP_Z;
+    else if (upk)
+        return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': unknown '%s' (expected y or z)",
+                                  upk);
     if (sensim_scene_find_mesh(s, name) >= 0)
         return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s' defined twice", name);
     int kinds = 0;
-    for (int i = 1; keys[i]; i++)
+    for (int i = 2; keys[i]; i++)
         kinds += sensim_ynode_get(n, keys[i]) != NULL;
     if (kinds != 1)
         return sensim_ynode_error(n, SENSIM_EINVAL, "mesh '%s': give exactly one of file, plane, box, cylinder, "
@@ -125,13 +134,15 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
     const sensim_ynode *g;
     const char *file = NULL;
     TRY(sensim_ynode_get_string(n, "file", 0, &file));
+    if (upk && !file)
+        return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': only for a mesh file");
     if (file) {
         char path[4096];
         if (file[0] == '/' || !dir[0])
             snprintf(path, sizeof path, "%s", file);
         else
             snprintf(path, sizeof path, "%s/%s", dir, file);
-        id = sensim_scene_load_mesh(s, name, path);
+        id = sensim_scene_load_mesh_up(s, name, path, up);
     } else if ((g = sensim_ynode_get(n, "plane")) || (g = sensim_ynode_get(n, "terrain"))) {
         static const char *const pk[] = {"size", "cells", "amplitude", NULL};
         int terrain = sensim_ynode_get(n, "terrain") != NULL;
@@ -258,11 +269,22 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
             return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     }
     if ((n = sensim_ynode_get(root, "atmosphere"))) {
-        static const char *const k[] = {"extinction", "returns", NULL};
+        static const char *const k[] = {"extinction", "visibility", "returns", NULL};
         TRY(sensim_ynode_check_keys(n, "atmosphere", k));
-        double a = 0;
-        TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
-        TRY(sensim_scene_set_atmosphere(s, a));
+        double a = 0, vis = 0;
+        const sensim_ynode *ext = sensim_ynode_get(n, "extinction"), *vn = sensim_ynode_get(n, "visibility");
+        if (ext && vn)
+            return sensim_ynode_error(vn, SENSIM_EINVAL, "atmosphere: give extinction or visibility, not both");
+        if (!ext && !vn)
+            return sensim_ynode_error(n, SENSIM_ENOTFOUND, "atmosphere: missing key 'extinction' or 'visibility'");
+        if (ext) {
+            TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
+            TRY(sensim_scene_set_atmosphere(s, a));
+        } else {
+            /* Koschmieder and Kim et al. (2001); see sensim_visibility_extinction. */
+            TRY(sensim_ynode_get_quantity_range(n, "visibility", SENSIM_DIM_LENGTH, 1, 1e-3, 1e9, &vis));
+            TRY(sensim_scene_set_visibility(s, vis));
+        }
         const sensim_ynode *r = sensim_ynode_get(n, "returns");
         if (r) {
             /* Seed 002 eq. 14: probability, gamma shape k and scale theta. */
@@ -426,6 +448,7 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_param
     TRY(sensim_ynode_get_quantity(n, "waist", SENSIM_DIM_LENGTH, 0, &p->waist));
     TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
     TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
+    TRY(sensim_ynode_get_quantity_range(n, "wavelength", SENSIM_DIM_LENGTH, 0, 200e-9, 20e-6, &p->wavelength));
     *rate = p->rate_hz;
     sensim_render_lidar *l = sensim_render_lidar_create(p);
     if (!l)
@@ -462,7 +485,7 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "name",       "type",      "mount",   "preset",    "rate_hz",         "channels",  "vfov",
         "columns",    "hfov",      "azimuth0", "direction", "min_range",      "max_range", "divergence",
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
-        "receiver_radius", "receiver_offset", "seed", NULL};
+        "receiver_radius", "receiver_offset", "wavelength", "seed", NULL};
     static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
                                            "hfov",    "lens",     "samples", "exposure", "shadows",
                                            "rate_hz", "seed",     NULL};

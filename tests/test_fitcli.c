@@ -285,6 +285,8 @@ START_TEST(fit_lidar_cli_round_trip)
         ck_assert_double_lt(sci, 2e-4);
         ck_assert_within(json_num(r.out, "scans"), 12, 0);
         ck_assert_within(json_num(r.out, "returns"), 2000, 0);
+        ck_assert_ptr_nonnull(strstr(r.out, "\"azimuth_sigma\": null"));
+        ck_assert_ptr_nonnull(strstr(r.out, "needs per-return target labels"));
         tu_run_free(&r);
         size_t len;
         char *txt = tu_read_file(yaml, &len);
@@ -294,6 +296,9 @@ START_TEST(fit_lidar_cli_round_trip)
         ck_assert_ptr_nonnull(k);
         ck_assert_within(strtod(k + strlen("range_sigma_slope: "), NULL), s, 1e-6 * s);
         ck_assert_ptr_nonnull(strstr(txt, "# beam 7: range sd"));
+        /* No labels: the angular sigma is not fitted, and says why. */
+        ck_assert_ptr_nonnull(strstr(txt, "not fitted: needs per-return target labels"));
+        ck_assert_ptr_null(strstr(txt, "azimuth_sigma:"));
         free(txt);
     }
     ck_assert_int_eq(tu_count_entries(dir), 2);
@@ -345,6 +350,188 @@ START_TEST(fit_lidar_cli_bad_input)
 }
 END_TEST
 
+/* ------------------------------------------- lidar: rendered round trip */
+
+/* A static lidar 1.8 m above the ground (object 0), three walls at 7 to
+ * 14 m turned about a vertical axis (objects 1, 2) or tilted about a
+ * horizontal one (3), and a post (4, a cylinder: not planar). */
+static const char lidar_scene[] =
+    "seed: 3\n"
+    "materials:\n  - {name: grey, reflectance: 0.3}\n"
+    "meshes:\n"
+    "  - {name: wall, plane: {size: [12, 12]}}\n"
+    "  - {name: ground, plane: {size: [80, 80]}}\n"
+    "  - {name: post, cylinder: {radius: 0.6, height: 4, segments: 48}}\n"
+    "objects:\n"
+    "  - {mesh: ground, material: grey, position: [0, 0, -1.8]}\n"
+    "  - {mesh: wall, material: grey, position: [7, 0, 0], orientation: [0.70710678, 0, 0.70710678, 0],"
+    " yaw: 35 deg}\n"
+    "  - {mesh: wall, material: grey, position: [0, 14, 0], orientation: [0.70710678, 0, 0.70710678, 0],"
+    " yaw: 60 deg}\n"
+    "  - {mesh: wall, material: grey, position: [-10, 0, 2], orientation: [0.9238795, 0, 0.3826834, 0]}\n"
+    "  - {mesh: post, material: grey, position: [0, -5, -1.8]}\n"
+    "sensors:\n"
+    "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg], columns: 512, rate_hz: 10,\n"
+    "     max_range: 30, falloff: none}\n";
+
+/* Renders `scans` noisy scans of lidar_scene into dir/scans.h5. */
+static char *render_scans(const char *dir, int scans)
+{
+    char *scene = tu_path(dir, "scene.yaml"), *rig = tu_path(dir, "rig.yaml"), *gt = tu_path(dir, "gt.h5");
+    char *out = tu_path(dir, "scans.h5"), n[16];
+    ck_assert_int_eq(tu_write_file(scene, lidar_scene), 0);
+    ck_assert_int_eq(tu_write_file(rig, "seed: 9\nsensors:\n  - name: lidar\n    type: lidar\n"
+                                        "    noise: {range_sigma_base: 0.02, range_sigma_slope: 0.001,\n"
+                                        "            azimuth_sigma: 0.002, elevation_sigma: 0.003}\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "2", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    snprintf(n, sizeof n, "%d", scans);
+    r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", n, "--rig", rig, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    free(scene);
+    free(rig);
+    free(gt);
+    return out;
+}
+
+/* The value after `key: ` in a YAML text (NAN when absent). */
+static double yaml_num(const char *txt, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\n      %s: ", key);
+    const char *k = strstr(txt, pat);
+    return k ? strtod(k + strlen(pat), NULL) : NAN;
+}
+
+/* sensim render --rig with known range and angular sigma, 12 static scans;
+ * sensim fit lidar must give back each of the four within two 95 %
+ * half-widths (about 4 standard errors; the seeds are fixed, so the
+ * outcome is too), choose the four planes and not the post, and write the
+ * angular keys; --targets picks a subset. The whole test renders and fits
+ * about 80 000 returns: well under a second. */
+START_TEST(fit_lidar_cli_angular_round_trip)
+{
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "lidar.yaml");
+    char *scans = render_scans(dir, 12);
+    static const struct {
+        const char *key;
+        double truth, max_ci;
+    } want[] = {{"range_sigma_base", 0.02, 1e-3},
+                {"range_sigma_slope", 0.001, 1e-4},
+                {"azimuth_sigma", 0.002, 3e-4},
+                {"elevation_sigma", 0.003, 3e-4}};
+    tu_run_result r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    size_t len;
+    char *txt = tu_read_file(yaml, &len);
+    ck_assert_ptr_nonnull(txt);
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char ck[64];
+        snprintf(ck, sizeof ck, "%s_ci", want[k].key);
+        double v = json_num(r.out, want[k].key), ci = json_num(r.out, ck);
+        ck_assert_msg(ci > 0 && ci < want[k].max_ci, "%s: interval %g in %s", want[k].key, ci, r.out);
+        ck_assert_msg(fabs(v - want[k].truth) <= 2 * ci, "%s = %g +- %g, truth %g", want[k].key, v, ci,
+                      want[k].truth);
+        ck_assert_msg(fabs(yaml_num(txt, want[k].key) - v) <= 1e-6 * v, "%s: YAML and JSON differ", want[k].key);
+    }
+    ck_assert_msg(strstr(r.out, "\"targets\": [0, 1, 2, 3]") != NULL, "targets: %s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"beam_bias\": ["));
+    ck_assert_ptr_nonnull(strstr(txt, "on 4 planar targets (objects 0 1 2 3)"));
+    ck_assert_ptr_nonnull(strstr(txt, "# beam 3: range sd"));
+    ck_assert_ptr_nonnull(strstr(txt, "the noise model has one\n# range_bias for all beams"));
+    free(txt);
+    tu_run_free(&r);
+    /* Named targets: the two walls turned about a vertical axis hold the
+     * azimuth; elevation comes only from their small slant. */
+    r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", "--targets", "2,1", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.out, "\"targets\": [1, 2]") != NULL, "targets: %s", r.out);
+    double az = json_num(r.out, "azimuth_sigma"), azci = json_num(r.out, "azimuth_sigma_ci");
+    ck_assert_msg(fabs(az - 0.002) <= 2 * azci, "azimuth %g +- %g", az, azci);
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), 5);
+    tu_rmtree(dir);
+    free(dir);
+    free(scans);
+    free(yaml);
+}
+END_TEST
+
+/* S scans of P returns with a label dataset `object` of nlab rows; row
+ * `bad` (when < nlab) gets another label than scan 0's. */
+static void write_labelled(const char *path, size_t S, size_t P, size_t nlab, size_t bad)
+{
+    const size_t M = S * P, four = 4;
+    float *pts = malloc(M * 16), *rg = malloc(M * 4);
+    uint32_t *lab = malloc((nlab ? nlab : 1) * 4);
+    uint64_t *off = malloc((S + 1) * 8);
+    for (size_t i = 0; i < M; i++) {
+        size_t j = i % P;
+        pts[4 * i] = 5.0f + 0.01f * (float)(i / P);
+        pts[4 * i + 1] = 0.1f * (float)j;
+        pts[4 * i + 2] = 0.05f * (float)(j % 7);
+        pts[4 * i + 3] = 0.5f;
+        rg[i] = sqrtf(pts[4 * i] * pts[4 * i] + pts[4 * i + 1] * pts[4 * i + 1] + pts[4 * i + 2] * pts[4 * i + 2]);
+    }
+    for (size_t i = 0; i < nlab; i++)
+        lab[i] = (uint32_t)((i % P) % 2) + (i == bad ? 5 : 0);
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/scan_offset", SENSIM_U64, S + 1, 0, NULL, off, ""),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/points", SENSIM_F32, M, 1, &four, pts, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/range", SENSIM_F32, M, 0, NULL, rg, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/object", SENSIM_U32, nlab, 0, NULL, lab, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(pts);
+    free(rg);
+    free(lab);
+    free(off);
+}
+
+START_TEST(fit_lidar_cli_labels_bad_input)
+{
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "lidar.yaml"), *in = tu_path(dir, "in.h5");
+    char *plain = tu_path(dir, "plain.h5");
+    ck_assert_int_eq(tu_write_file(yaml, keep_text), 0);
+    /* Labels one row short, then one row too many. */
+    write_labelled(in, 4, 40, 159, 1000);
+    EXPECT_FAIL(1, in, "/sensors/lidar/object has 159 rows", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    write_labelled(in, 4, 40, 161, 1000);
+    EXPECT_FAIL(1, in, "/sensors/lidar/object has 161 rows", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* A return labelled differently in scan 2 than in scan 0. */
+    write_labelled(in, 4, 40, 160, 83);
+    EXPECT_FAIL(1, in, "/sensors/lidar/object row 83", "fit", "lidar", in, "-o", yaml);
+    check_untouched(yaml, dir, 2);
+    /* --targets naming an object no return hit (labels are 0 and 1). */
+    write_labelled(in, 4, 40, 160, 1000);
+    EXPECT_FAIL(1, in, "object 7", "fit", "lidar", in, "-o", yaml, "--targets", "0,7");
+    check_untouched(yaml, dir, 2);
+    /* --targets without labels. */
+    write_scans(plain, "lidar", 4, 100, 0);
+    EXPECT_FAIL(1, plain, "--targets needs per-return labels", "fit", "lidar", plain, "-o", yaml, "--targets", "1");
+    check_untouched(yaml, dir, 3);
+    /* Usage errors. */
+    EXPECT_FAIL(2, NULL, "--targets", "fit", "lidar", in, "-o", yaml, "--targets", "1,,2");
+    EXPECT_FAIL(2, NULL, "--targets", "fit", "lidar", in, "-o", yaml, "--targets", "");
+    EXPECT_FAIL(2, NULL, "--targets", "fit", "lidar", in, "-o", yaml, "--targets", "-1");
+    EXPECT_FAIL(2, NULL, "--targets", "fit", "lidar", in, "-o", yaml, "--targets", "a");
+    check_untouched(yaml, dir, 3);
+    tu_rmtree(dir);
+    free(dir);
+    free(yaml);
+    free(in);
+    free(plain);
+}
+END_TEST
+
 Suite *suite_fitcli(void)
 {
     Suite *s = suite_create("fitcli");
@@ -354,6 +541,8 @@ Suite *suite_fitcli(void)
     tcase_add_test(tc, fit_camera_cli_bad_input);
     tcase_add_test(tc, fit_lidar_cli_round_trip);
     tcase_add_test(tc, fit_lidar_cli_bad_input);
+    tcase_add_test(tc, fit_lidar_cli_angular_round_trip);
+    tcase_add_test(tc, fit_lidar_cli_labels_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

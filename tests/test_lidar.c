@@ -349,6 +349,35 @@ static size_t plane_scene(float *pts, int32_t *tgt, size_t per)
     return m;
 }
 
+/* The noise of the plane tests: sigma_r = 0.02 + 0.001 r, azimuth 2 mrad,
+ * elevation 1 mrad. */
+static sensim_lidar_params plane_noise(void)
+{
+    sensim_lidar_params p = sensim_lidar_default_params();
+    p.range_sigma_base = 0.02;
+    p.range_sigma_slope = 0.001;
+    p.azimuth_sigma = 0.002;
+    p.elevation_sigma = 0.001;
+    return p;
+}
+
+/* S noisy scans of the M points (sensor id 8, the given seed) into all
+ * (S * M * 4) and, when not NULL, their ranges (S * M); ro, keep: M of
+ * scratch. */
+static void noise_scans(const sensim_lidar_params *p, uint64_t seed, const float *pts, size_t M, size_t S, float *all,
+                        float *ranges, float *ro, uint8_t *keep)
+{
+    sensim_lidar *l = sensim_lidar_create(p, seed, 8);
+    ck_assert_ptr_nonnull(l);
+    for (size_t s = 0; s < S; s++) {
+        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
+        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
+        if (ranges)
+            memcpy(ranges + s * M, ro, M * sizeof *ro);
+    }
+    sensim_lidar_destroy(l);
+}
+
 START_TEST(lidar_angular_fit_round_trip)
 {
     const size_t S = 12, per = 1200;
@@ -358,18 +387,8 @@ START_TEST(lidar_angular_fit_round_trip)
     uint8_t *keep = malloc(4 * per);
     size_t M = plane_scene(pts, tgt, per);
     ck_assert_uint_gt(M, 3 * per);
-    sensim_lidar_params p = sensim_lidar_default_params();
-    p.range_sigma_base = 0.02;
-    p.range_sigma_slope = 0.001;
-    p.azimuth_sigma = 0.002;
-    p.elevation_sigma = 0.001;
-    sensim_lidar *l = sensim_lidar_create(&p, 8, 8);
-    for (size_t s = 0; s < S; s++) {
-        sensim_lidar_block b = {M, s * M, pts, NULL, NULL, NULL, all + 4 * s * M, ro, NULL, NULL, keep};
-        ck_assert_int_eq(sensim_lidar_apply(l, &b, NULL), SENSIM_OK);
-        memcpy(ranges + s * M, ro, M * sizeof *ro);
-    }
-    sensim_lidar_destroy(l);
+    sensim_lidar_params p = plane_noise();
+    noise_scans(&p, 8, pts, M, S, all, ranges, ro, keep);
     all[4 * 9] = NAN; /* a dropped return */
     sensim_lidar_fit_result rf;
     ck_assert_int_eq(sensim_lidar_fit_range(ranges, S, M, NULL, NULL, 0, NULL, NULL, &rf), SENSIM_OK);
@@ -405,6 +424,90 @@ START_TEST(lidar_angular_fit_round_trip)
     free(all);
     free(ranges);
     free(ro);
+    free(tgt);
+    free(keep);
+}
+END_TEST
+
+/* Planes, flatness and reference ranges (sensim_lidar_fit_planes) on the
+ * four planes of plane_scene, noised as above in 12 scans. For a plane the
+ * flatness statistic is a ratio of pooled sums over ~1000 returns, mean 1
+ * and sd about sqrt(2/1000 + 2/(1000*11)) < 0.05: 1 +- 0.3 is > 6 sd. A
+ * target bent by a 0.3 m sagitta (10 times the noise of a mean point) must
+ * read far above 3, the threshold sensim fit lidar uses. Without noise a
+ * plane reads 1 and the bent target INFINITY. References: where the mean
+ * ray meets the fitted plane, within 5 cm of the true range (a mean point's
+ * noise is below 2 cm and the plane is fitted to ~1000 of them). */
+START_TEST(lidar_plane_flatness)
+{
+    const size_t S = 12, per = 1000;
+    float *pts = malloc(4 * per * 16), *all = malloc(S * 4 * per * 16), *ro = malloc(4 * per * 4);
+    float *ref = malloc(4 * per * sizeof *ref);
+    int32_t *tgt = malloc(4 * per * sizeof *tgt);
+    uint8_t *keep = malloc(4 * per);
+    size_t M = plane_scene(pts, tgt, per), cnt[5];
+    double planes[20], flat[5], fsd[5], truth[4 * 1000];
+    for (size_t i = 0; i < M; i++)
+        truth[i] = sqrt(pts[4 * i] * pts[4 * i] + pts[4 * i + 1] * pts[4 * i + 1] + pts[4 * i + 2] * pts[4 * i + 2]);
+    /* Noise-free scans first. */
+    for (size_t s = 0; s < S; s++)
+        memcpy(all + 4 * s * M, pts, M * 16);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 5, planes, flat, NULL, cnt, ref), SENSIM_OK);
+    for (int k = 0; k < 4; k++)
+        ck_assert_double_eq(flat[k], 1.0);
+    ck_assert_uint_eq(cnt[4], 0); /* target 4 has no returns */
+    ck_assert(isnan(flat[4]) && isnan(planes[16]));
+    sensim_lidar_params p = plane_noise();
+    noise_scans(&p, 9, pts, M, S, all, NULL, ro, keep);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, fsd, cnt, ref), SENSIM_OK);
+    size_t nref = 0;
+    for (int k = 0; k < 4; k++) {
+        ck_assert_msg(fabs(flat[k] - 1) < 0.3, "target %d: flatness %g", k, flat[k]);
+        /* sd at least sqrt(2 / n), n ~ 1000 returns; below 0.1 */
+        ck_assert_msg(fsd[k] >= sqrt(2.0 / cnt[k]) && fsd[k] < 0.1, "target %d: flatness sd %g", k, fsd[k]);
+    }
+    for (size_t i = 0; i < M; i++)
+        if (isfinite(ref[i])) {
+            ck_assert_msg(fabs(ref[i] - truth[i]) < 0.05, "return %zu: reference %g, range %g", i, ref[i], truth[i]);
+            nref++;
+        }
+    ck_assert_uint_gt(nref, M / 2);
+    /* Bend target 0 (the wall turned 50 deg): push each return along its
+     * ray by a parabola across the wall, 0.3 m at the edges. */
+    double zmin = INFINITY, zmax = -INFINITY;
+    for (size_t i = 0; i < M; i++)
+        if (tgt[i] == 0) {
+            zmin = fmin(zmin, pts[4 * i + 2]);
+            zmax = fmax(zmax, pts[4 * i + 2]);
+        }
+    for (size_t s = 0; s < S; s++)
+        for (size_t i = 0; i < M; i++)
+            if (tgt[i] == 0) {
+                float *q = all + 4 * (s * M + i);
+                double f = (pts[4 * i + 2] - 0.5 * (zmin + zmax)) / (0.5 * (zmax - zmin));
+                double g = 1 + 0.3 * f * f / truth[i];
+                for (int c = 0; c < 3; c++)
+                    q[c] = (float)(q[c] * g);
+            }
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL, NULL), SENSIM_OK);
+    ck_assert_msg(flat[0] > 30, "bent target: flatness %g", flat[0]);
+    ck_assert_msg(fabs(flat[1] - 1) < 0.3, "ground: flatness %g", flat[1]);
+    /* The bent target without noise reads INFINITY. */
+    for (size_t s = 1; s < S; s++)
+        memcpy(all + 4 * s * M, all, M * 16);
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, flat, NULL, NULL, NULL), SENSIM_OK);
+    ck_assert(isinf(flat[0]));
+    /* Errors name what was wrong. */
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, 2, M, tgt, 4, planes, NULL, NULL, NULL, NULL), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "at least 3"));
+    tgt[5] = 9;
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, planes, NULL, NULL, NULL, NULL), SENSIM_EDATA);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "return 5"));
+    ck_assert_int_eq(sensim_lidar_fit_planes(all, S, M, tgt, 4, NULL, NULL, NULL, NULL, NULL), SENSIM_EINVAL);
+    free(pts);
+    free(all);
+    free(ro);
+    free(ref);
     free(tgt);
     free(keep);
 }
@@ -575,6 +678,7 @@ Suite *suite_lidarnoise(void)
     tcase_add_test(tc, lidar_bad_parameters);
     tcase_add_test(tc, lidar_fit_round_trip);
     tcase_add_test(tc, lidar_angular_fit_round_trip);
+    tcase_add_test(tc, lidar_plane_flatness);
     tcase_add_test(tc, lidar_rig_inject);
     tcase_add_test(tc, lidar_rig_bad_input);
     suite_add_tcase(s, tc);

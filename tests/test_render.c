@@ -933,6 +933,115 @@ START_TEST(cli_render_rig)
 }
 END_TEST
 
+/* Every dataset of a group (datasets only) equal byte for byte in two logs,
+ * read in its native type. */
+static void assert_same_group(const char *a, const char *b, const char *group)
+{
+    sensim_log *lg = sensim_log_open(a);
+    ck_assert_msg(lg != NULL, "%s", sensim_last_error());
+    char **names;
+    size_t count;
+    ck_assert_int_eq(sensim_log_list(lg, group, &names, &count), SENSIM_OK);
+    ck_assert_uint_gt(count, 0);
+    for (size_t i = 0; i < count; i++) {
+        char d[256];
+        sensim_dtype ty;
+        snprintf(d, sizeof d, "%s/%s", group, names[i]);
+        ck_assert_int_eq(sensim_log_dtype(lg, d, &ty), SENSIM_OK);
+        ck_assert_msg(same_dset(a, b, d, ty), "%s differs between %s and %s", d, a, b);
+    }
+    sensim_log_free_names(names, count);
+    sensim_log_close(lg);
+}
+
+/* sensim render holds only a window of ground-truth rows (--gt-window);
+ * the poses come from the same two bracketing rows whatever the window, so
+ * every dataset is bit-identical at a window of 2 or 3 rows, the default
+ * and one holding the whole log. The 200 Hz track puts the 20 Hz scan
+ * starts on samples exactly (the bracket at a window's edge); --start
+ * before the log's first row checks the clamped poses there. */
+START_TEST(cli_render_gt_window)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "circle.h5"), *scene = tu_src("data/scenes/fig5.yaml");
+    char *ref = tu_path(dir, "ref.h5"), *out = tu_path(dir, "out.h5"), *bad = tu_path(dir, "bad.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "circle", "--duration", "0.6", "--rate", "200", "--speed",
+                             "15", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    static const char *const windows[] = {"2", "3", "1000000"};
+    static const char *const runs[][4] = {{"hdl32e", "-n", "4", NULL},
+                                          {"hdl32e", "--start", "-0.031", "-n"},
+                                          {"cam", "-n", "2", NULL}};
+    for (int k = 0; k < 3; k++) {
+        const char *cnt = k == 1 ? "3" : NULL;
+        r = tu_run("render", scene, "-t", gt, "-s", runs[k][0], "-o", ref, runs[k][1], runs[k][2], runs[k][3], cnt,
+                   NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        for (int w = 0; w < 3; w++) {
+            r = tu_run("render", scene, "-t", gt, "-s", runs[k][0], "-o", out, "--gt-window", windows[w], runs[k][1],
+                       runs[k][2], runs[k][3], cnt, NULL);
+            ck_assert_msg(r.status == 0, "%s", r.err);
+            tu_run_free(&r);
+            char grp[64];
+            snprintf(grp, sizeof grp, "/sensors/%s", runs[k][0]);
+            assert_same_group(ref, out, grp);
+            assert_same_group(ref, out, "/ground_truth");
+        }
+    }
+    /* Usage errors: a window under 2 rows. */
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--gt-window", "1", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--gt-window"));
+    tu_run_free(&r);
+    /* A frame time after the log: exit 1, the output untouched. */
+    size_t len0, len1;
+    char *before = tu_read_file(out, &len0);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--gt-window", "2", "--start", "5", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "no whole scan fits between t = 5") && strstr(r.err, gt), "%s", r.err);
+    tu_run_free(&r);
+    /* A bad row far from the rendered frames is still found (the whole log
+     * is checked, streamed, before any window): file, dataset and row. */
+    sensim_log *lg = sensim_log_create(bad, "test");
+    ck_assert_ptr_nonnull(lg);
+    double origin[3] = {0, 0, 0};
+    sensim_gt_writer *wr = sensim_gt_writer_create(lg, origin);
+    ck_assert_ptr_nonnull(wr);
+    sensim_gt_block b;
+    ck_assert_int_eq(sensim_gt_block_init(&b, 100), SENSIM_OK);
+    for (size_t i = 0; i < 100; i++) {
+        b.t[i] = 0.01 * (double)i;
+        for (int j = 0; j < 3; j++)
+            b.position[3 * i + j] = b.velocity[3 * i + j] = b.angular_velocity[3 * i + j] =
+                b.acceleration[3 * i + j] = 0;
+        b.orientation[4 * i] = i == 90 ? 2 : 1;
+        b.orientation[4 * i + 1] = b.orientation[4 * i + 2] = b.orientation[4 * i + 3] = 0;
+    }
+    b.n = 100;
+    ck_assert_int_eq(sensim_gt_writer_append(wr, &b), SENSIM_OK);
+    sensim_gt_writer_close(wr);
+    ck_assert_int_eq(sensim_log_commit(lg), SENSIM_OK);
+    sensim_gt_block_free(&b);
+    r = tu_run("render", scene, "-t", bad, "-s", "hdl32e", "-o", out, "--gt-window", "2", "-n", "1", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, bad) && strstr(r.err, "/ground_truth/orientation: row 90 is not a unit quaternion"),
+                  "%s", r.err);
+    tu_run_free(&r);
+    char *after = tu_read_file(out, &len1);
+    ck_assert(len0 == len1 && memcmp(before, after, len0) == 0);
+    free(before);
+    free(after);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(scene);
+    free(ref);
+    free(out);
+    free(bad);
+}
+END_TEST
+
 START_TEST(cli_render)
 {
     char *dir = tu_mkdtemp(), *gt = tu_path(dir, "line.h5"), *out = tu_path(dir, "scans.h5");
@@ -1018,6 +1127,71 @@ START_TEST(cli_render)
 }
 END_TEST
 
+/* The per-return object label: a wall (object 0, the plane x = 6) and the
+ * ground (object 1, z = -1.5); with atmospheric returns in dual mode some
+ * returns come from the air (an echo separation of 0.1 mm keeps them
+ * apart from the surface echoes). Each return's label must name the surface its
+ * point lies on (within 0.1 mm: float rounding of a 60 m range is 4 um), the air's
+ * returns SENSIM_RENDER_NO_OBJECT and lie on neither; every label occurs. */
+START_TEST(cli_render_object_labels)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "planes.yaml");
+    char *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(scene, "seed: 3\n"
+                                          "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                                          "meshes:\n  - {name: wall, plane: {size: [20, 20]}}\n"
+                                          "  - {name: ground, plane: {size: [200, 200]}}\n"
+                                          "objects:\n"
+                                          "  - {mesh: wall, material: grey, position: [6, 0, 0],\n"
+                                          "     orientation: [0.70710678, 0, 0.70710678, 0]}\n"
+                                          "  - {mesh: ground, material: grey, position: [0, 0, -1.5]}\n"
+                                          "atmosphere: {extinction: 0, returns: {probability: 0.05, shape: 2, scale: 1.5,"
+                                          " reflectance: 1}}\n"
+                                          "sensors:\n"
+                                          "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg],\n"
+                                          "     columns: 360, rate_hz: 10, max_range: 60, falloff: none,\n"
+                                          "     returns: dual, echo_separation: 0.0001}\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", "2", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t n, nb, m, mb;
+    float *pts = read_dset(out, "/sensors/lidar/points", SENSIM_F32, &n, &nb);
+    uint32_t *obj = read_dset(out, "/sensors/lidar/object", SENSIM_U32, &m, &mb);
+    ck_assert_uint_eq(m, n);
+    ck_assert_uint_gt(n, 1000);
+    size_t seen[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++) {
+        const float *q = pts + 4 * i;
+        double dwall = fabs(q[0] - 6), dground = fabs(q[2] + 1.5);
+        if (obj[i] == 0) {
+            ck_assert_msg(dwall < 1e-4, "return %zu labelled 0 at x = %g", i, q[0]);
+            seen[0]++;
+        } else if (obj[i] == 1) {
+            ck_assert_msg(dground < 1e-4, "return %zu labelled 1 at z = %g", i, q[2]);
+            seen[1]++;
+        } else {
+            ck_assert_msg(obj[i] == SENSIM_RENDER_NO_OBJECT, "return %zu: label %u", i, obj[i]);
+            ck_assert_msg(dwall > 1e-4 && dground > 1e-4, "air return %zu on a plane: %g %g %g", i, q[0], q[1], q[2]);
+            seen[2]++;
+        }
+    }
+    ck_assert_uint_gt(seen[0], 100);
+    ck_assert_uint_gt(seen[1], 100);
+    ck_assert_uint_gt(seen[2], 10);
+    free(pts);
+    free(obj);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(scene);
+    free(out);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -1039,6 +1213,8 @@ Suite *suite_render(void)
     tcase_add_test(tc, cli_render);
     tcase_add_test(tc, lidar_noise_on_plane);
     tcase_add_test(tc, cli_render_rig);
+    tcase_add_test(tc, cli_render_object_labels);
+    tcase_add_test(tc, cli_render_gt_window);
     suite_add_tcase(su, tc);
     return su;
 }

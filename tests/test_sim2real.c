@@ -21,7 +21,9 @@ static double json_num(const char *text, const char *key)
 
 /* Checks one generator's block of the JSON: the first model of the ranking
  * is the generator, its VEPD is positive (the real set is an independent
- * draw, not a copy) and at least `factor` times below every other model's. */
+ * draw, not a copy) and at least `factor` times below every other model's;
+ * the permutation test finds the generator's set indistinguishable from the
+ * real one (p > 0.05) and every other set distinguishable (p < 0.05). */
 static void check_generator(const char *out, const char *gen, double factor)
 {
     char pat[128];
@@ -37,10 +39,14 @@ static void check_generator(const char *out, const char *gen, double factor)
     ck_assert_msg(!strncmp(m + 11, gen, strlen(gen)) && m[11 + strlen(gen)] == '"', "ranking starts with %.30s", m);
     double best = json_num(m, "vepd");
     ck_assert_msg(best > 0 && isfinite(best), "generator %s: VEPD %g", gen, best);
+    double pg = json_num(m, "p");
+    ck_assert_msg(pg > 0.05 && pg <= 1, "generator %s: p %g", gen, pg);
     int others = 0;
     for (const char *q = strstr(m + 1, "{\"model\": \""); q && (!end || q < end); q = strstr(q + 1, "{\"model\": \"")) {
         double v = json_num(q, "vepd");
         ck_assert_msg(v > factor * best, "generator %s: VEPD %g, but %.40s has %g", gen, best, q, v);
+        double p = json_num(q, "p");
+        ck_assert_msg(p < 0.05 && p > 0, "generator %s: %.40s has p %g", gen, q, p);
         others++;
     }
     ck_assert_int_eq(others, 4);
@@ -50,18 +56,25 @@ static void check_generator(const char *out, const char *gen, double factor)
  * size the runner-up is more than 10 times the generator's VEPD (measured:
  * about 16x for Ch:Gauss, hundreds for Ch:RW), so the factor 3 asserted
  * below leaves room for other seeds while still failing if the score could
- * not tell the models apart. */
+ * not tell the models apart. The paired permutation test has 2^6 = 64
+ * distinct relabelings of 6 pairs; the observed one and its mirror (all
+ * pairs swapped) give the smallest exact p, 2/64 = 0.031, which the wrong
+ * models reach (measured 0.0319). With 9999 relabelings the Monte Carlo p
+ * of an exact 0.031 is below 0.031 + 5 SE = 0.040 < 0.05; the generator
+ * measured p 0.75 (Ch:Gauss) and 0.93 (Ch:RW), where under "one model" p
+ * is uniform: a fixed-seed fact, not a bound. */
 START_TEST(generator_ranks_first)
 {
     char *dir = tu_mkdtemp(), *out = tu_path(dir, "run"), *data = tu_src("data");
     tu_run_result r = tu_run("sim2real", "--generator", "ch-gauss,Ch:RW", "--tests", "2", "--duration", "15",
-                             "--bootstrap", "50", "--data", data, "--dir", out, "--json", NULL);
+                             "--bootstrap", "50", "--permutations", "9999", "--data", data, "--dir", out, "--json", NULL);
     ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
     check_generator(r.out, "ch-gauss", 3.0);
     check_generator(r.out, "ch-rw", 3.0);
     ck_assert_ptr_nonnull(strstr(r.out, "\"sim_seeds\": [1, 6], \"real_seeds\": [1001, 1006]"));
     ck_assert_ptr_nonnull(strstr(r.out, "\"generator_first\": true"));
     ck_assert_ptr_null(strstr(r.out, "\"generator_first\": false"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"n_perm\": 9999"));
     /* The logs are removed once scored. */
     char *work = tu_path(out, "work");
     ck_assert(!tu_file_exists(work));
@@ -136,6 +149,15 @@ START_TEST(bad_input)
     r = tu_run("sim2real", "--tests", "0", "--data", data, "--dir", out, NULL);
     ck_assert_int_eq(r.status, 2);
     tu_run_free(&r);
+    const char *bad_perm[] = {"-1", "many", "1e9", ""};
+    for (int i = 0; i < 4; i++) {
+        r = tu_run("sim2real", "--permutations", bad_perm[i], "--data", data, "--dir", out, NULL);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, "--permutations: '") && strstr(r.err, "' is not a count from 0 to 1e8"), "%s",
+                      r.err);
+        ck_assert(!tu_file_exists(out));
+        tu_run_free(&r);
+    }
     /* No data: exit 1 naming the rig, nothing created. */
     char *none = tu_path(dir, "nodata");
     r = tu_run("sim2real", "--data", none, "--dir", out, NULL);

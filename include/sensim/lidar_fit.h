@@ -75,6 +75,28 @@ sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_
                                        size_t ntargets, double range_sigma_base, double range_sigma_slope,
                                        double *planes, sensim_lidar_angular_result *r);
 
+/* The plane of each target and how flat it is, to choose planar targets
+ * and to give reference ranges. Same inputs as sensim_lidar_fit_angular.
+ * planes: ntargets * 4 (as there; NAN for a target with < 3 returns seen in
+ * >= 3 scans). flatness: ntargets or NULL: the mean squared distance of the
+ * scan-mean points from their plane over its expectation from the scatter
+ * across scans, sum(mean_d^2) / sum(var_d / n) times (m / (m - 3)) for m
+ * returns: about 1 for a plane, far above for a curved or folded surface;
+ * INFINITY when the returns do not scatter and the means are off the plane
+ * by more than 1e-6 (1 m + their mean range) RMS (float rounding), 1 when
+ * they do not scatter and lie on it; NAN
+ * for an unused target or m <= 3. flatness_sd: ntargets or NULL: the
+ * flatness's standard deviation for a true plane, sqrt(2 sum v_i^2) / sum
+ * v_i with v_i the variance of return i's mean (NAN without scatter).
+ * count: ntargets or NULL: returns used.
+ * reference: npoints or NULL: where the return's mean ray meets its
+ * target's plane (m), NAN off the targets and at incidence angles over
+ * 75 deg, where a tilt of the fitted plane moves it most (for sensim_lidar_fit_range's
+ * per-beam bias, relative to the planes the same data made). */
+sensim_status sensim_lidar_fit_planes(const float *points, size_t nscans, size_t npoints, const int32_t *target,
+                                      size_t ntargets, double *planes, double *flatness, double *flatness_sd,
+                                      size_t *count, float *reference);
+
 #ifdef __cplusplus
 }
 #endif

@@ -38,7 +38,8 @@ typedef enum sensim_dtype {
     SENSIM_U8,
     SENSIM_U16,
     SENSIM_U64,
-    SENSIM_I8
+    SENSIM_I8,
+    SENSIM_U32
 } sensim_dtype;
 
 size_t sensim_dtype_size(sensim_dtype t);

@@ -1,6 +1,7 @@
 /* sensim/metrics.h - sim2real scores: 1-D Wasserstein distance, spectral
  * flatness, and the VEPD score of seed 004 (Velocity Estimation Performance
- * Difference) over sets of tests, with a bootstrap confidence interval.
+ * Difference) over sets of tests, with a bootstrap confidence interval and a
+ * permutation test.
  *
  * Per test (MODELS.md "Sim2real: VEPD", the authors' scoring procedure):
  * ground truth and the judge's speed estimate are put on a 15 Hz grid
@@ -134,6 +135,44 @@ typedef struct sensim_vepd_ci {
  * function of the inputs and the seed. n_boot >= 10, 0 < level < 1. */
 sensim_status sensim_vepd_bootstrap(const sensim_vepd_test *real, size_t nr, const sensim_vepd_test *sim, size_t ns,
                                     size_t n_boot, uint64_t seed, double level, sensim_vepd_ci *out);
+
+/* Two-sample permutation test of "real and simulated tests come from the
+ * same distribution", with VEPD as the statistic. A VEPD between two finite
+ * samples of one distribution is > 0 (and its percentile bootstrap interval
+ * lies above it); the permutation p-value says whether the observed VEPD is
+ * larger than relabelings of the pooled tests give.
+ *
+ * Each of the n_perm relabelings shuffles the pooled tests within each
+ * stratum (Fisher-Yates) and gives the first nr_k of stratum k to the real
+ * set, the rest to the simulated set, so every stratum keeps its sizes
+ * (stratified permutation: a combined score over scenarios is compared with
+ * relabelings that keep the scenario mix of each set). VEPD is recomputed on
+ * all the tests, as sensim_vepd_compare does. p = (1 + n_ge) / (n_perm + 1),
+ * n_ge the relabelings whose VEPD is >= the observed one less a relative
+ * 1e-12 (so that ties broken by rounding count as ties). p >= 1 / (n_perm +
+ * 1); it is an exact-level test (P(p <= a) <= a under exchangeability).
+ *
+ * real_stratum[nr] and sim_stratum[ns] label the tests' strata (any values;
+ * tests with equal labels form a stratum), or both are NULL: one stratum. A
+ * stratum present in only one set keeps its labels. Choose the strata within
+ * which tests are exchangeable under the null: where each simulated test
+ * replicates one real test (same maneuver: sensim vepd's test names), one
+ * stratum per pair (a paired test); for independent repeats, one per
+ * scenario. Draws come from the
+ * counter-based stream (seed, sensor "vepd-permutation", stream 0) indexed by
+ * permutation * (nr + ns) + position, so p is a pure function of the inputs
+ * and the seed, whatever the thread count. n_perm >= 1. */
+typedef struct sensim_vepd_perm {
+    double vepd;   /* observed VEPD */
+    double p;      /* (1 + n_ge) / (n_perm + 1) */
+    size_t n_ge;   /* relabelings with VEPD >= observed */
+    size_t n_perm; /* relabelings drawn */
+    uint64_t seed;
+} sensim_vepd_perm;
+
+sensim_status sensim_vepd_permutation(const sensim_vepd_test *real, size_t nr, const size_t *real_stratum,
+                                      const sensim_vepd_test *sim, size_t ns, const size_t *sim_stratum,
+                                      size_t n_perm, uint64_t seed, sensim_vepd_perm *out);
 
 /* ---- SVG histogram ---- */
 

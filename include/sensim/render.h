@@ -150,6 +150,28 @@ int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertic
  * binary_little_endian; vertex x y z and a face list). Errors name the file
  * and line. */
 int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path);
+/* Up axis of a mesh file. Y-up files are turned Z-up by the rotation
+ * (x, y, z) -> (z, x, y): file +Y (up) becomes +z, file +Z (glTF's
+ * forward, where an asset faces) becomes +x (forward) and file +X (glTF's
+ * left) becomes +y (left). AUTO: Y-up for glTF, Z-up (as is) for OBJ and
+ * PLY. */
+typedef enum sensim_mesh_up {
+    SENSIM_MESH_UP_AUTO = 0,
+    SENSIM_MESH_UP_Z,
+    SENSIM_MESH_UP_Y
+} sensim_mesh_up;
+/* sensim_scene_load_mesh with an up axis; also reads glTF 2.0 (.gltf with
+ * external or base64 buffers, .glb): triangle primitives (modes 4, 5, 6)
+ * with float VEC3 positions and u8/u16/u32 indices of every mesh placed by
+ * the node hierarchy (matrix or TRS) of the default scene (else scene 0,
+ * else all root nodes), merged into one mesh. Sparse accessors, quantized
+ * positions and required extensions are rejected. Errors name the file and
+ * the JSON path (accessors[3].componentType) or byte offset. */
+int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up);
+/* Size and axis-aligned bounds (local frame) of mesh `mesh`; any output
+ * may be NULL. */
+sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
+                                     double lo[3], double hi[3]);
 /* Primitive generators, tessellated into triangles. Plane: size_x by size_y
  * in the local x-y plane, centred, normal +z, nx by ny cells. Box: centred.
  * Cylinder: axis +z from z = 0 to height, closed, `segments` around. Sphere:
@@ -186,7 +208,25 @@ sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3],
  * eq. 13: a lidar return is attenuated by exp(-2 alpha r), a camera ray by
  * exp(-alpha r) towards the sky colour. */
 sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction);
+/* Extinction from the meteorological visibility V (m): Koschmieder's
+ * alpha = 3.912 / V at 550 nm (2 % contrast threshold, ln 50 = 3.912) with
+ * the wavelength dependence of Kim, Bruce & Korevaar (2001, Proc. SPIE 4214,
+ * eq. 2-3): alpha(lambda) = 3.912 / V (lambda / 550 nm)^-q, q = 1.6 for
+ * V > 50 km, 1.3 for 6 < V <= 50 km, 0.16 V + 0.34 (V in km) for
+ * 1 < V <= 6 km, V - 0.5 for 0.5 < V <= 1 km, 0 below. V > 0 and finite;
+ * wavelength (m) > 0. NAN for bad arguments. */
+double sensim_visibility_extinction(double visibility, double wavelength);
+/* Sets the atmosphere from a visibility V (m, > 0): each lidar uses
+ * sensim_visibility_extinction(V, its wavelength), the camera that at
+ * 550 nm. Replaces an extinction set before, and the reverse. */
+sensim_status sensim_scene_set_visibility(sensim_scene *s, double visibility);
+/* The visibility set (m), or 0 when the atmosphere is an extinction. */
+double sensim_scene_visibility(const sensim_scene *s);
+/* Extinction (1/m) at the camera (550 nm, or the fixed coefficient). */
 double sensim_scene_extinction(const sensim_scene *s);
+/* Extinction (1/m) at a wavelength (m): from the visibility if one is set,
+ * else the fixed coefficient. */
+double sensim_scene_extinction_at(const sensim_scene *s, double wavelength);
 /* Atmospheric returns (seed 002 eq. 14): each lidar beam, with probability
  * `probability`, gets an echo from the air at a range drawn from
  * Gamma(shape k, scale theta) (m), with the intensity of a Lambertian
@@ -271,6 +311,9 @@ typedef struct sensim_render_lidar_params {
     /* Seed 002 eq. 21: beam waist w(x) = x tan(divergence/2) + waist, detector
      * radius receiver_radius, detector offset receiver_offset (m). */
     double waist, receiver_radius, receiver_offset;
+    /* Laser wavelength (m), 200 nm..20 um; default 905 nm. Picks the
+     * extinction of a scene whose atmosphere is given as a visibility. */
+    double wavelength;
     /* s per column firing cycle (presets); when > 0 a loader that changes
      * rate_hz recomputes columns = round(1 / (rate_hz * firing_cycle)). */
     double firing_cycle;
@@ -315,7 +358,14 @@ struct sensim_render_lidar_points {
     uint16_t *channel;
     uint8_t *return_index;
     float *time_offset; /* s since the scan start */
+    /* Scene object the return came from: its index among the scene's
+     * objects (the order of the scene file's `objects:` list, an entry with
+     * `repeat: {count: n}` taking n consecutive numbers; see
+     * sensim_scene_object_count), that of the brightest sub-ray when an echo
+     * merges several, SENSIM_RENDER_NO_OBJECT for an atmospheric return. */
+    uint32_t *object;
 };
+#define SENSIM_RENDER_NO_OBJECT UINT32_C(0xFFFFFFFF)
 
 sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l);
 void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pts);

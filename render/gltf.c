@@ -1,0 +1,1091 @@
+/* glTF 2.0 meshes (Khronos glTF 2.0 specification): .gltf (JSON, buffers
+ * in external files relative to the .gltf or in base64 data: URIs) and .glb
+ * (12-byte header, a JSON chunk and an optional BIN chunk). Only what a ray
+ * caster needs is read: triangle primitives (mode 4, and strips and fans,
+ * modes 5 and 6), float VEC3 POSITION accessors, optional u8/u16/u32
+ * indices, bufferView byteStride, and the node hierarchy (matrix or TRS) of
+ * the default scene (else scene 0, else every root node; with no nodes at
+ * all, every mesh untransformed). Every instance of every primitive becomes
+ * part of one sensim mesh, in glTF's own axes (meshio.c converts Y-up).
+ *
+ * The file is untrusted: every offset, length, stride and index is checked
+ * (in 64-bit arithmetic, against overflow) before a byte is read, and JSON
+ * nesting is bounded. Errors name the file and the JSON path
+ * ("accessors[3].componentType") or the byte offset of a syntax error.
+ * Sparse accessors, accessors without a bufferView, quantized positions and
+ * any extensionsRequired are rejected, not guessed at. */
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render_internal.h"
+
+/* ---- a small strict JSON parser (RFC 8259) ---- */
+
+typedef enum { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ } jtype;
+
+typedef struct jval {
+    jtype t;
+    size_t off; /* byte offset of the value in the JSON text */
+    double num;
+    char *str;
+    size_t n;
+    struct jval *item; /* arrays and objects */
+    char **key;        /* objects */
+} jval;
+
+typedef struct {
+    const char *s;
+    size_t len, pos;
+    const char *path;
+    int depth;
+} jparser;
+
+#define JSON_MAX_DEPTH 64
+
+static void jfree(jval *v)
+{
+    if (!v)
+        return;
+    free(v->str);
+    for (size_t i = 0; i < v->n; i++) {
+        jfree(&v->item[i]);
+        if (v->key)
+            free(v->key[i]);
+    }
+    free(v->item);
+    free(v->key);
+}
+
+static int jerr(const jparser *p, size_t off, const char *what)
+{
+    int line = 1;
+    size_t col = 1;
+    for (size_t i = 0; i < off && i < p->len; i++) {
+        if (p->s[i] == '\n') {
+            line++;
+            col = 1;
+        } else
+            col++;
+    }
+    sensim_error(SENSIM_EFORMAT, "%s: JSON byte %zu (line %d, column %zu): %s", p->path, off, line, col, what);
+    return -1;
+}
+
+static void jskip(jparser *p)
+{
+    while (p->pos < p->len &&
+           (p->s[p->pos] == ' ' || p->s[p->pos] == '\t' || p->s[p->pos] == '\n' || p->s[p->pos] == '\r'))
+        p->pos++;
+}
+
+static int jvalue(jparser *p, jval *v);
+
+static int hex4(const jparser *p, size_t at, unsigned *out)
+{
+    unsigned u = 0;
+    if (at + 4 > p->len)
+        return -1;
+    for (int i = 0; i < 4; i++) {
+        char c = p->s[at + i];
+        u <<= 4;
+        if (c >= '0' && c <= '9')
+            u |= (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            u |= (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            u |= (unsigned)(c - 'A' + 10);
+        else
+            return -1;
+    }
+    *out = u;
+    return 0;
+}
+
+/* A string at p->pos (the opening quote); unescaped into *out (malloc'd). */
+static int jstring(jparser *p, char **out)
+{
+    size_t start = p->pos++;
+    /* The unescaped string is never longer than the escaped one. */
+    size_t end = p->pos;
+    while (end < p->len && p->s[end] != '"')
+        end += p->s[end] == '\\' ? 2 : 1;
+    if (end >= p->len)
+        return jerr(p, start, "unterminated string");
+    char *o = malloc(end - p->pos + 1);
+    if (!o) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", p->path);
+        return -1;
+    }
+    size_t k = 0;
+    while (p->s[p->pos] != '"') {
+        unsigned char c = (unsigned char)p->s[p->pos];
+        if (c < 0x20) {
+            free(o);
+            return jerr(p, p->pos, "control character in a string");
+        }
+        if (c != '\\') {
+            o[k++] = (char)c;
+            p->pos++;
+            continue;
+        }
+        char e = p->s[p->pos + 1];
+        const char *map = "\"\"\\\\//b\bf\fn\nr\rt\t";
+        const char *m = NULL;
+        for (int i = 0; map[i]; i += 2)
+            if (map[i] == e)
+                m = map + i + 1;
+        if (m) {
+            o[k++] = *m;
+            p->pos += 2;
+            continue;
+        }
+        unsigned u, u2;
+        if (e != 'u' || hex4(p, p->pos + 2, &u) < 0) {
+            free(o);
+            return jerr(p, p->pos, "bad escape in a string");
+        }
+        p->pos += 6;
+        if (u >= 0xD800 && u < 0xDC00) {
+            if (p->pos + 6 > p->len || p->s[p->pos] != '\\' || p->s[p->pos + 1] != 'u' ||
+                hex4(p, p->pos + 2, &u2) < 0 || u2 < 0xDC00 || u2 >= 0xE000) {
+                free(o);
+                return jerr(p, p->pos - 6, "unpaired surrogate in a string");
+            }
+            p->pos += 6;
+            u = 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00);
+        } else if (u >= 0xDC00 && u < 0xE000) {
+            free(o);
+            return jerr(p, p->pos - 6, "unpaired surrogate in a string");
+        }
+        /* UTF-8 of u takes at most 4 bytes; its escape took at least 6. */
+        if (u < 0x80)
+            o[k++] = (char)u;
+        else if (u < 0x800) {
+            o[k++] = (char)(0xC0 | (u >> 6));
+            o[k++] = (char)(0x80 | (u & 0x3F));
+        } else if (u < 0x10000) {
+            o[k++] = (char)(0xE0 | (u >> 12));
+            o[k++] = (char)(0x80 | ((u >> 6) & 0x3F));
+            o[k++] = (char)(0x80 | (u & 0x3F));
+        } else {
+            o[k++] = (char)(0xF0 | (u >> 18));
+            o[k++] = (char)(0x80 | ((u >> 12) & 0x3F));
+            o[k++] = (char)(0x80 | ((u >> 6) & 0x3F));
+            o[k++] = (char)(0x80 | (u & 0x3F));
+        }
+    }
+    o[k] = 0;
+    p->pos++;
+    *out = o;
+    return 0;
+}
+
+static int isdig(char c) { return c >= '0' && c <= '9'; }
+
+static int jnumber(jparser *p, jval *v)
+{
+    size_t i = p->pos;
+    if (i < p->len && p->s[i] == '-')
+        i++;
+    if (i < p->len && p->s[i] == '0')
+        i++;
+    else if (i < p->len && isdig(p->s[i]))
+        while (i < p->len && isdig(p->s[i]))
+            i++;
+    else
+        return jerr(p, p->pos, "bad number");
+    if (i < p->len && p->s[i] == '.') {
+        if (++i >= p->len || !isdig(p->s[i]))
+            return jerr(p, p->pos, "bad number (digits must follow '.')");
+        while (i < p->len && isdig(p->s[i]))
+            i++;
+    }
+    if (i < p->len && (p->s[i] == 'e' || p->s[i] == 'E')) {
+        i++;
+        if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
+            i++;
+        if (i >= p->len || !isdig(p->s[i]))
+            return jerr(p, p->pos, "bad number (exponent without digits)");
+        while (i < p->len && isdig(p->s[i]))
+            i++;
+    }
+    char buf[64];
+    if (i - p->pos >= sizeof buf)
+        return jerr(p, p->pos, "number too long");
+    memcpy(buf, p->s + p->pos, i - p->pos);
+    buf[i - p->pos] = 0;
+    v->t = J_NUM;
+    v->num = strtod(buf, NULL);
+    p->pos = i;
+    return 0;
+}
+
+static int jpush(jparser *p, jval *v, size_t *cap)
+{
+    if (v->n == *cap) {
+        size_t c = *cap ? 2 * *cap : 4;
+        jval *it = realloc(v->item, c * sizeof *it);
+        if (it)
+            v->item = it;
+        if (v->t == J_OBJ) {
+            char **k = realloc(v->key, c * sizeof *k);
+            if (k)
+                v->key = k;
+            if (!k)
+                it = NULL;
+        }
+        if (!it) {
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", p->path);
+            return -1;
+        }
+        *cap = c;
+    }
+    memset(&v->item[v->n], 0, sizeof v->item[v->n]);
+    if (v->key)
+        v->key[v->n] = NULL;
+    v->n++;
+    return 0;
+}
+
+static int jcontainer(jparser *p, jval *v, char close)
+{
+    size_t cap = 0;
+    v->t = close == '}' ? J_OBJ : J_ARR;
+    p->pos++;
+    if (++p->depth > JSON_MAX_DEPTH)
+        return jerr(p, v->off, "nested too deeply");
+    jskip(p);
+    if (p->pos < p->len && p->s[p->pos] == close) {
+        p->pos++;
+        p->depth--;
+        return 0;
+    }
+    for (;;) {
+        jskip(p);
+        if (jpush(p, v, &cap) < 0)
+            return -1;
+        if (v->t == J_OBJ) {
+            if (p->pos >= p->len || p->s[p->pos] != '"')
+                return jerr(p, p->pos, "expected a member name (a string)");
+            size_t koff = p->pos;
+            if (jstring(p, &v->key[v->n - 1]) < 0)
+                return -1;
+            for (size_t i = 0; i + 1 < v->n; i++)
+                if (strcmp(v->key[i], v->key[v->n - 1]) == 0)
+                    return jerr(p, koff, "duplicate member name");
+            jskip(p);
+            if (p->pos >= p->len || p->s[p->pos] != ':')
+                return jerr(p, p->pos, "expected ':'");
+            p->pos++;
+        }
+        if (jvalue(p, &v->item[v->n - 1]) < 0)
+            return -1;
+        jskip(p);
+        if (p->pos < p->len && p->s[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->pos < p->len && p->s[p->pos] == close) {
+            p->pos++;
+            p->depth--;
+            return 0;
+        }
+        return jerr(p, p->pos, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+    }
+}
+
+static int jvalue(jparser *p, jval *v)
+{
+    jskip(p);
+    v->off = p->pos;
+    if (p->pos >= p->len)
+        return jerr(p, p->pos, "unexpected end of JSON");
+    char c = p->s[p->pos];
+    static const struct {
+        const char *word;
+        jtype t;
+        int b;
+    } lit[] = {{"true", J_BOOL, 1}, {"false", J_BOOL, 0}, {"null", J_NULL, 0}};
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(lit[i].word);
+        if (c == lit[i].word[0]) {
+            if (p->len - p->pos < l || memcmp(p->s + p->pos, lit[i].word, l) != 0)
+                return jerr(p, p->pos, "unexpected word");
+            v->t = lit[i].t;
+            v->num = lit[i].b;
+            p->pos += l;
+            return 0;
+        }
+    }
+    if (c == '{')
+        return jcontainer(p, v, '}');
+    if (c == '[')
+        return jcontainer(p, v, ']');
+    if (c == '"') {
+        v->t = J_STR;
+        return jstring(p, &v->str);
+    }
+    if (c == '-' || isdig(c))
+        return jnumber(p, v);
+    return jerr(p, p->pos, "expected a value");
+}
+
+static int json_parse(const char *path, const char *s, size_t len, jval *root)
+{
+    jparser p = {s, len, 0, path, 0};
+    memset(root, 0, sizeof *root);
+    if (jvalue(&p, root) < 0)
+        return -1;
+    jskip(&p);
+    if (p.pos != len)
+        return jerr(&p, p.pos, "trailing characters after the JSON value");
+    if (root->t != J_OBJ)
+        return jerr(&p, 0, "a glTF document is a JSON object");
+    return 0;
+}
+
+static const jval *jget(const jval *o, const char *key)
+{
+    if (!o || o->t != J_OBJ)
+        return NULL;
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->key[i], key) == 0)
+            return &o->item[i];
+    return NULL;
+}
+
+/* ---- glTF ---- */
+
+typedef struct {
+    const char *path;
+    char dir[4096];
+    const jval *root;
+    const unsigned char *bin; /* GLB BIN chunk, or NULL */
+    size_t bin_len;
+    unsigned char **buf; /* loaded buffers [nbuffers] */
+    size_t *buf_len;
+    size_t nbuf;
+    float *v;
+    size_t nv, cv;
+    uint32_t *t;
+    size_t nt, ct;
+} gltf;
+
+/* Checks and returns a non-negative integer member; `required` 0 leaves
+ * *out as is when the member is absent. */
+static int gint(const gltf *g, const jval *o, const char *where, const char *key, int required, uint64_t max,
+                uint64_t *out)
+{
+    const jval *v = jget(o, key);
+    if (!v) {
+        if (required) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s: missing '%s'", g->path, where, key);
+            return -1;
+        }
+        return 0;
+    }
+    if (v->t != J_NUM || !(v->num >= 0) || v->num != floor(v->num) || v->num > (double)max) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.%s: expected an integer 0..%llu", g->path, where, key,
+                     (unsigned long long)max);
+        return -1;
+    }
+    *out = (uint64_t)v->num;
+    return 0;
+}
+
+/* Element `index` of top-level array `name` (an object), else an error;
+ * `where` (may be NULL) gets its path, "name[index]". */
+static const jval *gitem(const gltf *g, const char *name, uint64_t index, const char *from, char where[64])
+{
+    const jval *a = jget(g->root, name);
+    if (where)
+        snprintf(where, 64, "%s[%llu]", name, (unsigned long long)index);
+    if (!a || a->t != J_ARR || index >= a->n || a->item[index].t != J_OBJ) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %s[%llu] does not exist (%zu %s)", g->path, from, name,
+                     (unsigned long long)index, a && a->t == J_ARR ? a->n : 0, name);
+        return NULL;
+    }
+    return &a->item[index];
+}
+
+static int b64val(unsigned char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Strict base64 (RFC 4648, '=' padding optional at the end only). */
+static int b64decode(const char *s, unsigned char **out, size_t *outlen)
+{
+    size_t n = strlen(s);
+    while (n > 0 && s[n - 1] == '=')
+        n--;
+    if (strlen(s) - n > 2 || n % 4 == 1)
+        return -1;
+    unsigned char *o = malloc(n / 4 * 3 + 3);
+    if (!o)
+        return -2;
+    size_t k = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64val((unsigned char)s[i]);
+        if (v < 0) {
+            free(o);
+            return -1;
+        }
+        acc = (acc << 6) | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            o[k++] = (unsigned char)(acc >> bits);
+        }
+    }
+    *out = o;
+    *outlen = k;
+    return 0;
+}
+
+static unsigned char *read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    unsigned char *d = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n == cap) {
+            size_t c = cap ? 2 * cap : 65536;
+            unsigned char *x = realloc(d, c);
+            if (!x) {
+                free(d);
+                fclose(f);
+                sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+                return NULL;
+            }
+            d = x;
+            cap = c;
+        }
+        size_t r = fread(d + n, 1, cap - n, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(d);
+        sensim_error(SENSIM_EIO, "%s: read error", path);
+        return NULL;
+    }
+    *len = n;
+    return d;
+}
+
+/* Buffer i's bytes (at least its byteLength), loaded on first use. */
+static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char *from)
+{
+    char where[64];
+    const jval *b = gitem(g, "buffers", i, from, where);
+    if (!b)
+        return NULL;
+    uint64_t blen = 0;
+    if (gint(g, b, where, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0)
+        return NULL;
+    if (g->buf[i]) {
+        *len = (size_t)blen;
+        return g->buf[i];
+    }
+    const jval *uri = jget(b, "uri");
+    unsigned char *data = NULL;
+    size_t have = 0;
+    if (!uri) {
+        if (i != 0 || !g->bin) {
+            sensim_error(SENSIM_ENOTFOUND, "%s: %s: no uri and no GLB BIN chunk", g->path, where);
+            return NULL;
+        }
+        if (g->bin_len < blen) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.byteLength: %llu bytes but the BIN chunk has %zu", g->path, where,
+                         (unsigned long long)blen, g->bin_len);
+            return NULL;
+        }
+        *len = (size_t)blen;
+        return g->bin;
+    }
+    if (uri->t != J_STR) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.uri: expected a string", g->path, where);
+        return NULL;
+    }
+    if (strncmp(uri->str, "data:", 5) == 0) {
+        const char *comma = strchr(uri->str, ',');
+        if (!comma || comma - uri->str < 12 || strncmp(comma - 7, ";base64", 7) != 0) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: only base64 data: URIs are supported", g->path, where);
+            return NULL;
+        }
+        int r = b64decode(comma + 1, &data, &have);
+        if (r == -2) {
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+            return NULL;
+        }
+        if (r < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.uri: bad base64", g->path, where);
+            return NULL;
+        }
+    } else {
+        if (strstr(uri->str, "://") || uri->str[0] == '/' || !uri->str[0]) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: '%s' is not a relative file name", g->path, where,
+                         uri->str);
+            return NULL;
+        }
+        /* Percent-decode (RFC 3986) the relative reference. */
+        char name[4096], full[8192];
+        size_t k = 0;
+        for (const char *c = uri->str; *c && k + 1 < sizeof name; c++) {
+            unsigned h;
+            char hx[5] = {'0', '0', 0, 0, 0};
+            if (*c == '%' && c[1] && c[2]) {
+                hx[2] = c[1];
+                hx[3] = c[2];
+                jparser jp = {hx, 4, 0, g->path, 0};
+                if (hex4(&jp, 0, &h) < 0 || h == 0) {
+                    sensim_error(SENSIM_EFORMAT, "%s: %s.uri: bad percent escape", g->path, where);
+                    return NULL;
+                }
+                name[k++] = (char)h;
+                c += 2;
+            } else
+                name[k++] = *c;
+        }
+        name[k] = 0;
+        snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
+        data = read_all(full, &have);
+        if (!data) {
+            sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
+            return NULL;
+        }
+    }
+    if (have < blen) {
+        free(data);
+        sensim_error(SENSIM_EFORMAT, "%s: %s: byteLength is %llu but the data has %zu bytes", g->path, where,
+                     (unsigned long long)blen, have);
+        return NULL;
+    }
+    g->buf[i] = data;
+    *len = (size_t)blen;
+    return data;
+}
+
+/* An accessor read for elements of `ncomp` components: where the data
+ * starts, the stride, the count and the component type. */
+typedef struct {
+    const unsigned char *p;
+    size_t stride, count;
+    unsigned ctype;
+} gview;
+
+static size_t csize(unsigned ctype)
+{
+    switch (ctype) {
+    case 5120: case 5121: return 1;
+    case 5122: case 5123: return 2;
+    case 5125: case 5126: return 4;
+    default: return 0;
+    }
+}
+
+static int gaccessor(gltf *g, uint64_t ai, const char *type, int ncomp, const char *from, gview *out)
+{
+    char where[64];
+    const jval *a = gitem(g, "accessors", ai, from, where);
+    if (!a)
+        return -1;
+    uint64_t ct = 0, count = 0, aoff = 0, bvi = 0;
+    if (jget(a, "sparse")) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.sparse: sparse accessors are not supported", g->path, where);
+        return -1;
+    }
+    if (!jget(a, "bufferView")) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: accessors without a bufferView are not supported", g->path,
+                     where);
+        return -1;
+    }
+    const jval *ty = jget(a, "type");
+    if (!ty || ty->t != J_STR || strcmp(ty->str, type) != 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.type: expected \"%s\" (for %s)", g->path, where, type, from);
+        return -1;
+    }
+    if (gint(g, a, where, "componentType", 1, 100000, &ct) < 0 || gint(g, a, where, "count", 1, UINT32_MAX, &count) < 0 ||
+        gint(g, a, where, "byteOffset", 0, UINT32_MAX, &aoff) < 0 ||
+        gint(g, a, where, "bufferView", 1, UINT32_MAX, &bvi) < 0)
+        return -1;
+    if (count == 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.count: must be at least 1", g->path, where);
+        return -1;
+    }
+    if (ncomp == 3 && ct != 5126) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.componentType: %llu is not a supported position type (5126, "
+                     "float)", g->path, where, (unsigned long long)ct);
+        return -1;
+    }
+    if (ncomp == 1 && ct != 5121 && ct != 5123 && ct != 5125) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.componentType: %llu is not a supported index type (5121, 5123 "
+                     "or 5125)", g->path, where, (unsigned long long)ct);
+        return -1;
+    }
+    char bwhere[64];
+    const jval *bv = gitem(g, "bufferViews", bvi, where, bwhere);
+    if (!bv)
+        return -1;
+    uint64_t bi = 0, boff = 0, blen = 0, stride = 0;
+    if (gint(g, bv, bwhere, "buffer", 1, UINT32_MAX, &bi) < 0 || gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
+        gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0 ||
+        gint(g, bv, bwhere, "byteStride", 0, 252, &stride) < 0)
+        return -1;
+    size_t elem = csize((unsigned)ct) * (size_t)ncomp;
+    if (jget(bv, "byteStride") && (stride < 4 || stride % 4 || stride < elem)) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.byteStride: %llu is not a multiple of 4 in 4..252 holding a %zu-byte "
+                     "element", g->path, bwhere, (unsigned long long)stride, elem);
+        return -1;
+    }
+    if (!stride)
+        stride = elem;
+    size_t len;
+    const unsigned char *buf = gbuffer(g, bi, &len, bwhere);
+    if (!buf)
+        return -1;
+    if (boff > len || blen > len - boff) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)",
+                     g->path, bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen),
+                     (unsigned long long)bi, len);
+        return -1;
+    }
+    /* Last byte read: aoff + stride (count - 1) + elem; all < 2^53. */
+    uint64_t need = aoff + stride * (count - 1) + elem;
+    if (need > blen) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu elements from byteOffset %llu need %llu bytes, past the end of "
+                     "%s (%llu bytes)", g->path, where, (unsigned long long)count, (unsigned long long)aoff,
+                     (unsigned long long)need, bwhere, (unsigned long long)blen);
+        return -1;
+    }
+    out->p = buf + boff + aoff;
+    out->stride = (size_t)stride;
+    out->count = (size_t)count;
+    out->ctype = (unsigned)ct;
+    return 0;
+}
+
+static uint32_t gindex(const gview *v, size_t i)
+{
+    const unsigned char *p = v->p + i * v->stride;
+    if (v->ctype == 5121)
+        return *p;
+    if (v->ctype == 5123) {
+        uint16_t x;
+        memcpy(&x, p, 2);
+        return x;
+    }
+    uint32_t x;
+    memcpy(&x, p, 4);
+    return x;
+}
+
+/* Appends the triangles of meshes[mi] transformed by the column-major 4x4 m. */
+static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
+{
+    const jval *mesh = gitem(g, "meshes", mi, from, NULL);
+    if (!mesh)
+        return -1;
+    const jval *prims = jget(mesh, "primitives");
+    if (!prims || prims->t != J_ARR || prims->n == 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: meshes[%llu].primitives: expected a non-empty array", g->path,
+                     (unsigned long long)mi);
+        return -1;
+    }
+    for (size_t pi = 0; pi < prims->n; pi++) {
+        const jval *pr = &prims->item[pi];
+        char where[96];
+        snprintf(where, sizeof where, "meshes[%llu].primitives[%zu]", (unsigned long long)mi, pi);
+        if (pr->t != J_OBJ) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s: expected an object", g->path, where);
+            return -1;
+        }
+        uint64_t mode = 4, pos = 0, idx = 0;
+        if (gint(g, pr, where, "mode", 0, 6, &mode) < 0)
+            return -1;
+        if (mode < 4) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.mode: %llu (points or lines) cannot be ray cast; only "
+                         "triangles (4, 5, 6)", g->path, where, (unsigned long long)mode);
+            return -1;
+        }
+        const jval *attr = jget(pr, "attributes");
+        char awhere[128];
+        snprintf(awhere, sizeof awhere, "%s.attributes", where);
+        if (!attr || attr->t != J_OBJ || gint(g, attr, awhere, "POSITION", 1, UINT32_MAX, &pos) < 0) {
+            if (!attr || attr->t != J_OBJ)
+                sensim_error(SENSIM_EFORMAT, "%s: %s: missing attributes", g->path, where);
+            return -1;
+        }
+        char pwhere[160];
+        snprintf(pwhere, sizeof pwhere, "%s.POSITION", awhere);
+        gview pv, iv;
+        if (gaccessor(g, pos, "VEC3", 3, pwhere, &pv) < 0)
+            return -1;
+        int indexed = jget(pr, "indices") != NULL;
+        char iwhere[128];
+        snprintf(iwhere, sizeof iwhere, "%s.indices", where);
+        if (indexed && (gint(g, pr, where, "indices", 1, UINT32_MAX, &idx) < 0 ||
+                        gaccessor(g, idx, "SCALAR", 1, iwhere, &iv) < 0))
+            return -1;
+        size_t n = indexed ? iv.count : pv.count;
+        if ((mode == 4 && n % 3) || n < 3) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s: %zu %s do not make whole triangles", g->path, where, n,
+                         indexed ? "indices" : "vertices");
+            return -1;
+        }
+        size_t ntri = mode == 4 ? n / 3 : n - 2;
+        size_t base = g->nv;
+        if (pv.count > UINT32_MAX - base || render_grow((void **)&g->v, &g->cv, base + pv.count, 3 * sizeof *g->v) < 0 ||
+            render_grow((void **)&g->t, &g->ct, g->nt + ntri, 3 * sizeof *g->t) < 0) {
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory (or more than 2^32 vertices)", g->path);
+            return -1;
+        }
+        for (size_t i = 0; i < pv.count; i++) {
+            float x[3];
+            memcpy(x, pv.p + i * pv.stride, sizeof x);
+            if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) {
+                sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu is not finite", g->path, pwhere,
+                             (unsigned long long)pos, i);
+                return -1;
+            }
+            float *o = g->v + 3 * (base + i);
+            for (int r = 0; r < 3; r++) {
+                double w = m[r] * x[0] + m[4 + r] * x[1] + m[8 + r] * x[2] + m[12 + r];
+                if (!(fabs(w) <= FLT_MAX)) {
+                    sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu is out of float range after the "
+                                 "node transform (%s)", g->path, pwhere, (unsigned long long)pos, i, from);
+                    return -1;
+                }
+                o[r] = (float)w;
+            }
+        }
+        g->nv += pv.count;
+        for (size_t k = 0; k < ntri; k++) {
+            size_t c[3];
+            if (mode == 4)
+                c[0] = 3 * k, c[1] = 3 * k + 1, c[2] = 3 * k + 2;
+            else if (mode == 5) /* strip: keep the winding of every other triangle */
+                c[0] = k + (k & 1), c[1] = k + 1 - (k & 1), c[2] = k + 2;
+            else /* fan */
+                c[0] = 0, c[1] = k + 1, c[2] = k + 2;
+            uint32_t *t = g->t + 3 * g->nt;
+            for (int r = 0; r < 3; r++) {
+                uint32_t x = indexed ? gindex(&iv, c[r]) : (uint32_t)c[r];
+                if (x >= pv.count) {
+                    sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu: index %u out of range (%zu "
+                                 "vertices)", g->path, iwhere, (unsigned long long)idx, c[r], x, pv.count);
+                    return -1;
+                }
+                t[r] = (uint32_t)base + x;
+            }
+            if (scene_triangle_degenerate(g->v + 3 * t[0], g->v + 3 * t[1], g->v + 3 * t[2])) {
+                sensim_error(SENSIM_EDATA, "%s: %s: triangle %zu (vertices %u %u %u) is degenerate (zero area)",
+                             g->path, where, k, t[0] - (uint32_t)base, t[1] - (uint32_t)base, t[2] - (uint32_t)base);
+                return -1;
+            }
+            g->nt++;
+        }
+    }
+    return 0;
+}
+
+static void mat_mul(const double a[16], const double b[16], double c[16])
+{
+    for (int col = 0; col < 4; col++)
+        for (int r = 0; r < 4; r++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++)
+                s += a[4 * k + r] * b[4 * col + k];
+            c[4 * col + r] = s;
+        }
+}
+
+static int gnumbers(const gltf *g, const jval *o, const char *where, const char *key, int n, double *out)
+{
+    const jval *v = jget(o, key);
+    if (!v)
+        return 0;
+    if (v->t != J_ARR || v->n != (size_t)n) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.%s: expected %d numbers", g->path, where, key, n);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (v->item[i].t != J_NUM || !isfinite(v->item[i].num)) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.%s[%d]: expected a finite number", g->path, where, key, i);
+            return -1;
+        }
+        out[i] = v->item[i].num;
+    }
+    return 1;
+}
+
+/* The local transform of a node: matrix (column-major) or T * R * S. */
+static int node_matrix(const gltf *g, const jval *node, const char *where, double m[16])
+{
+    double t[3] = {0, 0, 0}, q[4] = {0, 0, 0, 1}, s[3] = {1, 1, 1};
+    int has_m = gnumbers(g, node, where, "matrix", 16, m);
+    if (has_m < 0)
+        return -1;
+    int ht = gnumbers(g, node, where, "translation", 3, t), hr = gnumbers(g, node, where, "rotation", 4, q),
+        hs = gnumbers(g, node, where, "scale", 3, s);
+    if (ht < 0 || hr < 0 || hs < 0)
+        return -1;
+    if (has_m) {
+        if (ht || hr || hs) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s: matrix excludes translation, rotation and scale", g->path, where);
+            return -1;
+        }
+        return 0;
+    }
+    double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(n > 1e-9)) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.rotation: not a unit quaternion (x, y, z, w)", g->path, where);
+        return -1;
+    }
+    double x = q[0] / n, y = q[1] / n, z = q[2] / n, w = q[3] / n;
+    double R[9] = {1 - 2 * (y * y + z * z), 2 * (x * y + z * w), 2 * (x * z - y * w), /* column 0 */
+                   2 * (x * y - z * w), 1 - 2 * (x * x + z * z), 2 * (y * z + x * w), /* column 1 */
+                   2 * (x * z + y * w), 2 * (y * z - x * w), 1 - 2 * (x * x + y * y)};
+    memset(m, 0, 16 * sizeof *m);
+    for (int c = 0; c < 3; c++)
+        for (int r = 0; r < 3; r++)
+            m[4 * c + r] = R[3 * c + r] * s[c];
+    m[12] = t[0];
+    m[13] = t[1];
+    m[14] = t[2];
+    m[15] = 1;
+    return 0;
+}
+
+static int gnode(gltf *g, uint64_t ni, const double parent[16], unsigned char *seen, int depth)
+{
+    char where[64];
+    const jval *node = gitem(g, "nodes", ni, "node hierarchy", where);
+    if (!node)
+        return -1;
+    if (seen[ni]) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: appears twice in the node hierarchy (not a tree)", g->path, where);
+        return -1;
+    }
+    /* Recursion depth bound: a chain of untrusted children must not exhaust
+     * the stack. */
+    if (depth > 1000) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: node hierarchy deeper than 1000", g->path, where);
+        return -1;
+    }
+    seen[ni] = 1;
+    double local[16], m[16];
+    if (node_matrix(g, node, where, local) < 0)
+        return -1;
+    mat_mul(parent, local, m);
+    uint64_t mi;
+    if (jget(node, "mesh")) {
+        if (gint(g, node, where, "mesh", 1, UINT32_MAX, &mi) < 0 || gmesh(g, mi, m, where) < 0)
+            return -1;
+    }
+    const jval *ch = jget(node, "children");
+    if (ch) {
+        if (ch->t != J_ARR) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.children: expected an array", g->path, where);
+            return -1;
+        }
+        for (size_t i = 0; i < ch->n; i++) {
+            if (ch->item[i].t != J_NUM || !(ch->item[i].num >= 0) || ch->item[i].num != floor(ch->item[i].num) ||
+                ch->item[i].num > UINT32_MAX) {
+                sensim_error(SENSIM_EFORMAT, "%s: %s.children[%zu]: expected a node index", g->path, where, i);
+                return -1;
+            }
+            if (gnode(g, (uint64_t)ch->item[i].num, m, seen, depth + 1) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int gscene(gltf *g)
+{
+    static const double I[16] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    const jval *asset = jget(g->root, "asset"), *ver = jget(asset, "version");
+    if (!ver || ver->t != J_STR) {
+        sensim_error(SENSIM_EFORMAT, "%s: asset.version: missing (not a glTF 2.0 file?)", g->path);
+        return -1;
+    }
+    if (strncmp(ver->str, "2.", 2) != 0) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: asset.version: '%s' is not glTF 2.x", g->path, ver->str);
+        return -1;
+    }
+    const jval *req = jget(g->root, "extensionsRequired");
+    if (req && req->t == J_ARR && req->n > 0) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: extensionsRequired[0]: extension '%s' is not supported", g->path,
+                     req->item[0].t == J_STR ? req->item[0].str : "?");
+        return -1;
+    }
+    const jval *bufs = jget(g->root, "buffers");
+    g->nbuf = bufs && bufs->t == J_ARR ? bufs->n : 0;
+    g->buf = calloc(g->nbuf + 1, sizeof *g->buf);
+    if (!g->buf) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    const jval *nodes = jget(g->root, "nodes"), *scenes = jget(g->root, "scenes");
+    size_t nn = nodes && nodes->t == J_ARR ? nodes->n : 0;
+    if (nn == 0) {
+        const jval *meshes = jget(g->root, "meshes");
+        for (size_t i = 0; meshes && meshes->t == J_ARR && i < meshes->n; i++)
+            if (gmesh(g, i, I, "meshes") < 0)
+                return -1;
+        return 0;
+    }
+    unsigned char *seen = calloc(nn, 1), *child = calloc(nn, 1);
+    int rc = -1;
+    if (!seen || !child) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        goto done;
+    }
+    uint64_t si = 0;
+    if (gint(g, g->root, "glTF", "scene", 0, UINT32_MAX, &si) < 0)
+        goto done;
+    if (scenes && scenes->t == J_ARR && scenes->n > 0) {
+        char where[64];
+        const jval *sc = gitem(g, "scenes", si, "scene", where);
+        if (!sc)
+            goto done;
+        const jval *roots = jget(sc, "nodes");
+        for (size_t i = 0; roots && roots->t == J_ARR && i < roots->n; i++) {
+            const jval *r = &roots->item[i];
+            if (r->t != J_NUM || !(r->num >= 0) || r->num != floor(r->num) || r->num > UINT32_MAX) {
+                sensim_error(SENSIM_EFORMAT, "%s: %s.nodes[%zu]: expected a node index", g->path, where, i);
+                goto done;
+            }
+            if (gnode(g, (uint64_t)r->num, I, seen, 0) < 0)
+                goto done;
+        }
+    } else {
+        /* No scenes: every node that is nobody's child is a root. */
+        for (size_t i = 0; i < nn; i++) {
+            const jval *ch = jget(&nodes->item[i], "children");
+            for (size_t k = 0; ch && ch->t == J_ARR && k < ch->n; k++)
+                if (ch->item[k].t == J_NUM && ch->item[k].num >= 0 && ch->item[k].num < (double)nn)
+                    child[(size_t)ch->item[k].num] = 1;
+        }
+        for (size_t i = 0; i < nn; i++)
+            if (!child[i] && gnode(g, i, I, seen, 0) < 0)
+                goto done;
+    }
+    rc = 0;
+done:
+    free(seen);
+    free(child);
+    return rc;
+}
+
+static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+int gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y)
+{
+    gltf g;
+    memset(&g, 0, sizeof g);
+    g.path = path;
+    snprintf(g.dir, sizeof g.dir, "%s", path);
+    char *slash = strrchr(g.dir, '/');
+    if (slash)
+        *slash = 0;
+    else
+        g.dir[0] = 0;
+    size_t len;
+    unsigned char *file = read_all(path, &len);
+    if (!file)
+        return -1;
+    const char *json = (const char *)file;
+    size_t jlen = len;
+    jval root;
+    memset(&root, 0, sizeof root);
+    int id = -1;
+    if (len >= 4 && memcmp(file, "glTF", 4) == 0) {
+        /* GLB: magic, version 2, total length; chunks of (length, type, data). */
+        if (len < 20) {
+            sensim_error(SENSIM_EFORMAT, "%s: truncated GLB (%zu bytes, header and JSON chunk need 20)", path, len);
+            goto done;
+        }
+        if (le32(file + 4) != 2) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: GLB version %u (expected 2)", path, le32(file + 4));
+            goto done;
+        }
+        if (le32(file + 8) != len) {
+            sensim_error(SENSIM_EFORMAT, "%s: GLB header says %u bytes but the file has %zu (truncated?)", path,
+                         le32(file + 8), len);
+            goto done;
+        }
+        size_t at = 12;
+        json = NULL;
+        while (at < len) {
+            if (len - at < 8) {
+                sensim_error(SENSIM_EFORMAT, "%s: GLB byte %zu: truncated chunk header", path, at);
+                goto done;
+            }
+            uint32_t clen = le32(file + at), ctype = le32(file + at + 4);
+            if (clen > len - at - 8) {
+                sensim_error(SENSIM_EFORMAT, "%s: GLB byte %zu: chunk of %u bytes runs past the end of the file",
+                             path, at, clen);
+                goto done;
+            }
+            if (at == 12 && ctype != 0x4E4F534Au) {
+                sensim_error(SENSIM_EFORMAT, "%s: GLB byte 12: the first chunk is not JSON", path);
+                goto done;
+            }
+            if (ctype == 0x4E4F534Au && at == 12) {
+                json = (const char *)file + at + 8;
+                jlen = clen;
+            } else if (ctype == 0x004E4942u && !g.bin) {
+                g.bin = file + at + 8;
+                g.bin_len = clen;
+            }
+            at += 8 + (size_t)clen;
+        }
+    } else if (glb) {
+        sensim_error(SENSIM_EFORMAT, "%s: bad GLB magic (a .glb file starts with \"glTF\")", path);
+        goto done;
+    }
+    if (json_parse(path, json, jlen, &root) < 0)
+        goto done;
+    g.root = &root;
+    if (gscene(&g) < 0)
+        goto done;
+    if (g.nt == 0) {
+        sensim_error(SENSIM_EDATA, "%s: the scene has no triangles", path);
+        goto done;
+    }
+    if (up_y)
+        mesh_y_up_to_z_up(g.v, g.nv);
+    id = scene_mesh_add_owned(s, name, g.v, g.nv, g.t, g.nt, path, NULL, NULL);
+    g.v = NULL;
+    g.t = NULL;
+done:
+    for (size_t i = 0; g.buf && i < g.nbuf; i++)
+        free(g.buf[i]);
+    free(g.buf);
+    free(g.v);
+    free(g.t);
+    jfree(&root);
+    free(file);
+    return id;
+}
