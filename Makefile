@@ -104,6 +104,7 @@ $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # trapping math (fixed per file; a pragma cannot change them). The values
 # computed are the same.
 $(BUILD)/models/camera.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
+$(BUILD)/lib/rng_poisson.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
 
 $(RUNNER): $(TEST_OBJ) $(STATIC)
 	@$(if $(Q),echo "  LD      $@")

@@ -4,7 +4,10 @@
  *
  * Camera: u16 frames through (a) the EMVA 1288 chain with fixed patterns
  * (PRNU, DSNU, row/column offsets; Poisson exact below 1000 e-, one normal
- * above), (b) the same chain forced to exact Poisson everywhere, (c) the
+ * above), (b) the same chain forced to exact Poisson everywhere, (b') the
+ * chain with its default threshold on a dark scene (the same scene times
+ * 0.05, I <= 0.045: every pixel takes the exact Poisson pass) and a night
+ * scene (times 0.001: means 0.5 to 11 e-, the inversion), (c) the
  * intensity model, and (d) a plain per-pixel baseline measured in the same
  * run: per pixel one sensim_rng_poisson and one sensim_rng_normal call, the
  * way a straightforward implementation draws them. All use OpenMP over rows
@@ -76,13 +79,17 @@ int main(int argc, char **argv)
         return 2;
     }
     const size_t n = W * H;
-    uint16_t *in = malloc(n * 2), *out = malloc(n * 2);
-    if (!in || !out)
+    uint16_t *in = malloc(n * 2), *out = malloc(n * 2), *dark_in = malloc(n * 2), *night_in = malloc(n * 2);
+    if (!in || !out || !dark_in || !night_in)
         return 1;
     /* A smooth scene covering the range, mostly mid-grey. */
     for (size_t y = 0; y < H; y++)
         for (size_t x = 0; x < W; x++)
             in[y * W + x] = (uint16_t)(65535.0 * (0.1 + 0.8 * (0.5 + 0.5 * sin(x * 0.003 + y * 0.002))));
+    for (size_t i = 0; i < n; i++) {
+        dark_in[i] = (uint16_t)(in[i] * 0.05 + 0.5);
+        night_in[i] = (uint16_t)(in[i] * 0.001 + 0.5);
+    }
     printf("camera: %d frames of %zux%zu u16, %d threads\n", frames, W, H, omp_get_max_threads());
 
     sensim_camera_params p = sensim_camera_default_params();
@@ -96,21 +103,26 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         sensim_camera_params p;
-    } cases[3] = {{"EMVA chain + fixed patterns", p}, {"EMVA chain, exact Poisson", p}, {"intensity model", p}};
+        const uint16_t *in;
+    } cases[5] = {{"EMVA chain + fixed patterns", p, in},
+                  {"EMVA chain, exact Poisson", p, in},
+                  {"EMVA dark scene (I <= 0.05)", p, dark_in},
+                  {"EMVA night scene (I <= 0.001)", p, night_in},
+                  {"intensity model", p, in}};
     cases[1].p.poisson_exact_below = INFINITY;
-    cases[2].p.model = SENSIM_CAMERA_NOISE_INTENSITY;
-    cases[2].p.variance_slope = 4e-4;
-    cases[2].p.variance_intercept = 2.5e-5;
-    for (int c = 0; c < 3; c++) {
+    cases[4].p.model = SENSIM_CAMERA_NOISE_INTENSITY;
+    cases[4].p.variance_slope = 4e-4;
+    cases[4].p.variance_intercept = 2.5e-5;
+    for (int c = 0; c < 5; c++) {
         sensim_camera *cam = sensim_camera_create(&cases[c].p, 1, 1);
         if (!cam) {
             fprintf(stderr, "bench_camera: %s\n", sensim_last_error());
             return 1;
         }
-        sensim_camera_apply(cam, 1000, SENSIM_PIXEL_U16, in, out); /* warm-up */
+        sensim_camera_apply(cam, 1000, SENSIM_PIXEL_U16, cases[c].in, out); /* warm-up */
         double t0 = now(), c0 = cpu();
         for (int f = 0; f < frames; f++)
-            sensim_camera_apply(cam, (uint64_t)f, SENSIM_PIXEL_U16, in, out);
+            sensim_camera_apply(cam, (uint64_t)f, SENSIM_PIXEL_U16, cases[c].in, out);
         report(cases[c].name, frames, n, now() - t0, cpu() - c0);
         sensim_camera_destroy(cam);
     }
@@ -161,5 +173,7 @@ int main(int argc, char **argv)
     free(keep);
     free(in);
     free(out);
+    free(dark_in);
+    free(night_in);
     return 0;
 }

@@ -574,7 +574,12 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
      * MATLAB R2021a+, HDFView 3). */
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_V110, H5F_LIBVER_V110);
-    log->file = H5Fcreate(log->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    /* The root group too gets no timestamps (1.10 object headers carry
+     * them unless told not to), so the bytes depend only on the content. */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    H5Pset_obj_track_times(fcpl, 0);
+    log->file = H5Fcreate(log->tmp_path, H5F_ACC_TRUNC, fcpl, fapl);
+    H5Pclose(fcpl);
     H5Pclose(fapl);
     if (log->file < 0) {
         sensim_error(SENSIM_EIO, "%s: HDF5 cannot create the file", path);
@@ -595,8 +600,21 @@ sensim_status sensim_log_group(sensim_log *log, const char *group)
 {
     if (sensim_log_exists(log, group))
         return SENSIM_OK;
+    /* Parents first, each through this function: HDF5 would create
+     * intermediate groups with its default properties, timestamps included. */
+    const char *slash = strrchr(group, '/');
+    if (slash && slash != group) {
+        char parent[1024];
+        size_t pn = (size_t)(slash - group);
+        if (pn >= sizeof parent)
+            return sensim_error(SENSIM_EINVAL, "%s: group path too long: %s", log->path, group);
+        memcpy(parent, group, pn);
+        parent[pn] = '\0';
+        sensim_status st = sensim_log_group(log, parent);
+        if (st)
+            return st;
+    }
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    H5Pset_create_intermediate_group(lcpl, 1);
     hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
     H5Pset_obj_track_times(gcpl, 0);
     hid_t g = H5Gcreate2(log->file, group, lcpl, gcpl, H5P_DEFAULT);

@@ -276,8 +276,10 @@ static inline __attribute__((always_inline)) void store(sensim_pixel_type t, voi
  * simd; the pixel type is a constant after inlining), fixed patterns read in
  * the same pass. In the EMVA chain that loop uses the normal approximation
  * for every pixel and flags the pixels whose mean is below
- * poisson_exact_below; a second, scalar pass redoes those with an exact
- * Poisson draw. Scalar and vector evaluation give the same bits (only IEEE
+ * poisson_exact_below; a second pass redoes those with an exact Poisson
+ * draw (sensim_rng_poisson_exact: inversion below 10 e-, Hormann's PTRS
+ * above, its Philox blocks and squeeze vectorized across pixels in
+ * lib/rng_poisson.c; index frame * H*W*C + pixel as for the normals). Scalar and vector evaluation give the same bits (only IEEE
  * +, *, sqrt, floor and comparisons; no FMA contraction under -std=c11).
  * The Makefile compiles this file with -fno-math-errno -fno-trapping-math
  * (sqrt's arguments here are never negative; no code reads errno or FP
@@ -387,7 +389,8 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
                                                                sensim_pixel_type t, const void *in, void *out,
                                                                size_t i0, size_t n)
 {
-    float z[CHUNK], mus[CHUNK];
+    float z[CHUNK], mus[CHUNK], mlow[CHUNK];
+    uint32_t ne[CHUNK];
     uint8_t low[CHUNK];
     const sensim_camera_params *p = &c->p;
     /* Electrons per raw input unit: the normalization folded in. */
@@ -414,8 +417,31 @@ static inline __attribute__((always_inline)) void emva_segment(const sensim_came
             float e = mu + sqrtf(mu + rn2) * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         }
+        /* The flag count eight bytes at a time (each byte lane sums at
+         * most CHUNK / 8 = 128 flags, so none carries). */
+        uint64_t lanes = 0;
+        for (size_t k = 0; k < m; k += 8) {
+            uint64_t f = 0;
+            memcpy(&f, low + k, m - k < 8 ? m - k : 8);
+            lanes += f;
+        }
+        if (!lanes)
+            continue;
+        size_t nlow = 0;
+        for (int b = 0; b < 8; b++)
+            nlow += (size_t)(lanes >> 8 * b & 0xFF);
+        /* Many low pixels: their Philox blocks and PTRS squeezes in the
+         * vector fill (0 where the normal stood: no draw); a few: one by
+         * one. The same draws either way. */
+        if (8 * nlow >= m) {
+#pragma omp simd
+            for (size_t k = 0; k < m; k++)
+                mlow[k] = low[k] ? mus[k] : 0.0f;
+            sensim_rng_poisson_exact_fill(&c->shot, base + i1, m, mlow, ne);
+        }
         FOR_FLAGGED(low, m, k, {
-            float e = (float)sensim_rng_poisson(&c->shot, base + i1 + k, mus[k]) + rn * z[k];
+            uint32_t q = 8 * nlow >= m ? ne[k] : sensim_rng_poisson_exact(&c->shot, base + i1 + k, mus[k]);
+            float e = (float)q + rn * z[k];
             store_scaled(t, out, i1 + k, emva_out(e, fw, K, black, o[k], maxdn, os));
         })
     }

@@ -434,6 +434,56 @@ START_TEST(same_output_any_thread_count)
 }
 END_TEST
 
+START_TEST(exact_poisson_draws_are_the_samplers)
+{
+    /* No read noise, K = 1 DN/e-, no offsets: a pixel below the threshold
+     * reads exactly its Poisson draw, sensim_rng_poisson_exact on the shot
+     * stream (2) at index frame * npix + pixel with the float mean the
+     * chain computes. Even rows are all below the threshold (the vector
+     * fill), odd rows only every 50th pixel (the one-by-one path); both at
+     * 1 and 2 threads. */
+    const size_t W = 300, H = 40, n = W * H;
+    sensim_camera_params p = sensim_camera_default_params();
+    p.model = SENSIM_CAMERA_NOISE_EMVA;
+    p.width = W;
+    p.height = H;
+    p.photons_full_scale = 1000;
+    p.quantum_efficiency = 0.6;
+    p.dark_current = 0;
+    p.read_noise = 0;
+    p.gain = 1;
+    p.full_well = 1e6;
+    p.poisson_exact_below = 20;
+    sensim_camera *c = sensim_camera_create(&p, 77, 5);
+    ck_assert_ptr_nonnull(c);
+    uint16_t *in = malloc(2 * n), *o1 = malloc(2 * n), *o2 = malloc(2 * n);
+    ck_assert(in && o1 && o2);
+    for (size_t y = 0; y < H; y++)
+        for (size_t x = 0; x < W; x++)
+            in[y * W + x] = (uint16_t)(y % 2 == 0 || x % 50 == 0 ? (x * 7 + y) % 2100 : 30000 + x);
+    omp_set_num_threads(1);
+    ck_assert_int_eq(sensim_camera_apply(c, 3, SENSIM_PIXEL_U16, in, o1), SENSIM_OK);
+    omp_set_num_threads(2);
+    ck_assert_int_eq(sensim_camera_apply(c, 3, SENSIM_PIXEL_U16, in, o2), SENSIM_OK);
+    ck_assert(memcmp(o1, o2, 2 * n) == 0);
+    sensim_rng shot = sensim_rng_make(77, 5, 2);
+    const float S = (float)(1000 * 0.6 / 65535.0);
+    size_t checked = 0;
+    for (size_t i = 0; i < n; i++) {
+        float mu = (float)in[i] * S;
+        if (!(mu < 20))
+            continue;
+        ck_assert_uint_eq(o1[i], sensim_rng_poisson_exact(&shot, 3 * n + i, mu));
+        checked++;
+    }
+    ck_assert_uint_gt(checked, n / 2);
+    free(in);
+    free(o1);
+    free(o2);
+    sensim_camera_destroy(c);
+}
+END_TEST
+
 START_TEST(fov_formula_known_pixels)
 {
     /* seed 000 eqs. 1-2, w = 0.704 (the paper's Fig. 10). */
@@ -711,6 +761,7 @@ Suite *suite_camera(void)
     tcase_add_test(tc, nan_stays_nan);
     tcase_add_test(tc, no_wraparound_at_rails);
     tcase_add_test(tc, poisson_mean_equals_variance);
+    tcase_add_test(tc, exact_poisson_draws_are_the_samplers);
     tcase_add_test(tc, emva_chain_moments);
     tcase_add_test(tc, fixed_patterns_frames_and_seeds);
     tcase_add_test(tc, same_output_any_thread_count);

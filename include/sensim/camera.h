@@ -81,7 +81,9 @@ typedef struct sensim_camera_params {
     /* Shot noise is drawn exactly from Poisson(mean electrons) while the mean
      * is below this threshold; above it the sum of shot and read noise is one
      * normal draw of the same mean and variance (skewness 1/sqrt(mean), below
-     * 0.032 at the default 1000). INFINITY forces exact Poisson everywhere. */
+     * 0.032 at the default 1000). INFINITY forces exact Poisson everywhere.
+     * The exact draws (sensim_rng_poisson_exact_fill) cost 15-30 ns a pixel
+     * against about 1.5 for the normal one. */
     double poisson_exact_below;
 } sensim_camera_params;
 

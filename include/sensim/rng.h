@@ -91,6 +91,25 @@ float sensim_rng_normal_icdf(const sensim_rng *r, uint64_t index);
  * a time; never allocates. */
 void sensim_rng_normal_icdf_fill(const sensim_rng *r, uint64_t first, size_t n, float *out);
 
+/* Exact Poisson(mean) draws for bulk use (lib/rng_poisson.c; the camera's
+ * shot noise below poisson_exact_below): inversion by sequential search in
+ * double for mean < 10, Hormann's PTRS (1993) from 10 up; exact in
+ * distribution up to double rounding. Attempt j of index i reads the
+ * Philox block of counter (i, stream, sensor | (64 + j) << 24), so a draw
+ * is a pure function of (key, index, mean). Not the same values as
+ * sensim_rng_poisson. mean <= 0 or NaN gives 0; mean >= 2^32 - 1 (and
+ * draws that would exceed it) give UINT32_MAX. Never allocates. */
+uint32_t sensim_rng_poisson_exact(const sensim_rng *r, uint64_t index, double mean);
+/* out[i] = sensim_rng_poisson_exact(r, first + i, mean[i]) for i < n: Philox
+ * and PTRS's squeeze for many indices at once in vector loops, the rest
+ * scalar; the same bits on every kernel. The _impl form runs one kernel
+ * (SENSIM_EUNSUPPORTED, nothing written, where this CPU or build lacks
+ * it) so that tests and benchmarks can compare them. */
+void sensim_rng_poisson_exact_fill(const sensim_rng *r, uint64_t first, size_t n, const float *mean,
+                                   uint32_t *out);
+sensim_status sensim_rng_poisson_exact_fill_impl(const sensim_rng *r, uint64_t first, size_t n, const float *mean,
+                                                 uint32_t *out, sensim_rng_impl impl);
+
 #ifdef __cplusplus
 }
 #endif
