@@ -557,6 +557,73 @@ START_TEST(camera_shading)
 }
 END_TEST
 
+/* The points of a scan are placed by waves of 1024 tasks (column, channel
+ * group); nine rays per beam over 128 channels make two groups per column,
+ * so 1100 columns take three waves, and one ray per beam with a threshold
+ * takes the one-ray path. Every array must be the same at 1, 2 and 3
+ * threads, in beam order: column (time) non-decreasing, then channel, then
+ * return index. */
+START_TEST(lidar_waves_bit_identical)
+{
+    sensim_scene *s = fig5_scene();
+    linear_motion mv = {{0, 0, 1}, {15, 1, 0}, {1, 0, 0, 0}};
+    for (int v = 0; v < 2; v++) {
+        sensim_render_lidar_params p;
+        sensim_render_lidar_preset("os128", &p);
+        p.columns = 1100;
+        p.max_range = 60;
+        if (v == 0) {
+            p.divergence = 3e-3;
+            p.pattern_n = 3;
+            p.returns = SENSIM_RETURN_DUAL;
+        } else {
+            p.threshold = 0.05;
+            p.returns = SENSIM_RETURN_LAST;
+        }
+        sensim_render_lidar *l = sensim_render_lidar_create(&p);
+        sensim_render_lidar_points *pt[3];
+        int saved = omp_get_max_threads();
+        for (int t = 0; t < 3; t++) {
+            pt[t] = sensim_render_lidar_points_create(l);
+            omp_set_num_threads(t + 1);
+            ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &mv, 0.3, 2, pt[t]), SENSIM_OK);
+        }
+        omp_set_num_threads(saved);
+        const sensim_render_lidar_points *a = pt[0];
+        ck_assert_uint_gt(a->count, 20000);
+        ck_assert_uint_lt(a->count, sensim_render_lidar_max_points(l));
+        for (int t = 1; t < 3; t++) {
+            const sensim_render_lidar_points *b = pt[t];
+            size_t n = a->count;
+            ck_assert_uint_eq(n, b->count);
+            ck_assert(memcmp(a->xyzi, b->xyzi, n * 4 * sizeof(float)) == 0);
+            ck_assert(memcmp(a->range, b->range, n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->azimuth, b->azimuth, n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->elevation, b->elevation, n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->channel, b->channel, n * sizeof(uint16_t)) == 0);
+            ck_assert(memcmp(a->return_index, b->return_index, n) == 0);
+            ck_assert(memcmp(a->time_offset, b->time_offset, n * sizeof(float)) == 0);
+            ck_assert(memcmp(a->object, b->object, n * sizeof(uint32_t)) == 0);
+        }
+        for (size_t i = 1; i < a->count; i++) {
+            int same_col = a->time_offset[i] == a->time_offset[i - 1];
+            ck_assert(a->time_offset[i] >= a->time_offset[i - 1]);
+            if (same_col && a->channel[i] == a->channel[i - 1])
+                ck_assert_uint_eq(a->return_index[i], a->return_index[i - 1] + 1);
+            else if (same_col)
+                ck_assert_uint_gt(a->channel[i], a->channel[i - 1]);
+            ck_assert(isfinite(a->range[i]) && a->range[i] >= p.min_range);
+            if (v == 1)
+                ck_assert(a->xyzi[4 * i + 3] >= p.threshold);
+        }
+        for (int t = 0; t < 3; t++)
+            sensim_render_lidar_points_destroy(pt[t]);
+        sensim_render_lidar_destroy(l);
+    }
+    sensim_scene_destroy(s);
+}
+END_TEST
+
 START_TEST(threads_bit_identical)
 {
     sensim_scene *s = fig5_scene();
@@ -1208,6 +1275,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, fov_lens_formula);
     tcase_add_test(tc, camera_shading);
     tcase_add_test(tc, threads_bit_identical);
+    tcase_add_test(tc, lidar_waves_bit_identical);
     tcase_add_test(tc, noise_hook);
     tcase_add_test(tc, bev_projection);
     tcase_add_test(tc, cli_render);
