@@ -488,6 +488,22 @@ static sensim_status want_scalar(const sensim_ynode *v, const char *what, const 
 
 static void key_what(char *buf, size_t size, const char *key) { snprintf(buf, size, "key '%s'", key); }
 
+/* The value under key for a typed getter, with "key 'k'" in what for its
+ * messages: 1 when present (and, when expected is given, a non-null scalar,
+ * else an error naming the expected type); 0 when absent and optional;
+ * -1 with *st set on an error. */
+static int typed_value(const sensim_ynode *map, const char *key, int required, const char *expected,
+                       const sensim_ynode **v, char *what, size_t wsize, sensim_status *st)
+{
+    int r = lookup(map, key, required, v, st);
+    if (r <= 0)
+        return r;
+    key_what(what, wsize, key);
+    if (expected && (*st = want_scalar(*v, what, expected)))
+        return -1;
+    return 1;
+}
+
 /* Rewrites the units module's message ("'x': unknown unit 'y'") under the
  * node's location. */
 static sensim_status quantity_of(const sensim_ynode *v, const char *what, sensim_dim dim, double *out)
@@ -517,12 +533,8 @@ sensim_status sensim_ynode_get_double(const sensim_ynode *map, const char *key, 
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
-    if ((st = want_scalar(v, what, "a number")))
+    if (typed_value(map, key, required, "a number", &v, what, sizeof what, &st) <= 0)
         return st;
     double x;
     sensim_dim d;
@@ -554,11 +566,9 @@ sensim_status sensim_ynode_get_quantity_range(const sensim_ynode *map, const cha
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
+    if (typed_value(map, key, required, NULL, &v, what, sizeof what, &st) <= 0)
+        return st;
     double x;
     if ((st = quantity_of(v, what, dim, &x)) || (st = range_check(v, what, x, lo, hi)))
         return st;
@@ -576,12 +586,8 @@ sensim_status sensim_ynode_get_int(const sensim_ynode *map, const char *key, int
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
-    if ((st = want_scalar(v, what, "an integer")))
+    if (typed_value(map, key, required, "an integer", &v, what, sizeof what, &st) <= 0)
         return st;
     char *end;
     errno = 0;
@@ -598,12 +604,8 @@ sensim_status sensim_ynode_get_uint64(const sensim_ynode *map, const char *key, 
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
-    if ((st = want_scalar(v, what, "an unsigned integer")))
+    if (typed_value(map, key, required, "an unsigned integer", &v, what, sizeof what, &st) <= 0)
         return st;
     const char *s = v->text;
     if (*s == '+')
@@ -625,12 +627,8 @@ sensim_status sensim_ynode_get_bool(const sensim_ynode *map, const char *key, in
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
-    if ((st = want_scalar(v, what, "true or false")))
+    if (typed_value(map, key, required, "true or false", &v, what, sizeof what, &st) <= 0)
         return st;
     if (!strcasecmp(v->text, "true") || !strcasecmp(v->text, "yes")) {
         *out = 1;
@@ -647,12 +645,8 @@ sensim_status sensim_ynode_get_string(const sensim_ynode *map, const char *key, 
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
-    if ((st = want_scalar(v, what, "a string")))
+    if (typed_value(map, key, required, "a string", &v, what, sizeof what, &st) <= 0)
         return st;
     *out = v->text;
     return SENSIM_OK;
@@ -663,11 +657,9 @@ sensim_status sensim_ynode_get_vector(const sensim_ynode *map, const char *key, 
 {
     const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    int r = lookup(map, key, required, &v, &st);
-    if (r <= 0)
-        return st;
     char what[160];
-    key_what(what, sizeof what, key);
+    if (typed_value(map, key, required, NULL, &v, what, sizeof what, &st) <= 0)
+        return st;
     if (v->kind != SENSIM_YNODE_SEQUENCE)
         return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected a sequence of %zu numbers, got %s", what, n,
                                   kind_name(v));
