@@ -639,19 +639,15 @@ START_TEST(lidar_rig_bad_input)
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty scans"));
     ck_assert(!tu_file_exists(out));
     sensim_rig_free(rig);
-    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
-                                              "    noise: { range_sigma_base: -0.02 }\n",
-                                              "bad.yaml"));
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "bad.yaml:4"));
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma_base"));
-    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
-                                              "    dropout: { dropoff_zero_intensity: 0.4 }\n",
-                                              "bad.yaml"));
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "dropoff_intensity_limit"));
-    ck_assert_ptr_null(sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
-                                              "    noise: { range_sigma: 0.02 }\n",
-                                              "bad.yaml"));
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "range_sigma"));
+    tu_rig_rejects("sensors:\n  - name: l\n    type: lidar\n"
+                   "    noise: { range_sigma_base: -0.02 }\n",
+                   "bad.yaml:4", "range_sigma_base", NULL);
+    tu_rig_rejects("sensors:\n  - name: l\n    type: lidar\n"
+                   "    dropout: { dropoff_zero_intensity: 0.4 }\n",
+                   "dropoff_intensity_limit", NULL);
+    tu_rig_rejects("sensors:\n  - name: l\n    type: lidar\n"
+                   "    noise: { range_sigma: 0.02 }\n",
+                   "range_sigma", NULL);
     /* Angles take units. */
     sensim_rig *r2 = sensim_rig_load_string("sensors:\n  - name: l\n    type: lidar\n"
                                             "    noise: { azimuth_sigma: \"0.1 deg\" }\n",

@@ -211,3 +211,14 @@ sensim_camera_params tu_camera_cmos(size_t width, size_t height, double exposure
     p.exposure_time = exposure;
     return p;
 }
+
+void tu_rig_rejects(const char *yaml, ...)
+{
+    sensim_rig *rig = sensim_rig_load_string(yaml, "bad.yaml");
+    ck_assert_msg(rig == NULL, "rig accepted:\n%s", yaml);
+    va_list ap;
+    va_start(ap, yaml);
+    for (const char *needle = va_arg(ap, const char *); needle; needle = va_arg(ap, const char *))
+        ck_assert_msg(strstr(sensim_last_error(), needle) != NULL, "'%s' not in: %s", needle, sensim_last_error());
+    va_end(ap);
+}

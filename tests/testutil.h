@@ -38,6 +38,10 @@ int tu_count_entries(const char *dir);
  * exposure; fails the test if the preset does not load. */
 struct sensim_camera_params tu_camera_cmos(size_t width, size_t height, double exposure);
 
+/* Asserts that rig text (loaded as "bad.yaml") is refused and that the
+ * message holds each of the NULL-terminated needles. */
+void tu_rig_rejects(const char *yaml, ...);
+
 /* Sample statistics. */
 double tu_mean(const double *x, size_t n, size_t stride);
 double tu_var(const double *x, size_t n, size_t stride);
