@@ -26,10 +26,10 @@ CC     ?= cc
 CFLAGS ?= -O2 -g
 SAN    ?=
 
-PKGS       = hdf5 yaml-0.1 gsl libpng
+PKGS       = hdf5 yaml-0.1 gsl libpng liblz4 libzstd sqlite3
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
-              $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lm -lpthread
+              $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lm -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude \
@@ -42,7 +42,7 @@ else
 Q = @
 endif
 
-LIB_SRC   := $(sort $(wildcard lib/*.c models/*.c calib/*.c metrics/*.c render/*.c))
+LIB_SRC   := $(sort $(wildcard lib/*.c io/*.c models/*.c calib/*.c metrics/*.c render/*.c))
 CLI_SRC   := $(sort $(wildcard cli/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -88,7 +88,7 @@ $(PCFILE): Makefile
 	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
 	  'Name: sensim' 'Description: sensor-noise simulation, calibration and sim2real metrics' \
 	  'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
-	  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -fopenmp -lm' \
+	  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -lbz2 -fopenmp -lm' \
 	  'Cflags: -I$${includedir}' > $@
 
 # The test runner registers every `Suite *suite_NAME(void)` found in tests/*.c.
