@@ -115,6 +115,10 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
 sensim_status sensim_bag_writer_add_topic_md5(sensim_bag_writer *w, const char *name, const char *type,
                                               const char *md5sum, const char *definition, size_t *topic);
 
+/* ROS 1 writer: closes a chunk once it holds `bytes` of uncompressed
+ * records (default 768 KiB, as rosbag). Tests use small chunks. */
+sensim_status sensim_bag_writer_ros1_chunk_size(sensim_bag_writer *w, size_t bytes);
+
 /* Backend create functions, called by sensim_bag_writer_create(); the
  * compression was already checked against the format there. */
 sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_compression compression);
