@@ -1,0 +1,367 @@
+/* Recordings as one stream of messages: the format dispatcher and the
+ * public functions of sensim/bag.h, on top of the backends' vtables
+ * (io/bag_internal.h). */
+#include "bag_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static char *dup_str(const char *s)
+{
+    if (!s)
+        s = "";
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops)
+{
+    sensim_bag *bag = calloc(1, sizeof *bag);
+    if (bag)
+        bag->path = dup_str(path);
+    if (!bag || !bag->path) {
+        free(bag);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    bag->ops = ops;
+    bag->format = format;
+    return bag;
+}
+
+sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
+                                    const char *definition, sensim_msg_encoding encoding, size_t *index)
+{
+    if (bag->ntopics == bag->cap_topics) {
+        size_t cap = bag->cap_topics ? 2 * bag->cap_topics : 8;
+        sensim_bag_topic *t = realloc(bag->topics, cap * sizeof *t);
+        if (!t)
+            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
+        bag->topics = t;
+        unsigned char *s = realloc(bag->selected, cap);
+        if (!s)
+            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
+        bag->selected = s;
+        bag->cap_topics = cap;
+    }
+    sensim_bag_topic *t = &bag->topics[bag->ntopics];
+    memset(t, 0, sizeof *t);
+    char *n = dup_str(name), *ty = dup_str(type), *m = dup_str(md5sum), *d = dup_str(definition);
+    if (!n || !ty || !m || !d) {
+        free(n), free(ty), free(m), free(d);
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
+    }
+    t->name = n;
+    t->type = ty;
+    t->md5sum = m;
+    t->definition = d;
+    t->encoding = encoding;
+    t->count = 0;
+    t->t_first_ns = INT64_MAX;
+    t->t_last_ns = INT64_MIN;
+    bag->selected[bag->ntopics] = 1;
+    if (index)
+        *index = bag->ntopics;
+    bag->ntopics++;
+    return SENSIM_OK;
+}
+
+size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name)
+{
+    for (size_t i = 0; i < bag->ntopics; i++)
+        if (strcmp(bag->topics[i].name, name) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+/* ---- format detection ---- */
+
+enum bag_kind { KIND_ROS1, KIND_MCAP, KIND_DB3, KIND_ROS2DIR };
+
+/* The backends of the rosbag2 helper (io/db3.c, io/mcap.c) are wired here
+ * and in open_writer_ros2() below: the one place that names them. */
+static sensim_bag *open_ros2(enum bag_kind kind, const char *path)
+{
+    /* LEAD: when the ros2 branch (io/db3.c, io/mcap.c) is merged, replace
+     * this body by:
+     *   switch (kind) {
+     *   case KIND_MCAP: return sensim_bag_open_mcap(path);
+     *   case KIND_DB3: return sensim_bag_open_db3(path);
+     *   default: return sensim_bag_open_ros2dir(path);
+     *   } */
+    static const char *const what[] = {"ROS 1", "MCAP", "rosbag2 sqlite3 (.db3)", "rosbag2 directory"};
+    sensim_error(SENSIM_EUNSUPPORTED, "%s: %s support not built", path, what[kind]);
+    return NULL;
+}
+
+sensim_bag *sensim_bag_open(const char *path)
+{
+    if (!path || !*path) {
+        sensim_error(SENSIM_EINVAL, "bag: empty file name");
+        return NULL;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        size_t n = strlen(path);
+        char *meta = malloc(n + sizeof "/metadata.yaml");
+        if (!meta) {
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+            return NULL;
+        }
+        memcpy(meta, path, n);
+        strcpy(meta + n, "/metadata.yaml");
+        int has_meta = stat(meta, &st) == 0 && S_ISREG(st.st_mode);
+        free(meta);
+        if (!has_meta) {
+            sensim_error(SENSIM_EFORMAT, "%s: a directory without metadata.yaml (not a rosbag2 directory)", path);
+            return NULL;
+        }
+        return open_ros2(KIND_ROS2DIR, path);
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    unsigned char magic[16];
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    if (got >= 13 && memcmp(magic, "#ROSBAG V2.0\n", 13) == 0)
+        return sensim_bag_open_ros1(path);
+    if (got >= 8 && memcmp(magic, "\x89MCAP0\r\n", 8) == 0)
+        return open_ros2(KIND_MCAP, path);
+    if (got >= 16 && memcmp(magic, "SQLite format 3", 16) == 0)
+        return open_ros2(KIND_DB3, path);
+    if (got >= 9 && memcmp(magic, "#ROSBAG V", 9) == 0) {
+        size_t e = 9;
+        while (e < got && magic[e] != '\n')
+            e++;
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS bag version '%.*s' (only format 2.0 is read)", path,
+                     (int)(e - 9), (const char *)magic + 9);
+        return NULL;
+    }
+    sensim_error(SENSIM_EFORMAT,
+                 "%s: not a recording (no ROS 1 bag, MCAP or SQLite magic at byte 0; expected "
+                 "\"#ROSBAG V2.0\", \"\\x89MCAP0\" or \"SQLite format 3\")",
+                 path);
+    return NULL;
+}
+
+void sensim_bag_close(sensim_bag *bag)
+{
+    if (!bag)
+        return;
+    if (bag->ops && bag->ops->close)
+        bag->ops->close(bag);
+    for (size_t i = 0; i < bag->ntopics; i++) {
+        sensim_bag_topic *t = &bag->topics[i];
+        free((char *)t->name);
+        free((char *)t->type);
+        free((char *)t->md5sum);
+        free((char *)t->definition);
+    }
+    free(bag->topics);
+    free(bag->selected);
+    free(bag->path);
+    free(bag);
+}
+
+sensim_bag_format sensim_bag_get_format(const sensim_bag *bag) { return bag->format; }
+const char *sensim_bag_path(const sensim_bag *bag) { return bag->path; }
+size_t sensim_bag_ntopics(const sensim_bag *bag) { return bag->ntopics; }
+
+const sensim_bag_topic *sensim_bag_topic_at(const sensim_bag *bag, size_t i)
+{
+    return i < bag->ntopics ? &bag->topics[i] : NULL;
+}
+
+sensim_status sensim_bag_find_topic(const sensim_bag *bag, const char *name, size_t *index)
+{
+    size_t i = name ? sensim_bag_topic_index_(bag, name) : (size_t)-1;
+    if (i != (size_t)-1) {
+        if (index)
+            *index = i;
+        return SENSIM_OK;
+    }
+    /* The message lists what there is: "no topic '/imu' (topics: /imu0
+     * (sensor_msgs/Imu), /gps (sensor_msgs/NavSatFix))". */
+    size_t len = 64 + (name ? strlen(name) : 0) + strlen(bag->path);
+    for (size_t k = 0; k < bag->ntopics; k++)
+        len += strlen(bag->topics[k].name) + strlen(bag->topics[k].type) + 8;
+    char *list = malloc(len);
+    if (!list)
+        return sensim_error(SENSIM_ENOTFOUND, "%s: no topic '%s'", bag->path, name ? name : "");
+    size_t p = 0;
+    for (size_t k = 0; k < bag->ntopics; k++)
+        p += (size_t)sprintf(list + p, "%s%s (%s)", k ? ", " : "", bag->topics[k].name, bag->topics[k].type);
+    list[p] = '\0';
+    sensim_status st = sensim_error(SENSIM_ENOTFOUND, "%s: no topic '%s' (topics: %s)", bag->path,
+                                    name ? name : "", bag->ntopics ? list : "none");
+    free(list);
+    return st;
+}
+
+sensim_status sensim_bag_select(sensim_bag *bag, const size_t *topics, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (topics[k] >= bag->ntopics)
+            return sensim_error(SENSIM_EINVAL, "%s: topic index %zu out of range (%zu topics)", bag->path,
+                                topics[k], bag->ntopics);
+    memset(bag->selected, n ? 0 : 1, bag->ntopics);
+    for (size_t k = 0; k < n; k++)
+        bag->selected[topics[k]] = 1;
+    return bag->ops->rewind(bag);
+}
+
+int sensim_bag_next(sensim_bag *bag, sensim_bag_msg *msg)
+{
+    return bag->ops->next(bag, msg);
+}
+
+/* ---- writing ---- */
+
+sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
+                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops)
+{
+    sensim_bag_writer *w = calloc(1, sizeof *w);
+    if (w)
+        w->path = dup_str(path);
+    if (!w || !w->path) {
+        free(w);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    w->ops = ops;
+    w->format = format;
+    w->compression = compression;
+    return w;
+}
+
+static sensim_bag_writer *open_writer_ros2(const char *path, sensim_bag_format format,
+                                           sensim_bag_compression compression)
+{
+    /* LEAD: when the ros2 branch is merged, replace this body by:
+     *   return format == SENSIM_BAG_MCAP ? sensim_bag_writer_create_mcap(path, compression)
+     *                                    : sensim_bag_writer_create_db3(path, compression); */
+    (void)compression;
+    sensim_error(SENSIM_EUNSUPPORTED, "%s: %s writing support not built", path,
+                 format == SENSIM_BAG_MCAP ? "MCAP" : "rosbag2 sqlite3 (.db3)");
+    return NULL;
+}
+
+sensim_bag_writer *sensim_bag_writer_create(const char *path, sensim_bag_format format,
+                                            sensim_bag_compression compression)
+{
+    if (!path || !*path) {
+        sensim_error(SENSIM_EINVAL, "bag writer: empty file name");
+        return NULL;
+    }
+    static const char *const cname[] = {"none", "bz2", "lz4", "zstd"};
+    if ((unsigned)compression > SENSIM_BAG_COMPRESS_ZSTD) {
+        sensim_error(SENSIM_EINVAL, "%s: unknown compression %d", path, (int)compression);
+        return NULL;
+    }
+    switch (format) {
+    case SENSIM_BAG_ROS1:
+        if (compression == SENSIM_BAG_COMPRESS_ZSTD) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS 1 bags have no %s compression (none, bz2 or lz4)", path,
+                         cname[compression]);
+            return NULL;
+        }
+        return sensim_bag_writer_create_ros1(path, compression);
+    case SENSIM_BAG_MCAP:
+        if (compression == SENSIM_BAG_COMPRESS_BZ2) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: MCAP has no %s compression (none, lz4 or zstd)", path,
+                         cname[compression]);
+            return NULL;
+        }
+        return open_writer_ros2(path, format, compression);
+    case SENSIM_BAG_DB3:
+        if (compression != SENSIM_BAG_COMPRESS_NONE) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: rosbag2 sqlite3 storage is written uncompressed (asked: %s)",
+                         path, cname[compression]);
+            return NULL;
+        }
+        return open_writer_ros2(path, format, compression);
+    }
+    sensim_error(SENSIM_EINVAL, "%s: unknown bag format %d", path, (int)format);
+    return NULL;
+}
+
+sensim_status sensim_bag_writer_add_topic_md5(sensim_bag_writer *w, const char *name, const char *type,
+                                              const char *md5sum, const char *definition, size_t *topic)
+{
+    if (w->failed || w->committed)
+        return sensim_error(SENSIM_EINVAL, "%s: writer already %s", w->path,
+                            w->committed ? "committed" : "failed");
+    if (!name || !*name || !type || !*type)
+        return sensim_error(SENSIM_EINVAL, "%s: a topic needs a name and a type", w->path);
+    sensim_status st = w->ops->add_topic(w, name, type, md5sum ? md5sum : "", definition ? definition : "", topic);
+    if (st != SENSIM_OK)
+        w->failed = 1;
+    return st;
+}
+
+sensim_status sensim_bag_writer_add_topic(sensim_bag_writer *w, const char *name, const char *type,
+                                          const char *definition, size_t *topic)
+{
+    if (!definition || !*definition) {
+        /* LEAD: when the rosmsg branch (io/rosmsg.c) is merged, fill in the
+         * known types here instead of refusing:
+         *   sensim_msg_kind k = sensim_msg_kind_of(type);
+         *   (if known) md5sum = sensim_msg_md5sum(k) (ROS 1 only; "" for DB3/MCAP),
+         *              definition = sensim_msg_definition(k);
+         *   else refuse as below. */
+        return sensim_error(SENSIM_EUNSUPPORTED, "%s: topic '%s': no definition given for type '%s'", w->path,
+                            name ? name : "", type ? type : "");
+    }
+    /* With a definition but no md5sum: ROS 1 writes rosbag's wildcard "*". */
+    return sensim_bag_writer_add_topic_md5(w, name, type, "", definition, topic);
+}
+
+sensim_status sensim_bag_writer_write(sensim_bag_writer *w, size_t topic, int64_t recv_ns, const uint8_t *data,
+                                      size_t size)
+{
+    if (w->failed || w->committed)
+        return sensim_error(SENSIM_EINVAL, "%s: writer already %s", w->path,
+                            w->committed ? "committed" : "failed");
+    if (!data && size)
+        return sensim_error(SENSIM_EINVAL, "%s: message without data", w->path);
+    sensim_status st = w->ops->write(w, topic, recv_ns, data, size);
+    if (st != SENSIM_OK)
+        w->failed = 1;
+    return st;
+}
+
+sensim_status sensim_bag_writer_commit(sensim_bag_writer *w)
+{
+    if (w->failed || w->committed)
+        return sensim_error(SENSIM_EINVAL, "%s: writer already %s", w->path,
+                            w->committed ? "committed" : "failed");
+    sensim_status st = w->ops->commit(w);
+    if (st == SENSIM_OK)
+        w->committed = 1;
+    else
+        w->failed = 1;
+    return st;
+}
+
+void sensim_bag_writer_close(sensim_bag_writer *w)
+{
+    if (!w)
+        return;
+    if (w->ops && w->ops->close)
+        w->ops->close(w);
+    free(w->path);
+    free(w);
+}

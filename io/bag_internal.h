@@ -1,0 +1,128 @@
+/* io/bag_internal.h - what the container backends share (not installed).
+ *
+ * sensim_bag_open() (io/bag.c) tells the format from the content and calls
+ * one backend's open function; every backend builds the same struct
+ * sensim_bag: the common part below (path, format, topics, selection) plus a
+ * vtable and a private `impl` pointer. bag.c implements every public
+ * function of sensim/bag.h on top of the vtable, so a backend writes only
+ * open, next, rewind and close (and the writer's four operations).
+ *
+ * Backends:
+ *   io/ros1bag.c  ROS 1 bag format 2.0             (reader and writer)
+ *   io/db3.c      rosbag2 sqlite3 storage          (reader and writer)
+ *   io/mcap.c     MCAP                             (reader and writer)
+ *   rosbag2 directories (metadata.yaml + splits)   (reader; with db3/mcap)
+ *
+ * Ownership: everything hanging off a sensim_bag (path, topic strings,
+ * selection) is owned by it and freed by sensim_bag_close(): the common
+ * fields by bag.c, `impl` by ops->close. Same for the writer.
+ * Thread safety: as sensim/bag.h (one thread per bag). */
+#ifndef SENSIM_IO_BAG_INTERNAL_H
+#define SENSIM_IO_BAG_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sensim/bag.h"
+
+/* ---- reading ---- */
+
+typedef struct sensim_bag_ops {
+    /* Next message among the selected topics (bag->selected), exactly as
+     * sensim_bag_next(): 1 with *msg filled, 0 at the end, -1 with the error
+     * set. The backend fills every field of *msg, including `index` (the
+     * message's 0-based position among ALL messages of the file in read
+     * order, counting those skipped by the selection, so that an error names
+     * the same message whatever was selected). msg->data stays valid until
+     * the next call on the bag. */
+    int (*next)(sensim_bag *bag, sensim_bag_msg *msg);
+    /* Back to the first message; called by sensim_bag_select() after it
+     * has updated bag->selected. */
+    sensim_status (*rewind)(sensim_bag *bag);
+    /* Frees bag->impl and whatever else the backend allocated; not the
+     * common fields (bag.c frees those). Called once, also on a bag whose
+     * open failed half way, so it must accept a partly built impl. */
+    void (*close)(sensim_bag *bag);
+} sensim_bag_ops;
+
+struct sensim_bag {
+    const sensim_bag_ops *ops;
+    sensim_bag_format format;
+    char *path;                 /* as given to sensim_bag_open; used in every message */
+    sensim_bag_topic *topics;   /* ntopics entries; strings owned (sensim_bag_add_topic_ copies) */
+    size_t ntopics, cap_topics;
+    unsigned char *selected;    /* ntopics flags, 1 = delivered by next(); all 1 after open */
+    void *impl;                 /* backend state */
+};
+
+/* A new bag with no topics (common part only); NULL with the error set when
+ * out of memory. The backend sets bag->impl and adds its topics. */
+sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops);
+/* Appends a topic: copies the strings (NULL is taken as ""), sets count 0
+ * and t_first_ns = INT64_MAX, t_last_ns = INT64_MIN (the backend updates
+ * bag->topics[*index] as it learns them), marks it selected. *index may be
+ * NULL. */
+sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
+                                    const char *definition, sensim_msg_encoding encoding, size_t *index);
+/* The index of a topic by exact name, or (size_t)-1. No error set. */
+size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name);
+
+/* Backend open functions, called by sensim_bag_open() once the magic told
+ * the format. Each returns NULL with the error (naming path) set. They build
+ * the bag with sensim_bag_new_ and, on failure, release it with
+ * sensim_bag_close() (which calls ops->close on the partial impl). */
+sensim_bag *sensim_bag_open_ros1(const char *path);    /* io/ros1bag.c */
+sensim_bag *sensim_bag_open_db3(const char *path);     /* io/db3.c */
+sensim_bag *sensim_bag_open_mcap(const char *path);    /* io/mcap.c */
+sensim_bag *sensim_bag_open_ros2dir(const char *dir);  /* rosbag2 directory: metadata.yaml + splits */
+
+/* ---- writing ---- */
+
+typedef struct sensim_bag_writer_ops {
+    /* Declares a topic with everything resolved: `md5sum` and `definition`
+     * are final (bag.c's sensim_bag_writer_add_topic fills them in for
+     * known types; md5sum is "" for DB3/MCAP with a ros2 type). *topic is
+     * the next handle (0, 1, ...). */
+    sensim_status (*add_topic)(sensim_bag_writer *w, const char *name, const char *type, const char *md5sum,
+                               const char *definition, size_t *topic);
+    sensim_status (*write)(sensim_bag_writer *w, size_t topic, int64_t recv_ns, const uint8_t *data,
+                           size_t size);
+    /* Writes the index/summary/metadata and renames the temporary over
+     * the target (sensim/afile.h). Called at most once. */
+    sensim_status (*commit)(sensim_bag_writer *w);
+    /* Frees w->impl; removes the temporary unless committed. */
+    void (*close)(sensim_bag_writer *w);
+} sensim_bag_writer_ops;
+
+struct sensim_bag_writer {
+    const sensim_bag_writer_ops *ops;
+    sensim_bag_format format;
+    sensim_bag_compression compression;
+    char *path;                 /* target path */
+    int committed;              /* commit succeeded */
+    int failed;                 /* an operation failed: later calls are refused */
+    void *impl;
+};
+
+/* A new writer (common part only); NULL with the error set. */
+sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
+                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops);
+
+/* Declares a topic with an explicit md5sum and definition (no lookup of
+ * known types): what sensim_bag_writer_add_topic() calls once it has
+ * resolved them, and what tests and benches use for types the codec does
+ * not know. For ROS 1, md5sum "" is written as "*" (rosbag's wildcard). */
+sensim_status sensim_bag_writer_add_topic_md5(sensim_bag_writer *w, const char *name, const char *type,
+                                              const char *md5sum, const char *definition, size_t *topic);
+
+/* ROS 1 writer: closes a chunk once it holds `bytes` of uncompressed
+ * records (default 768 KiB, as rosbag). Tests use small chunks. */
+sensim_status sensim_bag_writer_ros1_chunk_size(sensim_bag_writer *w, size_t bytes);
+
+/* Backend create functions, called by sensim_bag_writer_create(); the
+ * compression was already checked against the format there. */
+sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_compression compression);
+sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression);
+sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression);
+
+#endif
