@@ -187,6 +187,8 @@ typedef struct mcap_impl {
     uint64_t clen, cpos, coff; /* its size, read position, file offset of the chunk */
     int in_chunk, at_end;
     /* both */
+    int has_stats;
+    uint64_t stat_count; /* Statistics message_count, when has_stats */
     uint64_t counter; /* messages passed so far, selected or not */
     ZSTD_DCtx *zd;
     LZ4F_dctx *lz;
@@ -916,7 +918,10 @@ static sensim_status read_summary(sensim_bag *bag, int *ok)
             st = add_schema(bag, c, n, where);
         else if (op == OP_CHANNEL)
             st = add_channel(bag, c, n, where);
-        else if (op == OP_CHUNK_INDEX) {
+        else if (op == OP_STATISTICS && n >= 8) {
+            m->has_stats = 1;
+            m->stat_count = rd64(c);
+        } else if (op == OP_CHUNK_INDEX) {
             cur k = {c, c + n, 0};
             mchunk ch;
             ch.t0 = cur64(&k);
@@ -1095,10 +1100,21 @@ sensim_bag *sensim_bag_open_mcap(const char *path)
         qsort(m->chunks, m->nchunks, sizeof *m->chunks, cmp_chunk);
         if (index_counts(bag) != SENSIM_OK)
             goto fail;
-    } else {
-        /* Start over: a summary without chunk indexes may still have listed channels. */
+        /* Messages outside chunks are in no index: when the statistics
+         * count more than the indexes hold, read the file sequentially. */
+        uint64_t total = 0;
         for (size_t i = 0; i < bag->ntopics; i++)
+            total += bag->topics[i].count;
+        if (m->has_stats && m->stat_count != total)
+            ok = 0;
+    }
+    if (!ok) {
+        m->indexed = 0;
+        for (size_t i = 0; i < bag->ntopics; i++) {
             bag->topics[i].count = 0;
+            bag->topics[i].t_first_ns = INT64_MAX;
+            bag->topics[i].t_last_ns = INT64_MIN;
+        }
         if (seq_scan(bag) != SENSIM_OK)
             goto fail;
     }
