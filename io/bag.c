@@ -84,20 +84,17 @@ size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name)
 
 enum bag_kind { KIND_ROS1, KIND_MCAP, KIND_DB3, KIND_ROS2DIR };
 
-/* The backends of the rosbag2 helper (io/db3.c, io/mcap.c) are wired here
- * and in open_writer_ros2() below: the one place that names them. */
+/* The rosbag2 backends (io/db3.c, io/mcap.c, io/ros2dir.c). */
 static sensim_bag *open_ros2(enum bag_kind kind, const char *path)
 {
-    /* LEAD: when the ros2 branch (io/db3.c, io/mcap.c) is merged, replace
-     * this body by:
-     *   switch (kind) {
-     *   case KIND_MCAP: return sensim_bag_open_mcap(path);
-     *   case KIND_DB3: return sensim_bag_open_db3(path);
-     *   default: return sensim_bag_open_ros2dir(path);
-     *   } */
-    static const char *const what[] = {"ROS 1", "MCAP", "rosbag2 sqlite3 (.db3)", "rosbag2 directory"};
-    sensim_error(SENSIM_EUNSUPPORTED, "%s: %s support not built", path, what[kind]);
-    return NULL;
+    switch (kind) {
+    case KIND_MCAP:
+        return sensim_bag_open_mcap(path);
+    case KIND_DB3:
+        return sensim_bag_open_db3(path);
+    default:
+        return sensim_bag_open_ros2dir(path);
+    }
 }
 
 sensim_bag *sensim_bag_open(const char *path)
@@ -250,13 +247,8 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
 static sensim_bag_writer *open_writer_ros2(const char *path, sensim_bag_format format,
                                            sensim_bag_compression compression)
 {
-    /* LEAD: when the ros2 branch is merged, replace this body by:
-     *   return format == SENSIM_BAG_MCAP ? sensim_bag_writer_create_mcap(path, compression)
-     *                                    : sensim_bag_writer_create_db3(path, compression); */
-    (void)compression;
-    sensim_error(SENSIM_EUNSUPPORTED, "%s: %s writing support not built", path,
-                 format == SENSIM_BAG_MCAP ? "MCAP" : "rosbag2 sqlite3 (.db3)");
-    return NULL;
+    return format == SENSIM_BAG_MCAP ? sensim_bag_writer_create_mcap(path, compression)
+                                     : sensim_bag_writer_create_db3(path, compression);
 }
 
 sensim_bag_writer *sensim_bag_writer_create(const char *path, sensim_bag_format format,
