@@ -437,6 +437,17 @@ static sensim_status wr_end(wr *w)
 
 /* ------------------------------------------------------------- messages */
 
+sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                       sensim_msg_header *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "Header"))
+        return r.st;
+    rd_header(&r, out);
+    return r.st;
+}
+
 sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out)
 {
     rd r;

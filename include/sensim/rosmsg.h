@@ -152,6 +152,10 @@ typedef struct sensim_msg_image {
  * on failure). ROS 1 payloads must end where the message does; CDR payloads
  * may carry up to 7 bytes of trailing padding. Plain CDR only (encapsulation
  * 00 00 or 00 01); XCDR2 and parameter lists are refused as unsupported. */
+/* The std_msgs/Header every stamped message above starts with (not
+ * TFMessage, whose headers are per transform); reads only the header. */
+sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                       sensim_msg_header *out);
 sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out);
 sensim_status sensim_msg_decode_navsatfix(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
                                           sensim_msg_navsatfix *out);
