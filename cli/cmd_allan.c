@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "bagcli.h"
 #include "cli_series.h"
 #include "sensim/allan.h"
 #include "sensim/plot.h"
@@ -14,11 +15,13 @@
 const char cmd_allan_usage[] =
     "usage: sensim allan --input FILE [--rate HZ] [--data freq|phase] [--dev DEV]\n"
     "                    [--taus GRID] [--confidence P] [--csv | --json] [--plot OUT.svg]\n"
-    "                    [--sensor NAME [--quantity Q]] [--column K]\n"
+    "                    [--sensor NAME [--quantity Q]] [--topic TOPIC] [--column K]\n"
     "\n"
     "Allan-family deviations with chi-squared confidence intervals (NIST SP 1065).\n"
     "Input is one column of numbers (CSV, '#' comments allowed) or, with --sensor,\n"
-    "the 3-axis quantity of /sensors/NAME in a sensim HDF5 log.\n"
+    "the 3-axis quantity of /sensors/NAME in a sensim HDF5 log, or, with --topic,\n"
+    "that of a sensor_msgs/Imu or MagneticField topic of a ROS 1 bag or rosbag2\n"
+    "recording (messages in header-stamp order, as 'sensim import' reads them).\n"
     "\n"
     "  -i, --input FILE      CSV or HDF5 log\n"
     "  -r, --rate HZ         sample rate (required for CSV; HDF5 default: the\n"
@@ -33,7 +36,10 @@ const char cmd_allan_usage[] =
     "      --json            print JSON with edf and noise type per point\n"
     "  -p, --plot OUT.svg    write a log-log plot with the confidence bars\n"
     "  -s, --sensor NAME     read /sensors/NAME of an HDF5 log\n"
-    "  -q, --quantity Q      angular_velocity (default) or specific_force\n"
+    "  -T, --topic TOPIC     read a topic of a recording (rate: the median interval\n"
+    "                        of its stamps, or --rate checked against them)\n"
+    "  -q, --quantity Q      angular_velocity (default), specific_force or\n"
+    "                        magnetic_field\n"
     "  -k, --column K        CSV column to read, from 1 (default 1)\n"
     "  -h, --help            this text\n"
     "\n"
@@ -130,8 +136,9 @@ int cmd_allan(int argc, char **argv)
         {"csv", no_argument, 0, 'C'},            {"json", no_argument, 0, 'J'},
         {"plot", required_argument, 0, 'p'},     {"sensor", required_argument, 0, 's'},
         {"quantity", required_argument, 0, 'q'}, {"column", required_argument, 0, 'k'},
+        {"topic", required_argument, 0, 'T'},
         {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
-    const char *input = NULL, *plot = NULL, *sensor = NULL, *quantity = "angular_velocity";
+    const char *input = NULL, *plot = NULL, *sensor = NULL, *topic = NULL, *quantity = "angular_velocity";
     double rate = 0;
     unsigned long long column = 1;
     int csv = 0, json = 0, per_decade = 0;
@@ -140,7 +147,7 @@ int cmd_allan(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":i:r:d:D:t:c:p:s:q:k:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":i:r:d:D:t:c:p:s:q:k:T:h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': input = optarg; break;
         case 'r':
@@ -171,6 +178,7 @@ int cmd_allan(int argc, char **argv)
         case 'J': json = 1; break;
         case 'p': plot = optarg; break;
         case 's': sensor = optarg; break;
+        case 'T': topic = optarg; break;
         case 'q':
             if (strcmp(optarg, "angular_velocity") && strcmp(optarg, "specific_force") &&
                 strcmp(optarg, "magnetic_field"))
@@ -194,12 +202,19 @@ int cmd_allan(int argc, char **argv)
         return cli_usage_error("allan", "--input FILE is required");
     if (csv && json)
         return cli_usage_error("allan", "--csv and --json exclude each other");
-    if (!sensor && !(rate > 0))
+    if (sensor && topic)
+        return cli_usage_error("allan", "--sensor (a log) and --topic (a recording) exclude each other");
+    if (!sensor && !topic && !(rate > 0))
         return cli_usage_error("allan", "--rate HZ is required for CSV input");
+    if (!sensor && !topic && cli_is_bag(input))
+        return cli_usage_error("allan", "%s is a recording: name the topic with --topic", input);
 
     cli_series s;
-    sensim_status st = sensor ? cli_series_h5(input, sensor, quantity, rate, &s)
-                              : cli_series_csv(input, (size_t)column - 1, rate, &s);
+    sensim_status st = topic    ? cli_series_bag(input, topic, quantity, rate, 0, &s)
+                       : sensor ? cli_series_h5(input, sensor, quantity, rate, &s)
+                                : cli_series_csv(input, (size_t)column - 1, rate, &s);
+    if (topic)
+        sensor = topic;
     if (st)
         return cli_fail_lib("allan");
     o.tau0 = 1 / s.rate;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bagcli.h"
 #include "cli.h"
 #include "sensim/csv.h"
 #include "sensim/log.h"
@@ -22,12 +23,16 @@ const char cmd_export_usage[] =
     "                          temporary name and renamed when complete\n"
     "  -h, --help              this text\n"
     "\n"
+    CLI_EXPORT_BAG_USAGE
+    "\n"
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-export(1).\n";
 
 #define BLOCK_ROWS 4096
 
 int cmd_export(int argc, char **argv)
 {
+    if (cli_export_wants_bag(argc, argv))
+        return cli_export_bag(argc, argv);
     static const struct option opts[] = {
         {"ground-truth", required_argument, NULL, 'g'},
         {"output", required_argument, NULL, 'o'},

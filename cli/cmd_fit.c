@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "sensim/afile.h"
 #include "fit.h"
+#include "bagcli.h"
 #include "cli_series.h"
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
@@ -32,6 +33,7 @@ const char cmd_fit_usage[] =
     "          sensim fit gnss --help)\n"
     "\n"
     "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
+    "sensim fit imu BAG --topic TOPIC [-o FITTED.yaml] [--kalibr IMU.yaml]\n"
     "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
     "               [--rate HZ] [--name NAME]\n"
     "\n"
@@ -41,7 +43,10 @@ const char cmd_fit_usage[] =
     "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
     "  confidence interval; terms the data cannot identify are named, never NaN.\n"
     "\n"
-    "  -s, --sensor NAME     the IMU group in the log (required)\n"
+    "  -s, --sensor NAME     the IMU group in the log (required for a log)\n"
+    "  -t, --topic TOPIC     a sensor_msgs/Imu topic of a ROS 1 bag or rosbag2\n"
+    "                        recording instead (header-stamp order, rate from the\n"
+    "                        median interval; the kalibr rostopic)\n"
     "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
     "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks)\n"
     "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
@@ -128,6 +133,7 @@ typedef struct out_ctx {
     const char *name, *source, *sensor;
     int gm;
     double confidence;
+    const char *topic; /* the recording's topic, or NULL */
 } out_ctx;
 
 static double mean3(const double v[3])
@@ -222,8 +228,8 @@ static void write_kalibr(FILE *f, const void *vctx)
     double v[3];
     fprintf(f, "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
                "# the mean of the three axes (continuous-time densities, SI).\n"
-               "rostopic: /imu0\n",
-            c->source, c->sensor);
+               "rostopic: %s\n",
+            c->source, c->sensor, c->topic ? c->topic : "/imu0");
     fprintf(f, "update_rate: %.10g\n", g->present ? g->rate : a->rate);
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
@@ -379,15 +385,17 @@ static int fit_imu(int argc, char **argv)
         {"confidence", required_argument, 0, 'c'}, {"gauss-markov", no_argument, 0, 'g'},
         {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL;
+        {"topic", required_argument, 0, 't'}, {0, 0, 0, 0}};
+    const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
+               *topic = NULL;
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:t:h", opts, NULL)) != -1) {
         switch (c) {
         case 's': sensor = optarg; break;
+        case 't': topic = optarg; break;
         case 'o': output = optarg; break;
         case 'k': kalibr = optarg; break;
         case 'p': plot = optarg; break;
@@ -413,10 +421,23 @@ static int fit_imu(int argc, char **argv)
         return cli_usage_error("fit", "unexpected argument '%s'", argv[optind]);
     if (!input)
         return cli_usage_error("fit", "fit imu needs a log file");
-    if (!sensor)
-        return cli_usage_error("fit", "--sensor NAME is required");
-    if (!name)
-        name = sensor;
+    if (sensor && topic)
+        return cli_usage_error("fit", "--sensor (a log) and --topic (a recording) exclude each other");
+    if (!sensor && !topic)
+        return cli_usage_error("fit", cli_is_bag(input) ? "%s is a recording: name the Imu topic with --topic"
+                                                        : "--sensor NAME is required (%s)", input);
+    if (topic)
+        sensor = topic;
+    if (!name) {
+        /* A YAML sensor name from the topic: "/imu0" -> "imu0". */
+        static char tname[128];
+        const char *p = sensor + (sensor[0] == '/');
+        size_t i = 0;
+        for (; p[i] && i + 1 < sizeof tname; i++)
+            tname[i] = p[i] == '/' ? '_' : p[i];
+        tname[i] = '\0';
+        name = topic ? tname : sensor;
+    }
 
     instr_fit in[NINSTR];
     memset(in, 0, sizeof in);
@@ -424,7 +445,8 @@ static int fit_imu(int argc, char **argv)
     int any = 0;
     for (int i = 0; i < NINSTR && !st; i++) {
         cli_series s;
-        st = cli_series_h5(input, sensor, instr_quantity[i], rate, &s);
+        st = topic ? cli_series_bag(input, topic, instr_quantity[i], rate, 0, &s)
+                   : cli_series_h5(input, sensor, instr_quantity[i], rate, &s);
         if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
             st = SENSIM_OK; /* this IMU has no such instrument */
             continue;
@@ -462,7 +484,7 @@ static int fit_imu(int argc, char **argv)
     if (!st && !any)
         st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force", input,
                           sensor);
-    out_ctx ctx = {in, name, input, sensor, gm, confidence};
+    out_ctx ctx = {in, name, input, sensor, gm, confidence, topic};
     if (!st && plot) {
         int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
         for (int i = 0; i < NINSTR && !st; i++) {

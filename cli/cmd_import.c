@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bagcli.h"
 #include "cli.h"
 #include "cli_gt.h"
 #include "sensim/csv.h"
@@ -34,6 +35,8 @@ const char cmd_import_usage[] =
     "                           writes it), else 43.0731,-89.4012,260\n"
     "  -h, --help               this text\n"
     "\n"
+    CLI_IMPORT_BAG_USAGE
+    "\n"
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-import(1).\n";
 
 #define BLOCK_ROWS 4096
@@ -41,6 +44,8 @@ enum { OPT_ORIGIN = 256 };
 
 int cmd_import(int argc, char **argv)
 {
+    if (cli_import_wants_bag(argc, argv))
+        return cli_import_bag(argc, argv);
     static const struct option opts[] = {
         {"ground-truth", required_argument, NULL, 'g'},
         {"output", required_argument, NULL, 'o'},

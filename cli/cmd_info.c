@@ -4,14 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bagcli.h"
 #include "cli.h"
 #include "sensim/log.h"
 
-const char cmd_info_usage[] = "usage: sensim info FILE.h5 [--json]\n"
+const char cmd_info_usage[] = "usage: sensim info FILE.h5|BAG [--json]\n"
                               "\n"
                               "Describes a sensim log: its format, the ground truth (samples, duration,\n"
                               "rate, origin), each sensor (type, rate, seed, datasets with shapes and\n"
                               "units) and each estimate.\n"
+                              "\n"
+                              "Of a recording (ROS 1 bag, rosbag2 .db3/.mcap file or directory): its\n"
+                              "format and time span, and per topic the message type, count, mean rate\n"
+                              "(receive times) and span, marking the types sensim cannot read.\n"
                               "\n"
                               "  --json      one JSON object instead of text\n"
                               "  -h, --help  this text\n";
@@ -162,8 +167,10 @@ int cmd_info(int argc, char **argv)
         }
     }
     if (argc - optind != 1)
-        return cli_usage_error("info", "expected one FILE.h5");
+        return cli_usage_error("info", "expected one FILE.h5 or recording");
     const char *path = argv[optind];
+    if (cli_is_bag(path))
+        return cli_info_bag(path, json);
     sensim_log *log = sensim_log_open(path);
     if (!log)
         return cli_fail_lib("info");

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <gsl/gsl_cdf.h>
 
+#include "bagcli.h"
 #include "cli.h"
 #include "fit.h"
 #include "sensim/afile.h"
@@ -21,6 +23,7 @@
 
 const char cli_fit_gnss_usage[] =
     "usage: sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [options]\n"
+    "       sensim fit gnss BAG --topic TOPIC -o FITTED.yaml [options]\n"
     "\n"
     "Fits GNSS noise parameters to a standstill log: /sensors/NAME/t with enu\n"
     "(or lla, converted to ENU metres) and, when present, hdop. First,\n"
@@ -38,7 +41,9 @@ const char cli_fit_gnss_usage[] =
     "(scaled or nmea of the HDOP) when it follows one, else none.\n"
     "\n"
     "options:\n"
-    "  -s, --sensor NAME        the GNSS group in the log (required)\n"
+    "  -s, --sensor NAME        the GNSS group in the log (required for a log)\n"
+    "      --topic TOPIC        a sensor_msgs/NavSatFix topic of a ROS 1 bag or rosbag2\n"
+    "                           recording (read as 'sensim import' reads it)\n"
     "  -o, --output FILE        rig YAML with one gnss sensor (same keys as\n"
     "                           data/gnss-*.yaml)\n"
     "  -m, --model M            position noise written to the YAML: auto (default),\n"
@@ -673,7 +678,7 @@ static void print_table(FILE *f, const gfit *g)
 
 int cli_fit_gnss(int argc, char **argv)
 {
-    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON, O_OTHR, O_KEEP };
+    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON, O_OTHR, O_KEEP, O_TOPIC };
     static const struct option opts[] = {{"sensor", required_argument, NULL, 's'},
                                           {"output", required_argument, NULL, 'o'},
                                           {"model", required_argument, NULL, 'm'},
@@ -685,6 +690,7 @@ int cli_fit_gnss(int argc, char **argv)
                                           {"json", no_argument, NULL, O_JSON},
                                           {"outlier-threshold", required_argument, NULL, O_OTHR},
                                           {"keep-outliers", no_argument, NULL, O_KEEP},
+                                          {"topic", required_argument, NULL, O_TOPIC},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
     gfit g;
@@ -693,7 +699,7 @@ int cli_fit_gnss(int argc, char **argv)
     g.rw_model_rate = 100;
     g.reject = 1;
     g.outlier_threshold = SENSIM_GNSS_OUTLIER_THRESHOLD;
-    const char *output = NULL;
+    const char *output = NULL, *topic = NULL;
     int model = M_AUTO, json = 0, c;
     double power_on = NAN;
     optind = 1;
@@ -738,6 +744,7 @@ int cli_fit_gnss(int argc, char **argv)
                                        optarg);
             break;
         case O_KEEP: g.reject = 0; break;
+        case O_TOPIC: topic = optarg; break;
         case 'h': fputs(cli_fit_gnss_usage, stdout); return CLI_OK;
         case ':': return cli_usage_error(VERB, "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
@@ -745,15 +752,31 @@ int cli_fit_gnss(int argc, char **argv)
     }
     if (optind != argc - 1)
         return cli_usage_error(VERB, optind < argc ? "expected one LOG.h5, got more" : "expected one LOG.h5");
-    if (!g.sensor)
-        return cli_usage_error(VERB, "--sensor NAME is required");
+    if (!g.sensor && !topic)
+        return cli_usage_error(VERB, "--sensor NAME (or --topic T for a recording) is required");
+    if (g.sensor && topic)
+        return cli_usage_error(VERB, "--sensor and --topic exclude each other");
     if (!output)
         return cli_usage_error(VERB, "-o FITTED.yaml is required");
     g.input = argv[optind];
+    /* A recording: the topic goes through 'sensim import' into a temporary
+     * log, read as any other. */
+    char *tmp = NULL, *tsensor = NULL;
+    sensim_status st = SENSIM_OK;
+    if (topic && (st = cli_bag_temp_log(g.input, topic, 0, &tmp, &tsensor)))
+        return cli_fail_lib(VERB);
+    if (tmp) {
+        g.input = tmp;
+        g.sensor = tsensor;
+    }
     if (!g.name)
         g.name = g.sensor;
 
-    sensim_status st = read_log(&g);
+    st = read_log(&g);
+    if (tmp) {
+        unlink(tmp);
+        g.input = argv[optind];
+    }
     if (!st)
         st = fit_all(&g, model, power_on);
     if (!st) {
@@ -772,5 +795,7 @@ int cli_fit_gnss(int argc, char **argv)
             print_table(stdout, &g);
     }
     gfit_free(&g);
+    free(tmp);
+    free(tsensor);
     return st ? cli_fail_lib(VERB) : CLI_OK;
 }

@@ -843,6 +843,15 @@ static sensim_status copy_dataset(sensim_log *dst, const sensim_log *src, const 
     return st ? st : copy_attrs(dst, src, obj);
 }
 
+sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
+{
+    if (!sensim_log_exists(src, obj))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", src->path, obj);
+    if (!sensim_log_exists(dst, obj))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", dst->path, obj);
+    return copy_attrs(dst, src, obj);
+}
+
 sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj)
 {
     if (!sensim_log_exists(src, obj))

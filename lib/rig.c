@@ -449,6 +449,28 @@ double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j)
 
 /* ---- the inject driver ---- */
 
+/* What a recorded group holds beyond the data a sensor noises passes
+ * through: its attributes (where it came from: ros_topic, ros_frame_id,
+ * time_origin_s, ...; the rig's own are written after) and the datasets the
+ * sensor did not write (an IMU's orientation, covariances), so 'sensim
+ * export' can give the recording back with noised values. */
+static sensim_status carry_recorded(const sensim_log *in, sensim_log *out, const char *g)
+{
+    char **names;
+    size_t n;
+    sensim_status st = sensim_log_list(in, g, &names, &n);
+    if (st)
+        return st;
+    for (size_t i = 0; i < n && !st; i++) {
+        char p[SENSIM_NAME_MAX + 300];
+        snprintf(p, sizeof p, "%s/%s", g, names[i]);
+        if (!sensim_log_exists(out, p))
+            st = sensim_log_copy(out, in, p);
+    }
+    sensim_log_free_names(names, n);
+    return st ? st : sensim_log_copy_attrs(out, in, g);
+}
+
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path)
 {
@@ -510,10 +532,10 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
         const sensim_sensor *s = &rig->sensors[i];
         char g[SENSIM_NAME_MAX + 16];
         snprintf(g, sizeof g, "/sensors/%s", s->name);
-        if (sensim_log_exists(in, g))
-            st = s->type->noise_clean(s, o, in, out);
-        else
-            st = s->type->simulate(s, o, in, out);
+        int clean = sensim_log_exists(in, g);
+        st = clean ? s->type->noise_clean(s, o, in, out) : s->type->simulate(s, o, in, out);
+        if (!st && clean)
+            st = carry_recorded(in, out, g);
         if (!st)
             st = sensim_sensor_write_attrs(s, o, out);
         if (st)

@@ -124,6 +124,9 @@ sensim_status sensim_log_write(sensim_log *log, const char *path, sensim_dtype t
 /* Copies an object (group or dataset, recursively, with attributes) from
  * another log into this one at the same path. */
 sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj);
+/* Copies every attribute of obj (a group or dataset present in both logs;
+ * the H5DS bookkeeping ones excepted), replacing those of the same name. */
+sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj);
 
 /* ---- ground truth (DESIGN.md /ground_truth) ---- */
 

@@ -148,7 +148,14 @@ typedef struct sensim_msg_image {
     size_t data_size;
 } sensim_msg_image;
 
-/* Decoders: `enc` is the topic's encoding. */
+/* Decoders: `enc` is the topic's encoding; *out is filled (and unspecified
+ * on failure). ROS 1 payloads must end where the message does; CDR payloads
+ * may carry up to 7 bytes of trailing padding. Plain CDR only (encapsulation
+ * 00 00 or 00 01); XCDR2 and parameter lists are refused as unsupported. */
+/* The std_msgs/Header every stamped message above starts with (not
+ * TFMessage, whose headers are per transform); reads only the header. */
+sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                       sensim_msg_header *out);
 sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out);
 sensim_status sensim_msg_decode_navsatfix(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
                                           sensim_msg_navsatfix *out);
@@ -168,17 +175,24 @@ sensim_status sensim_msg_decode_pointcloud2(sensim_msg_encoding enc, const uint8
                                             sensim_msg_pointcloud2 *out);
 sensim_status sensim_msg_decode_image(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_image *out);
 
-/* Reads field `name` of point i as double (any datatype, either byte order);
- * SENSIM_ENOTFOUND when the cloud has no such field. */
+/* Index of the field called `name` in *field; SENSIM_ENOTFOUND (message
+ * listing the fields there are) when the cloud has none. _get reads element
+ * 0 of that field of point i (row-major, i < height * width) as double, any
+ * datatype, either byte order; the decoder checked every field lies inside
+ * point_step and the points inside data. */
 sensim_status sensim_msg_pointcloud2_field(const sensim_msg_pointcloud2 *pc, const char *name, size_t *field);
 double sensim_msg_pointcloud2_get(const sensim_msg_pointcloud2 *pc, size_t field, size_t point);
 
-/* Encoders append the serialized message to a growing buffer (*buf, *len,
- * *cap; realloc'd). SENSIM_ENC_CDR writes little-endian CDR with its
- * encapsulation header. */
+/* Encoders append the serialized message to a growing buffer (data, len,
+ * cap; realloc'd; start from {0}). SENSIM_ENC_CDR writes CDR with its
+ * encapsulation header, little-endian unless cdr_big_endian is set. A
+ * failing encoder leaves len as it was. Values that the encoding cannot hold
+ * (a stamp before 1970 in ROS 1, a frame id longer than 255 bytes, cloud or
+ * image data shorter than its step says) are refused naming the field. */
 typedef struct sensim_msg_buf {
     uint8_t *data;
     size_t len, cap;
+    int cdr_big_endian; /* write CDR big-endian (encapsulation 00 00) */
 } sensim_msg_buf;
 void sensim_msg_buf_free(sensim_msg_buf *b);
 
@@ -191,6 +205,11 @@ sensim_status sensim_msg_encode_odometry(sensim_msg_encoding enc, const sensim_m
                                          sensim_msg_buf *out);
 sensim_status sensim_msg_encode_pose_stamped(sensim_msg_encoding enc, const sensim_msg_pose_stamped *m,
                                              sensim_msg_buf *out);
+sensim_status sensim_msg_encode_transform_stamped(sensim_msg_encoding enc, const sensim_msg_transform_stamped *m,
+                                                  sensim_msg_buf *out);
+/* tf2_msgs/TFMessage holding the n transforms tf[0..n-1]. */
+sensim_status sensim_msg_encode_tf(sensim_msg_encoding enc, const sensim_msg_transform_stamped *tf, size_t n,
+                                   sensim_msg_buf *out);
 sensim_status sensim_msg_encode_pointcloud2(sensim_msg_encoding enc, const sensim_msg_pointcloud2 *m,
                                             sensim_msg_buf *out);
 sensim_status sensim_msg_encode_image(sensim_msg_encoding enc, const sensim_msg_image *m, sensim_msg_buf *out);

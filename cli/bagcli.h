@@ -1,0 +1,146 @@
+/* Recordings (ROS 1 bags, rosbag2 .db3/.mcap files and directories) on the
+ * command line: telling them from logs, streaming a topic's messages in
+ * stamp order, importing topics into a log, listing them, and writing log
+ * groups back as messages (import, info, allan, fit and export share these). */
+#ifndef SENSIM_CLI_BAGCLI_H
+#define SENSIM_CLI_BAGCLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli_series.h"
+#include "sensim/bag.h"
+#include "sensim/rosmsg.h"
+
+/* 1 if path is a recording sensim_bag_open() reads: a file starting with
+ * the ROS 1 bag, MCAP or SQLite magic, or a directory with metadata.yaml. */
+int cli_is_bag(const char *path);
+
+/* ---- one topic's messages in stamp order ----
+ *
+ * Messages arrive in receive order; with header stamps they may be out of
+ * order. A bounded window (REORDER_MAX messages or 64 MiB) sorts them; a
+ * message older than one already handed out (beyond the window) is an error
+ * naming topic and message index. Exact duplicate stamps are dropped and
+ * counted; gaps are intervals over 1.5 times the median interval. */
+typedef struct cli_bag_stats {
+    uint64_t messages;   /* handed out */
+    uint64_t reordered;  /* arrived with a stamp older than an earlier message's */
+    uint64_t duplicates; /* dropped: same stamp as the message before */
+    uint64_t gaps;       /* intervals > 1.5 x median */
+    uint64_t skipped;    /* TF messages without the selected pair */
+    double median_dt;    /* s (0 with fewer than 2 messages) */
+    int64_t first_ns, last_ns;
+    char frame_id[256];  /* of the first message */
+    uint64_t frame_changes;
+} cli_bag_stats;
+
+typedef struct cli_bag_stream cli_bag_stream;
+
+/* Called for each message in stamp order; the payload is borrowed for the
+ * call. Nonzero status stops the stream (message kept). */
+typedef sensim_status (*cli_bag_emit)(void *ctx, size_t sel, int64_t stamp_ns, uint64_t index, const uint8_t *data,
+                                      size_t size);
+
+/* Streams every selected topic (sel = 0..nsel-1 in the order given) through
+ * its own window. tf_parent/tf_child pick transforms from TFMessage topics
+ * (required for those). time_receive: stamp = receive time instead of the
+ * header stamp. Opened bags are closed by cli_bag_stream_free. */
+cli_bag_stream *cli_bag_stream_open(const char *path, const char *const *topics, size_t nsel, int time_receive,
+                                    const char *tf_parent, const char *tf_child);
+sensim_bag *cli_bag_stream_bag(cli_bag_stream *s);
+const sensim_bag_topic *cli_bag_stream_topic(const cli_bag_stream *s, size_t sel);
+sensim_msg_kind cli_bag_stream_kind(const cli_bag_stream *s, size_t sel);
+/* The earliest stamp the stream will use as a time origin: the first
+ * message's stamp (after cli_bag_stream_run started; valid inside emit). */
+int64_t cli_bag_stream_first_ns(const cli_bag_stream *s);
+sensim_status cli_bag_stream_run(cli_bag_stream *s, cli_bag_emit emit, void *ctx);
+const cli_bag_stats *cli_bag_stream_stats(const cli_bag_stream *s, size_t sel);
+void cli_bag_stream_free(cli_bag_stream *s);
+
+/* Decodes a TFMessage and copies the transform parent -> child; 1 if found,
+ * 0 if not, -1 on a decode error (message set). */
+int cli_bag_find_tf(sensim_msg_encoding enc, const uint8_t *data, size_t size, const char *parent, const char *child,
+                    sensim_msg_transform_stamped *out);
+
+/* ---- the verbs ---- */
+
+/* 1 when import's arguments name a recording (--topic, or an argument that
+ * cli_is_bag() recognises), when export's ask for --format bag|mcap|db3. */
+int cli_import_wants_bag(int argc, char **argv);
+int cli_export_wants_bag(int argc, char **argv);
+
+/* sensim import BAG --topic T[:NAME] ... (called by cmd_import when its
+ * input is a recording; argv as cmd_import got it). */
+int cli_import_bag(int argc, char **argv);
+/* The same with its per-topic report to `report`; NULL: no report and no
+ * error printed (the message stays in sensim_last_error()). */
+int cli_import_bag_run(int argc, char **argv, FILE *report);
+/* sensim info BAG [--json] */
+int cli_info_bag(const char *path, int json);
+/* sensim export LOG -g /sensors/NAME --format bag|mcap -o OUT (called by
+ * cmd_export for those formats). */
+int cli_export_bag(int argc, char **argv);
+
+/* A quantity of an Imu or MagneticField topic (angular_velocity,
+ * specific_force or magnetic_field) as a series for allan and fit imu; the
+ * rate is `rate` if > 0 (checked against the stamps within 1%), else 1 /
+ * the median interval. */
+sensim_status cli_series_bag(const char *path, const char *topic, const char *quantity, double rate, int time_receive,
+                             cli_series *s);
+/* Imports one topic into a temporary log (for fit gnss): *tmp is its path
+ * (malloc'd; remove it and free), *sensor the group name (malloc'd). */
+sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_receive, char **tmp, char **sensor);
+
+#define CLI_IMPORT_BAG_USAGE \
+    "usage: sensim import BAG --topic TOPIC[:NAME] [--topic ...] -o OUT.h5\n" \
+    "                     [--time header|receive] [--tf PARENT:CHILD] [--origin LAT,LON,ALT]\n" \
+    "\n" \
+    "Reads topics of a ROS 1 bag, a rosbag2 .db3 or .mcap file or a rosbag2\n" \
+    "directory and writes them as groups of a new log:\n" \
+    "  sensor_msgs/Imu            /sensors/NAME (imu): angular_velocity, specific_force\n" \
+    "  sensor_msgs/MagneticField  /sensors/NAME (imu): magnetic_field\n" \
+    "  sensor_msgs/NavSatFix      /sensors/NAME (gnss): lla, fix, position_covariance\n" \
+    "  sensor_msgs/PointCloud2    /sensors/NAME (lidar): points (x, y, z, intensity),\n" \
+    "                             scan_offset, channel (ring), time_offset (time)\n" \
+    "  sensor_msgs/Image          /sensors/NAME (camera): image (mono8, mono16, rgb8, bgr8)\n" \
+    "  nav_msgs/Odometry, geometry_msgs/PoseStamped, TransformStamped,\n" \
+    "  tf2_msgs/TFMessage (with --tf)  /ground_truth (velocities from the poses)\n" \
+    "NAME defaults to the topic without its leading '/' ('/' becoming '_').\n" \
+    "Messages are sorted by stamp (a window of 4096 messages per topic);\n" \
+    "reordered messages, dropped duplicate stamps and gaps (intervals over 1.5x\n" \
+    "the median) are counted on stderr. t is in seconds from time_origin_s (an\n" \
+    "attribute: whole seconds since 1970 of the first stamp); each group records\n" \
+    "ros_topic, ros_type, ros_frame_id and ros_source, so 'sensim export' can\n" \
+    "write it back with the same topic, frames and stamps.\n" \
+    "\n" \
+    "  -t, --topic T[:NAME]     a topic to import (repeatable)\n" \
+    "  -o, --output FILE        the log to write (temporary name, renamed when complete)\n" \
+    "      --time header|receive  stamps from the message headers (default) or the\n" \
+    "                           recorder's receive times\n" \
+    "      --tf PARENT:CHILD    the transform a TFMessage topic contributes\n" \
+    "      --origin LAT,LON,ALT WGS84 origin of /ground_truth's ENU frame (the poses'\n" \
+    "                           frame; default 43.0731,-89.4012,260)\n" \
+    "  -h, --help               this text\n"
+
+#define CLI_EXPORT_BAG_USAGE \
+    "usage: sensim export LOG.h5 -g GROUP [-g GROUP ...] --format bag|mcap|db3 -o OUT\n" \
+    "\n" \
+    "Writes sensor groups (/sensors/NAME) and /ground_truth of a log as a ROS 1 bag\n" \
+    "(bag) or a ROS 2 recording in CDR (mcap, db3), one message per row:\n" \
+    "  imu      sensor_msgs/Imu (sensor_msgs/MagneticField for a magnetometer-only group)\n" \
+    "  gnss     sensor_msgs/NavSatFix      lidar   sensor_msgs/PointCloud2 (one per scan)\n" \
+    "  camera   sensor_msgs/Image          /ground_truth  nav_msgs/Odometry\n" \
+    "A group imported from a recording keeps its topic, message type, frame ids\n" \
+    "and header stamps (ros_* and time_origin_s attributes), and the fields sensim\n" \
+    "does not model (orientation, covariances) come back as recorded; other groups\n" \
+    "get topic /NAME, frame NAME and stamps t seconds.\n" \
+    "\n" \
+    "  -g, --group GROUP     /sensors/NAME, NAME or /ground_truth (repeatable)\n" \
+    "  -f, --format FORMAT   bag (ROS 1, uncompressed), mcap or db3 (ROS 2, CDR)\n" \
+    "      --topic TOPIC     topic for a single group (default: as imported, or /NAME)\n" \
+    "  -o, --output FILE     the recording to write (temporary name, renamed when complete)\n" \
+    "  -h, --help            this text\n"
+
+#endif

@@ -1,0 +1,860 @@
+/* ROS message codec: ROS 1 serialization and ROS 2 CDR (see sensim/rosmsg.h).
+ *
+ * One reading cursor (rd) and one writing cursor (wr) know both encodings;
+ * each message is described once, by a decoder and an encoder that call them
+ * field by field. ROS 1 (wiki.ros.org/msg, "Serialization"): little-endian,
+ * packed, strings and variable arrays as a u32 count then the elements, time
+ * as u32 secs + u32 nsecs, std_msgs/Header with a u32 seq. CDR (OMG DDS-XTypes
+ * 7.4.3, "classic" encoding as rosbag2 stores it): a 4-byte encapsulation
+ * header (00 01 little-endian, 00 00 big-endian, then two option bytes),
+ * every primitive aligned to its size counted from the byte after that
+ * header, strings with a u32 length that includes the NUL, sequences with a
+ * u32 count, fixed arrays without one; builtin_interfaces/Time is int32 sec +
+ * uint32 nanosec and the header has no seq.
+ *
+ * Reads are sticky: after the first failure a cursor reads zeros and keeps
+ * the first message, so a decoder reads every field and checks once at the
+ * end. */
+#include "sensim/rosmsg.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rosmsg_defs.h"
+
+#define NKINDS (sizeof rosmsg_defs / sizeof rosmsg_defs[0])
+
+/* ---------------------------------------------------------------- types */
+
+sensim_msg_kind sensim_msg_kind_of(const char *type)
+{
+    if (!type)
+        return SENSIM_MSG_UNKNOWN;
+    for (size_t k = 1; k < NKINDS; k++)
+        if (!strcmp(type, rosmsg_defs[k].ros1) || !strcmp(type, rosmsg_defs[k].ros2))
+            return (sensim_msg_kind)k;
+    return SENSIM_MSG_UNKNOWN;
+}
+
+static const struct rosmsg_def *def_of(sensim_msg_kind kind)
+{
+    return (size_t)kind < NKINDS ? &rosmsg_defs[kind] : &rosmsg_defs[0];
+}
+
+const char *sensim_msg_ros1_type(sensim_msg_kind kind) { return def_of(kind)->ros1; }
+const char *sensim_msg_ros2_type(sensim_msg_kind kind) { return def_of(kind)->ros2; }
+const char *sensim_msg_md5sum(sensim_msg_kind kind) { return def_of(kind)->md5sum; }
+const char *sensim_msg_definition(sensim_msg_kind kind) { return def_of(kind)->definition; }
+
+/* "sensor_msgs/Imu, sensor_msgs/NavSatFix, ..." */
+static void kinds_list(char *s, size_t cap)
+{
+    size_t n = 0;
+    s[0] = '\0';
+    for (size_t k = 1; k < NKINDS && n < cap; k++) {
+        int w = snprintf(s + n, cap - n, "%s%s", k > 1 ? ", " : "", rosmsg_defs[k].ros1);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
+
+sensim_status sensim_msg_check_topic(const sensim_bag_topic *topic, sensim_msg_kind want)
+{
+    char list[512];
+    const char *name = topic && topic->name ? topic->name : "?";
+    const char *type = topic && topic->type ? topic->type : "?";
+    sensim_msg_kind kind = sensim_msg_kind_of(type);
+    if (kind == SENSIM_MSG_UNKNOWN) {
+        kinds_list(list, sizeof list);
+        return sensim_error(SENSIM_EUNSUPPORTED, "topic '%s': message type %s is not supported (sensim reads %s)",
+                            name, type, list);
+    }
+    if (want != SENSIM_MSG_UNKNOWN && kind != want)
+        return sensim_error(SENSIM_EUNSUPPORTED, "topic '%s' holds %s, not %s", name, type,
+                            sensim_msg_ros1_type(want));
+    /* ROS 1 connections carry the md5sum of the definition they were
+     * recorded with; "*" is the wildcard rosbag writes for any type. */
+    const char *md5 = topic->md5sum;
+    if (topic->encoding == SENSIM_ENC_ROS1 && md5 && md5[0] && strcmp(md5, "*") &&
+        strcmp(md5, sensim_msg_md5sum(kind)))
+        return sensim_error(SENSIM_EUNSUPPORTED,
+                            "topic '%s': %s with md5sum %s, but sensim reads the definition with md5sum %s", name,
+                            type, md5, sensim_msg_md5sum(kind));
+    return SENSIM_OK;
+}
+
+/* -------------------------------------------------------- reading cursor */
+
+typedef struct rd {
+    const uint8_t *buf;
+    size_t n, pos;
+    size_t origin;    /* CDR: where alignment counts from (after the encapsulation header) */
+    int cdr, be;      /* CDR; big-endian */
+    const char *msg;  /* message name for errors: "Imu" */
+    char prefix[48];  /* element prefix for errors: "transforms[3]." */
+    sensim_status st; /* first failure (sticky) */
+} rd;
+
+static sensim_status rd_fail(rd *r, sensim_status st, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static sensim_status rd_fail(rd *r, sensim_status st, const char *field, const char *fmt, ...)
+{
+    if (r->st)
+        return r->st;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    r->st = sensim_error(st, "%s%s%s%s: %s", r->msg, field ? "." : "", field ? r->prefix : "", field ? field : "",
+                         what);
+    return st;
+}
+
+static sensim_status rd_init(rd *r, sensim_msg_encoding enc, const uint8_t *buf, size_t n, const char *msg)
+{
+    memset(r, 0, sizeof *r);
+    r->buf = buf;
+    r->n = buf ? n : 0;
+    r->msg = msg;
+    if (enc != SENSIM_ENC_CDR)
+        return SENSIM_OK;
+    r->cdr = 1;
+    if (r->n < 4)
+        return rd_fail(r, SENSIM_EFORMAT, NULL, "CDR payload of %zu bytes, shorter than its 4-byte encapsulation header",
+                       r->n);
+    if (buf[0] != 0 || buf[1] > 1)
+        return rd_fail(r, SENSIM_EUNSUPPORTED, NULL,
+                       "CDR encapsulation 0x%02x%02x (only plain CDR, 0x0000 big- and 0x0001 little-endian)", buf[0],
+                       buf[1]);
+    r->be = buf[1] == 0;
+    r->pos = r->origin = 4;
+    return SENSIM_OK;
+}
+
+/* Aligns (CDR) and checks that `size` bytes are left; 0 when they are not. */
+static int rd_take(rd *r, const char *field, size_t size, const char *what)
+{
+    if (r->st)
+        return 0;
+    if (r->cdr && size > 1) {
+        size_t a = size > 8 ? 8 : size;
+        r->pos += (a - (r->pos - r->origin) % a) % a;
+    }
+    if (r->pos > r->n || r->n - r->pos < size) {
+        rd_fail(r, SENSIM_EFORMAT, field, "%s at byte %zu past the end of a %zu-byte message", what, r->pos, r->n);
+        return 0;
+    }
+    return 1;
+}
+
+static uint64_t load(const uint8_t *p, size_t size, int be)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < size; i++)
+        v |= (uint64_t)p[be ? size - 1 - i : i] << (8 * i);
+    return v;
+}
+
+static uint64_t rd_uint(rd *r, const char *field, size_t size, const char *what)
+{
+    if (!rd_take(r, field, size, what))
+        return 0;
+    uint64_t v = load(r->buf + r->pos, size, r->be);
+    r->pos += size;
+    return v;
+}
+
+static uint8_t rd_u8(rd *r, const char *field) { return (uint8_t)rd_uint(r, field, 1, "uint8"); }
+static uint16_t rd_u16(rd *r, const char *field) { return (uint16_t)rd_uint(r, field, 2, "uint16"); }
+static uint32_t rd_u32(rd *r, const char *field) { return (uint32_t)rd_uint(r, field, 4, "uint32"); }
+
+static double rd_f64(rd *r, const char *field)
+{
+    uint64_t u = rd_uint(r, field, 8, "float64");
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+static void rd_f64s(rd *r, const char *field, double *out, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        out[i] = rd_f64(r, field);
+}
+
+/* A sequence count: u32, checked against the bytes left at `min_size`
+ * bytes per element, so a lying count fails here, not after a long loop. */
+static uint32_t rd_count(rd *r, const char *field, size_t min_size, const char *what)
+{
+    uint32_t k = rd_u32(r, field);
+    if (!r->st && min_size > 0 && (uint64_t)k * min_size > r->n - r->pos)
+        rd_fail(r, SENSIM_EFORMAT, field, "%s of %u elements (at least %llu bytes) past the end of a %zu-byte message",
+                what, k, (unsigned long long)k * min_size, r->n);
+    return r->st ? 0 : k;
+}
+
+/* A string copied into dst[cap] (NUL-terminated). */
+static void rd_string(rd *r, const char *field, char *dst, size_t cap)
+{
+    dst[0] = '\0';
+    uint32_t len = rd_u32(r, field);
+    if (r->st)
+        return;
+    if (len > r->n - r->pos) {
+        rd_fail(r, SENSIM_EFORMAT, field, "string of %u bytes past the end of a %zu-byte message", len, r->n);
+        return;
+    }
+    const uint8_t *s = r->buf + r->pos;
+    r->pos += len;
+    size_t k = len;
+    if (r->cdr && k > 0) {
+        /* CDR counts the terminating NUL; an empty string may be written
+         * with length 0 or 1. */
+        if (s[k - 1] != '\0') {
+            rd_fail(r, SENSIM_EFORMAT, field, "CDR string of %u bytes without its terminating NUL", len);
+            return;
+        }
+        k--;
+    }
+    if (memchr(s, '\0', k)) {
+        rd_fail(r, SENSIM_EFORMAT, field, "string of %zu bytes with a NUL inside", k);
+        return;
+    }
+    if (k >= cap) {
+        rd_fail(r, SENSIM_EUNSUPPORTED, field, "string of %zu bytes, longer than the %zu sensim keeps", k, cap - 1);
+        return;
+    }
+    memcpy(dst, s, k);
+    dst[k] = '\0';
+}
+
+/* uint8[]: borrowed pointer into the payload. */
+static const uint8_t *rd_bytes(rd *r, const char *field, size_t *size)
+{
+    *size = 0;
+    uint32_t len = rd_u32(r, field);
+    if (r->st)
+        return NULL;
+    if (len > r->n - r->pos) {
+        rd_fail(r, SENSIM_EFORMAT, field, "uint8[] of %u bytes past the end of a %zu-byte message", len, r->n);
+        return NULL;
+    }
+    const uint8_t *p = r->buf + r->pos;
+    r->pos += len;
+    *size = len;
+    return p;
+}
+
+static void rd_header(rd *r, sensim_msg_header *h)
+{
+    memset(h, 0, sizeof *h);
+    if (r->cdr) {
+        int32_t sec = (int32_t)rd_u32(r, "header.stamp.sec");
+        uint32_t nsec = rd_u32(r, "header.stamp.nanosec");
+        h->stamp_ns = (int64_t)sec * 1000000000 + nsec;
+    } else {
+        h->seq = rd_u32(r, "header.seq");
+        uint32_t sec = rd_u32(r, "header.stamp.secs");
+        uint32_t nsec = rd_u32(r, "header.stamp.nsecs");
+        h->stamp_ns = (int64_t)sec * 1000000000 + nsec;
+    }
+    rd_string(r, "header.frame_id", h->frame_id, sizeof h->frame_id);
+}
+
+/* The end: ROS 1 must be used up; CDR may be padded to 8. */
+static sensim_status rd_end(rd *r)
+{
+    if (r->st)
+        return r->st;
+    size_t left = r->n - r->pos;
+    if (left > (r->cdr ? 7u : 0u))
+        return rd_fail(r, SENSIM_EFORMAT, NULL, "%zu bytes left over after the message ends at byte %zu (not a %s?)",
+                       left, r->pos, r->msg);
+    return SENSIM_OK;
+}
+
+/* -------------------------------------------------------- writing cursor */
+
+typedef struct wr {
+    sensim_msg_buf *b;
+    size_t start, origin;
+    int cdr, be;
+    const char *msg;
+    sensim_status st;
+} wr;
+
+static void wr_grow(wr *w, size_t more)
+{
+    sensim_msg_buf *b = w->b;
+    if (w->st)
+        return;
+    if (b->cap - b->len >= more)
+        return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < more) {
+        if (cap > SIZE_MAX / 2) {
+            w->st = sensim_error(SENSIM_ENOMEM, "%s: message larger than memory", w->msg);
+            return;
+        }
+        cap *= 2;
+    }
+    uint8_t *p = realloc(b->data, cap);
+    if (!p) {
+        w->st = sensim_error(SENSIM_ENOMEM, "%s: cannot grow the output to %zu bytes", w->msg, cap);
+        return;
+    }
+    b->data = p;
+    b->cap = cap;
+}
+
+static void wr_raw(wr *w, const void *p, size_t n)
+{
+    wr_grow(w, n);
+    if (w->st || n == 0)
+        return;
+    memcpy(w->b->data + w->b->len, p, n);
+    w->b->len += n;
+}
+
+static void wr_init(wr *w, sensim_msg_encoding enc, sensim_msg_buf *b, const char *msg)
+{
+    memset(w, 0, sizeof *w);
+    w->b = b;
+    w->start = b->len;
+    w->msg = msg;
+    if (enc == SENSIM_ENC_CDR) {
+        w->cdr = 1;
+        w->be = b->cdr_big_endian != 0;
+        const uint8_t head[4] = {0, w->be ? 0 : 1, 0, 0};
+        wr_raw(w, head, 4);
+        w->origin = w->start + 4;
+    }
+}
+
+static void wr_uint(wr *w, uint64_t v, size_t size)
+{
+    static const uint8_t zeros[8] = {0};
+    if (w->cdr && size > 1) {
+        size_t a = size > 8 ? 8 : size;
+        wr_raw(w, zeros, (a - (w->b->len - w->origin) % a) % a);
+    }
+    uint8_t p[8];
+    for (size_t i = 0; i < size; i++)
+        p[w->be ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
+    wr_raw(w, p, size);
+}
+
+static void wr_u8(wr *w, uint8_t v) { wr_uint(w, v, 1); }
+static void wr_u16(wr *w, uint16_t v) { wr_uint(w, v, 2); }
+static void wr_u32(wr *w, uint32_t v) { wr_uint(w, v, 4); }
+
+static void wr_f64(wr *w, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    wr_uint(w, u, 8);
+}
+
+static void wr_f64s(wr *w, const double *v, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        wr_f64(w, v[i]);
+}
+
+static void wr_fail(wr *w, sensim_status st, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void wr_fail(wr *w, sensim_status st, const char *field, const char *fmt, ...)
+{
+    if (w->st)
+        return;
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    w->st = sensim_error(st, "%s.%s: %s", w->msg, field, what);
+}
+
+/* A string of at most `cap - 1` bytes (the decoder's limit, so what is
+ * written reads back). */
+static void wr_string(wr *w, const char *field, const char *s, size_t cap)
+{
+    size_t k = strnlen(s, cap);
+    if (k >= cap) {
+        wr_fail(w, SENSIM_EINVAL, field, "string longer than the %zu bytes sensim keeps", cap - 1);
+        return;
+    }
+    wr_u32(w, (uint32_t)(k + (size_t)w->cdr));
+    wr_raw(w, s, k);
+    if (w->cdr)
+        wr_raw(w, "", 1);
+}
+
+static void wr_bytes(wr *w, const char *field, const uint8_t *p, size_t n)
+{
+    if (n > UINT32_MAX) {
+        wr_fail(w, SENSIM_EINVAL, field, "%zu bytes, more than a uint32 count holds", n);
+        return;
+    }
+    wr_u32(w, (uint32_t)n);
+    wr_raw(w, p, n);
+}
+
+static void wr_header(wr *w, const sensim_msg_header *h)
+{
+    int64_t ns = h->stamp_ns;
+    int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
+    if (nsec < 0) {
+        sec -= 1;
+        nsec += 1000000000;
+    }
+    if (w->cdr) {
+        if (sec < INT32_MIN || sec > INT32_MAX)
+            wr_fail(w, SENSIM_EINVAL, "header.stamp", "%lld ns outside builtin_interfaces/Time (int32 seconds)",
+                    (long long)ns);
+        wr_u32(w, (uint32_t)(int32_t)sec);
+        wr_u32(w, (uint32_t)nsec);
+    } else {
+        if (sec < 0 || sec > UINT32_MAX)
+            wr_fail(w, SENSIM_EINVAL, "header.stamp", "%lld ns outside ROS 1 time (uint32 seconds since 1970)",
+                    (long long)ns);
+        wr_u32(w, h->seq);
+        wr_u32(w, (uint32_t)sec);
+        wr_u32(w, (uint32_t)nsec);
+    }
+    wr_string(w, "header.frame_id", h->frame_id, sizeof h->frame_id);
+}
+
+static sensim_status wr_end(wr *w)
+{
+    if (w->st)
+        w->b->len = w->start;
+    return w->st;
+}
+
+/* ------------------------------------------------------------- messages */
+
+sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                       sensim_msg_header *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "Header"))
+        return r.st;
+    rd_header(&r, out);
+    return r.st;
+}
+
+sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "Imu"))
+        return r.st;
+    rd_header(&r, &out->header);
+    rd_f64s(&r, "orientation", out->orientation, 4);
+    rd_f64s(&r, "orientation_covariance", out->orientation_covariance, 9);
+    rd_f64s(&r, "angular_velocity", out->angular_velocity, 3);
+    rd_f64s(&r, "angular_velocity_covariance", out->angular_velocity_covariance, 9);
+    rd_f64s(&r, "linear_acceleration", out->linear_acceleration, 3);
+    rd_f64s(&r, "linear_acceleration_covariance", out->linear_acceleration_covariance, 9);
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_imu(sensim_msg_encoding enc, const sensim_msg_imu *m, sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "Imu");
+    wr_header(&w, &m->header);
+    wr_f64s(&w, m->orientation, 4);
+    wr_f64s(&w, m->orientation_covariance, 9);
+    wr_f64s(&w, m->angular_velocity, 3);
+    wr_f64s(&w, m->angular_velocity_covariance, 9);
+    wr_f64s(&w, m->linear_acceleration, 3);
+    wr_f64s(&w, m->linear_acceleration_covariance, 9);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_decode_navsatfix(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                          sensim_msg_navsatfix *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "NavSatFix"))
+        return r.st;
+    rd_header(&r, &out->header);
+    out->status = (int8_t)rd_u8(&r, "status.status");
+    out->service = rd_u16(&r, "status.service");
+    out->latitude = rd_f64(&r, "latitude");
+    out->longitude = rd_f64(&r, "longitude");
+    out->altitude = rd_f64(&r, "altitude");
+    rd_f64s(&r, "position_covariance", out->position_covariance, 9);
+    out->position_covariance_type = rd_u8(&r, "position_covariance_type");
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_navsatfix(sensim_msg_encoding enc, const sensim_msg_navsatfix *m,
+                                          sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "NavSatFix");
+    wr_header(&w, &m->header);
+    wr_u8(&w, (uint8_t)m->status);
+    wr_u16(&w, m->service);
+    wr_f64(&w, m->latitude);
+    wr_f64(&w, m->longitude);
+    wr_f64(&w, m->altitude);
+    wr_f64s(&w, m->position_covariance, 9);
+    wr_u8(&w, m->position_covariance_type);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_decode_magnetic_field(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                               sensim_msg_magnetic_field *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "MagneticField"))
+        return r.st;
+    rd_header(&r, &out->header);
+    rd_f64s(&r, "magnetic_field", out->magnetic_field, 3);
+    rd_f64s(&r, "magnetic_field_covariance", out->magnetic_field_covariance, 9);
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_magnetic_field(sensim_msg_encoding enc, const sensim_msg_magnetic_field *m,
+                                               sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "MagneticField");
+    wr_header(&w, &m->header);
+    wr_f64s(&w, m->magnetic_field, 3);
+    wr_f64s(&w, m->magnetic_field_covariance, 9);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_decode_odometry(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                         sensim_msg_odometry *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "Odometry"))
+        return r.st;
+    rd_header(&r, &out->header);
+    rd_string(&r, "child_frame_id", out->child_frame_id, sizeof out->child_frame_id);
+    rd_f64s(&r, "pose.pose.position", out->pose.position, 3);
+    rd_f64s(&r, "pose.pose.orientation", out->pose.orientation, 4);
+    rd_f64s(&r, "pose.covariance", out->pose_covariance, 36);
+    rd_f64s(&r, "twist.twist.linear", out->twist_linear, 3);
+    rd_f64s(&r, "twist.twist.angular", out->twist_angular, 3);
+    rd_f64s(&r, "twist.covariance", out->twist_covariance, 36);
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_odometry(sensim_msg_encoding enc, const sensim_msg_odometry *m,
+                                         sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "Odometry");
+    wr_header(&w, &m->header);
+    wr_string(&w, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
+    wr_f64s(&w, m->pose.position, 3);
+    wr_f64s(&w, m->pose.orientation, 4);
+    wr_f64s(&w, m->pose_covariance, 36);
+    wr_f64s(&w, m->twist_linear, 3);
+    wr_f64s(&w, m->twist_angular, 3);
+    wr_f64s(&w, m->twist_covariance, 36);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_decode_pose_stamped(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                             sensim_msg_pose_stamped *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "PoseStamped"))
+        return r.st;
+    rd_header(&r, &out->header);
+    rd_f64s(&r, "pose.position", out->pose.position, 3);
+    rd_f64s(&r, "pose.orientation", out->pose.orientation, 4);
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_pose_stamped(sensim_msg_encoding enc, const sensim_msg_pose_stamped *m,
+                                             sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "PoseStamped");
+    wr_header(&w, &m->header);
+    wr_f64s(&w, m->pose.position, 3);
+    wr_f64s(&w, m->pose.orientation, 4);
+    return wr_end(&w);
+}
+
+static void rd_transform_stamped(rd *r, sensim_msg_transform_stamped *out)
+{
+    memset(out, 0, sizeof *out);
+    rd_header(r, &out->header);
+    rd_string(r, "child_frame_id", out->child_frame_id, sizeof out->child_frame_id);
+    rd_f64s(r, "transform.translation", out->translation, 3);
+    rd_f64s(r, "transform.rotation", out->rotation, 4);
+}
+
+static void wr_transform_stamped(wr *w, const sensim_msg_transform_stamped *m)
+{
+    wr_header(w, &m->header);
+    wr_string(w, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
+    wr_f64s(w, m->translation, 3);
+    wr_f64s(w, m->rotation, 4);
+}
+
+sensim_status sensim_msg_decode_transform_stamped(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                                  sensim_msg_transform_stamped *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "TransformStamped"))
+        return r.st;
+    rd_transform_stamped(&r, out);
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_transform_stamped(sensim_msg_encoding enc, const sensim_msg_transform_stamped *m,
+                                                  sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "TransformStamped");
+    wr_transform_stamped(&w, m);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_decode_tf(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                   int (*each)(const sensim_msg_transform_stamped *tf, void *ctx), void *ctx)
+{
+    rd r;
+    if (rd_init(&r, enc, buf, n, "TFMessage"))
+        return r.st;
+    /* The smallest TransformStamped: a header with an empty frame id, an
+     * empty child frame id and seven float64 (CDR: 8 + 4 + 4 + 56). */
+    uint32_t k = rd_count(&r, "transforms", 72, "TransformStamped[]");
+    for (uint32_t i = 0; i < k && !r.st; i++) {
+        sensim_msg_transform_stamped tf;
+        snprintf(r.prefix, sizeof r.prefix, "transforms[%u].", i);
+        rd_transform_stamped(&r, &tf);
+        if (!r.st && each && each(&tf, ctx))
+            return SENSIM_OK;
+    }
+    r.prefix[0] = '\0';
+    return rd_end(&r);
+}
+
+sensim_status sensim_msg_encode_tf(sensim_msg_encoding enc, const sensim_msg_transform_stamped *tf, size_t n,
+                                   sensim_msg_buf *out)
+{
+    wr w;
+    wr_init(&w, enc, out, "TFMessage");
+    if (n > UINT32_MAX)
+        wr_fail(&w, SENSIM_EINVAL, "transforms", "%zu transforms, more than a uint32 count holds", n);
+    wr_u32(&w, (uint32_t)n);
+    for (size_t i = 0; i < n && !w.st; i++)
+        wr_transform_stamped(&w, &tf[i]);
+    return wr_end(&w);
+}
+
+/* ---------------------------------------------------------- PointCloud2 */
+
+static const uint8_t pf_size[9] = {0, 1, 1, 2, 2, 4, 4, 4, 8};
+
+/* The checks both directions share: fields inside a point, points inside a
+ * row, rows inside data. Errors name the field through `fail`. */
+static sensim_status pc2_check(const sensim_msg_pointcloud2 *pc, const char *msg)
+{
+    for (size_t i = 0; i < pc->nfields; i++) {
+        const sensim_msg_point_field *f = &pc->fields[i];
+        if (f->datatype < SENSIM_PF_INT8 || f->datatype > SENSIM_PF_FLOAT64)
+            return sensim_error(SENSIM_EFORMAT, "%s.fields[%zu].datatype: %u is not a PointField datatype (1-8)",
+                                msg, i, f->datatype);
+        uint64_t end = (uint64_t)f->offset + (uint64_t)pf_size[f->datatype] * (f->count ? f->count : 1);
+        if (end > pc->point_step)
+            return sensim_error(SENSIM_EFORMAT,
+                                "%s.fields[%zu].offset: field '%s' ends at byte %llu, past point_step %u", msg, i,
+                                f->name, (unsigned long long)end, pc->point_step);
+    }
+    if ((uint64_t)pc->width * pc->point_step > pc->row_step)
+        return sensim_error(SENSIM_EFORMAT, "%s.row_step: %u bytes, less than width %u x point_step %u", msg,
+                            pc->row_step, pc->width, pc->point_step);
+    uint64_t need = (uint64_t)pc->row_step * pc->height;
+    if (pc->data_size < need)
+        return sensim_error(SENSIM_EFORMAT, "%s.data: %zu bytes, less than row_step %u x height %u = %llu", msg,
+                            pc->data_size, pc->row_step, pc->height, (unsigned long long)need);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_msg_decode_pointcloud2(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                            sensim_msg_pointcloud2 *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "PointCloud2"))
+        return r.st;
+    rd_header(&r, &out->header);
+    out->height = rd_u32(&r, "height");
+    out->width = rd_u32(&r, "width");
+    /* A PointField is at least a 4-byte name length, offset, datatype, count. */
+    uint32_t k = rd_count(&r, "fields", 13, "PointField[]");
+    size_t max = sizeof out->fields / sizeof out->fields[0];
+    if (k > max)
+        rd_fail(&r, SENSIM_EUNSUPPORTED, "fields", "%u fields, more than the %zu sensim reads", k, max);
+    for (uint32_t i = 0; i < k && !r.st; i++) {
+        sensim_msg_point_field *f = &out->fields[i];
+        snprintf(r.prefix, sizeof r.prefix, "fields[%u].", i);
+        rd_string(&r, "name", f->name, sizeof f->name);
+        f->offset = rd_u32(&r, "offset");
+        f->datatype = rd_u8(&r, "datatype");
+        f->count = rd_u32(&r, "count");
+    }
+    r.prefix[0] = '\0';
+    out->nfields = k;
+    out->is_bigendian = rd_u8(&r, "is_bigendian");
+    out->point_step = rd_u32(&r, "point_step");
+    out->row_step = rd_u32(&r, "row_step");
+    out->data = rd_bytes(&r, "data", &out->data_size);
+    out->is_dense = rd_u8(&r, "is_dense");
+    if (rd_end(&r))
+        return r.st;
+    return pc2_check(out, "PointCloud2");
+}
+
+sensim_status sensim_msg_encode_pointcloud2(sensim_msg_encoding enc, const sensim_msg_pointcloud2 *m,
+                                            sensim_msg_buf *out)
+{
+    size_t max = sizeof m->fields / sizeof m->fields[0];
+    if (m->nfields > max)
+        return sensim_error(SENSIM_EINVAL, "PointCloud2.fields: %zu fields, more than the %zu sensim writes",
+                            m->nfields, max);
+    sensim_status st = pc2_check(m, "PointCloud2");
+    if (st)
+        return st;
+    wr w;
+    wr_init(&w, enc, out, "PointCloud2");
+    wr_header(&w, &m->header);
+    wr_u32(&w, m->height);
+    wr_u32(&w, m->width);
+    wr_u32(&w, (uint32_t)m->nfields);
+    for (size_t i = 0; i < m->nfields; i++) {
+        wr_string(&w, "fields.name", m->fields[i].name, sizeof m->fields[i].name);
+        wr_u32(&w, m->fields[i].offset);
+        wr_u8(&w, m->fields[i].datatype);
+        wr_u32(&w, m->fields[i].count);
+    }
+    wr_u8(&w, m->is_bigendian);
+    wr_u32(&w, m->point_step);
+    wr_u32(&w, m->row_step);
+    wr_bytes(&w, "data", m->data, m->data_size);
+    wr_u8(&w, m->is_dense);
+    return wr_end(&w);
+}
+
+sensim_status sensim_msg_pointcloud2_field(const sensim_msg_pointcloud2 *pc, const char *name, size_t *field)
+{
+    char list[512];
+    size_t n = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < pc->nfields; i++) {
+        if (!strcmp(pc->fields[i].name, name)) {
+            *field = i;
+            return SENSIM_OK;
+        }
+        if (n < sizeof list) {
+            int w = snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", pc->fields[i].name);
+            n += w > 0 ? (size_t)w : 0;
+        }
+    }
+    return sensim_error(SENSIM_ENOTFOUND, "PointCloud2 has no field '%s' (fields: %s)", name,
+                        pc->nfields ? list : "none");
+}
+
+double sensim_msg_pointcloud2_get(const sensim_msg_pointcloud2 *pc, size_t field, size_t point)
+{
+    const sensim_msg_point_field *f = &pc->fields[field];
+    size_t row = point / pc->width, col = point % pc->width;
+    const uint8_t *p = pc->data + row * pc->row_step + col * pc->point_step + f->offset;
+    uint64_t u = load(p, pf_size[f->datatype], pc->is_bigendian != 0);
+    switch (f->datatype) {
+    case SENSIM_PF_INT8: return (int8_t)u;
+    case SENSIM_PF_UINT8: return (uint8_t)u;
+    case SENSIM_PF_INT16: return (int16_t)u;
+    case SENSIM_PF_UINT16: return (uint16_t)u;
+    case SENSIM_PF_INT32: return (int32_t)u;
+    case SENSIM_PF_UINT32: return (uint32_t)u;
+    case SENSIM_PF_FLOAT32: {
+        uint32_t v = (uint32_t)u;
+        float x;
+        memcpy(&x, &v, sizeof x);
+        return x;
+    }
+    default: {
+        double x;
+        memcpy(&x, &u, sizeof x);
+        return x;
+    }
+    }
+}
+
+/* ---------------------------------------------------------------- Image */
+
+static sensim_status image_check(const sensim_msg_image *im)
+{
+    uint64_t need = (uint64_t)im->step * im->height;
+    if (im->data_size < need)
+        return sensim_error(SENSIM_EFORMAT, "Image.data: %zu bytes, less than step %u x height %u = %llu",
+                            im->data_size, im->step, im->height, (unsigned long long)need);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_msg_decode_image(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_image *out)
+{
+    rd r;
+    memset(out, 0, sizeof *out);
+    if (rd_init(&r, enc, buf, n, "Image"))
+        return r.st;
+    rd_header(&r, &out->header);
+    out->height = rd_u32(&r, "height");
+    out->width = rd_u32(&r, "width");
+    rd_string(&r, "encoding", out->encoding, sizeof out->encoding);
+    out->is_bigendian = rd_u8(&r, "is_bigendian");
+    out->step = rd_u32(&r, "step");
+    out->data = rd_bytes(&r, "data", &out->data_size);
+    if (rd_end(&r))
+        return r.st;
+    return image_check(out);
+}
+
+sensim_status sensim_msg_encode_image(sensim_msg_encoding enc, const sensim_msg_image *m, sensim_msg_buf *out)
+{
+    sensim_status st = image_check(m);
+    if (st)
+        return st;
+    wr w;
+    wr_init(&w, enc, out, "Image");
+    wr_header(&w, &m->header);
+    wr_u32(&w, m->height);
+    wr_u32(&w, m->width);
+    wr_string(&w, "encoding", m->encoding, sizeof m->encoding);
+    wr_u8(&w, m->is_bigendian);
+    wr_u32(&w, m->step);
+    wr_bytes(&w, "data", m->data, m->data_size);
+    return wr_end(&w);
+}
+
+void sensim_msg_buf_free(sensim_msg_buf *b)
+{
+    if (!b)
+        return;
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}
