@@ -3,6 +3,8 @@
  * (io/bag_internal.h). */
 #include "bag_internal.h"
 
+#include "sensim/rosmsg.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,14 +310,17 @@ sensim_status sensim_bag_writer_add_topic(sensim_bag_writer *w, const char *name
                                           const char *definition, size_t *topic)
 {
     if (!definition || !*definition) {
-        /* LEAD: when the rosmsg branch (io/rosmsg.c) is merged, fill in the
-         * known types here instead of refusing:
-         *   sensim_msg_kind k = sensim_msg_kind_of(type);
-         *   (if known) md5sum = sensim_msg_md5sum(k) (ROS 1 only; "" for DB3/MCAP),
-         *              definition = sensim_msg_definition(k);
-         *   else refuse as below. */
-        return sensim_error(SENSIM_EUNSUPPORTED, "%s: topic '%s': no definition given for type '%s'", w->path,
-                            name ? name : "", type ? type : "");
+        sensim_msg_kind k = sensim_msg_kind_of(type);
+        if (k == SENSIM_MSG_UNKNOWN)
+            return sensim_error(SENSIM_EUNSUPPORTED,
+                                "%s: topic '%s': no definition given for type '%s', which sensim does not know",
+                                w->path, name ? name : "", type ? type : "");
+        /* Known types are written in the spelling of the format. */
+        if (w->format == SENSIM_BAG_ROS1)
+            return sensim_bag_writer_add_topic_md5(w, name, sensim_msg_ros1_type(k), sensim_msg_md5sum(k),
+                                                   sensim_msg_definition(k), topic);
+        return sensim_bag_writer_add_topic_md5(w, name, sensim_msg_ros2_type(k), "", sensim_msg_ros2_definition(k),
+                                               topic);
     }
     /* With a definition but no md5sum: ROS 1 writes rosbag's wildcard "*". */
     return sensim_bag_writer_add_topic_md5(w, name, type, "", definition, topic);

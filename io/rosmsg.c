@@ -46,6 +46,7 @@ const char *sensim_msg_ros1_type(sensim_msg_kind kind) { return def_of(kind)->ro
 const char *sensim_msg_ros2_type(sensim_msg_kind kind) { return def_of(kind)->ros2; }
 const char *sensim_msg_md5sum(sensim_msg_kind kind) { return def_of(kind)->md5sum; }
 const char *sensim_msg_definition(sensim_msg_kind kind) { return def_of(kind)->definition; }
+const char *sensim_msg_ros2_definition(sensim_msg_kind kind) { return def_of(kind)->definition2; }
 
 /* "sensor_msgs/Imu, sensor_msgs/NavSatFix, ..." */
 static void kinds_list(char *s, size_t cap)

@@ -53,6 +53,9 @@ const char *sensim_msg_ros1_type(sensim_msg_kind kind);
 const char *sensim_msg_ros2_type(sensim_msg_kind kind);
 const char *sensim_msg_md5sum(sensim_msg_kind kind);
 const char *sensim_msg_definition(sensim_msg_kind kind);
+/* The ROS 2 (ros2msg) definition, as rosbag2 stores it in MCAP schemas:
+ * std_msgs/Header with a builtin_interfaces/Time stamp and no seq. */
+const char *sensim_msg_ros2_definition(sensim_msg_kind kind);
 /* Checks a topic's type (and md5sum for ROS 1) against `want`; the message
  * names the topic, its type and the types sensim reads. */
 sensim_status sensim_msg_check_topic(const sensim_bag_topic *topic, sensim_msg_kind want);
