@@ -510,9 +510,14 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
         const sensim_sensor *s = &rig->sensors[i];
         char g[SENSIM_NAME_MAX + 16];
         snprintf(g, sizeof g, "/sensors/%s", s->name);
-        if (sensim_log_exists(in, g))
+        /* Noised recordings keep what their group says of where they came
+         * from (source file, topic, frame, time epoch); the rig's own
+         * attributes are written over it. */
+        if (sensim_log_exists(in, g)) {
             st = s->type->noise_clean(s, o, in, out);
-        else
+            if (!st && sensim_log_exists(out, g))
+                st = sensim_log_copy_attrs(out, in, g);
+        } else
             st = s->type->simulate(s, o, in, out);
         if (!st)
             st = sensim_sensor_write_attrs(s, o, out);
