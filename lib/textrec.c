@@ -633,10 +633,17 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
     long double *d = malloc((n - 1) * sizeof *d);
     if (!d)
         return sensim_error(SENSIM_ENOMEM, "out of memory");
+    /* The median of the positive steps (a repeated stamp is reported by the
+     * read, with its line). */
+    size_t nd = 0;
     for (size_t i = 0; i + 1 < n; i++)
-        d[i] = v[i + 1] - v[i];
-    qsort(d, n - 1, sizeof *d, cmp_ld);
-    long double step = d[(n - 2) / 2];
+        if (v[i + 1] > v[i])
+            d[nd++] = v[i + 1] - v[i];
+    long double step = 0;
+    if (nd) {
+        qsort(d, nd, sizeof *d, cmp_ld);
+        step = d[(nd - 1) / 2];
+    }
     free(d);
     int ok[SENSIM_TIME_NS + 1] = {0}, nok = 0;
     for (int u = SENSIM_TIME_S; u <= SENSIM_TIME_NS; u++) {

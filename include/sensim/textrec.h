@@ -131,7 +131,9 @@ size_t sensim_text_rows(const sensim_text_reader *r);
  * when the recording has them), as `sensim import` does for a position-only
  * track: velocity and acceleration are the first and second derivatives of
  * the quadratic through each sample and its two neighbours (the first or
- * last three at the ends; second order on uneven steps), or, when velocity
+ * last three at the ends; second order on uneven steps, except the
+ * acceleration from positions at the first and last sample, which is first
+ * order), or, when velocity
  * is recorded, the velocity is kept and the acceleration is its derivative;
  * the body angular velocity interpolates the rotation vectors of successive
  * relative rotations, log(q_{i-1}^-1 q_i) / h, linearly in time (exact for a
