@@ -108,7 +108,7 @@ static sensim_status write_imu(sensim_log *log, sensim_text_reader *r, const cha
             first = tn[0];
         last = tn[n - 1];
         for (size_t i = 0; i < n; i++)
-            t[i] = (double)(tn[i] - epoch) * 1e-9;
+            t[i] = (double)(tn[i] - epoch) / 1e9;
         if ((st = sensim_log_dset_append(dt, t, n)))
             goto done;
         for (int k = 0; k < 3; k++) {
@@ -174,7 +174,7 @@ static sensim_status write_gt(sensim_log *log, sensim_text_reader *r, const char
     while (!(st = sensim_text_read(r, tn, v, BLOCK, &n)) && n) {
         for (size_t i = 0; i < n; i++) {
             const double *row = v + i * SENSIM_TF_N;
-            t[i] = (double)(tn[i] - epoch) * 1e-9;
+            t[i] = (double)(tn[i] - epoch) / 1e9;
             memcpy(p + 3 * i, row + SENSIM_TF_PX, 3 * sizeof *p);
             memcpy(q + 4 * i, row + SENSIM_TF_QW, 4 * sizeof *q);
             memcpy(vel + 3 * i, row + SENSIM_TF_VX, 3 * sizeof *vel);
@@ -343,7 +343,7 @@ static sensim_status write_clouds(sensim_log *log, char **files, int nfiles, con
         }
         free(xyzi);
         off[k + 1] = off[k] + n;
-        t[k] = (double)(scan_ns[k] - epoch) * 1e-9;
+        t[k] = (double)(scan_ns[k] - epoch) / 1e9;
     }
     snprintf(p, sizeof p, "%s/scan_offset", g);
     if ((st = sensim_log_write(log, p, SENSIM_U64, (size_t)nfiles + 1, 0, NULL, off, "")))
@@ -399,11 +399,6 @@ int import_files(const char *verb, char **files, int nfiles, const char *out, co
         if (sensim_text_first_ns(tr[i]) < first)
             first = sensim_text_first_ns(tr[i]);
     }
-    if (nclouds && nclouds != nfiles && nclouds > 0 && o->format && strcmp(o->format, "kitti") &&
-        strcmp(o->format, "ply") && strcmp(o->format, "pcd")) {
-        cli_fail(verb, "--format %s does not apply to the point clouds given", o->format);
-        goto done;
-    }
     if (nclouds) {
         if (!(scan_ns = malloc((size_t)nclouds * sizeof *scan_ns))) {
             cli_fail(verb, "out of memory");
@@ -423,7 +418,8 @@ int import_files(const char *verb, char **files, int nfiles, const char *out, co
             cli_fail(verb, "%d point clouds: give their times with --rate HZ or --times FILE", nclouds);
             goto done;
         }
-        if (scan_ns[0] < first)
+        /* Text recordings set the time origin; clouds alone set their own. */
+        if (nclouds == nfiles)
             first = scan_ns[0];
     }
     int64_t epoch = choose_epoch(first);
