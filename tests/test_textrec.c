@@ -171,6 +171,28 @@ START_TEST(euroc_imu_fits_like_h5py)
              "assert (a[:,0]==b[:,0]).all(); assert (a[:,1:].astype(float)==b[:,1:].astype(float)).all()\"",
              csv, back);
     ck_assert_int_eq(system(cmd), 0);
+    /* import -> inject (noise onto the recorded samples) -> export keeps the
+     * stamps exactly and adds white noise of the rig's density: the sample sd
+     * of 36000 differences within 5 standard errors (sd / sqrt(2 n)). */
+    char *rig = tu_path(dir, "rig.yaml"), *noised = tu_path(dir, "noised.h5");
+    ck_assert_int_eq(tu_write_file(rig, "seed: 1\nsensors:\n  - name: imu\n    type: imu\n    rate_hz: 200\n"
+                                        "    gyro: {noise_density: 1.0e-3}\n    accel: {noise_density: 2.0e-3}\n"),
+                     0);
+    r = tu_run("inject", rig, imp, "-o", noised, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    r = tu_run("export", noised, "-g", "/sensors/imu", "--format", "euroc", "-o", back, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import numpy as np; a=np.loadtxt('%s',delimiter=',',dtype=object);"
+             "b=np.loadtxt('%s',delimiter=',',dtype=object); assert (a[:,0]==b[:,0]).all();"
+             "d=b[:,1:4].astype(float)-a[:,1:4].astype(float); s=1e-3*np.sqrt(200);"
+             "assert abs(d.std()/s-1)<5/np.sqrt(2*d.size), d.std()\"",
+             csv, back);
+    ck_assert_int_eq(system(cmd), 0);
+    free(rig);
+    free(noised);
     free(back);
     tu_rmtree(dir);
     free(dir);
