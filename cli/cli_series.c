@@ -118,8 +118,12 @@ sensim_status cli_series_h5(const char *path, const char *sensor, const char *qu
                               isnan(s->x[i]) ? "NaN" : "infinite");
             goto done;
         }
+    /* The read converted the values to the layout's unit; the label follows. */
+    const char *lu = sensim_log_layout_units(dset);
     char *u = NULL;
-    if (sensim_log_has_attr(log, dset, "units") && !sensim_log_get_attr_string(log, dset, "units", &u)) {
+    if (lu && strcmp(lu, "*"))
+        snprintf(s->units, sizeof s->units, "%s", lu);
+    else if (sensim_log_has_attr(log, dset, "units") && !sensim_log_get_attr_string(log, dset, "units", &u)) {
         snprintf(s->units, sizeof s->units, "%s", u);
         free(u);
     }

@@ -5,11 +5,13 @@
 
 #include "bagcli.h"
 #include "cli.h"
+#include "export_text.h"
 #include "sensim/csv.h"
 #include "sensim/log.h"
 
 const char cmd_export_usage[] =
     "usage: sensim export --ground-truth LOG.h5 -o OUT.csv\n"
+    "       sensim export LOG.h5 [-g GROUP] [--format csv|euroc|tum] -o OUT\n"
     "\n"
     "Writes /ground_truth of a log as CSV with the header\n"
     "  " SENSIM_CSV_GT_HEADER "\n"
@@ -17,9 +19,22 @@ const char cmd_export_usage[] =
     "body, m/s^2 kinematic), preceded by a comment line '# origin_lla: LAT,LON,ALT'.\n"
     "Numbers have 17 significant digits, so 'sensim import' restores them exactly.\n"
     "\n"
+    "With a LOG argument, GROUP (default /ground_truth) is written as FORMAT:\n"
+    "  csv    the ground-truth CSV above (/ground_truth only)\n"
+    "  euroc  an IMU group (/sensors/NAME) as EuRoC's imu0/data.csv\n"
+    "         ('#timestamp [ns],w_RS_S_x [rad s^-1],...,a_RS_S_z [m s^-2]'), or\n"
+    "         /ground_truth as state_groundtruth_estimate0/data.csv (p_RS_R,\n"
+    "         q_RS wxyz, v_RS_R; the bias columns are 0)\n"
+    "  tum    /ground_truth as 'timestamp tx ty tz qx qy qz qw' (seconds)\n"
+    "Stamps are exact integer ns: the log's time_epoch_ns (as 'sensim import'\n"
+    "records it; else 0) plus t rounded to the ns. OUT may be a directory\n"
+    "(data.csv or trajectory.txt in it) or '-'.\n"
+    "\n"
     "Options:\n"
-    "  -g, --ground-truth LOG  the log to read (its /ground_truth is validated first)\n"
-    "  -o, --output FILE       the CSV to write ('-' for standard output); written to a\n"
+    "  -g, --ground-truth LOG  the log to read (its /ground_truth is validated first);\n"
+    "      --group GROUP       with a LOG argument, -g names the group instead\n"
+    "  -f, --format F          csv (default), euroc or tum\n"
+    "  -o, --output FILE       the file to write ('-' for standard output); written to a\n"
     "                          temporary name and renamed when complete\n"
     "  -h, --help              this text\n"
     "\n"
@@ -35,25 +50,46 @@ int cmd_export(int argc, char **argv)
         return cli_export_bag(argc, argv);
     static const struct option opts[] = {
         {"ground-truth", required_argument, NULL, 'g'},
+        {"group", required_argument, NULL, 'g'},
+        {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *verb = "export", *in = NULL, *out = NULL;
+    const char *verb = "export", *in = NULL, *out = NULL, *format = NULL;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":g:o:f:h", opts, NULL)) != -1) {
         switch (c) {
         case 'g': in = optarg; break;
         case 'o': out = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "csv") && strcmp(optarg, "euroc") && strcmp(optarg, "tum"))
+                return cli_usage_error(verb, "--format: '%s' is not csv, euroc or tum", optarg);
+            format = optarg;
+            break;
         case 'h': cli_print_help(verb, stdout); return CLI_OK;
         case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
         default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    if (argc - optind > 1)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind + 1]);
+    if (optind < argc) {
+        /* sensim export LOG [-g GROUP]: -g names the group. */
+        const char *group = in ? in : "/ground_truth";
+        if (!out)
+            return cli_usage_error(verb, "-o/--output is required");
+        if (group[0] != '/')
+            return cli_usage_error(verb, "-g: '%s' is not a group path (/ground_truth, /sensors/NAME)", group);
+        if (format && strcmp(format, "csv"))
+            return export_text(verb, argv[optind], group, format, out);
+        if (strcmp(group, "/ground_truth"))
+            return cli_usage_error(verb, "--format csv writes /ground_truth only; use --format euroc for %s", group);
+        in = argv[optind];
+    } else if (format && strcmp(format, "csv"))
+        return cli_usage_error(verb, "--format %s needs the log as an argument: sensim export LOG -g GROUP", format);
     if (!in)
         return cli_usage_error(verb, "--ground-truth is required");
     if (!out)

@@ -8,28 +8,62 @@
 #include "bagcli.h"
 #include "cli.h"
 #include "cli_gt.h"
+#include "import_text.h"
 #include "sensim/csv.h"
 #include "sensim/geodesy.h"
 #include "sensim/log.h"
 
 const char cmd_import_usage[] =
-    "usage: sensim import --ground-truth IN.csv -o OUT.h5 [--origin LAT,LON,ALT]\n"
+    "usage: sensim import FILE... -o OUT.h5 [--format F] [--time-unit U] [--columns MAP]\n"
+    "                     [--name NAME] [--rate HZ] [--times FILE] [--origin LAT,LON,ALT]\n"
+    "       sensim import --ground-truth IN.csv -o OUT.h5 [--origin LAT,LON,ALT]\n"
     "\n"
-    "Reads a ground-truth CSV with a header naming the columns\n"
-    "  " SENSIM_CSV_GT_HEADER "\n"
-    "(any order) and writes it as /ground_truth of a new log. Lines starting with\n"
-    "'#' and blank lines are skipped. Every row is checked: all 17 cells finite\n"
-    "numbers, t strictly increasing, quaternion norm within 1e-3 of 1 (then\n"
-    "normalized). An error names the file, line and column.\n"
+    "Writes a new log from recordings. Each FILE is one of:\n"
+    "  EuRoC/ASL   mav0/imu0/data.csv ('#timestamp [ns],w_RS_S_x [rad s^-1],...')\n"
+    "              -> /sensors/imu; mav0/state_groundtruth_estimate0/data.csv\n"
+    "              (p_RS_R, q_RS wxyz, v_RS_R) -> /ground_truth\n"
+    "  TUM         'timestamp tx ty tz qx qy qz qw' (blank-separated, '#' comments)\n"
+    "              -> /ground_truth\n"
+    "  CSV         a header naming t and wx,wy,wz / ax,ay,az / mx,my,mz (an IMU) or\n"
+    "              px,py,pz, qw,qx,qy,qz [vx,vy,vz] (poses), directly, by common\n"
+    "              names (x, tx, gyro_x, acc_x, ...), or mapped with --columns;\n"
+    "              a unit in brackets ('gyro_x [deg/s]') is converted to SI\n"
+    "  clouds      KITTI velodyne .bin (float32 x,y,z,reflectance), PLY or PCD:\n"
+    "              one scan each, in the order given -> /sensors/lidar (points,\n"
+    "              scan_offset, t, range, azimuth, elevation), ready for inject\n"
+    "The format is told from the header (EuRoC's names; 8 numeric columns are\n"
+    "TUM) and the file name (.bin, .ply, .pcd). Sensim's own ground-truth CSV\n"
+    "(" SENSIM_CSV_GT_HEADER ")\n"
+    "and position-only t,x,y,z tracks are read as with --ground-truth.\n"
     "\n"
-    "A position-only track (header t,x,y,z in ENU metres) is accepted too: velocity\n"
-    "and acceleration are derived from quadratics through each sample and its\n"
-    "neighbours, yaw from the horizontal velocity (held below 0.05 m/s), yaw rate\n"
-    "from the curvature. Derivatives amplify noise: smooth measured tracks first.\n"
+    "Stamps are kept as exact integer nanoseconds: t is seconds after the root\n"
+    "attribute time_epoch_ns (the first whole second of an epoch clock, else 0).\n"
+    "The time unit is --time-unit, the header's ('[ns]', 'time_us'), EuRoC's\n"
+    "(ns), TUM's (s), or told from the stamps (an epoch or a clock started at 0,\n"
+    "at 0.5 Hz..100 kHz; said on stderr); stamps whose unit cannot be told are\n"
+    "refused, never read as seconds.\n"
+    "\n"
+    "The --ground-truth form reads sensim's ground-truth CSV: every row checked\n"
+    "(17 finite cells, t strictly increasing, quaternion norm within 1e-3 of 1),\n"
+    "or a position-only track (t,x,y,z, ENU metres): velocity and acceleration\n"
+    "from quadratics through each sample and its neighbours, yaw from the\n"
+    "horizontal velocity (held below 0.05 m/s), yaw rate from the curvature.\n"
+    "Poses from EuRoC, TUM and CSV files get velocity (unless recorded) and\n"
+    "acceleration the same way, and the body rate from successive rotations.\n"
+    "Errors name the file, line and column.\n"
     "\n"
     "Options:\n"
-    "  -g, --ground-truth FILE  the CSV to read ('-' for standard input)\n"
     "  -o, --output FILE        the log to write (temporary name, renamed when complete)\n"
+    "  -f, --format F           euroc, tum, csv (text), kitti, ply, pcd (clouds)\n"
+    "  -u, --time-unit U        s, ms, us or ns: the unit of the time column\n"
+    "      --columns MAP        KEY=NAME,... with keys " SENSIM_TEXT_KEYS "\n"
+    "                           and NAME a header name or a column number from 1\n"
+    "  -n, --name NAME          the sensor group of an IMU or cloud input (default\n"
+    "                           imu, lidar)\n"
+    "      --rate HZ            scans per second of the clouds (scan k at k/HZ s)\n"
+    "      --times FILE         one stamp per scan (numbers in --time-unit, default s,\n"
+    "                           or KITTI raw 'YYYY-MM-DD hh:mm:ss.sssssssss')\n"
+    "  -g, --ground-truth FILE  sensim's ground-truth CSV ('-' for standard input)\n"
     "      --origin LAT,LON,ALT WGS84 origin of the ENU frame (deg, deg, m); default:\n"
     "                           the file's '# origin_lla:' comment (as 'sensim export'\n"
     "                           writes it), else 43.0731,-89.4012,260\n"
@@ -40,7 +74,20 @@ const char cmd_import_usage[] =
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-import(1).\n";
 
 #define BLOCK_ROWS 4096
-enum { OPT_ORIGIN = 256 };
+enum { OPT_ORIGIN = 256, OPT_COLUMNS, OPT_RATE, OPT_TIMES };
+
+static int import_gt_csv(const char *verb, const char *in, const char *out, double origin[3], int have_origin,
+                         int argc, char **argv);
+
+/* 1 when a CSV is sensim's own ground truth (or a t,x,y,z track), which the
+ * --ground-truth reader takes. */
+static int is_sensim_gt_csv(const char *path)
+{
+    sensim_csv_gt_reader *r = sensim_csv_gt_reader_open(path);
+    sensim_csv_gt_reader_close(r);
+    sensim_error_clear();
+    return r != NULL;
+}
 
 int cmd_import(int argc, char **argv)
 {
@@ -50,18 +97,46 @@ int cmd_import(int argc, char **argv)
         {"ground-truth", required_argument, NULL, 'g'},
         {"output", required_argument, NULL, 'o'},
         {"origin", required_argument, NULL, OPT_ORIGIN},
+        {"format", required_argument, NULL, 'f'},
+        {"time-unit", required_argument, NULL, 'u'},
+        {"columns", required_argument, NULL, OPT_COLUMNS},
+        {"name", required_argument, NULL, 'n'},
+        {"rate", required_argument, NULL, OPT_RATE},
+        {"times", required_argument, NULL, OPT_TIMES},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *verb = "import", *in = NULL, *out = NULL;
     double origin[3] = {CLI_DEFAULT_ORIGIN};
     int have_origin = 0, c;
+    import_text_opts to = {sensim_text_default_opts(), NULL, NULL, 0, NULL, {0, 0, 0}, NULL};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":g:o:f:u:n:h", opts, NULL)) != -1) {
         switch (c) {
         case 'g': in = optarg; break;
         case 'o': out = optarg; break;
+        case 'f':
+            if (strcmp(optarg, "kitti") && strcmp(optarg, "ply") && strcmp(optarg, "pcd") &&
+                sensim_text_format_parse(optarg, &to.text.format))
+                return cli_usage_error(verb, "--format: '%s' is not euroc, tum, csv, kitti, ply or pcd", optarg);
+            to.format = optarg;
+            break;
+        case 'u':
+            if (sensim_time_unit_parse(optarg, &to.text.time_unit))
+                return cli_usage_error(verb, "--time-unit: '%s' is not s, ms, us or ns", optarg);
+            break;
+        case OPT_COLUMNS: to.text.columns = optarg; break;
+        case 'n':
+            if (!*optarg || strchr(optarg, '/'))
+                return cli_usage_error(verb, "--name: '%s' is not a group name", optarg);
+            to.name = optarg;
+            break;
+        case OPT_RATE:
+            if (cli_parse_double(optarg, &to.rate) || !(to.rate > 0))
+                return cli_usage_error(verb, "--rate: '%s' is not a rate > 0", optarg);
+            break;
+        case OPT_TIMES: to.times = optarg; break;
         case OPT_ORIGIN:
             if (cli_parse_triple(optarg, origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
@@ -72,13 +147,30 @@ int cmd_import(int argc, char **argv)
         default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
-    if (!in)
-        return cli_usage_error(verb, "--ground-truth is required");
+    int nfiles = argc - optind;
+    if (in && nfiles)
+        return cli_usage_error(verb, "--ground-truth and FILE arguments do not go together");
+    if (!in && !nfiles)
+        return cli_usage_error(verb, "no input: give FILE... or --ground-truth FILE");
     if (!out)
         return cli_usage_error(verb, "-o/--output is required");
+    if (in && (to.format || to.text.time_unit || to.text.columns || to.name || to.rate > 0 || to.times))
+        return cli_usage_error(verb, "--format, --time-unit, --columns, --name, --rate and --times apply to FILE inputs");
+    if (in)
+        return import_gt_csv(verb, in, out, origin, have_origin, argc, argv);
+    if (nfiles == 1 && !to.format && !to.text.columns && !to.text.time_unit && is_sensim_gt_csv(argv[optind]))
+        return import_gt_csv(verb, argv[optind], out, origin, have_origin, argc, argv);
+    memcpy(to.origin, origin, sizeof to.origin);
+    char *cmdline = cli_join_args("sensim", argc, argv);
+    to.created_by = cmdline;
+    int rc = import_files(verb, argv + optind, nfiles, out, &to);
+    free(cmdline);
+    return rc;
+}
 
+static int import_gt_csv(const char *verb, const char *in, const char *out, double origin[3], int have_origin,
+                         int argc, char **argv)
+{
     int rc = CLI_FAIL;
     sensim_gt_block b = {0};
     sensim_gt_writer *w = NULL;

@@ -204,6 +204,13 @@ static int match_header(char **cells, size_t n, const char *const *names, int nc
     return 0;
 }
 
+static int is_number_cell(const char *s)
+{
+    char *end;
+    strtod(s, &end);
+    return *s && end != s && !*end;
+}
+
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
 {
     sensim_csv_gt_reader *r = calloc(1, sizeof *r);
@@ -241,9 +248,17 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
     } else {
         if (twice)
             sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, bad);
+        else if (m == -1 && is_number_cell(bad))
+            sensim_error(SENSIM_EFORMAT,
+                         "%s:%zu: no header line: '%s' is a number, not a column name (a ground-truth CSV starts "
+                         "with the header %s, or t,x,y,z for a position-only track; EuRoC, TUM and other CSV "
+                         "recordings are read by 'sensim import FILE')",
+                         path, r->lineno, bad, SENSIM_CSV_GT_HEADER);
         else
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: %s column '%s' (expected %s, or t,x,y,z)", path,
-                         r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
+            sensim_error(SENSIM_EFORMAT,
+                         "%s:%zu: header: %s column '%s' (a ground-truth CSV names the columns %s, or t,x,y,z for a "
+                         "position-only track; EuRoC, TUM and other CSV recordings are read by 'sensim import FILE')",
+                         path, r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
         goto fail;
     }
     r->ncells = n;

@@ -5,6 +5,7 @@
  * temporary file beside the target and rename on commit. */
 #include "sensim/log.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
@@ -13,6 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "sensim/units.h"
 
 struct sensim_log {
     hid_t file;
@@ -222,8 +225,197 @@ sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_d
     return st;
 }
 
-sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
-                              void *buf)
+/* ---- units: a dataset's `units` attribute converted to the layout's unit ---- */
+
+/* The unit DESIGN.md gives each dataset of the layout, by group and name:
+ * one unit, or one per column ("deg,deg,m"); "*" converts whatever unit is
+ * written to the SI unit of its own dimension (an encoder counts radians or
+ * metres). Datasets not listed here (images, extra per-point fields) are
+ * read as stored. */
+static const struct {
+    const char *group, *name, *units;
+} layout_units[] = {
+    {"/ground_truth", "t", "s"},
+    {"/ground_truth", "position", "m"},
+    {"/ground_truth", "orientation", "1"},
+    {"/ground_truth", "velocity", "m/s"},
+    {"/ground_truth", "angular_velocity", "rad/s"},
+    {"/ground_truth", "acceleration", "m/s^2"},
+    {"/sensors", "t", "s"},
+    {"/sensors", "t_sample", "s"},
+    {"/sensors", "t_sensor", "s"},
+    {"/sensors", "angular_velocity", "rad/s"},
+    {"/sensors", "specific_force", "m/s^2"},
+    {"/sensors", "magnetic_field", "T"},
+    {"/sensors", "lla", "deg,deg,m"},
+    {"/sensors", "enu", "m"},
+    {"/sensors", "velocity", "m/s"},
+    {"/sensors", "hdop", "1"},
+    {"/sensors", "position_covariance", "m^2"},
+    {"/sensors", "distance", "m"},
+    {"/sensors", "position", "*"},
+    {"/sensors", "speed", "*"},
+    {"/sensors", "points", "m,m,m,1"},
+    {"/sensors", "range", "m"},
+    {"/sensors", "azimuth", "rad"},
+    {"/sensors", "elevation", "rad"},
+    {"/sensors", "time_offset", "s"},
+    {"/estimates", "t", "s"},
+    {"/estimates", "velocity", "m/s"},
+    {"/estimates", "speed", "m/s"},
+    {"/estimates", "position", "m"},
+    {"/estimates", "yaw", "rad"},
+};
+
+#define UNITS_MAX_COLS 8
+
+const char *sensim_log_layout_units(const char *dset)
+{
+    for (size_t i = 0; i < sizeof layout_units / sizeof layout_units[0]; i++) {
+        size_t g = strlen(layout_units[i].group);
+        if (strncmp(dset, layout_units[i].group, g) || dset[g] != '/')
+            continue;
+        const char *rest = dset + g + 1, *base = rest;
+        if (strcmp(layout_units[i].group, "/ground_truth")) {
+            /* /sensors/<name>/<dataset>: exactly one level in between. */
+            const char *slash = strchr(rest, '/');
+            if (!slash || slash == rest)
+                continue;
+            base = slash + 1;
+        }
+        if (!strcmp(base, layout_units[i].name))
+            return layout_units[i].units;
+    }
+    return NULL;
+}
+
+/* Spellings of "no unit" that h5py users and sensim itself write. */
+static int is_unitless(const char *u)
+{
+    static const char *const none[] = {"", "1", "-", "none", "unitless", "dimensionless", "[]"};
+    for (size_t i = 0; i < sizeof none / sizeof none[0]; i++)
+        if (!strcmp(u, none[i]))
+            return 1;
+    return 0;
+}
+
+/* Splits "a, b, c" at commas into trimmed copies in out[] (each < 64 chars);
+ * returns the count, or -1 when there are more than max or one is too long. */
+static int split_units(const char *s, char out[][64], int max)
+{
+    int n = 0;
+    for (;;) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        while (len && isspace((unsigned char)*s)) {
+            s++;
+            len--;
+        }
+        while (len && isspace((unsigned char)s[len - 1]))
+            len--;
+        if (n == max || len >= 64)
+            return -1;
+        memcpy(out[n], s, len);
+        out[n++][len] = '\0';
+        if (!e)
+            return n;
+        s = e + 1;
+    }
+}
+
+static sensim_status unit_of(const sensim_log *log, const char *dset, const char *attr, const char *u, double *scale,
+                             sensim_dim *dim)
+{
+    if (is_unitless(u)) {
+        *scale = 1.0;
+        *dim = SENSIM_DIM_NONE;
+        return SENSIM_OK;
+    }
+    if (sensim_units_unit(u, scale, dim)) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", sensim_last_error());
+        return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: unknown unit '%s' in its units attribute '%s' (%s)",
+                            log->path, dset, u, attr, why);
+    }
+    return SENSIM_OK;
+}
+
+/* The factors that bring each column of dset (ncols columns in its last
+ * dimension, 1 for a vector) into the layout's unit; *any = 0 when every
+ * factor is 1. */
+static sensim_status units_factors(const sensim_log *log, hid_t d, const char *dset, size_t ncols, double *factor,
+                                   int *any)
+{
+    *any = 0;
+    const char *want = sensim_log_layout_units(dset);
+    if (!want || H5Aexists(d, "units") <= 0)
+        return SENSIM_OK;
+    char *attr = NULL;
+    sensim_status st = sensim_log_get_attr_string(log, dset, "units", &attr);
+    if (st)
+        return st;
+    char have[UNITS_MAX_COLS][64], need[UNITS_MAX_COLS][64];
+    int nh = split_units(attr, have, UNITS_MAX_COLS), nw = strcmp(want, "*") ? split_units(want, need, UNITS_MAX_COLS) : 1;
+    size_t cols = ncols > UNITS_MAX_COLS ? 1 : ncols;
+    if (nh < 1 || (nh > 1 && (size_t)nh != cols)) {
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: units attribute '%s' names %d units for %zu columns", log->path, dset,
+                          attr, nh, ncols);
+        goto done;
+    }
+    for (size_t c = 0; c < cols; c++) {
+        const char *h = have[nh == 1 ? 0 : c];
+        double hs, ws = 1.0;
+        sensim_dim hd, wd;
+        if ((st = unit_of(log, dset, attr, h, &hs, &hd)))
+            goto done;
+        if (!strcmp(want, "*")) {
+            factor[c] = hs;
+        } else {
+            const char *w = need[nw == 1 ? 0 : (c < (size_t)nw ? c : (size_t)nw - 1)];
+            if (unit_of(log, dset, want, w, &ws, &wd)) {
+                st = sensim_error(SENSIM_EINTERNAL, "%s: layout unit '%s' of %s does not parse", log->path, w, dset);
+                goto done;
+            }
+            if (!sensim_dim_equal(hd, wd)) {
+                /* One unit for several columns applies to the columns of its
+                 * dimension ("m" on points: x, y, z, not the intensity). */
+                if (nh == 1 && nw > 1) {
+                    factor[c] = 1.0;
+                    continue;
+                }
+                char a[64], b[64];
+                st = sensim_error(SENSIM_EDATA, "%s: %s: units attribute '%s' is %s, but %s holds %s (%s)", log->path,
+                                  dset, attr, sensim_dim_format(hd, a, sizeof a), dset, w,
+                                  sensim_dim_format(wd, b, sizeof b));
+                goto done;
+            }
+            factor[c] = hs / ws;
+        }
+        if (factor[c] != 1.0)
+            *any = 1;
+    }
+    for (size_t c = cols; c < ncols && c < UNITS_MAX_COLS; c++)
+        factor[c] = factor[0];
+done:
+    free(attr);
+    return st;
+}
+
+sensim_status sensim_log_units_factors(const sensim_log *log, const char *dset, size_t ncols, double *factor)
+{
+    hid_t d = open_dset(log, dset);
+    if (d < 0)
+        return sensim_last_status();
+    int any;
+    for (size_t c = 0; c < ncols; c++)
+        factor[c] = 1.0;
+    sensim_status st = units_factors(log, d, dset, ncols, factor, &any);
+    H5Dclose(d);
+    return st;
+}
+
+static sensim_status read_rows(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
+                               void *buf, int convert)
 {
     hdf5_quiet();
     hid_t d = open_dset(log, dset);
@@ -260,11 +452,48 @@ sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dt
     herr_t e = H5Dread(d, native_type(type), ms, fs, H5P_DEFAULT, buf);
     H5Sclose(ms);
     H5Sclose(fs);
-    H5Dclose(d);
-    if (e < 0)
+    if (e < 0) {
+        H5Dclose(d);
         return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read rows %zu..%zu as numbers", log->path, dset, row0,
                             row0 + nrows);
+    }
+    /* Floating-point reads come in the layout's units; integer reads
+     * (counts, offsets, pixel values) are never scaled. */
+    if (convert && (type == SENSIM_F64 || type == SENSIM_F32)) {
+        size_t ncols = rank == 2 ? (size_t)dims[1] : 1, total = nrows;
+        for (int i = 1; i < rank; i++)
+            total *= (size_t)dims[i];
+        double f[UNITS_MAX_COLS];
+        int any = 0;
+        sensim_status us = units_factors(log, d, dset, ncols, f, &any);
+        if (us) {
+            H5Dclose(d);
+            return us;
+        }
+        if (any) {
+            size_t nc = ncols > UNITS_MAX_COLS ? 1 : ncols;
+            if (type == SENSIM_F64)
+                for (size_t k = 0; k < total; k++)
+                    ((double *)buf)[k] *= f[k % nc];
+            else
+                for (size_t k = 0; k < total; k++)
+                    ((float *)buf)[k] = (float)(((float *)buf)[k] * f[k % nc]);
+        }
+    }
+    H5Dclose(d);
     return SENSIM_OK;
+}
+
+sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
+                              void *buf)
+{
+    return read_rows(log, dset, type, row0, nrows, buf, 1);
+}
+
+sensim_status sensim_log_read_raw(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0,
+                                  size_t nrows, void *buf)
+{
+    return read_rows(log, dset, type, row0, nrows, buf, 0);
 }
 
 sensim_status sensim_log_read_f64(const sensim_log *log, const char *dset, size_t row0, size_t nrows, double *buf)
@@ -788,7 +1017,7 @@ static herr_t attr_copy_cb(hid_t loc, const char *name, const H5A_info_t *info, 
     return 0;
 }
 
-static sensim_status copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
+sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
 {
     hid_t so = H5Oopen(src->file, obj, H5P_DEFAULT);
     hid_t dob = H5Oopen(dst->file, obj, H5P_DEFAULT);
@@ -834,22 +1063,13 @@ static sensim_status copy_dataset(sensim_log *dst, const sensim_log *src, const 
     }
     for (size_t r0 = 0; r0 < dims[0] && !st; r0 += block) {
         size_t c = dims[0] - r0 < block ? dims[0] - r0 : block;
-        st = sensim_log_read(src, obj, type, r0, c, buf);
+        st = sensim_log_read_raw(src, obj, type, r0, c, buf);
         if (!st)
             st = sensim_log_dset_append(d, buf, c);
     }
     free(buf);
     sensim_log_dset_close(d);
-    return st ? st : copy_attrs(dst, src, obj);
-}
-
-sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
-{
-    if (!sensim_log_exists(src, obj))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", src->path, obj);
-    if (!sensim_log_exists(dst, obj))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", dst->path, obj);
-    return copy_attrs(dst, src, obj);
+    return st ? st : sensim_log_copy_attrs(dst, src, obj);
 }
 
 sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj)
@@ -882,7 +1102,7 @@ sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char
         free(child);
     }
     sensim_log_free_names(names, n);
-    return st ? st : copy_attrs(dst, src, obj);
+    return st ? st : sensim_log_copy_attrs(dst, src, obj);
 }
 
 /* ---- commit: dimension scales, close, rename ---- */

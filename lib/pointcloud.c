@@ -172,7 +172,8 @@ static void finish_layout(layout *L)
             L->iy = i;
         else if (!strcmp(q->name, "z") && L->iz < 0)
             L->iz = i;
-        else if ((!strcmp(q->name, "intensity") || !strcmp(q->name, "scalar_intensity")) && L->ii < 0)
+        else if ((!strcmp(q->name, "intensity") || !strcmp(q->name, "scalar_intensity") || !strcmp(q->name, "I")) &&
+                 L->ii < 0) /* CARLA's save_to_disk names it I */
             L->ii = i;
     }
 }

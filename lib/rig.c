@@ -532,6 +532,9 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
         const sensim_sensor *s = &rig->sensors[i];
         char g[SENSIM_NAME_MAX + 16];
         snprintf(g, sizeof g, "/sensors/%s", s->name);
+        /* Noised recordings keep what their group says of where they came
+         * from (source file, topic, frame, time epoch) and the datasets the
+         * model does not touch; the rig's own attributes are written over. */
         int clean = sensim_log_exists(in, g);
         st = clean ? s->type->noise_clean(s, o, in, out) : s->type->simulate(s, o, in, out);
         if (!st && clean)

@@ -234,7 +234,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
                 goto done;
         }
         for (size_t e = 0; e < nex; e++)
-            if ((st = sensim_log_read(in, ex[e].path, ex[e].type, r0, n, ex[e].buf)))
+            if ((st = sensim_log_read_raw(in, ex[e].path, ex[e].type, r0, n, ex[e].buf)))
                 goto done;
         sensim_lidar_block b = {n,      r0,     pts,    have_polar ? pin[0] : NULL, pin[1], pin[2], po,
                                 pol[0], pol[1], pol[2], keep};

@@ -64,11 +64,32 @@ sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *ran
  * sensim_dtype; others are SENSIM_EFORMAT). */
 sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_dtype *type);
 /* Reads rows [row0, row0 + nrows) of a dataset (all trailing dimensions) and
- * converts to double: buf holds nrows * (product of trailing dims) values. */
+ * converts to double: buf holds nrows * (product of trailing dims) values.
+ *
+ * Units travel: for the datasets of the layout (DESIGN.md; see
+ * sensim_log_layout_units) the dataset's `units` attribute is honoured, so a
+ * log written by h5py in deg/s, g, mg, deg, uT, gauss, km or ns reads in
+ * rad/s, m/s^2, rad, T, m and s. The attribute may give one unit or one per
+ * column ("deg, deg, m"); one unit on a dataset whose columns differ applies
+ * to the columns of its dimension (a points dataset in "mm": x, y, z, not the
+ * intensity). An unknown unit is SENSIM_EUNSUPPORTED and a unit of the wrong
+ * dimension SENSIM_EDATA, both naming the file, dataset and unit. */
 sensim_status sensim_log_read_f64(const sensim_log *log, const char *dset, size_t row0, size_t nrows, double *buf);
-/* Same, converting to `type` (buf sized accordingly). */
+/* Same, converting to `type` (buf sized accordingly); units are honoured for
+ * F64 and F32 reads only (integer reads are counts and codes). */
 sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
                               void *buf);
+/* Same, without unit conversion: values as stored (for copying a dataset
+ * together with its units attribute). */
+sensim_status sensim_log_read_raw(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0,
+                                  size_t nrows, void *buf);
+/* The unit the layout gives dataset `dset` ("rad/s", "deg,deg,m" per column,
+ * "*" for any unit converted to SI), or NULL for datasets outside the
+ * layout's list (images, extra fields), which are read as stored. */
+const char *sensim_log_layout_units(const char *dset);
+/* The factors read conversion applies to each of the ncols columns (1 for a
+ * vector) of dset: 1 where no conversion happens. Errors as for reads. */
+sensim_status sensim_log_units_factors(const sensim_log *log, const char *dset, size_t ncols, double *factor);
 /* Checks a dataset's shape: rank and each trailing dim (dims[0] free; pass
  * trailing dims in `tail`, ntail = rank - 1). Sets *nrows. The message names
  * the file, dataset, and the shape found and expected. */

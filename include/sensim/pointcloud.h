@@ -4,7 +4,8 @@
  *
  * Reading accepts any numeric property/field types (converted to float),
  * extra properties (ignored), and in PLY further elements after `vertex`
- * (ignored). Missing intensity reads as 0 and *has_intensity = 0.
+ * (ignored). The intensity is the property `intensity`, `scalar_intensity` or
+ * `I` (CARLA). Missing intensity reads as 0 and *has_intensity = 0.
  *
  * Ownership: read returns a malloc'd array (free()); write borrows it and
  * writes to a temporary name renamed on success. Thread safety: no shared

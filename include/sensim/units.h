@@ -7,7 +7,7 @@
  * "50 uT", "200 ppm", "0.5 %". Expressions combine known units with '*',
  * '/', integer powers ("s^2"), and sqrt(...). Known units: m km cm mm um nm;
  * s ms us ns min h; Hz kHz; rad mrad urad deg arcmin arcsec; g mg ug (standard
- * gravity 9.80665 m/s^2); T mT uT nT G mG (gauss); ppm %. The micro sign
+ * gravity 9.80665 m/s^2); T mT uT nT G mG (gauss, also spelt out); ppm %. The micro sign
  * (U+00B5) may stand for u, and the degree sign (U+00B0) for deg. Powers
  * "^-1" and half powers in parentheses ("s^(3/2)", as sensim_dim_format
  * writes them) are also read.
