@@ -317,6 +317,50 @@ START_TEST(bad_rigs)
 }
 END_TEST
 
+START_TEST(gazebo_and_airsim_rig_keys)
+{
+    /* The gazebo block takes SDF's <noise> names; precision rounds the output
+     * (above gz-sensors' 1e-6 threshold only); the airsim block names its
+     * white noise arw (gyro) and vrw (accel) as AirSim does. */
+    fixture f = setup("--shape static --duration 1 --rate 100");
+    ck_assert_int_eq(tu_write_file(f.rig, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                                          "    gyro:\n      gazebo: { mean: 0.001, stddev: 0.05, bias_mean: 0.1,\n"
+                                          "        bias_stddev: 0.01, dynamic_bias_stddev: 0.001,\n"
+                                          "        dynamic_bias_correlation_time: 400, precision: 0.01 }\n"
+                                          "    accel:\n      gazebo: { stddev: 0.02, precision: 1.0e-7 }\n"),
+                     0);
+    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t n;
+    double *w = read_all(f.out, "/sensors/imu/angular_velocity", 3, &n), *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+    int coarse = 1, fine = 0;
+    for (size_t k = 0; k < 3 * n; k++) {
+        coarse &= fabs(w[k] / 0.01 - nearbyint(w[k] / 0.01)) < 1e-9;
+        fine |= fabs(a[k] / 1e-7 - nearbyint(a[k] / 1e-7)) > 1e-3;
+    }
+    ck_assert_msg(coarse, "gazebo.precision 0.01 does not round the gyro");
+    ck_assert_msg(fine, "gazebo.precision 1e-7 rounds although gz-sensors ignores it");
+    free(w);
+    free(a);
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    gyro: { quantization: 0.01, gazebo: { precision: 0.01 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "precision", "quantization", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    gyro: { gazebo: { dynamic_bias_stddev: 0.01 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "dynamic_bias_correlation_time", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    accel: { airsim: { arw: 0.01, bias_stability: 1e-4, tau: 100 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "arw", NULL});
+    char *preset = tu_src("data/rigs/imu-mpu6000-airsim.yaml");
+    sensim_rig *rig = sensim_rig_load(preset);
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_rig_free(rig);
+    free(preset);
+    teardown(&f);
+}
+END_TEST
+
 /* Writes a ground-truth file with one defect. */
 static char *bad_gt(const char *dir, const char *name, int defect)
 {
@@ -681,6 +725,7 @@ Suite *suite_inject(void)
     tcase_add_test(tc, spinning_body_lever_arm_end_to_end);
     tcase_add_test(tc, noise_on_recorded_clean_data);
     tcase_add_test(tc, bad_rigs);
+    tcase_add_test(tc, gazebo_and_airsim_rig_keys);
     tcase_add_test(tc, bad_logs);
     tcase_add_test(tc, rig_api_and_magnetometer);
     tcase_add_test(tc, timing_for_every_sensor_closed_form);
