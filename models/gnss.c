@@ -420,7 +420,7 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
 /* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
-                                               "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
+                                               "origin_override", "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
                                                "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
 
 static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)

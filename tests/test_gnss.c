@@ -3,12 +3,14 @@
  * covariance from HDOP), Chrono's random walk step for step, outages,
  * outliers, WGS84 conversion, block-size independence, bad parameters. */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
+#include "sensim/log.h"
 #include "sensim/rig.h"
 #include "sensim/trajectory.h"
 #include "sensim/yaml.h"
@@ -850,6 +852,79 @@ START_TEST(presets_load)
 }
 END_TEST
 
+/* The first fix's latitude and longitude of /sensors/gps/lla in a log. */
+static void first_fix(const char *path, double lla[3])
+{
+    sensim_log *log = sensim_log_open(path);
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    ck_assert_int_eq(sensim_log_read_f64(log, "/sensors/gps/lla", 0, 1, lla), SENSIM_OK);
+    sensim_log_close(log);
+}
+
+START_TEST(presets_keep_ground_truth_origin)
+{
+    /* A preset describes a receiver, not a place: every bundled GNSS preset
+     * on a trajectory made at Paris reports fixes at Paris (within 1 km,
+     * 0.01 deg, of the origin; the worst preset noise is metres), where
+     * they used to be moved 7000 km to Madison. A rig origin different from
+     * the ground truth's is refused unless the rig says it overrides it. */
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *out = tu_path(dir, "out.h5"), *rig = tu_path(dir, "r.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "6", "--rate", "20", "--origin",
+                             "48.8566,2.3522,35", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    const char *names[] = {"data/gnss-chrono-gauss.yaml", "data/gnss-chrono-rw.yaml", "data/gnss-airsim.yaml",
+                           "data/gnss-zed-f9p.yaml", "data/gnss-standalone.yaml", "data/gnss-chrono-gauss-airsim.yaml",
+                           "data/gnss-chrono-rw-airsim.yaml"};
+    for (int i = 0; i < 7; i++) {
+        char *path = tu_src(names[i]);
+        r = tu_run("inject", path, gt, "-o", out, NULL);
+        ck_assert_msg(r.status == 0, "%s: %s", names[i], r.err);
+        tu_run_free(&r);
+        double lla[3];
+        first_fix(out, lla);
+        ck_assert_msg(fabs(lla[0] - 48.8566) < 0.01 && fabs(lla[1] - 2.3522) < 0.01, "%s: first fix at %.5f, %.5f",
+                      names[i], lla[0], lla[1]);
+        free(path);
+    }
+    const char *madison = "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                          "    origin_lla: [43.0731, -89.4012, 260]\n"
+                          "    position_noise: { model: gaussian, sigma: 1.0 }\n";
+    ck_assert_int_eq(tu_write_file(rig, madison), 0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "r.yaml:5") && strstr(r.err, "origin_override") && strstr(r.err, "48.8566") &&
+                      strstr(r.err, "gt.h5"),
+                  "%s", r.err);
+    tu_run_free(&r);
+    char text[512];
+    snprintf(text, sizeof text, "%s    origin_override: true\n", madison);
+    ck_assert_int_eq(tu_write_file(rig, text), 0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    double lla[3];
+    first_fix(out, lla);
+    ck_assert(fabs(lla[0] - 43.0731) < 0.01 && fabs(lla[1] + 89.4012) < 0.01);
+    /* The ground truth's own origin written out passes without the flag. */
+    ck_assert_int_eq(tu_write_file(rig, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                                        "    origin_lla: [48.8566, 2.3522, 35]\n"),
+                     0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(rig, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                                        "    origin_override: true\n"),
+                     0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "r.yaml:5") && strstr(r.err, "origin_lla"), "%s", r.err);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir), free(gt), free(out), free(rig);
+}
+END_TEST
+
 Suite *suite_gnss(void)
 {
     Suite *s = suite_create("gnss");
@@ -869,6 +944,7 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, yaml_bad_values_named);
     tcase_add_test(tc, rig_inject_gnss_odometer_encoder);
     tcase_add_test(tc, presets_load);
+    tcase_add_test(tc, presets_keep_ground_truth_origin);
     suite_add_tcase(s, tc);
     return s;
 }
