@@ -3,6 +3,7 @@
  * driver that applies every sensor of a rig to a log. */
 #include "sensim/rig.h"
 
+#include <stdarg.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -527,4 +528,16 @@ done:
     sensim_log_close(out);
     sensim_log_close(in);
     return st;
+}
+
+void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
+{
+    if (!o || !o->warn)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->warn(o->warn_ctx, msg);
 }

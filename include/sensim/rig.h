@@ -65,7 +65,20 @@ typedef struct sensim_inject_opts {
     uint64_t seed;   /* the rig's seed or the --seed override */
     int threads;     /* 0: OpenMP default */
     size_t block;    /* rows per streamed block (0: default 65536) */
+    /* Called with a one-line message (no newline) for each condition that
+     * does not stop a run but makes its output questionable (an encoder
+     * counter wrapping more than half per sample, a trajectory leaving the
+     * tangent-plane region); NULL: none reported. The library never prints. */
+    void (*warn)(void *ctx, const char *msg);
+    void *warn_ctx;
 } sensim_inject_opts;
+
+/* Formats a warning and passes it to o->warn (nothing when it is NULL). */
+void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 struct sensim_sensor_type {
     const char *type;
