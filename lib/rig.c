@@ -541,3 +541,24 @@ void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
     va_end(ap);
     o->warn(o->warn_ctx, msg);
 }
+
+sensim_status sensim_sampler_no_sample_error(const sensim_sampler *sp, const sensim_log *in)
+{
+    const sensim_sensor *s = sp->s;
+    const double span = sp->t_last - sp->t_first;
+    const sensim_ynode *tn = sensim_ynode_get(s->node, "timing");
+    const sensim_ynode *dn = tn ? sensim_ynode_get(tn, "start_delay") : NULL;
+    if (s->timing.start_delay > span)
+        return sensim_error(SENSIM_EDATA,
+                            "%s:%d: sensor '%s': timing.start_delay %.6g s is longer than the ground truth of %s "
+                            "(%.6g s, t %.6g..%.6g), so the sensor never produces a sample; shorten start_delay or "
+                            "use a longer log",
+                            sensim_ynode_file(dn ? dn : s->node), sensim_ynode_line(dn ? dn : s->node), s->name,
+                            s->timing.start_delay, sensim_log_path(in), span, sp->t_first, sp->t_last);
+    return sensim_error(SENSIM_EDATA,
+                        "%s: sensor '%s': no sample falls within the ground truth (t %.6g..%.6g): the first would be "
+                        "at %.9g s (start_delay %.6g s, clock_offset %.6g s, rate %g Hz)",
+                        sensim_log_path(in), s->name, sp->t_first, sp->t_last,
+                        sensim_sensor_sample_time(s, sp->t_first, 0), s->timing.start_delay, s->timing.clock_offset,
+                        s->rate_hz);
+}

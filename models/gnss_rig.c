@@ -214,8 +214,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
                 goto done;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
 done:
     for (int j = 0; j < D_N; j++)
         sensim_log_dset_close(d[j]);

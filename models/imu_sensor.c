@@ -487,8 +487,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
             break;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
 done:
     outsets_close(&os);
     bufs_free(&b);

@@ -214,8 +214,7 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
             goto done;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
     if (enc && est.overruns)
         sensim_inject_warn(o,
                            "encoder '%s': at %llu of %llu samples the true change exceeded the %.6g %s per sample "

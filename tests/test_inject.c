@@ -646,10 +646,14 @@ START_TEST(bad_timing_values)
     expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
                        "    timing: { jitter: -1 }\n",
                    NULL, (const char *[]){"rig.yaml:5", "jitter", NULL});
-    /* A start delay past the end of the ground truth leaves no sample. */
+    /* A start delay past the end of the ground truth leaves no sample:
+     * the message says so, naming the key's line, the delay and the span. */
     expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
                        "    timing: { start_delay: 5 }\n",
-                   NULL, (const char *[]){"gt.h5", "shorter than one sample", NULL});
+                   NULL, (const char *[]){"rig.yaml:5", "start_delay 5 s is longer than the ground truth", "gt.h5", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 10\n"
+                       "    timing:\n      start_delay: 500\n    gyro: { noise_sigma: 0.1 }\n",
+                   NULL, (const char *[]){"rig.yaml:6", "start_delay 500 s", NULL});
     teardown(&f);
 }
 END_TEST

@@ -169,6 +169,10 @@ int sensim_sampler_next(sensim_sampler *sp, sensim_sample *out);
  * midpoint rule over [t - W, t], times before t_first held at t_first. The
  * mean of a signal over these points is the sample's value. */
 double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j);
+/* The error for a run that produced no sample (sp->k == 0), saying why: a
+ * timing.start_delay reaching past the ground truth (naming the rig line),
+ * or a clock offset putting every sample outside it. `in` names the log. */
+sensim_status sensim_sampler_no_sample_error(const sensim_sampler *sp, const sensim_log *in);
 
 #ifdef __cplusplus
 }
