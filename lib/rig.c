@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/guard.h"
 #include "sensim/rng.h"
 
 extern const sensim_sensor_type sensim_imu_type;
@@ -450,6 +451,66 @@ double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j)
 
 /* ---- the inject driver ---- */
 
+/* Bytes written per sample by the types that simulate from ground truth
+ * (their datasets, DESIGN.md); others count as 256. */
+static double sample_bytes(const sensim_sensor *s)
+{
+    static const struct { const char *type; double bytes; } table[] = {
+        {"imu", 8.0 * (3 + 9)},                 /* t, t_sample, t_sensor, up to 3 vectors */
+        {"gnss", 8.0 * (3 + 3 + 3 + 3 + 1 + 9) + 1}, /* times, lla, enu, velocity, hdop, covariance, fix */
+        {"odometer", 8.0 * 4},
+        {"encoder", 8.0 * 5}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(s->type->type, table[i].type))
+            return table[i].bytes;
+    return 256.0;
+}
+
+/* Refuses a run whose ground-truth times cannot be seconds or whose output
+ * estimate (the input copied through plus rate x span samples per simulated
+ * sensor) exceeds the free space or SENSIM_GUARD_MAX_BYTES, before anything
+ * is written. */
+static sensim_status check_output_size(const sensim_rig *rig, const sensim_log *in, const char *in_path,
+                                       size_t gt_rows, const char *out_path)
+{
+    double bytes = 0.0, t[2] = {0, 0};
+    FILE *f = fopen(in_path, "rb");
+    if (f) {
+        if (!fseek(f, 0, SEEK_END))
+            bytes = (double)ftell(f);
+        fclose(f);
+    }
+    if (!gt_rows)
+        return sensim_guard_output(out_path, bytes, in_path);
+    sensim_status st;
+    if ((st = sensim_log_read_f64(in, "/ground_truth/t", 0, 1, &t[0])) ||
+        (st = sensim_log_read_f64(in, "/ground_truth/t", gt_rows - 1, 1, &t[1])))
+        return st;
+    char what[600];
+    snprintf(what, sizeof what, "%s: /ground_truth/t", in_path);
+    if ((st = sensim_guard_times(t[0], t[1], gt_rows, what)))
+        return st;
+    const double span = t[1] - t[0];
+    double worst = 0.0;
+    const sensim_sensor *ws = NULL;
+    for (size_t i = 0; i < rig->nsensors; i++) {
+        const sensim_sensor *s = &rig->sensors[i];
+        char g[SENSIM_NAME_MAX + 16];
+        snprintf(g, sizeof g, "/sensors/%s", s->name);
+        if (sensim_log_exists(in, g))
+            continue;
+        double b = (floor(s->rate_hz * span) + 1.0) * sample_bytes(s);
+        bytes += b;
+        if (b > worst)
+            worst = b, ws = s;
+    }
+    if (!ws)
+        return sensim_guard_output(out_path, bytes, in_path);
+    snprintf(what, sizeof what, "sensor '%s': %g Hz x %.6g s of ground truth (%s) = %.3g samples", ws->name,
+             ws->rate_hz, span, in_path, floor(ws->rate_hz * span) + 1.0);
+    return sensim_guard_output(out_path, bytes, what);
+}
+
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path)
 {
@@ -459,10 +520,10 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
     sensim_log *out = NULL;
     sensim_status st = SENSIM_OK;
     int has_gt = sensim_log_exists(in, "/ground_truth");
+    size_t gt_rows = 0;
     if (has_gt) {
-        size_t n;
         double lla[3];
-        if ((st = sensim_gt_check(in, &n, lla)))
+        if ((st = sensim_gt_check(in, &gt_rows, lla)))
             goto done;
     }
     /* Every sensor must have either clean data or ground truth to work from. */
@@ -482,6 +543,8 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
             goto done;
         }
     }
+    if ((st = check_output_size(rig, in, in_path, gt_rows, out_path)))
+        goto done;
     if (!(out = sensim_log_create(out_path, "sensim inject"))) {
         st = sensim_last_status();
         goto done;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/guard.h"
 #include "sensim/imu.h"
 #include "sensim/log.h"
 #include "sensim/rig.h"
@@ -357,6 +358,81 @@ START_TEST(gazebo_and_airsim_rig_keys)
     ck_assert_msg(rig != NULL, "%s", sensim_last_error());
     sensim_rig_free(rig);
     free(preset);
+    teardown(&f);
+}
+END_TEST
+
+/* A static ground truth of n rows at times t0 + k * step, written with the
+ * library (import would refuse such times). */
+static void write_gt(const char *path, size_t n, double t0, double step)
+{
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    const double origin[3] = {43.0, -89.0, 260.0};
+    sensim_gt_writer *w = sensim_gt_writer_create(log, origin);
+    sensim_gt_block b;
+    ck_assert_int_eq(sensim_gt_block_init(&b, n), SENSIM_OK);
+    for (size_t k = 0; k < n; k++) {
+        b.t[k] = t0 + (double)k * step;
+        for (int a = 0; a < 3; a++)
+            b.position[3 * k + a] = b.velocity[3 * k + a] = b.angular_velocity[3 * k + a] = b.acceleration[3 * k + a] = 0;
+        b.orientation[4 * k] = 1;
+        b.orientation[4 * k + 1] = b.orientation[4 * k + 2] = b.orientation[4 * k + 3] = 0;
+    }
+    b.n = n;
+    ck_assert_int_eq(sensim_gt_writer_append(w, &b), SENSIM_OK);
+    sensim_gt_writer_close(w);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    sensim_gt_block_free(&b);
+}
+
+START_TEST(runaway_output_refused)
+{
+    /* Nanosecond times read as seconds: 600 rows 1e7 "s" apart (100 Hz in
+     * ns). inject would write 6e11 IMU samples; it refuses before writing,
+     * naming the step and the units it would mean. */
+    fixture f = setup("--shape static --duration 1 --rate 10");
+    char *ns = tu_path(f.dir, "ns.h5"), *epoch = tu_path(f.dir, "epoch.h5");
+    write_gt(ns, 600, 0.0, 1e7);
+    expect_failure(&f, "sensors:\n  - { name: imu, type: imu, rate_hz: 100, gyro: { noise_sigma: 0.1 } }\n", ns,
+                   (const char *[]){"ns.h5", "/ground_truth/t", "mean step of 1e+07 s", "nanoseconds", NULL});
+    /* Epoch microseconds (1.7e15): said by magnitude. */
+    write_gt(epoch, 100, 1.7e15, 1e4);
+    expect_failure(&f, NULL, epoch, (const char *[]){"epoch microseconds", "divide by 1e+06", NULL});
+    /* Plausible times but a rate that cannot fit: 1e8 Hz for 20 000 s is
+     * 2e12 samples, 1.9e14 bytes, above the 1 TiB limit. */
+    write_gt(ns, 2001, 0.0, 10.0);
+    expect_failure(&f, "sensors:\n  - { name: imu, type: imu, rate_hz: 1.0e8, gyro: { noise_sigma: 0.1 } }\n", ns,
+                   (const char *[]){"sensor 'imu': 1e+08 Hz x 20000 s", "2e+12 samples", "nothing written", NULL});
+    /* trajectory estimates its rows the same way. */
+    char *big = tu_path(f.dir, "big.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "1e8", "--rate", "1000", "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--rate 1000 Hz x --duration 1e+08 s") && strstr(r.err, "bytes"), "%s", r.err);
+    ck_assert(!tu_file_exists(big));
+    tu_run_free(&r);
+    /* The free-space test itself: twice what is free is refused, naming it. */
+    double avail = sensim_guard_free_bytes(f.out);
+    ck_assert(avail > 0 && isfinite(avail));
+    ck_assert_int_eq(sensim_guard_output(f.out, 2 * avail + 1e6, "test"), SENSIM_EIO);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "free there"));
+    ck_assert_int_eq(sensim_guard_output(f.out, 1e3, "test"), SENSIM_OK);
+    /* import reports times that cannot be seconds as such. */
+    char *csv = tu_path(f.dir, "gt.csv");
+    ck_assert_int_eq(tu_write_file(csv, "t,x,y,z\n1700000000000000000,0,0,0\n1700000000010000000,1,0,0\n"
+                                        "1700000000020000000,2,0,0\n"),
+                     0);
+    r = tu_run("import", "--ground-truth", csv, "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "gt.csv: column t") && strstr(r.err, "epoch nanoseconds"), "%s", r.err);
+    ck_assert(!tu_file_exists(big));
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(csv, "t,x,y,z\n0,0,0,0\n10000,1,0,0\n20000,2,0,0\n30000,3,0,0\n"), 0);
+    r = tu_run("import", "--ground-truth", csv, "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "mean step of 10000 s") && strstr(r.err, "milliseconds"), "%s", r.err);
+    tu_run_free(&r);
+    free(csv), free(big), free(ns), free(epoch);
     teardown(&f);
 }
 END_TEST
@@ -730,6 +806,7 @@ Suite *suite_inject(void)
     tcase_add_test(tc, noise_on_recorded_clean_data);
     tcase_add_test(tc, bad_rigs);
     tcase_add_test(tc, gazebo_and_airsim_rig_keys);
+    tcase_add_test(tc, runaway_output_refused);
     tcase_add_test(tc, bad_logs);
     tcase_add_test(tc, rig_api_and_magnetometer);
     tcase_add_test(tc, timing_for_every_sensor_closed_form);
