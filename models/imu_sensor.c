@@ -300,16 +300,38 @@ static void mag_world(const imu_model *m, const sensim_geo_enu *frame, const dou
     sensim_vec3_store(v, b);
 }
 
-/* True signals in the sensor frame at one ground-truth state. */
+/* WGS84 rotation rate (TR8350.2), rad/s. */
+#define EARTH_RATE 7.292115e-5
+
+/* True signals in the sensor frame at one ground-truth state. With the rig's
+ * earth: the gyro adds the Earth's rate R^T Omega (Omega = Omega_ie (0,
+ * cos phi0, sin phi0) in the ENU frame of the origin's latitude phi0); the
+ * specific force takes WGS84 normal gravity at the vehicle's latitude and
+ * ellipsoidal height (Somigliana with the free-air term,
+ * sensim_geo_normal_gravity) along the frame's up, and the Coriolis term:
+ * f = R^T (a + 2 Omega x v + gamma up) (the centrifugal part is inside
+ * normal gravity). */
 static void truth(const sensim_sensor *s, const imu_model *m, const sensim_geo_enu *frame, const sensim_gt_state *g,
                   double w[3], double f[3], double mag[3])
 {
     sensim_quat qm = s->mount_orientation;
     sensim_vec3 wb = sensim_vec3_load(g->angular_velocity);
+    double acc[3] = {g->acceleration[0], g->acceleration[1], g->acceleration[2]}, grav = SENSIM_G0;
+    if (s->earth_rotation) {
+        const double phi = frame->origin_lla[0] * M_PI / 180.0;
+        const sensim_vec3 om = sensim_vec3_make(0.0, EARTH_RATE * cos(phi), EARTH_RATE * sin(phi));
+        wb = sensim_vec3_add(wb, sensim_quat_rotate_inv(sensim_quat_load(g->orientation), om));
+        sensim_vec3 cor = sensim_vec3_scale(sensim_vec3_cross(om, sensim_vec3_load(g->velocity)), 2.0);
+        acc[0] += cor.x, acc[1] += cor.y, acc[2] += cor.z;
+    }
+    if (s->earth_gravity) {
+        double lla[3];
+        sensim_geo_enu_to_lla(frame, g->position, lla);
+        grav = sensim_geo_normal_gravity(lla[0], lla[2]);
+    }
     sensim_vec3_store(sensim_quat_rotate_inv(qm, wb), w);
     double r[3] = {s->mount_position.x, s->mount_position.y, s->mount_position.z}, fb[3];
-    sensim_imu_specific_force(g->orientation, g->acceleration, g->angular_velocity, g->angular_accel, r, SENSIM_G0,
-                              fb);
+    sensim_imu_specific_force(g->orientation, acc, g->angular_velocity, g->angular_accel, r, grav, fb);
     sensim_vec3_store(sensim_quat_rotate_inv(qm, sensim_vec3_load(fb)), f);
     if (m->tx[SENSIM_MAG]) {
         /* The field where the magnetometer is: the body origin plus the

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/geodesy.h"
 #include "sensim/guard.h"
 #include "sensim/imu.h"
 #include "sensim/log.h"
@@ -437,6 +438,70 @@ START_TEST(runaway_output_refused)
 }
 END_TEST
 
+START_TEST(earth_gravity_rotation_and_tangent_plane)
+{
+    /* A noise-free IMU at rest at 43.0731 N, 260 m, body = ENU (static,
+     * heading 90). Default: f = (0, 0, g0), w = 0. With earth: true, f_z is
+     * WGS84 normal gravity there (9.803653, 0.306 mg below g0; by the
+     * closed form computed independently with NumPy) and the gyro
+     * reads Omega (0, cos phi, sin phi), 15.04 deg/h in all. */
+    const double lat = 43.0731, Om = 7.292115e-5, phi = lat * M_PI / 180;
+    fixture f = setup("--shape static --duration 1 --rate 100 --heading 90 --origin 43.0731,-89.4012,260");
+    const char *imu = "  - { name: imu, type: imu, rate_hz: 50, gyro: { bias: 0 }, accel: { bias: 0 } }\n";
+    char rig[512];
+    for (int c = 0; c < 2; c++) {
+        snprintf(rig, sizeof rig, "%ssensors:\n%s", c ? "earth: true\n" : "", imu);
+        ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+        tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        size_t n;
+        double *w = read_all(f.out, "/sensors/imu/angular_velocity", 3, &n);
+        double *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+        const double g = c ? sensim_geo_normal_gravity(lat, 260.0) : 9.80665;
+        ck_assert_within(a[2], g, 1e-9);
+        ck_assert_within(a[0], 0.0, 1e-12);
+        ck_assert_within(a[1], 0.0, 1e-12);
+        ck_assert_within(w[0], 0.0, 1e-15);
+        ck_assert_within(w[1], c ? Om * cos(phi) : 0.0, 1e-15);
+        ck_assert_within(w[2], c ? Om * sin(phi) : 0.0, 1e-15);
+        if (c) {
+            ck_assert_within(a[2], 9.803653045021967, 1e-9);
+            ck_assert_within(sqrt(w[1] * w[1] + w[2] * w[2]) * 180 / M_PI * 3600, 15.04, 0.01);
+        }
+        free(w);
+        free(a);
+    }
+    /* Moving east at 10 m/s: the Coriolis term 2 Omega x v adds
+     * (0, 20 Omega sin phi, -20 Omega cos phi) to the specific force; the
+     * 1 km line stays in the tangent-plane region (no warning). */
+    teardown(&f);
+    f = setup("--shape line --duration 100 --speed 10 --heading 90 --rate 100 --origin 43.0731,-89.4012,260");
+    snprintf(rig, sizeof rig, "earth: { gravity: standard }\nsensors:\n%s", imu);
+    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, "warning"), "%s", r.err);
+    tu_run_free(&r);
+    size_t n;
+    double *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+    ck_assert_within(a[3 * 10 + 1], 20 * Om * sin(phi), 1e-9);
+    ck_assert_within(a[3 * 10 + 2], 9.80665 - 20 * Om * cos(phi), 1e-9);
+    free(a);
+    expect_failure(&f, "earth: { gravity: moon }\nsensors:\n  - { name: imu, type: imu, rate_hz: 50, gyro: {} }\n",
+                   NULL, (const char *[]){"rig.yaml:1", "gravity", "moon", NULL});
+    teardown(&f);
+    /* 20 km east: the vertical there is 0.18 deg from the origin's. */
+    f = setup("--shape line --duration 1000 --speed 20 --heading 90 --rate 10");
+    snprintf(rig, sizeof rig, "sensors:\n%s", imu);
+    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+    r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, "20 km") && strstr(r.err, "tangent plane"), "%s", r.err);
+    tu_run_free(&r);
+    teardown(&f);
+}
+END_TEST
+
 /* Writes a ground-truth file with one defect. */
 static char *bad_gt(const char *dir, const char *name, int defect)
 {
@@ -807,6 +872,7 @@ Suite *suite_inject(void)
     tcase_add_test(tc, bad_rigs);
     tcase_add_test(tc, gazebo_and_airsim_rig_keys);
     tcase_add_test(tc, runaway_output_refused);
+    tcase_add_test(tc, earth_gravity_rotation_and_tangent_plane);
     tcase_add_test(tc, bad_logs);
     tcase_add_test(tc, rig_api_and_magnetometer);
     tcase_add_test(tc, timing_for_every_sensor_closed_form);

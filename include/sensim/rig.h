@@ -56,6 +56,11 @@ typedef struct sensim_sensor {
     sensim_vec3 mount_position;  /* m, body frame (lever arm) */
     sensim_quat mount_orientation; /* sensor to body */
     sensim_timing timing;
+    /* The rig's `earth:` (default both 0): an IMU sees WGS84 normal gravity
+     * at the vehicle's latitude and height instead of g0, and the Earth's
+     * rotation (gyro: R^T Omega_ie; accelerometer: the Coriolis term
+     * 2 Omega_ie x v), Omega_ie taken in the ground truth's ENU frame. */
+    int earth_gravity, earth_rotation;
     const sensim_ynode *node;    /* the sensor's YAML mapping (borrowed) */
     void *model;                 /* created by type->create */
 } sensim_sensor;
@@ -105,6 +110,7 @@ const sensim_sensor_type *sensim_sensor_type_find(const char *type);
 typedef struct sensim_rig {
     sensim_yaml *doc;
     uint64_t seed;
+    int earth_gravity, earth_rotation; /* the rig's `earth:`, copied to each sensor */
     size_t nsensors;
     sensim_sensor *sensors;
 } sensim_rig;
