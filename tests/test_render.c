@@ -1259,6 +1259,68 @@ START_TEST(cli_render_object_labels)
 }
 END_TEST
 
+/* Fog returns only from air in front of the first surface: a wall (the
+ * plane x = 5, 20 m square) and the ground (z = -1.5), last-return mode,
+ * air returns on half the beams at Gamma(2, 10 m) ranges (mostly beyond the
+ * wall), one ray and a divergent beam. No air return may lie behind the
+ * wall (its line from the sensor crossing x = 5 inside the square) or
+ * below the ground; some must remain in front (seed 5: hundreds). */
+START_TEST(fog_only_in_front_of_first_hit)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "wall.yaml");
+    char *out = tu_path(dir, "out.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    for (int div = 0; div < 2; div++) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "seed: 5\n"
+                 "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                 "meshes:\n  - {name: wall, plane: {size: [20, 20]}}\n"
+                 "  - {name: ground, plane: {size: [200, 200]}}\n"
+                 "objects:\n"
+                 "  - {mesh: wall, material: grey, position: [5, 0, 0],\n"
+                 "     orientation: [0.70710678, 0, 0.70710678, 0]}\n"
+                 "  - {mesh: ground, material: grey, position: [0, 0, -1.5]}\n"
+                 "atmosphere: {extinction: 0, returns: {probability: 0.5, shape: 2, scale: 10, reflectance: 1}}\n"
+                 "sensors:\n"
+                 "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg],\n"
+                 "     columns: 200, rate_hz: 10, max_range: 80, falloff: none, returns: last%s}\n",
+                 div ? ", divergence: 3 mrad, beam: {n: 7}" : "");
+        ck_assert_int_eq(tu_write_file(scene, text), 0);
+        r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", "1", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        size_t n, nb, m, mb;
+        float *pts = read_dset(out, "/sensors/lidar/points", SENSIM_F32, &n, &nb);
+        uint32_t *obj = read_dset(out, "/sensors/lidar/object", SENSIM_U32, &m, &mb);
+        size_t air = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (obj[i] != SENSIM_RENDER_NO_OBJECT)
+                continue;
+            const float *q = pts + 4 * i;
+            air++;
+            /* A divergent beam's point lies on its axis while the air it saw
+             * may be along a sub-ray up to 1.5 mrad off: allow that much. */
+            const double range = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]), slack = div ? 1.5e-3 * range : 0.0;
+            ck_assert_msg(q[2] > -1.5 - 1e-3 - slack, "divergence %d: air return %zu below the ground: z = %g", div, i,
+                          q[2]);
+            if (q[0] > 5 + 1e-3 + slack) {
+                double k = 5.0 / q[0];
+                ck_assert_msg(!(fabs(q[1] * k) < 10 - slack && fabs(q[2] * k) < 10 - slack),
+                              "divergence %d: air return %zu behind the wall at (%g, %g, %g)", div, i, q[0], q[1], q[2]);
+            }
+        }
+        ck_assert_msg(air > 100, "divergence %d: %zu air returns", div, air);
+        free(pts);
+        free(obj);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(scene), free(out);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -1282,6 +1344,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, lidar_noise_on_plane);
     tcase_add_test(tc, cli_render_rig);
     tcase_add_test(tc, cli_render_object_labels);
+    tcase_add_test(tc, fog_only_in_front_of_first_hit);
     tcase_add_test(tc, cli_render_gt_window);
     suite_add_tcase(su, tc);
     return su;
