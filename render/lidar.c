@@ -90,6 +90,11 @@ sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_p
 {
     sensim_render_lidar_params p = sensim_render_lidar_default_params();
     if (strcmp(name, "vlp16") == 0) {
+        /* Velodyne heads spin clockwise seen from above: the ROS velodyne
+         * driver (ros-drivers/velodyne, velodyne_pointcloud rawdata.cc)
+         * takes x = d cos(az), y = -d sin(az) with the azimuth growing with
+         * firing time, so the beam turns from +x towards -y. */
+        p.direction = -1;
         p.channels = 16;
         p.has_table = 1;
         for (int k = 0; k < 16; k++) {
@@ -103,6 +108,7 @@ sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_p
         /* VLP-16 manual: 3.0 mrad horizontal beam divergence. */
         p.divergence = 3.0e-3;
     } else if (strcmp(name, "hdl32e") == 0) {
+        p.direction = -1; /* clockwise, as the VLP-16 */
         p.channels = 32;
         p.has_table = 1;
         for (int k = 0; k < 32; k++) {

@@ -341,8 +341,12 @@ START_TEST(fig5_motion_distortion)
     p.rate_hz = 20;
     p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
     ck_assert_int_eq(p.columns, 1085);
-    /* Start the scan at azimuth 0 = straight ahead: the left side (y > 0) is
-     * swept front to back, the right side back to front. */
+    /* A Velodyne spins clockwise seen from above (the ROS driver's azimuth
+     * convention). Start the scan at azimuth 0 = straight ahead: the right
+     * side (y < 0) is swept first, front to back, and comes out stretched;
+     * the left side back to front, compressed. */
+    ck_assert_int_eq(p.direction, -1);
+    const int first = p.direction > 0 ? 1 : -1; /* the side swept first */
     sensim_render_lidar *l = sensim_render_lidar_create(&p);
     sensim_render_lidar_points *moving = sensim_render_lidar_points_create(l), *fixed = sensim_render_lidar_points_create(l);
     const double v = 20;
@@ -352,11 +356,10 @@ START_TEST(fig5_motion_distortion)
     (void)ma;
     for (int side = -1; side <= 1; side += 2) {
         /* The instantaneous reference: a static scan from where the moving
-         * sensor was when its beam swept past the side (azimuth 90 deg at
-         * t = 1/(4f) on the left, 270 deg at 3/(4f) on the right), so that
-         * both see each cylinder from the same place and only the timing
-         * differs. */
-        linear_motion st = still(-0.5 + v * (side > 0 ? 0.25 : 0.75) / p.rate_hz, 0, 1);
+         * sensor was when its beam swept past the side (t = 1/(4f) for the
+         * side swept first, 3/(4f) for the other), so that both see each
+         * cylinder from the same place and only the timing differs. */
+        linear_motion st = still(-0.5 + v * (side == first ? 0.25 : 0.75) / p.rate_hz, 0, 1);
         ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &st, 0, 0, fixed), SENSIM_OK);
         int nm = side_centroids(moving, side, mx, ma), nf = side_centroids(fixed, side, fx, fa);
         ck_assert_int_gt(nm, 6);
@@ -370,8 +373,10 @@ START_TEST(fig5_motion_distortion)
         }
         /* Compare spacings of neighbouring cylinders near the side (|x| < 6 m).
          * A cylinder seen dt later appears v dt further back in the sensor
-         * frame: spacing changes by v (az_a - az_b) / (2 pi f) on the left
-         * (lengthened) and by minus that on the right (shortened). */
+         * frame: spacing changes by v (az_a - az_b) / (2 pi f) on the side
+         * swept first, front to back (lengthened: the right side), and by
+         * minus that on the other (shortened: the left). */
+        const int sgn = side == first ? 1 : -1;
         double dsum = 0, psum = 0;
         int npair = 0;
         for (int i = 0; i + 1 < nf; i++) {
@@ -383,9 +388,9 @@ START_TEST(fig5_motion_distortion)
              * depends on the viewing angle, which differs slightly between
              * the moving and the reference scan away from the perpendicular;
              * the sign must be right in every pair. */
-            ck_assert_within((d_moving - d_fixed) * side, predicted, 0.025);
-            ck_assert((d_moving - d_fixed) * side > 0.01);
-            dsum += (d_moving - d_fixed) * side;
+            ck_assert_within((d_moving - d_fixed) * sgn, predicted, 0.025);
+            ck_assert((d_moving - d_fixed) * sgn > 0.01);
+            dsum += (d_moving - d_fixed) * sgn;
             psum += predicted;
             npair++;
         }
