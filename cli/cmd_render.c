@@ -378,6 +378,14 @@ int cmd_render(int argc, char **argv)
 
     if (sensim_render_sensor_load(scene_path, name, &rs) || !(scene = sensim_scene_load(scene_path)))
         goto lib_fail;
+    /* The scene summary: zero-area triangles dropped from its meshes. */
+    for (size_t i = 0; i < sensim_scene_mesh_count(scene); i++) {
+        size_t nd = sensim_scene_mesh_dropped(scene, (int)i), nt = 0;
+        sensim_scene_mesh_info(scene, (int)i, NULL, &nt, NULL, NULL);
+        if (nd)
+            fprintf(stderr, "sensim render: %s: mesh '%s': dropped %zu degenerate (zero-area) triangle%s, %zu kept\n",
+                    scene_path, sensim_scene_mesh_name(scene, (int)i), nd, nd == 1 ? "" : "s", nt);
+    }
     /* Ground truth: checked whole (streamed), then read a window of rows at
      * a time (gt_window). */
     size_t n;
@@ -390,6 +398,17 @@ int cmd_render(int argc, char **argv)
     win.mount = &rs.mount;
     win.rows = n;
     win.cap = gt_window_rows < n ? (size_t)gt_window_rows : n; /* no more than the log */
+    /* Outside the log there is no pose: the sensor would freeze at an end
+     * pose, so a window reaching out of it is refused. */
+    const double tol = 1e-9 * fmax(1.0, fmax(fabs(t_first), fabs(t_last)));
+    const char *opt_bad = !isnan(t_start) && (t_start < t_first - tol || t_start > t_last + tol) ? "--start"
+                          : !isnan(t_end) && (t_end < t_first - tol || t_end > t_last + tol) ? "--end"
+                                                                                             : NULL;
+    if (opt_bad) {
+        cli_fail("render", "%s %.9g s is outside the ground truth of %s, which covers t = %.9g .. %.9g s", opt_bad,
+                 opt_bad[2] == 's' ? t_start : t_end, gt_path, t_first, t_last);
+        goto done;
+    }
     double t0 = isnan(t_start) ? t_first : t_start, t1 = isnan(t_end) ? t_last : t_end;
     fc.t0 = t0;
     fc.period = 1.0 / rs.rate_hz;

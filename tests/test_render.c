@@ -1042,7 +1042,7 @@ START_TEST(cli_render_gt_window)
     tu_run_free(&r);
     static const char *const windows[] = {"2", "3", "1000000"};
     static const char *const runs[][4] = {{"hdl32e", "-n", "4", NULL},
-                                          {"hdl32e", "--start", "-0.031", "-n"},
+                                          {"hdl32e", "--start", "0.031", "-n"},
                                           {"cam", "-n", "2", NULL}};
     for (int k = 0; k < 3; k++) {
         const char *cnt = k == 1 ? "3" : NULL;
@@ -1071,7 +1071,7 @@ START_TEST(cli_render_gt_window)
     char *before = tu_read_file(out, &len0);
     r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--gt-window", "2", "--start", "5", NULL);
     ck_assert_int_eq(r.status, 1);
-    ck_assert_msg(strstr(r.err, "no whole scan fits between t = 5") && strstr(r.err, gt), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "--start 5 s is outside the ground truth") && strstr(r.err, gt), "%s", r.err);
     tu_run_free(&r);
     /* A bad row far from the rendered frames is still found (the whole log
      * is checked, streamed, before any window): file, dataset and row. */
@@ -1326,6 +1326,47 @@ START_TEST(fog_only_in_front_of_first_hit)
 }
 END_TEST
 
+/* sensim render: a mesh with degenerate triangles renders, the drop counted
+ * in the summary on stderr; --start and --end outside the ground truth are
+ * refused with its time range (the sensor used to freeze at the end pose). */
+START_TEST(cli_render_degenerate_and_window)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "s.yaml");
+    char *obj = tu_path(dir, "flat.obj"), *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(obj, "v -20 -20 -1\nv 20 -20 -1\nv 20 20 -1\nv -20 20 -1\nv 0 -20 -1\n"
+                                        "f 1 2 3\nf 1 3 4\nf 1 5 2\nf 2 2 3\n"),
+                     0);
+    ck_assert_int_eq(tu_write_file(scene, "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                                          "meshes:\n  - {name: floor, file: flat.obj}\n"
+                                          "objects:\n  - {mesh: floor, material: grey}\n"
+                                          "sensors:\n  - {name: l, type: lidar, channels: 8, vfov: [-30 deg, -10 deg],"
+                                          " columns: 90, rate_hz: 10, falloff: none}\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "1", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", out, "-n", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "mesh 'floor': dropped 2 degenerate (zero-area) triangles, 2 kept"), "%s", r.err);
+    tu_run_free(&r);
+    size_t n, nb;
+    float *pts = read_dset(out, "/sensors/l/points", SENSIM_F32, &n, &nb);
+    ck_assert_uint_eq(n, 8 * 90);
+    free(pts);
+    const char *bad[][2] = {{"--start", "-0.5"}, {"--start", "1.5"}, {"--end", "2"}};
+    for (int i = 0; i < 3; i++) {
+        r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", out, bad[i][0], bad[i][1], NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, bad[i][0]) && strstr(r.err, "outside the ground truth") &&
+                          strstr(r.err, "static.h5") && strstr(r.err, "t = 0 .. 1 s"),
+                      "%s", r.err);
+        tu_run_free(&r);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(scene), free(obj), free(out);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -1350,6 +1391,7 @@ Suite *suite_render(void)
     tcase_add_test(tc, cli_render_rig);
     tcase_add_test(tc, cli_render_object_labels);
     tcase_add_test(tc, fog_only_in_front_of_first_hit);
+    tcase_add_test(tc, cli_render_degenerate_and_window);
     tcase_add_test(tc, cli_render_gt_window);
     suite_add_tcase(su, tc);
     return su;

@@ -141,9 +141,11 @@ sensim_scene *sensim_scene_create(void);
 void sensim_scene_destroy(sensim_scene *s);
 
 /* Meshes are templates placed in the world by objects. Each returns the mesh
- * index (>= 0) or -1 with the error set. Vertices are checked (finite),
- * indices range-checked and triangles with zero area rejected, with a
- * message naming the mesh and triangle. `name` may be NULL. */
+ * index (>= 0) or -1 with the error set. Vertices are checked (finite) and
+ * indices range-checked, with a message naming the mesh and triangle;
+ * triangles with zero area (collinear or repeated vertices) are dropped and
+ * counted (sensim_scene_mesh_dropped), a mesh left with none refused.
+ * `name` may be NULL. */
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
                           const uint32_t *triangles, size_t ntriangles);
 /* Wavefront OBJ (v and f lines; polygons fanned) or PLY (ascii or
@@ -172,6 +174,11 @@ int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *pat
  * may be NULL. */
 sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
                                      double lo[3], double hi[3]);
+/* Meshes in the scene; the name of mesh `mesh` (borrowed, NULL if none);
+ * the zero-area triangles dropped from it at load. */
+size_t sensim_scene_mesh_count(const sensim_scene *s);
+const char *sensim_scene_mesh_name(const sensim_scene *s, int mesh);
+size_t sensim_scene_mesh_dropped(const sensim_scene *s, int mesh);
 /* Primitive generators, tessellated into triangles. Plane: size_x by size_y
  * in the local x-y plane, centred, normal +z, nx by ny cells. Box: centred.
  * Cylinder: axis +z from z = 0 to height, closed, `segments` around. Sphere:
