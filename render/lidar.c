@@ -375,6 +375,20 @@ static inline double falloff(const lidar_falloff *f, double r)
     }
 }
 
+double sensim_render_lidar_falloff(const sensim_render_lidar *l, double r) { return falloff(&l->fall, r); }
+
+uint8_t sensim_render_lidar_reflectivity(const sensim_render_lidar *l, double intensity, double range)
+{
+    const double f = falloff(&l->fall, range);
+    if (!(intensity >= 0) || !isfinite(intensity) || !(f > 0) || !isfinite(range))
+        return 0;
+    const double a = intensity / f;
+    if (a <= 1.0)
+        return (uint8_t)lround(100.0 * a);
+    const double v = 101.0 + nearbyint(154.0 * (1.0 - 1.0 / a));
+    return (uint8_t)(v > 255.0 ? 255.0 : v);
+}
+
 typedef struct {
     float r, i; /* range, weighted intensity */
     uint32_t o; /* scene object (SENSIM_RENDER_NO_OBJECT: the air) */

@@ -355,12 +355,27 @@ void sensim_render_lidar_beam_rays(const sensim_render_lidar *l, double *a, doub
 size_t sensim_render_lidar_max_points(const sensim_render_lidar *l);
 /* Firing time of (column, channel) relative to the scan start (s). */
 double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, int channel);
+/* The range falloff of the intensity at range r (m): 1 for none,
+ * (reference_range / r)^2, or seed 002 eq. 21's detected power. */
+double sensim_render_lidar_falloff(const sensim_render_lidar *l, double r);
+/* Calibrated reflectivity, the 0..255 byte Velodyne and Ouster report beside
+ * (or instead of) raw intensity: the apparent reflectance a = intensity /
+ * falloff(range), which a sensor computes from its own range calibration
+ * (atmospheric extinction is not undone, as a sensor cannot know it),
+ * mapped as Velodyne's calibrated reflectivity: diffuse targets
+ * round(100 a) for a in [0, 1] (percent of a white Lambertian target seen
+ * head-on), brighter returns 101 + round(154 (1 - 1/a)) up to 255.
+ * Non-finite or negative input gives 0. */
+uint8_t sensim_render_lidar_reflectivity(const sensim_render_lidar *l, double intensity, double range);
 
 /* One scan's points, DESIGN.md lidar layout, sensor frame at each point's
  * own firing time. Buffers sized by sensim_render_lidar_max_points. */
 struct sensim_render_lidar_points {
     size_t count, capacity;
-    float *xyzi;        /* [count*4] x, y, z (m), intensity */
+    float *xyzi;        /* [count*4] x, y, z (m), intensity: received power relative to
+                         * a white Lambertian target seen head-on (at reference_range
+                         * with the inverse-square falloff), after two-way extinction;
+                         * dimensionless, above 1 nearer than the reference range */
     float *range, *azimuth, *elevation; /* m, rad, rad */
     uint16_t *channel;
     uint8_t *return_index;
