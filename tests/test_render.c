@@ -1291,7 +1291,7 @@ START_TEST(fog_only_in_front_of_first_hit)
                  "atmosphere: {extinction: 0, returns: {probability: 0.5, shape: 2, scale: 10, reflectance: 1}}\n"
                  "sensors:\n"
                  "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg],\n"
-                 "     columns: 200, rate_hz: 10, max_range: 80, falloff: none, returns: last%s}\n",
+                 "     columns: 200, rate_hz: 10, max_range: 80, falloff: none, returns: last, echo_separation: 0.0001%s}\n",
                  div ? ", divergence: 3 mrad, beam: {n: 7}" : "");
         ck_assert_int_eq(tu_write_file(scene, text), 0);
         r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", "1", NULL);
