@@ -81,7 +81,7 @@ static double run_rig(const char *text, const char *gt, const char *out, const c
         fprintf(stderr, "bench_gnss: %s\n", sensim_last_error());
         return 0;
     }
-    sensim_inject_opts o = {rig->seed, 1, 0};
+    sensim_inject_opts o = {rig->seed, 1, 0, NULL, NULL};
     double t0 = now();
     sensim_status st = sensim_rig_inject(rig, &o, gt, out);
     double dt = now() - t0;

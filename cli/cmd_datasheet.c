@@ -285,10 +285,16 @@ static void print_table(const ds *d, FILE *out)
         const figure *f = &d->f[i];
         if (!f->set)
             continue;
-        char si[64], key[64];
-        snprintf(si, sizeof si, "%.6g %s", f->si, figs[i].si_unit);
+        char si[64], key[96];
+        /* A bias-instability figure is the Allan floor; the rig's key holds
+         * B = floor / 0.664: label both so the two numbers are not confused. */
+        const int is_bi = !strcmp(figs[i].model_key, "bias_instability");
+        snprintf(si, sizeof si, "%.6g %s%s", f->si, figs[i].si_unit, is_bi ? " (floor)" : "");
         if (!f->used)
             snprintf(key, sizeof key, "(not used)");
+        else if (figs[i].block && is_bi)
+            snprintf(key, sizeof key, "%s.%s = %.6g (B = floor / 0.664)", figs[i].block, figs[i].model_key,
+                     model_si(figs[i].model_key, f->si));
         else if (figs[i].block)
             snprintf(key, sizeof key, "%s.%s", figs[i].block, figs[i].model_key);
         else
@@ -365,8 +371,10 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
         fprintf(out, ", \"source\": ");
         json_string(out, f->source);
         char v1[32], v2[32];
-        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", \"key\": ", fmt_double(f->scale, v1, sizeof v1),
+        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", ", fmt_double(f->scale, v1, sizeof v1),
                 fmt_double(f->si, v2, sizeof v2), figs[i].si_unit);
+        /* The value the key gets (B = floor / 0.664 for bias instability). */
+        fprintf(out, "\"model_si\": %s, \"key\": ", fmt_double(model_si(figs[i].model_key, f->si), v2, sizeof v2));
         if (!f->used)
             fprintf(out, "null");
         else if (figs[i].block)

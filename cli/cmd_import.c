@@ -11,6 +11,7 @@
 #include "import_text.h"
 #include "sensim/csv.h"
 #include "sensim/geodesy.h"
+#include "sensim/guard.h"
 #include "sensim/log.h"
 
 const char cmd_import_usage[] =
@@ -190,11 +191,22 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
     if (!(log = sensim_log_create(out, cmdline ? cmdline : "sensim import")) ||
         sensim_gt_block_init(&b, BLOCK_ROWS) || !(w = sensim_gt_writer_create(log, origin)))
         goto done;
-    for (;;) {
+    /* Times that cannot be seconds (epoch or relative ns, us, ms) are
+     * refused as such: from the first block, before it is written, and over
+     * the whole file at the end. */
+    char what[512];
+    snprintf(what, sizeof what, "%s: column t", in);
+    double t_first = 0, t_last = 0;
+    for (int first = 1;; first = 0) {
         if (sensim_csv_gt_reader_read(r, &b))
             goto done;
         if (b.n == 0)
             break;
+        if (first)
+            t_first = b.t[0];
+        t_last = b.t[b.n - 1];
+        if (first && sensim_guard_times(b.t[0], b.t[b.n - 1], b.n, what))
+            goto done;
         if (sensim_gt_writer_append(w, &b))
             goto done;
     }
@@ -202,6 +214,8 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
         sensim_error(SENSIM_EDATA, "%s: %zu data rows, need at least 2", in, sensim_csv_gt_reader_rows(r));
         goto done;
     }
+    if (sensim_guard_times(t_first, t_last, sensim_csv_gt_reader_rows(r), what))
+        goto done;
     sensim_gt_writer_close(w);
     w = NULL;
     sensim_status st = sensim_log_commit(log);

@@ -2,6 +2,7 @@
  * recorded clean sensor data. */
 #include <getopt.h>
 #include <omp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,12 @@ const char cmd_inject_usage[] =
     "  -h, --help          this text\n"
     "\n"
     "See sensim-inject(1) for the rig format.\n";
+
+static void print_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "sensim inject: warning: %s\n", msg);
+}
 
 int cmd_inject(int argc, char **argv)
 {
@@ -65,7 +72,7 @@ int cmd_inject(int argc, char **argv)
     sensim_rig *rig = sensim_rig_load(rig_path);
     if (!rig)
         return cli_fail_lib("inject");
-    sensim_inject_opts o = {have_seed ? seed : rig->seed, (int)threads, (size_t)block};
+    sensim_inject_opts o = {have_seed ? seed : rig->seed, (int)threads, (size_t)block, print_warning, NULL};
     if (threads)
         omp_set_num_threads((int)threads);
     sensim_status st = sensim_rig_inject(rig, &o, in_path, output);

@@ -227,6 +227,16 @@ static sensim_status gt_window_cover(gt_window *w, double tmin, double tmax)
  * time arithmetic never leaves the window (a wider window changes nothing). */
 static double qpad(double t) { return 1e-9 * (1 + fabs(t)); }
 
+/* The calibrated reflectivity of a scan's points (after the noise, from the
+ * intensity and range the sensor measured). */
+static const uint8_t *fill_reflectivity(const sensim_render_lidar *l, const sensim_render_lidar_points *pt,
+                                        uint8_t *out)
+{
+    for (size_t i = 0; i < pt->count; i++)
+        out[i] = sensim_render_lidar_reflectivity(l, pt->xyzi[4 * i + 3], pt->range[i]);
+    return out;
+}
+
 static int ensure_dir(const char *dir)
 {
     if (mkdir(dir, 0777) == 0 || errno == EEXIST)
@@ -236,7 +246,7 @@ static int ensure_dir(const char *dir)
 
 typedef struct {
     sensim_log *log;
-    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *obj, *t, *t_sample, *t_sensor, *image;
+    sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *obj, *refl, *t, *t_sample, *t_sensor, *image;
     uint64_t npoints;
 } outsets;
 
@@ -250,6 +260,7 @@ static void outsets_close(outsets *o)
     sensim_log_dset_close(o->ret);
     sensim_log_dset_close(o->toff);
     sensim_log_dset_close(o->obj);
+    sensim_log_dset_close(o->refl);
     sensim_log_dset_close(o->t);
     sensim_log_dset_close(o->t_sample);
     sensim_log_dset_close(o->t_sensor);
@@ -369,7 +380,7 @@ int cmd_render(int argc, char **argv)
     sensim_rig *rig = NULL;
     sensim_lidar *lnoise = NULL;
     sensim_camera *cnoise = NULL;
-    uint8_t *keep = NULL;
+    uint8_t *keep = NULL, *refl = NULL;
     frame_clock fc;
     memset(&fc, 0, sizeof fc);
     outsets o;
@@ -378,6 +389,14 @@ int cmd_render(int argc, char **argv)
 
     if (sensim_render_sensor_load(scene_path, name, &rs) || !(scene = sensim_scene_load(scene_path)))
         goto lib_fail;
+    /* The scene summary: zero-area triangles dropped from its meshes. */
+    for (size_t i = 0; i < sensim_scene_mesh_count(scene); i++) {
+        size_t nd = sensim_scene_mesh_dropped(scene, (int)i), nt = 0;
+        sensim_scene_mesh_info(scene, (int)i, NULL, &nt, NULL, NULL);
+        if (nd)
+            fprintf(stderr, "sensim render: %s: mesh '%s': dropped %zu degenerate (zero-area) triangle%s, %zu kept\n",
+                    scene_path, sensim_scene_mesh_name(scene, (int)i), nd, nd == 1 ? "" : "s", nt);
+    }
     /* Ground truth: checked whole (streamed), then read a window of rows at
      * a time (gt_window). */
     size_t n;
@@ -390,6 +409,17 @@ int cmd_render(int argc, char **argv)
     win.mount = &rs.mount;
     win.rows = n;
     win.cap = gt_window_rows < n ? (size_t)gt_window_rows : n; /* no more than the log */
+    /* Outside the log there is no pose: the sensor would freeze at an end
+     * pose, so a window reaching out of it is refused. */
+    const double tol = 1e-9 * fmax(1.0, fmax(fabs(t_first), fabs(t_last)));
+    const char *opt_bad = !isnan(t_start) && (t_start < t_first - tol || t_start > t_last + tol) ? "--start"
+                          : !isnan(t_end) && (t_end < t_first - tol || t_end > t_last + tol) ? "--end"
+                                                                                             : NULL;
+    if (opt_bad) {
+        cli_fail("render", "%s %.9g s is outside the ground truth of %s, which covers t = %.9g .. %.9g s", opt_bad,
+                 opt_bad[2] == 's' ? t_start : t_end, gt_path, t_first, t_last);
+        goto done;
+    }
     double t0 = isnan(t_start) ? t_first : t_start, t1 = isnan(t_end) ? t_last : t_end;
     fc.t0 = t0;
     fc.period = 1.0 / rs.rate_hz;
@@ -508,6 +538,11 @@ int cmd_render(int argc, char **argv)
         DS(ret, "return_index", SENSIM_U8, 0, NULL, "");
         DS(toff, "time_offset", SENSIM_F32, 0, NULL, "s");
         DS(obj, "object", SENSIM_U32, 0, NULL, "");
+        DS(refl, "reflectivity", SENSIM_U8, 0, NULL, "");
+        if (!(refl = malloc(sensim_render_lidar_max_points(lidar)))) {
+            cli_fail("render", "out of memory");
+            goto done;
+        }
         scan_offset = calloc(nframes + 1, sizeof *scan_offset);
         if (!scan_offset) {
             cli_fail("render", "out of memory");
@@ -531,7 +566,9 @@ int cmd_render(int argc, char **argv)
                 sensim_log_dset_append(o.ch, pts->channel, pts->count) ||
                 sensim_log_dset_append(o.ret, pts->return_index, pts->count) ||
                 sensim_log_dset_append(o.toff, pts->time_offset, pts->count) ||
-                sensim_log_dset_append(o.obj, pts->object, pts->count) || sensim_log_dset_append(o.t, &td, 1) ||
+                sensim_log_dset_append(o.obj, pts->object, pts->count) ||
+                sensim_log_dset_append(o.refl, fill_reflectivity(lidar, pts, refl), pts->count) ||
+                sensim_log_dset_append(o.t, &td, 1) ||
                 sensim_log_dset_append(o.t_sample, &ts, 1) || sensim_log_dset_append(o.t_sensor, &tc, 1))
                 goto lib_fail;
             scan_offset[k + 1] = scan_offset[k] + pts->count;
@@ -627,6 +664,7 @@ done:
     outsets_close(&o);
     sensim_log_close(o.log);
     free(scan_offset);
+    free(refl);
     free(img);
     free(img8);
     free(bev);

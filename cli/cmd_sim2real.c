@@ -145,7 +145,7 @@ static int run_verb(int (*fn)(int, char **), const char *verb, const char *const
  * short and many). */
 static int inject(const sensim_rig *rig, unsigned long long seed, const char *in, const char *out)
 {
-    sensim_inject_opts o = {seed, 1, 0};
+    sensim_inject_opts o = {seed, 1, 0, NULL, NULL};
     return sensim_rig_inject(rig, &o, in, out) ? cli_fail_lib("sim2real") : CLI_OK;
 }
 

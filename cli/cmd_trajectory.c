@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_gt.h"
 #include "sensim/geodesy.h"
+#include "sensim/guard.h"
 #include "sensim/log.h"
 #include "sensim/trajectory.h"
 
@@ -165,6 +166,12 @@ int cmd_trajectory(int argc, char **argv)
     if (nd > 1e12)
         return cli_fail(verb, "--duration %g s at --rate %g Hz is too many samples", duration, rate);
     uint64_t n = (uint64_t)nd;
+    /* 17 doubles a row (t, position, orientation, velocity, angular velocity,
+     * acceleration): refuse before writing what cannot fit. */
+    char figure[128];
+    snprintf(figure, sizeof figure, "--rate %g Hz x --duration %g s = %.3g rows of ground truth", rate, duration, nd);
+    if (sensim_guard_output(out, nd * 17 * 8, figure))
+        return cli_fail_lib(verb);
 
     sensim_trajectory *tr = sensim_trajectory_create(&p);
     if (!tr)

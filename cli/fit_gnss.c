@@ -467,8 +467,11 @@ static void write_yaml(FILE *f, const gfit *g)
     }
     fprintf(f, "# Position noise model written: %s.\n", model_names[g->model]);
     fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: gnss\n    rate_hz: %.10g\n", g->name, g->rate);
+    /* A receiver, not a place: the origin is a comment (a rig's origin_lla
+     * must match the ground truth's it is injected onto). */
     if (g->have_origin)
-        fprintf(f, "    origin_lla: [%.10g, %.10g, %.6g]\n", g->origin[0], g->origin[1], g->origin[2]);
+        fprintf(f, "    # origin of the fitted log: origin_lla: [%.10g, %.10g, %.6g]\n", g->origin[0], g->origin[1],
+                g->origin[2]);
     double s[3], tau[3];
     switch (g->model) {
     case M_GAUSS:

@@ -3,12 +3,15 @@
  * driver that applies every sensor of a rig to a log. */
 #include "sensim/rig.h"
 
+#include <stdarg.h>
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/geodesy.h"
+#include "sensim/guard.h"
 #include "sensim/rng.h"
 
 extern const sensim_sensor_type sensim_imu_type;
@@ -123,6 +126,38 @@ static int valid_name(const char *n)
     return 1;
 }
 
+/* earth: true | false | { gravity: normal | standard, rotation: true | false }
+ * (a mapping's keys default to normal and true). */
+static sensim_status parse_earth(sensim_rig *rig, const sensim_ynode *root)
+{
+    const sensim_ynode *e = sensim_ynode_get(root, "earth");
+    if (!e)
+        return SENSIM_OK;
+    if (sensim_ynode_kind_of(e) != SENSIM_YNODE_MAPPING) {
+        int on = 0;
+        sensim_status st = sensim_ynode_get_bool(root, "earth", 1, &on);
+        if (st)
+            return st;
+        rig->earth_gravity = rig->earth_rotation = on;
+        return SENSIM_OK;
+    }
+    static const char *const keys[] = {"gravity", "rotation", NULL};
+    sensim_status st = sensim_ynode_check_keys(e, "earth", keys);
+    if (st)
+        return st;
+    const char *g = "normal";
+    if ((st = sensim_ynode_get_string(e, "gravity", 0, &g)))
+        return st;
+    if (strcmp(g, "normal") && strcmp(g, "standard"))
+        return sensim_ynode_error(sensim_ynode_get(e, "gravity"), SENSIM_EINVAL,
+                                  "key 'gravity': unknown '%s' (expected normal: WGS84 normal gravity at the "
+                                  "vehicle, or standard: g0 = 9.80665)",
+                                  g);
+    rig->earth_gravity = !strcmp(g, "normal");
+    rig->earth_rotation = 1;
+    return sensim_ynode_get_bool(e, "rotation", 0, &rig->earth_rotation);
+}
+
 static sensim_status parse_sensor(sensim_sensor *s, const sensim_ynode *node)
 {
     s->node = node;
@@ -179,7 +214,7 @@ static sensim_rig *rig_from_doc(sensim_yaml *doc)
     }
     rig->doc = doc;
     const sensim_ynode *root = sensim_yaml_root(doc);
-    static const char *const root_keys[] = {"seed", "sensors", "description", NULL};
+    static const char *const root_keys[] = {"seed", "sensors", "description", "earth", NULL};
     if (!root) {
         sensim_error(SENSIM_EFORMAT, "%s: empty document", sensim_yaml_name(doc));
         goto fail;
@@ -188,6 +223,8 @@ static sensim_rig *rig_from_doc(sensim_yaml *doc)
         goto fail;
     rig->seed = 0;
     if (sensim_ynode_get_uint64(root, "seed", 0, &rig->seed))
+        goto fail;
+    if (parse_earth(rig, root))
         goto fail;
     const sensim_ynode *list = sensim_ynode_get(root, "sensors");
     if (!list) {
@@ -207,6 +244,8 @@ static sensim_rig *rig_from_doc(sensim_yaml *doc)
     for (size_t i = 0; i < n; i++) {
         sensim_sensor *s = &rig->sensors[i];
         rig->nsensors = i + 1;
+        s->earth_gravity = rig->earth_gravity;
+        s->earth_rotation = rig->earth_rotation;
         if (parse_sensor(s, sensim_ynode_item(list, i)))
             goto fail;
         for (size_t j = 0; j < i; j++) {
@@ -471,6 +510,114 @@ static sensim_status carry_recorded(const sensim_log *in, sensim_log *out, const
     return st ? st : sensim_log_copy_attrs(out, in, g);
 }
 
+/* Ground truth is a local tangent plane at its origin (a straight 20 km line
+ * at z = 0 rises 31 m above the ellipsoid), and gravity stays along the
+ * origin's up: warns when the trajectory reaches where the ellipsoid's
+ * normal is more than 0.1 deg from that up (about 11 km out). */
+static sensim_status check_tangent_plane(const sensim_log *in, const char *in_path, size_t rows,
+                                         const sensim_inject_opts *o)
+{
+    enum { B = 65536 };
+    double lla0[3];
+    size_t n;
+    sensim_status st = sensim_gt_check(in, &n, lla0);
+    if (st)
+        return st;
+    sensim_geo_enu frame;
+    if ((st = sensim_geo_enu_init(&frame, lla0)))
+        return st;
+    double *p = malloc(3 * B * sizeof *p), worst = 0.0, far[3] = {0, 0, 0};
+    if (!p)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    for (size_t r0 = 0; r0 < rows && !st; r0 += B) {
+        size_t c = rows - r0 < B ? rows - r0 : B;
+        if ((st = sensim_log_read_f64(in, "/ground_truth/position", r0, c, p)))
+            break;
+        for (size_t i = 0; i < c; i++) {
+            double d = p[3 * i] * p[3 * i] + p[3 * i + 1] * p[3 * i + 1];
+            if (d > worst)
+                worst = d, memcpy(far, p + 3 * i, sizeof far);
+        }
+    }
+    free(p);
+    if (st || worst == 0.0)
+        return st;
+    /* The ellipsoid normal at the farthest point, in the origin's ENU. */
+    double lla[3];
+    sensim_geo_enu_to_lla(&frame, far, lla);
+    const double la = lla[0] * M_PI / 180.0, lo = lla[1] * M_PI / 180.0;
+    const sensim_vec3 ne = sensim_vec3_make(cos(la) * cos(lo), cos(la) * sin(lo), sin(la));
+    const double up = sensim_mat3_apply(&frame.r, ne).z;
+    const double angle = acos(fmin(1.0, up)) * 180.0 / M_PI;
+    if (angle > 0.1)
+        sensim_inject_warn(o,
+                           "%s: the trajectory reaches %.3g km from the origin, where the vertical is %.3g deg from "
+                           "the origin's: ground truth is a local tangent plane and gravity stays along its up "
+                           "(errors of g sin(angle) = %.3g m/s^2); split the log or move the origin",
+                           in_path, sqrt(worst) / 1000.0, angle, 9.80665 * sin(angle * M_PI / 180.0));
+    return SENSIM_OK;
+}
+
+/* Bytes written per sample by the types that simulate from ground truth
+ * (their datasets, DESIGN.md); others count as 256. */
+static double sample_bytes(const sensim_sensor *s)
+{
+    static const struct { const char *type; double bytes; } table[] = {
+        {"imu", 8.0 * (3 + 9)},                 /* t, t_sample, t_sensor, up to 3 vectors */
+        {"gnss", 8.0 * (3 + 3 + 3 + 3 + 1 + 9) + 1}, /* times, lla, enu, velocity, hdop, covariance, fix */
+        {"odometer", 8.0 * 4},
+        {"encoder", 8.0 * 5}};
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (!strcmp(s->type->type, table[i].type))
+            return table[i].bytes;
+    return 256.0;
+}
+
+/* Refuses a run whose ground-truth times cannot be seconds or whose output
+ * estimate (the input copied through plus rate x span samples per simulated
+ * sensor) exceeds the free space or SENSIM_GUARD_MAX_BYTES, before anything
+ * is written. */
+static sensim_status check_output_size(const sensim_rig *rig, const sensim_log *in, const char *in_path,
+                                       size_t gt_rows, const char *out_path)
+{
+    double bytes = 0.0, t[2] = {0, 0};
+    FILE *f = fopen(in_path, "rb");
+    if (f) {
+        if (!fseek(f, 0, SEEK_END))
+            bytes = (double)ftell(f);
+        fclose(f);
+    }
+    if (!gt_rows)
+        return sensim_guard_output(out_path, bytes, in_path);
+    sensim_status st;
+    if ((st = sensim_log_read_f64(in, "/ground_truth/t", 0, 1, &t[0])) ||
+        (st = sensim_log_read_f64(in, "/ground_truth/t", gt_rows - 1, 1, &t[1])))
+        return st;
+    char what[600];
+    snprintf(what, sizeof what, "%s: /ground_truth/t", in_path);
+    if ((st = sensim_guard_times(t[0], t[1], gt_rows, what)))
+        return st;
+    const double span = t[1] - t[0];
+    double worst = 0.0;
+    const sensim_sensor *ws = NULL;
+    for (size_t i = 0; i < rig->nsensors; i++) {
+        const sensim_sensor *s = &rig->sensors[i];
+        char g[SENSIM_NAME_MAX + 16];
+        snprintf(g, sizeof g, "/sensors/%s", s->name);
+        if (sensim_log_exists(in, g))
+            continue;
+        double b = (floor(s->rate_hz * span) + 1.0) * sample_bytes(s);
+        bytes += b;
+        if (b > worst)
+            worst = b, ws = s;
+    }
+    if (!ws)
+        return sensim_guard_output(out_path, bytes, in_path);
+    snprintf(what, sizeof what, "sensor '%s': %g Hz x %.6g s of ground truth (%s) = %.3g samples", ws->name,
+             ws->rate_hz, span, in_path, floor(ws->rate_hz * span) + 1.0);
+    return sensim_guard_output(out_path, bytes, what);
+}
+
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path)
 {
@@ -480,10 +627,10 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
     sensim_log *out = NULL;
     sensim_status st = SENSIM_OK;
     int has_gt = sensim_log_exists(in, "/ground_truth");
+    size_t gt_rows = 0;
     if (has_gt) {
-        size_t n;
         double lla[3];
-        if ((st = sensim_gt_check(in, &n, lla)))
+        if ((st = sensim_gt_check(in, &gt_rows, lla)))
             goto done;
     }
     /* Every sensor must have either clean data or ground truth to work from. */
@@ -503,6 +650,10 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
             goto done;
         }
     }
+    if ((st = check_output_size(rig, in, in_path, gt_rows, out_path)))
+        goto done;
+    if (gt_rows && (st = check_tangent_plane(in, in_path, gt_rows, o)))
+        goto done;
     if (!(out = sensim_log_create(out_path, "sensim inject"))) {
         st = sensim_last_status();
         goto done;
@@ -552,4 +703,37 @@ done:
     sensim_log_close(out);
     sensim_log_close(in);
     return st;
+}
+
+void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
+{
+    if (!o || !o->warn)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->warn(o->warn_ctx, msg);
+}
+
+sensim_status sensim_sampler_no_sample_error(const sensim_sampler *sp, const sensim_log *in)
+{
+    const sensim_sensor *s = sp->s;
+    const double span = sp->t_last - sp->t_first;
+    const sensim_ynode *tn = sensim_ynode_get(s->node, "timing");
+    const sensim_ynode *dn = tn ? sensim_ynode_get(tn, "start_delay") : NULL;
+    if (s->timing.start_delay > span)
+        return sensim_error(SENSIM_EDATA,
+                            "%s:%d: sensor '%s': timing.start_delay %.6g s is longer than the ground truth of %s "
+                            "(%.6g s, t %.6g..%.6g), so the sensor never produces a sample; shorten start_delay or "
+                            "use a longer log",
+                            sensim_ynode_file(dn ? dn : s->node), sensim_ynode_line(dn ? dn : s->node), s->name,
+                            s->timing.start_delay, sensim_log_path(in), span, sp->t_first, sp->t_last);
+    return sensim_error(SENSIM_EDATA,
+                        "%s: sensor '%s': no sample falls within the ground truth (t %.6g..%.6g): the first would be "
+                        "at %.9g s (start_delay %.6g s, clock_offset %.6g s, rate %g Hz)",
+                        sensim_log_path(in), s->name, sp->t_first, sp->t_last,
+                        sensim_sensor_sample_time(s, sp->t_first, 0), s->timing.start_delay, s->timing.clock_offset,
+                        s->rate_hz);
 }

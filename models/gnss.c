@@ -388,12 +388,23 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
         if (out->covariance) {
             double *c = out->covariance + 9 * m, d[3] = {0, 0, 0};
             switch (p->cov_model) {
-            case SENSIM_GNSS_COV_NMEA:
-                /* nmea_navsat_driver: lon/lat std = hdop * epe, alt std =
-                 * 2 * hdop * (2 * epe). */
-                d[0] = d[1] = (eph * p->cov_epe) * (eph * p->cov_epe);
-                d[2] = (4.0 * eph * p->cov_epe) * (4.0 * eph * p->cov_epe);
+            case SENSIM_GNSS_COV_NMEA: {
+                /* nmea_navsat_driver (ros-drivers/nmea_navsat_driver,
+                 * src/libnmea_navsat_driver/driver.py, add_sentence): the
+                 * default epe of each GGA sentence's own fix quality, lon/lat
+                 * std = hdop * epe, alt std = 2 * hdop * (2 * epe). An epoch
+                 * without a fix is quality 0 (epe_quality0 = 1e6), RTK fixed
+                 * 4 (0.02) and float 5 (4.0); a 2D or 3D fix takes the
+                 * quality the receiver reports for its ordinary fixes (the
+                 * rig's `quality` or `epe`, GPS 1 = 4.0 by default). */
+                const double epe = fix == SENSIM_GNSS_FIX_NONE        ? 1000000.0
+                                   : fix == SENSIM_GNSS_FIX_RTK_FIXED ? 0.02
+                                   : fix == SENSIM_GNSS_FIX_RTK_FLOAT ? 4.0
+                                                                      : p->cov_epe;
+                d[0] = d[1] = (eph * epe) * (eph * epe);
+                d[2] = (2.0 * eph * (epe * 2.0)) * (2.0 * eph * (epe * 2.0));
                 break;
+            }
             case SENSIM_GNSS_COV_SCALED:
                 d[0] = d[1] = (p->cov_scale * eph) * (p->cov_scale * eph);
                 d[2] = (p->cov_scale * epv) * (p->cov_scale * epv);
@@ -420,7 +431,7 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
 /* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
-                                               "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
+                                               "origin_override", "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
                                                "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
 
 static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)

@@ -1,5 +1,6 @@
 /* The "gnss" rig sensor type: ground truth -> sensim_gnss -> HDF5
  * (DESIGN.md /sensors/<name>/ for gnss). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,12 @@
 typedef struct gnss_rig {
     sensim_gnss_params p;
     int origin_given; /* else the ground truth's origin_lla is used */
+    int origin_override; /* origin_override: true, the rig's origin moves the trajectory */
+    const char *origin_file;
+    int origin_line;
 } gnss_rig;
 
-static const char *const gnss_keys[] = {"origin_lla", "position_noise", "hdop", "vdop", "covariance",
+static const char *const gnss_keys[] = {"origin_lla", "origin_override", "position_noise", "hdop", "vdop", "covariance",
                                         "velocity_noise", "outages", "outliers", "fix_noise", "rtk", "multipath",
                                         NULL};
 
@@ -26,7 +30,23 @@ static sensim_status gnss_rig_create(sensim_sensor *s)
     sensim_status st = sensim_gnss_params_from_yaml(s->node, &m->p);
     if (st)
         goto fail;
-    m->origin_given = sensim_ynode_get(s->node, "origin_lla") != NULL;
+    /* A receiver's description carries no place: the ENU frame is the
+     * ground truth's. A rig may still put the trajectory elsewhere, but
+     * only by saying so (origin_override: true); a different origin_lla
+     * alone is refused at inject, where the ground truth's is known. */
+    const sensim_ynode *on = sensim_ynode_get(s->node, "origin_lla");
+    m->origin_given = on != NULL;
+    if (on) {
+        m->origin_file = sensim_ynode_file(on);
+        m->origin_line = sensim_ynode_line(on);
+    }
+    if ((st = sensim_ynode_get_bool(s->node, "origin_override", 0, &m->origin_override)))
+        goto fail;
+    if (m->origin_override && !m->origin_given) {
+        st = sensim_ynode_error(sensim_ynode_get(s->node, "origin_override"), SENSIM_EINVAL,
+                                "gnss sensor '%s': origin_override needs an origin_lla to override with", s->name);
+        goto fail;
+    }
     if (!(s->rate_hz > 0.0)) {
         st = sensim_ynode_error(s->node, SENSIM_EINVAL, "gnss sensor '%s': key 'rate_hz' must be > 0", s->name);
         goto fail;
@@ -120,8 +140,21 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
         st = sensim_error(SENSIM_ENOMEM, "gnss sensor '%s': out of memory", s->name);
         goto done;
     }
+    const double *go_lla = sensim_gt_cursor_origin(cur);
     if (!m->origin_given)
-        memcpy(p.origin_lla, sensim_gt_cursor_origin(cur), sizeof p.origin_lla);
+        memcpy(p.origin_lla, go_lla, sizeof p.origin_lla);
+    else if (!m->origin_override &&
+             (fabs(p.origin_lla[0] - go_lla[0]) > 1e-7 || fabs(remainder(p.origin_lla[1] - go_lla[1], 360.0)) > 1e-7 ||
+              fabs(p.origin_lla[2] - go_lla[2]) > 0.01)) {
+        /* 1e-7 deg is 1 cm: a rig written from this log's origin passes. */
+        st = sensim_error(SENSIM_EINVAL,
+                          "%s:%d: gnss sensor '%s': origin_lla [%.7f, %.7f, %.3f] differs from the ground truth's "
+                          "origin [%.7f, %.7f, %.3f] (%s), which would move the trajectory there; remove origin_lla "
+                          "to use the ground truth's, or add origin_override: true to move it on purpose",
+                          m->origin_file, m->origin_line, s->name, p.origin_lla[0], p.origin_lla[1], p.origin_lla[2],
+                          go_lla[0], go_lla[1], go_lla[2], sensim_log_path(in));
+        goto done;
+    }
     if (!(g = sensim_gnss_create(&p))) {
         st = sensim_error_prefix(sensim_last_status(), "gnss sensor '%s'", s->name);
         goto done;
@@ -181,8 +214,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
                 goto done;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
 done:
     for (int j = 0; j < D_N; j++)
         sensim_log_dset_close(d[j]);

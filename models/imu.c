@@ -18,6 +18,7 @@ enum {
     FX_CHRONO_WHITE = 4,
     FX_CHRONO_DRIFT = 5,
     FX_AIRSIM = 6,
+    FX_GAZEBO = 7,
     FX_BI0 = 8 /* 8..15: bias-instability terms */
 };
 
@@ -30,7 +31,7 @@ struct sensim_triax {
     double mix[3][3];       /* C diag(1 + s) */
     int has_mix, has_g;
     double white_sigma[3];  /* sqrt((N sqrt(rate))^2 + sigma^2) */
-    double chrono_step[3];  /* b0 sqrt(dt_nom / t_b) */
+    double chrono_step[3];  /* b0 sqrt(1 / (rate t_b)), 0 when Chrono's walk is off */
     double airsim_scale[3]; /* bias_stability / sqrt(tau) */
     int bi_n;
     double bi_tau[3][SENSIM_BI_MAX_TERMS], bi_sigma[3][SENSIM_BI_MAX_TERMS];
@@ -47,30 +48,36 @@ sensim_triax_params sensim_triax_default_params(void)
     return p;
 }
 
-/* Allan variance of a continuous first-order Gauss-Markov process with unit
- * stationary variance and correlation time T, at cluster time tau:
- * (T/tau)^2 (4 e^{-x} - e^{-2x} + 2x - 3), x = tau/T. Small x by its series
- * (2/3 x^3 - 1/2 x^4 + ...) to avoid cancellation. */
-static double gm_avar(double tau, double T)
+/* Allan variance of a first-order Gauss-Markov process with unit stationary
+ * variance and correlation time T AS SAMPLED every dt (an AR(1) sequence with
+ * phi = e^{-d}, d = dt/T), at a cluster of n samples. The continuous-time form
+ * (T/tau)^2 (4 e^{-x} - e^{-2x} + 2x - 3) overstates the short end (by 2x at
+ * n = 1 for T = dt: it integrates where the sensor only samples), which made
+ * the fitted floor 1.41x high at tau = 1/f. With R(k) = phi^k the Allan
+ * variance is (1/n^2) sum_k w_k R(k), w_0 = n, w_k = 2 (n - k) [k < n] -
+ * min(k, 2n - k); the weights sum to 0, so R(k) - 1 = expm1(-k d) may be
+ * used instead, which keeps every digit when T >> dt. Large n by the closed
+ * form (n - 3 phi - n phi^2 + 4 phi^{n+1} - phi^{2n+1}) / (n^2 (1 - phi)^2)
+ * (MODELS.md, times the stationary 1 - phi^2), written with expm1. */
+static double gm_avar_sampled(double n, double d)
 {
-    double x = tau / T, f;
-    if (x < 0.5) {
-        f = 0.0;
-        double term = 1.0; /* x^n / n! */
-        for (int n = 1; n <= 20; n++) {
-            term *= x / n;
-            if (n >= 3)
-                f += (4.0 * ((n & 1) ? -1.0 : 1.0) - pow(-2.0, n)) * term;
+    if (n <= 4096) {
+        const long nn = lround(n);
+        double sum = 0.0;
+        for (long k = 1; k < 2 * nn; k++) {
+            double w = (k < nn ? 2.0 * (double)(nn - k) : 0.0) - (double)(k < 2 * nn - k ? k : 2 * nn - k);
+            sum += w * expm1(-(double)k * d);
         }
-    } else
-        f = 4.0 * exp(-x) - exp(-2.0 * x) + 2.0 * x - 3.0;
-    return f / (x * x);
+        return sum / ((double)nn * (double)nn);
+    }
+    const double a = -expm1(-n * d), om = -expm1(-d);
+    return (n * -expm1(-2.0 * d) - exp(-d) * a * (2.0 + a)) / (n * n * om * om);
 }
 
 /* Chooses Gauss-Markov variances v_i >= 0 (taus log-spaced) so that the sum
  * of their Allan variances is flat at (2 ln2 / pi) over [tmin, tmax], by
  * least squares in relative error, dropping terms that come out negative. */
-static int fit_bi_terms(double tmin, double tmax, int m, double *taus, double *var)
+static int fit_bi_terms(double tmin, double tmax, int m, double dt, double *taus, double *var)
 {
     enum { NG = 48 };
     const double target = 2.0 * M_LN2 / M_PI;
@@ -81,6 +88,14 @@ static int fit_bi_terms(double tmin, double tmax, int m, double *taus, double *v
         taus[i] = m == 1 ? sqrt(lo * hi) : lo * pow(hi / lo, (double)i / (m - 1));
         active[i] = 1;
         var[i] = 0.0;
+    }
+    /* The sampled Allan variance of each term on the grid of cluster sizes
+     * n = tau / dt (whole samples, at least one), computed once. */
+    double A[NG][SENSIM_BI_MAX_TERMS];
+    for (int j = 0; j < NG; j++) {
+        double tau = tmin * pow(tmax / tmin, (double)j / (NG - 1)), n = fmax(1.0, nearbyint(tau / dt));
+        for (int i = 0; i < m; i++)
+            A[j][i] = gm_avar_sampled(n, dt / taus[i]) / target;
     }
     sensim_gsl_quiet();
     for (int iter = 0; iter < m; iter++) {
@@ -102,9 +117,8 @@ static int fit_bi_terms(double tmin, double tmax, int m, double *taus, double *v
             return -1;
         }
         for (int j = 0; j < NG; j++) {
-            double tau = tmin * pow(tmax / tmin, (double)j / (NG - 1));
             for (int a = 0; a < na; a++)
-                gsl_matrix_set(X, (size_t)j, (size_t)a, gm_avar(tau, taus[idx[a]]) / target);
+                gsl_matrix_set(X, (size_t)j, (size_t)a, A[j][idx[a]]);
             gsl_vector_set(y, (size_t)j, 1.0);
         }
         double chisq;
@@ -175,6 +189,12 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
     CHECK_NONNEG(chrono_bias_drift, "chrono_drift.bias_drift")
     CHECK_NONNEG(chrono_tau_drift, "chrono_drift.tau_drift")
     CHECK_NONNEG(airsim_bias_stability, "airsim.bias_stability")
+    CHECK_NONNEG(airsim_arw, "airsim.arw")
+    CHECK_NONNEG(gz_stddev, "gazebo.stddev")
+    CHECK_NONNEG(gz_bias_stddev, "gazebo.bias_stddev")
+    CHECK_NONNEG(gz_dyn_stddev, "gazebo.dynamic_bias_stddev")
+    CHECK_FINITE(gz_mean, "gazebo.mean")
+    CHECK_FINITE(gz_bias_mean, "gazebo.bias_mean")
     CHECK_NONNEG(quantization, "quantization")
     CHECK_NONNEG(range, "range")
     CHECK_FINITE(scale, "scale")
@@ -191,6 +211,13 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
         if (p->airsim_bias_stability[a] > 0 && !(p->airsim_tau[a] > 0 && isfinite(p->airsim_tau[a]))) {
             sensim_error(SENSIM_EINVAL, "%s: %s: airsim.tau must be > 0 (axis %d is %g)", what, kind_name(kind),
                          a, p->airsim_tau[a]);
+            goto fail;
+        }
+        if (p->gz_dyn_stddev[a] > 0 && !(p->gz_dyn_tau[a] > 0 && isfinite(p->gz_dyn_tau[a]))) {
+            sensim_error(SENSIM_EINVAL,
+                         "%s: %s: gazebo.dynamic_bias_correlation_time must be > 0 when dynamic_bias_stddev is set "
+                         "(axis %d is %g)",
+                         what, kind_name(kind), a, p->gz_dyn_tau[a]);
             goto fail;
         }
         for (int b = 0; b < 3; b++)
@@ -212,8 +239,15 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
                 m->has_g = 1;
         }
         double sd = p->noise_density[a] * sqrt(rate_hz);
-        m->white_sigma[a] = sqrt(sd * sd + p->noise_sigma[a] * p->noise_sigma[a]);
-        m->chrono_step[a] = p->chrono_tau_drift[a] > 0 ? p->chrono_bias_drift[a] * sqrt(m->dt_nom / p->chrono_tau_drift[a]) : 0.0;
+        m->white_sigma[a] =
+            sqrt(sd * sd + p->noise_sigma[a] * p->noise_sigma[a] + p->gz_stddev[a] * p->gz_stddev[a]);
+        /* Chrono's ChNoiseNormalDrift::AddNoise (chrono/src/chrono_sensor/
+         * sensors/ChNoiseModel.cpp): the walk runs only when tau_drift and
+         * drift_bias both exceed DBL_EPSILON, with step std
+         * drift_bias * sqrt(1 / (updateRate * tau_drift)), written as there. */
+        m->chrono_step[a] = p->chrono_tau_drift[a] > DBL_EPSILON && p->chrono_bias_drift[a] > DBL_EPSILON
+                                ? p->chrono_bias_drift[a] * sqrt(1 / (rate_hz * p->chrono_tau_drift[a]))
+                                : 0.0;
         m->airsim_scale[a] = p->airsim_bias_stability[a] > 0 ? p->airsim_bias_stability[a] / sqrt(p->airsim_tau[a]) : 0.0;
     }
     int any_bi = 0;
@@ -233,7 +267,7 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
             goto fail;
         }
         double taus[SENSIM_BI_MAX_TERMS], var[SENSIM_BI_MAX_TERMS];
-        if (fit_bi_terms(tmin, tmax, p->bi_terms, taus, var)) {
+        if (fit_bi_terms(tmin, tmax, p->bi_terms, 1.0 / rate_hz, taus, var)) {
             sensim_error(SENSIM_EINTERNAL, "%s: %s: bias instability fit failed", what, kind_name(kind));
             goto fail;
         }
@@ -312,6 +346,15 @@ static void start_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         r = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
         s->bi[a][i] = m->bi_sigma[a][i] * sensim_rng_normal(&r, 0);
     }
+    /* gz-sensors GaussianNoiseModel::Load: bias = DblNormal(bias_mean,
+     * bias_stddev) (bias_mean itself when the stddev is 0), negated when
+     * DblUniform() < 0.5. The dynamic bias starts from it. */
+    if (p->gz_bias_mean[a] != 0.0 || p->gz_bias_stddev[a] > 0) {
+        r = sensim_rng_make(seed, id, stream_of(m->kind, FX_GAZEBO, 3));
+        double b = p->gz_bias_stddev[a] > 0.0 ? p->gz_bias_mean[a] + p->gz_bias_stddev[a] * sensim_rng_normal(&r, (uint64_t)a)
+                                              : p->gz_bias_mean[a];
+        s->gz[a] = sensim_rng_uniform(&r, 4 + (uint64_t)a) < 0.5 ? -b : b;
+    }
 }
 
 /* Exact Gauss-Markov recursion over a chunk, adding the state to acc:
@@ -367,6 +410,52 @@ static double walk_pass(double *acc, const double *nrm, const double *dts, size_
     return x;
 }
 
+/* AirSim's ImuSimple::addNoise (AirLib/include/sensors/imu/ImuSimple.hpp)
+ * over a chunk: sqrt_dt = sqrt(max(dt, min_sample_time = 1 ms)), the output
+ * takes the bias as it stands and only then b += n (beta / sqrt(tau)) sqrt_dt.
+ * dt is 0 at the run's first sample (AirSim's resetImplementation calls
+ * updateOutput right after setting last_time_), so its step uses the floor. */
+static double airsim_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double norm,
+                          double x)
+{
+    for (size_t j = 0; j < cn; j++) {
+        const double sqrt_dt = sqrt(fmax(j < from ? 0.0 : dts[j], 1e-3));
+        acc[j] += x;
+        x += nrm[j] * (norm * sqrt_dt);
+    }
+    return x;
+}
+
+/* gz-sensors GaussianNoiseModel::ApplyImpl (src/GaussianNoiseModel.cc) over a
+ * chunk: for dt > 0, sigma_b_d = sqrt(-sigma_b^2 tau / 2 expm1(-2 dt / tau)),
+ * phi = exp(-dt / tau), b = phi b + N(0, sigma_b_d), and the output takes the
+ * updated b. ImuSensor::Update passes dt as a float (std::chrono::duration<
+ * float>) and 0 at the first update: both are kept. */
+static double gazebo_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double sigma_b,
+                          double tau, double x)
+{
+    double dt_c = -1, sigma_b_d = 0, phi_d = 0; /* for the last distinct dt */
+    for (size_t j = 0; j < cn; j++) {
+        const double dt = j < from ? 0.0 : (double)(float)dts[j];
+        if (sigma_b > 0 && tau > 0 && dt > 0) {
+            if (dt != dt_c) {
+                dt_c = dt;
+                sigma_b_d = sqrt(-sigma_b * sigma_b * tau / 2 * expm1(-2 * dt / tau));
+                phi_d = exp(-dt / tau);
+            }
+            x = phi_d * x + sigma_b_d * nrm[j];
+        }
+        acc[j] += x;
+    }
+    return x;
+}
+
+/* Whether Gazebo's bias (turn-on and dynamic, one state) is on for axis a. */
+static int has_gazebo_bias(const sensim_triax_params *p, int a)
+{
+    return p->gz_bias_mean[a] != 0.0 || p->gz_bias_stddev[a] > 0 || p->gz_dyn_stddev[a] > 0;
+}
+
 /* Whether the fused pass below serves axis a: among the additive effects
  * only white noise, Gauss-Markov bias and random walk (quantization and
  * range are applied after). */
@@ -374,7 +463,7 @@ static int fused_ok(const sensim_triax *m, int a)
 {
     const sensim_triax_params *p = &m->p;
     return m->bi_n == 0 && p->chrono_stddev[a] == 0 && m->airsim_scale[a] == 0 && m->chrono_step[a] == 0 &&
-           p->chrono_drift_mean[a] == 0.0 && p->rate_ramp[a] == 0.0;
+           p->rate_ramp[a] == 0.0 && p->airsim_arw[a] == 0.0 && p->gz_mean[a] == 0.0 && !has_gazebo_bias(p, a);
 }
 
 /* One (instrument, axis) task of the fused pass. An absent effect has zero
@@ -542,7 +631,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
                        const double *t, size_t n, double *y)
 {
     const sensim_triax_params *p = &m->p;
-    double nb[6 + SENSIM_BI_MAX_TERMS][CHUNK];
+    double nb[7 + SENSIM_BI_MAX_TERMS][CHUNK];
     double acc[CHUNK], dts[CHUNK];
     sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
     sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
@@ -550,12 +639,16 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     sensim_rng r_cw = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_WHITE, a));
     sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
     sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
-    const int has_white = m->white_sigma[a] > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
+    sensim_rng r_gz = sensim_rng_make(seed, id, stream_of(m->kind, FX_GAZEBO, a));
+    const double arw = p->airsim_arw[a];
+    const int has_white = m->white_sigma[a] > 0 || arw > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
     const int has_cw = p->chrono_stddev[a] > 0, has_as = m->airsim_scale[a] > 0;
-    const int has_cd = m->chrono_step[a] > 0 || p->chrono_drift_mean[a] != 0.0;
-    const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
+    const int has_gz = has_gazebo_bias(p, a), has_gzd = has_gz && p->gz_dyn_stddev[a] > 0;
+    /* Chrono has no drift mean: mu_b rides on the walk, off with it. */
+    const int has_cd = m->chrono_step[a] > 0;
+    const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a] + p->gz_mean[a];
     const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
-    double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a];
+    double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a], gz = s->gz[a];
     double bi[SENSIM_BI_MAX_TERMS];
     memcpy(bi, s->bi[a], sizeof bi);
     double tprev = s->t_prev, t0 = isnan(s->t0) ? t[0] : s->t0;
@@ -576,9 +669,11 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
             sensim_rng_normal_fill(&r_cd, k0, cn, nb[4]);
         if (has_as)
             sensim_rng_normal_fill(&r_as, k0, cn, nb[5]);
+        if (has_gzd)
+            sensim_rng_normal_fill(&r_gz, k0, cn, nb[6]);
         for (int i = 0; i < m->bi_n; i++) {
             sensim_rng rb = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
-            sensim_rng_normal_fill(&rb, k0, cn, nb[6 + i]);
+            sensim_rng_normal_fill(&rb, k0, cn, nb[7 + i]);
         }
         /* Time steps: the first sample of a run has none. Timestamps k/rate
          * differ from 1/rate only by rounding: use the nominal step then (so
@@ -601,9 +696,11 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         if (has_rw)
             rw = walk_pass(acc, nb[2], dts, from, cn, p->random_walk[a], rw, uniform, dt_nom, 0.0);
         if (has_as)
-            as = walk_pass(acc, nb[5], dts, from, cn, m->airsim_scale[a], as, uniform, dt_nom, 1e-3);
+            as = airsim_pass(acc, nb[5], dts, from, cn, m->airsim_scale[a], as);
+        if (has_gz)
+            gz = gazebo_pass(acc, nb[6], dts, from, cn, p->gz_dyn_stddev[a], p->gz_dyn_tau[a], gz);
         for (int i = 0; i < m->bi_n; i++)
-            bi[i] = gm_pass(acc, nb[6 + i], dts, from, cn, m->bi_sigma[a][i], m->bi_tau[a][i], bi[i], uniform, dt_nom);
+            bi[i] = gm_pass(acc, nb[7 + i], dts, from, cn, m->bi_sigma[a][i], m->bi_tau[a][i], bi[i], uniform, dt_nom);
         if (has_cd) {
             /* Chrono updates its random-walk bias on every call, the first too. */
             const double mu = p->chrono_drift_mean[a], st = m->chrono_step[a];
@@ -615,7 +712,16 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         if (ramp != 0.0)
             for (size_t j = 0; j < cn; j++)
                 acc[j] += ramp * (tc[j] - t0);
-        if (has_white) {
+        if (has_white && arw > 0) {
+            /* AirSim's white noise: arw / sqrt(max(dt, 1 ms)) at the actual
+             * interval, the floor at the first sample (as airsim_pass), in
+             * quadrature with any other white noise on the same draw. */
+            const double ws = m->white_sigma[a];
+            for (size_t j = 0; j < cn; j++) {
+                const double sa = arw / sqrt(fmax(j < from ? 0.0 : dts[j], 1e-3));
+                acc[j] += (ws > 0 ? sqrt(ws * ws + sa * sa) : sa) * nb[0][j];
+            }
+        } else if (has_white) {
             const double ws = m->white_sigma[a];
             for (size_t j = 0; j < cn; j++)
                 acc[j] += ws * nb[0][j];
@@ -639,6 +745,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     s->rw[a] = rw;
     s->chrono[a] = cd;
     s->airsim[a] = as;
+    s->gz[a] = gz;
     memcpy(s->bi[a], bi, sizeof bi);
 }
 

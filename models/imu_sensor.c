@@ -9,7 +9,9 @@
  *            cross_axis: 3x3, g_sensitivity: 3x3,
  *            gauss_markov: { sigma, tau },
  *            chrono_drift: { mean, stddev, bias_drift, drift_mean, tau_drift },
- *            airsim: { bias_stability, tau } }
+ *            airsim: { arw (gyro) or vrw (accel), bias_stability, tau },
+ *            gazebo: { mean, stddev, bias_mean, bias_stddev, dynamic_bias_stddev,
+ *                      dynamic_bias_correlation_time, precision } (SDF <noise>) }
  *   accel: the same without g_sensitivity
  *   mag:   the same, plus field: [E, N, U] (T, world) or { model: dipole },
  *          hard_iron: [3] (T), soft_iron: 3x3
@@ -39,8 +41,8 @@ static const char *const imu_keys[] = {"gyro", "accel", "mag", NULL};
 static const char *const triax_keys[] = {
     "noise_density", "noise_sigma", "bias", "turn_on_bias", "random_walk", "bias_instability",
     "bias_instability_taus", "bias_instability_terms", "rate_ramp", "quantization", "range", "scale",
-    "cross_axis", "g_sensitivity", "gauss_markov", "chrono_drift", "airsim", "field", "hard_iron", "soft_iron",
-    NULL};
+    "cross_axis", "g_sensitivity", "gauss_markov", "chrono_drift", "airsim", "gazebo", "field", "hard_iron",
+    "soft_iron", NULL};
 
 static sensim_dim dim_shift(sensim_dim d, int s2)
 {
@@ -155,15 +157,51 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
     }
     const sensim_ynode *as = sensim_ynode_get(b, "airsim");
     if (as) {
-        static const char *const k[] = {"bias_stability", "tau", NULL};
+        /* AirSim's ImuSimpleParams name the white noise arw (gyro) and vrw
+         * (accelerometer); it has no magnetometer noise of this form. */
+        static const char *const kg[] = {"arw", "bias_stability", "tau", NULL};
+        static const char *const ka[] = {"vrw", "bias_stability", "tau", NULL};
+        static const char *const km[] = {"bias_stability", "tau", NULL};
         double tau = 0;
-        if ((st = sensim_ynode_check_keys(as, "airsim", k)) ||
+        if ((st = sensim_ynode_check_keys(as, "airsim", kind == SENSIM_GYRO ? kg : kind == SENSIM_ACCEL ? ka : km)) ||
+            (st = get_axes(as, kind == SENSIM_GYRO ? "arw" : "vrw", density, 0, p->airsim_arw)) ||
             (st = get_axes(as, "bias_stability", base, 0, p->airsim_bias_stability)) ||
             (st = sensim_ynode_get_quantity_range(as, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
             return st;
         if (!(tau > 0))
             return sensim_ynode_error(sensim_ynode_get(as, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
         p->airsim_tau[0] = p->airsim_tau[1] = p->airsim_tau[2] = tau;
+    }
+    const sensim_ynode *gz = sensim_ynode_get(b, "gazebo");
+    if (gz) {
+        /* The SDF <noise type="gaussian"> elements, as gz-sensors reads them. */
+        static const char *const k[] = {"mean", "stddev", "bias_mean", "bias_stddev", "dynamic_bias_stddev",
+                                        "dynamic_bias_correlation_time", "precision", NULL};
+        double prec[3] = {0, 0, 0};
+        if ((st = sensim_ynode_check_keys(gz, "gazebo", k)) || (st = get_axes(gz, "mean", base, NEG, p->gz_mean)) ||
+            (st = get_axes(gz, "stddev", base, 0, p->gz_stddev)) ||
+            (st = get_axes(gz, "bias_mean", base, NEG, p->gz_bias_mean)) ||
+            (st = get_axes(gz, "bias_stddev", base, 0, p->gz_bias_stddev)) ||
+            (st = get_axes(gz, "dynamic_bias_stddev", walk, 0, p->gz_dyn_stddev)) ||
+            (st = get_axes(gz, "dynamic_bias_correlation_time", SENSIM_DIM_TIME, 0, p->gz_dyn_tau)) ||
+            (st = get_axes(gz, "precision", base, 0, prec)))
+            return st;
+        for (int a = 0; a < 3; a++)
+            if (p->gz_dyn_stddev[a] > 0 && !(p->gz_dyn_tau[a] > 0))
+                return sensim_ynode_error(gz, SENSIM_EINVAL,
+                                          "key 'dynamic_bias_correlation_time': must be > 0 when "
+                                          "dynamic_bias_stddev is set (axis %d)",
+                                          a);
+        /* gz-sensors quantizes only where !math::equal(precision, 0, 1e-6):
+         * a precision of 1e-6 or less (in SI units) does nothing there, nor
+         * here. Rounding is then the pipeline's quantization step. */
+        if (sensim_ynode_get(gz, "precision")) {
+            if (sensim_ynode_get(b, "quantization"))
+                return sensim_ynode_error(sensim_ynode_get(gz, "precision"), SENSIM_EINVAL,
+                                          "key 'precision': give either gazebo.precision or quantization, not both");
+            for (int a = 0; a < 3; a++)
+                p->quantization[a] = prec[a] > 1e-6 ? prec[a] : 0.0;
+        }
     }
     return SENSIM_OK;
 }
@@ -262,16 +300,38 @@ static void mag_world(const imu_model *m, const sensim_geo_enu *frame, const dou
     sensim_vec3_store(v, b);
 }
 
-/* True signals in the sensor frame at one ground-truth state. */
+/* WGS84 rotation rate (TR8350.2), rad/s. */
+#define EARTH_RATE 7.292115e-5
+
+/* True signals in the sensor frame at one ground-truth state. With the rig's
+ * earth: the gyro adds the Earth's rate R^T Omega (Omega = Omega_ie (0,
+ * cos phi0, sin phi0) in the ENU frame of the origin's latitude phi0); the
+ * specific force takes WGS84 normal gravity at the vehicle's latitude and
+ * ellipsoidal height (Somigliana with the free-air term,
+ * sensim_geo_normal_gravity) along the frame's up, and the Coriolis term:
+ * f = R^T (a + 2 Omega x v + gamma up) (the centrifugal part is inside
+ * normal gravity). */
 static void truth(const sensim_sensor *s, const imu_model *m, const sensim_geo_enu *frame, const sensim_gt_state *g,
                   double w[3], double f[3], double mag[3])
 {
     sensim_quat qm = s->mount_orientation;
     sensim_vec3 wb = sensim_vec3_load(g->angular_velocity);
+    double acc[3] = {g->acceleration[0], g->acceleration[1], g->acceleration[2]}, grav = SENSIM_G0;
+    if (s->earth_rotation) {
+        const double phi = frame->origin_lla[0] * M_PI / 180.0;
+        const sensim_vec3 om = sensim_vec3_make(0.0, EARTH_RATE * cos(phi), EARTH_RATE * sin(phi));
+        wb = sensim_vec3_add(wb, sensim_quat_rotate_inv(sensim_quat_load(g->orientation), om));
+        sensim_vec3 cor = sensim_vec3_scale(sensim_vec3_cross(om, sensim_vec3_load(g->velocity)), 2.0);
+        acc[0] += cor.x, acc[1] += cor.y, acc[2] += cor.z;
+    }
+    if (s->earth_gravity) {
+        double lla[3];
+        sensim_geo_enu_to_lla(frame, g->position, lla);
+        grav = sensim_geo_normal_gravity(lla[0], lla[2]);
+    }
     sensim_vec3_store(sensim_quat_rotate_inv(qm, wb), w);
     double r[3] = {s->mount_position.x, s->mount_position.y, s->mount_position.z}, fb[3];
-    sensim_imu_specific_force(g->orientation, g->acceleration, g->angular_velocity, g->angular_accel, r, SENSIM_G0,
-                              fb);
+    sensim_imu_specific_force(g->orientation, acc, g->angular_velocity, g->angular_accel, r, grav, fb);
     sensim_vec3_store(sensim_quat_rotate_inv(qm, sensim_vec3_load(fb)), f);
     if (m->tx[SENSIM_MAG]) {
         /* The field where the magnetometer is: the body origin plus the
@@ -449,8 +509,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
             break;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
 done:
     outsets_close(&os);
     bufs_free(&b);

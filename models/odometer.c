@@ -54,6 +54,13 @@ sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
                                     "(got %g, %g, %g)", p->resolution, p->noise_sigma, p->scale);
         return NULL;
     }
+    if (p->counter_bits < 0 || p->counter_bits > 62 ||
+        (p->counter_bits && !(p->resolution > 0.0 && p->mode == SENSIM_ENCODER_INCREMENTAL))) {
+        sensim_error(SENSIM_EINVAL, "encoder: counter_bits must be 0 or 1..62 with a resolution > 0 on an "
+                                    "incremental encoder (got %d bits, resolution %g)",
+                     p->counter_bits, p->resolution);
+        return NULL;
+    }
     sensim_encoder *e = malloc(sizeof *e);
     if (!e) {
         sensim_error(SENSIM_ENOMEM, "encoder: out of memory");
@@ -79,13 +86,28 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
     const sensim_encoder_params *p = &e->p;
     const double range = p->upper - p->lower;
     const int wraps = p->mode == SENSIM_ENCODER_INCREMENTAL && isfinite(range);
+    const int bits = p->counter_bits;
+    const uint64_t mask = bits ? ((uint64_t)1 << bits) - 1 : 0, half = bits ? (uint64_t)1 << (bits - 1) : 0;
+    /* The largest change per sample the speed still tells right. */
+    st->speed_limit = bits ? (double)half * p->resolution : wraps ? 0.5 * range : INFINITY;
     for (size_t i = 0; i < n; i++) {
         const uint64_t k = st->k++;
-        double v = p->scale * u[i];
+        const double us = p->scale * u[i];
+        double v = us;
+        if (k > 0 && fabs(us - st->u_prev) >= st->speed_limit) {
+            st->overruns++;
+            st->overrun_max = fmax(st->overrun_max, fabs(us - st->u_prev));
+        }
+        st->u_prev = us;
         if (p->noise_sigma > 0.0)
             v += p->noise_sigma * sensim_rng_normal(&st->rng, k);
-        if (p->resolution > 0.0)
-            v = p->resolution * floor(v / p->resolution);
+        uint64_t counter = 0;
+        if (p->resolution > 0.0) {
+            const double pulses = floor(v / p->resolution);
+            v = p->resolution * pulses;
+            if (bits) /* pulses modulo 2^b, exact below 2^53 pulses */
+                counter = (uint64_t)(int64_t)fmod(pulses, 9007199254740992.0) & mask;
+        }
         if (wraps)
             v -= range * floor((v - p->lower) / range);
         else
@@ -95,12 +117,16 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
 
         /* The microcontroller sees readings, not the shaft: speed from the
          * change between differing readings over the time between them. */
+        const int changed = bits ? counter != st->c_prev : v != st->r_prev;
         if (!st->have_prev) {
             st->have_prev = 1;
             st->t_change = t[i];
-        } else if (v != st->r_prev) {
+        } else if (changed) {
             double d = v - st->r_prev;
-            if (wraps) /* shortest way across the wrap */
+            if (bits) { /* the counter's change as a signed b-bit number */
+                uint64_t dc = (counter - st->c_prev) & mask;
+                d = (dc >= half ? (double)dc - (double)(mask + 1) : (double)dc) * p->resolution;
+            } else if (wraps) /* shortest way across the wrap */
                 d -= range * floor(d / range + 0.5);
             double dt = t[i] - st->t_change;
             st->speed = dt > 0.0 ? d / dt : 0.0;
@@ -115,6 +141,7 @@ void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, siz
                 st->speed = copysign(bound, st->speed);
         }
         st->r_prev = v;
+        st->c_prev = counter;
         if (speed)
             speed[i] = st->speed;
     }
@@ -215,7 +242,8 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
     } while (0)
 
 static const char *const encoder_keys[] = {"name", "type", "rate_hz", "mount", "timing", "source", "wheel_radius",
-                                           "mode", "range", "resolution", "noise_sigma", "scale", NULL};
+                                           "mode", "range", "resolution", "noise_sigma", "scale", "counter_bits",
+                                           NULL};
 static const char *const odometer_keys[] = {"name", "type", "rate_hz", "mount", "timing", "wheel_radius",
                                             "pulses_per_rev", "scale_error", "slip", "noise_sigma", NULL};
 
@@ -254,6 +282,18 @@ sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_en
     TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
     TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
     TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
+    if (sensim_ynode_get(map, "counter_bits")) {
+        long long b;
+        TRY(sensim_ynode_get_int(map, "counter_bits", 1, &b));
+        if (b < 1 || b > 62)
+            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
+                                      "key 'counter_bits': must be 1..62 (got %lld)", b);
+        if (!(p->resolution > 0.0) || p->mode != SENSIM_ENCODER_INCREMENTAL)
+            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
+                                      "key 'counter_bits': counts pulses, so it needs a resolution > 0 and mode "
+                                      "incremental");
+        p->counter_bits = (int)b;
+    }
     return SENSIM_OK;
 }
 

@@ -22,7 +22,7 @@ typedef struct odo_rig {
 static const char *const odometer_keys[] = {"wheel_radius", "pulses_per_rev", "scale_error", "slip", "noise_sigma",
                                             NULL};
 static const char *const encoder_keys[] = {"source", "wheel_radius", "mode", "range", "resolution", "noise_sigma",
-                                           "scale", NULL};
+                                           "scale", "counter_bits", NULL};
 
 static sensim_status rig_create(sensim_sensor *s, int is_encoder)
 {
@@ -98,14 +98,20 @@ static double yaw_of(const double q[4])
     return atan2(2.0 * (q[0] * q[3] + q[1] * q[2]), 1.0 - 2.0 * (q[2] * q[2] + q[3] * q[3]));
 }
 
-/* Forward speed (the velocity along the body x axis) and yaw at time t. */
-static sensim_status speed_yaw_at(sensim_gt_cursor *cur, double t, double *v, double *yaw)
+/* Forward speed and yaw at time t. The wheel rolls where it is mounted: the
+ * speed is the velocity of the mount point, R^T v + w x r in the body frame
+ * (w the body rate, r the mount position), along the mount's x axis. A
+ * wheel 1 m outside the centre of a 10 m circle covers 1.1 times the
+ * centre's distance. */
+static sensim_status speed_yaw_at(const sensim_sensor *s, sensim_gt_cursor *cur, double t, double *v, double *yaw)
 {
     sensim_gt_state g;
     sensim_status st = sensim_gt_cursor_at(cur, t, &g);
     if (st)
         return st;
-    *v = sensim_quat_rotate_inv(sensim_quat_load(g.orientation), sensim_vec3_load(g.velocity)).x;
+    sensim_vec3 vb = sensim_quat_rotate_inv(sensim_quat_load(g.orientation), sensim_vec3_load(g.velocity));
+    vb = sensim_vec3_add(vb, sensim_vec3_cross(sensim_vec3_load(g.angular_velocity), s->mount_position));
+    *v = sensim_quat_rotate_inv(s->mount_orientation, vb).x;
     *yaw = yaw_of(g.orientation);
     return SENSIM_OK;
 }
@@ -169,13 +175,13 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
                 break;
             }
             double v, yaw, vbar = 0.0, dyaw = 0.0;
-            if ((st = speed_yaw_at(cur, smp.t, &v, &yaw)))
+            if ((st = speed_yaw_at(s, cur, smp.t, &v, &yaw)))
                 goto done;
             /* Collection window: mean speed, and mean yaw as an offset from
              * the yaw at t (the window spans less than half a turn). */
             for (int j = 0; j < sp.points; j++) {
                 double vj = v, yj = yaw;
-                if (sp.points > 1 && (st = speed_yaw_at(cur, sensim_sampler_window_time(&sp, smp.t, j), &vj, &yj)))
+                if (sp.points > 1 && (st = speed_yaw_at(s, cur, sensim_sampler_window_time(&sp, smp.t, j), &vj, &yj)))
                     goto done;
                 vbar += vj / sp.points;
                 dyaw += remainder(yj - yaw, 2.0 * M_PI) / sp.points;
@@ -208,8 +214,15 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
             goto done;
     }
     if (sp.k == 0)
-        st = sensim_error(SENSIM_EDATA, "%s: the ground truth (%.6g s) is shorter than one sample at %g Hz",
-                          sensim_log_path(in), sp.t_last - sp.t_first, s->rate_hz);
+        st = sensim_sampler_no_sample_error(&sp, in);
+    if (enc && est.overruns)
+        sensim_inject_warn(o,
+                           "encoder '%s': at %llu of %llu samples the true change exceeded the %.6g %s per sample "
+                           "that its speed can tell (up to %.6g %s/s at %g Hz); the speed aliases there%s",
+                           s->name, (unsigned long long)est.overruns, (unsigned long long)est.k, est.speed_limit,
+                           unit, est.overrun_max * s->rate_hz, unit, s->rate_hz,
+                           m->ep.counter_bits ? ": widen counter_bits or raise rate_hz"
+                                              : ": set counter_bits (the pulse counter's width) or raise rate_hz");
 done:
     for (int j = 0; j < 5; j++)
         sensim_log_dset_close(d[j]);

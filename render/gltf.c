@@ -797,11 +797,8 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
                 }
                 t[r] = (uint32_t)base + x;
             }
-            if (scene_triangle_degenerate(g->v + 3 * t[0], g->v + 3 * t[1], g->v + 3 * t[2])) {
-                sensim_error(SENSIM_EDATA, "%s: %s: triangle %zu (vertices %u %u %u) is degenerate (zero area)",
-                             g->path, where, k, t[0] - (uint32_t)base, t[1] - (uint32_t)base, t[2] - (uint32_t)base);
-                return -1;
-            }
+            /* Zero-area triangles are dropped and counted where the mesh is
+             * added (scene_mesh_add_owned). */
             g->nt++;
         }
     }

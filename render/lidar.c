@@ -22,7 +22,8 @@
  * two-layer surface material gives pi f(l, l) cos(theta) with l the
  * direction back to the sensor (seed 002 eq. 12; pi f cos = rho cos for
  * Lambert). Atmospheric returns (seed 002 eq. 14) add one echo per beam at a
- * gamma-distributed range with the scene's probability. */
+ * gamma-distributed range with the scene's probability, only from air the
+ * beam lights: in front of the first hit of at least one of its sub-rays. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,11 @@ sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_p
 {
     sensim_render_lidar_params p = sensim_render_lidar_default_params();
     if (strcmp(name, "vlp16") == 0) {
+        /* Velodyne heads spin clockwise seen from above: the ROS velodyne
+         * driver (ros-drivers/velodyne, velodyne_pointcloud rawdata.cc)
+         * takes x = d cos(az), y = -d sin(az) with the azimuth growing with
+         * firing time, so the beam turns from +x towards -y. */
+        p.direction = -1;
         p.channels = 16;
         p.has_table = 1;
         for (int k = 0; k < 16; k++) {
@@ -102,6 +108,7 @@ sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_p
         /* VLP-16 manual: 3.0 mrad horizontal beam divergence. */
         p.divergence = 3.0e-3;
     } else if (strcmp(name, "hdl32e") == 0) {
+        p.direction = -1; /* clockwise, as the VLP-16 */
         p.channels = 32;
         p.has_table = 1;
         for (int k = 0; k < 32; k++) {
@@ -366,6 +373,20 @@ static inline double falloff(const lidar_falloff *f, double r)
     default:
         return 1;
     }
+}
+
+double sensim_render_lidar_falloff(const sensim_render_lidar *l, double r) { return falloff(&l->fall, r); }
+
+uint8_t sensim_render_lidar_reflectivity(const sensim_render_lidar *l, double intensity, double range)
+{
+    const double f = falloff(&l->fall, range);
+    if (!(intensity >= 0) || !isfinite(intensity) || !(f > 0) || !isfinite(range))
+        return 0;
+    const double a = intensity / f;
+    if (a <= 1.0)
+        return (uint8_t)lround(100.0 * a);
+    const double v = 101.0 + nearbyint(154.0 * (1.0 - 1.0 / a));
+    return (uint8_t)(v > 255.0 ? 255.0 : v);
 }
 
 typedef struct {
@@ -667,12 +688,17 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS + 1];
         echo e[SENSIM_RENDER_LIDAR_MAX_RAYS + 1], ret[2];
         int nh = 0, atmo = 0;
+        /* How far the beam's light reaches: a sub-ray stops at its first
+         * hit, and one that misses lights the air up to max_range. */
+        double reach = 0.0;
         for (int j = 0; j < nr; j++)
             if (isfinite(rr[q * nr + j])) {
                 h[nh].r = rr[q * nr + j];
                 h[nh].o = ro[q * nr + j];
                 h[nh++].i = ri[q * nr + j];
-            }
+                reach = fmax(reach, rr[q * nr + j]);
+            } else
+                reach = INFINITY;
         if (atmo_on) {
             /* Seed 002 eq. 14: an echo from the air at x ~ Gamma(k, theta)
              * from the sensor, for a fraction `probability` of the beams,
@@ -681,7 +707,10 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             uint64_t idx = scan * (uint64_t)p->columns * p->channels + b;
             if (sensim_rng_uniform(&rhit, idx) < s->atmo_probability) {
                 double x = s->atmo_scale * sensim_rng_gamma(&rrange, idx, s->atmo_shape);
-                if (x < p->max_range) {
+                /* Air behind the first surface on every sub-ray is dark:
+                 * no return from there (1113 of 3200 points lay behind a
+                 * wall at 5 m before this test). */
+                if (x < p->max_range && x < reach) {
                     h[nh].r = (float)x;
                     h[nh].o = SENSIM_RENDER_NO_OBJECT;
                     h[nh++].i =

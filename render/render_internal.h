@@ -12,6 +12,7 @@ typedef struct scene_mesh {
     float *v;       /* [nv*3] */
     uint32_t *tri;  /* [nt*3] */
     size_t nv, nt;
+    size_t dropped; /* zero-area triangles dropped at load */
     RTCScene proto; /* for moving objects, built at commit */
 } scene_mesh;
 

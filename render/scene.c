@@ -172,14 +172,27 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
                              nv);
             goto fail;
         }
+    }
+    /* Zero-area triangles (collinear or repeated vertices, common in
+     * exported meshes) cannot be hit: dropped and counted, so that a few of
+     * them do not refuse a whole mesh. A mesh left with none is unusable. */
+    size_t kept = 0, first_bad = nt;
+    for (size_t i = 0; i < nt; i++) {
+        const uint32_t *t = tri + 3 * i;
         if (scene_triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
-            if (tline)
-                sensim_error(SENSIM_EDATA, "%s:%d: degenerate triangle (zero area)", where, tline[i]);
-            else
-                sensim_error(SENSIM_EDATA, "%s: triangle %zu (vertices %u %u %u) is degenerate (zero area)", where,
-                             i, t[0], t[1], t[2]);
-            goto fail;
+            if (first_bad == nt)
+                first_bad = i;
+            continue;
         }
+        memmove(tri + 3 * kept++, t, 3 * sizeof *t);
+    }
+    if (kept == 0) {
+        if (tline)
+            sensim_error(SENSIM_EDATA, "%s:%d: no usable triangle: all %zu are degenerate (zero area)", where,
+                         tline[first_bad], nt);
+        else
+            sensim_error(SENSIM_EDATA, "%s: no usable triangle: all %zu are degenerate (zero area)", where, nt);
+        goto fail;
     }
     if (name && sensim_scene_find_mesh(s, name) >= 0) {
         sensim_error(SENSIM_EINVAL, "%s: a mesh named '%s' already exists", where, name);
@@ -195,12 +208,25 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
     m->v = v;
     m->tri = tri;
     m->nv = nv;
-    m->nt = nt;
+    m->nt = kept;
+    m->dropped = nt - kept;
     return (int)s->nmesh++;
 fail:
     free(v);
     free(tri);
     return -1;
+}
+
+size_t sensim_scene_mesh_count(const sensim_scene *s) { return s ? s->nmesh : 0; }
+
+const char *sensim_scene_mesh_name(const sensim_scene *s, int mesh)
+{
+    return s && mesh >= 0 && (size_t)mesh < s->nmesh ? s->mesh[mesh].name : NULL;
+}
+
+size_t sensim_scene_mesh_dropped(const sensim_scene *s, int mesh)
+{
+    return s && mesh >= 0 && (size_t)mesh < s->nmesh ? s->mesh[mesh].dropped : 0;
 }
 
 sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,

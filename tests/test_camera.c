@@ -672,7 +672,7 @@ START_TEST(camera_rig_inject)
     write_cam_log(in, 3, SENSIM_U16, N, H, W);
     sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
     ck_assert_msg(rig != NULL, "%s", sensim_last_error());
-    sensim_inject_opts o = {rig->seed, 1, 0};
+    sensim_inject_opts o = {rig->seed, 1, 0, NULL, NULL};
     omp_set_num_threads(1);
     ck_assert_msg(sensim_rig_inject(rig, &o, in, o1) == SENSIM_OK, "%s", sensim_last_error());
     omp_set_num_threads(2);
@@ -713,7 +713,7 @@ START_TEST(camera_rig_bad_input)
 {
     char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *out = tu_path(dir, "out.h5");
     sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
-    sensim_inject_opts o = {5, 0, 0};
+    sensim_inject_opts o = {5, 0, 0, NULL, NULL};
     /* Wrong shape: [N, H] frames. */
     write_cam_log(in, 2, SENSIM_U16, 3, 8, 1);
     ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);

@@ -42,6 +42,11 @@ START_TEST(adis16448_by_options)
     assert_contains(r.out, "gyro.noise_density");
     assert_contains(r.out, "1 deg/sqrt(h) = 0.0002908882087 rad/s/sqrt(Hz)   (deg = pi/180 rad; h = 3600 s)");
     assert_contains(r.out, "0.66 deg/sqrt(h) = 0.66 x 0.0002908882087 = 0.0001919862177 rad/s/sqrt(Hz)");
+    /* The bias-instability row: the figure is the Allan floor, the key
+     * gets B = floor / 0.664 (14.5 deg/h = 7.0298e-5 rad/s, B 1.0587e-4),
+     * both labelled as the rig writes them. */
+    assert_contains(r.out, "7.0298e-05 rad/s (floor)");
+    assert_contains(r.out, "gyro.bias_instability = 0.00010587 (B = floor / 0.664)");
     /* ARW 0.66 deg/sqrt(h) = 1.920e-4 and 0.0135 deg/s/sqrt(Hz) = 2.356e-4
      * rad/sqrt(s) differ by 23% of the ARW; VRW 1.833e-3 and 0.23 mg/sqrt(Hz) =
      * 2.256e-3 m/s^1.5 by 23% too. */

@@ -310,8 +310,23 @@ START_TEST(bad_files)
     expect_error("index.glb", g, n, "meshes[0].primitives[0].indices (accessors[1]) element 5: index 9 out of range");
     n = bad_glb(g, NULL, nan_vertex);
     expect_error("nan.glb", g, n, "element 5 is not finite");
+    /* A degenerate triangle is dropped and counted, not a refusal. */
     n = bad_glb(g, NULL, degenerate);
-    expect_error("degen.glb", g, n, "meshes[0].primitives[0]: triangle 3 (vertices 0 0 0) is degenerate");
+    {
+        char *dir = tu_mkdtemp(), *p = tu_path(dir, "degen.glb");
+        write_bytes(p, g, n);
+        sensim_scene *s = sensim_scene_create();
+        int m = sensim_scene_load_mesh(s, "m", p);
+        ck_assert_msg(m >= 0, "%s", sensim_last_error());
+        size_t nt = 0;
+        sensim_scene_mesh_info(s, m, NULL, &nt, NULL, NULL);
+        ck_assert_uint_eq(nt, 11);
+        ck_assert_uint_eq(sensim_scene_mesh_dropped(s, m), 1);
+        sensim_scene_destroy(s);
+        free(p);
+        tu_rmtree(dir);
+        free(dir);
+    }
     char *j = box_json("", 5130, 36, 8);
     n = bad_glb(g, j, NULL);
     free(j);

@@ -3,12 +3,14 @@
  * covariance from HDOP), Chrono's random walk step for step, outages,
  * outliers, WGS84 conversion, block-size independence, bad parameters. */
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
+#include "sensim/log.h"
 #include "sensim/rig.h"
 #include "sensim/trajectory.h"
 #include "sensim/yaml.h"
@@ -194,7 +196,7 @@ START_TEST(hdop_curve_fix_and_covariance)
     p.eph_final = p.epv_final = fin;
     p.eph_tau = p.epv_tau = tau;
     p.cov_model = SENSIM_GNSS_COV_NMEA;
-    p.cov_epe = 0.02; /* RTK fixed */
+    p.cov_epe = 0.02; /* a receiver reporting RTK fixed (GGA 4) for its fixes */
     ck_assert_uint_eq(run_blocks(&p, &b, 5, t_on, NULL, 0), n);
     int saw[4] = {0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) {
@@ -203,10 +205,10 @@ START_TEST(hdop_curve_fix_and_covariance)
         int fix = h <= 3.0 ? SENSIM_GNSS_FIX_3D : h <= 4.0 ? SENSIM_GNSS_FIX_2D : SENSIM_GNSS_FIX_NONE;
         ck_assert_int_eq(b.fix[i], fix);
         saw[fix]++;
-        const double *c = b.cov + 9 * i;
-        ck_assert_within(c[0], (h * 0.02) * (h * 0.02), 1e-12 * c[0]);
+        const double *c = b.cov + 9 * i, epe = fix == SENSIM_GNSS_FIX_NONE ? 1e6 : 0.02;
+        ck_assert_within(c[0], (h * epe) * (h * epe), 1e-12 * c[0]);
         ck_assert_within(c[4], c[0], 0.0);
-        ck_assert_within(c[8], (2 * h * 2 * 0.02) * (2 * h * 2 * 0.02), 1e-12 * c[8]);
+        ck_assert_within(c[8], (2 * h * 2 * epe) * (2 * h * 2 * epe), 1e-12 * c[8]);
         ck_assert(c[1] == 0 && c[2] == 0 && c[3] == 0 && c[5] == 0 && c[6] == 0 && c[7] == 0);
         /* AirSim does not noise the position. */
         ck_assert(b.enu[3 * i] == b.pos[3 * i]);
@@ -369,6 +371,40 @@ START_TEST(outlier_rate_binomial)
     ck_assert_within((double)hits, n * 0.02, 5 * sqrt(n * 0.02 * 0.98));
     /* Direction uniform on the sphere: mean of z is 0 with SE 10/sqrt(3 hits). */
     ck_assert_within(zsum / hits, 0.0, 5 * 10.0 / sqrt(3.0 * hits));
+    buf_free(&b);
+}
+END_TEST
+
+START_TEST(nmea_covariance_per_fix_quality)
+{
+    /* nmea_navsat_driver's driver.py picks the default epe of each GGA
+     * sentence's fix quality: no fix (0) 1e6, SPS (1) 4.0, RTK fixed (4)
+     * 0.02, RTK float (5) 4.0; lon/lat std hdop * epe, alt 2 hdop (2 epe).
+     * A run through no fix, 2D and the RTK chain with a DGPS receiver
+     * (quality 2, epe 0.1) for its ordinary fixes. */
+    const size_t n = 20000;
+    run_buf b;
+    buf_init(&b, n, 0.0, 0.2);
+    sensim_gnss_params p = sensim_gnss_default_params();
+    p.hdop_on = 1;
+    p.eph_initial = p.epv_initial = 6, p.eph_final = p.epv_final = 1, p.eph_tau = p.epv_tau = 100;
+    p.rtk_on = 1;
+    p.rtk_mean_fixed = 30, p.rtk_mean_float = 10;
+    p.cov_model = SENSIM_GNSS_COV_NMEA;
+    p.cov_epe = 0.1;
+    ck_assert_uint_eq(run_blocks(&p, &b, 5, 0.0, NULL, 0), n);
+    const double epe_of[SENSIM_GNSS_FIX_TYPES] = {1e6, NAN, 0.1, 0.1, 0.02, 4.0};
+    size_t seen[SENSIM_GNSS_FIX_TYPES] = {0};
+    for (size_t i = 0; i < n; i++) {
+        int f = b.fix[i];
+        seen[f]++;
+        double h = b.hdop[i], lon_std = epe_of[f], alt_std = epe_of[f] * 2;
+        ck_assert_within(b.cov[9 * i], (h * lon_std) * (h * lon_std), 1e-12 * b.cov[9 * i]);
+        ck_assert_within(b.cov[9 * i + 4], (h * lon_std) * (h * lon_std), 1e-12 * b.cov[9 * i]);
+        ck_assert_within(b.cov[9 * i + 8], (2 * h * alt_std) * (2 * h * alt_std), 1e-12 * b.cov[9 * i + 8]);
+    }
+    ck_assert(seen[SENSIM_GNSS_FIX_NONE] && seen[SENSIM_GNSS_FIX_2D] && seen[SENSIM_GNSS_FIX_RTK_FIXED] &&
+              seen[SENSIM_GNSS_FIX_RTK_FLOAT]);
     buf_free(&b);
 }
 END_TEST
@@ -787,7 +823,7 @@ START_TEST(rig_inject_gnss_odometer_encoder)
                            "    resolution: \"0.1 deg\"\n";
     sensim_rig *rig = sensim_rig_load_string(rig_text, "rig.yaml");
     ck_assert_msg(rig != NULL, "%s", sensim_last_error());
-    sensim_inject_opts o = {rig->seed, 1, 1000};
+    sensim_inject_opts o = {rig->seed, 1, 1000, NULL, NULL};
     ck_assert_msg(sensim_rig_inject(rig, &o, gt, outp) == SENSIM_OK, "%s", sensim_last_error());
     sensim_log *in = sensim_log_open(outp);
     ck_assert_ptr_nonnull(in);
@@ -850,6 +886,79 @@ START_TEST(presets_load)
 }
 END_TEST
 
+/* The first fix's latitude and longitude of /sensors/gps/lla in a log. */
+static void first_fix(const char *path, double lla[3])
+{
+    sensim_log *log = sensim_log_open(path);
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    ck_assert_int_eq(sensim_log_read_f64(log, "/sensors/gps/lla", 0, 1, lla), SENSIM_OK);
+    sensim_log_close(log);
+}
+
+START_TEST(presets_keep_ground_truth_origin)
+{
+    /* A preset describes a receiver, not a place: every bundled GNSS preset
+     * on a trajectory made at Paris reports fixes at Paris (within 1 km,
+     * 0.01 deg, of the origin; the worst preset noise is metres), where
+     * they used to be moved 7000 km to Madison. A rig origin different from
+     * the ground truth's is refused unless the rig says it overrides it. */
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *out = tu_path(dir, "out.h5"), *rig = tu_path(dir, "r.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "6", "--rate", "20", "--origin",
+                             "48.8566,2.3522,35", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    const char *names[] = {"data/gnss-chrono-gauss.yaml", "data/gnss-chrono-rw.yaml", "data/gnss-airsim.yaml",
+                           "data/gnss-zed-f9p.yaml", "data/gnss-standalone.yaml", "data/gnss-chrono-gauss-airsim.yaml",
+                           "data/gnss-chrono-rw-airsim.yaml"};
+    for (int i = 0; i < 7; i++) {
+        char *path = tu_src(names[i]);
+        r = tu_run("inject", path, gt, "-o", out, NULL);
+        ck_assert_msg(r.status == 0, "%s: %s", names[i], r.err);
+        tu_run_free(&r);
+        double lla[3];
+        first_fix(out, lla);
+        ck_assert_msg(fabs(lla[0] - 48.8566) < 0.01 && fabs(lla[1] - 2.3522) < 0.01, "%s: first fix at %.5f, %.5f",
+                      names[i], lla[0], lla[1]);
+        free(path);
+    }
+    const char *madison = "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                          "    origin_lla: [43.0731, -89.4012, 260]\n"
+                          "    position_noise: { model: gaussian, sigma: 1.0 }\n";
+    ck_assert_int_eq(tu_write_file(rig, madison), 0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "r.yaml:5") && strstr(r.err, "origin_override") && strstr(r.err, "48.8566") &&
+                      strstr(r.err, "gt.h5"),
+                  "%s", r.err);
+    tu_run_free(&r);
+    char text[512];
+    snprintf(text, sizeof text, "%s    origin_override: true\n", madison);
+    ck_assert_int_eq(tu_write_file(rig, text), 0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    double lla[3];
+    first_fix(out, lla);
+    ck_assert(fabs(lla[0] - 43.0731) < 0.01 && fabs(lla[1] + 89.4012) < 0.01);
+    /* The ground truth's own origin written out passes without the flag. */
+    ck_assert_int_eq(tu_write_file(rig, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                                        "    origin_lla: [48.8566, 2.3522, 35]\n"),
+                     0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(rig, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 5\n"
+                                        "    origin_override: true\n"),
+                     0);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "r.yaml:5") && strstr(r.err, "origin_lla"), "%s", r.err);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir), free(gt), free(out), free(rig);
+}
+END_TEST
+
 Suite *suite_gnss(void)
 {
     Suite *s = suite_create("gnss");
@@ -861,6 +970,7 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, outages_start_delay_latency);
     tcase_add_test(tc, outlier_rate_binomial);
     tcase_add_test(tc, fix_noise_per_type_and_rtk);
+    tcase_add_test(tc, nmea_covariance_per_fix_quality);
     tcase_add_test(tc, multipath_bursts_telegraph);
     tcase_add_test(tc, lla_on_wgs84_not_sphere);
     tcase_add_test(tc, same_seed_any_block_size);
@@ -869,6 +979,7 @@ Suite *suite_gnss(void)
     tcase_add_test(tc, yaml_bad_values_named);
     tcase_add_test(tc, rig_inject_gnss_odometer_encoder);
     tcase_add_test(tc, presets_load);
+    tcase_add_test(tc, presets_keep_ground_truth_origin);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/geodesy.h"
+#include "sensim/guard.h"
 #include "sensim/imu.h"
 #include "sensim/log.h"
 #include "sensim/rig.h"
@@ -317,6 +319,189 @@ START_TEST(bad_rigs)
 }
 END_TEST
 
+START_TEST(gazebo_and_airsim_rig_keys)
+{
+    /* The gazebo block takes SDF's <noise> names; precision rounds the output
+     * (above gz-sensors' 1e-6 threshold only); the airsim block names its
+     * white noise arw (gyro) and vrw (accel) as AirSim does. */
+    fixture f = setup("--shape static --duration 1 --rate 100");
+    ck_assert_int_eq(tu_write_file(f.rig, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                                          "    gyro:\n      gazebo: { mean: 0.001, stddev: 0.05, bias_mean: 0.1,\n"
+                                          "        bias_stddev: 0.01, dynamic_bias_stddev: 0.001,\n"
+                                          "        dynamic_bias_correlation_time: 400, precision: 0.01 }\n"
+                                          "    accel:\n      gazebo: { stddev: 0.02, precision: 1.0e-7 }\n"),
+                     0);
+    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t n;
+    double *w = read_all(f.out, "/sensors/imu/angular_velocity", 3, &n), *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+    int coarse = 1, fine = 0;
+    for (size_t k = 0; k < 3 * n; k++) {
+        coarse &= fabs(w[k] / 0.01 - nearbyint(w[k] / 0.01)) < 1e-9;
+        fine |= fabs(a[k] / 1e-7 - nearbyint(a[k] / 1e-7)) > 1e-3;
+    }
+    ck_assert_msg(coarse, "gazebo.precision 0.01 does not round the gyro");
+    ck_assert_msg(fine, "gazebo.precision 1e-7 rounds although gz-sensors ignores it");
+    free(w);
+    free(a);
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    gyro: { quantization: 0.01, gazebo: { precision: 0.01 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "precision", "quantization", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    gyro: { gazebo: { dynamic_bias_stddev: 0.01 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "dynamic_bias_correlation_time", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                       "    accel: { airsim: { arw: 0.01, bias_stability: 1e-4, tau: 100 } }\n",
+                   NULL, (const char *[]){"rig.yaml:5", "arw", NULL});
+    char *preset = tu_src("data/rigs/imu-mpu6000-airsim.yaml");
+    sensim_rig *rig = sensim_rig_load(preset);
+    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+    sensim_rig_free(rig);
+    free(preset);
+    teardown(&f);
+}
+END_TEST
+
+/* A static ground truth of n rows at times t0 + k * step, written with the
+ * library (import would refuse such times). */
+static void write_gt(const char *path, size_t n, double t0, double step)
+{
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    const double origin[3] = {43.0, -89.0, 260.0};
+    sensim_gt_writer *w = sensim_gt_writer_create(log, origin);
+    sensim_gt_block b;
+    ck_assert_int_eq(sensim_gt_block_init(&b, n), SENSIM_OK);
+    for (size_t k = 0; k < n; k++) {
+        b.t[k] = t0 + (double)k * step;
+        for (int a = 0; a < 3; a++)
+            b.position[3 * k + a] = b.velocity[3 * k + a] = b.angular_velocity[3 * k + a] = b.acceleration[3 * k + a] = 0;
+        b.orientation[4 * k] = 1;
+        b.orientation[4 * k + 1] = b.orientation[4 * k + 2] = b.orientation[4 * k + 3] = 0;
+    }
+    b.n = n;
+    ck_assert_int_eq(sensim_gt_writer_append(w, &b), SENSIM_OK);
+    sensim_gt_writer_close(w);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    sensim_gt_block_free(&b);
+}
+
+START_TEST(runaway_output_refused)
+{
+    /* Nanosecond times read as seconds: 600 rows 1e7 "s" apart (100 Hz in
+     * ns). inject would write 6e11 IMU samples; it refuses before writing,
+     * naming the step and the units it would mean. */
+    fixture f = setup("--shape static --duration 1 --rate 10");
+    char *ns = tu_path(f.dir, "ns.h5"), *epoch = tu_path(f.dir, "epoch.h5");
+    write_gt(ns, 600, 0.0, 1e7);
+    expect_failure(&f, "sensors:\n  - { name: imu, type: imu, rate_hz: 100, gyro: { noise_sigma: 0.1 } }\n", ns,
+                   (const char *[]){"ns.h5", "/ground_truth/t", "mean step of 1e+07 s", "nanoseconds", NULL});
+    /* Epoch microseconds (1.7e15): said by magnitude. */
+    write_gt(epoch, 100, 1.7e15, 1e4);
+    expect_failure(&f, NULL, epoch, (const char *[]){"epoch microseconds", "divide by 1e+06", NULL});
+    /* Plausible times but a rate that cannot fit: 1e8 Hz for 20 000 s is
+     * 2e12 samples, 1.9e14 bytes, above the 1 TiB limit. */
+    write_gt(ns, 2001, 0.0, 10.0);
+    expect_failure(&f, "sensors:\n  - { name: imu, type: imu, rate_hz: 1.0e8, gyro: { noise_sigma: 0.1 } }\n", ns,
+                   (const char *[]){"sensor 'imu': 1e+08 Hz x 20000 s", "2e+12 samples", "nothing written", NULL});
+    /* trajectory estimates its rows the same way. */
+    char *big = tu_path(f.dir, "big.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "1e8", "--rate", "1000", "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "--rate 1000 Hz x --duration 1e+08 s") && strstr(r.err, "bytes"), "%s", r.err);
+    ck_assert(!tu_file_exists(big));
+    tu_run_free(&r);
+    /* The free-space test itself: twice what is free is refused, naming it. */
+    double avail = sensim_guard_free_bytes(f.out);
+    ck_assert(avail > 0 && isfinite(avail));
+    ck_assert_int_eq(sensim_guard_output(f.out, 2 * avail + 1e6, "test"), SENSIM_EIO);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "free there"));
+    ck_assert_int_eq(sensim_guard_output(f.out, 1e3, "test"), SENSIM_OK);
+    /* import reports times that cannot be seconds as such. */
+    char *csv = tu_path(f.dir, "gt.csv");
+    ck_assert_int_eq(tu_write_file(csv, "t,x,y,z\n1700000000000000000,0,0,0\n1700000000010000000,1,0,0\n"
+                                        "1700000000020000000,2,0,0\n"),
+                     0);
+    r = tu_run("import", "--ground-truth", csv, "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "gt.csv: column t") && strstr(r.err, "epoch nanoseconds"), "%s", r.err);
+    ck_assert(!tu_file_exists(big));
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(csv, "t,x,y,z\n0,0,0,0\n10000,1,0,0\n20000,2,0,0\n30000,3,0,0\n"), 0);
+    r = tu_run("import", "--ground-truth", csv, "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "mean step of 10000 s") && strstr(r.err, "milliseconds"), "%s", r.err);
+    tu_run_free(&r);
+    free(csv), free(big), free(ns), free(epoch);
+    teardown(&f);
+}
+END_TEST
+
+START_TEST(earth_gravity_rotation_and_tangent_plane)
+{
+    /* A noise-free IMU at rest at 43.0731 N, 260 m, body = ENU (static,
+     * heading 90). Default: f = (0, 0, g0), w = 0. With earth: true, f_z is
+     * WGS84 normal gravity there (9.803653, 0.306 mg below g0; by the
+     * closed form computed independently with NumPy) and the gyro
+     * reads Omega (0, cos phi, sin phi), 15.04 deg/h in all. */
+    const double lat = 43.0731, Om = 7.292115e-5, phi = lat * M_PI / 180;
+    fixture f = setup("--shape static --duration 1 --rate 100 --heading 90 --origin 43.0731,-89.4012,260");
+    const char *imu = "  - { name: imu, type: imu, rate_hz: 50, gyro: { bias: 0 }, accel: { bias: 0 } }\n";
+    char rig[512];
+    for (int c = 0; c < 2; c++) {
+        snprintf(rig, sizeof rig, "%ssensors:\n%s", c ? "earth: true\n" : "", imu);
+        ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+        tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        size_t n;
+        double *w = read_all(f.out, "/sensors/imu/angular_velocity", 3, &n);
+        double *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+        const double g = c ? sensim_geo_normal_gravity(lat, 260.0) : 9.80665;
+        ck_assert_within(a[2], g, 1e-9);
+        ck_assert_within(a[0], 0.0, 1e-12);
+        ck_assert_within(a[1], 0.0, 1e-12);
+        ck_assert_within(w[0], 0.0, 1e-15);
+        ck_assert_within(w[1], c ? Om * cos(phi) : 0.0, 1e-15);
+        ck_assert_within(w[2], c ? Om * sin(phi) : 0.0, 1e-15);
+        if (c) {
+            ck_assert_within(a[2], 9.803653045021967, 1e-9);
+            ck_assert_within(sqrt(w[1] * w[1] + w[2] * w[2]) * 180 / M_PI * 3600, 15.04, 0.01);
+        }
+        free(w);
+        free(a);
+    }
+    /* Moving east at 10 m/s: the Coriolis term 2 Omega x v adds
+     * (0, 20 Omega sin phi, -20 Omega cos phi) to the specific force; the
+     * 1 km line stays in the tangent-plane region (no warning). */
+    teardown(&f);
+    f = setup("--shape line --duration 100 --speed 10 --heading 90 --rate 100 --origin 43.0731,-89.4012,260");
+    snprintf(rig, sizeof rig, "earth: { gravity: standard }\nsensors:\n%s", imu);
+    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+    tu_run_result r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, "warning"), "%s", r.err);
+    tu_run_free(&r);
+    size_t n;
+    double *a = read_all(f.out, "/sensors/imu/specific_force", 3, &n);
+    ck_assert_within(a[3 * 10 + 1], 20 * Om * sin(phi), 1e-9);
+    ck_assert_within(a[3 * 10 + 2], 9.80665 - 20 * Om * cos(phi), 1e-9);
+    free(a);
+    expect_failure(&f, "earth: { gravity: moon }\nsensors:\n  - { name: imu, type: imu, rate_hz: 50, gyro: {} }\n",
+                   NULL, (const char *[]){"rig.yaml:1", "gravity", "moon", NULL});
+    teardown(&f);
+    /* 20 km east: the vertical there is 0.18 deg from the origin's. */
+    f = setup("--shape line --duration 1000 --speed 20 --heading 90 --rate 10");
+    snprintf(rig, sizeof rig, "sensors:\n%s", imu);
+    ck_assert_int_eq(tu_write_file(f.rig, rig), 0);
+    r = tu_run("inject", f.rig, f.gt, "-o", f.out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, "20 km") && strstr(r.err, "tangent plane"), "%s", r.err);
+    tu_run_free(&r);
+    teardown(&f);
+}
+END_TEST
+
 /* Writes a ground-truth file with one defect. */
 static char *bad_gt(const char *dir, const char *name, int defect)
 {
@@ -602,10 +787,14 @@ START_TEST(bad_timing_values)
     expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
                        "    timing: { jitter: -1 }\n",
                    NULL, (const char *[]){"rig.yaml:5", "jitter", NULL});
-    /* A start delay past the end of the ground truth leaves no sample. */
+    /* A start delay past the end of the ground truth leaves no sample:
+     * the message says so, naming the key's line, the delay and the span. */
     expect_failure(&f, "sensors:\n  - name: gps\n    type: gnss\n    rate_hz: 10\n"
                        "    timing: { start_delay: 5 }\n",
-                   NULL, (const char *[]){"gt.h5", "shorter than one sample", NULL});
+                   NULL, (const char *[]){"rig.yaml:5", "start_delay 5 s is longer than the ground truth", "gt.h5", NULL});
+    expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 10\n"
+                       "    timing:\n      start_delay: 500\n    gyro: { noise_sigma: 0.1 }\n",
+                   NULL, (const char *[]){"rig.yaml:6", "start_delay 500 s", NULL});
     teardown(&f);
 }
 END_TEST
@@ -681,6 +870,9 @@ Suite *suite_inject(void)
     tcase_add_test(tc, spinning_body_lever_arm_end_to_end);
     tcase_add_test(tc, noise_on_recorded_clean_data);
     tcase_add_test(tc, bad_rigs);
+    tcase_add_test(tc, gazebo_and_airsim_rig_keys);
+    tcase_add_test(tc, runaway_output_refused);
+    tcase_add_test(tc, earth_gravity_rotation_and_tangent_plane);
     tcase_add_test(tc, bad_logs);
     tcase_add_test(tc, rig_api_and_magnetometer);
     tcase_add_test(tc, timing_for_every_sensor_closed_form);

@@ -578,7 +578,7 @@ START_TEST(lidar_rig_inject)
     write_lidar_log(in, S, P);
     sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
     ck_assert_msg(rig != NULL, "%s", sensim_last_error());
-    sensim_inject_opts o = {rig->seed, 0, 0};
+    sensim_inject_opts o = {rig->seed, 0, 0, NULL, NULL};
     omp_set_num_threads(1);
     ck_assert_msg(sensim_rig_inject(rig, &o, in, o1) == SENSIM_OK, "%s", sensim_last_error());
     omp_set_num_threads(2);
@@ -633,7 +633,7 @@ START_TEST(lidar_rig_bad_input)
 {
     char *dir = tu_mkdtemp(), *in = tu_path(dir, "in.h5"), *out = tu_path(dir, "out.h5");
     sensim_rig *rig = sensim_rig_load_string(lidar_rig, "rig.yaml");
-    sensim_inject_opts o = {5, 0, 0};
+    sensim_inject_opts o = {5, 0, 0, NULL, NULL};
     write_lidar_log(in, 0, 0);
     ck_assert_int_ne(sensim_rig_inject(rig, &o, in, out), SENSIM_OK);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "empty scans"));

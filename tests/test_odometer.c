@@ -3,9 +3,11 @@
  * speed with slip, scale error and pulses per revolution, block-size
  * independence, bad parameters. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/log.h"
 #include "sensim/odometer.h"
 #include "sensim/yaml.h"
 #include "testutil.h"
@@ -297,6 +299,149 @@ START_TEST(encoder_default_range_by_source)
 }
 END_TEST
 
+START_TEST(encoder_counter_bits_no_alias)
+{
+    /* A 200 rad/s shaft read at 50 Hz turns 4 rad per sample, more than
+     * half a turn: from the wrapped reading the speed aliases to
+     * (4 - 2 pi) * 50 = -114 rad/s. Counting 1024 pulses per turn in a
+     * 16-bit counter (half range 2^15 pulses = 201 rad per sample) the speed
+     * is 200 rad/s within one pulse per sample (0.31 rad/s); an 8-bit
+     * counter (0.785 rad per sample) cannot tell, and says so in overruns. */
+    const double w = 200.0, dt = 0.02, res = 2 * M_PI / 1024;
+    const size_t n = 200;
+    double t[200], u[200], sp[200];
+    for (size_t i = 0; i < n; i++) {
+        t[i] = dt * (double)i;
+        u[i] = w * t[i] + 1e-6;
+    }
+    const int bits[3] = {0, 16, 8};
+    for (int c = 0; c < 3; c++) {
+        sensim_encoder_params p = sensim_encoder_default_params();
+        p.resolution = res;
+        p.counter_bits = bits[c];
+        sensim_encoder *e = enc_make(&p);
+        sensim_encoder_state st;
+        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder_apply(e, &st, 70, t, u, NULL, sp);
+        sensim_encoder_apply(e, &st, n - 70, t + 70, u + 70, NULL, sp + 70);
+        for (size_t i = 2; i < n; i++) {
+            if (c == 1)
+                ck_assert_msg(fabs(sp[i] - w) <= res / dt, "16 bits: speed %g at %zu", sp[i], i);
+            else if (c == 0)
+                ck_assert_msg(fabs(sp[i] - (4.0 - 2 * M_PI) / dt) <= res / dt, "no counter: speed %g at %zu", sp[i],
+                              i);
+        }
+        ck_assert_uint_eq(st.overruns, c == 1 ? 0 : n - 1);
+        ck_assert_within(st.speed_limit, c == 0 ? M_PI : c == 1 ? 32768 * res : 128 * res, 1e-12);
+        sensim_encoder_destroy(e);
+    }
+    /* Backwards through the counter's own wrap: still right. */
+    for (size_t i = 0; i < n; i++)
+        u[i] = -w * t[i] + 1e-6;
+    sensim_encoder_params p = sensim_encoder_default_params();
+    p.resolution = res;
+    p.counter_bits = 12; /* half range 2048 pulses = 12.6 rad > 4 rad */
+    sensim_encoder *e = enc_make(&p);
+    sensim_encoder_state st;
+    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder_apply(e, &st, n, t, u, NULL, sp);
+    for (size_t i = 2; i < n; i++)
+        ck_assert_msg(fabs(sp[i] + w) <= res / dt, "12 bits backwards: speed %g at %zu", sp[i], i);
+    sensim_encoder_destroy(e);
+    /* A counter needs pulses to count. */
+    p.resolution = 0;
+    ck_assert_ptr_null(sensim_encoder_create(&p));
+}
+END_TEST
+
+/* Runs `sensim inject` of rig text onto gt; returns the result. */
+static tu_run_result inject_text(const char *dir, const char *gt, const char *rig_text, const char *out)
+{
+    char *rig = tu_path(dir, "rig.yaml");
+    ck_assert_int_eq(tu_write_file(rig, rig_text), 0);
+    tu_run_result r = tu_run("inject", rig, gt, "-o", out, NULL);
+    free(rig);
+    return r;
+}
+
+static double last_value(const char *path, const char *dset)
+{
+    sensim_log *log = sensim_log_open(path);
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    int rank;
+    size_t dims[4];
+    ck_assert_int_eq(sensim_log_shape(log, dset, &rank, dims), SENSIM_OK);
+    double v;
+    ck_assert_int_eq(sensim_log_read_f64(log, dset, dims[0] - 1, 1, &v), SENSIM_OK);
+    sensim_log_close(log);
+    return v;
+}
+
+START_TEST(rig_encoder_warns_and_odometer_lever_arm)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *out = tu_path(dir, "out.h5");
+    /* A 20 m/s line: a 0.1 m wheel turns at 200 rad/s, read at 50 Hz. */
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "2", "--rate", "200", "--speed", "20",
+                             "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = inject_text(dir, gt,
+                    "sensors:\n  - { name: enc, type: encoder, rate_hz: 50, wheel_radius: 0.1,"
+                    " resolution: 0.00613592315 }\n",
+                    out);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "warning") && strstr(r.err, "enc") && strstr(r.err, "counter_bits"), "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_within(last_value(out, "/sensors/enc/speed"), (4.0 - 2 * M_PI) * 50, 1.0);
+    r = inject_text(dir, gt,
+                    "sensors:\n  - { name: enc, type: encoder, rate_hz: 50, wheel_radius: 0.1,"
+                    " resolution: 0.00613592315, counter_bits: 16 }\n",
+                    out);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, "warning"), "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_within(last_value(out, "/sensors/enc/speed"), 200.0, 0.00613592315 * 50 + 1e-6);
+    r = inject_text(dir, gt, "sensors:\n  - { name: enc, type: encoder, rate_hz: 50, counter_bits: 16 }\n", out);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "rig.yaml:2") && strstr(r.err, "counter_bits") && strstr(r.err, "resolution"), "%s",
+                  r.err);
+    tu_run_free(&r);
+
+    /* The odometer rolls where it is mounted: on a circle of radius 10 m at
+     * 2 m/s (yaw rate w_z = +-0.2 rad/s), a wheel at y = +-1 m covers
+     * (10 -+ w_z y / |w_z|) / 10 of the centre's distance: 0.9 and 1.1. */
+    r = tu_run("trajectory", "--shape", "circle", "--duration", "20", "--rate", "200", "--speed", "2", "--radius",
+               "10", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    sensim_log *log = sensim_log_open(gt);
+    ck_assert(log);
+    double w[3];
+    ck_assert_int_eq(sensim_log_read_f64(log, "/ground_truth/angular_velocity", 10, 1, w), SENSIM_OK);
+    sensim_log_close(log);
+    ck_assert_within(fabs(w[2]), 0.2, 1e-9);
+    const double ys[3] = {0.0, 1.0, -1.0};
+    double d0 = 0;
+    for (int i = 0; i < 3; i++) {
+        char rig[256];
+        snprintf(rig, sizeof rig,
+                 "sensors:\n  - { name: odo, type: odometer, rate_hz: 100, wheel_radius: 0.3,"
+                 " mount: { position: [0, %g, 0] } }\n",
+                 ys[i]);
+        r = inject_text(dir, gt, rig, out);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        double d = last_value(out, "/sensors/odo/distance");
+        if (i == 0) {
+            ck_assert_within(d, 2.0 * 20, 0.01);
+            d0 = d;
+        } else
+            ck_assert_within(d / d0, 1.0 - w[2] * ys[i] / 2.0, 1e-6);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(out);
+}
+END_TEST
+
 Suite *suite_odometer(void)
 {
     Suite *s = suite_create("odometer");
@@ -308,6 +453,8 @@ Suite *suite_odometer(void)
     tcase_add_test(tc, same_seed_any_block_size);
     tcase_add_test(tc, bad_params_named);
     tcase_add_test(tc, encoder_default_range_by_source);
+    tcase_add_test(tc, encoder_counter_bits_no_alias);
+    tcase_add_test(tc, rig_encoder_warns_and_odometer_lever_arm);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -341,8 +341,12 @@ START_TEST(fig5_motion_distortion)
     p.rate_hz = 20;
     p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
     ck_assert_int_eq(p.columns, 1085);
-    /* Start the scan at azimuth 0 = straight ahead: the left side (y > 0) is
-     * swept front to back, the right side back to front. */
+    /* A Velodyne spins clockwise seen from above (the ROS driver's azimuth
+     * convention). Start the scan at azimuth 0 = straight ahead: the right
+     * side (y < 0) is swept first, front to back, and comes out stretched;
+     * the left side back to front, compressed. */
+    ck_assert_int_eq(p.direction, -1);
+    const int first = p.direction > 0 ? 1 : -1; /* the side swept first */
     sensim_render_lidar *l = sensim_render_lidar_create(&p);
     sensim_render_lidar_points *moving = sensim_render_lidar_points_create(l), *fixed = sensim_render_lidar_points_create(l);
     const double v = 20;
@@ -352,11 +356,10 @@ START_TEST(fig5_motion_distortion)
     (void)ma;
     for (int side = -1; side <= 1; side += 2) {
         /* The instantaneous reference: a static scan from where the moving
-         * sensor was when its beam swept past the side (azimuth 90 deg at
-         * t = 1/(4f) on the left, 270 deg at 3/(4f) on the right), so that
-         * both see each cylinder from the same place and only the timing
-         * differs. */
-        linear_motion st = still(-0.5 + v * (side > 0 ? 0.25 : 0.75) / p.rate_hz, 0, 1);
+         * sensor was when its beam swept past the side (t = 1/(4f) for the
+         * side swept first, 3/(4f) for the other), so that both see each
+         * cylinder from the same place and only the timing differs. */
+        linear_motion st = still(-0.5 + v * (side == first ? 0.25 : 0.75) / p.rate_hz, 0, 1);
         ck_assert_int_eq(sensim_render_lidar_scan(l, s, linear_pose, &st, 0, 0, fixed), SENSIM_OK);
         int nm = side_centroids(moving, side, mx, ma), nf = side_centroids(fixed, side, fx, fa);
         ck_assert_int_gt(nm, 6);
@@ -370,8 +373,10 @@ START_TEST(fig5_motion_distortion)
         }
         /* Compare spacings of neighbouring cylinders near the side (|x| < 6 m).
          * A cylinder seen dt later appears v dt further back in the sensor
-         * frame: spacing changes by v (az_a - az_b) / (2 pi f) on the left
-         * (lengthened) and by minus that on the right (shortened). */
+         * frame: spacing changes by v (az_a - az_b) / (2 pi f) on the side
+         * swept first, front to back (lengthened: the right side), and by
+         * minus that on the other (shortened: the left). */
+        const int sgn = side == first ? 1 : -1;
         double dsum = 0, psum = 0;
         int npair = 0;
         for (int i = 0; i + 1 < nf; i++) {
@@ -383,9 +388,9 @@ START_TEST(fig5_motion_distortion)
              * depends on the viewing angle, which differs slightly between
              * the moving and the reference scan away from the perpendicular;
              * the sign must be right in every pair. */
-            ck_assert_within((d_moving - d_fixed) * side, predicted, 0.025);
-            ck_assert((d_moving - d_fixed) * side > 0.01);
-            dsum += (d_moving - d_fixed) * side;
+            ck_assert_within((d_moving - d_fixed) * sgn, predicted, 0.025);
+            ck_assert((d_moving - d_fixed) * sgn > 0.01);
+            dsum += (d_moving - d_fixed) * sgn;
             psum += predicted;
             npair++;
         }
@@ -1037,7 +1042,7 @@ START_TEST(cli_render_gt_window)
     tu_run_free(&r);
     static const char *const windows[] = {"2", "3", "1000000"};
     static const char *const runs[][4] = {{"hdl32e", "-n", "4", NULL},
-                                          {"hdl32e", "--start", "-0.031", "-n"},
+                                          {"hdl32e", "--start", "0.031", "-n"},
                                           {"cam", "-n", "2", NULL}};
     for (int k = 0; k < 3; k++) {
         const char *cnt = k == 1 ? "3" : NULL;
@@ -1066,7 +1071,7 @@ START_TEST(cli_render_gt_window)
     char *before = tu_read_file(out, &len0);
     r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "--gt-window", "2", "--start", "5", NULL);
     ck_assert_int_eq(r.status, 1);
-    ck_assert_msg(strstr(r.err, "no whole scan fits between t = 5") && strstr(r.err, gt), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "--start 5 s is outside the ground truth") && strstr(r.err, gt), "%s", r.err);
     tu_run_free(&r);
     /* A bad row far from the rendered frames is still found (the whole log
      * is checked, streamed, before any window): file, dataset and row. */
@@ -1259,6 +1264,181 @@ START_TEST(cli_render_object_labels)
 }
 END_TEST
 
+/* Fog returns only from air in front of the first surface: a wall (the
+ * plane x = 5, 20 m square) and the ground (z = -1.5), last-return mode,
+ * air returns on half the beams at Gamma(2, 10 m) ranges (mostly beyond the
+ * wall), one ray and a divergent beam. No air return may lie behind the
+ * wall (its line from the sensor crossing x = 5 inside the square) or
+ * below the ground; some must remain in front (seed 5: hundreds). */
+START_TEST(fog_only_in_front_of_first_hit)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "wall.yaml");
+    char *out = tu_path(dir, "out.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    for (int div = 0; div < 2; div++) {
+        char text[1200];
+        snprintf(text, sizeof text,
+                 "seed: 5\n"
+                 "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                 "meshes:\n  - {name: wall, plane: {size: [20, 20]}}\n"
+                 "  - {name: ground, plane: {size: [200, 200]}}\n"
+                 "objects:\n"
+                 "  - {mesh: wall, material: grey, position: [5, 0, 0],\n"
+                 "     orientation: [0.70710678, 0, 0.70710678, 0]}\n"
+                 "  - {mesh: ground, material: grey, position: [0, 0, -1.5]}\n"
+                 "atmosphere: {extinction: 0, returns: {probability: 0.5, shape: 2, scale: 10, reflectance: 1}}\n"
+                 "sensors:\n"
+                 "  - {name: lidar, type: lidar, channels: 16, vfov: [-25 deg, 15 deg],\n"
+                 "     columns: 200, rate_hz: 10, max_range: 80, falloff: none, returns: last, echo_separation: 0.0001%s}\n",
+                 div ? ", divergence: 3 mrad, beam: {n: 7}" : "");
+        ck_assert_int_eq(tu_write_file(scene, text), 0);
+        r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", out, "-n", "1", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        size_t n, nb, m, mb;
+        float *pts = read_dset(out, "/sensors/lidar/points", SENSIM_F32, &n, &nb);
+        uint32_t *obj = read_dset(out, "/sensors/lidar/object", SENSIM_U32, &m, &mb);
+        size_t air = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (obj[i] != SENSIM_RENDER_NO_OBJECT)
+                continue;
+            const float *q = pts + 4 * i;
+            air++;
+            /* Intensity in one unit for surfaces and air: an air return is as
+             * bright as a white Lambertian target head-on (reflectance 1,
+             * falloff none, no extinction). */
+            if (!div)
+                ck_assert_msg(fabs(q[3] - 1.0f) < 1e-6, "air return %zu: intensity %g", i, q[3]);
+            /* A divergent beam's point lies on its axis while the air it saw
+             * may be along a sub-ray up to 1.5 mrad off: allow that much. */
+            const double range = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2]), slack = div ? 1.5e-3 * range : 0.0;
+            ck_assert_msg(q[2] > -1.5 - 1e-3 - slack, "divergence %d: air return %zu below the ground: z = %g", div, i,
+                          q[2]);
+            if (q[0] > 5 + 1e-3 + slack) {
+                double k = 5.0 / q[0];
+                ck_assert_msg(!(fabs(q[1] * k) < 10 - slack && fabs(q[2] * k) < 10 - slack),
+                              "divergence %d: air return %zu behind the wall at (%g, %g, %g)", div, i, q[0], q[1], q[2]);
+            }
+        }
+        ck_assert_msg(air > 100, "divergence %d: %zu air returns", div, air);
+        free(pts);
+        free(obj);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(scene), free(out);
+}
+END_TEST
+
+/* sensim render: a mesh with degenerate triangles renders, the drop counted
+ * in the summary on stderr; --start and --end outside the ground truth are
+ * refused with its time range (the sensor used to freeze at the end pose). */
+START_TEST(cli_render_degenerate_and_window)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_path(dir, "s.yaml");
+    char *obj = tu_path(dir, "flat.obj"), *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(obj, "v -20 -20 -1\nv 20 -20 -1\nv 20 20 -1\nv -20 20 -1\nv 0 -20 -1\n"
+                                        "f 1 2 3\nf 1 3 4\nf 1 5 2\nf 2 2 3\n"),
+                     0);
+    ck_assert_int_eq(tu_write_file(scene, "materials:\n  - {name: grey, reflectance: 0.3}\n"
+                                          "meshes:\n  - {name: floor, file: flat.obj}\n"
+                                          "objects:\n  - {mesh: floor, material: grey}\n"
+                                          "sensors:\n  - {name: l, type: lidar, channels: 8, vfov: [-30 deg, -10 deg],"
+                                          " columns: 90, rate_hz: 10, falloff: none}\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "1", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", out, "-n", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "mesh 'floor': dropped 2 degenerate (zero-area) triangles, 2 kept"), "%s", r.err);
+    tu_run_free(&r);
+    size_t n, nb;
+    float *pts = read_dset(out, "/sensors/l/points", SENSIM_F32, &n, &nb);
+    ck_assert_uint_eq(n, 8 * 90);
+    free(pts);
+    const char *bad[][2] = {{"--start", "-0.5"}, {"--start", "1.5"}, {"--end", "2"}};
+    for (int i = 0; i < 3; i++) {
+        r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", out, bad[i][0], bad[i][1], NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, bad[i][0]) && strstr(r.err, "outside the ground truth") &&
+                          strstr(r.err, "static.h5") && strstr(r.err, "t = 0 .. 1 s"),
+                      "%s", r.err);
+        tu_run_free(&r);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(scene), free(obj), free(out);
+}
+END_TEST
+
+/* Seed 001's vegetation effect in data/scenes/vegetation.yaml: a hedge of
+ * stems covering 60 % of the view 8 m ahead of a wall at 14 m. Single rays
+ * reach the wall through the gaps (40 % of the beams; binomial over 6400
+ * beams, 5 SE = 3 %, widened to 30..50 % for the stems' exact cover); a
+ * 10 mrad beam's first echo is always the hedge (none reaches the wall).
+ * The wall (reflectance 0.5, falloff none, within 8 deg of head-on) reads a
+ * calibrated reflectivity of 50 (cos 8 deg = 0.990: 49 or 50). */
+START_TEST(vegetation_single_ray_sees_through)
+{
+    char *dir = tu_mkdtemp(), *gt = tu_path(dir, "static.h5"), *scene = tu_src("data/scenes/vegetation.yaml");
+    char *out = tu_path(dir, "out.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    const char *names[2] = {"ray", "beam"};
+    for (int k = 0; k < 2; k++) {
+        r = tu_run("render", scene, "-t", gt, "-s", names[k], "-o", out, "-n", "1", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        tu_run_free(&r);
+        char path[64];
+        size_t n, nb, m, mb, wall = 0;
+        snprintf(path, sizeof path, "/sensors/%s/range", names[k]);
+        float *range = read_dset(out, path, SENSIM_F32, &n, &nb);
+        snprintf(path, sizeof path, "/sensors/%s/reflectivity", names[k]);
+        uint8_t *refl = read_dset(out, path, SENSIM_U8, &m, &mb);
+        ck_assert_uint_eq(m, n);
+        for (size_t i = 0; i < n; i++)
+            if (range[i] > 12) {
+                wall++;
+                ck_assert_msg(refl[i] == 49 || refl[i] == 50, "wall return %zu: reflectivity %u", i, refl[i]);
+            }
+        const double frac = (double)wall / (8.0 * 800);
+        if (k == 0)
+            ck_assert_msg(frac > 0.30 && frac < 0.50, "single ray: %.3f of the beams reach the wall", frac);
+        else
+            ck_assert_msg(wall == 0, "divergent beam: %zu beams reach the wall", wall);
+        free(range);
+        free(refl);
+    }
+    tu_rmtree(dir);
+    free(dir), free(gt), free(scene), free(out);
+}
+END_TEST
+
+START_TEST(reflectivity_calibrated)
+{
+    /* Velodyne's scale: apparent reflectance a = intensity / falloff(r),
+     * diffuse 0..100 = 100 a, brighter 101 + 154 (1 - 1/a). With the
+     * inverse-square falloff (reference 10 m) a target of reflectance 0.3
+     * reads 30 at 5 m and 40 m though its intensity differs 64-fold. */
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
+    p.falloff = SENSIM_FALLOFF_INVERSE_SQUARE;
+    p.reference_range = 10;
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    ck_assert_ptr_nonnull(l);
+    ck_assert_within(sensim_render_lidar_falloff(l, 5), 4.0, 1e-12);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, 0.3 * 4.0, 5), 30);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, 0.3 / 16, 40), 30);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, 1.0, 10), 100);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, 2.0, 10), 101 + 77);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, 1e9, 10), 255);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, NAN, 10), 0);
+    ck_assert_uint_eq(sensim_render_lidar_reflectivity(l, -1, 10), 0);
+    sensim_render_lidar_destroy(l);
+}
+END_TEST
+
 Suite *suite_render(void)
 {
     Suite *su = suite_create("render");
@@ -1282,6 +1462,10 @@ Suite *suite_render(void)
     tcase_add_test(tc, lidar_noise_on_plane);
     tcase_add_test(tc, cli_render_rig);
     tcase_add_test(tc, cli_render_object_labels);
+    tcase_add_test(tc, fog_only_in_front_of_first_hit);
+    tcase_add_test(tc, cli_render_degenerate_and_window);
+    tcase_add_test(tc, vegetation_single_ray_sees_through);
+    tcase_add_test(tc, reflectivity_calibrated);
     tcase_add_test(tc, cli_render_gt_window);
     suite_add_tcase(su, tc);
     return su;

@@ -209,11 +209,55 @@ static void expect_mesh_error(const char *name, const char *text, const char *ex
     free(dir);
 }
 
+START_TEST(degenerate_triangles_dropped)
+{
+    /* An OBJ of a 10 x 10 grid (200 triangles) with 4 collinear and repeated
+     * faces among them loads: the 4 are dropped and counted, the 200 kept,
+     * and a ray still hits the grid (what the whole mesh was refused for). */
+    char *dir = tu_mkdtemp(), *p = tu_path(dir, "grid.obj");
+    size_t cap = 64 * 1024, len = 0;
+    char *text = malloc(cap);
+    for (int j = 0; j <= 10; j++)
+        for (int i = 0; i <= 10; i++)
+            len += (size_t)snprintf(text + len, cap - len, "v %d %d 0\n", i, j);
+    for (int j = 0; j < 10; j++)
+        for (int i = 0; i < 10; i++) {
+            int a = j * 11 + i + 1, b = a + 1, c = a + 11, d = c + 1;
+            len += (size_t)snprintf(text + len, cap - len, "f %d %d %d\nf %d %d %d\n", a, b, d, a, d, c);
+            if (i == 3 && j < 4) /* collinear along a row, or a repeated vertex */
+                len += (size_t)snprintf(text + len, cap - len, j % 2 ? "f %d %d %d\n" : "f %d %d %d\n", a, b,
+                                        j % 2 ? a : b + 1);
+        }
+    ck_assert_int_eq(tu_write_file(p, text), 0);
+    sensim_scene *s = sensim_scene_create();
+    int m = sensim_scene_load_mesh(s, "grid", p);
+    ck_assert_msg(m >= 0, "%s", sensim_last_error());
+    size_t nt = 0;
+    ck_assert_int_eq(sensim_scene_mesh_info(s, m, NULL, &nt, NULL, NULL), SENSIM_OK);
+    ck_assert_uint_eq(nt, 200);
+    ck_assert_uint_eq(sensim_scene_mesh_dropped(s, m), 4);
+    ck_assert_str_eq(sensim_scene_mesh_name(s, m), "grid");
+    ck_assert_uint_eq(sensim_scene_mesh_count(s), 1);
+    ck_assert_int_ge(sensim_scene_add_object(s, m, 0, sensim_pose_identity()), 0);
+    ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
+    sensim_hit h;
+    ck_assert_int_eq(sensim_scene_intersect(s, sensim_vec3_make(3.5, 2.5, 5), sensim_vec3_make(0, 0, -1), 0, 0, 100, &h),
+                     SENSIM_OK);
+    ck_assert_within(h.distance, 5.0, 1e-5);
+    sensim_scene_destroy(s);
+    free(text);
+    free(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(bad_meshes)
 {
     expect_mesh_error("nan.obj", "v 0 0 0\nv nan 1 0\nv 0 0 1\nf 1 2 3\n", ":2: vertex 2 is not finite");
-    expect_mesh_error("degen.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 4\nf 1 2 3\n",
-                      ":6: degenerate triangle");
+    /* Only degenerate triangles: nothing usable is left. */
+    expect_mesh_error("degen.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 3\nf 1 1 4\n",
+                      ":5: no usable triangle: all 2 are degenerate");
     expect_mesh_error("range.obj", "v 0 0 0\nv 1 0 0\nf 1 2 3\n", ":3: vertex index 3 out of range");
     expect_mesh_error("short.obj", "v 0 0\n", ":1: vertex needs three numbers");
     expect_mesh_error("bad.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
@@ -231,7 +275,7 @@ START_TEST(bad_meshes)
     float v[9] = {0, 0, 0, 1, 0, 0, 1, 0, 0};
     uint32_t t[3] = {0, 1, 2};
     ck_assert_int_lt(sensim_scene_add_mesh(s, "flat", v, 3, t, 1), 0);
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "mesh 'flat': triangle 0"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "mesh 'flat': no usable triangle"));
     v[4] = NAN;
     ck_assert_int_lt(sensim_scene_add_mesh(s, "nan", v, 3, t, 1), 0);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "mesh 'nan': vertex 1 is not finite"));
@@ -364,6 +408,7 @@ Suite *suite_scene(void)
     tcase_add_test(tc, rotating_object_normal);
     tcase_add_test(tc, mesh_files);
     tcase_add_test(tc, bad_meshes);
+    tcase_add_test(tc, degenerate_triangles_dropped);
     tcase_add_test(tc, committed_is_frozen);
     tcase_add_test(tc, yaml_scenes_load);
     tcase_add_test(tc, yaml_bad_scenes);

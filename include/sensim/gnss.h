@@ -47,7 +47,9 @@ extern "C" {
 
 typedef enum sensim_gnss_cov_model {
     SENSIM_GNSS_COV_NONE,   /* zeros, as Chrono passes to the estimator */
-    SENSIM_GNSS_COV_NMEA,   /* nmea_navsat_driver: diag((h e)^2, (h e)^2, (2 h 2e)^2) */
+    SENSIM_GNSS_COV_NMEA,   /* nmea_navsat_driver: diag((h e)^2, (h e)^2, (2 h 2e)^2), e the
+                             * driver's epe for each epoch's fix (none 1e6, RTK fixed 0.02,
+                             * float 4.0, 2D/3D cov_epe) */
     SENSIM_GNSS_COV_SCALED, /* seed 004: diag((s eph)^2, (s eph)^2, (s epv)^2) */
     SENSIM_GNSS_COV_NOISE   /* the stationary variance of the enabled error processes */
 } sensim_gnss_cov_model;
@@ -88,7 +90,8 @@ typedef struct sensim_gnss_params {
     double fix_2d_max; /* eph <= this: 2D fix (AirSim eph_min_2d = 4), else none */
 
     sensim_gnss_cov_model cov_model;
-    double cov_epe;   /* m, NMEA: epe per fix quality (GPS 4.0, DGPS 0.1, RTK fixed 0.02, ...) */
+    double cov_epe;   /* m, NMEA: epe of the quality reported for 2D/3D fixes (GPS 4.0, DGPS 0.1,
+                       * RTK fixed 0.02, ...) */
     double cov_scale; /* SCALED: 0.02 in seed 004 */
 
     double vel_sigma[3]; /* m/s, white noise on the velocity output per ENU axis */

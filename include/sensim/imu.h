@@ -19,22 +19,41 @@
  *                 reproduced exactly: white N(mu_a, sigma_a^2) and a pure random
  *                 walk b += N(mu_b, (b0 sqrt(dt_nom / t_b))^2) with the NOMINAL
  *                 dt_nom = 1/rate (tau_drift only scales the step in Chrono).
- *   airsim        AirSim: b += N(0,1) (bias_stability / sqrt(tau)) sqrt(dt),
- *                 dt >= 1 ms.
- *   gauss_markov  exact first-order Gauss-Markov (Gazebo's dynamic bias):
+ *   airsim        AirSim's ImuSimple::addNoise (AirLib/include/sensors/imu/
+ *                 ImuSimple.hpp), reproduced exactly: with dt' = max(dt, 1 ms)
+ *                 (dt = 0 at the first sample, AirSim's reset call), white
+ *                 noise arw / sqrt(dt') n and a walk whose value BEFORE this
+ *                 sample's step is output, b += (bias_stability / sqrt(tau))
+ *                 sqrt(dt') n'.
+ *   gazebo        gz-sensors' GaussianNoiseModel (src/GaussianNoiseModel.cc,
+ *                 Load and ApplyImpl, taken from rotors' IMU plugin),
+ *                 reproduced exactly: b_0 = +-N(bias_mean, bias_stddev^2)
+ *                 with a random sign, then for dt > 0
+ *                 b = phi b + N(0, sigma_b^2 tau/2 (1 - phi^2)),
+ *                 phi = exp(-dt/tau), sigma_b = dynamic_bias_stddev (a
+ *                 driving density: the settled std is sigma_b sqrt(tau/2));
+ *                 white N(mean, stddev^2) per sample.
+ *   gauss_markov  exact first-order Gauss-Markov with a STATIONARY std sigma
+ *                 (gnss-ins-sim's parametrization, not Gazebo's):
  *                 phi = exp(-dt/tau), b = phi b + N(0, sigma^2 (1 - phi^2)),
  *                 started from its stationary distribution.
  *   random_walk   rate random walk K: b += K sqrt(dt) N(0,1)
  *                 (Allan variance K^2 tau / 3).
  *   bias_instability  B: a sum of Gauss-Markov processes with correlation times
  *                 log-spaced over [tau_min, tau_max], variances fitted (at
- *                 create) so that their Allan variance is flat at
- *                 (2 ln 2 / pi) B^2 over that range (IEEE Std 952 flicker floor).
+ *                 create) so that their Allan variance AS SAMPLED at the rate
+ *                 (the AR(1) closed form, not the continuous-time one) is flat
+ *                 at (2 ln 2 / pi) B^2 over that range (IEEE Std 952 flicker
+ *                 floor).
  * White noise: a noise density N (per sqrt(Hz)) gives sigma_d = N sqrt(rate);
  * a per-sample sigma adds in quadrature.
  *
  * Random streams: stream = (instrument * 16 + effect) * 4 + axis, indexed by
- * sample k, so every value is a pure function of (seed, sensor, k).
+ * sample k, so every value is a pure function of (seed, sensor, k). Effects:
+ * white 0 (AirSim's white noise too), turn-on 1, gauss_markov 2, random walk 3,
+ * Chrono white 4, Chrono walk 5, AirSim walk 6, Gazebo dynamic bias 7,
+ * bias-instability terms 8..15. Gazebo's turn-on bias takes normal index a and
+ * uniform index 4 + a of effect 7's spare axis stream 3.
  *
  * Ownership and threads: a sensim_triax is immutable after create and may be
  * shared; the mutable process state lives in a caller-owned
@@ -82,6 +101,13 @@ typedef struct sensim_triax_params {
     double chrono_tau_drift[3];   /*   t_b, s (0 disables the drift) */
     double airsim_bias_stability[3]; /* AirSim bias stability (0 disables) */
     double airsim_tau[3];         /*   its time constant, s */
+    double airsim_arw[3];         /* AirSim white noise (arw, vrw), per sqrt(Hz) (0 disables) */
+    double gz_mean[3];            /* Gazebo <mean>: added to every sample */
+    double gz_stddev[3];          /* Gazebo <stddev>: white noise std per sample */
+    double gz_bias_mean[3];       /* Gazebo <bias_mean> and <bias_stddev>: turn-on */
+    double gz_bias_stddev[3];     /*   bias +-N(mean, stddev^2), sign random */
+    double gz_dyn_stddev[3];      /* Gazebo <dynamic_bias_stddev>, per sqrt(s) */
+    double gz_dyn_tau[3];         /*   <dynamic_bias_correlation_time>, s */
     double quantization[3];       /* output step q (0 for none) */
     double range[3];              /* |y| <= range (0 for unlimited) */
 } sensim_triax_params;
@@ -107,7 +133,7 @@ typedef struct sensim_triax_state {
     uint64_t k;          /* index of the next sample */
     double t_prev, t0;   /* time of the previous sample, of the first */
     double turn_on[3];
-    double chrono[3], airsim[3], gm[3], rw[3];
+    double chrono[3], airsim[3], gm[3], rw[3], gz[3];
     double bi[3][SENSIM_BI_MAX_TERMS];
     double dt_cached, gm_phi[3], gm_q[3], bi_phi[3][SENSIM_BI_MAX_TERMS], bi_q[3][SENSIM_BI_MAX_TERMS];
 } sensim_triax_state;

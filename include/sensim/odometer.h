@@ -7,7 +7,14 @@
  * reports: the change between the last two differing readings over the
  * time between them; while the reading does not change, its magnitude is
  * bounded by resolution / (time since the last change), so it decays to
- * zero when the shaft stops.
+ * zero when the shaft stops. With counter_bits = b > 0 the reading is also
+ * counted, as a real incremental encoder's pulses are, in a b-bit counter:
+ * speed comes from the counter's change taken modulo 2^b into
+ * [-2^(b-1), 2^(b-1)), so it is right while the shaft turns less than
+ * 2^(b-1) resolution steps per sample (without a counter, less than half the
+ * wrap range: beyond it the speed aliases, a 200 rad/s shaft read at 50 Hz
+ * over [0, 2 pi) giving -114 rad/s). Samples past that limit are counted in
+ * the state (overruns) so that a caller can warn.
  *
  * Odometer: distance = R_wheel * (1 + scale_error) * binned wheel angle
  * + N(0, sigma^2), the angle binned by 2 pi / pulses_per_rev. The wheel angle
@@ -48,6 +55,8 @@ typedef struct sensim_encoder_params {
     double resolution;   /* bin width (rad or m); 0: no binning */
     double noise_sigma;  /* std of the Gaussian noise before binning */
     double scale;        /* multiplies the input (1: none) */
+    int counter_bits;    /* width of the pulse counter, 1..62 (needs resolution > 0,
+                          * incremental mode); 0: speed from the wrapped reading */
 } sensim_encoder_params;
 
 typedef struct sensim_encoder sensim_encoder;
@@ -60,6 +69,11 @@ typedef struct sensim_encoder_state {
     double r_prev;       /* previous reading */
     double t_change;     /* time of the last change */
     double speed;        /* last speed measured from a change */
+    uint64_t c_prev;     /* counter value at the previous sample */
+    double u_prev;       /* previous true (scaled) input */
+    uint64_t overruns;   /* samples whose true change exceeded what the speed can tell */
+    double overrun_max;  /* the largest such change per sample (rad or m) */
+    double speed_limit;  /* that limit per sample (rad or m) */
 } sensim_encoder_state;
 
 /* Incremental over [0, 2 pi), no binning, no noise, scale 1. */

@@ -141,9 +141,11 @@ sensim_scene *sensim_scene_create(void);
 void sensim_scene_destroy(sensim_scene *s);
 
 /* Meshes are templates placed in the world by objects. Each returns the mesh
- * index (>= 0) or -1 with the error set. Vertices are checked (finite),
- * indices range-checked and triangles with zero area rejected, with a
- * message naming the mesh and triangle. `name` may be NULL. */
+ * index (>= 0) or -1 with the error set. Vertices are checked (finite) and
+ * indices range-checked, with a message naming the mesh and triangle;
+ * triangles with zero area (collinear or repeated vertices) are dropped and
+ * counted (sensim_scene_mesh_dropped), a mesh left with none refused.
+ * `name` may be NULL. */
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
                           const uint32_t *triangles, size_t ntriangles);
 /* Wavefront OBJ (v and f lines; polygons fanned) or PLY (ascii or
@@ -172,6 +174,11 @@ int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *pat
  * may be NULL. */
 sensim_status sensim_scene_mesh_info(const sensim_scene *s, int mesh, size_t *nvertices, size_t *ntriangles,
                                      double lo[3], double hi[3]);
+/* Meshes in the scene; the name of mesh `mesh` (borrowed, NULL if none);
+ * the zero-area triangles dropped from it at load. */
+size_t sensim_scene_mesh_count(const sensim_scene *s);
+const char *sensim_scene_mesh_name(const sensim_scene *s, int mesh);
+size_t sensim_scene_mesh_dropped(const sensim_scene *s, int mesh);
 /* Primitive generators, tessellated into triangles. Plane: size_x by size_y
  * in the local x-y plane, centred, normal +z, nx by ny cells. Box: centred.
  * Cylinder: axis +z from z = 0 to height, closed, `segments` around. Sphere:
@@ -348,12 +355,27 @@ void sensim_render_lidar_beam_rays(const sensim_render_lidar *l, double *a, doub
 size_t sensim_render_lidar_max_points(const sensim_render_lidar *l);
 /* Firing time of (column, channel) relative to the scan start (s). */
 double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, int channel);
+/* The range falloff of the intensity at range r (m): 1 for none,
+ * (reference_range / r)^2, or seed 002 eq. 21's detected power. */
+double sensim_render_lidar_falloff(const sensim_render_lidar *l, double r);
+/* Calibrated reflectivity, the 0..255 byte Velodyne and Ouster report beside
+ * (or instead of) raw intensity: the apparent reflectance a = intensity /
+ * falloff(range), which a sensor computes from its own range calibration
+ * (atmospheric extinction is not undone, as a sensor cannot know it),
+ * mapped as Velodyne's calibrated reflectivity: diffuse targets
+ * round(100 a) for a in [0, 1] (percent of a white Lambertian target seen
+ * head-on), brighter returns 101 + round(154 (1 - 1/a)) up to 255.
+ * Non-finite or negative input gives 0. */
+uint8_t sensim_render_lidar_reflectivity(const sensim_render_lidar *l, double intensity, double range);
 
 /* One scan's points, DESIGN.md lidar layout, sensor frame at each point's
  * own firing time. Buffers sized by sensim_render_lidar_max_points. */
 struct sensim_render_lidar_points {
     size_t count, capacity;
-    float *xyzi;        /* [count*4] x, y, z (m), intensity */
+    float *xyzi;        /* [count*4] x, y, z (m), intensity: received power relative to
+                         * a white Lambertian target seen head-on (at reference_range
+                         * with the inverse-square falloff), after two-way extinction;
+                         * dimensionless, above 1 nearer than the reference range */
     float *range, *azimuth, *elevation; /* m, rad, rad */
     uint16_t *channel;
     uint8_t *return_index;

@@ -56,6 +56,11 @@ typedef struct sensim_sensor {
     sensim_vec3 mount_position;  /* m, body frame (lever arm) */
     sensim_quat mount_orientation; /* sensor to body */
     sensim_timing timing;
+    /* The rig's `earth:` (default both 0): an IMU sees WGS84 normal gravity
+     * at the vehicle's latitude and height instead of g0, and the Earth's
+     * rotation (gyro: R^T Omega_ie; accelerometer: the Coriolis term
+     * 2 Omega_ie x v), Omega_ie taken in the ground truth's ENU frame. */
+    int earth_gravity, earth_rotation;
     const sensim_ynode *node;    /* the sensor's YAML mapping (borrowed) */
     void *model;                 /* created by type->create */
 } sensim_sensor;
@@ -65,7 +70,20 @@ typedef struct sensim_inject_opts {
     uint64_t seed;   /* the rig's seed or the --seed override */
     int threads;     /* 0: OpenMP default */
     size_t block;    /* rows per streamed block (0: default 65536) */
+    /* Called with a one-line message (no newline) for each condition that
+     * does not stop a run but makes its output questionable (an encoder
+     * counter wrapping more than half per sample, a trajectory leaving the
+     * tangent-plane region); NULL: none reported. The library never prints. */
+    void (*warn)(void *ctx, const char *msg);
+    void *warn_ctx;
 } sensim_inject_opts;
+
+/* Formats a warning and passes it to o->warn (nothing when it is NULL). */
+void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 struct sensim_sensor_type {
     const char *type;
@@ -92,6 +110,7 @@ const sensim_sensor_type *sensim_sensor_type_find(const char *type);
 typedef struct sensim_rig {
     sensim_yaml *doc;
     uint64_t seed;
+    int earth_gravity, earth_rotation; /* the rig's `earth:`, copied to each sensor */
     size_t nsensors;
     sensim_sensor *sensors;
 } sensim_rig;
@@ -156,6 +175,10 @@ int sensim_sampler_next(sensim_sampler *sp, sensim_sample *out);
  * midpoint rule over [t - W, t], times before t_first held at t_first. The
  * mean of a signal over these points is the sample's value. */
 double sensim_sampler_window_time(const sensim_sampler *sp, double t, int j);
+/* The error for a run that produced no sample (sp->k == 0), saying why: a
+ * timing.start_delay reaching past the ground truth (naming the rig line),
+ * or a clock offset putting every sample outside it. `in` names the log. */
+sensim_status sensim_sampler_no_sample_error(const sensim_sampler *sp, const sensim_log *in);
 
 #ifdef __cplusplus
 }
