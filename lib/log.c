@@ -267,7 +267,7 @@ static const struct {
     {"/estimates", "yaw", "rad"},
 };
 
-#define UNITS_MAX_COLS 8
+#define UNITS_MAX_COLS 16
 
 const char *sensim_log_layout_units(const char *dset)
 {
