@@ -6,8 +6,8 @@
  * Riley & Greenhall, "Power law noise identification using the lag 1
  * autocorrelation", EFTF 2004 (noise type). */
 #include "sensim/allan.h"
+#include "sensim/quantile.h"
 
-#include <gsl/gsl_cdf.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -154,7 +154,7 @@ void sensim_allan_ci(double dev, double edf, double confidence, double *lo, doub
         *lo = *hi = dev;
         return;
     }
-    double chi_lo = gsl_cdf_chisq_Pinv(p, edf), chi_hi = gsl_cdf_chisq_Pinv(1.0 - p, edf);
+    double chi_lo = sensim_chisq_quantile(p, edf), chi_hi = sensim_chisq_quantile(1.0 - p, edf);
     *lo = dev * sqrt(edf / chi_hi);
     *hi = chi_lo > 0 ? dev * sqrt(edf / chi_lo) : HUGE_VAL;
 }

@@ -331,29 +331,20 @@ static const char *fmt_double(double x, char *buf, size_t size)
     return buf;
 }
 
-static void json_string(FILE *out, const char *s)
+/* fmt_double for JSON: null for a value JSON cannot hold. */
+static const char *json_double(double x, char *buf, size_t size)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    return isfinite(x) ? fmt_double(x, buf, size) : "null";
 }
 
 static void print_json(const ds *d, const char *warnings, FILE *out)
 {
     fprintf(out, "{\"sensor\": ");
-    json_string(out, d->name);
+    cli_json_str(out, d->name);
     fprintf(out, ", \"part\": ");
-    json_string(out, d->part);
+    cli_json_str(out, d->part);
     fprintf(out, ", \"datasheet\": ");
-    json_string(out, d->datasheet);
+    cli_json_str(out, d->datasheet);
     fprintf(out, ", \"figures\": [");
     int first = 1;
     for (int i = 0; i < NFIG; i++) {
@@ -361,12 +352,12 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
         if (!f->set)
             continue;
         fprintf(out, "%s\n  {\"figure\": \"%s\", \"given\": ", first ? "" : ",", figs[i].opt);
-        json_string(out, f->given);
+        cli_json_str(out, f->given);
         fprintf(out, ", \"source\": ");
-        json_string(out, f->source);
+        cli_json_str(out, f->source);
         char v1[32], v2[32];
-        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", \"key\": ", fmt_double(f->scale, v1, sizeof v1),
-                fmt_double(f->si, v2, sizeof v2), figs[i].si_unit);
+        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", \"key\": ", json_double(f->scale, v1, sizeof v1),
+                json_double(f->si, v2, sizeof v2), figs[i].si_unit);
         if (!f->used)
             fprintf(out, "null");
         else if (figs[i].block)
@@ -380,7 +371,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
     const char *sep = "";
     if (d->f[F_RATE].set) {
         char v[32];
-        fprintf(out, "\"rate_hz\": %s", fmt_double(d->f[F_RATE].si, v, sizeof v));
+        fprintf(out, "\"rate_hz\": %s", json_double(d->f[F_RATE].si, v, sizeof v));
         sep = ", ";
     }
     for (int b = 0; b < 2; b++) {
@@ -393,7 +384,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
                 fprintf(out, "%s\"%s\": {", sep, blocks[b]);
             char v[32];
             fprintf(out, "%s\"%s\": %s", any ? ", " : "", model_keys[k],
-                    fmt_double(model_si(model_keys[k], f->si), v, sizeof v));
+                    json_double(model_si(model_keys[k], f->si), v, sizeof v));
             any = 1;
         }
         if (any) {
@@ -409,7 +400,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
         char line[1024];
         snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), w);
         fprintf(out, "%s", first ? "" : ", ");
-        json_string(out, line);
+        cli_json_str(out, line);
         first = 0;
         w += n + (nl ? 1 : 0);
     }
@@ -438,7 +429,7 @@ static void write_rig(const ds *d, FILE *out)
     }
     fprintf(out, "# Values are SI; each comment gives the datasheet figure it came from.\n");
     fprintf(out, "seed: %llu\nsensors:\n  - name: ", d->seed);
-    json_string(out, d->name); /* a JSON string is a valid YAML double-quoted scalar */
+    cli_json_str(out, d->name); /* a JSON string is a valid YAML double-quoted scalar */
     char v[32];
     fprintf(out, "\n    type: imu\n    rate_hz: %s\n", fmt_double(d->f[F_RATE].si, v, sizeof v));
     for (int b = 0; b < 2; b++) {

@@ -241,33 +241,40 @@ static void write_kalibr(FILE *f, const void *vctx)
 
 static void print_json(FILE *f, const out_ctx *c)
 {
-    fprintf(f, "{\"source\": \"%s\", \"sensor\": \"%s\", \"confidence\": %g, \"instruments\": {", c->source, c->sensor,
-            c->confidence);
+    fputs("{\"source\": ", f);
+    cli_json_str(f, c->source);
+    fputs(", \"sensor\": ", f);
+    cli_json_str(f, c->sensor);
+    fprintf(f, ", \"confidence\": %s, \"instruments\": {", CLI_JSON_G(c->confidence, 6));
     int first = 1;
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
             continue;
-        fprintf(f, "%s\"%s\": {\"samples\": %zu, \"rate_hz\": %.10g, \"axes\": [", first ? "" : ", ", instr_key[i],
-                in->n, in->rate);
+        fprintf(f, "%s\"%s\": {\"samples\": %zu, \"rate_hz\": %s, \"axes\": [", first ? "" : ", ", instr_key[i], in->n,
+                CLI_JSON_G(in->rate, 10));
         first = 0;
         for (int a = 0; a < 3; a++) {
             const sensim_imu_fit *ft = &in->fit[a];
-            fprintf(f, "%s{\"axis\": \"%s\", \"chi2\": %.6g, \"dof\": %d, \"scale\": %.6g, \"note\": \"%s\"", a ? ", " : "",
-                    axis_names[a], ft->chi2, ft->dof, ft->scale, ft->note);
+            fprintf(f, "%s{\"axis\": \"%s\", \"chi2\": %s, \"dof\": %d, \"scale\": %s, \"note\": ", a ? ", " : "",
+                    axis_names[a], CLI_JSON_G(ft->chi2, 6), ft->dof, CLI_JSON_G(ft->scale, 6));
+            cli_json_str(f, ft->note);
             for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
                 const sensim_fit_param *p = &ft->term[k];
-                fprintf(f, ", \"%s\": {\"value\": %.8g, \"lo\": %.8g, \"hi\": %.8g, \"status\": \"%s\", \"classic\": %.8g}",
-                        sensim_imu_term_key((sensim_imu_term)k), p->value, p->lo, p->hi, flag_name(p->flag),
-                        ft->classic[k]);
+                fprintf(f, ", \"%s\": {\"value\": %s, \"lo\": %s, \"hi\": %s, \"status\": \"%s\", \"classic\": %s}",
+                        sensim_imu_term_key((sensim_imu_term)k), CLI_JSON_G(p->value, 8), CLI_JSON_G(p->lo, 8),
+                        CLI_JSON_G(p->hi, 8), flag_name(p->flag), CLI_JSON_G(ft->classic[k], 8));
             }
             if (c->gm) {
                 const sensim_gm_fit *g = &in->gm[a];
                 fprintf(f,
-                        ", \"gauss_markov\": {\"sigma\": [%.8g, %.8g, %.8g], \"tau\": [%.8g, %.8g, %.8g], "
-                        "\"white\": [%.8g, %.8g, %.8g], \"note\": \"%s\"}",
-                        g->sigma.value, g->sigma.lo, g->sigma.hi, g->tau.value, g->tau.lo, g->tau.hi, g->white.value,
-                        g->white.lo, g->white.hi, g->note);
+                        ", \"gauss_markov\": {\"sigma\": [%s, %s, %s], \"tau\": [%s, %s, %s], "
+                        "\"white\": [%s, %s, %s], \"note\": ",
+                        CLI_JSON_G(g->sigma.value, 8), CLI_JSON_G(g->sigma.lo, 8), CLI_JSON_G(g->sigma.hi, 8),
+                        CLI_JSON_G(g->tau.value, 8), CLI_JSON_G(g->tau.lo, 8), CLI_JSON_G(g->tau.hi, 8),
+                        CLI_JSON_G(g->white.value, 8), CLI_JSON_G(g->white.lo, 8), CLI_JSON_G(g->white.hi, 8));
+                cli_json_str(f, g->note);
+                fputc('}', f);
             }
             fputc('}', f);
         }

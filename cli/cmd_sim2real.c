@@ -334,19 +334,20 @@ static void print_text(const config *c, int g, const standing st[NMODELS])
 
 static void print_json_standing(const config *c, const standing *s, int last)
 {
-    printf("        {\"model\": \"%s\", \"label\": \"%s\", \"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g",
-           models[s->model].id, models[s->model].label, s->all.w1, s->all.w2, s->all.vepd);
+    printf("        {\"model\": \"%s\", \"label\": \"%s\", \"w1\": %s, \"w2\": %s, \"vepd\": %s", models[s->model].id,
+           models[s->model].label, CLI_JSON_G(s->all.w1, 17), CLI_JSON_G(s->all.w2, 17), CLI_JSON_G(s->all.vepd, 17));
     if (c->n_perm)
-        printf(", \"p\": %.17g, \"n_perm\": %zu", s->perm.p, c->n_perm);
+        printf(", \"p\": %s, \"n_perm\": %zu", CLI_JSON_G(s->perm.p, 17), c->n_perm);
     if (c->n_boot)
-        printf(", \"ci\": {\"level\": 0.95, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": 1}", s->ci.lo,
-               s->ci.hi, c->n_boot);
+        printf(", \"ci\": {\"level\": 0.95, \"lo\": %s, \"hi\": %s, \"n_boot\": %zu, \"seed\": 1}",
+               CLI_JSON_G(s->ci.lo, 17), CLI_JSON_G(s->ci.hi, 17), c->n_boot);
     printf(",\n         \"scenarios\": {");
     for (int k = 0; k < NSCEN; k++) {
-        printf("%s\"%s\": {\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"rank\": %d", k ? ", " : "",
-               scenarios[k], s->scen[k].w1, s->scen[k].w2, s->scen[k].vepd, s->scen_rank[k]);
+        printf("%s\"%s\": {\"w1\": %s, \"w2\": %s, \"vepd\": %s, \"rank\": %d", k ? ", " : "", scenarios[k],
+               CLI_JSON_G(s->scen[k].w1, 17), CLI_JSON_G(s->scen[k].w2, 17), CLI_JSON_G(s->scen[k].vepd, 17),
+               s->scen_rank[k]);
         if (c->n_perm)
-            printf(", \"p\": %.17g", s->scen_perm[k].p);
+            printf(", \"p\": %s", CLI_JSON_G(s->scen_perm[k].p, 17));
         printf("}");
     }
     printf("}}%s\n", last ? "" : ",");
@@ -435,8 +436,8 @@ static int experiment(const config *c)
         fprintf(stderr, "\n");
 
     if (c->json) {
-        printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %.17g, \"judge\": \"%s\",\n", n, c->duration,
-               c->mode);
+        printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %s, \"judge\": \"%s\",\n", n,
+               CLI_JSON_G(c->duration, 17), c->mode);
         printf("  \"scenarios\": [\"line\", \"circle\", \"sine\"],\n");
         printf("  \"sim_seeds\": [1, %zu], \"real_seeds\": [%llu, %llu],\n", nall, c->real_seed,
                c->real_seed + nall - 1);
@@ -458,7 +459,7 @@ static int experiment(const config *c)
             printf("    {\"generator\": \"%s\", \"first\": \"%s\", \"generator_first\": %s, \"margin\": ",
                    models[c->gen[g]].id, models[a->model].id, a->model == c->gen[g] ? "true" : "false");
             if (a->all.vepd > 0)
-                printf("%.17g,\n", b->all.vepd / a->all.vepd);
+                printf("%s,\n", CLI_JSON_G(b->all.vepd / a->all.vepd, 17));
             else
                 printf("null,\n");
             printf("     \"ranking\": [\n");

@@ -271,29 +271,16 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
     return st ? cli_fail_lib("vepd") : CLI_OK;
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 static void json_row(const score_row *r, int indent)
 {
-    printf("\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"n_real\": %zu, \"n_sim\": %zu", r->r.w1, r->r.w2,
-           r->r.vepd, r->nr, r->ns);
+    printf("\"w1\": %s, \"w2\": %s, \"vepd\": %s, \"n_real\": %zu, \"n_sim\": %zu", CLI_JSON_G(r->r.w1, 17),
+           CLI_JSON_G(r->r.w2, 17), CLI_JSON_G(r->r.vepd, 17), r->nr, r->ns);
     if (r->have_p)
-        printf(", \"p\": %.17g, \"n_perm\": %zu", r->perm.p, r->perm.n_perm);
+        printf(", \"p\": %s, \"n_perm\": %zu", CLI_JSON_G(r->perm.p, 17), r->perm.n_perm);
     if (r->have_ci)
-        printf(",\n%*s\"ci\": {\"level\": %.17g, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": %llu}", indent,
-               "", r->ci.level, r->ci.lo, r->ci.hi, r->ci.n_boot, (unsigned long long)r->ci.seed);
+        printf(",\n%*s\"ci\": {\"level\": %s, \"lo\": %s, \"hi\": %s, \"n_boot\": %zu, \"seed\": %llu}", indent, "",
+               CLI_JSON_G(r->ci.level, 17), CLI_JSON_G(r->ci.lo, 17), CLI_JSON_G(r->ci.hi, 17), r->ci.n_boot,
+               (unsigned long long)r->ci.seed);
 }
 
 static void text_row(const score_row *r)
@@ -372,10 +359,11 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         if (json) {
             printf("%*s", indent, "");
             json_row(&rows[ns], indent);
-            printf(",\n%*s\"scenario_mean_vepd\": %.17g,\n%*s\"scenarios\": {", indent, "", mean, indent, "");
+            printf(",\n%*s\"scenario_mean_vepd\": %s,\n%*s\"scenarios\": {", indent, "", CLI_JSON_G(mean, 17), indent,
+                   "");
             for (size_t k = 0; k < ns; k++) {
                 printf("%s\n%*s", k ? "," : "", indent + 2, "");
-                json_string(scen[k]);
+                cli_json_str(stdout, scen[k]);
                 printf(": {");
                 json_row(&rows[k], indent + 4);
                 printf("}");
@@ -387,11 +375,12 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                     const test_entry *e = &ts->t[i];
                     printf("%s\n%*s{\"set\": \"%s\", \"name\": ", set || i ? "," : "", indent + 2, "",
                            set ? "sim" : "real");
-                    json_string(e->name);
+                    cli_json_str(stdout, e->name);
                     printf(", \"scenario\": ");
-                    json_string(e->scenario);
-                    printf(", \"rmse\": %.17g, \"sf_gt\": %.17g, \"sf_est\": %.17g, \"sf_diff\": %.17g, \"n_grid\": %zu}",
-                           e->s.rmse, e->s.sf_gt, e->s.sf_est, e->s.sf_diff, e->s.n_grid);
+                    cli_json_str(stdout, e->scenario);
+                    printf(", \"rmse\": %s, \"sf_gt\": %s, \"sf_est\": %s, \"sf_diff\": %s, \"n_grid\": %zu}",
+                           CLI_JSON_G(e->s.rmse, 17), CLI_JSON_G(e->s.sf_gt, 17), CLI_JSON_G(e->s.sf_est, 17),
+                           CLI_JSON_G(e->s.sf_diff, 17), e->s.n_grid);
                 }
             }
             printf("\n%*s]", indent, "");
@@ -475,7 +464,7 @@ static int csv_layout(const char *root, const options *o)
     if (o->json) {
         if (nm == 1) {
             printf("{\n  \"model\": ");
-            json_string(models[0].name);
+            cli_json_str(stdout, models[0].name);
             printf(",\n");
             rc = run_model(models[0].name, &real, &models[0].set, o, 1, 2);
             printf("\n}\n");
@@ -483,7 +472,7 @@ static int csv_layout(const char *root, const options *o)
             printf("{\n  \"models\": {");
             for (size_t k = 0; k < nm && !rc; k++) {
                 printf("%s\n    ", k ? "," : "");
-                json_string(models[k].name);
+                cli_json_str(stdout, models[k].name);
                 printf(": {\n");
                 rc = run_model(models[k].name, &real, &models[k].set, o, 1, 6);
                 printf("\n    }");
