@@ -55,7 +55,10 @@ static void print_table(FILE *f, const sensim_allan_opts *o, const sensim_allan_
             const sensim_allan_point *q = &p[a * nm + k];
             int ai = q->alpha + 2;
             fprintf(f, "%8zu %12.5e %12.5e %12.5e %12.5e %9zu %8.1f  %s\n", q->m, q->tau, q->lo, q->dev, q->hi, q->n,
-                    q->edf, ai >= 0 && ai <= 4 ? alpha_names[ai] : "other");
+                    q->edf,
+                    q->alpha == SENSIM_ALLAN_ALPHA_UNKNOWN ? "unknown"
+                    : ai >= 0 && ai <= 4                   ? alpha_names[ai]
+                                                           : "other");
         }
     }
 }
@@ -86,9 +89,15 @@ static void print_json(FILE *f, const sensim_allan_opts *o, const sensim_allan_p
             const sensim_allan_point *q = &p[a * nm + k];
             fprintf(f,
                     "%s{\"m\": %zu, \"tau\": %s, \"dev\": %s, \"lo\": %s, \"hi\": %s, \"n\": %zu, "
-                    "\"edf\": %s, \"alpha\": %d",
+                    "\"edf\": %s, \"alpha\": ",
                     k ? ", " : "", q->m, CLI_JSON_G(q->tau, 10), CLI_JSON_G(q->dev, 10), CLI_JSON_G(q->lo, 10),
-                    CLI_JSON_G(q->hi, 10), q->n, CLI_JSON_G(q->edf, 6), q->alpha);
+                    CLI_JSON_G(q->hi, 10), q->n, CLI_JSON_G(q->edf, 6));
+            if (q->alpha == SENSIM_ALLAN_ALPHA_UNKNOWN)
+                fputs("null, \"alpha_note\": \"too few averaged points to identify the noise; the interval uses the "
+                      "smallest EDF of any type\"",
+                      f);
+            else
+                fprintf(f, "%d", q->alpha);
             if (!isfinite(q->lo) || !isfinite(q->hi))
                 fputs(", \"ci_note\": \"no finite confidence bound at this tau (too few degrees of freedom)\"", f);
             fputc('}', f);

@@ -139,8 +139,25 @@ START_TEST(stable32_phase_dat)
             const char *name = sensim_allan_dev_name(o.dev);
             ck_assert_uint_eq(p[k].m, r->af);
             ck_assert_msg(p[k].n == r->n, "%s m=%zu: n %zu, Stable32 %zu", name, r->af, p[k].n, r->n);
-            ck_assert_int_eq(p[k].alpha, 0); /* Stable32 identifies white FM throughout */
             expect_rel(p[k].dev, r->dev, 1e-4, name, p[k].tau);
+            if (p[k].alpha == SENSIM_ALLAN_ALPHA_UNKNOWN) {
+                /* TOTDEV at m = 256: 999 / 256 - 1 = 2 averaged points, too
+                 * few for B1; Stable32 assumes white FM, sensim takes the
+                 * smallest EDF of any type, so its interval holds Stable32's. */
+                ck_assert_msg(o.dev == SENSIM_TOTDEV && r->af == 256, "%s m=%zu: type not identified", name, r->af);
+                ck_assert(p[k].lo <= r->lo && p[k].hi >= r->hi);
+                continue;
+            }
+            ck_assert_int_eq(p[k].alpha, 0); /* Stable32 identifies white FM throughout */
+            if (o.dev == SENSIM_TOTDEV && r->af == 1) {
+                /* At m = 1 TOTDEV is OADEV term for term, so sensim gives it
+                 * OADEV's EDF and interval; Stable32 applies Howe's formula
+                 * (1.5 T / tau) there too, twice the EDF, an interval that
+                 * covers 51 % instead of 68 % (test_allan_coverage). */
+                expect_rel(p[k].lo, oadev[0].lo, 3e-3, name, p[k].tau);
+                expect_rel(p[k].hi, oadev[0].hi, 3e-3, name, p[k].tau);
+                continue;
+            }
             expect_rel(p[k].lo, r->lo, 3e-3, name, p[k].tau);
             expect_rel(p[k].hi, r->hi, 3e-3, name, p[k].tau);
         }
