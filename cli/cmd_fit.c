@@ -135,9 +135,9 @@ static double mean3(const double v[3])
     return (v[0] + v[1] + v[2]) / 3;
 }
 
-/* The rig's quantization is a step q of the rate output; the Allan Q
- * (tau^-2 term) is that of delta-angle quantization, whose output step at
- * rate f is q = sqrt(12) Q f (uniform error of variance q^2/12 per step). */
+/* The rig's quantization is the rate step q of the integrated output; the
+ * model reads the integral to +-q dt / 2 (IEEE 952 angle quantization), so
+ * the Allan Q (tau^-2 term) is q / (sqrt(12) f) and q = sqrt(12) Q f. */
 static double term_yaml_value(int k, const sensim_fit_param *p, double rate)
 {
     /* Only identified terms go into the simulation config: a term consistent
