@@ -16,47 +16,49 @@
 #include "sensim/imufit.h"
 #include "sensim/plot.h"
 
-const char cmd_fit_usage[] =
-    "usage: sensim fit KIND [options]\n"
-    "\n"
-    "Fits noise-model parameters to recorded stationary data. Kinds:\n"
-    "  imu     Allan-variance fit of a static IMU log\n"
-    "  camera  photon transfer (EMVA 1288) from a flat-field stack\n"
-    "          (sensim fit camera --help)\n"
-    "  lidar   range-noise line from repeated scans of a static scene, and the\n"
-    "          angular sigma on labelled planar targets\n"
-    "          (sensim fit lidar --help)\n"
-    "  gnss    Ch:Gauss / Gauss-Markov / Chrono Ch:RW position noise and the\n"
-    "          AirSim HDOP low-pass from a standstill GNSS log\n"
-    "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
-    "          sensim fit gnss --help)\n"
-    "\n"
-    "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
-    "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
-    "               [--rate HZ] [--name NAME]\n"
-    "\n"
-    "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
-    "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
-    "  quantization Q, white noise N, bias instability B, rate random walk K and\n"
-    "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
-    "  confidence interval; terms the data cannot identify are named, never NaN.\n"
-    "\n"
-    "  -s, --sensor NAME     the IMU group in the log (required)\n"
-    "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
-    "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks)\n"
-    "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
-    "                        (FILE-gyro.svg and FILE-accel.svg when both exist)\n"
-    "  -c, --confidence P    two-sided level of the intervals (default 0.95)\n"
-    "  -g, --gauss-markov    also fit white noise + one Gauss-Markov bias and write\n"
-    "                        gauss_markov: {sigma, tau} instead of B and K\n"
-    "  -r, --rate HZ         sample rate (default: the sensor's rate_hz, checked\n"
-    "                        against its timestamps)\n"
-    "  -n, --name NAME       sensor name in the YAML (default: --sensor)\n"
-    "      --json            print the fit (values, intervals, flags, classic\n"
-    "                        read-offs) as JSON; otherwise a table\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
+const char cmd_fit_usage[] = "usage: sensim fit KIND [options]\n"
+                             "\n"
+                             "Fits noise-model parameters to recorded stationary data. Kinds:\n"
+                             "  imu     Allan-variance fit of a static IMU log\n"
+                             "  camera  photon transfer (EMVA 1288) from a flat-field stack\n"
+                             "          (sensim fit camera --help)\n"
+                             "  lidar   range-noise line from repeated scans of a static scene, and the\n"
+                             "          angular sigma on labelled planar targets\n"
+                             "          (sensim fit lidar --help)\n"
+                             "  gnss    Ch:Gauss / Gauss-Markov / Chrono Ch:RW position noise and the\n"
+                             "          AirSim HDOP low-pass from a standstill GNSS log\n"
+                             "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
+                             "          sensim fit gnss --help)\n"
+                             "\n"
+                             "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml [--rostopic T]]\n"
+                             "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
+                             "               [--rate HZ] [--name NAME]\n"
+                             "\n"
+                             "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
+                             "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
+                             "  quantization Q, white noise N, bias instability B, rate random walk K and\n"
+                             "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
+                             "  confidence interval; terms the data cannot identify are named, never NaN.\n"
+                             "\n"
+                             "  -s, --sensor NAME     the IMU group in the log (required)\n"
+                             "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
+                             "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks, the\n"
+                             "                        mean of the axes; an axis whose term is not\n"
+                             "                        identified gives its upper bound, flagged in a comment)\n"
+                             "      --rostopic TOPIC  the kalibr file's rostopic (default /imu0)\n"
+                             "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
+                             "                        (FILE-gyro.svg and FILE-accel.svg when both exist)\n"
+                             "  -c, --confidence P    two-sided level of the intervals (default 0.95)\n"
+                             "  -g, --gauss-markov    also fit white noise + one Gauss-Markov bias and write\n"
+                             "                        gauss_markov: {sigma, tau} instead of B and K\n"
+                             "  -r, --rate HZ         sample rate (default: the sensor's rate_hz, checked\n"
+                             "                        against its timestamps)\n"
+                             "  -n, --name NAME       sensor name in the YAML (default: --sensor)\n"
+                             "      --json            print the fit (values, intervals, flags, classic\n"
+                             "                        read-offs) as JSON; otherwise a table\n"
+                             "  -h, --help            this text\n"
+                             "\n"
+                             "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
 
 typedef struct fit_kind {
     const char *name;
@@ -125,7 +127,7 @@ static sensim_status write_atomic(const char *path, void (*fn)(FILE *, const voi
 
 typedef struct out_ctx {
     const instr_fit *in;
-    const char *name, *source, *sensor;
+    const char *name, *source, *sensor, *rostopic;
     int gm;
     double confidence;
 } out_ctx;
@@ -215,27 +217,54 @@ static void write_rig_yaml(FILE *f, const void *vctx)
     }
 }
 
+/* kalibr takes one value per instrument, the mean over the axes. An axis
+ * whose term the fit did not identify (flag upper_bound or unresolved)
+ * contributes its upper bound, not its point estimate: kalibr uses these
+ * as process noise, where too small a value makes the estimator
+ * overconfident, so the file never states less than the data support; a
+ * comment names the axes and says so. */
+static void kalibr_term(FILE *f, const char *key, const instr_fit *in, int term, const char *unit, double confidence)
+{
+    double v[3];
+    char axes[16] = "";
+    for (int ax = 0; ax < 3; ax++) {
+        const sensim_fit_param *p = &in->fit[ax].term[term];
+        int ok = p->flag == SENSIM_FIT_OK || !isfinite(p->hi);
+        v[ax] = ok ? p->value : p->hi;
+        if (!ok) {
+            size_t len = strlen(axes);
+            snprintf(axes + len, sizeof axes - len, "%s%s", len ? "," : "", axis_names[ax]);
+        }
+    }
+    fprintf(f, "%s: %.6g  # %s", key, mean3(v), unit);
+    if (*axes)
+        fprintf(f, "; not identified on axis %s: the %.0f%% upper bound used there (conservative)", axes,
+                100 * confidence);
+    fputc('\n', f);
+}
+
 static void write_kalibr(FILE *f, const void *vctx)
 {
     const out_ctx *c = vctx;
     const instr_fit *g = &c->in[INSTR_GYRO], *a = &c->in[INSTR_ACCEL];
-    double v[3];
-    fprintf(f, "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
-               "# the mean of the three axes (continuous-time densities, SI).\n"
-               "rostopic: /imu0\n",
-            c->source, c->sensor);
+    fprintf(f,
+            "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
+            "# the mean of the three axes (continuous-time densities, SI). Where the fit\n"
+            "# could not identify a term on an axis, that axis contributes its upper\n"
+            "# bound (the comment says so), never a point estimate the data do not support.\n"
+            "rostopic: %s\n",
+            c->source, c->sensor, c->rostopic);
     fprintf(f, "update_rate: %.10g\n", g->present ? g->rate : a->rate);
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
             continue;
         const char *pre = i == INSTR_GYRO ? "gyroscope" : "accelerometer";
-        for (int ax = 0; ax < 3; ax++)
-            v[ax] = in->fit[ax].term[SENSIM_TERM_N].value;
-        fprintf(f, "%s_noise_density: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_N]);
-        for (int ax = 0; ax < 3; ax++)
-            v[ax] = in->fit[ax].term[SENSIM_TERM_K].value;
-        fprintf(f, "%s_random_walk: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_K]);
+        char key[64];
+        snprintf(key, sizeof key, "%s_noise_density", pre);
+        kalibr_term(f, key, in, SENSIM_TERM_N, term_units[i][SENSIM_TERM_N], c->confidence);
+        snprintf(key, sizeof key, "%s_random_walk", pre);
+        kalibr_term(f, key, in, SENSIM_TERM_K, term_units[i][SENSIM_TERM_K], c->confidence);
     }
 }
 
@@ -380,14 +409,20 @@ static char *suffixed(const char *path, const char *suffix)
 
 static int fit_imu(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"sensor", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
-        {"kalibr", required_argument, 0, 'k'}, {"plot", required_argument, 0, 'p'},
-        {"confidence", required_argument, 0, 'c'}, {"gauss-markov", no_argument, 0, 'g'},
-        {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
-        {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"sensor", required_argument, 0, 's'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {"kalibr", required_argument, 0, 'k'},
+                                         {"plot", required_argument, 0, 'p'},
+                                         {"confidence", required_argument, 0, 'c'},
+                                         {"gauss-markov", no_argument, 0, 'g'},
+                                         {"rate", required_argument, 0, 'r'},
+                                         {"name", required_argument, 0, 'n'},
+                                         {"json", no_argument, 0, 'J'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {"rostopic", required_argument, 0, 'T'},
+                                         {0, 0, 0, 0}};
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL;
+    const char *rostopic = "/imu0";
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, c;
     optind = 1;
@@ -409,6 +444,14 @@ static int fit_imu(int argc, char **argv)
             break;
         case 'n': name = optarg; break;
         case 'J': json = 1; break;
+        case 'T':
+            /* A ROS name: it goes into the YAML unquoted. */
+            if (!*optarg ||
+                strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/~") != strlen(optarg))
+                return cli_usage_error("fit", "--rostopic '%s': expected a ROS topic name (letters, digits, _ and /)",
+                                       optarg);
+            rostopic = optarg;
+            break;
         case 'h': cli_print_help("fit", stdout); return CLI_OK;
         case ':': return cli_usage_error("fit", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("fit", "unknown option '%s'", argv[optind - 1]);
@@ -469,7 +512,7 @@ static int fit_imu(int argc, char **argv)
     if (!st && !any)
         st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force", input,
                           sensor);
-    out_ctx ctx = {in, name, input, sensor, gm, confidence};
+    out_ctx ctx = {in, name, input, sensor, rostopic, gm, confidence};
     if (!st && plot) {
         int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
         for (int i = 0; i < NINSTR && !st; i++) {
