@@ -44,6 +44,9 @@ void cli_print_help(const char *verb, FILE *f);
  * finite number. Return 0 on success, -1 otherwise. */
 int cli_parse_double(const char *s, double *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
+/* A duration: seconds, or a number with a time unit ("5 min", "2 h",
+ * "90 sec"). */
+int cli_parse_seconds(const char *s, double *out);
 
 /* The one JSON writer of every --json output (RFC 8259). cli_json_str
  * writes s as a string, escaping '"', '\\' and control characters (NULL

@@ -21,44 +21,44 @@
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
-const char cmd_datasheet_usage[] =
-    "usage: sensim datasheet [options]\n"
-    "\n"
-    "Converts IMU datasheet figures, written with their units, into sensim model\n"
-    "parameters (SI) and shows each conversion step by step.\n"
-    "\n"
-    "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is SI):\n"
-    "  --arw Q                      gyro angle random walk (deg/sqrt(h))\n"
-    "  --gyro-noise-density Q       gyro noise density (deg/s/sqrt(Hz))\n"
-    "  --gyro-bias-instability Q    gyro in-run bias instability (deg/h)\n"
-    "  --gyro-random-walk Q         gyro rate random walk (deg/h/sqrt(h))\n"
-    "  --gyro-range Q               gyro full-scale range (deg/s)\n"
-    "  --gyro-resolution Q          gyro quantization step, one LSB (deg/s)\n"
-    "  --vrw Q                      velocity random walk (m/s/sqrt(h))\n"
-    "  --accel-noise-density Q      accel noise density (mg/sqrt(Hz), ug/sqrt(Hz))\n"
-    "  --accel-bias-instability Q   accel in-run bias instability (mg, ug)\n"
-    "  --accel-random-walk Q        accel bias random walk (m/s^3/sqrt(Hz))\n"
-    "  --accel-range Q              accel full-scale range (g)\n"
-    "  --accel-resolution Q         accel quantization step, one LSB (mg)\n"
-    "  --rate Q                     output data rate (Hz)\n"
-    "\n"
-    "Options:\n"
-    "  --preset FILE.yaml           read figures from FILE (keys as the options,\n"
-    "                               with '_' for '-'); options override it\n"
-    "  --name NAME                  sensor name in the rig (default imu)\n"
-    "  --seed N                     rig seed (default 1)\n"
-    "  -o, --output FILE            write a rig YAML with one imu sensor\n"
-    "  --kalibr FILE                write kalibr's imu.yaml\n"
-    "  --json                       print the conversion as JSON instead of a table\n"
-    "  -h, --help                   this text\n"
-    "\n"
-    "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
-    "are given, the random-walk figure is used and a warning is printed if they\n"
-    "differ by more than 10%.\n"
-    "\n"
-    "Example:\n"
-    "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
-    "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
+const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
+                                   "\n"
+                                   "Converts IMU datasheet figures, written with their units, into sensim model\n"
+                                   "parameters (SI) and shows each conversion step by step.\n"
+                                   "\n"
+                                   "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is in\n"
+                                   "the unit shown in parentheses):\n"
+                                   "  --arw Q                      gyro angle random walk (deg/sqrt(h))\n"
+                                   "  --gyro-noise-density Q       gyro noise density (deg/s/sqrt(Hz))\n"
+                                   "  --gyro-bias-instability Q    gyro in-run bias instability (deg/h)\n"
+                                   "  --gyro-random-walk Q         gyro rate random walk (deg/h/sqrt(h))\n"
+                                   "  --gyro-range Q               gyro full-scale range (deg/s)\n"
+                                   "  --gyro-resolution Q          gyro quantization step, one LSB (deg/s)\n"
+                                   "  --vrw Q                      velocity random walk (m/s/sqrt(h))\n"
+                                   "  --accel-noise-density Q      accel noise density (ug/sqrt(Hz))\n"
+                                   "  --accel-bias-instability Q   accel in-run bias instability (ug)\n"
+                                   "  --accel-random-walk Q        accel bias random walk (m/s^3/sqrt(Hz))\n"
+                                   "  --accel-range Q              accel full-scale range (g)\n"
+                                   "  --accel-resolution Q         accel quantization step, one LSB (mg)\n"
+                                   "  --rate Q                     output data rate (Hz)\n"
+                                   "\n"
+                                   "Options:\n"
+                                   "  --preset FILE.yaml           read figures from FILE (keys as the options,\n"
+                                   "                               with '_' for '-'); options override it\n"
+                                   "  --name NAME                  sensor name in the rig (default imu)\n"
+                                   "  --seed N                     rig seed (default 1)\n"
+                                   "  -o, --output FILE            write a rig YAML with one imu sensor\n"
+                                   "  --kalibr FILE                write kalibr's imu.yaml\n"
+                                   "  --json                       print the conversion as JSON instead of a table\n"
+                                   "  -h, --help                   this text\n"
+                                   "\n"
+                                   "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
+                                   "are given, the random-walk figure is used and a warning is printed if they\n"
+                                   "differ by more than 10%.\n"
+                                   "\n"
+                                   "Example:\n"
+                                   "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
+                                   "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
 
 enum { F_ARW, F_GND, F_GBI, F_GRW, F_GRANGE, F_GRES, F_VRW, F_AND, F_ABI, F_ARW_ACC, F_ARANGE, F_ARES, F_RATE, NFIG };
 
@@ -70,28 +70,29 @@ typedef struct figure_def {
     const char *model_key; /* key in the rig's block */
     const char *si_unit;   /* how the SI value is written */
     int positive;          /* must be > 0 rather than >= 0 */
+    const char *unit;      /* the unit --help shows: that of a bare number */
 } figure_def;
 
 static const figure_def figs[NFIG] = {
-    [F_ARW] = {"arw", "arw", "gyro angle random walk", "gyro", "noise_density", "rad/s/sqrt(Hz)", 0},
+    [F_ARW] = {"arw", "arw", "gyro angle random walk", "gyro", "noise_density", "rad/s/sqrt(Hz)", 0, "deg/sqrt(h)"},
     [F_GND] = {"gyro-noise-density", "gyro_noise_density", "gyro noise density", "gyro", "noise_density",
-               "rad/s/sqrt(Hz)", 0},
-    [F_GBI] = {"gyro-bias-instability", "gyro_bias_instability", "gyro bias instability", "gyro",
-               "bias_instability", "rad/s", 0},
+               "rad/s/sqrt(Hz)", 0, "deg/s/sqrt(Hz)"},
+    [F_GBI] = {"gyro-bias-instability", "gyro_bias_instability", "gyro bias instability", "gyro", "bias_instability",
+               "rad/s", 0, "deg/h"},
     [F_GRW] = {"gyro-random-walk", "gyro_random_walk", "gyro rate random walk", "gyro", "random_walk",
-               "rad/s^2/sqrt(Hz)", 0},
-    [F_GRANGE] = {"gyro-range", "gyro_range", "gyro range", "gyro", "range", "rad/s", 1},
-    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "quantization", "rad/s", 1},
-    [F_VRW] = {"vrw", "vrw", "velocity random walk", "accel", "noise_density", "m/s^2/sqrt(Hz)", 0},
+               "rad/s^2/sqrt(Hz)", 0, "deg/h/sqrt(h)"},
+    [F_GRANGE] = {"gyro-range", "gyro_range", "gyro range", "gyro", "range", "rad/s", 1, "deg/s"},
+    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "quantization", "rad/s", 1, "deg/s"},
+    [F_VRW] = {"vrw", "vrw", "velocity random walk", "accel", "noise_density", "m/s^2/sqrt(Hz)", 0, "m/s/sqrt(h)"},
     [F_AND] = {"accel-noise-density", "accel_noise_density", "accel noise density", "accel", "noise_density",
-               "m/s^2/sqrt(Hz)", 0},
+               "m/s^2/sqrt(Hz)", 0, "ug/sqrt(Hz)"},
     [F_ABI] = {"accel-bias-instability", "accel_bias_instability", "accel bias instability", "accel",
-               "bias_instability", "m/s^2", 0},
+               "bias_instability", "m/s^2", 0, "ug"},
     [F_ARW_ACC] = {"accel-random-walk", "accel_random_walk", "accel bias random walk", "accel", "random_walk",
-                   "m/s^3/sqrt(Hz)", 0},
-    [F_ARANGE] = {"accel-range", "accel_range", "accel range", "accel", "range", "m/s^2", 1},
-    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "quantization", "m/s^2", 1},
-    [F_RATE] = {"rate", "rate", "output data rate", NULL, "rate_hz", "Hz", 1},
+                   "m/s^3/sqrt(Hz)", 0, "m/s^3/sqrt(Hz)"},
+    [F_ARANGE] = {"accel-range", "accel_range", "accel range", "accel", "range", "m/s^2", 1, "g"},
+    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "quantization", "m/s^2", 1, "mg"},
+    [F_RATE] = {"rate", "rate", "output data rate", NULL, "rate_hz", "Hz", 1, "Hz"},
 };
 
 static sensim_dim fig_dim(int i)
@@ -135,16 +136,30 @@ typedef struct ds {
 } ds;
 
 /* Converts `text` for figure i; errors are prefixed with `where`. */
-static int set_figure(ds *d, int i, const char *text, const char *where)
+static int set_figure(ds *d, int i, const char *text_in, const char *where)
 {
     figure *f = &d->f[i];
     double si;
+    /* A bare number is in the unit --help shows beside the option (0.66
+     * for --arw is 0.66 deg/sqrt(h), not rad/s/sqrt(Hz)). */
+    char withunit[160];
+    const char *text = text_in;
+    double v0;
+    sensim_dim d0;
+    int has_unit = 1;
+    if (sensim_units_parse(text_in, &v0, &d0, &has_unit) == SENSIM_OK && !has_unit) {
+        size_t n = strlen(text_in);
+        while (n && (text_in[n - 1] == ' ' || text_in[n - 1] == '\t'))
+            n--;
+        snprintf(withunit, sizeof withunit, "%.*s %s", (int)(n < 100 ? n : 100), text_in, figs[i].unit);
+        text = withunit;
+    }
     if (sensim_units_convert(text, fig_dim(i), &si)) {
         sensim_error_prefix(sensim_last_status(), "%s", where);
         return -1;
     }
     if (si < 0 || (figs[i].positive && si == 0)) {
-        sensim_error(SENSIM_EINVAL, "%s: '%s': must be %s", where, text, figs[i].positive ? "> 0" : ">= 0");
+        sensim_error(SENSIM_EINVAL, "%s: '%s': must be %s", where, text_in, figs[i].positive ? "> 0" : ">= 0");
         return -1;
     }
     if (strlen(text) >= sizeof f->given) {
