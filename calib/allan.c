@@ -738,7 +738,7 @@ static sensim_status check_opts(const sensim_allan_opts *o)
 #define PH_BLOCK 4096
 
 static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t na, const sensim_allan_opts *o,
-                                double *ph, size_t *np, size_t *bad)
+                                double *ph, size_t *np, size_t *bad, double *big)
 {
     size_t *nonfinite = malloc(na * sizeof *nonfinite);
     double *mean = malloc(na * sizeof *mean);
@@ -760,7 +760,7 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
      * threads, and their sums are added in block order, so the mean is the
      * same at any thread count. */
     size_t nblock = (n + PH_BLOCK - 1) / PH_BLOCK;
-    double *bsum = malloc(nblock * na * sizeof *bsum);
+    double *bsum = malloc(2 * nblock * na * sizeof *bsum), *bmax = bsum + nblock * na;
     if (!bsum) {
         free(nonfinite);
         free(mean);
@@ -772,24 +772,30 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
     for (size_t blk = 0; blk < nblock; blk++) {
         size_t i0 = blk * PH_BLOCK, i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
         for (size_t a = 0; a < na; a++) {
-            double sum = 0;
+            double sum = 0, mx = 0;
             const double first = x[a];
             int same = 1;
             for (size_t i = i0; i < i1; i++) {
                 double v = x[i * stride + a];
                 sum += v;
+                mx = fmax(mx, fabs(v));
                 same &= v == first;
             }
             bsum[blk * na + a] = sum;
+            bmax[blk * na + a] = mx;
             if (!same) {
 #pragma omp atomic write
                 constant[a] = 0;
             }
         }
     }
+    for (size_t a = 0; a < na; a++)
+        big[a] = 0;
     for (size_t blk = 0; blk < nblock; blk++)
-        for (size_t a = 0; a < na; a++)
+        for (size_t a = 0; a < na; a++) {
             mean[a] += bsum[blk * na + a];
+            big[a] = fmax(big[a], bmax[blk * na + a]);
+        }
     free(bsum);
     /* A non-finite sample makes the sum non-finite (so may an overflow):
      * only then look for the sample. */
@@ -988,18 +994,43 @@ static sensim_status compute_axes(const double *x, size_t n, size_t stride, size
      * each axis's numbers are the same either way. */
     size_t group = PHASE_MAX_BYTES / ((n + 1) * sizeof(double));
     group = group < 1 ? 1 : group > na ? na : group;
-    double *ph = phase_alloc(group * (n + 1));
-    if (!ph)
+    double *ph = phase_alloc(group * (n + 1)), *big = malloc(2 * group * sizeof *big), *scale = big + group;
+    if (!ph || !big) {
+        free(ph);
+        free(big);
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", group, n + 1);
+    }
     for (size_t a0 = 0; a0 < na && !st; a0 += group) {
         size_t g = na - a0 < group ? na - a0 : group, np = 0, bad = 0;
-        st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad);
+        st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad, big);
+        /* Data near the ends of the double range (1e160, 1e-300) would
+         * overflow or underflow in the squares: such an axis's phase is
+         * scaled by a power of two (exact) and its results scaled back. The
+         * noise type and EDF do not depend on the scale. */
+        for (size_t a = 0; a < g && !st; a++) {
+            scale[a] = 1;
+            int e = big[a] > 0 ? ilogb(big[a] * fmax(o->tau0, 1.0)) : 0;
+            if (e > 200 || e < -200) {
+                double s = ldexp(1.0, -e);
+                for (size_t i = 0; i < np; i++)
+                    ph[a * (n + 1) + i] *= s;
+                scale[a] = ldexp(1.0, e);
+            }
+        }
         if (!st)
             st = compute_phases(ph, n + 1, g, np, o, m, nm, out + a0 * nm);
+        for (size_t a = 0; a < g && !st; a++)
+            for (size_t k = 0; k < nm && scale[a] != 1; k++) {
+                sensim_allan_point *q = &out[(a0 + a) * nm + k];
+                q->dev *= scale[a];
+                q->lo *= scale[a];
+                q->hi *= scale[a];
+            }
         if (st && name_axis)
             sensim_error_prefix(st, "axis %zu", a0 + bad);
     }
     free(ph);
+    free(big);
     return st;
 }
 
