@@ -6,8 +6,8 @@
  * Riley & Greenhall, "Power law noise identification using the lag 1
  * autocorrelation", EFTF 2004 (noise type). */
 #include "sensim/allan.h"
+#include "sensim/quantile.h"
 
-#include <gsl/gsl_cdf.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -28,7 +28,7 @@ static const char *const dev_names[SENSIM_ALLAN_NDEV] = {"adev", "oadev", "mdev"
  * bounded whatever the length of the data. */
 #define NOISE_ID_MAX 65536
 #define NOISE_ID_MIN 30
-#define ALPHA_UNKNOWN INT_MIN
+#define ALPHA_UNKNOWN SENSIM_ALLAN_ALPHA_UNKNOWN
 
 const char *sensim_allan_dev_name(sensim_allan_dev dev)
 {
@@ -154,7 +154,7 @@ void sensim_allan_ci(double dev, double edf, double confidence, double *lo, doub
         *lo = *hi = dev;
         return;
     }
-    double chi_lo = gsl_cdf_chisq_Pinv(p, edf), chi_hi = gsl_cdf_chisq_Pinv(1.0 - p, edf);
+    double chi_lo = sensim_chisq_quantile(p, edf), chi_hi = sensim_chisq_quantile(1.0 - p, edf);
     *lo = dev * sqrt(edf / chi_hi);
     *hi = chi_lo > 0 ? dev * sqrt(edf / chi_lo) : HUGE_VAL;
 }
@@ -298,7 +298,9 @@ double sensim_allan_edf(sensim_allan_dev dev, int alpha, size_t m, size_t nphase
     default:
         /* SP 1065 Table 11: TOTDEV edf = b (T / tau) - c, T = (N - 1) tau0,
          * for white, flicker and random-walk FM; the OADEV value otherwise. */
-        if (alpha == 0 || alpha == -1 || alpha == -2) {
+        /* At m = 1 no term reaches the reflection: TOTDEV is OADEV, with its
+         * EDF (Howe's formula, fitted at larger m, doubles it there). */
+        if (m > 1 && (alpha == 0 || alpha == -1 || alpha == -2)) {
             static const double bc[3][2] = {{1.50, 0.0}, {1.17, 0.22}, {0.93, 0.36}};
             e = bc[-alpha][0] * (N - 1) / dm - bc[-alpha][1];
         } else
@@ -405,19 +407,131 @@ sensim_status sensim_allan_noise_id(const double *x, size_t n, size_t stride, se
     return SENSIM_OK;
 }
 
+/* Expected MVAR / AVAR ratio R(m) (SP 1065 section 5.6) for the discrete
+ * power-law phase spectrum S_x(u) = |2 sin(pi u)|^-a, u = f tau0 in
+ * (0, 1/2], a = 2 - alpha (the spectrum of Kasdin's discrete noise): with
+ * d the overlapping second difference at m and v the sum of m of them,
+ * E[d^2] = int S 16 sin^4(pi u m) du and E[v^2] = int S 16 sin^6(pi u m) /
+ * sin^2(pi u) du, and R = E[v^2] / (m^2 E[d^2]). 1/m exactly for white PM.
+ * Midpoint rule with 32 points per period of sin(pi u m), m capped at 1024
+ * (beyond, the ratio to 1/m is taken as at 1024: it grows like log m for
+ * flicker PM, so the split below then leans to flicker, the wider interval). */
+static double rn_expected(int alpha, size_t m) /* alpha 2, 1 or 0 */
+{
+    if (alpha == 2)
+        return 1.0 / (double)m;
+    size_t mc = m > 1024 ? 1024 : m, K = 32 * mc;
+    double num = 0, den = 0;
+    for (size_t k = 0; k < K; k++) {
+        double u = (k + 0.5) / (2.0 * (double)K), su = sin(M_PI * u), sm = sin(M_PI * u * (double)mc);
+        double S = alpha == 1 ? 1 / (2 * su) : 1 / (4 * su * su), s4 = sm * sm * sm * sm; /* a = 1 or 2 */
+        num += S * s4 * sm * sm / (su * su);
+        den += S * s4;
+    }
+    return num / ((double)mc * (double)mc * den) * (double)mc / (double)m;
+}
+
+/* The observed MVAR / AVAR ratio at m from phase ph[0..np); 0 when it
+ * cannot be formed. */
+static double rn_observed(const double *ph, size_t np, size_t m)
+{
+    if (np < 3 * m + 1)
+        return 0;
+    double sd = 0, sv = 0, v = 0;
+    size_t nd = 0, nv = 0;
+    for (size_t i = 0; i + 2 * m < np; i++) {
+        double d = ph[i + 2 * m] - 2 * ph[i + m] + ph[i];
+        sd += d * d;
+        nd++;
+        v += d;
+        if (i >= m)
+            v -= ph[i + m] - 2 * ph[i] + ph[i - m];
+        if (i + 1 >= m) {
+            sv += v * v;
+            nv++;
+        }
+    }
+    return sd > 0 && nv ? (sv / (double)nv) / ((double)m * (double)m * sd / (double)nd) : 0;
+}
+
+/* White PM (2), flicker PM (1) or neither (0) at m by R(m), split at the
+ * geometric means of the expected ratios. */
+static int rn_classify(const double *ph, size_t np, size_t m)
+{
+    double r = rn_observed(ph, np, m);
+    if (m < 2 || !(r > 0))
+        return 1;
+    if (r < sqrt(rn_expected(2, m) * rn_expected(1, m)))
+        return 2;
+    return r < sqrt(rn_expected(1, m) * rn_expected(0, m)) ? 1 : 0;
+}
+
+/* Barnes' bias function B1(N, mu): the expected ratio of the N-sample to the
+ * two-sample variance for AVAR ~ tau^mu (SP 1065 eq. 68). */
+static double b1_expected(double N, double mu)
+{
+    if (mu == 0)
+        return N * log(N) / (2 * (N - 1) * log(2.0));
+    return N * (1 - pow(N, mu)) / (2 * (N - 1) * (1 - pow(2.0, mu)));
+}
+
+/* Where the lag-1 method has too few points: the B1 ratio of the L averaged
+ * frequencies (ph[(k+1)m] - ph[k m]) picks mu in -2..1 (alpha 2/1, 0, -1,
+ * -2), split at geometric means of neighbouring expected values, after
+ * R(m) has ruled out white and flicker PM. ALPHA_UNKNOWN below 4 points. */
+static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L)
+{
+    if (L < 4)
+        return ALPHA_UNKNOWN;
+    double mean = 0, s2 = 0, a2 = 0;
+    for (size_t k = 0; k < L; k++)
+        mean += ph[(k + 1) * m] - ph[k * m];
+    mean /= (double)L;
+    for (size_t k = 0; k < L; k++) {
+        double y = ph[(k + 1) * m] - ph[k * m] - mean;
+        s2 += y * y;
+        if (k + 1 < L) {
+            double d = ph[(k + 2) * m] - 2 * ph[(k + 1) * m] + ph[k * m];
+            a2 += d * d;
+        }
+    }
+    if (!(a2 > 0))
+        return ALPHA_UNKNOWN;
+    double b1 = (s2 / (double)(L - 1)) / (a2 / (2.0 * (double)(L - 1)));
+    int mu = -2;
+    for (int u = -1; u <= 1; u++)
+        if (b1 > sqrt(b1_expected((double)L, u - 1) * b1_expected((double)L, u)))
+            mu = u;
+    /* B1 tells the PM types from white FM poorly with few points; R(m),
+     * from every overlapping term at m, decides there. */
+    int pm = rn_classify(ph, np, m);
+    if (pm)
+        return pm;
+    return mu == -2 ? 0 : -mu - 1;
+}
+
 /* The same from the phase buffer ph (np points), which serves both kinds of
  * input: averaged rate over block k is (ph[(k+1)m] - ph[km]) / (m tau0), and
- * the scale does not matter to a correlation. work holds NOISE_ID_MAX. */
+ * the scale does not matter to a correlation. work holds NOISE_ID_MAX.
+ * Lag-1 where at least NOISE_ID_MIN averaged points remain, B1 below; on
+ * phase data, white versus flicker PM (which the decimated lag-1 estimate
+ * tells apart poorly) by R(m). */
 static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work)
 {
     size_t L = freq ? (np - 1) / m : (np - 1) / m + 1;
     if (L < NOISE_ID_MIN)
-        return ALPHA_UNKNOWN;
+        return noise_id_b1(ph, np, m, (np - 1) / m - 1);
     if (L > NOISE_ID_MAX)
         L = NOISE_ID_MAX;
     for (size_t k = 0; k < L; k++)
         work[k] = freq ? ph[(k + 1) * m] - ph[k * m] : ph[k * m];
-    return noise_id_series(work, L, !freq, dmax);
+    int alpha = noise_id_series(work, L, !freq, dmax);
+    if ((alpha == 1 || alpha == 2) && m >= 2) {
+        size_t span = NOISE_ID_MAX * m + 1;
+        alpha = rn_classify(ph, np < span ? np : span, m);
+        alpha = alpha ? alpha : 1;
+    }
+    return alpha;
 }
 
 /* ---- estimators on phase ---- */
@@ -624,7 +738,7 @@ static sensim_status check_opts(const sensim_allan_opts *o)
 #define PH_BLOCK 4096
 
 static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t na, const sensim_allan_opts *o,
-                                double *ph, size_t *np, size_t *bad)
+                                double *ph, size_t *np, size_t *bad, double *big)
 {
     size_t *nonfinite = malloc(na * sizeof *nonfinite);
     double *mean = malloc(na * sizeof *mean);
@@ -646,7 +760,7 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
      * threads, and their sums are added in block order, so the mean is the
      * same at any thread count. */
     size_t nblock = (n + PH_BLOCK - 1) / PH_BLOCK;
-    double *bsum = malloc(nblock * na * sizeof *bsum);
+    double *bsum = malloc(2 * nblock * na * sizeof *bsum), *bmax = bsum + nblock * na;
     if (!bsum) {
         free(nonfinite);
         free(mean);
@@ -658,24 +772,30 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
     for (size_t blk = 0; blk < nblock; blk++) {
         size_t i0 = blk * PH_BLOCK, i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
         for (size_t a = 0; a < na; a++) {
-            double sum = 0;
+            double sum = 0, mx = 0;
             const double first = x[a];
             int same = 1;
             for (size_t i = i0; i < i1; i++) {
                 double v = x[i * stride + a];
                 sum += v;
+                mx = fmax(mx, fabs(v));
                 same &= v == first;
             }
             bsum[blk * na + a] = sum;
+            bmax[blk * na + a] = mx;
             if (!same) {
 #pragma omp atomic write
                 constant[a] = 0;
             }
         }
     }
+    for (size_t a = 0; a < na; a++)
+        big[a] = 0;
     for (size_t blk = 0; blk < nblock; blk++)
-        for (size_t a = 0; a < na; a++)
+        for (size_t a = 0; a < na; a++) {
             mean[a] += bsum[blk * na + a];
+            big[a] = fmax(big[a], bmax[blk * na + a]);
+        }
     free(bsum);
     /* A non-finite sample makes the sum non-finite (so may an overflow):
      * only then look for the sample. */
@@ -793,24 +913,25 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
     free(sums);
     if (failed)
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
-    /* Where too few averaged points remain to identify the noise, keep the
-     * type found at the nearest shorter tau (white FM or white PM if none). */
-    for (size_t a = 0; a < na; a++) {
-        int last = freq ? 0 : 2;
-        for (size_t k = 0; k < nm; k++) {
-            sensim_allan_point *q = &out[a * nm + k];
-            if (q->alpha == ALPHA_UNKNOWN)
-                q->alpha = last;
-            last = q->alpha;
-        }
-    }
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t it = 0; it < items; it++) {
         sensim_allan_point *q = &out[it];
-        int a = q->alpha;
-        if (diff_order(o->dev) == 2 || o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV)
-            a = a < -2 ? -2 : a; /* the Allan family needs alpha > -3 */
-        q->edf = sensim_allan_edf(o->dev, a, q->m, np);
+        int lo = 2, hi = diff_order(o->dev) == 2 || o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV ? -2
+                         : dmax >= 3                                                               ? -4
+                                                                                                   : -2;
+        if (q->alpha != ALPHA_UNKNOWN) {
+            int a = q->alpha < hi ? hi : q->alpha; /* the Allan family needs alpha > -3 */
+            q->edf = sensim_allan_edf(o->dev, a, q->m, np);
+        } else {
+            /* Not identified (too few points even for B1): the smallest
+             * EDF of any type, so the interval is the widest it could be,
+             * and the type is reported as unknown rather than carried
+             * over from another tau. */
+            q->edf = HUGE_VAL;
+            for (int a = lo; a >= hi; a--)
+                q->edf = fmin(q->edf, sensim_allan_edf(o->dev, a, q->m, np));
+            q->alpha = SENSIM_ALLAN_ALPHA_UNKNOWN;
+        }
         sensim_allan_ci(q->dev, q->edf, o->confidence, &q->lo, &q->hi);
     }
     return SENSIM_OK;
@@ -873,18 +994,43 @@ static sensim_status compute_axes(const double *x, size_t n, size_t stride, size
      * each axis's numbers are the same either way. */
     size_t group = PHASE_MAX_BYTES / ((n + 1) * sizeof(double));
     group = group < 1 ? 1 : group > na ? na : group;
-    double *ph = phase_alloc(group * (n + 1));
-    if (!ph)
+    double *ph = phase_alloc(group * (n + 1)), *big = malloc(2 * group * sizeof *big), *scale = big + group;
+    if (!ph || !big) {
+        free(ph);
+        free(big);
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", group, n + 1);
+    }
     for (size_t a0 = 0; a0 < na && !st; a0 += group) {
         size_t g = na - a0 < group ? na - a0 : group, np = 0, bad = 0;
-        st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad);
+        st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad, big);
+        /* Data near the ends of the double range (1e160, 1e-300) would
+         * overflow or underflow in the squares: such an axis's phase is
+         * scaled by a power of two (exact) and its results scaled back. The
+         * noise type and EDF do not depend on the scale. */
+        for (size_t a = 0; a < g && !st; a++) {
+            scale[a] = 1;
+            int e = big[a] > 0 ? ilogb(big[a] * fmax(o->tau0, 1.0)) : 0;
+            if (e > 200 || e < -200) {
+                double s = ldexp(1.0, -e);
+                for (size_t i = 0; i < np; i++)
+                    ph[a * (n + 1) + i] *= s;
+                scale[a] = ldexp(1.0, e);
+            }
+        }
         if (!st)
             st = compute_phases(ph, n + 1, g, np, o, m, nm, out + a0 * nm);
+        for (size_t a = 0; a < g && !st; a++)
+            for (size_t k = 0; k < nm && scale[a] != 1; k++) {
+                sensim_allan_point *q = &out[(a0 + a) * nm + k];
+                q->dev *= scale[a];
+                q->lo *= scale[a];
+                q->hi *= scale[a];
+            }
         if (st && name_axis)
             sensim_error_prefix(st, "axis %zu", a0 + bad);
     }
     free(ph);
+    free(big);
     return st;
 }
 

@@ -11,6 +11,7 @@
  * 1989, section 3.4) for Gauss-Markov plus white noise; Clopper and
  * Pearson (1934) for the outlier rate's interval. */
 #include "sensim/gnssfit.h"
+#include "sensim/quantile.h"
 
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
@@ -27,17 +28,9 @@ static double zq(double confidence)
     return gsl_cdf_ugaussian_Pinv(0.5 + confidence / 2);
 }
 
-/* Chi-squared quantile; GSL's inversion fails for large degrees of freedom,
- * where the Wilson-Hilferty cube approximation is accurate to ~1e-4. */
 static double chisq_q(double p, double k)
 {
-    sensim_gsl_quiet();
-    double q = k < 1000 ? gsl_cdf_chisq_Pinv(p, k) : NAN;
-    if (!isfinite(q)) {
-        double c = 2.0 / (9.0 * k), z = gsl_cdf_ugaussian_Pinv(p);
-        q = k * pow(1 - c + z * sqrt(c), 3);
-    }
-    return q;
+    return sensim_chisq_quantile(p, k);
 }
 
 static sensim_status check_conf(double confidence)
@@ -436,7 +429,7 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
     }
     const double ulo = log(0.02 * dtmin), uhi = log(20 * T);
     sensim_gsl_quiet();
-    const double half = 0.5 * gsl_cdf_chisq_Pinv(confidence, 1.0);
+    const double half = 0.5 * sensim_chisq_quantile(confidence, 1.0);
     gm_eval *grid = malloc(GM_FINE * sizeof *grid);
     double *L = malloc(GM_FINE * sizeof *L);
     if (!grid || !L) {
@@ -629,8 +622,8 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
     double a = 1 - confidence;
     sensim_gsl_quiet();
     fit->rate.value = (double)rej / (double)n;
-    fit->rate.lo = rej ? gsl_cdf_beta_Pinv(a / 2, (double)rej, (double)(n - rej + 1)) : 0;
-    fit->rate.hi = rej < n ? gsl_cdf_beta_Pinv(1 - a / 2, (double)(rej + 1), (double)(n - rej)) : 1;
+    fit->rate.lo = rej ? sensim_beta_quantile(a / 2, (double)rej, (double)(n - rej + 1)) : 0;
+    fit->rate.hi = rej < n ? sensim_beta_quantile(1 - a / 2, (double)(rej + 1), (double)(n - rej)) : 1;
     fit->rate.flag = rej ? SENSIM_FIT_OK : SENSIM_FIT_UPPER;
     free(d);
     free(r2);

@@ -217,7 +217,10 @@ static sensim_status gather(const sensim_allan_point *pt, size_t n, double *tau,
     if (n > MAXPTS)
         return sensim_error(SENSIM_EINVAL, "fit: %zu Allan points; at most %d", n, MAXPTS);
     for (size_t i = 0; i < n; i++) {
-        if (!(pt[i].dev > 0) || !isfinite(pt[i].dev) || !(pt[i].tau > 0))
+        /* A point whose noise type could not be identified rests on fewer
+         * than 4 averaged samples: its chi-squared law (EDF near 1) is too
+         * skewed for the least-squares weights, and it is left out. */
+        if (!(pt[i].dev > 0) || !isfinite(pt[i].dev) || !(pt[i].tau > 0) || pt[i].alpha == SENSIM_ALLAN_ALPHA_UNKNOWN)
             continue;
         tau[k] = pt[i].tau;
         y[k] = pt[i].dev * pt[i].dev;

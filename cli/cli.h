@@ -44,5 +44,20 @@ void cli_print_help(const char *verb, FILE *f);
  * finite number. Return 0 on success, -1 otherwise. */
 int cli_parse_double(const char *s, double *out);
 int cli_parse_u64(const char *s, unsigned long long *out);
+/* A duration: seconds, or a number with a time unit ("5 min", "2 h",
+ * "90 sec"). */
+int cli_parse_seconds(const char *s, double *out);
+
+/* The one JSON writer of every --json output (RFC 8259). cli_json_str
+ * writes s as a string, escaping '"', '\\' and control characters (NULL
+ * as null). cli_json_num formats v with `digits` significant digits into
+ * buf (at least CLI_JSON_NUM_MAX bytes) and returns it, or returns "null"
+ * for a NaN or an infinity, which JSON cannot hold: the caller then says
+ * why beside it (a note or status member). CLI_JSON_G gives each use its
+ * own buffer, so several may appear in one printf. */
+#define CLI_JSON_NUM_MAX 40
+void cli_json_str(FILE *f, const char *s);
+const char *cli_json_num(char *buf, double v, int digits);
+#define CLI_JSON_G(v, digits) cli_json_num((char[CLI_JSON_NUM_MAX]){0}, (v), (digits))
 
 #endif

@@ -61,7 +61,10 @@ static void print_table(FILE *f, const sensim_allan_opts *o, const sensim_allan_
             const sensim_allan_point *q = &p[a * nm + k];
             int ai = q->alpha + 2;
             fprintf(f, "%8zu %12.5e %12.5e %12.5e %12.5e %9zu %8.1f  %s\n", q->m, q->tau, q->lo, q->dev, q->hi, q->n,
-                    q->edf, ai >= 0 && ai <= 4 ? alpha_names[ai] : "other");
+                    q->edf,
+                    q->alpha == SENSIM_ALLAN_ALPHA_UNKNOWN ? "unknown"
+                    : ai >= 0 && ai <= 4                   ? alpha_names[ai]
+                                                           : "other");
         }
     }
 }
@@ -81,17 +84,29 @@ static void print_csv(FILE *f, const sensim_allan_point *p, size_t nm, size_t na
 static void print_json(FILE *f, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm, size_t naxes,
                        const char *units)
 {
-    fprintf(f, "{\"dev\": \"%s\", \"data\": \"%s\", \"tau0\": %.17g, \"confidence\": %.6g, \"units\": \"%s\", \"axes\": [",
-            sensim_allan_dev_name(o->dev), o->data == SENSIM_ALLAN_FREQ ? "freq" : "phase", o->tau0, o->confidence,
-            units);
+    fprintf(f, "{\"dev\": \"%s\", \"data\": \"%s\", \"tau0\": %s, \"confidence\": %s, \"units\": ",
+            sensim_allan_dev_name(o->dev), o->data == SENSIM_ALLAN_FREQ ? "freq" : "phase", CLI_JSON_G(o->tau0, 17),
+            CLI_JSON_G(o->confidence, 6));
+    cli_json_str(f, units);
+    fputs(", \"axes\": [", f);
     for (size_t a = 0; a < naxes; a++) {
         fprintf(f, "%s{\"axis\": \"%s\", \"points\": [", a ? ", " : "", naxes > 1 ? axis_names[a] : "");
         for (size_t k = 0; k < nm; k++) {
             const sensim_allan_point *q = &p[a * nm + k];
             fprintf(f,
-                    "%s{\"m\": %zu, \"tau\": %.10g, \"dev\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"n\": %zu, "
-                    "\"edf\": %.6g, \"alpha\": %d}",
-                    k ? ", " : "", q->m, q->tau, q->dev, q->lo, q->hi, q->n, q->edf, q->alpha);
+                    "%s{\"m\": %zu, \"tau\": %s, \"dev\": %s, \"lo\": %s, \"hi\": %s, \"n\": %zu, "
+                    "\"edf\": %s, \"alpha\": ",
+                    k ? ", " : "", q->m, CLI_JSON_G(q->tau, 10), CLI_JSON_G(q->dev, 10), CLI_JSON_G(q->lo, 10),
+                    CLI_JSON_G(q->hi, 10), q->n, CLI_JSON_G(q->edf, 6));
+            if (q->alpha == SENSIM_ALLAN_ALPHA_UNKNOWN)
+                fputs("null, \"alpha_note\": \"too few averaged points to identify the noise; the interval uses the "
+                      "smallest EDF of any type\"",
+                      f);
+            else
+                fprintf(f, "%d", q->alpha);
+            if (!isfinite(q->lo) || !isfinite(q->hi))
+                fputs(", \"ci_note\": \"no finite confidence bound at this tau (too few degrees of freedom)\"", f);
+            fputc('}', f);
         }
         fputs("]}", f);
     }

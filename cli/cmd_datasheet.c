@@ -21,44 +21,44 @@
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
-const char cmd_datasheet_usage[] =
-    "usage: sensim datasheet [options]\n"
-    "\n"
-    "Converts IMU datasheet figures, written with their units, into sensim model\n"
-    "parameters (SI) and shows each conversion step by step.\n"
-    "\n"
-    "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is SI):\n"
-    "  --arw Q                      gyro angle random walk (deg/sqrt(h))\n"
-    "  --gyro-noise-density Q       gyro noise density (deg/s/sqrt(Hz))\n"
-    "  --gyro-bias-instability Q    gyro in-run bias instability (deg/h)\n"
-    "  --gyro-random-walk Q         gyro rate random walk (deg/h/sqrt(h))\n"
-    "  --gyro-range Q               gyro full-scale range (deg/s)\n"
-    "  --gyro-resolution Q          gyro quantization step, one LSB (deg/s)\n"
-    "  --vrw Q                      velocity random walk (m/s/sqrt(h))\n"
-    "  --accel-noise-density Q      accel noise density (mg/sqrt(Hz), ug/sqrt(Hz))\n"
-    "  --accel-bias-instability Q   accel in-run bias instability (mg, ug)\n"
-    "  --accel-random-walk Q        accel bias random walk (m/s^3/sqrt(Hz))\n"
-    "  --accel-range Q              accel full-scale range (g)\n"
-    "  --accel-resolution Q         accel quantization step, one LSB (mg)\n"
-    "  --rate Q                     output data rate (Hz)\n"
-    "\n"
-    "Options:\n"
-    "  --preset FILE.yaml           read figures from FILE (keys as the options,\n"
-    "                               with '_' for '-'); options override it\n"
-    "  --name NAME                  sensor name in the rig (default imu)\n"
-    "  --seed N                     rig seed (default 1)\n"
-    "  -o, --output FILE            write a rig YAML with one imu sensor\n"
-    "  --kalibr FILE                write kalibr's imu.yaml\n"
-    "  --json                       print the conversion as JSON instead of a table\n"
-    "  -h, --help                   this text\n"
-    "\n"
-    "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
-    "are given, the random-walk figure is used and a warning is printed if they\n"
-    "differ by more than 10%.\n"
-    "\n"
-    "Example:\n"
-    "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
-    "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
+const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
+                                   "\n"
+                                   "Converts IMU datasheet figures, written with their units, into sensim model\n"
+                                   "parameters (SI) and shows each conversion step by step.\n"
+                                   "\n"
+                                   "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is in\n"
+                                   "the unit shown in parentheses):\n"
+                                   "  --arw Q                      gyro angle random walk (deg/sqrt(h))\n"
+                                   "  --gyro-noise-density Q       gyro noise density (deg/s/sqrt(Hz))\n"
+                                   "  --gyro-bias-instability Q    gyro in-run bias instability (deg/h)\n"
+                                   "  --gyro-random-walk Q         gyro rate random walk (deg/h/sqrt(h))\n"
+                                   "  --gyro-range Q               gyro full-scale range (deg/s)\n"
+                                   "  --gyro-resolution Q          gyro quantization step, one LSB (deg/s)\n"
+                                   "  --vrw Q                      velocity random walk (m/s/sqrt(h))\n"
+                                   "  --accel-noise-density Q      accel noise density (ug/sqrt(Hz))\n"
+                                   "  --accel-bias-instability Q   accel in-run bias instability (ug)\n"
+                                   "  --accel-random-walk Q        accel bias random walk (m/s^3/sqrt(Hz))\n"
+                                   "  --accel-range Q              accel full-scale range (g)\n"
+                                   "  --accel-resolution Q         accel quantization step, one LSB (mg)\n"
+                                   "  --rate Q                     output data rate (Hz)\n"
+                                   "\n"
+                                   "Options:\n"
+                                   "  --preset FILE.yaml           read figures from FILE (keys as the options,\n"
+                                   "                               with '_' for '-'); options override it\n"
+                                   "  --name NAME                  sensor name in the rig (default imu)\n"
+                                   "  --seed N                     rig seed (default 1)\n"
+                                   "  -o, --output FILE            write a rig YAML with one imu sensor\n"
+                                   "  --kalibr FILE                write kalibr's imu.yaml\n"
+                                   "  --json                       print the conversion as JSON instead of a table\n"
+                                   "  -h, --help                   this text\n"
+                                   "\n"
+                                   "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
+                                   "are given, the random-walk figure is used and a warning is printed if they\n"
+                                   "differ by more than 10%.\n"
+                                   "\n"
+                                   "Example:\n"
+                                   "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
+                                   "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
 
 enum { F_ARW, F_GND, F_GBI, F_GRW, F_GRANGE, F_GRES, F_VRW, F_AND, F_ABI, F_ARW_ACC, F_ARANGE, F_ARES, F_RATE, NFIG };
 
@@ -70,28 +70,29 @@ typedef struct figure_def {
     const char *model_key; /* key in the rig's block */
     const char *si_unit;   /* how the SI value is written */
     int positive;          /* must be > 0 rather than >= 0 */
+    const char *unit;      /* the unit --help shows: that of a bare number */
 } figure_def;
 
 static const figure_def figs[NFIG] = {
-    [F_ARW] = {"arw", "arw", "gyro angle random walk", "gyro", "noise_density", "rad/s/sqrt(Hz)", 0},
+    [F_ARW] = {"arw", "arw", "gyro angle random walk", "gyro", "noise_density", "rad/s/sqrt(Hz)", 0, "deg/sqrt(h)"},
     [F_GND] = {"gyro-noise-density", "gyro_noise_density", "gyro noise density", "gyro", "noise_density",
-               "rad/s/sqrt(Hz)", 0},
-    [F_GBI] = {"gyro-bias-instability", "gyro_bias_instability", "gyro bias instability", "gyro",
-               "bias_instability", "rad/s", 0},
+               "rad/s/sqrt(Hz)", 0, "deg/s/sqrt(Hz)"},
+    [F_GBI] = {"gyro-bias-instability", "gyro_bias_instability", "gyro bias instability", "gyro", "bias_instability",
+               "rad/s", 0, "deg/h"},
     [F_GRW] = {"gyro-random-walk", "gyro_random_walk", "gyro rate random walk", "gyro", "random_walk",
-               "rad/s^2/sqrt(Hz)", 0},
-    [F_GRANGE] = {"gyro-range", "gyro_range", "gyro range", "gyro", "range", "rad/s", 1},
-    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "quantization", "rad/s", 1},
-    [F_VRW] = {"vrw", "vrw", "velocity random walk", "accel", "noise_density", "m/s^2/sqrt(Hz)", 0},
+               "rad/s^2/sqrt(Hz)", 0, "deg/h/sqrt(h)"},
+    [F_GRANGE] = {"gyro-range", "gyro_range", "gyro range", "gyro", "range", "rad/s", 1, "deg/s"},
+    [F_GRES] = {"gyro-resolution", "gyro_resolution", "gyro resolution", "gyro", "quantization", "rad/s", 1, "deg/s"},
+    [F_VRW] = {"vrw", "vrw", "velocity random walk", "accel", "noise_density", "m/s^2/sqrt(Hz)", 0, "m/s/sqrt(h)"},
     [F_AND] = {"accel-noise-density", "accel_noise_density", "accel noise density", "accel", "noise_density",
-               "m/s^2/sqrt(Hz)", 0},
+               "m/s^2/sqrt(Hz)", 0, "ug/sqrt(Hz)"},
     [F_ABI] = {"accel-bias-instability", "accel_bias_instability", "accel bias instability", "accel",
-               "bias_instability", "m/s^2", 0},
+               "bias_instability", "m/s^2", 0, "ug"},
     [F_ARW_ACC] = {"accel-random-walk", "accel_random_walk", "accel bias random walk", "accel", "random_walk",
-                   "m/s^3/sqrt(Hz)", 0},
-    [F_ARANGE] = {"accel-range", "accel_range", "accel range", "accel", "range", "m/s^2", 1},
-    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "quantization", "m/s^2", 1},
-    [F_RATE] = {"rate", "rate", "output data rate", NULL, "rate_hz", "Hz", 1},
+                   "m/s^3/sqrt(Hz)", 0, "m/s^3/sqrt(Hz)"},
+    [F_ARANGE] = {"accel-range", "accel_range", "accel range", "accel", "range", "m/s^2", 1, "g"},
+    [F_ARES] = {"accel-resolution", "accel_resolution", "accel resolution", "accel", "quantization", "m/s^2", 1, "mg"},
+    [F_RATE] = {"rate", "rate", "output data rate", NULL, "rate_hz", "Hz", 1, "Hz"},
 };
 
 static sensim_dim fig_dim(int i)
@@ -135,16 +136,30 @@ typedef struct ds {
 } ds;
 
 /* Converts `text` for figure i; errors are prefixed with `where`. */
-static int set_figure(ds *d, int i, const char *text, const char *where)
+static int set_figure(ds *d, int i, const char *text_in, const char *where)
 {
     figure *f = &d->f[i];
     double si;
+    /* A bare number is in the unit --help shows beside the option (0.66
+     * for --arw is 0.66 deg/sqrt(h), not rad/s/sqrt(Hz)). */
+    char withunit[160];
+    const char *text = text_in;
+    double v0;
+    sensim_dim d0;
+    int has_unit = 1;
+    if (sensim_units_parse(text_in, &v0, &d0, &has_unit) == SENSIM_OK && !has_unit) {
+        size_t n = strlen(text_in);
+        while (n && (text_in[n - 1] == ' ' || text_in[n - 1] == '\t'))
+            n--;
+        snprintf(withunit, sizeof withunit, "%.*s %s", (int)(n < 100 ? n : 100), text_in, figs[i].unit);
+        text = withunit;
+    }
     if (sensim_units_convert(text, fig_dim(i), &si)) {
         sensim_error_prefix(sensim_last_status(), "%s", where);
         return -1;
     }
     if (si < 0 || (figs[i].positive && si == 0)) {
-        sensim_error(SENSIM_EINVAL, "%s: '%s': must be %s", where, text, figs[i].positive ? "> 0" : ">= 0");
+        sensim_error(SENSIM_EINVAL, "%s: '%s': must be %s", where, text_in, figs[i].positive ? "> 0" : ">= 0");
         return -1;
     }
     if (strlen(text) >= sizeof f->given) {
@@ -337,29 +352,20 @@ static const char *fmt_double(double x, char *buf, size_t size)
     return buf;
 }
 
-static void json_string(FILE *out, const char *s)
+/* fmt_double for JSON: null for a value JSON cannot hold. */
+static const char *json_double(double x, char *buf, size_t size)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
+    return isfinite(x) ? fmt_double(x, buf, size) : "null";
 }
 
 static void print_json(const ds *d, const char *warnings, FILE *out)
 {
     fprintf(out, "{\"sensor\": ");
-    json_string(out, d->name);
+    cli_json_str(out, d->name);
     fprintf(out, ", \"part\": ");
-    json_string(out, d->part);
+    cli_json_str(out, d->part);
     fprintf(out, ", \"datasheet\": ");
-    json_string(out, d->datasheet);
+    cli_json_str(out, d->datasheet);
     fprintf(out, ", \"figures\": [");
     int first = 1;
     for (int i = 0; i < NFIG; i++) {
@@ -367,14 +373,14 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
         if (!f->set)
             continue;
         fprintf(out, "%s\n  {\"figure\": \"%s\", \"given\": ", first ? "" : ",", figs[i].opt);
-        json_string(out, f->given);
+        cli_json_str(out, f->given);
         fprintf(out, ", \"source\": ");
-        json_string(out, f->source);
+        cli_json_str(out, f->source);
         char v1[32], v2[32];
-        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", ", fmt_double(f->scale, v1, sizeof v1),
-                fmt_double(f->si, v2, sizeof v2), figs[i].si_unit);
+        fprintf(out, ", \"factor\": %s, \"si\": %s, \"unit\": \"%s\", ", json_double(f->scale, v1, sizeof v1),
+                json_double(f->si, v2, sizeof v2), figs[i].si_unit);
         /* The value the key gets (B = floor / 0.664 for bias instability). */
-        fprintf(out, "\"model_si\": %s, \"key\": ", fmt_double(model_si(figs[i].model_key, f->si), v2, sizeof v2));
+        fprintf(out, "\"model_si\": %s, \"key\": ", json_double(model_si(figs[i].model_key, f->si), v2, sizeof v2));
         if (!f->used)
             fprintf(out, "null");
         else if (figs[i].block)
@@ -388,7 +394,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
     const char *sep = "";
     if (d->f[F_RATE].set) {
         char v[32];
-        fprintf(out, "\"rate_hz\": %s", fmt_double(d->f[F_RATE].si, v, sizeof v));
+        fprintf(out, "\"rate_hz\": %s", json_double(d->f[F_RATE].si, v, sizeof v));
         sep = ", ";
     }
     for (int b = 0; b < 2; b++) {
@@ -401,7 +407,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
                 fprintf(out, "%s\"%s\": {", sep, blocks[b]);
             char v[32];
             fprintf(out, "%s\"%s\": %s", any ? ", " : "", model_keys[k],
-                    fmt_double(model_si(model_keys[k], f->si), v, sizeof v));
+                    json_double(model_si(model_keys[k], f->si), v, sizeof v));
             any = 1;
         }
         if (any) {
@@ -417,7 +423,7 @@ static void print_json(const ds *d, const char *warnings, FILE *out)
         char line[1024];
         snprintf(line, sizeof line, "%.*s", (int)(n < sizeof line ? n : sizeof line - 1), w);
         fprintf(out, "%s", first ? "" : ", ");
-        json_string(out, line);
+        cli_json_str(out, line);
         first = 0;
         w += n + (nl ? 1 : 0);
     }
@@ -446,7 +452,7 @@ static void write_rig(const ds *d, FILE *out)
     }
     fprintf(out, "# Values are SI; each comment gives the datasheet figure it came from.\n");
     fprintf(out, "seed: %llu\nsensors:\n  - name: ", d->seed);
-    json_string(out, d->name); /* a JSON string is a valid YAML double-quoted scalar */
+    cli_json_str(out, d->name); /* a JSON string is a valid YAML double-quoted scalar */
     char v[32];
     fprintf(out, "\n    type: imu\n    rate_hz: %s\n", fmt_double(d->f[F_RATE].si, v, sizeof v));
     for (int b = 0; b < 2; b++) {

@@ -32,7 +32,7 @@ const char cmd_fit_usage[] =
     "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
     "          sensim fit gnss --help)\n"
     "\n"
-    "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml]\n"
+    "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml [--rostopic T]]\n"
     "sensim fit imu BAG --topic TOPIC [-o FITTED.yaml] [--kalibr IMU.yaml]\n"
     "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
     "               [--rate HZ] [--name NAME]\n"
@@ -48,7 +48,10 @@ const char cmd_fit_usage[] =
     "                        recording instead (header-stamp order, rate from the\n"
     "                        median interval; the kalibr rostopic)\n"
     "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
-    "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks)\n"
+    "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks, the\n"
+    "                        mean of the axes; an axis whose term is not\n"
+    "                        identified gives its upper bound, flagged in a comment)\n"
+    "      --rostopic TOPIC  the kalibr file's rostopic (default: --topic, else /imu0)\n"
     "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
     "                        (FILE-gyro.svg and FILE-accel.svg when both exist)\n"
     "  -c, --confidence P    two-sided level of the intervals (default 0.95)\n"
@@ -130,7 +133,7 @@ static sensim_status write_atomic(const char *path, void (*fn)(FILE *, const voi
 
 typedef struct out_ctx {
     const instr_fit *in;
-    const char *name, *source, *sensor;
+    const char *name, *source, *sensor, *rostopic;
     int gm;
     double confidence;
     const char *topic; /* the recording's topic, or NULL */
@@ -141,9 +144,9 @@ static double mean3(const double v[3])
     return (v[0] + v[1] + v[2]) / 3;
 }
 
-/* The rig's quantization is a step q of the rate output; the Allan Q
- * (tau^-2 term) is that of delta-angle quantization, whose output step at
- * rate f is q = sqrt(12) Q f (uniform error of variance q^2/12 per step). */
+/* The rig's quantization is the rate step q of the integrated output; the
+ * model reads the integral to +-q dt / 2 (IEEE 952 angle quantization), so
+ * the Allan Q (tau^-2 term) is q / (sqrt(12) f) and q = sqrt(12) Q f. */
 static double term_yaml_value(int k, const sensim_fit_param *p, double rate)
 {
     /* Only identified terms go into the simulation config: a term consistent
@@ -221,59 +224,93 @@ static void write_rig_yaml(FILE *f, const void *vctx)
     }
 }
 
+/* kalibr takes one value per instrument, the mean over the axes. An axis
+ * whose term the fit did not identify (flag upper_bound or unresolved)
+ * contributes its upper bound, not its point estimate: kalibr uses these
+ * as process noise, where too small a value makes the estimator
+ * overconfident, so the file never states less than the data support; a
+ * comment names the axes and says so. */
+static void kalibr_term(FILE *f, const char *key, const instr_fit *in, int term, const char *unit, double confidence)
+{
+    double v[3];
+    char axes[16] = "";
+    for (int ax = 0; ax < 3; ax++) {
+        const sensim_fit_param *p = &in->fit[ax].term[term];
+        int ok = p->flag == SENSIM_FIT_OK || !isfinite(p->hi);
+        v[ax] = ok ? p->value : p->hi;
+        if (!ok) {
+            size_t len = strlen(axes);
+            snprintf(axes + len, sizeof axes - len, "%s%s", len ? "," : "", axis_names[ax]);
+        }
+    }
+    fprintf(f, "%s: %.6g  # %s", key, mean3(v), unit);
+    if (*axes)
+        fprintf(f, "; not identified on axis %s: the %.0f%% upper bound used there (conservative)", axes,
+                100 * confidence);
+    fputc('\n', f);
+}
+
 static void write_kalibr(FILE *f, const void *vctx)
 {
     const out_ctx *c = vctx;
     const instr_fit *g = &c->in[INSTR_GYRO], *a = &c->in[INSTR_ACCEL];
-    double v[3];
-    fprintf(f, "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
-               "# the mean of the three axes (continuous-time densities, SI).\n"
-               "rostopic: %s\n",
-            c->source, c->sensor, c->topic ? c->topic : "/imu0");
+    fprintf(f,
+            "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
+            "# the mean of the three axes (continuous-time densities, SI). Where the fit\n"
+            "# could not identify a term on an axis, that axis contributes its upper\n"
+            "# bound (the comment says so), never a point estimate the data do not support.\n"
+            "rostopic: %s\n",
+            c->source, c->sensor, c->rostopic ? c->rostopic : c->topic ? c->topic : "/imu0");
     fprintf(f, "update_rate: %.10g\n", g->present ? g->rate : a->rate);
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
             continue;
         const char *pre = i == INSTR_GYRO ? "gyroscope" : "accelerometer";
-        for (int ax = 0; ax < 3; ax++)
-            v[ax] = in->fit[ax].term[SENSIM_TERM_N].value;
-        fprintf(f, "%s_noise_density: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_N]);
-        for (int ax = 0; ax < 3; ax++)
-            v[ax] = in->fit[ax].term[SENSIM_TERM_K].value;
-        fprintf(f, "%s_random_walk: %.6g  # %s\n", pre, mean3(v), term_units[i][SENSIM_TERM_K]);
+        char key[64];
+        snprintf(key, sizeof key, "%s_noise_density", pre);
+        kalibr_term(f, key, in, SENSIM_TERM_N, term_units[i][SENSIM_TERM_N], c->confidence);
+        snprintf(key, sizeof key, "%s_random_walk", pre);
+        kalibr_term(f, key, in, SENSIM_TERM_K, term_units[i][SENSIM_TERM_K], c->confidence);
     }
 }
 
 static void print_json(FILE *f, const out_ctx *c)
 {
-    fprintf(f, "{\"source\": \"%s\", \"sensor\": \"%s\", \"confidence\": %g, \"instruments\": {", c->source, c->sensor,
-            c->confidence);
+    fputs("{\"source\": ", f);
+    cli_json_str(f, c->source);
+    fputs(", \"sensor\": ", f);
+    cli_json_str(f, c->sensor);
+    fprintf(f, ", \"confidence\": %s, \"instruments\": {", CLI_JSON_G(c->confidence, 6));
     int first = 1;
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
             continue;
-        fprintf(f, "%s\"%s\": {\"samples\": %zu, \"rate_hz\": %.10g, \"axes\": [", first ? "" : ", ", instr_key[i],
-                in->n, in->rate);
+        fprintf(f, "%s\"%s\": {\"samples\": %zu, \"rate_hz\": %s, \"axes\": [", first ? "" : ", ", instr_key[i], in->n,
+                CLI_JSON_G(in->rate, 10));
         first = 0;
         for (int a = 0; a < 3; a++) {
             const sensim_imu_fit *ft = &in->fit[a];
-            fprintf(f, "%s{\"axis\": \"%s\", \"chi2\": %.6g, \"dof\": %d, \"scale\": %.6g, \"note\": \"%s\"", a ? ", " : "",
-                    axis_names[a], ft->chi2, ft->dof, ft->scale, ft->note);
+            fprintf(f, "%s{\"axis\": \"%s\", \"chi2\": %s, \"dof\": %d, \"scale\": %s, \"note\": ", a ? ", " : "",
+                    axis_names[a], CLI_JSON_G(ft->chi2, 6), ft->dof, CLI_JSON_G(ft->scale, 6));
+            cli_json_str(f, ft->note);
             for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
                 const sensim_fit_param *p = &ft->term[k];
-                fprintf(f, ", \"%s\": {\"value\": %.8g, \"lo\": %.8g, \"hi\": %.8g, \"status\": \"%s\", \"classic\": %.8g}",
-                        sensim_imu_term_key((sensim_imu_term)k), p->value, p->lo, p->hi, flag_name(p->flag),
-                        ft->classic[k]);
+                fprintf(f, ", \"%s\": {\"value\": %s, \"lo\": %s, \"hi\": %s, \"status\": \"%s\", \"classic\": %s}",
+                        sensim_imu_term_key((sensim_imu_term)k), CLI_JSON_G(p->value, 8), CLI_JSON_G(p->lo, 8),
+                        CLI_JSON_G(p->hi, 8), flag_name(p->flag), CLI_JSON_G(ft->classic[k], 8));
             }
             if (c->gm) {
                 const sensim_gm_fit *g = &in->gm[a];
                 fprintf(f,
-                        ", \"gauss_markov\": {\"sigma\": [%.8g, %.8g, %.8g], \"tau\": [%.8g, %.8g, %.8g], "
-                        "\"white\": [%.8g, %.8g, %.8g], \"note\": \"%s\"}",
-                        g->sigma.value, g->sigma.lo, g->sigma.hi, g->tau.value, g->tau.lo, g->tau.hi, g->white.value,
-                        g->white.lo, g->white.hi, g->note);
+                        ", \"gauss_markov\": {\"sigma\": [%s, %s, %s], \"tau\": [%s, %s, %s], "
+                        "\"white\": [%s, %s, %s], \"note\": ",
+                        CLI_JSON_G(g->sigma.value, 8), CLI_JSON_G(g->sigma.lo, 8), CLI_JSON_G(g->sigma.hi, 8),
+                        CLI_JSON_G(g->tau.value, 8), CLI_JSON_G(g->tau.lo, 8), CLI_JSON_G(g->tau.hi, 8),
+                        CLI_JSON_G(g->white.value, 8), CLI_JSON_G(g->white.lo, 8), CLI_JSON_G(g->white.hi, 8));
+                cli_json_str(f, g->note);
+                fputc('}', f);
             }
             fputc('}', f);
         }
@@ -385,9 +422,10 @@ static int fit_imu(int argc, char **argv)
         {"confidence", required_argument, 0, 'c'}, {"gauss-markov", no_argument, 0, 'g'},
         {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
-        {"topic", required_argument, 0, 't'}, {0, 0, 0, 0}};
+        {"topic", required_argument, 0, 't'}, {"rostopic", required_argument, 0, 'T'},
+        {0, 0, 0, 0}};
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
-               *topic = NULL;
+               *topic = NULL, *rostopic = NULL;
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, c;
     optind = 1;
@@ -410,6 +448,14 @@ static int fit_imu(int argc, char **argv)
             break;
         case 'n': name = optarg; break;
         case 'J': json = 1; break;
+        case 'T':
+            /* A ROS name: it goes into the YAML unquoted. */
+            if (!*optarg ||
+                strspn(optarg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/~") != strlen(optarg))
+                return cli_usage_error("fit", "--rostopic '%s': expected a ROS topic name (letters, digits, _ and /)",
+                                       optarg);
+            rostopic = optarg;
+            break;
         case 'h': cli_print_help("fit", stdout); return CLI_OK;
         case ':': return cli_usage_error("fit", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("fit", "unknown option '%s'", argv[optind - 1]);
@@ -484,7 +530,7 @@ static int fit_imu(int argc, char **argv)
     if (!st && !any)
         st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force", input,
                           sensor);
-    out_ctx ctx = {in, name, input, sensor, gm, confidence, topic};
+    out_ctx ctx = {in, name, input, sensor, rostopic, gm, confidence, topic};
     if (!st && plot) {
         int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
         for (int i = 0; i < NINSTR && !st; i++) {

@@ -27,20 +27,6 @@ typedef struct {
     int first; /* JSON: no comma before the next member */
 } out_t;
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Time span of a t dataset: first, last, count. */
 static int span(const sensim_log *log, const char *t, double *first, double *last, size_t *n)
 {
@@ -73,12 +59,12 @@ static void describe_datasets(out_t *o, const sensim_log *log, const char *group
         sensim_log_get_attr_string(log, path, "units", &units);
         if (o->json) {
             fprintf(o->f, "%s", i ? ", " : "");
-            json_str(o->f, names[i]);
+            cli_json_str(o->f, names[i]);
             fprintf(o->f, ": {\"shape\": [");
             for (int r = 0; r < rank; r++)
                 fprintf(o->f, "%s%zu", r ? ", " : "", dims[r]);
             fprintf(o->f, "], \"units\": ");
-            json_str(o->f, units ? units : "");
+            cli_json_str(o->f, units ? units : "");
             fprintf(o->f, "}");
         } else {
             fprintf(o->f, "    %-18s [", names[i]);
@@ -118,9 +104,9 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
         int has_t = span(log, t, &first, &last, &count) == 0;
         if (o->json) {
             fprintf(o->f, "%s", i ? ", " : "");
-            json_str(o->f, names[i]);
+            cli_json_str(o->f, names[i]);
             fprintf(o->f, ": {\"type\": ");
-            json_str(o->f, type ? type : "");
+            cli_json_str(o->f, type ? type : "");
             if (isfinite(rate))
                 fprintf(o->f, ", \"rate_hz\": %.17g", rate);
             if (isfinite(seed))
@@ -183,13 +169,13 @@ int cmd_info(int argc, char **argv)
         sensim_log_get_attr_f64(log, "/", "format_version", &version, 1);
     if (json) {
         printf("{\"file\": ");
-        json_str(stdout, path);
+        cli_json_str(stdout, path);
         printf(", \"format\": ");
-        json_str(stdout, format ? format : "");
+        cli_json_str(stdout, format ? format : "");
         if (isfinite(version))
             printf(", \"format_version\": %.0f", version);
         printf(", \"created_by\": ");
-        json_str(stdout, by ? by : "");
+        cli_json_str(stdout, by ? by : "");
     } else {
         printf("%s: %s", path, format ? format : "(no format attribute)");
         if (isfinite(version))
@@ -206,10 +192,11 @@ int cmd_info(int argc, char **argv)
             sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", lla, 3);
         double rate = n > 1 ? (double)(n - 1) / (last - first) : 0;
         if (json) {
-            printf(", \"ground_truth\": {\"samples\": %zu, \"t_first\": %.17g, \"t_last\": %.17g, \"rate_hz\": %.17g",
-                   n, first, last, rate);
+            printf(", \"ground_truth\": {\"samples\": %zu, \"t_first\": %s, \"t_last\": %s, \"rate_hz\": %s", n,
+                   CLI_JSON_G(first, 17), CLI_JSON_G(last, 17), CLI_JSON_G(rate, 17));
             if (isfinite(lla[0]))
-                printf(", \"origin_lla\": [%.17g, %.17g, %.17g]", lla[0], lla[1], lla[2]);
+                printf(", \"origin_lla\": [%s, %s, %s]", CLI_JSON_G(lla[0], 17), CLI_JSON_G(lla[1], 17),
+                       CLI_JSON_G(lla[2], 17));
             printf(", ");
             describe_datasets(&o, log, "/ground_truth");
             printf("}");

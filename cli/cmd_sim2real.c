@@ -25,57 +25,57 @@
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-const char cmd_sim2real_usage[] =
-    "usage: sensim sim2real [options]\n"
-    "\n"
-    "Reproduces the GNSS experiment of \"Quantifying the Sim2real Gap for GPS and\n"
-    "IMU Sensors\" in simulation. For each generator, \"real\" logs are made with\n"
-    "that GNSS model (plus the IMU rig); simulated logs are made with each of\n"
-    "the paper's five variants: Ch:Gauss, Ch:RW, AirSim, Ch:Gauss+AirSim and\n"
-    "Ch:RW+AirSim. Every log is a line, circle or sine trajectory (N tests\n"
-    "each, speeds 1.5 to 2.4 m/s); the judge runs on every log, each variant's\n"
-    "set is scored against the real set by VEPD (see sensim-vepd(1)), and the\n"
-    "variants are ranked. A score that works ranks the generator first.\n"
-    "\n"
-    "The simulated tests use seeds 1..3N and the real tests seeds from\n"
-    "--real-seed on: the generator's own simulated set is an independent draw\n"
-    "of the same model, not a copy of the real logs. All variants share the\n"
-    "simulated IMU logs (common random numbers), so they differ only in GNSS.\n"
-    "\n"
-    "Options:\n"
-    "  -g, --generator LIST  the models that make the real logs, comma-separated\n"
-    "                        (default ch-gauss,ch-rw); models: ch-gauss, ch-rw,\n"
-    "                        airsim, ch-gauss+airsim, ch-rw+airsim (or the\n"
-    "                        paper's names Ch:Gauss, ...)\n"
-    "  -n, --tests N         tests per scenario (default 10, as the paper)\n"
-    "  -t, --duration S      seconds per test (default 60)\n"
-    "      --real-seed S     first seed of the real tests (default 1001; must not\n"
-    "                        overlap 1..3N)\n"
-    "      --mode MODE       judge mode: robot_localization (default) or corrected\n"
-    "      --imu RIG         the IMU rig (default DATA/rigs/imu-seed004.yaml)\n"
-    "      --permutations N  relabelings of the permutation test whose p says\n"
-    "                        whether a variant's set can be told from the real set\n"
-    "                        (default 999; 0: none)\n"
-    "      --bootstrap N     replicates of the VEPD bootstrap percentile intervals\n"
-    "                        (default 200; 0: none)\n"
-    "      --dir DIR         where the logs go (default ./sensim-sim2real)\n"
-    "      --data DIR        the bundled presets (default: $SENSIM_DATA, ./data, or\n"
-    "                        the installed " SENSIM_DATADIR ")\n"
-    "      --keep            also write the judged logs: DIR/real-<generator>/ and\n"
-    "                        DIR/sim/<model>/ then hold the tests for sensim vepd\n"
-    "                        (by default the estimates are scored in memory)\n"
-    "      --json            print one JSON object instead of the tables\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "p is the permutation test of \"this variant's tests and the real tests\n"
-    "come from one distribution\": the real and simulated test of each pair\n"
-    "(same path and speed) swap labels at random, and p is the fraction of\n"
-    "relabelings scoring a VEPD at least the observed one. The generator should show a large p, the other variants a small one.\n"
-    "VEPD is above 0 even between two draws of one model, so the bootstrap\n"
-    "percentile interval of a VEPD near 0 lies above it; p, not the interval,\n"
-    "says whether two sets are indistinguishable.\n"
-    "\n"
-    "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n";
+const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
+                                  "\n"
+                                  "Reproduces the GNSS experiment of \"Quantifying the Sim2real Gap for GPS and\n"
+                                  "IMU Sensors\" in simulation. For each generator, \"real\" logs are made with\n"
+                                  "that GNSS model (plus the IMU rig); simulated logs are made with each of\n"
+                                  "the paper's five variants: Ch:Gauss, Ch:RW, AirSim, Ch:Gauss+AirSim and\n"
+                                  "Ch:RW+AirSim. Every log is a line, circle or sine trajectory (N tests\n"
+                                  "each, speeds 1.5 to 2.4 m/s); the judge runs on every log, each variant's\n"
+                                  "set is scored against the real set by VEPD (see sensim-vepd(1)), and the\n"
+                                  "variants are ranked. A score that works ranks the generator first.\n"
+                                  "\n"
+                                  "The simulated tests use seeds 1..3N and the real tests seeds from\n"
+                                  "--real-seed on: the generator's own simulated set is an independent draw\n"
+                                  "of the same model, not a copy of the real logs. All variants share the\n"
+                                  "simulated IMU logs (common random numbers), so they differ only in GNSS.\n"
+                                  "\n"
+                                  "Options:\n"
+                                  "  -g, --generator LIST  the models that make the real logs, comma-separated\n"
+                                  "                        (default ch-gauss,ch-rw); models: ch-gauss, ch-rw,\n"
+                                  "                        airsim, ch-gauss+airsim, ch-rw+airsim (or the\n"
+                                  "                        paper's names Ch:Gauss, ...)\n"
+                                  "  -n, --tests N         tests per scenario (default 10, as the paper)\n"
+                                  "  -t, --duration S      seconds per test, or e.g. '2 min' (default 60)\n"
+                                  "      --real-seed S     first seed of the real tests (default 1001; must not\n"
+                                  "                        overlap 1..3N)\n"
+                                  "      --mode MODE       judge mode: robot_localization (default) or corrected\n"
+                                  "      --imu RIG         the IMU rig (default DATA/rigs/imu-seed004.yaml)\n"
+                                  "      --permutations N  relabelings of the permutation test whose p says\n"
+                                  "                        whether a variant's set can be told from the real set\n"
+                                  "                        (default 999; 0: none)\n"
+                                  "      --bootstrap N     replicates of the VEPD bootstrap percentile intervals\n"
+                                  "                        (default 200; 0: none)\n"
+                                  "      --dir DIR         where the logs go (default ./sensim-sim2real)\n"
+                                  "      --data DIR        the bundled presets (default: $SENSIM_DATA, ./data, or\n"
+                                  "                        the installed " SENSIM_DATADIR ")\n"
+                                  "      --keep            also write the judged logs: DIR/real-<generator>/ and\n"
+                                  "                        DIR/sim/<model>/ then hold the tests for sensim vepd\n"
+                                  "                        (by default the estimates are scored in memory)\n"
+                                  "      --json            print one JSON object instead of the tables\n"
+                                  "  -h, --help            this text\n"
+                                  "\n"
+                                  "p is the permutation test of \"this variant's tests and the real tests\n"
+                                  "come from one distribution\": the real and simulated test of each pair\n"
+                                  "(same path and speed) swap labels at random, and p is the fraction of\n"
+                                  "relabelings scoring a VEPD at least the observed one. The generator should show a "
+                                  "large p, the other variants a small one.\n"
+                                  "VEPD is above 0 even between two draws of one model, so the bootstrap\n"
+                                  "percentile interval of a VEPD near 0 lies above it; p, not the interval,\n"
+                                  "says whether two sets are indistinguishable.\n"
+                                  "\n"
+                                  "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n";
 
 /* The five GNSS variants of seed 004, section III-B, in the paper's order. */
 typedef struct {
@@ -334,19 +334,20 @@ static void print_text(const config *c, int g, const standing st[NMODELS])
 
 static void print_json_standing(const config *c, const standing *s, int last)
 {
-    printf("        {\"model\": \"%s\", \"label\": \"%s\", \"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g",
-           models[s->model].id, models[s->model].label, s->all.w1, s->all.w2, s->all.vepd);
+    printf("        {\"model\": \"%s\", \"label\": \"%s\", \"w1\": %s, \"w2\": %s, \"vepd\": %s", models[s->model].id,
+           models[s->model].label, CLI_JSON_G(s->all.w1, 17), CLI_JSON_G(s->all.w2, 17), CLI_JSON_G(s->all.vepd, 17));
     if (c->n_perm)
-        printf(", \"p\": %.17g, \"n_perm\": %zu", s->perm.p, c->n_perm);
+        printf(", \"p\": %s, \"n_perm\": %zu", CLI_JSON_G(s->perm.p, 17), c->n_perm);
     if (c->n_boot)
-        printf(", \"ci\": {\"level\": 0.95, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": 1}", s->ci.lo,
-               s->ci.hi, c->n_boot);
+        printf(", \"ci\": {\"level\": 0.95, \"lo\": %s, \"hi\": %s, \"n_boot\": %zu, \"seed\": 1}",
+               CLI_JSON_G(s->ci.lo, 17), CLI_JSON_G(s->ci.hi, 17), c->n_boot);
     printf(",\n         \"scenarios\": {");
     for (int k = 0; k < NSCEN; k++) {
-        printf("%s\"%s\": {\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"rank\": %d", k ? ", " : "",
-               scenarios[k], s->scen[k].w1, s->scen[k].w2, s->scen[k].vepd, s->scen_rank[k]);
+        printf("%s\"%s\": {\"w1\": %s, \"w2\": %s, \"vepd\": %s, \"rank\": %d", k ? ", " : "", scenarios[k],
+               CLI_JSON_G(s->scen[k].w1, 17), CLI_JSON_G(s->scen[k].w2, 17), CLI_JSON_G(s->scen[k].vepd, 17),
+               s->scen_rank[k]);
         if (c->n_perm)
-            printf(", \"p\": %.17g", s->scen_perm[k].p);
+            printf(", \"p\": %s", CLI_JSON_G(s->scen_perm[k].p, 17));
         printf("}");
     }
     printf("}}%s\n", last ? "" : ",");
@@ -435,8 +436,8 @@ static int experiment(const config *c)
         fprintf(stderr, "\n");
 
     if (c->json) {
-        printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %.17g, \"judge\": \"%s\",\n", n, c->duration,
-               c->mode);
+        printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %s, \"judge\": \"%s\",\n", n,
+               CLI_JSON_G(c->duration, 17), c->mode);
         printf("  \"scenarios\": [\"line\", \"circle\", \"sine\"],\n");
         printf("  \"sim_seeds\": [1, %zu], \"real_seeds\": [%llu, %llu],\n", nall, c->real_seed,
                c->real_seed + nall - 1);
@@ -458,7 +459,7 @@ static int experiment(const config *c)
             printf("    {\"generator\": \"%s\", \"first\": \"%s\", \"generator_first\": %s, \"margin\": ",
                    models[c->gen[g]].id, models[a->model].id, a->model == c->gen[g] ? "true" : "false");
             if (a->all.vepd > 0)
-                printf("%.17g,\n", b->all.vepd / a->all.vepd);
+                printf("%s,\n", CLI_JSON_G(b->all.vepd / a->all.vepd, 17));
             else
                 printf("null,\n");
             printf("     \"ranking\": [\n");
@@ -521,9 +522,8 @@ int cmd_sim2real(int argc, char **argv)
             c.tests = (size_t)u;
             break;
         case 't':
-            if (cli_parse_double(optarg, &c.duration) || !(c.duration >= 1 && c.duration <= 86400))
-                return cli_usage_error("sim2real", "--duration: '%s' is not a number of seconds from 1 to 86400",
-                                       optarg);
+            if (cli_parse_seconds(optarg, &c.duration) || !(c.duration >= 1 && c.duration <= 86400))
+                return cli_usage_error("sim2real", "--duration: '%s' is not a duration from 1 s to 24 h", optarg);
             break;
         case O_REAL_SEED:
             if (cli_parse_u64(optarg, &c.real_seed))

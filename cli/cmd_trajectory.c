@@ -25,7 +25,8 @@ const char cmd_trajectory_usage[] =
     "\n"
     "Options:\n"
     "  -s, --shape SHAPE      static | line | circle | sine | figure8 (required)\n"
-    "  -d, --duration S       length of the log in seconds (required, > 0)\n"
+    "  -d, --duration S       length of the log in seconds, or with a unit such as\n"
+    "                         '5 min' (required, > 0)\n"
     "  -r, --rate HZ          sample rate (default 100)\n"
     "      --start-time S     time of the first sample and of the start of motion (default 0)\n"
     "      --origin LAT,LON,ALT  WGS84 origin of the ENU frame, deg, deg, m\n"
@@ -139,8 +140,10 @@ int cmd_trajectory(int argc, char **argv)
         case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
         default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
-        if (cli_parse_double(optarg, dst))
-            return cli_usage_error(verb, "--%s: '%s' is not a number", oname, optarg);
+        if (dst == &duration || dst == &p.period ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
+            return cli_usage_error(verb, "--%s: '%s' is not a %s", oname, optarg,
+                                   dst == &duration || dst == &p.period ? "duration (seconds, or e.g. '5 min')"
+                                                                        : "number");
     }
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);

@@ -11,51 +11,55 @@
 #include "cli.h"
 #include "sensim/metrics.h"
 
-const char cmd_vepd_usage[] =
-    "usage: sensim vepd --real DIR --sim DIR [options]\n"
-    "       sensim vepd --csv-layout ROOT [options]\n"
-    "       sensim vepd ROOT [options]\n"
-    "\n"
-    "Scores how far simulated sensors are from real ones by the Velocity\n"
-    "Estimation Performance Difference of \"Quantifying the Sim2real Gap for GPS\n"
-    "and IMU Sensors\": per test the RMSE of the judge's speed estimate against\n"
-    "ground truth and the difference of their spectral flatness, on a 15 Hz\n"
-    "grid; over the tests the 1-D Wasserstein distances W1 (RMSE) and W2\n"
-    "(flatness), and VEPD = (W1+W2)/2, per scenario and combined.\n"
-    "\n"
-    "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
-    "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
-    "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
-    "scenario is the file name without the trailing _<number> and extension\n"
-    "(path_3.csv: path). The real and simulated sets must hold the same test\n"
-    "names.\n"
-    "\n"
-    "Options:\n"
-    "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
-    "  --sim DIR          the simulated tests (DIR/*.csv, DIR/*.h5)\n"
-    "  --estimate NAME    in logs, score /estimates/NAME (default: the only one)\n"
-    "  --csv-layout ROOT  the authors' tree: ROOT/Real/*.csv and\n"
-    "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
-    "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
-    "  --json             print one JSON object (see sensim-vepd(1))\n"
-    "  --permutations N   add the p-value of a permutation test of \"the real and\n"
-    "                     simulated tests come from one distribution\": N\n"
-    "                     relabelings, each swapping the real and simulated test\n"
-    "                     of a name at random (default 0: none; 999 take ms)\n"
-    "  --bootstrap N      add a bootstrap percentile interval of VEPD (N >= 10)\n"
-    "  --seed S           seed of the permutations and bootstrap (default 1)\n"
-    "  --level L          confidence level of the interval (default 0.95)\n"
-    "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
-    "  -h, --help         this text\n"
-    "\n"
-    "VEPD is a distance between two finite samples, so it is above 0 even for\n"
-    "two draws of one model, and a bootstrap interval of a VEPD near 0 lies\n"
-    "above it. Whether the sets can be told apart at all is what p answers: a\n"
-    "small p (say < 0.05) means they can; a large p means VEPD is no larger\n"
-    "than relabeling the tests gives.\n"
-    "\n"
-    "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
-    "column), 2 usage error.\n";
+const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]\n"
+                              "       sensim vepd --csv-layout ROOT [options]\n"
+                              "       sensim vepd ROOT [options]\n"
+                              "\n"
+                              "Scores how far simulated sensors are from real ones by the Velocity\n"
+                              "Estimation Performance Difference of \"Quantifying the Sim2real Gap for GPS\n"
+                              "and IMU Sensors\": per test the RMSE of the judge's speed estimate against\n"
+                              "ground truth and the difference of their spectral flatness, on a 15 Hz\n"
+                              "grid; over the tests the 1-D Wasserstein distances W1 (RMSE) and W2\n"
+                              "(flatness), and VEPD = (W1+W2)/2, per scenario and combined.\n"
+                              "\n"
+                              "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
+                              "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
+                              "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
+                              "scenario is the file name without the trailing _<number> and extension\n"
+                              "(path_3.csv: path). Trailing ground-truth rows of zeros are padding; a zero\n"
+                              "speed at a real time is a stop and counts. When the real and simulated\n"
+                              "sets hold the same test names the permutation test pairs them; sets of\n"
+                              "other names or sizes are scored too (per scenario where both have tests).\n"
+                              "\n"
+                              "Options:\n"
+                              "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
+                              "  --sim DIR          the simulated tests (DIR/*.csv, DIR/*.h5)\n"
+                              "  --estimate NAME    in logs, score /estimates/NAME (default: the only one)\n"
+                              "  --csv-layout ROOT  the authors' tree: ROOT/Real/*.csv and\n"
+                              "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
+                              "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
+                              "  --json             print one JSON object (see sensim-vepd(1))\n"
+                              "  --drop-zeros       drop every ground-truth row whose time or speed is\n"
+                              "                     exactly 0, as the authors' script does (reproduces\n"
+                              "                     the paper; stops are lost)\n"
+                              "  --permutations N   add the p-value of a permutation test of \"the real and\n"
+                              "                     simulated tests come from one distribution\": N\n"
+                              "                     relabelings, each swapping the real and simulated test\n"
+                              "                     of a name at random (default 0: none; 999 take ms)\n"
+                              "  --bootstrap N      add a bootstrap percentile interval of VEPD (N >= 10)\n"
+                              "  --seed S           seed of the permutations and bootstrap (default 1)\n"
+                              "  --level L          confidence level of the interval (default 0.95)\n"
+                              "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
+                              "  -h, --help         this text\n"
+                              "\n"
+                              "VEPD is a distance between two finite samples, so it is above 0 even for\n"
+                              "two draws of one model, and a bootstrap interval of a VEPD near 0 lies\n"
+                              "above it. Whether the sets can be told apart at all is what p answers: a\n"
+                              "small p (say < 0.05) means they can; a large p means VEPD is no larger\n"
+                              "than relabeling the tests gives.\n"
+                              "\n"
+                              "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
+                              "column), 2 usage error.\n";
 
 typedef struct {
     char *name;     /* file name without .csv */
@@ -83,6 +87,7 @@ typedef struct {
     double level;
     const char *plot;
     const char *estimate;
+    unsigned csv_flags; /* SENSIM_VEPD_DROP_ZEROS with --drop-zeros */
 } options;
 
 static void set_free(test_set *s)
@@ -138,7 +143,7 @@ static int filter_tests(const struct dirent *d)
 }
 
 /* Reads and scores every .csv and .h5 file in DIR (sorted by name). */
-static int load_set(const char *dir, const char *estimate, test_set *out)
+static int load_set(const char *dir, const char *estimate, unsigned csv_flags, test_set *out)
 {
     memset(out, 0, sizeof *out);
     struct dirent **list = NULL;
@@ -161,7 +166,9 @@ static int load_set(const char *dir, const char *estimate, test_set *out)
         sensim_vepd_series s = {0};
         test_entry *e = &out->t[out->n];
         int h5 = has_suffix(list[i]->d_name, ".h5");
-        sensim_status st = !p ? SENSIM_ENOMEM : h5 ? sensim_vepd_read_log(p, estimate, &s) : sensim_vepd_read_csv(p, &s);
+        sensim_status st = !p   ? SENSIM_ENOMEM
+                           : h5 ? sensim_vepd_read_log(p, estimate, &s)
+                                : sensim_vepd_read_csv_ex(p, csv_flags, &s);
         if (!st && (st = sensim_vepd_score(&s, &e->s)))
             sensim_error_prefix(st, "%s", p);
         sensim_vepd_series_free(&s);
@@ -197,18 +204,18 @@ static const test_entry *find_test(const test_set *s, const char *name)
     return NULL;
 }
 
-/* The two sets must hold the same tests: the simulated runs replicate the real ones. */
-static int check_match(const test_set *real, const test_set *sim)
+/* Whether the two sets hold the same test names: the simulated runs then
+ * replicate the real ones and the permutation test pairs them. Sets of
+ * other names or sizes are scored too (the 1-D Wasserstein distance needs
+ * no pairing); their permutation test relabels across the pooled tests. */
+static int sets_paired(const test_set *real, const test_set *sim)
 {
+    if (real->n != sim->n)
+        return 0;
     for (size_t i = 0; i < real->n; i++)
         if (!find_test(sim, real->t[i].name))
-            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests", sim->dir,
-                            real->t[i].name, real->t[i].ext, real->dir);
-    for (size_t i = 0; i < sim->n; i++)
-        if (!find_test(real, sim->t[i].name))
-            return cli_fail("vepd", "%s: missing %s%s (present in %s): the sets must hold the same tests",
-                            real->dir, sim->t[i].name, sim->t[i].ext, sim->dir);
-    return CLI_OK;
+            return 0;
+    return 1;
 }
 
 typedef struct {
@@ -231,7 +238,7 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
 {
     sensim_vepd_test *a = malloc((real->n + sim->n) * sizeof *a), *b = a + real->n;
     /* Stratum of each test for the permutations: the index of the real test
-     * of its name (check_match made the names of the two sets equal). The
+     * of its name when the sets are paired (one stratum otherwise). The
      * simulated test of a name replicates the real one (same maneuver), so
      * only the two are exchangeable under "one distribution": relabeling
      * across a scenario would mix maneuvers that the sets hold once each. */
@@ -242,14 +249,15 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
         return cli_fail("vepd", "out of memory");
     }
     size_t na = 0, nb = 0;
+    const int paired = sets_paired(real, sim);
     for (size_t i = 0; i < real->n; i++)
         if (!scenario || !strcmp(real->t[i].scenario, scenario)) {
-            la[na] = test_index(real, real->t[i].name);
+            la[na] = paired ? test_index(real, real->t[i].name) : 0;
             a[na++] = real->t[i].s;
         }
     for (size_t i = 0; i < sim->n; i++)
         if (!scenario || !strcmp(sim->t[i].scenario, scenario)) {
-            lb[nb] = test_index(real, sim->t[i].name);
+            lb[nb] = paired ? test_index(real, sim->t[i].name) : 0;
             b[nb++] = sim->t[i].s;
         }
     row->name = scenario;
@@ -271,29 +279,16 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
     return st ? cli_fail_lib("vepd") : CLI_OK;
 }
 
-static void json_string(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", *s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 static void json_row(const score_row *r, int indent)
 {
-    printf("\"w1\": %.17g, \"w2\": %.17g, \"vepd\": %.17g, \"n_real\": %zu, \"n_sim\": %zu", r->r.w1, r->r.w2,
-           r->r.vepd, r->nr, r->ns);
+    printf("\"w1\": %s, \"w2\": %s, \"vepd\": %s, \"n_real\": %zu, \"n_sim\": %zu", CLI_JSON_G(r->r.w1, 17),
+           CLI_JSON_G(r->r.w2, 17), CLI_JSON_G(r->r.vepd, 17), r->nr, r->ns);
     if (r->have_p)
-        printf(", \"p\": %.17g, \"n_perm\": %zu", r->perm.p, r->perm.n_perm);
+        printf(", \"p\": %s, \"n_perm\": %zu", CLI_JSON_G(r->perm.p, 17), r->perm.n_perm);
     if (r->have_ci)
-        printf(",\n%*s\"ci\": {\"level\": %.17g, \"lo\": %.17g, \"hi\": %.17g, \"n_boot\": %zu, \"seed\": %llu}", indent,
-               "", r->ci.level, r->ci.lo, r->ci.hi, r->ci.n_boot, (unsigned long long)r->ci.seed);
+        printf(",\n%*s\"ci\": {\"level\": %s, \"lo\": %s, \"hi\": %s, \"n_boot\": %zu, \"seed\": %llu}", indent, "",
+               CLI_JSON_G(r->ci.level, 17), CLI_JSON_G(r->ci.lo, 17), CLI_JSON_G(r->ci.hi, 17), r->ci.n_boot,
+               (unsigned long long)r->ci.seed);
 }
 
 static void text_row(const score_row *r)
@@ -341,9 +336,7 @@ static int write_plots(const options *o, const char *model, const test_set *real
 static int run_model(const char *model, const test_set *real, const test_set *sim, const options *o, int json,
                      int indent)
 {
-    int rc = check_match(real, sim);
-    if (rc)
-        return rc;
+    int rc = CLI_OK;
     const char **scen = malloc(real->n * sizeof *scen);
     score_row *rows = malloc((real->n + 1) * sizeof *rows);
     size_t ns = 0;
@@ -352,11 +345,16 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         free(rows);
         return cli_fail("vepd", "out of memory");
     }
+    /* Scenarios of the real set that the simulated set has too (each side
+     * needs a test for a distance); the combined row takes every test. */
     for (size_t i = 0; i < real->n; i++) {
         size_t k = 0;
         while (k < ns && strcmp(scen[k], real->t[i].scenario))
             k++;
-        if (k == ns)
+        int in_sim = 0;
+        for (size_t j = 0; j < sim->n && !in_sim; j++)
+            in_sim = !strcmp(sim->t[j].scenario, real->t[i].scenario);
+        if (k == ns && in_sim)
             scen[ns++] = real->t[i].scenario;
     }
     for (size_t k = 0; k < ns && !rc; k++)
@@ -372,10 +370,11 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         if (json) {
             printf("%*s", indent, "");
             json_row(&rows[ns], indent);
-            printf(",\n%*s\"scenario_mean_vepd\": %.17g,\n%*s\"scenarios\": {", indent, "", mean, indent, "");
+            printf(",\n%*s\"scenario_mean_vepd\": %s,\n%*s\"scenarios\": {", indent, "", CLI_JSON_G(mean, 17), indent,
+                   "");
             for (size_t k = 0; k < ns; k++) {
                 printf("%s\n%*s", k ? "," : "", indent + 2, "");
-                json_string(scen[k]);
+                cli_json_str(stdout, scen[k]);
                 printf(": {");
                 json_row(&rows[k], indent + 4);
                 printf("}");
@@ -387,11 +386,12 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                     const test_entry *e = &ts->t[i];
                     printf("%s\n%*s{\"set\": \"%s\", \"name\": ", set || i ? "," : "", indent + 2, "",
                            set ? "sim" : "real");
-                    json_string(e->name);
+                    cli_json_str(stdout, e->name);
                     printf(", \"scenario\": ");
-                    json_string(e->scenario);
-                    printf(", \"rmse\": %.17g, \"sf_gt\": %.17g, \"sf_est\": %.17g, \"sf_diff\": %.17g, \"n_grid\": %zu}",
-                           e->s.rmse, e->s.sf_gt, e->s.sf_est, e->s.sf_diff, e->s.n_grid);
+                    cli_json_str(stdout, e->scenario);
+                    printf(", \"rmse\": %s, \"sf_gt\": %s, \"sf_est\": %s, \"sf_diff\": %s, \"n_grid\": %zu}",
+                           CLI_JSON_G(e->s.rmse, 17), CLI_JSON_G(e->s.sf_gt, 17), CLI_JSON_G(e->s.sf_est, 17),
+                           CLI_JSON_G(e->s.sf_diff, 17), e->s.n_grid);
                 }
             }
             printf("\n%*s]", indent, "");
@@ -435,7 +435,7 @@ static int csv_layout(const char *root, const options *o)
         rc = cli_fail("vepd", "%s: not the authors' layout (needs the directories Real/ and Sim/)", root);
         goto done;
     }
-    if ((rc = load_set(rdir, o->estimate, &real)))
+    if ((rc = load_set(rdir, o->estimate, o->csv_flags, &real)))
         goto done;
     n = scandir(sdir, &list, filter_models, alphasort);
     if (n < 0) {
@@ -458,7 +458,7 @@ static int csv_layout(const char *root, const options *o)
         if (has_suffix(nm_s, "_results") && len > 8)
             len -= 8;
         models[nm].name = strndup(nm_s, len);
-        rc = load_set(p, o->estimate, &models[nm].set);
+        rc = load_set(p, o->estimate, o->csv_flags, &models[nm].set);
         free(p);
         if (rc)
             goto done;
@@ -468,14 +468,11 @@ static int csv_layout(const char *root, const options *o)
         rc = cli_fail("vepd", "%s: no model directories (<model>_results/ holding *.csv)", sdir);
         goto done;
     }
-    for (size_t k = 0; k < nm; k++)
-        if ((rc = check_match(&real, &models[k].set)))
-            goto done;
     /* Everything is read and checked before anything is printed. */
     if (o->json) {
         if (nm == 1) {
             printf("{\n  \"model\": ");
-            json_string(models[0].name);
+            cli_json_str(stdout, models[0].name);
             printf(",\n");
             rc = run_model(models[0].name, &real, &models[0].set, o, 1, 2);
             printf("\n}\n");
@@ -483,7 +480,7 @@ static int csv_layout(const char *root, const options *o)
             printf("{\n  \"models\": {");
             for (size_t k = 0; k < nm && !rc; k++) {
                 printf("%s\n    ", k ? "," : "");
-                json_string(models[k].name);
+                cli_json_str(stdout, models[k].name);
                 printf(": {\n");
                 rc = run_model(models[k].name, &real, &models[k].set, o, 1, 6);
                 printf("\n    }");
@@ -515,11 +512,17 @@ done:
 int cmd_vepd(int argc, char **argv)
 {
     static const struct option lo[] = {
-        {"real", required_argument, NULL, 'r'},       {"sim", required_argument, NULL, 's'},
-        {"csv-layout", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
-        {"bootstrap", required_argument, NULL, 'b'},  {"seed", required_argument, NULL, 'S'},
-        {"level", required_argument, NULL, 'l'},      {"plot", required_argument, NULL, 'p'},
-        {"estimate", required_argument, NULL, 'e'},   {"permutations", required_argument, NULL, 'P'},
+        {"real", required_argument, NULL, 'r'},
+        {"sim", required_argument, NULL, 's'},
+        {"csv-layout", required_argument, NULL, 'c'},
+        {"json", no_argument, NULL, 'j'},
+        {"bootstrap", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 'S'},
+        {"level", required_argument, NULL, 'l'},
+        {"plot", required_argument, NULL, 'p'},
+        {"estimate", required_argument, NULL, 'e'},
+        {"permutations", required_argument, NULL, 'P'},
+        {"drop-zeros", no_argument, NULL, 'Z'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -535,6 +538,9 @@ int cmd_vepd(int argc, char **argv)
         case 's': sim = optarg; break;
         case 'c': root = optarg; break;
         case 'j': o.json = 1; break;
+        case 'Z':
+            o.csv_flags |= SENSIM_VEPD_DROP_ZEROS;
+            break;
         case 'p': o.plot = optarg; break;
         case 'e': o.estimate = optarg; break;
         case 'b':
@@ -572,11 +578,9 @@ int cmd_vepd(int argc, char **argv)
     if (root)
         return csv_layout(root, &o);
     test_set rs = {0}, ss = {0};
-    int rc = load_set(real, o.estimate, &rs);
+    int rc = load_set(real, o.estimate, o.csv_flags, &rs);
     if (!rc)
-        rc = load_set(sim, o.estimate, &ss);
-    if (!rc)
-        rc = check_match(&rs, &ss);
+        rc = load_set(sim, o.estimate, o.csv_flags, &ss);
     if (!rc) {
         if (o.json)
             printf("{\n");

@@ -9,8 +9,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "bagcli.h"
 #include "cli.h"
 #include "fit.h"
@@ -18,6 +16,7 @@
 #include "sensim/geodesy.h"
 #include "sensim/gnssfit.h"
 #include "sensim/log.h"
+#include "sensim/quantile.h"
 
 #define VERB "fit gnss"
 
@@ -356,7 +355,7 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
     /* One white component over three axes: each axis's test at alpha / 3
      * (boundary likelihood ratio: chi2_1 quantile at 1 - 2 alpha / 3). */
     sensim_gsl_quiet();
-    g->gmw_crit = gsl_cdf_chisq_Pinv(1 - 2 * (1 - g->confidence) / 3, 1.0);
+    g->gmw_crit = sensim_chisq_quantile(1 - 2 * (1 - g->confidence) / 3, 1.0);
     g->acf1_diff = g->all_constant ? 0 : diff_acf1(g->enu, n);
     int want_rw = model == M_RW || (model == M_AUTO && !g->all_constant && g->acf1_diff > 0.5);
     if (!g->all_constant && n >= SENSIM_GNSS_RW_MIN_EPOCHS) {
@@ -412,7 +411,13 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
 
 static void yaml_param(FILE *f, const char *what, const sensim_fit_param *p, const char *unit)
 {
-    fprintf(f, "#   %s %.6g %s [%.6g, %.6g]%s\n", what, p->value, unit, p->lo, p->hi,
+    /* A bound the fit could not determine is said in words, not as nan. */
+    char lo[32] = "not determined", hi[32] = "not determined";
+    if (isfinite(p->lo))
+        snprintf(lo, sizeof lo, "%.6g", p->lo);
+    if (isfinite(p->hi))
+        snprintf(hi, sizeof hi, "%.6g", p->hi);
+    fprintf(f, "#   %s %.6g %s [%s, %s]%s\n", what, p->value, unit, lo, hi,
             p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? " (upper bound only)" : " (unresolved)");
 }
 
@@ -526,45 +531,39 @@ static void write_yaml(FILE *f, const gfit *g)
 
 static void json_param(FILE *f, const char *key, const sensim_fit_param *p)
 {
-    fprintf(f, "\"%s\": {\"value\": %.10g, \"lo\": %.10g, \"hi\": %.10g, \"status\": \"%s\"}", key, p->value, p->lo,
-            p->hi, p->flag == SENSIM_FIT_OK ? "ok" : p->flag == SENSIM_FIT_UPPER ? "upper_bound" : "unresolved");
-}
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fputc('\\', f);
-        if ((unsigned char)*s >= 0x20)
-            fputc(*s, f);
-    }
-    fputc('"', f);
+    fprintf(f, "\"%s\": {\"value\": %s, \"lo\": %s, \"hi\": %s, \"status\": \"%s\"}", key, CLI_JSON_G(p->value, 10),
+            CLI_JSON_G(p->lo, 10), CLI_JSON_G(p->hi, 10),
+            p->flag == SENSIM_FIT_OK      ? "ok"
+            : p->flag == SENSIM_FIT_UPPER ? "upper_bound"
+                                          : "unresolved");
 }
 
 static void print_json(FILE *f, const gfit *g)
 {
     fputs("{\"source\": ", f);
-    json_string(f, g->input);
+    cli_json_str(f, g->input);
     fputs(", \"sensor\": ", f);
-    json_string(f, g->sensor);
-    fprintf(f, ", \"epochs\": %zu, \"duration\": %.10g, \"rate_hz\": %.10g, \"confidence\": %g, \"model\": \"%s\", "
-               "\"diff_acf1\": %.6g, \"axes\": [",
-            g->n, g->duration, g->rate, g->confidence, model_names[g->model], g->acf1_diff);
+    cli_json_str(f, g->sensor);
+    fprintf(f,
+            ", \"epochs\": %zu, \"duration\": %s, \"rate_hz\": %s, \"confidence\": %s, \"model\": \"%s\", "
+            "\"diff_acf1\": %s, \"axes\": [",
+            g->n, CLI_JSON_G(g->duration, 10), CLI_JSON_G(g->rate, 10), CLI_JSON_G(g->confidence, 6),
+            model_names[g->model], CLI_JSON_G(g->acf1_diff, 6));
     for (int a = 0; a < 3; a++) {
         const sensim_gnss_gm_fit *m = &g->gm[a];
         fprintf(f, "%s{\"axis\": \"%s\", \"constant\": %s", a ? ", " : "", axis_names[a],
                 g->constant[a] ? "true" : "false");
         if (!g->constant[a]) {
-            fprintf(f, ", \"acf1\": %.6g, \"acf1_bound\": %.6g, \"white\": %s, ", m->acf1, m->acf1_bound,
-                    m->white ? "true" : "false");
+            fprintf(f, ", \"acf1\": %s, \"acf1_bound\": %s, \"white\": %s, ", CLI_JSON_G(m->acf1, 6),
+                    CLI_JSON_G(m->acf1_bound, 6), m->white ? "true" : "false");
             json_param(f, "white_sigma", &m->white_sigma);
             fputs(", \"gauss_markov\": {", f);
             json_param(f, "sigma", &m->sigma);
             fputs(", ", f);
             json_param(f, "tau", &m->tau);
-            fprintf(f, ", \"mean\": %.10g, \"loglik\": %.10g, \"note\": ", m->mean, m->loglik);
-            json_string(f, m->note);
+            fprintf(f, ", \"mean\": %s, \"loglik\": %s, \"note\": ", CLI_JSON_G(m->mean, 10),
+                    CLI_JSON_G(m->loglik, 10));
+            cli_json_str(f, m->note);
             const sensim_gnss_gmw_fit *w = &g->gmw[a];
             fputs("}, \"gauss_markov_white\": {", f);
             json_param(f, "sigma_gm", &w->sigma_gm);
@@ -572,18 +571,20 @@ static void print_json(FILE *f, const gfit *g)
             json_param(f, "tau", &w->tau);
             fputs(", ", f);
             json_param(f, "sigma_white", &w->sigma_white);
-            fprintf(f, ", \"lr\": %.10g, \"lr_crit\": %.10g, \"significant\": %s, \"mean\": %.10g, \"loglik\": %.10g, "
-                       "\"note\": ",
-                    w->lr, g->gmw_crit, w->lr > g->gmw_crit ? "true" : "false", w->mean, w->loglik);
-            json_string(f, w->note);
+            fprintf(f,
+                    ", \"lr\": %s, \"lr_crit\": %s, \"significant\": %s, \"mean\": %s, \"loglik\": %s, "
+                    "\"note\": ",
+                    CLI_JSON_G(w->lr, 10), CLI_JSON_G(g->gmw_crit, 10), w->lr > g->gmw_crit ? "true" : "false",
+                    CLI_JSON_G(w->mean, 10), CLI_JSON_G(w->loglik, 10));
+            cli_json_str(f, w->note);
             fputc('}', f);
         }
         fputc('}', f);
     }
     fputs("], \"outliers\": ", f);
     if (g->have_outliers) {
-        fprintf(f, "{\"epochs\": %zu, \"rejected\": %zu, \"threshold\": %g, \"magnitude\": %.10g, ", g->of.n,
-                g->of.rejected, g->of.threshold, g->of.magnitude);
+        fprintf(f, "{\"epochs\": %zu, \"rejected\": %zu, \"threshold\": %s, \"magnitude\": %s, ", g->of.n,
+                g->of.rejected, CLI_JSON_G(g->of.threshold, 6), CLI_JSON_G(g->of.magnitude, 10));
         json_param(f, "rate", &g->of.rate);
         fputc('}', f);
     } else {
@@ -593,17 +594,19 @@ static void print_json(FILE *f, const gfit *g)
     if (g->have_rw) {
         fputc('{', f);
         json_param(f, "sigma", &g->rw.sigma);
-        fprintf(f, ", \"d2_std\": %.10g, \"factor\": %.10g, \"dt\": %.10g, \"model_rate_hz\": %.10g, "
-                   "\"max_velocity\": %.10g, \"saturated\": %.6g, \"blocks\": %zu, \"note\": ",
-                g->rw.d2_std, g->rw.factor, g->rw.dt, g->rw_model_rate, g->rw.max_velocity, g->rw.saturated,
+        fprintf(f,
+                ", \"d2_std\": %s, \"factor\": %s, \"dt\": %s, \"model_rate_hz\": %s, "
+                "\"max_velocity\": %s, \"saturated\": %s, \"blocks\": %zu, \"note\": ",
+                CLI_JSON_G(g->rw.d2_std, 10), CLI_JSON_G(g->rw.factor, 10), CLI_JSON_G(g->rw.dt, 10),
+                CLI_JSON_G(g->rw_model_rate, 10), CLI_JSON_G(g->rw.max_velocity, 10), CLI_JSON_G(g->rw.saturated, 6),
                 g->rw.blocks);
-        json_string(f, g->rw.note);
+        cli_json_str(f, g->rw.note);
         fputc('}', f);
     } else {
         fputs("null", f);
     }
     static const char *const rules[] = {"none", "scaled", "nmea", "other"};
-    fprintf(f, ", \"covariance\": {\"rule\": \"%s\", \"value\": %.10g}", rules[g->cov_rule], g->cov_value);
+    fprintf(f, ", \"covariance\": {\"rule\": \"%s\", \"value\": %s}", rules[g->cov_rule], CLI_JSON_G(g->cov_value, 10));
     fputs(", \"hdop\": ", f);
     if (g->have_hdop_fit) {
         fputc('{', f);
@@ -612,9 +615,9 @@ static void print_json(FILE *f, const gfit *g)
         json_param(f, "final", &g->hf.final);
         fputs(", ", f);
         json_param(f, "tau", &g->hf.tau);
-        fprintf(f, ", \"t0\": %.10g, \"rms\": %.6g, \"iterations\": %d, \"note\": ", g->hf.t0, g->hf.rms,
-                g->hf.iterations);
-        json_string(f, g->hf.note);
+        fprintf(f, ", \"t0\": %s, \"rms\": %s, \"iterations\": %d, \"note\": ", CLI_JSON_G(g->hf.t0, 10),
+                CLI_JSON_G(g->hf.rms, 6), g->hf.iterations);
+        cli_json_str(f, g->hf.note);
         fputc('}', f);
     } else {
         fputs("null", f);

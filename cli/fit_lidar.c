@@ -470,14 +470,16 @@ int cli_fit_lidar(int argc, char **argv)
         }
     }
     if (json) {
-        printf("{\"range_sigma_base\": %.9g, \"range_sigma_base_ci\": %.3g, \"range_sigma_slope\": %.9g, "
-               "\"range_sigma_slope_ci\": %.3g, \"chi2_dof\": %.4g, \"scans\": %zu, \"returns\": %zu, "
+        printf("{\"range_sigma_base\": %s, \"range_sigma_base_ci\": %s, \"range_sigma_slope\": %s, "
+               "\"range_sigma_slope_ci\": %s, \"chi2_dof\": %s, \"scans\": %zu, \"returns\": %zu, "
                "\"used\": %zu, ",
-               r.sigma_base, r.sigma_base_ci, r.sigma_slope, r.sigma_slope_ci, r.chi2_dof, S, P, r.points_used);
+               CLI_JSON_G(r.sigma_base, 9), CLI_JSON_G(r.sigma_base_ci, 3), CLI_JSON_G(r.sigma_slope, 9),
+               CLI_JSON_G(r.sigma_slope_ci, 3), CLI_JSON_G(r.chi2_dof, 4), S, P, r.points_used);
         if (have_angular) {
-            printf("\"azimuth_sigma\": %.9g, \"azimuth_sigma_ci\": %.3g, \"elevation_sigma\": %.9g, "
-                   "\"elevation_sigma_ci\": %.3g, \"angular_chi2_dof\": %.4g, \"angular_used\": %zu, \"targets\": [",
-                   ar.azimuth_sigma, ar.azimuth_sigma_ci, ar.elevation_sigma, ar.elevation_sigma_ci, ar.chi2_dof,
+            printf("\"azimuth_sigma\": %s, \"azimuth_sigma_ci\": %s, \"elevation_sigma\": %s, "
+                   "\"elevation_sigma_ci\": %s, \"angular_chi2_dof\": %s, \"angular_used\": %zu, \"targets\": [",
+                   CLI_JSON_G(ar.azimuth_sigma, 9), CLI_JSON_G(ar.azimuth_sigma_ci, 3),
+                   CLI_JSON_G(ar.elevation_sigma, 9), CLI_JSON_G(ar.elevation_sigma_ci, 3), CLI_JSON_G(ar.chi2_dof, 4),
                    ar.points_used);
             const char *sep = "";
             for (size_t t = 0; t < ntobj; t++)
@@ -490,20 +492,16 @@ int cli_fit_lidar(int argc, char **argv)
             for (size_t t = 0; t < ntobj; t++)
                 if (isfinite(planes[4 * t])) {
                     if (isfinite(flat[t]))
-                        printf("%s%.4g", sep, flat[t]);
+                        printf("%s%s", sep, CLI_JSON_G(flat[t], 4));
                     else
                         printf("%snull", sep);
                     sep = ", ";
                 }
             printf("], ");
         } else {
-            printf("\"azimuth_sigma\": null, \"elevation_sigma\": null, \"angular_note\": \"");
-            for (const char *q = angular_note; *q; q++)
-                if (*q == '"' || *q == '\\')
-                    printf("\\%c", *q);
-                else if ((unsigned char)*q >= 0x20)
-                    putchar(*q);
-            printf("\", ");
+            printf("\"azimuth_sigma\": null, \"elevation_sigma\": null, \"angular_note\": ");
+            cli_json_str(stdout, angular_note);
+            printf(", ");
         }
         json_array("beam_sigma", bsig, nbeams);
         printf(", ");

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sensim/units.h"
 
 /* Each verb: `int cmd_VERB(int, char **)` and its help text
  * `const char cmd_VERB_usage[]`, both in cli/cmd_VERB.c. */
@@ -98,6 +99,15 @@ int cli_parse_double(const char *s, double *out)
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end || errno || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_seconds(const char *s, double *out)
+{
+    double v;
+    if (sensim_units_convert(s, SENSIM_DIM_TIME, &v) || !isfinite(v))
         return -1;
     *out = v;
     return 0;

@@ -64,8 +64,10 @@ static const unit_def units[] = {
     {"us", 1e-6, {0, 2, 0, 0}, "1e-6 s"},
     {"\xc2\xb5s", 1e-6, {0, 2, 0, 0}, "1e-6 s"},
     {"ns", 1e-9, {0, 2, 0, 0}, "1e-9 s"},
+    {"sec", 1.0, {0, 2, 0, 0}, "1 s"},
     {"min", 60.0, {0, 2, 0, 0}, "60 s"},
     {"h", 3600.0, {0, 2, 0, 0}, "3600 s"},
+    {"hr", 3600.0, {0, 2, 0, 0}, "3600 s"},
     {"Hz", 1.0, {0, -2, 0, 0}, "1/s"},
     {"kHz", 1e3, {0, -2, 0, 0}, "1000/s"},
     {"rad", 1.0, {0, 0, 2, 0}, "rad"},
@@ -74,6 +76,15 @@ static const unit_def units[] = {
     {"\xc2\xb5rad", 1e-6, {0, 0, 2, 0}, "1e-6 rad"},
     {"deg", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
     {"\xc2\xb0", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
+    {"degree", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
+    {"degrees", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
+    /* Datasheet shorthands: degrees per second and per hour, root hertz
+     * and root hour. */
+    {"dps", PI / 180.0, {0, -2, 2, 0}, "pi/180 rad/s"},
+    {"dph", PI / 180.0 / 3600.0, {0, -2, 2, 0}, "pi/648000 rad/s"},
+    {"rtHz", 1.0, {0, -1, 0, 0}, "sqrt(Hz)"},
+    {"rth", 60.0, {0, 1, 0, 0}, "sqrt(h) = 60 s^(1/2)"},
+    {"rthr", 60.0, {0, 1, 0, 0}, "sqrt(h) = 60 s^(1/2)"},
     {"arcmin", PI / 180.0 / 60.0, {0, 0, 2, 0}, "pi/10800 rad"},
     {"arcsec", PI / 180.0 / 3600.0, {0, 0, 2, 0}, "pi/648000 rad"},
     {"g", G0, {2, -4, 0, 0}, "9.80665 m/s^2"},
@@ -233,6 +244,14 @@ static void note_unit(parser *ps, const unit_def *u)
 static int parse_factor(parser *ps, double *scale, sensim_dim *dim)
 {
     skip_ws(ps);
+    if (strncmp(ps->p, "\xe2\x88\x9a", 3) == 0) {
+        /* The root sign (U+221A) takes the next factor: "√Hz", "√(Hz)". */
+        ps->p += 3;
+        if (parse_factor(ps, scale, dim) || dim_scale(dim, 1, 2, ps))
+            return -1;
+        *scale = sqrt(*scale);
+        return 0;
+    }
     if (*ps->p == '(') {
         ps->p++;
         if (parse_expr(ps, scale, dim))
@@ -283,6 +302,10 @@ static int parse_factor(parser *ps, double *scale, sensim_dim *dim)
         *scale = sqrt(*scale);
         return 0;
     }
+    /* The Greek mu (U+03BC) and the micro sign (U+00B5) both mean micro;
+     * the table has the 'u' spellings. */
+    if (!strncmp(name, "\xce\xbc", 2) || !strncmp(name, "\xc2\xb5", 2))
+        memmove(name + 1, name + 2, strlen(name + 2) + 1), name[0] = 'u';
     for (size_t i = 0; i < NUNITS; i++)
         if (strcmp(units[i].name, name) == 0) {
             *scale = units[i].scale;
@@ -348,11 +371,18 @@ static int parse_term(parser *ps, double *scale, sensim_dim *dim)
 {
     if (parse_factor(ps, scale, dim))
         return -1;
+    int num, den = 1;
+    if (isdigit((unsigned char)*ps->p)) {
+        /* A power written straight after the unit, as in "m/s2". */
+        if (parse_digits(ps, &num) || dim_scale(dim, num, 1, ps))
+            return -1;
+        *scale = pow(*scale, num);
+        return 0;
+    }
     skip_ws(ps);
     if (*ps->p != '^')
         return 0;
     ps->p++;
-    int num, den;
     if (parse_power(ps, &num, &den) || dim_scale(dim, num, den, ps))
         return -1;
     *scale = den == 2 ? pow(sqrt(*scale), num) : pow(*scale, num);

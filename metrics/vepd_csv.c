@@ -1,6 +1,6 @@
 /* Reader of the per-test CSV files of seed 004's scoring code: columns
  * se_time, gt_time, se_vel, gt_vel, with columns of unequal length padded by
- * empty cells (and, for ground truth, by exact zeros). */
+ * empty cells (and, for ground truth, by trailing rows of exact zeros). */
 #include "sensim/metrics.h"
 
 #include <ctype.h>
@@ -49,6 +49,11 @@ static int push(column *c, double x)
 }
 
 sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out)
+{
+    return sensim_vepd_read_csv_ex(path, 0, out);
+}
+
+sensim_status sensim_vepd_read_csv_ex(const char *path, unsigned flags, sensim_vepd_series *out)
 {
     if (!path || !out)
         return sensim_error(SENSIM_EINVAL, "vepd csv: NULL argument");
@@ -179,22 +184,43 @@ sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out)
                           path, col[C_GT_T].n, col[C_GT_V].n);
         goto done;
     }
-    /* The authors drop exact zeros from the ground-truth columns (their
-     * padding); done row-wise so that time and speed stay paired. */
     size_t m = 0;
-    for (size_t i = 0; i < col[C_GT_T].n; i++)
-        if (col[C_GT_T].v[i] != 0.0 && col[C_GT_V].v[i] != 0.0) {
-            col[C_GT_T].v[m] = col[C_GT_T].v[i];
-            col[C_GT_V].v[m] = col[C_GT_V].v[i];
-            m++;
-        }
+    if (flags & SENSIM_VEPD_DROP_ZEROS) {
+        /* The authors' script: every ground-truth row whose time or speed
+         * is exactly 0 goes, row-wise so that time and speed stay paired
+         * (real stops go with the padding). */
+        for (size_t i = 0; i < col[C_GT_T].n; i++)
+            if (col[C_GT_T].v[i] != 0.0 && col[C_GT_V].v[i] != 0.0) {
+                col[C_GT_T].v[m] = col[C_GT_T].v[i];
+                col[C_GT_V].v[m] = col[C_GT_V].v[i];
+                m++;
+            }
+    } else {
+        /* Padding is the run of rows at the end whose time and speed are
+         * both 0 (times increase, so a time of 0 after the first row cannot
+         * be a sample); a zero speed at a real time is a stop and stays. */
+        m = col[C_GT_T].n;
+        while (m > 1 && col[C_GT_T].v[m - 1] == 0.0 && col[C_GT_V].v[m - 1] == 0.0)
+            m--;
+        if (m == 1 && col[C_GT_T].v[0] == 0.0 && col[C_GT_V].v[0] == 0.0 && col[C_GT_T].n > 1)
+            m = 0;
+        for (size_t i = 1; i < m; i++)
+            if (col[C_GT_T].v[i] == 0.0) {
+                st = sensim_error(SENSIM_EDATA,
+                                  "%s: column 'gt_time': time 0 at ground-truth row %zu, before the end (only "
+                                  "trailing zero rows are padding; --drop-zeros drops every zero as the authors' "
+                                  "script does)",
+                                  path, i + 1);
+                goto done;
+            }
+    }
     col[C_GT_T].n = col[C_GT_V].n = m;
     if (col[C_SE_T].n < 2) {
         st = sensim_error(SENSIM_EDATA, "%s: column 'se_time': %zu values (need at least 2)", path, col[C_SE_T].n);
         goto done;
     }
     if (m < 1) {
-        st = sensim_error(SENSIM_EDATA, "%s: column 'gt_time': no nonzero ground-truth rows", path);
+        st = sensim_error(SENSIM_EDATA, "%s: column 'gt_time': no ground-truth rows besides padding", path);
         goto done;
     }
     out->n_est = col[C_SE_T].n;

@@ -19,7 +19,8 @@ enum {
     FX_CHRONO_DRIFT = 5,
     FX_AIRSIM = 6,
     FX_GAZEBO = 7,
-    FX_BI0 = 8 /* 8..15: bias-instability terms */
+    FX_BI0 = 8, /* 8..15: bias-instability terms */
+    FX_QUANT = 16 /* effects from 16 on take the streams above every instrument's 16 */
 };
 
 #define CHUNK 256
@@ -310,9 +311,12 @@ void sensim_triax_print(const sensim_triax *m, FILE *f)
                 p->gm_sigma[a], p->gm_tau[a], p->rate_ramp[a], p->quantization[a], p->range[a]);
 }
 
+/* Stream of (instrument, effect, axis): ((kind * 16 + effect) * 4 + axis)
+ * for the first 16 effects; effect 16 + e is effect e of a second page,
+ * whose instruments count from 4, past the three of the first. */
 static inline uint32_t stream_of(sensim_instrument kind, int effect, int axis)
 {
-    return (uint32_t)(((int)kind * 16 + effect) * 4 + axis);
+    return (uint32_t)((((effect / 16) * 4 + (int)kind) * 16 + effect % 16) * 4 + axis);
 }
 
 void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s)
@@ -470,11 +474,39 @@ static int fused_ok(const sensim_triax *m, int a)
  * coefficients and reads zeros, so it adds exactly +0.0 (acc is never -0.0
  * once the constant bias, itself never -0.0, is added): the result equals
  * noise_axis's per-effect passes bit for bit. */
+/* IEEE Std 952 angle (velocity) quantization: the sensor reads its
+ * integrated output (angle, velocity) to within one step S = q dt, and a
+ * rate sample is the difference of two readings over dt. The readout error
+ * is uniform on +-S/2 and independent from reading to reading (IEEE 952
+ * annex C; the dither of a ring-laser gyro makes it so, where plain
+ * rounding of a slowly moving integral would correlate it), so sample k
+ * gains q (e_k - e_{k-1}), e uniform on +-1/2 drawn at index k of its own
+ * stream (e_{-1} = 0: the first reading has no predecessor). Allan
+ * variance 3 Q^2 / tau^2 with Q = q dt / sqrt(12), the curve `fit imu`
+ * reads; the integral of the output stays within S/2 of the true one.
+ * The values are a pure function of (stream, k), as for every effect. */
+static void quantize_pass(double *y, size_t stride, size_t n, double q, const sensim_rng *r, uint64_t k0)
+{
+    double e[CHUNK + 1];
+    for (size_t c0 = 0; c0 < n; c0 += CHUNK) {
+        const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
+        const uint64_t k = k0 + c0;
+        /* e[j] is the reading error at sample k - 1 + j. */
+        if (k == 0) {
+            e[0] = 0.5;
+            sensim_rng_uniform_fill(r, 0, cn, e + 1);
+        } else
+            sensim_rng_uniform_fill(r, k - 1, cn + 1, e);
+        for (size_t j = 0; j < cn; j++)
+            y[(c0 + j) * stride] += q * (e[j + 1] - e[j]);
+    }
+}
+
 typedef struct fused_lane {
     double *y; /* axis a of the block, stride 3 */
     const double *nw, *ng, *nr;
     double cb, ws, phi, qg, step, gm, rw, q, range;
-    sensim_rng r_w, r_g, r_r;
+    sensim_rng r_w, r_g, r_r, r_q;
     int has_w, has_g, has_r;
     uint64_t k;
 } fused_lane;
@@ -503,6 +535,7 @@ static void fused_lane_init(fused_lane *l, const sensim_triax *m, const sensim_t
     l->gm = l->has_g ? s->gm[a] : 0.0;
     l->rw = l->has_r ? s->rw[a] : 0.0;
     l->q = p->quantization[a];
+    l->r_q = sensim_rng_make(seed, id, stream_of(m->kind, FX_QUANT, a));
     l->range = p->range[a];
     l->k = s->k;
 }
@@ -600,8 +633,7 @@ static void noise_fused(fused_lane *lanes, int cnt, size_t n)
             const double q = L[l].q, range = L[l].range;
             double *yc = y[l];
             if (q > 0)
-                for (size_t i = 0; i < cn; i++)
-                    yc[3 * i] = q * nearbyint(yc[3 * i] / q);
+                quantize_pass(yc, 3, cn, q, &L[l].r_q, L[l].k + c0);
             if (range > 0)
                 for (size_t i = 0; i < cn; i++)
                     yc[3 * i] = yc[3 * i] > range ? range : yc[3 * i] < -range ? -range : yc[3 * i];
@@ -640,6 +672,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
     sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
     sensim_rng r_gz = sensim_rng_make(seed, id, stream_of(m->kind, FX_GAZEBO, a));
+    sensim_rng r_q = sensim_rng_make(seed, id, stream_of(m->kind, FX_QUANT, a));
     const double arw = p->airsim_arw[a];
     const int has_white = m->white_sigma[a] > 0 || arw > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
     const int has_cw = p->chrono_stddev[a] > 0, has_as = m->airsim_scale[a] > 0;
@@ -732,8 +765,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
                 acc[j] += cs * nb[3][j];
         }
         if (q > 0)
-            for (size_t j = 0; j < cn; j++)
-                acc[j] = q * nearbyint(acc[j] / q);
+            quantize_pass(acc, 1, cn, q, &r_q, k0);
         if (range > 0)
             for (size_t j = 0; j < cn; j++)
                 acc[j] = acc[j] > range ? range : acc[j] < -range ? -range : acc[j];

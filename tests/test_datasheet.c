@@ -29,13 +29,13 @@ static double get(const sensim_ynode *map, const char *key)
 START_TEST(adis16448_by_options)
 {
     char *dir = tu_mkdtemp(), *rig = tu_path(dir, "rig.yaml"), *kal = tu_path(dir, "imu.yaml");
-    tu_run_result r = tu_run("datasheet", "--arw", "0.66 deg/sqrt(h)", "--gyro-noise-density", "0.0135 deg/s/sqrt(Hz)",
-                             "--gyro-bias-instability", "14.5 deg/h", "--vrw", "0.11 m/s/sqrt(h)",
-                             "--accel-noise-density", "0.23 mg/sqrt(Hz)", "--accel-bias-instability", "0.25 mg",
-                             "--gyro-random-walk", "1.9393e-5", "--accel-random-walk", "3.0e-3 m/s^3/sqrt(Hz)",
-                             "--gyro-range", "1000 deg/s", "--accel-range", "18 g", "--gyro-resolution",
-                             "0.04 deg/s", "--accel-resolution", "0.833 mg", "--rate", "400", "-o", rig, "--kalibr",
-                             kal, "--name", "adis", "--seed", "11", NULL);
+    tu_run_result r =
+        tu_run("datasheet", "--arw", "0.66 deg/sqrt(h)", "--gyro-noise-density", "0.0135 deg/s/sqrt(Hz)",
+               "--gyro-bias-instability", "14.5 deg/h", "--vrw", "0.11 m/s/sqrt(h)", "--accel-noise-density",
+               "0.23 mg/sqrt(Hz)", "--accel-bias-instability", "0.25 mg", "--gyro-random-walk",
+               "1.9393e-5 rad/s^2/sqrt(Hz)", "--accel-random-walk", "3.0e-3 m/s^3/sqrt(Hz)", "--gyro-range",
+               "1000 deg/s", "--accel-range", "18 g", "--gyro-resolution", "0.04 deg/s", "--accel-resolution",
+               "0.833 mg", "--rate", "400", "-o", rig, "--kalibr", kal, "--name", "adis", "--seed", "11", NULL);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     /* The table shows figure, SI value, model key and the steps. */
     assert_contains(r.out, "0.66 deg/sqrt(h)");
@@ -165,6 +165,36 @@ START_TEST(mpu6000_by_preset)
 }
 END_TEST
 
+START_TEST(bare_number_is_the_help_unit)
+{
+    /* A bare number means the unit --help prints beside the option (issue
+     * 13 item 8): --arw 0.66 is 0.66 deg/sqrt(h) = 0.66 pi / 180 / 60
+     * rad/s/sqrt(Hz), not 0.66 rad/s/sqrt(Hz); --accel-bias-instability 40
+     * is 40 ug. The help shows those units. */
+    char *dir = tu_mkdtemp(), *rig = tu_path(dir, "rig.yaml");
+    tu_run_result r = tu_run("datasheet", "--arw", "0.66", "--accel-bias-instability", "40", "--gyro-range", "2000",
+                             "--rate", "200", "-o", rig, NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    tu_run_free(&r);
+    sensim_yaml *doc = sensim_yaml_load_file(rig);
+    ck_assert_msg(doc != NULL, "%s", sensim_last_error());
+    const sensim_ynode *s = sensim_ynode_item(sensim_ynode_get(sensim_yaml_root(doc), "sensors"), 0);
+    const sensim_ynode *g = sensim_ynode_get(s, "gyro"), *a = sensim_ynode_get(s, "accel");
+    assert_rel(get(g, "noise_density"), 0.66 * PI / 180 / 60);
+    assert_rel(get(g, "range"), 2000 * PI / 180);
+    assert_rel(get(a, "bias_instability"), 40e-6 * 9.80665 / 0.664);
+    sensim_yaml_free(doc);
+    r = tu_run("datasheet", "--help", NULL);
+    assert_contains(r.out, "--arw Q                      gyro angle random walk (deg/sqrt(h))");
+    assert_contains(r.out, "--accel-bias-instability Q   accel in-run bias instability (ug)");
+    assert_contains(r.out, "a bare number is in");
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(rig);
+    free(dir);
+}
+END_TEST
+
 /* Runs a failing command that names `out` as its -o and checks status,
  * message and that `out` keeps its old content with no temporaries left. */
 static void expect_failure(const char *dir, const char *out, int status, const char *msg, tu_run_result r)
@@ -185,12 +215,12 @@ START_TEST(failures_leave_output_untouched)
     char *kal = tu_path(dir, "kal.yaml");
     ck_assert_int_eq(tu_write_file(out, "old content\n"), 0);
     ck_assert_int_eq(tu_write_file(preset, "part: X\n"
-                                           "arw: 0.66 dph\n"),
+                                           "arw: 0.66 furlong\n"),
                      0);
 
     /* Bad input: exit 1 with the message. */
-    expect_failure(dir, out, 1, "sensim datasheet: --arw: '0.66 dph': unknown unit 'dph'",
-                   tu_run("datasheet", "--arw", "0.66 dph", "--rate", "400", "-o", out, NULL));
+    expect_failure(dir, out, 1, "sensim datasheet: --arw: '0.66 furlong': unknown unit 'furlong'",
+                   tu_run("datasheet", "--arw", "0.66 furlong", "--rate", "400", "-o", out, NULL));
     expect_failure(dir, out, 1, "--gyro-bias-instability: '36 ug' is m/s^2 (acceleration), expected rad/s",
                    tu_run("datasheet", "--gyro-bias-instability", "36 ug", "--rate", "400", "-o", out, NULL));
     expect_failure(dir, out, 1, "--vrw: '0.11 m/s' is m/s (velocity), expected m/s^(3/2)",
@@ -201,7 +231,7 @@ START_TEST(failures_leave_output_untouched)
     expect_failure(dir, out, 1, "--arw: 'nan': not a finite number",
                    tu_run("datasheet", "--arw", "nan", "--rate", "400", "-o", out, NULL));
     char want[600];
-    snprintf(want, sizeof want, "%s:2: key 'arw': '0.66 dph': unknown unit 'dph'", preset);
+    snprintf(want, sizeof want, "%s:2: key 'arw': '0.66 furlong': unknown unit 'furlong'", preset);
     expect_failure(dir, out, 1, want, tu_run("datasheet", "--preset", preset, "--rate", "400", "-o", out, NULL));
     ck_assert_int_eq(tu_write_file(preset, "part: X\n"
                                            "arw: 0.66 deg/sqrt(h)\n"
@@ -294,6 +324,7 @@ Suite *suite_datasheet(void)
     tcase_add_test(tc, failures_leave_output_untouched);
     tcase_add_test(tc, shipped_presets);
     tcase_add_test(tc, help);
+    tcase_add_test(tc, bare_number_is_the_help_unit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -198,18 +198,26 @@ START_TEST(quantization_clamp_scale_cross_axis)
     double *y = run(&p, SENSIM_GYRO, 100, n, 9, 4096);
     size_t clipped = 0;
     for (size_t k = 0; k < 3 * n; k++) {
-        double steps = y[k] / 0.25;
-        ck_assert_double_eq(steps, nearbyint(steps));
         ck_assert(fabs(y[k]) <= 2.0);
         clipped += fabs(y[k]) == 2.0;
     }
-    /* Clipped when |x| >= 1.875 (rounds to 2.0 or beyond): p = 2 Phi(-1.875)
-     * = 0.06079; binomial SE over 3n draws. */
-    double pc = 0.060786;
+    /* Sample k is x + q T, T = e_k - e_{k-1} triangular on +-1 (the
+     * difference of two readout errors, independent of x): clipped when
+     * x >= 2 - q T, p = 2 E[Phi(-(2 - 0.25 T))] (Simpson over 200
+     * intervals of the triangular density); binomial SE over 3n draws. */
+    double pc = 0;
+    for (int i = 0; i <= 200; i++) {
+        double T = -1 + 2.0 * i / 200, w = (i == 0 || i == 200 ? 1 : i % 2 ? 4 : 2) * (1 - fabs(T));
+        pc += w * 2 * 0.5 * erfc((2 - 0.25 * T) / sqrt(2.0));
+    }
+    pc *= 2.0 / 200 / 3;
     ck_assert_within((double)clipped / (3 * n), pc, 5 * sqrt(pc * (1 - pc) / (3 * n)));
     free(y);
 
-    /* Quantization error is uniform on +-q/2: variance q^2/12. */
+    /* IEEE 952 angle quantization: the running sum of the output stays
+     * within q/2 of the running sum of the input (the integral is read to
+     * +-S/2), and each sample's error q (e_k - e_{k-1}) is a difference of
+     * two independent uniform reading errors: variance q^2/6, |err| <= q. */
     sensim_triax_params q = sensim_triax_default_params();
     q.quantization[0] = 0.1;
     sensim_triax *m = sensim_triax_create(&q, SENSIM_GYRO, 100, "test");
@@ -223,13 +231,18 @@ START_TEST(quantization_clamp_scale_cross_axis)
     sensim_triax_state s;
     sensim_triax_reset(m, &s);
     sensim_triax_apply(m, &s, 1, 1, t, u, NULL, n, out, NULL);
-    double *err = malloc(n * sizeof *err);
+    double *err = malloc(n * sizeof *err), sum = 0, emax = 0, smax = 0;
     for (size_t k = 0; k < n; k++) {
         err[k] = out[3 * k] - u[3 * k];
-        ck_assert(fabs(err[k]) <= 0.05 + 1e-12);
+        sum += err[k];
+        emax = fmax(emax, fabs(err[k]));
+        smax = fmax(smax, fabs(sum));
     }
-    /* var of U(-h,h) sample variance: SE = sqrt((1/80 - 1/144) q^4 / n). */
-    ck_assert_within(tu_var(err, n, 1), 0.01 / 12, 5 * sqrt((1.0 / 80 - 1.0 / 144) * 1e-4 / n));
+    ck_assert_msg(emax <= 0.1 + 1e-9 && smax <= 0.05 + 1e-9, "largest error %g (<= q), integrated error %g (<= q/2)",
+                  emax, smax);
+    /* Var of a - b for a, b ~ U(-q/2, q/2): q^2/6; its fourth moment is
+     * q^4/15 (triangular on +-q), so SE = sqrt((1/15 - 1/36) q^4 / n). */
+    ck_assert_within(tu_var(err, n, 1), 0.01 / 6, 5 * sqrt((1.0 / 15 - 1.0 / 36) * 1e-4 / n));
     sensim_triax_destroy(m);
 
     /* Scale and cross-axis: y = C diag(1+s) u exactly. */
@@ -339,7 +352,7 @@ START_TEST(fused_pass_matches_formulas)
     /* White noise + Gauss-Markov + random walk with uniform steps take the
      * fused pass: it must equal the model's formulas evaluated one sample
      * at a time from sensim_rng_normal (streams (kind*16+effect)*4+axis,
-     * effects white 0, turn-on 1, GM 2, RW 3), bit for bit. Axis 2 has no
+     * effects white 0, turn-on 1, GM 2, RW 3, quantization 7), bit for bit. Axis 2 has no
      * Gauss-Markov term and axis 1 no random walk. */
     sensim_triax_params p = sensim_triax_default_params();
     for (int a = 0; a < 3; a++) {
@@ -365,6 +378,7 @@ START_TEST(fused_pass_matches_formulas)
         const double ws = p.noise_density[a] * sqrt(rate), cb = p.bias[a] + p.turn_on_bias[a] * sensim_rng_normal(&rt, 0);
         const double phi = exp(-dt / p.gm_tau[a]), qg = p.gm_sigma[a] * sqrt(-expm1(-2.0 * dt / p.gm_tau[a]));
         const double step = p.random_walk[a] * sqrt(dt);
+        sensim_rng rq = sensim_rng_make(9, 77, (uint32_t)(((4 + SENSIM_ACCEL) * 16 + 0) * 4 + a));
         double gm = p.gm_sigma[a] > 0 ? p.gm_sigma[a] * sensim_rng_normal(&rg, 0) : 0.0, w = 0.0;
         for (size_t k = 0; k < n; k++) {
             double acc = 0.0 + cb;
@@ -377,7 +391,10 @@ START_TEST(fused_pass_matches_formulas)
             if (p.random_walk[a] > 0)
                 acc += w;
             acc += ws * sensim_rng_normal(&rw_, k);
-            acc = p.quantization[a] * nearbyint(acc / p.quantization[a]);
+            /* Readout errors of the integral: effect 16, the first of the
+             * second page of streams. */
+            double e1 = sensim_rng_uniform(&rq, k), e0 = k ? sensim_rng_uniform(&rq, k - 1) : 0.5;
+            acc += p.quantization[a] * (e1 - e0);
             acc = acc > p.range[a] ? p.range[a] : acc < -p.range[a] ? -p.range[a] : acc;
             ck_assert_msg(y[3 * k + a] == acc, "axis %d sample %zu: %.17g != %.17g", a, k, y[3 * k + a], acc);
         }

@@ -2,6 +2,7 @@
  * of the analytic position and orientation, closed forms of the circle,
  * figure-8 periodicity, the lane change, validation and block filling. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -441,8 +442,18 @@ START_TEST(cli_bad_input)
     tu_run_free(&r);
     r = tu_run("trajectory", "--shape", "circle", "--duration", "ten", "-o", out, NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "--duration: 'ten' is not a number"));
+    ck_assert_ptr_nonnull(strstr(r.err, "--duration: 'ten' is not a duration"));
     tu_run_free(&r);
+    /* A duration may carry its unit. */
+    char *two = tu_path(dir, "two-minutes.h5");
+    r = tu_run("trajectory", "--shape", "circle", "--duration", "2 min", "--rate", "1", "-o", two, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("info", two, "--json", NULL);
+    ck_assert_msg(strstr(r.out, "\"samples\": 121, \"t_first\": 0, \"t_last\": 120"), "%s", r.out);
+    tu_run_free(&r);
+    remove(two);
+    free(two);
     r = tu_run("trajectory", "--shape", "spiral", "--duration", "10", "-o", out, NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "'spiral'"));

@@ -179,11 +179,59 @@ START_TEST(explain_lists_units)
 }
 END_TEST
 
+START_TEST(datasheet_spellings)
+{
+    /* The spellings datasheets and people use (issue 13 item 8), each
+     * against its value from the definitions: deg = pi/180 rad, h = 3600 s,
+     * g0 = 9.80665 m/s^2. */
+    static const struct {
+        const char *text;
+        double si;
+        sensim_dim dim;
+    } ok[] = {
+        {"10 dps", 10 * PI / 180, {0, -2, 2, 0}},
+        {"10 deg/s", 10 * PI / 180, {0, -2, 2, 0}},
+        {"10 \xc2\xb0/s", 10 * PI / 180, {0, -2, 2, 0}},
+        {"10 degrees/s", 10 * PI / 180, {0, -2, 2, 0}},
+        {"3 deg/hr", 3 * PI / 180 / 3600, {0, -2, 2, 0}},
+        {"3 dph", 3 * PI / 180 / 3600, {0, -2, 2, 0}},
+        {"3 \xc2\xb0/h", 3 * PI / 180 / 3600, {0, -2, 2, 0}},
+        {"0.01 deg/s/\xe2\x88\x9aHz", 0.01 * PI / 180, {0, -1, 2, 0}},
+        {"0.01 deg/s/rtHz", 0.01 * PI / 180, {0, -1, 2, 0}},
+        {"0.01 deg/s/sqrt(Hz)", 0.01 * PI / 180, {0, -1, 2, 0}},
+        {"0.01 dps/\xe2\x88\x9a(Hz)", 0.01 * PI / 180, {0, -1, 2, 0}},
+        {"0.66 deg/\xe2\x88\x9ah", 0.66 * PI / 180 / 60, {0, -1, 2, 0}},
+        {"0.66 deg/rthr", 0.66 * PI / 180 / 60, {0, -1, 2, 0}},
+        {"0.66 \xc2\xb0/\xe2\x88\x9ahr", 0.66 * PI / 180 / 60, {0, -1, 2, 0}},
+        {"9.81 m/s2", 9.81, {2, -4, 0, 0}},
+        {"9.81 m/s^2", 9.81, {2, -4, 0, 0}},
+        {"40 \xce\xbcg", 40e-6 * 9.80665, {2, -4, 0, 0}},
+        {"40 \xc2\xb5g", 40e-6 * 9.80665, {2, -4, 0, 0}},
+        {"40 ug", 40e-6 * 9.80665, {2, -4, 0, 0}},
+        {"60 \xce\xbcg/\xe2\x88\x9aHz", 60e-6 * 9.80665, {2, -3, 0, 0}},
+        {"5 min", 300, {0, 2, 0, 0}},
+        {"90 sec", 90, {0, 2, 0, 0}},
+        {"2 hr", 7200, {0, 2, 0, 0}},
+        {"50 \xce\xbcT", 50e-6, {0, 0, 0, 2}},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        double v = 0;
+        sensim_dim d;
+        int has = 0;
+        ck_assert_msg(sensim_units_parse(ok[i].text, &v, &d, &has) == SENSIM_OK, "%s: %s", ok[i].text,
+                      sensim_last_error());
+        ck_assert_msg(has && sensim_dim_equal(d, ok[i].dim), "%s: wrong dimension", ok[i].text);
+        ck_assert_msg(fabs(v - ok[i].si) <= 1e-12 * fabs(ok[i].si), "%s: %.17g, expected %.17g", ok[i].text, v,
+                      ok[i].si);
+    }
+}
+END_TEST
+
 START_TEST(errors)
 {
     double v = 123.0;
-    ck_assert_int_eq(sensim_units_convert("0.66 dph", SENSIM_DIM_ANGULAR_RATE, &v), SENSIM_EFORMAT);
-    assert_msg_contains("'0.66 dph': unknown unit 'dph'");
+    ck_assert_int_eq(sensim_units_convert("0.66 furlong", SENSIM_DIM_ANGULAR_RATE, &v), SENSIM_EFORMAT);
+    assert_msg_contains("'0.66 furlong': unknown unit 'furlong'");
     ck_assert_int_eq(sensim_units_convert("36 ug", SENSIM_DIM_ANGULAR_RATE, &v), SENSIM_EINVAL);
     assert_msg_contains("'36 ug' is m/s^2");
     assert_msg_contains("expected rad/s");
@@ -240,6 +288,7 @@ Suite *suite_units(void)
     tcase_add_test(tc, from_si_round_trips);
     tcase_add_test(tc, explain_lists_units);
     tcase_add_test(tc, errors);
+    tcase_add_test(tc, datasheet_spellings);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -106,7 +106,42 @@ tu_run_result tu_run(const char *arg0, ...)
     r.err = slurp_fd(fileno(fe));
     fclose(fo);
     fclose(fe);
+    int json = 0;
+    for (int i = 1; i < n; i++)
+        json |= !strcmp(argv[i], "--json");
+    if (json && r.status == 0)
+        tu_assert_strict_json(r.out, argv[1]);
     return r;
+}
+
+void tu_assert_strict_json(const char *text, const char *what)
+{
+    /* Python's json module accepts NaN and Infinity unless parse_constant
+     * refuses them; a bare inf or nan fails as a syntax error. */
+    static const char prog[] = "import json, sys\n"
+                               "def bad(c): raise ValueError('non-finite number ' + c + ' is not JSON')\n"
+                               "try:\n"
+                               "    json.loads(open(sys.argv[1], encoding='utf-8').read(), parse_constant=bad)\n"
+                               "except ValueError as e:\n"
+                               "    print(e)\n"
+                               "    sys.exit(1)\n";
+    char *dir = tu_mkdtemp(), *doc = tu_path(dir, "out.json"), *py = tu_path(dir, "check.py");
+    ck_assert_int_eq(tu_write_file(doc, text), 0);
+    ck_assert_int_eq(tu_write_file(py, prog), 0);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' 2>&1", py, doc);
+    FILE *p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    char msg[512] = "";
+    size_t got = fread(msg, 1, sizeof msg - 1, p);
+    msg[got] = 0;
+    int st = pclose(p);
+    tu_rmtree(dir);
+    free(doc);
+    free(py);
+    free(dir);
+    ck_assert_msg(st == 0, "sensim %s --json: not strict JSON: %s\n--- output (first 600 bytes):\n%.600s", what, msg,
+                  text);
 }
 
 void tu_run_free(tu_run_result *r)

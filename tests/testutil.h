@@ -20,9 +20,15 @@ typedef struct {
     char *out;    /* captured stdout, NUL-terminated, malloc'd */
     char *err;    /* captured stderr */
 } tu_run_result;
-/* Runs "$SENSIM_BIN args..." (args NULL-terminated) with stdin from /dev/null. */
+/* Runs "$SENSIM_BIN args..." (args NULL-terminated) with stdin from /dev/null.
+ * When an argument is --json and the command succeeds, its stdout must be
+ * strict JSON (tu_assert_strict_json): every --json output of the suites
+ * goes through Python's json module. */
 tu_run_result tu_run(const char *arg0, ...);
 void tu_run_free(tu_run_result *r);
+/* Fails the test unless text parses with /usr/bin/python3's json.loads with
+ * NaN, Infinity and -Infinity refused (RFC 8259); what names the verb. */
+void tu_assert_strict_json(const char *text, const char *what);
 
 /* Writes text to path; returns 0 on success. */
 int tu_write_file(const char *path, const char *text);

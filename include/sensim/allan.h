@@ -18,9 +18,14 @@
  * the fly, never stored.
  *
  * Confidence intervals: noise type per tau by the lag-1 autocorrelation
- * method (Riley & Greenhall 2004), equivalent degrees of freedom by Greenhall
+ * method (Riley & Greenhall 2004) where at least 30 averaged points remain,
+ * Barnes' B1 ratio below that (SP 1065 section 5.6), white versus flicker
+ * PM by the MVAR/AVAR ratio R(m); a tau with fewer than 4 points gets the
+ * smallest EDF of any type and alpha SENSIM_ALLAN_ALPHA_UNKNOWN (no type is
+ * carried over from another tau). Equivalent degrees of freedom by Greenhall
  * & Riley (2003) for ADEV/OADEV/MDEV/TDEV/HDEV/OHDEV and SP 1065 Table 11 for
- * TOTDEV, then chi-squared bounds (SP 1065 eq. 45).
+ * TOTDEV (OADEV's at m = 1, where the two are the same estimator), then
+ * chi-squared bounds (SP 1065 eq. 45, sensim/quantile.h).
  *
  * Ownership: input arrays are borrowed for the call; outputs are written
  * into caller buffers, except sensim_allan_taus which mallocs its grid.
@@ -75,6 +80,10 @@ size_t sensim_allan_max_m(sensim_allan_dev dev, sensim_allan_data data, size_t n
 sensim_status sensim_allan_taus(sensim_allan_grid grid, int per_decade, sensim_allan_dev dev, sensim_allan_data data,
                                 size_t n, size_t **m, size_t *count);
 
+/* The alpha of a point whose noise type could not be identified (fewer
+ * than 4 averaged points): its EDF is the smallest over all types. */
+#define SENSIM_ALLAN_ALPHA_UNKNOWN (-99)
+
 /* One point of a deviation curve. */
 typedef struct sensim_allan_point {
     double tau;   /* s, m * tau0 */
@@ -84,7 +93,8 @@ typedef struct sensim_allan_point {
     double edf;   /* equivalent degrees of freedom */
     size_t m;     /* averaging factor */
     size_t n;     /* number of terms in the estimator sum */
-    int alpha;    /* identified power-law noise exponent of S_y(f) ~ f^alpha (+2..-2) */
+    int alpha;    /* identified power-law noise exponent of S_y(f) ~ f^alpha (+2..-2),
+                     or SENSIM_ALLAN_ALPHA_UNKNOWN */
 } sensim_allan_point;
 
 typedef struct sensim_allan_opts {

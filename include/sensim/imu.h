@@ -10,7 +10,9 @@
  *     + chrono_k + airsim_k + gm_k + rw_k + bi_k  bias drift processes
  *     + R (t_k - t_0)                            rate ramp
  *     + w_k                                      white noise
- *   y = q round(y / q)                           quantization (step q)
+ *   y += q (e_k - e_{k-1}), e_k ~ U(-1/2, 1/2)    angle/velocity quantization
+ *                                                (IEEE 952): readings of the
+ *                                                integral good to +-q dt / 2
  *   y = clamp(y, -range, range)                  output saturation
  *
  * Drift processes (MODELS.md; each per axis, with the ACTUAL dt = t_k - t_{k-1}
@@ -108,7 +110,8 @@ typedef struct sensim_triax_params {
     double gz_bias_stddev[3];     /*   bias +-N(mean, stddev^2), sign random */
     double gz_dyn_stddev[3];      /* Gazebo <dynamic_bias_stddev>, per sqrt(s) */
     double gz_dyn_tau[3];         /*   <dynamic_bias_correlation_time>, s */
-    double quantization[3];       /* output step q (0 for none) */
+    double quantization[3];       /* rate step q = S / dt of the integrated output
+                                     (0 for none): Allan Q = q dt / sqrt(12) */
     double range[3];              /* |y| <= range (0 for unlimited) */
 } sensim_triax_params;
 

@@ -87,11 +87,20 @@ sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *o
 /* Reads one test in the authors' CSV layout: a header line naming the
  * columns se_time, gt_time, se_vel, gt_vel (any order, other columns
  * ignored), then rows of numbers. Columns may have different lengths: empty
- * cells at the end of a column are padding. As in the authors' code, exact
- * zeros in the ground-truth columns are padding too: a ground-truth row is
- * dropped when its time or its speed is exactly 0 (row-wise, so that the
- * pairs stay aligned). Errors name the file, line and column. */
+ * cells at the end of a column are padding, and so are trailing
+ * ground-truth rows whose time and speed are both exactly 0 (the authors
+ * pad with zeros). A zero speed at a real time is a stop and is kept; a
+ * time of 0 before the trailing padding is an error. Errors name the file,
+ * line and column. */
 sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out);
+
+/* Flags of sensim_vepd_read_csv_ex. */
+#define SENSIM_VEPD_DROP_ZEROS                                                                                         \
+    1u /* the authors' script: drop every ground-truth row                                                             \
+          whose time or speed is exactly 0 (stops too) */
+
+/* sensim_vepd_read_csv with flags (0: the same). */
+sensim_status sensim_vepd_read_csv_ex(const char *path, unsigned flags, sensim_vepd_series *out);
 
 /* Reads one test from a sensim HDF5 log: the estimate's t and speed from
  * /estimates/<estimate>/ (estimate NULL: the only group under /estimates)

@@ -23,6 +23,7 @@
 #include "sensim/png.h"
 #include "sensim/pointcloud.h"
 #include "sensim/ptc.h"
+#include "sensim/quantile.h"
 #include "sensim/render.h"
 #include "sensim/rig.h"
 #include "sensim/rng.h"

@@ -5,12 +5,15 @@
  * by an optional unit expression: "0.66 deg/sqrt(h)", "36 ug", "4.6 deg/h",
  * "0.23 mg/sqrt(Hz)", "0.11 m/s/sqrt(h)", "1.5e-3 rad/s^2/sqrt(Hz)",
  * "50 uT", "200 ppm", "0.5 %". Expressions combine known units with '*',
- * '/', integer powers ("s^2"), and sqrt(...). Known units: m km cm mm um nm;
- * s ms us ns min h; Hz kHz; rad mrad urad deg arcmin arcsec; g mg ug (standard
- * gravity 9.80665 m/s^2); T mT uT nT G mG (gauss, also spelt out); ppm %. The micro sign
- * (U+00B5) may stand for u, and the degree sign (U+00B0) for deg. Powers
- * "^-1" and half powers in parentheses ("s^(3/2)", as sensim_dim_format
- * writes them) are also read.
+ * '/', integer powers ("s^2", or "s2" straight after the unit), and sqrt(...)
+ * or the root sign ("√Hz"). Known units: m km cm mm um nm; s sec ms us ns min
+ * h hr; Hz kHz; rad mrad urad deg degree degrees arcmin arcsec; g mg ug
+ * (standard gravity 9.80665 m/s^2); T mT uT nT G mG (gauss, also spelt out); ppm %; and the
+ * datasheet shorthands dps (deg/s), dph (deg/h), rtHz (sqrt(Hz)), rth and
+ * rthr (sqrt(h)). The micro sign (U+00B5) and the Greek mu (U+03BC) may
+ * stand for u, and the degree sign (U+00B0) for deg. Powers "^-1" and half
+ * powers in parentheses ("s^(3/2)", as sensim_dim_format writes them) are
+ * also read.
  *
  * Dimensions are tracked as half-integer exponents of (m, s, rad, T), with
  * rad kept as a dimension so that an angular figure cannot be given where a
