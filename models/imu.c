@@ -197,6 +197,7 @@ sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrumen
     CHECK_FINITE(gz_mean, "gazebo.mean")
     CHECK_FINITE(gz_bias_mean, "gazebo.bias_mean")
     CHECK_NONNEG(quantization, "quantization")
+    CHECK_NONNEG(gz_precision, "gazebo.precision")
     CHECK_NONNEG(range, "range")
     CHECK_FINITE(scale, "scale")
     CHECK_FINITE(bias, "bias")
@@ -467,7 +468,8 @@ static int fused_ok(const sensim_triax *m, int a)
 {
     const sensim_triax_params *p = &m->p;
     return m->bi_n == 0 && p->chrono_stddev[a] == 0 && m->airsim_scale[a] == 0 && m->chrono_step[a] == 0 &&
-           p->rate_ramp[a] == 0.0 && p->airsim_arw[a] == 0.0 && p->gz_mean[a] == 0.0 && !has_gazebo_bias(p, a);
+           p->rate_ramp[a] == 0.0 && p->airsim_arw[a] == 0.0 && p->gz_mean[a] == 0.0 && !has_gazebo_bias(p, a) &&
+           p->gz_precision[a] == 0.0;
 }
 
 /* One (instrument, axis) task of the fused pass. An absent effect has zero
@@ -681,6 +683,7 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const int has_cd = m->chrono_step[a] > 0;
     const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a] + p->gz_mean[a];
     const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
+    const double gzp = p->gz_precision[a];
     double gm = s->gm[a], rw = s->rw[a], cd = s->chrono[a], as = s->airsim[a], gz = s->gz[a];
     double bi[SENSIM_BI_MAX_TERMS];
     memcpy(bi, s->bi[a], sizeof bi);
@@ -766,6 +769,9 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         }
         if (q > 0)
             quantize_pass(acc, 1, cn, q, &r_q, k0);
+        if (gzp > 0) /* gz-sensors: output = round(output / precision) * precision */
+            for (size_t j = 0; j < cn; j++)
+                acc[j] = gzp * nearbyint(acc[j] / gzp);
         if (range > 0)
             for (size_t j = 0; j < cn; j++)
                 acc[j] = acc[j] > range ? range : acc[j] < -range ? -range : acc[j];

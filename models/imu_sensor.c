@@ -192,15 +192,17 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
                                           "key 'dynamic_bias_correlation_time': must be > 0 when "
                                           "dynamic_bias_stddev is set (axis %d)",
                                           a);
-        /* gz-sensors quantizes only where !math::equal(precision, 0, 1e-6):
-         * a precision of 1e-6 or less (in SI units) does nothing there, nor
-         * here. Rounding is then the pipeline's quantization step. */
+        /* gz-sensors rounds each output sample only where
+         * !math::equal(precision, 0, 1e-6): a precision of 1e-6 or less (in
+         * SI units) does nothing there, nor here. That per-sample rounding is
+         * not IEEE 952 quantization (of the integrated output), so it is its
+         * own step. */
         if (sensim_ynode_get(gz, "precision")) {
             if (sensim_ynode_get(b, "quantization"))
                 return sensim_ynode_error(sensim_ynode_get(gz, "precision"), SENSIM_EINVAL,
                                           "key 'precision': give either gazebo.precision or quantization, not both");
             for (int a = 0; a < 3; a++)
-                p->quantization[a] = prec[a] > 1e-6 ? prec[a] : 0.0;
+                p->gz_precision[a] = prec[a] > 1e-6 ? prec[a] : 0.0;
         }
     }
     return SENSIM_OK;

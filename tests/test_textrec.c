@@ -84,7 +84,7 @@ static double json_after(const char **p, const char *key)
 /* 60 s of white noise at 200 Hz (N_g = 1e-3 rad/s/sqrt(Hz), N_a = 2e-3
  * m/s^2/sqrt(Hz)) with EuRoC's ns stamps: imu0/data.csv (CRLF, as the
  * dataset ships it), the same samples in rad/s (si.h5), in deg/s and g
- * (deg.h5), and with an unknown unit (dps.h5). */
+ * (deg.h5), and with an unknown unit, a misspelt dps (dps.h5). */
 static const char gen_imu[] =
     "import sys, os, numpy as np, h5py\n"
     "d = sys.argv[1]; rng = np.random.default_rng(11)\n"
@@ -106,7 +106,7 @@ static const char gen_imu[] =
     "        g['specific_force'] = a * as_; g['specific_force'].attrs['units'] = au\n"
     "log('si.h5', 'rad/s', 'm/s^2', 1.0, 1.0)\n"
     "log('deg.h5', 'deg/s', 'g', 180 / np.pi, 1 / 9.80665)\n"
-    "log('dps.h5', 'dps', 'm/s^2', 180 / np.pi, 1.0)\n";
+    "log('dps.h5', 'dpz', 'm/s^2', 180 / np.pi, 1.0)\n";
 
 START_TEST(euroc_imu_fits_like_h5py)
 {
@@ -156,7 +156,7 @@ START_TEST(euroc_imu_fits_like_h5py)
 
     /* An unknown unit is refused, naming file, dataset and unit. */
     r = tu_run("fit", "imu", dps, "--sensor", "imu", "--json", NULL);
-    expect_fail(&r, (const char *[]){"dps.h5", "/sensors/imu/angular_velocity", "unknown unit 'dps'", NULL});
+    expect_fail(&r, (const char *[]){"dps.h5", "/sensors/imu/angular_velocity", "unknown unit 'dpz'", NULL});
     tu_run_free(&r);
 
     /* EuRoC export gives the file back: the same stamps, the same values. */

@@ -110,6 +110,7 @@ typedef struct sensim_triax_params {
     double gz_bias_stddev[3];     /*   bias +-N(mean, stddev^2), sign random */
     double gz_dyn_stddev[3];      /* Gazebo <dynamic_bias_stddev>, per sqrt(s) */
     double gz_dyn_tau[3];         /*   <dynamic_bias_correlation_time>, s */
+    double gz_precision[3];       /* Gazebo <precision>: each sample rounded to it (0 for none) */
     double quantization[3];       /* rate step q = S / dt of the integrated output
                                      (0 for none): Allan Q = q dt / sqrt(12) */
     double range[3];              /* |y| <= range (0 for unlimited) */
