@@ -903,63 +903,71 @@ static sensim_status read_summary(sensim_bag *bag, int *ok)
         st = sensim_error(SENSIM_EFORMAT, "%s: summary at byte %" PRIu64 ": CRC mismatch (footer says %08" PRIx32 ", data give %08" PRIx32 ")",
                           bag->path, sstart, scrc, crc32_of(s, slen));
     size_t cap_chunks = 0;
-    uint64_t p = 0, len = send - sstart;
-    while (st == SENSIM_OK && p < len) {
-        uint8_t op;
-        uint64_t n;
-        char where[64];
-        snprintf(where, sizeof where, "summary record at byte %" PRIu64, sstart + p);
-        if (!inner_record(s, len, p, &op, &n)) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s runs past the summary section", bag->path, where);
-            break;
-        }
-        const uint8_t *c = s + p + 9;
-        if (op == OP_SCHEMA)
-            st = add_schema(bag, c, n, where);
-        else if (op == OP_CHANNEL)
-            st = add_channel(bag, c, n, where);
-        else if (op == OP_STATISTICS && n >= 8) {
-            m->has_stats = 1;
-            m->stat_count = rd64(c);
-        } else if (op == OP_CHUNK_INDEX) {
-            cur k = {c, c + n, 0};
-            mchunk ch;
-            ch.t0 = cur64(&k);
-            ch.t1 = cur64(&k);
-            ch.off = cur64(&k);
-            ch.len = cur64(&k);
-            uint32_t lmap;
-            const uint8_t *map = cur_blob32(&k, &lmap);
-            ch.mi_len = cur64(&k);
-            ch.mi_off = ch.off + ch.len;
-            ch.has_mi = lmap > 0;
-            if (k.bad || lmap % 10)
-                st = sensim_error(SENSIM_EFORMAT, "%s: %s: chunk index shorter than its fields", bag->path, where);
-            else if (ch.off < MCAP_MAGIC_LEN || ch.len < 9 || ch.off > sstart || ch.len > sstart - ch.off ||
-                     ch.mi_len > sstart - ch.off - ch.len)
-                st = sensim_error(SENSIM_EFORMAT, "%s: %s: chunk at %" PRIu64 " (+%" PRIu64 ", message indexes +%" PRIu64 ") lies outside the data section",
-                                  bag->path, where, ch.off, ch.len, ch.mi_len);
-            else {
-                /* Message index records must lie in the block after the chunk. */
-                for (uint32_t i = 0; i < lmap && st == SENSIM_OK; i += 10) {
-                    uint64_t o = rd64(map + i + 2);
-                    if (o < ch.mi_off || o >= ch.mi_off + ch.mi_len)
-                        st = sensim_error(SENSIM_EFORMAT, "%s: %s: message index of channel %u at byte %" PRIu64 " lies outside the chunk's message indexes",
-                                          bag->path, where, rd16(map + i), o);
-                }
-                if (st == SENSIM_OK && m->nchunks == cap_chunks) {
-                    cap_chunks = cap_chunks ? 2 * cap_chunks : 64;
-                    mchunk *nc = realloc(m->chunks, cap_chunks * sizeof *nc);
-                    if (!nc)
-                        st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
-                    else
-                        m->chunks = nc;
-                }
-                if (st == SENSIM_OK)
-                    m->chunks[m->nchunks++] = ch;
+    /* Two passes: schemas first, since the summary's groups may come in
+     * any order and a channel needs its schema. */
+    uint64_t len = send - sstart;
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t p = 0; st == SENSIM_OK && p < len;) {
+            uint8_t op;
+            uint64_t n;
+            char where[64];
+            snprintf(where, sizeof where, "summary record at byte %" PRIu64, sstart + p);
+            if (!inner_record(s, len, p, &op, &n)) {
+                st = sensim_error(SENSIM_EFORMAT, "%s: %s runs past the summary section", bag->path, where);
+                break;
             }
+            const uint8_t *c = s + p + 9;
+            if ((op == OP_SCHEMA) != (pass == 0)) {
+                p += 9 + n;
+                continue;
+            }
+            if (op == OP_SCHEMA)
+                st = add_schema(bag, c, n, where);
+            else if (op == OP_CHANNEL)
+                st = add_channel(bag, c, n, where);
+            else if (op == OP_STATISTICS && n >= 8) {
+                m->has_stats = 1;
+                m->stat_count = rd64(c);
+            } else if (op == OP_CHUNK_INDEX) {
+                cur k = {c, c + n, 0};
+                mchunk ch;
+                ch.t0 = cur64(&k);
+                ch.t1 = cur64(&k);
+                ch.off = cur64(&k);
+                ch.len = cur64(&k);
+                uint32_t lmap;
+                const uint8_t *map = cur_blob32(&k, &lmap);
+                ch.mi_len = cur64(&k);
+                ch.mi_off = ch.off + ch.len;
+                ch.has_mi = lmap > 0;
+                if (k.bad || lmap % 10)
+                    st = sensim_error(SENSIM_EFORMAT, "%s: %s: chunk index shorter than its fields", bag->path, where);
+                else if (ch.off < MCAP_MAGIC_LEN || ch.len < 9 || ch.off > sstart || ch.len > sstart - ch.off ||
+                         ch.mi_len > sstart - ch.off - ch.len)
+                    st = sensim_error(SENSIM_EFORMAT, "%s: %s: chunk at %" PRIu64 " (+%" PRIu64 ", message indexes +%" PRIu64 ") lies outside the data section",
+                                      bag->path, where, ch.off, ch.len, ch.mi_len);
+                else {
+                    /* Message index records must lie in the block after the chunk. */
+                    for (uint32_t i = 0; i < lmap && st == SENSIM_OK; i += 10) {
+                        uint64_t o = rd64(map + i + 2);
+                        if (o < ch.mi_off || o >= ch.mi_off + ch.mi_len)
+                            st = sensim_error(SENSIM_EFORMAT, "%s: %s: message index of channel %u at byte %" PRIu64 " lies outside the chunk's message indexes",
+                                              bag->path, where, rd16(map + i), o);
+                    }
+                    if (st == SENSIM_OK && m->nchunks == cap_chunks) {
+                        cap_chunks = cap_chunks ? 2 * cap_chunks : 64;
+                        mchunk *nc = realloc(m->chunks, cap_chunks * sizeof *nc);
+                        if (!nc)
+                            st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
+                        else
+                            m->chunks = nc;
+                    }
+                    if (st == SENSIM_OK)
+                        m->chunks[m->nchunks++] = ch;
+                }
+            }
+            p += 9 + n;
         }
-        p += 9 + n;
     }
     free(s);
     if (st == SENSIM_OK && m->nchunks > 0)

@@ -715,6 +715,40 @@ START_TEST(mcap_without_summary)
 }
 END_TEST
 
+/* Summary groups may come in any order: channels before the schemas they
+ * name are still read (groups swapped in sensim's output, CRC set to 0). */
+START_TEST(mcap_summary_any_order)
+{
+    char *dir = tu_mkdtemp();
+    char *p = tu_path(dir, "a.mcap");
+    write_recording(p, SENSIM_BAG_MCAP, SENSIM_BAG_COMPRESS_LZ4, NMSG);
+    size_t n;
+    uint8_t *b = read_bin(p, &n);
+    size_t fpos = n - 8 - 29, sstart = (size_t)le64(b + fpos + 9);
+    /* sensim writes the schema group first, the channel group right after */
+    size_t at = sstart, chan = 0;
+    while (b[at] == 0x03)
+        at += 9 + (size_t)le64(b + at + 1);
+    chan = at;
+    while (b[at] == 0x04)
+        at += 9 + (size_t)le64(b + at + 1);
+    ck_assert_uint_gt(chan, sstart);
+    ck_assert_uint_gt(at, chan);
+    uint8_t *sw = malloc(at - sstart);
+    memcpy(sw, b + chan, at - chan);
+    memcpy(sw + (at - chan), b + sstart, chan - sstart);
+    memcpy(b + sstart, sw, at - sstart);
+    memset(b + fpos + 25, 0, 4);
+    write_bytes(p, b, n);
+    check_readback(p, NMSG, 1);
+    free(sw);
+    free(b);
+    free(p);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* ---- bad inputs ---- */
 
 static char *small_mcap(const char *dir, const char *name, sensim_bag_compression comp, size_t n)
@@ -1045,6 +1079,7 @@ Suite *suite_bag_ros2(void)
     tcase_add_test(tc, db3_writer_round_trip);
     tcase_add_test(tc, writer_abort_leaves_nothing);
     tcase_add_test(tc, mcap_without_summary);
+    tcase_add_test(tc, mcap_summary_any_order);
     tcase_add_test(tc, ros2dir_two_splits);
     suite_add_tcase(s, tc);
     tc = tcase_create("bad");
