@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "sensim/units.h"
+#include "sensim/afile.h"
 
 /* Each verb: `int cmd_VERB(int, char **)` and its help text
  * `const char cmd_VERB_usage[]`, both in cli/cmd_VERB.c. */
@@ -84,6 +85,18 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "\nTry 'sensim %s --help'.\n", verb);
     return CLI_USAGE;
+}
+
+int cli_check_output(const char *verb, const char *output, ...)
+{
+    va_list ap;
+    va_start(ap, output);
+    int rc = 0;
+    for (const char *in = va_arg(ap, const char *); in && !rc; in = va_arg(ap, const char *))
+        if (*in && sensim_afile_check_distinct(output, in) != SENSIM_OK)
+            rc = cli_fail_lib(verb);
+    va_end(ap);
+    return rc;
 }
 
 void cli_print_help(const char *verb, FILE *f)

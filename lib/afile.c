@@ -102,3 +102,14 @@ void sensim_afile_abort(sensim_afile *a)
     unlink(a->tmp);
     afile_free(a);
 }
+
+sensim_status sensim_afile_check_distinct(const char *output, const char *input)
+{
+    struct stat so, si;
+    if (!output || !input || stat(output, &so) != 0 || stat(input, &si) != 0)
+        return SENSIM_OK; /* a missing input is reported by whoever opens it */
+    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+        return sensim_error(SENSIM_EINVAL, "%s: the output is the input %s (the same file); write to another name",
+                            output, input);
+    return SENSIM_OK;
+}

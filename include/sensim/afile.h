@@ -38,6 +38,13 @@ sensim_status sensim_afile_commit(sensim_afile *a);
 /* Closes and removes the temporary file; path is untouched. NULL is a no-op. */
 void sensim_afile_abort(sensim_afile *a);
 
+/* Refuses to write over an input: SENSIM_EINVAL, naming both, when output
+ * and input name the same file (same device and inode, so symbolic and
+ * hard links count). SENSIM_OK when they differ, when output does not exist
+ * yet or input is NULL. Called by every verb that writes, before it reads,
+ * for each of its inputs. */
+sensim_status sensim_afile_check_distinct(const char *output, const char *input);
+
 #ifdef __cplusplus
 }
 #endif

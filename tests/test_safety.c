@@ -1,0 +1,108 @@
+/* Issue 15, "nothing crashes, nothing is lost": the program-level
+ * regressions. Outputs naming an input (the same file by device and inode,
+ * links included) are refused and the input is left byte for byte. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+static const char imu_rig[] = "seed: 3\n"
+                              "sensors:\n"
+                              "  - name: imu\n"
+                              "    type: imu\n"
+                              "    rate_hz: 100\n"
+                              "    gyro: { noise_density: 1.0e-3, random_walk: 1.0e-5 }\n"
+                              "    accel: { noise_density: 2.0e-3 }\n";
+
+/* Runs a verb expected to refuse writing over `victim`: exit 1, a message
+ * saying so, the file unchanged and nothing left beside it. */
+static void refused(const char *dir, const char *victim, int nentries, const char *a0, ...)
+{
+    const char *args[24];
+    int n = 0;
+    va_list ap;
+    va_start(ap, a0);
+    for (const char *a = a0; a && n < 23; a = va_arg(ap, const char *))
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    size_t len0, len1;
+    char *before = tu_read_file(victim, &len0);
+    ck_assert_ptr_nonnull(before);
+    tu_run_result r = tu_run(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8],
+                             args[9], args[10], args[11], args[12], NULL);
+    ck_assert_msg(r.status == 1, "sensim %s: exit %d, stderr: %s", a0, r.status, r.err);
+    ck_assert_msg(strstr(r.err, "is the input") && strstr(r.err, "same file"), "sensim %s: %s", a0, r.err);
+    char *after = tu_read_file(victim, &len1);
+    ck_assert_ptr_nonnull(after);
+    ck_assert_msg(len0 == len1 && memcmp(before, after, len0) == 0, "sensim %s changed %s", a0, victim);
+    ck_assert_int_eq(tu_count_entries(dir), nentries);
+    free(before);
+    free(after);
+    tu_run_free(&r);
+}
+
+START_TEST(output_equal_to_input_refused)
+{
+    char *dir = tu_mkdtemp();
+    char *gt = tu_path(dir, "gt.h5"), *imu = tu_path(dir, "imu.h5"), *rig = tu_path(dir, "rig.yaml");
+    char *sym = tu_path(dir, "sym.h5"), *hard = tu_path(dir, "hard.h5"), *csv = tu_path(dir, "gt.csv");
+    char *scene = tu_src("data/scenes/fig5.yaml");
+    ck_assert_int_eq(tu_write_file(rig, imu_rig), 0);
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "1", "--rate", "100", "--speed", "20",
+                             "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, gt, "-o", imu, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("export", "-g", gt, "-o", csv, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_int_eq(symlink("gt.h5", sym), 0);
+    ck_assert_int_eq(link(imu, hard), 0);
+    const int n = 6; /* gt.h5 imu.h5 rig.yaml gt.csv sym.h5 hard.h5 */
+    refused(dir, gt, n, "export", "-g", gt, "-o", gt, NULL);
+    refused(dir, gt, n, "export", "-g", gt, "-o", sym, NULL);
+    refused(dir, gt, n, "export", "-g", sym, "-o", gt, NULL);
+    refused(dir, imu, n, "fit", "imu", imu, "--sensor", "imu", "-o", imu, NULL);
+    refused(dir, imu, n, "fit", "imu", imu, "--sensor", "imu", "-o", hard, NULL);
+    refused(dir, imu, n, "fit", "imu", hard, "--sensor", "imu", "--kalibr", imu, NULL);
+    refused(dir, gt, n, "render", scene, "-t", gt, "-s", "hdl32e", "-n", "1", "-o", gt, NULL);
+    refused(dir, gt, n, "render", scene, "-t", sym, "-s", "hdl32e", "-n", "1", "-o", gt, NULL);
+    refused(dir, imu, n, "inject", rig, imu, "-o", imu, NULL);
+    refused(dir, imu, n, "inject", rig, imu, "-o", hard, NULL);
+    refused(dir, rig, n, "inject", rig, gt, "-o", rig, NULL);
+    refused(dir, imu, n, "judge", imu, "-o", imu, NULL);
+    refused(dir, csv, n, "import", "--ground-truth", csv, "-o", csv, NULL);
+    refused(dir, gt, n, "allan", "--input", gt, "--sensor", "imu", "--plot", gt, NULL);
+    /* A different name for a different file is fine. */
+    char *gt2 = tu_path(dir, "gt2.h5");
+    r = tu_run("import", "--ground-truth", csv, "-o", gt2, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(gt2);
+    free(imu);
+    free(rig);
+    free(sym);
+    free(hard);
+    free(csv);
+    free(scene);
+}
+END_TEST
+
+Suite *suite_safety(void)
+{
+    Suite *s = suite_create("safety");
+    TCase *tc = tcase_create("safety");
+    tcase_add_test(tc, output_equal_to_input_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
