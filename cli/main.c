@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "cli.h"
 #include "sensim/units.h"
 #include "sensim/afile.h"
@@ -150,6 +152,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* HDF5 1.10 crashes in its exit handler (H5F__close_cb) on a file whose
+     * flush failed, as on a full disk, after sensim has reported the error
+     * and discarded the file. Every log is closed explicitly, so the handler
+     * has nothing to do: do without it. Must precede any other HDF5 call. */
+    H5dont_atexit();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

@@ -117,10 +117,25 @@ sensim_log *sensim_log_open(const char *path)
     return log;
 }
 
+/* Empties a writer's temporary file (its content is being thrown away). */
+static void discard_tmp(sensim_log *log)
+{
+    if (truncate(log->tmp_path, 0) != 0) {
+        /* Nothing better to do: the file is unlinked next either way. */
+    }
+}
+
 void sensim_log_close(sensim_log *log)
 {
     if (!log)
         return;
+    /* An uncommitted writer's file is discarded. Empty it first: after a
+     * failed write (a full disk) HDF5's closing flush would fail too, and a
+     * file HDF5 failed to close crashes its exit handler (H5F__close_cb in
+     * H5_term_library, HDF5 1.10). Truncated, the flush finds room for the
+     * little metadata it writes and the close completes. */
+    if (log->tmp_path && log->file >= 0)
+        discard_tmp(log);
     if (log->file >= 0)
         H5Fclose(log->file);
     if (log->tmp_path)
@@ -1174,7 +1189,14 @@ sensim_status sensim_log_commit(sensim_log *log)
         sensim_log_close(log);
         return st;
     }
-    herr_t e = H5Fclose(log->file);
+    /* Flush first and close only what flushed: a close that fails (a full
+     * disk) leaves HDF5 a file that crashes its exit handler; emptied, the
+     * discarded file closes cleanly (see sensim_log_close). */
+    herr_t e = H5Fflush(log->file, H5F_SCOPE_GLOBAL);
+    if (e < 0)
+        discard_tmp(log);
+    if (H5Fclose(log->file) < 0)
+        e = -1;
     log->file = -1;
     if (e < 0) {
         sensim_status st = sensim_error(SENSIM_EIO, "%s: HDF5 failed to close (disk full?)", log->path);
