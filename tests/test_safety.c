@@ -27,6 +27,27 @@ static const char imu_rig[] = "seed: 3\n"
                               "    origin_lla: [43.0731, -89.4012, 260.0]\n"
                               "    position_noise: { model: gaussian, sigma: 0.3 }\n";
 
+/* A whole file, binary (tu_read_file stops at the first NUL), or NULL. */
+static char *read_bin(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s)
+        s[n] = '\0';
+    *len = (size_t)n;
+    return s;
+}
+
 /* Runs a verb expected to refuse writing over `victim`: exit 1, a message
  * saying so, the file unchanged and nothing left beside it. */
 static void refused(const char *dir, const char *victim, int nentries, const char *a0, ...)
@@ -40,13 +61,13 @@ static void refused(const char *dir, const char *victim, int nentries, const cha
     va_end(ap);
     args[n] = NULL;
     size_t len0, len1;
-    char *before = tu_read_file(victim, &len0);
+    char *before = read_bin(victim, &len0);
     ck_assert_ptr_nonnull(before);
     tu_run_result r = tu_run(args[0], args[1], args[2], args[3], args[4], args[5], args[6], args[7], args[8],
                              args[9], args[10], args[11], args[12], NULL);
     ck_assert_msg(r.status == 1, "sensim %s: exit %d, stderr: %s", a0, r.status, r.err);
     ck_assert_msg(strstr(r.err, "is the input") && strstr(r.err, "same file"), "sensim %s: %s", a0, r.err);
-    char *after = tu_read_file(victim, &len1);
+    char *after = read_bin(victim, &len1);
     ck_assert_ptr_nonnull(after);
     ck_assert_msg(len0 == len1 && memcmp(before, after, len0) == 0, "sensim %s changed %s", a0, victim);
     ck_assert_int_eq(tu_count_entries(dir), nentries);
@@ -179,12 +200,63 @@ START_TEST(full_disk_exit_1_no_file)
 }
 END_TEST
 
+/* One flipped byte in the global heap holding the root's variable-length
+ * string attributes (the size of the 'format' string's heap object) once
+ * killed `sensim info` with SIGSEGV inside HDF5 (H5HG_read). Now: exit 1 and
+ * an error naming the file, the object and the attribute; the same for the
+ * string's stored length, and for the verbs that read attributes. */
+START_TEST(corrupt_string_attribute)
+{
+    char *dir = tu_mkdtemp();
+    char *gt = tu_path(dir, "gt.h5"), *bad = tu_path(dir, "bad.h5"), *rig = tu_path(dir, "rig.yaml");
+    char *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(rig, imu_rig), 0);
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "0.05", "--rate", "100", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t len;
+    char *data = read_bin(gt, &len);
+    ck_assert_ptr_nonnull(data);
+    char *gcol = memmem(data, len, "GCOL", 4);
+    ck_assert_ptr_nonnull(gcol);
+    /* Collection header (16 bytes), then object 1: index (2), references (2),
+     * reserved (4), size (8) = 10 ("sensim-log"), the string. */
+    ck_assert_int_eq(gcol[24], 10);
+    ck_assert(memcmp(gcol + 32, "sensim-log", 10) == 0);
+    for (int k = 0; k < 3; k++) {
+        const int at[3] = {25, 24, 26};
+        const unsigned char x[3] = {0xff, 0x01, 0x80};
+        gcol[at[k]] ^= (char)x[k];
+        FILE *f = fopen(bad, "wb");
+        fwrite(data, 1, len, f);
+        fclose(f);
+        gcol[at[k]] ^= (char)x[k];
+        r = tu_run("info", bad, NULL);
+        ck_assert_msg(r.status == 1, "info, byte %d ^ 0x%x: exit %d, stderr: %s", at[k], x[k], r.status, r.err);
+        ck_assert_msg(strstr(r.err, "bad.h5: /: attribute 'format': damaged"), "%s", r.err);
+        tu_run_free(&r);
+        r = tu_run("inject", rig, bad, "-o", out, NULL);
+        ck_assert_msg(r.status == 1 || r.status == 0, "inject, byte %d ^ 0x%x: exit %d, stderr: %s", at[k], x[k],
+                      r.status, r.err);
+        tu_run_free(&r);
+    }
+    free(data);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(bad);
+    free(rig);
+    free(out);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
     TCase *tc = tcase_create("safety");
     tcase_add_test(tc, output_equal_to_input_refused);
     tcase_add_test(tc, full_disk_exit_1_no_file);
+    tcase_add_test(tc, corrupt_string_attribute);
     suite_add_tcase(s, tc);
     return s;
 }
