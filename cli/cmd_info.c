@@ -40,16 +40,24 @@ static char *attr_str(out_t *o, const sensim_log *log, const char *obj, const ch
 }
 
 /* Time span of a t dataset: first, last, count. */
-static int span(const sensim_log *log, const char *t, double *first, double *last, size_t *n)
+/* A missing or empty t is no span; a damaged one is also remembered in
+ * o->damage. */
+static int span(out_t *o, const sensim_log *log, const char *t, double *first, double *last, size_t *n)
 {
     int rank;
     size_t dims[SENSIM_LOG_MAX_RANK];
-    if (sensim_log_shape(log, t, &rank, dims) || rank != 1 || dims[0] == 0)
-        return -1;
-    *n = dims[0];
-    if (sensim_log_read_f64(log, t, 0, 1, first) || sensim_log_read_f64(log, t, dims[0] - 1, 1, last))
-        return -1;
-    return 0;
+    sensim_status st = sensim_log_shape(log, t, &rank, dims);
+    if (!st && rank == 1 && dims[0] > 0) {
+        *n = dims[0];
+        st = sensim_log_read_f64(log, t, 0, 1, first);
+        if (!st)
+            st = sensim_log_read_f64(log, t, dims[0] - 1, 1, last);
+        if (!st)
+            return 0;
+    }
+    if (st && st != SENSIM_ENOTFOUND && !o->damage[0])
+        snprintf(o->damage, sizeof o->damage, "%s", sensim_last_error());
+    return -1;
 }
 
 static void describe_datasets(out_t *o, const sensim_log *log, const char *group)
@@ -111,7 +119,7 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
             sensim_log_get_attr_f64(log, g, "rate_hz", &rate, 1);
         if (sensim_log_has_attr(log, g, "seed"))
             sensim_log_get_attr_f64(log, g, "seed", &seed, 1);
-        int has_t = span(log, t, &first, &last, &count) == 0;
+        int has_t = span(o, log, t, &first, &last, &count) == 0;
         if (o->json) {
             fprintf(o->f, "%s", i ? ", " : "");
             cli_json_str(o->f, names[i]);
@@ -194,7 +202,7 @@ int cmd_info(int argc, char **argv)
     }
     double first, last;
     size_t n;
-    if (span(log, "/ground_truth/t", &first, &last, &n) == 0) {
+    if (span(&o, log, "/ground_truth/t", &first, &last, &n) == 0) {
         double lla[3] = {NAN, NAN, NAN};
         if (sensim_log_has_attr(log, "/ground_truth", "origin_lla"))
             sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", lla, 3);

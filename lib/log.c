@@ -205,6 +205,24 @@ sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *ran
         return sensim_last_status();
     hsize_t hd[SENSIM_LOG_MAX_RANK] = {0};
     sensim_status st = get_dims(log, d, dset, rank, hd);
+    /* A declared extent far beyond what the file stores (unwritten chunks
+     * read as fill values) would have readers walk, and writers copy,
+     * terabytes of nothing: refused. Compression of constant data reaches
+     * about 1000:1 (deflate's bound is 1032:1), hence the factor. */
+    if (!st) {
+        hid_t t = H5Dget_type(d);
+        double bytes = t < 0 ? 0 : (double)H5Tget_size(t);
+        if (t >= 0)
+            H5Tclose(t);
+        for (int i = 0; i < *rank; i++)
+            bytes *= (double)hd[i];
+        double stored = (double)H5Dget_storage_size(d);
+        if (bytes > 2048.0 * stored + 1048576.0)
+            st = sensim_error(SENSIM_EFORMAT,
+                              "%s: %s: declares %llu rows (%.3g bytes) but the file stores %.0f bytes of it: "
+                              "damaged, or an extent never written",
+                              log->path, dset, (unsigned long long)hd[0], bytes, stored);
+    }
     H5Dclose(d);
     for (int i = 0; i < SENSIM_LOG_MAX_RANK; i++)
         dims[i] = (size_t)hd[i];

@@ -250,6 +250,48 @@ START_TEST(corrupt_string_attribute)
 }
 END_TEST
 
+/* A log whose ground truth declares 2^40 rows of which the file stores one
+ * chunk (resized by h5py, never written): judge used to walk and copy
+ * terabytes of fill values. Refused from the extent, naming the dataset. */
+START_TEST(huge_declared_extent)
+{
+    char *dir = tu_mkdtemp();
+    char *gt = tu_path(dir, "gt.h5"), *out = tu_path(dir, "out.h5"), *rig = tu_path(dir, "rig.yaml");
+    char *csv = tu_path(dir, "out.csv");
+    ck_assert_int_eq(tu_write_file(rig, imu_rig), 0);
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "1", "--rate", "100", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, gt, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); g = f['ground_truth'];\n"
+             "for k in g: g[k].resize((2**40,) + g[k].shape[1:])\n"
+             "f.close()\"",
+             out);
+    ck_assert_int_eq(system(cmd), 0);
+    const char *needle = "out.h5: /ground_truth/t: declares 1099511627776 rows";
+    r = tu_run("judge", out, "-o", gt, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, needle), "judge: exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    r = tu_run("export", "-g", out, "-o", csv, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, needle), "export: exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    r = tu_run("info", out, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, needle), "info: exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    ck_assert(!tu_file_exists(csv));
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(out);
+    free(rig);
+    free(csv);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -257,6 +299,7 @@ Suite *suite_safety(void)
     tcase_add_test(tc, output_equal_to_input_refused);
     tcase_add_test(tc, full_disk_exit_1_no_file);
     tcase_add_test(tc, corrupt_string_attribute);
+    tcase_add_test(tc, huge_declared_extent);
     suite_add_tcase(s, tc);
     return s;
 }
