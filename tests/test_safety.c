@@ -292,6 +292,47 @@ START_TEST(huge_declared_extent)
 }
 END_TEST
 
+/* A log stamped at 100 Hz whose rate_hz says 400: allan and fit imu used
+ * 400 Hz silently (every tau 4x too small, the noise density half the
+ * truth, exit 0). Now an error naming both rates; --rate 100 overrides. */
+START_TEST(rate_attribute_checked_against_t)
+{
+    char *dir = tu_mkdtemp();
+    char *gt = tu_path(dir, "gt.h5"), *imu = tu_path(dir, "imu.h5"), *rig = tu_path(dir, "rig.yaml");
+    char *yaml = tu_path(dir, "fit.yaml");
+    ck_assert_int_eq(tu_write_file(rig, imu_rig), 0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "30", "--rate", "100", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, gt, "-o", imu, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py; f = h5py.File('%s', 'r+'); "
+             "f['sensors/imu'].attrs['rate_hz'] = 400.0; f.close()\"",
+             imu);
+    ck_assert_int_eq(system(cmd), 0);
+    r = tu_run("allan", "--input", imu, "--sensor", "imu", NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "imu.h5: /sensors/imu/rate_hz is 400 Hz") && strstr(r.err, "100 Hz"),
+                  "allan: exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", imu, "--sensor", "imu", "-o", yaml, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "rate_hz is 400 Hz"), "fit: exit %d, %s", r.status, r.err);
+    ck_assert(!tu_file_exists(yaml));
+    tu_run_free(&r);
+    r = tu_run("allan", "--input", imu, "--sensor", "imu", "--rate", "100", NULL);
+    ck_assert_msg(r.status == 0, "allan --rate 100: %s", r.err);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(imu);
+    free(rig);
+    free(yaml);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -300,6 +341,7 @@ Suite *suite_safety(void)
     tcase_add_test(tc, full_disk_exit_1_no_file);
     tcase_add_test(tc, corrupt_string_attribute);
     tcase_add_test(tc, huge_declared_extent);
+    tcase_add_test(tc, rate_attribute_checked_against_t);
     suite_add_tcase(s, tc);
     return s;
 }
