@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sensim/metrics.h"
 #include "testutil.h"
 
 static const char imu_rig[] = "seed: 3\n"
@@ -333,6 +334,47 @@ START_TEST(rate_attribute_checked_against_t)
 }
 END_TEST
 
+/* A NUL byte inside a CSV row: the row was taken for a blank line and
+ * dropped, exit 0, in import and allan. Now an error naming file and line;
+ * the same in a VEPD test file. */
+START_TEST(csv_nul_byte)
+{
+    char *dir = tu_mkdtemp();
+    char *csv = tu_path(dir, "gt.csv"), *col = tu_path(dir, "col.csv"), *out = tu_path(dir, "gt.h5");
+    char *vepd = tu_path(dir, "test.csv");
+    static const char gt[] = "t,x,y,z\n0,0,0,0\n0.1,0.2,0,0\n\0.2,0.4,0,0\n0.3,0.6,0,0\n0.4,0.8,0,0\n";
+    FILE *f = fopen(csv, "wb");
+    fwrite(gt, 1, sizeof gt - 1, f);
+    fclose(f);
+    tu_run_result r = tu_run("import", "--ground-truth", csv, "-o", out, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "gt.csv:4: NUL byte at column 1"), "import: exit %d, %s", r.status,
+                  r.err);
+    ck_assert(!tu_file_exists(out));
+    tu_run_free(&r);
+    static const char c1[] = "1.5\n2.5\n3.5\n4\0.5\n5.5\n6.5\n7.5\n8.5\n";
+    f = fopen(col, "wb");
+    fwrite(c1, 1, sizeof c1 - 1, f);
+    fclose(f);
+    r = tu_run("allan", "--input", col, "--rate", "10", NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "col.csv:4: NUL byte at column 2"), "allan: exit %d, %s", r.status,
+                  r.err);
+    tu_run_free(&r);
+    static const char v1[] = "se_time,gt_time,se_vel,gt_vel\n0,0,1,1\n0.1,0.1,1,1\n0.2,0.2\0,1,1\n";
+    f = fopen(vepd, "wb");
+    fwrite(v1, 1, sizeof v1 - 1, f);
+    fclose(f);
+    sensim_vepd_series vs;
+    ck_assert_int_eq(sensim_vepd_read_csv(vepd, &vs), SENSIM_EFORMAT);
+    ck_assert_msg(strstr(sensim_last_error(), "test.csv:4: NUL byte at column 8"), "%s", sensim_last_error());
+    tu_rmtree(dir);
+    free(dir);
+    free(csv);
+    free(col);
+    free(out);
+    free(vepd);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -342,6 +384,7 @@ Suite *suite_safety(void)
     tcase_add_test(tc, corrupt_string_attribute);
     tcase_add_test(tc, huge_declared_extent);
     tcase_add_test(tc, rate_attribute_checked_against_t);
+    tcase_add_test(tc, csv_nul_byte);
     suite_add_tcase(s, tc);
     return s;
 }
