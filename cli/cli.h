@@ -37,7 +37,9 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Refuses an output that names the same file as one of the inputs (a
+/* First removes temporaries of output left by processes that are gone,
+ * saying so on stderr. Then refuses an output that names the same file as
+ * one of the inputs (a
  * NULL-terminated list; NULL entries before the end are not allowed, pass
  * "" for an absent one): prints the message and returns CLI_FAIL, or 0. A
  * NULL output is never refused. */

@@ -89,8 +89,16 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+static void say_stale(const char *tmp, long pid, void *verb)
+{
+    fprintf(stderr, "sensim %s: removed %s, a temporary left by process %ld, which is gone\n", (const char *)verb, tmp,
+            pid);
+}
+
 int cli_check_output(const char *verb, const char *output, ...)
 {
+    if (output)
+        sensim_tmp_remove_stale(output, say_stale, (void *)verb);
     va_list ap;
     va_start(ap, output);
     int rc = 0;
@@ -157,6 +165,8 @@ int main(int argc, char **argv)
      * and discarded the file. Every log is closed explicitly, so the handler
      * has nothing to do: do without it. Must precede any other HDF5 call. */
     H5dont_atexit();
+    /* Ctrl-C, SIGTERM, SIGHUP: remove the temporaries being written. */
+    sensim_tmp_install_signal_handlers();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

@@ -5,6 +5,8 @@
  * temporary file beside the target and rename on commit. */
 #include "sensim/log.h"
 
+#include "sensim/afile.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <hdf5.h>
@@ -22,6 +24,7 @@ struct sensim_log {
     hid_t file;
     char *path;     /* the target path as given */
     char *tmp_path; /* writers: the temporary file; NULL for readers */
+    int tmp_slot;   /* writers: its slot in the table of live temporaries */
 };
 
 struct sensim_log_dset {
@@ -139,8 +142,10 @@ void sensim_log_close(sensim_log *log)
         discard_tmp(log);
     if (log->file >= 0)
         H5Fclose(log->file);
-    if (log->tmp_path)
+    if (log->tmp_path) {
         unlink(log->tmp_path);
+        sensim_tmp_unregister(log->tmp_slot);
+    }
     free(log->tmp_path);
     free(log->path);
     free(log);
@@ -1045,14 +1050,17 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
 {
     hdf5_quiet();
     sensim_log *log = calloc(1, sizeof *log);
-    size_t n = strlen(path);
-    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = malloc(n + 16))) {
+    if (log) {
+        log->file = -1;
+        log->tmp_slot = -1;
+    }
+    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = sensim_tmp_template(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
-    log->file = -1;
-    snprintf(log->tmp_path, n + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(log->tmp_path);
+    if (fd >= 0)
+        log->tmp_slot = sensim_tmp_register(log->tmp_path);
     if (fd < 0) {
         sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
         free(log->tmp_path);
@@ -1462,6 +1470,7 @@ sensim_status sensim_log_commit(sensim_log *log)
         sensim_log_close(log);
         return st;
     }
+    sensim_tmp_unregister(log->tmp_slot);
     free(log->tmp_path);
     log->tmp_path = NULL;
     sensim_log_close(log);

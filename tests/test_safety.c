@@ -8,8 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sensim/metrics.h"
@@ -375,6 +381,143 @@ START_TEST(csv_nul_byte)
 }
 END_TEST
 
+/* ---- faults: killed runs ---- */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Starts "$SENSIM_BIN args" with output to /dev/null; returns its pid. */
+static pid_t spawn(char *const *args)
+{
+    const char *bin = getenv("SENSIM_BIN");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open("/dev/null", O_RDWR);
+        dup2(fd, 0);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        char *argv[32];
+        int n = 0;
+        argv[n++] = (char *)(bin ? bin : "sensim");
+        for (int i = 0; args[i] && n < 31; i++)
+            argv[n++] = args[i];
+        argv[n] = NULL;
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Temporaries ("*.tmp-*") in dir. */
+static int count_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += strstr(e->d_name, ".tmp-") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Kills `args` (writing `out` in dir) with SIGTERM and SIGKILL in turn at
+ * random moments over its run time (a fixed-seed generator), `rounds`
+ * times: the output of the previous complete run must stay byte for byte,
+ * and after SIGTERM no temporary may be left. A SIGKILL leaves one, which
+ * the next run removes as stale. */
+static void kill_at_random(const char *what, const char *dir, const char *out, char *const *args, int rounds,
+                           uint64_t *rng)
+{
+    double t0 = now_s();
+    pid_t pid = spawn(args);
+    int status;
+    waitpid(pid, &status, 0);
+    double T = now_s() - t0;
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: a full run failed", what);
+    size_t len0, len1;
+    char *ref = read_bin(out, &len0);
+    ck_assert_ptr_nonnull(ref);
+    int terms = 0, kills = 0;
+    for (int i = 0; i < rounds; i++) {
+        int sig = i % 2 ? SIGKILL : SIGTERM;
+        *rng = *rng * 6364136223846793005ull + 1442695040888963407ull; /* Knuth's MMIX LCG */
+        double delay = 1.2 * T * (double)(*rng >> 11) / 9007199254740992.0;
+        pid = spawn(args);
+        struct timespec ts = {(time_t)delay, (long)((delay - (double)(time_t)delay) * 1e9)};
+        nanosleep(&ts, NULL);
+        kill(pid, sig);
+        waitpid(pid, &status, 0);
+        int killed = WIFSIGNALED(status) && WTERMSIG(status) == sig;
+        ck_assert_msg(killed || (WIFEXITED(status) && WEXITSTATUS(status) == 0),
+                      "%s, round %d: neither killed by signal %d nor a clean exit (status 0x%x)", what, i, sig,
+                      status);
+        terms += killed && sig == SIGTERM;
+        kills += killed && sig == SIGKILL;
+        char *now = read_bin(out, &len1);
+        ck_assert_msg(now && len1 == len0 && memcmp(ref, now, len0) == 0,
+                      "%s, round %d: signal %d after %.3f s changed the previous output", what, i, sig, delay);
+        free(now);
+        if (sig == SIGTERM)
+            ck_assert_msg(count_tmp(dir) == 0, "%s, round %d: a temporary left after SIGTERM at %.3f s", what, i,
+                          delay);
+    }
+    /* A complete run removes what SIGKILL left, and says so. */
+    pid = spawn(args);
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_int_eq(count_tmp(dir), 0);
+    fprintf(stderr, "safety: %s: %d rounds over %.2f s runs, killed %d times by SIGTERM and %d by SIGKILL mid-run\n",
+            what, rounds, T, terms, kills);
+    ck_assert_msg(terms + kills > 0, "%s: every run ended before its signal; nothing was tested", what);
+    free(ref);
+}
+
+START_TEST(killed_runs_leave_outputs_intact)
+{
+    char *dir = tu_mkdtemp();
+    char *gt = tu_path(dir, "gt.h5"), *st = tu_path(dir, "st.h5"), *rig = tu_path(dir, "rig.yaml");
+    char *line = tu_path(dir, "line.h5"), *imu = tu_path(dir, "imu.h5"), *stimu = tu_path(dir, "stimu.h5");
+    char *ren = tu_path(dir, "render.h5"), *fit = tu_path(dir, "fit.yaml"), *scene = tu_src("data/scenes/fig5.yaml");
+    ck_assert_int_eq(tu_write_file(rig, imu_rig), 0);
+    tu_run_result r = tu_run("trajectory", "--shape", "circle", "--duration", "300", "--rate", "200", "--speed", "2",
+                             "--radius", "10", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "static", "--duration", "300", "--rate", "200", "-o", st, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, st, "-o", stimu, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("trajectory", "--shape", "line", "--duration", "10", "--rate", "100", "--speed", "10", "-o", line,
+               NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    uint64_t rng = 15;
+    char *inject[] = {"inject", rig, gt, "-o", imu, NULL};
+    kill_at_random("inject", dir, imu, inject, 8, &rng);
+    char *render[] = {"render", scene, "-t", line, "-s", "hdl32e", "-n", "6", "-o", ren, NULL};
+    kill_at_random("render", dir, ren, render, 8, &rng);
+    char *fitimu[] = {"fit", "imu", stimu, "--sensor", "imu", "-o", fit, NULL};
+    kill_at_random("fit imu", dir, fit, fitimu, 8, &rng);
+    tu_rmtree(dir);
+    free(dir);
+    free(gt);
+    free(st);
+    free(rig);
+    free(line);
+    free(imu);
+    free(stimu);
+    free(ren);
+    free(fit);
+    free(scene);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -386,5 +529,8 @@ Suite *suite_safety(void)
     tcase_add_test(tc, rate_attribute_checked_against_t);
     tcase_add_test(tc, csv_nul_byte);
     suite_add_tcase(s, tc);
+    TCase *tf = tcase_create("faults");
+    tcase_add_test(tf, killed_runs_leave_outputs_intact);
+    suite_add_tcase(s, tf);
     return s;
 }
