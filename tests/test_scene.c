@@ -414,6 +414,17 @@ START_TEST(scene_ply_counts_bounded)
     ck_assert_int_lt(sensim_scene_load_mesh(s, "m", p), 0);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.ply:3: bad element line"));
     sensim_scene_destroy(s);
+    /* Generated meshes: a terrain of 10^10 cells asked for 120 GB. */
+    char *y = tu_path(dir, "huge.yaml");
+    tu_write_file(y, "meshes:\n  - name: ground\n    terrain: {size: [100, 100], cells: [100000, 100000]}\n");
+    ck_assert_ptr_null(sensim_scene_load(y));
+    ck_assert_msg(strstr(sensim_last_error(), "huge.yaml:3:") && strstr(sensim_last_error(), "at most 67108864"), "%s",
+                  sensim_last_error());
+    tu_write_file(y, "meshes:\n  - name: ball\n    sphere: {radius: 1, segments: 100000}\n");
+    ck_assert_ptr_null(sensim_scene_load(y));
+    ck_assert_msg(strstr(sensim_last_error(), "huge.yaml:3:") && strstr(sensim_last_error(), "segments"), "%s",
+                  sensim_last_error());
+    free(y);
     tu_rmtree(dir);
     free(dir);
     free(p);
