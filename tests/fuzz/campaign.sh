@@ -13,7 +13,7 @@ mkdir -p "$out/crash" "$out/logs"
 r=0
 while [ $r -lt "$rounds" ]; do
     for name in "$@"; do
-        case $name in log_*) seed=tests/fuzz/corpus/log; extra="-max_len=262144" ;;
+        case $name in log_*) seed=tests/fuzz/corpus/log_edit; extra="-max_len=512" ;;
                       *) seed=tests/fuzz/corpus/$name; extra="-max_len=65536" ;; esac
         mkdir -p "$out/corpus/$name"
         log="$out/logs/$name.$r.log"
