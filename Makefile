@@ -5,6 +5,9 @@
 #   make                 library (static + shared), the sensim program, sensim.pc
 #   make check           the test suite (Check), tests/runner
 #   make check-asan      the same suite under AddressSanitizer + UBSan
+#   make check-valgrind  a subset of the suites and a few runs of the program under valgrind memcheck
+#   make fuzz            libFuzzer targets in tests/fuzz/ (clang-16, ASan + UBSan)
+#   make fuzz-smoke      each fuzz target briefly on its committed corpus
 #   make bench           benchmarks in bench/, printing throughput
 #   make demo            sensim demo on the bundled data
 #   make lint-man        mandoc -T lint on every man page
@@ -61,7 +64,7 @@ PROG   = $(BUILD)/sensim
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
-.PHONY: all check check-asan bench demo lint-man install uninstall clean
+.PHONY: all check check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean
 all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
 
 $(BUILD)/%.o: %.c
@@ -119,6 +122,56 @@ check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" check
 
+# Fuzzing: every tests/fuzz/fuzz_*.c is a libFuzzer target, linked with the
+# library and the program's objects (main renamed, for in-process runs of a
+# verb); fuzz_log.c makes one target per verb reading HDF5 logs.
+FUZZ_CC   ?= clang-16
+FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_VERBS = info inject allan fit judge vepd
+FUZZ_NAMES = $(filter-out log,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))) \
+             $(addprefix log_,$(FUZZ_VERBS))
+FUZZ_BIN   = $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_NAMES))
+FUZZ_SECS ?= 20
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) CFLAGS="-O1 -g" \
+	  SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" fuzz-bins
+
+fuzz-bins: $(FUZZ_BIN)
+
+$(BUILD)/fuzz/cli.a: $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) cli/main.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Dmain=sensim_cli_main -c cli/main.c -o $(BUILD)/fuzz/cli_main.o
+	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^) $(BUILD)/fuzz/cli_main.o
+
+$(BUILD)/fuzz/fuzz_log_%: tests/fuzz/fuzz_log.c tests/fuzz/fuzz.c tests/fuzz/fuzz.h $(BUILD)/fuzz/cli.a $(STATIC)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DFUZZ_VERB='"$*"' -fsanitize=fuzzer $(ALL_LDFLAGS) -o $@ tests/fuzz/fuzz_log.c \
+	  tests/fuzz/fuzz.c $(BUILD)/fuzz/cli.a $(STATIC) $(DEP_LIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.c tests/fuzz/fuzz.h $(BUILD)/fuzz/cli.a $(STATIC)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $(ALL_LDFLAGS) -o $@ $< tests/fuzz/fuzz.c $(BUILD)/fuzz/cli.a \
+	  $(STATIC) $(DEP_LIBS)
+
+# Each target for FUZZ_SECS seconds on its committed corpus (new inputs go
+# to a scratch directory, not into the corpus); any crash fails the stage.
+fuzz-smoke: fuzz
+	$(Q)sh tests/fuzz/run.sh build-fuzz/fuzz $(FUZZ_SECS) $(FUZZ_NAMES)
+
+# valgrind memcheck: the library-level suites in one process each (CK_FORK=no,
+# so the tests run under valgrind, not just check's parent), then a few runs
+# of the program itself. The whole suite is too slow under valgrind for CI.
+VALGRIND_SUITES ?= afile csv png pointcloud yaml units log gltf
+VALGRIND = valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+           --child-silent-after-fork=yes
+check-valgrind: $(RUNNER) $(PROG)
+	$(Q)for s in $(VALGRIND_SUITES); do echo "valgrind: suite $$s"; \
+	  CK_FORK=no CK_RUN_SUITE=$$s SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) \
+	  CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-900} $(VALGRIND) $(RUNNER) >$(BUILD)/valgrind-$$s.log 2>&1 \
+	  || { cat $(BUILD)/valgrind-$$s.log; exit 1; }; done
+	$(Q)VALGRIND="$(VALGRIND)" sh tests/valgrind-cli.sh $(PROG)
+
 $(BUILD)/bench/%: bench/%.c $(STATIC)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
@@ -158,6 +211,6 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

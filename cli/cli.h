@@ -37,6 +37,14 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* First removes temporaries of output left by processes that are gone,
+ * saying so on stderr. Then refuses an output that names the same file as
+ * one of the inputs (a
+ * NULL-terminated list; NULL entries before the end are not allowed, pass
+ * "" for an absent one): prints the message and returns CLI_FAIL, or 0. A
+ * NULL output is never refused. */
+int cli_check_output(const char *verb, const char *output, ...);
+
 /* Prints the verb's help text to f. */
 void cli_print_help(const char *verb, FILE *f);
 

@@ -97,8 +97,19 @@ sensim_status cli_series_h5(const char *path, const char *sensor, const char *qu
             goto done;
         }
         s->rate = rate;
-    } else if (has_attr)
+    } else if (has_attr) {
+        /* The attribute is what the rig asked for; t is what the log holds.
+         * Trusting a wrong attribute silently scales every tau (and the
+         * fitted densities with it), so they must agree (1 %, as --rate). */
+        if (has_t && dt > 0 && fabs(attr * dt - 1) > 0.01) {
+            st = sensim_error(SENSIM_EDATA,
+                              "%s: %s/rate_hz is %g Hz but %s is spaced %g s (%g Hz); fix the attribute or give "
+                              "--rate",
+                              path, group, attr, tpath, dt, 1 / dt);
+            goto done;
+        }
         s->rate = attr;
+    }
     else if (has_t && dt > 0)
         s->rate = 1 / dt;
     else {

@@ -22,8 +22,8 @@ sensim_status cli_series_csv(const char *path, size_t column, double rate, cli_s
 
 /* Reads /sensors/<sensor>/<quantity> (N x 3) of a log. The rate is, in order:
  * `rate` if > 0, the group's rate_hz attribute, 1 / median spacing of t.
- * When both a given rate and timestamps exist they must agree within 1%
- * (the message names both). Missing sensor or quantity: SENSIM_ENOTFOUND
+ * A given rate or the rate_hz attribute must agree with the timestamps, when
+ * there are any, within 1% (SENSIM_EDATA; the message names both). Missing sensor or quantity: SENSIM_ENOTFOUND
  * naming file and dataset, listing the sensors present. */
 sensim_status cli_series_h5(const char *path, const char *sensor, const char *quantity, double rate, cli_series *s);
 

@@ -223,6 +223,8 @@ int cmd_allan(int argc, char **argv)
         return cli_usage_error("allan", "--rate HZ is required for CSV input");
     if (!sensor && !topic && cli_is_bag(input))
         return cli_usage_error("allan", "%s is a recording: name the topic with --topic", input);
+    if (cli_check_output("allan", plot, input, NULL))
+        return CLI_FAIL;
 
     cli_series s;
     sensim_status st = topic    ? cli_series_bag(input, topic, quantity, rate, 0, &s)

@@ -555,6 +555,9 @@ int cmd_datasheet(int argc, char **argv)
         return cli_usage_error(verb, "no datasheet figures given (options such as --arw, or --preset FILE)");
     if (output && kalibr && !strcmp(output, kalibr))
         return cli_usage_error(verb, "-o and --kalibr name the same file");
+    if (cli_check_output(verb, output, d.preset ? d.preset : "", NULL) ||
+        cli_check_output(verb, kalibr, d.preset ? d.preset : "", NULL))
+        return CLI_FAIL;
 
     if (d.preset && load_preset(&d, d.preset))
         return cli_fail_lib(verb);

@@ -94,6 +94,8 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error(verb, "--ground-truth is required");
     if (!out)
         return cli_usage_error(verb, "-o/--output is required");
+    if (cli_check_output(verb, out, in, NULL))
+        return CLI_FAIL;
 
     int rc = CLI_FAIL;
     sensim_gt_block b = {0};

@@ -484,6 +484,9 @@ static int fit_imu(int argc, char **argv)
         tname[i] = '\0';
         name = topic ? tname : sensor;
     }
+    if (cli_check_output("fit", output, input, NULL) || cli_check_output("fit", kalibr, input, NULL) ||
+        cli_check_output("fit", plot, input, NULL))
+        return CLI_FAIL;
 
     instr_fit in[NINSTR];
     memset(in, 0, sizeof in);

@@ -155,6 +155,11 @@ int cmd_import(int argc, char **argv)
         return cli_usage_error(verb, "no input: give FILE... or --ground-truth FILE");
     if (!out)
         return cli_usage_error(verb, "-o/--output is required");
+    for (int i = optind; i < argc; i++)
+        if (cli_check_output(verb, out, argv[i], NULL))
+            return CLI_FAIL;
+    if (in && cli_check_output(verb, out, in, NULL))
+        return CLI_FAIL;
     if (in && (to.format || to.text.time_unit || to.text.columns || to.name || to.rate > 0 || to.times))
         return cli_usage_error(verb, "--format, --time-unit, --columns, --name, --rate and --times apply to FILE inputs");
     if (in)

@@ -25,19 +25,39 @@ typedef struct {
     FILE *f;
     int json;
     int first; /* JSON: no comma before the next member */
+    char damage[512]; /* the first damaged attribute met, "" if none */
 } out_t;
 
+/* A string attribute; a missing one is NULL, a damaged one too, remembered
+ * in o->damage so that info still describes the rest and then fails. */
+static char *attr_str(out_t *o, const sensim_log *log, const char *obj, const char *name)
+{
+    char *s = NULL;
+    sensim_status st = sensim_log_get_attr_string(log, obj, name, &s);
+    if (st != SENSIM_OK && st != SENSIM_ENOTFOUND && !o->damage[0])
+        snprintf(o->damage, sizeof o->damage, "%s", sensim_last_error());
+    return st == SENSIM_OK ? s : NULL;
+}
+
 /* Time span of a t dataset: first, last, count. */
-static int span(const sensim_log *log, const char *t, double *first, double *last, size_t *n)
+/* A missing or empty t is no span; a damaged one is also remembered in
+ * o->damage. */
+static int span(out_t *o, const sensim_log *log, const char *t, double *first, double *last, size_t *n)
 {
     int rank;
     size_t dims[SENSIM_LOG_MAX_RANK];
-    if (sensim_log_shape(log, t, &rank, dims) || rank != 1 || dims[0] == 0)
-        return -1;
-    *n = dims[0];
-    if (sensim_log_read_f64(log, t, 0, 1, first) || sensim_log_read_f64(log, t, dims[0] - 1, 1, last))
-        return -1;
-    return 0;
+    sensim_status st = sensim_log_shape(log, t, &rank, dims);
+    if (!st && rank == 1 && dims[0] > 0) {
+        *n = dims[0];
+        st = sensim_log_read_f64(log, t, 0, 1, first);
+        if (!st)
+            st = sensim_log_read_f64(log, t, dims[0] - 1, 1, last);
+        if (!st)
+            return 0;
+    }
+    if (st && st != SENSIM_ENOTFOUND && !o->damage[0])
+        snprintf(o->damage, sizeof o->damage, "%s", sensim_last_error());
+    return -1;
 }
 
 static void describe_datasets(out_t *o, const sensim_log *log, const char *group)
@@ -55,8 +75,7 @@ static void describe_datasets(out_t *o, const sensim_log *log, const char *group
         size_t dims[SENSIM_LOG_MAX_RANK];
         if (sensim_log_shape(log, path, &rank, dims))
             continue;
-        char *units = NULL;
-        sensim_log_get_attr_string(log, path, "units", &units);
+        char *units = attr_str(o, log, path, "units");
         if (o->json) {
             fprintf(o->f, "%s", i ? ", " : "");
             cli_json_str(o->f, names[i]);
@@ -93,15 +112,14 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
         char g[512], t[600];
         snprintf(g, sizeof g, "%s/%s", parent, names[i]);
         snprintf(t, sizeof t, "%s/t", g);
-        char *type = NULL;
+        char *type = attr_str(o, log, g, "type");
         double rate = NAN, seed = NAN, first = 0, last = 0;
         size_t count = 0;
-        sensim_log_get_attr_string(log, g, "type", &type);
         if (sensim_log_has_attr(log, g, "rate_hz"))
             sensim_log_get_attr_f64(log, g, "rate_hz", &rate, 1);
         if (sensim_log_has_attr(log, g, "seed"))
             sensim_log_get_attr_f64(log, g, "seed", &seed, 1);
-        int has_t = span(log, t, &first, &last, &count) == 0;
+        int has_t = span(o, log, t, &first, &last, &count) == 0;
         if (o->json) {
             fprintf(o->f, "%s", i ? ", " : "");
             cli_json_str(o->f, names[i]);
@@ -160,10 +178,8 @@ int cmd_info(int argc, char **argv)
     sensim_log *log = sensim_log_open(path);
     if (!log)
         return cli_fail_lib("info");
-    out_t o = {stdout, json, 1};
-    char *format = NULL, *by = NULL;
-    sensim_log_get_attr_string(log, "/", "format", &format);
-    sensim_log_get_attr_string(log, "/", "created_by", &by);
+    out_t o = {stdout, json, 1, ""};
+    char *format = attr_str(&o, log, "/", "format"), *by = attr_str(&o, log, "/", "created_by");
     double version = NAN;
     if (sensim_log_has_attr(log, "/", "format_version"))
         sensim_log_get_attr_f64(log, "/", "format_version", &version, 1);
@@ -186,7 +202,7 @@ int cmd_info(int argc, char **argv)
     }
     double first, last;
     size_t n;
-    if (span(log, "/ground_truth/t", &first, &last, &n) == 0) {
+    if (span(&o, log, "/ground_truth/t", &first, &last, &n) == 0) {
         double lla[3] = {NAN, NAN, NAN};
         if (sensim_log_has_attr(log, "/ground_truth", "origin_lla"))
             sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", lla, 3);
@@ -216,5 +232,7 @@ int cmd_info(int argc, char **argv)
     free(format);
     free(by);
     sensim_log_close(log);
+    if (o.damage[0])
+        return cli_fail("info", "%s", o.damage);
     return CLI_OK;
 }

@@ -69,6 +69,8 @@ int cmd_inject(int argc, char **argv)
     if (!output)
         return cli_usage_error("inject", "missing -o OUT.h5");
     const char *rig_path = argv[optind], *in_path = argv[optind + 1];
+    if (cli_check_output("inject", output, rig_path, in_path, NULL))
+        return CLI_FAIL;
     sensim_rig *rig = sensim_rig_load(rig_path);
     if (!rig)
         return cli_fail_lib("inject");

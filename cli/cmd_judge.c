@@ -116,6 +116,8 @@ int cmd_judge(int argc, char **argv)
     if (!out)
         return cli_usage_error("judge", "no output: -o OUT.h5");
     const char *in = argv[optind];
+    if (cli_check_output("judge", out, in, NULL))
+        return CLI_FAIL;
 
     sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)mode);
     o.rate_hz = rate;

@@ -362,6 +362,8 @@ int cmd_render(int argc, char **argv)
     if (have_seed && !rig_path)
         return cli_usage_error("render", "--seed sets the seed of --rig's noise; give --rig");
     const char *scene_path = argv[optind];
+    if (cli_check_output("render", out_path, scene_path, gt_path, rig_path ? rig_path : "", NULL))
+        return CLI_FAIL;
     if (threads)
         omp_set_num_threads((int)threads);
 

@@ -180,6 +180,7 @@ int cmd_trajectory(int argc, char **argv)
     if (!tr)
         return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
 
+    cli_check_output(verb, out, NULL); /* no inputs: only stale temporaries */
     int rc = CLI_FAIL;
     sensim_gt_block b = {0};
     sensim_gt_writer *w = NULL;

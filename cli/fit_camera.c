@@ -111,6 +111,8 @@ int cli_fit_camera(int argc, char **argv)
     if (!out)
         return cli_usage_error(VERB, "missing -o OUTPUT.yaml");
     const char *in = argv[optind];
+    if (cli_check_output(VERB, out, in, NULL) || cli_check_output(VERB, svg, in, NULL))
+        return CLI_FAIL;
     sensim_log *log = sensim_log_open(in);
     if (!log)
         return cli_fail_lib(VERB);

@@ -765,6 +765,8 @@ int cli_fit_gnss(int argc, char **argv)
     if (!output)
         return cli_usage_error(VERB, "-o FITTED.yaml is required");
     g.input = argv[optind];
+    if (cli_check_output(VERB, output, g.input, NULL))
+        return CLI_FAIL;
     /* A recording: the topic goes through 'sensim import' into a temporary
      * log, read as any other. */
     char *tmp = NULL, *tsensor = NULL;

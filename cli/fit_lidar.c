@@ -181,6 +181,8 @@ int cli_fit_lidar(int argc, char **argv)
     if (!out)
         return cli_usage_error(VERB, "missing -o OUTPUT.yaml");
     const char *in = argv[optind];
+    if (cli_check_output(VERB, out, in, NULL))
+        return CLI_FAIL;
     double *want = NULL; /* --targets, sorted */
     size_t nwant = 0;
     if (targets_arg && (c = parse_targets(targets_arg, &want, &nwant)) != CLI_OK)

@@ -6,8 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "cli.h"
 #include "sensim/units.h"
+#include "sensim/afile.h"
 
 /* Each verb: `int cmd_VERB(int, char **)` and its help text
  * `const char cmd_VERB_usage[]`, both in cli/cmd_VERB.c. */
@@ -86,6 +89,26 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
     return CLI_USAGE;
 }
 
+static void say_stale(const char *tmp, long pid, void *verb)
+{
+    fprintf(stderr, "sensim %s: removed %s, a temporary left by process %ld, which is gone\n", (const char *)verb, tmp,
+            pid);
+}
+
+int cli_check_output(const char *verb, const char *output, ...)
+{
+    if (output)
+        sensim_tmp_remove_stale(output, say_stale, (void *)verb);
+    va_list ap;
+    va_start(ap, output);
+    int rc = 0;
+    for (const char *in = va_arg(ap, const char *); in && !rc; in = va_arg(ap, const char *))
+        if (*in && sensim_afile_check_distinct(output, in) != SENSIM_OK)
+            rc = cli_fail_lib(verb);
+    va_end(ap);
+    return rc;
+}
+
 void cli_print_help(const char *verb, FILE *f)
 {
     const cli_command *c = cli_find(verb);
@@ -137,6 +160,13 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* HDF5 1.10 crashes in its exit handler (H5F__close_cb) on a file whose
+     * flush failed, as on a full disk, after sensim has reported the error
+     * and discarded the file. Every log is closed explicitly, so the handler
+     * has nothing to do: do without it. Must precede any other HDF5 call. */
+    H5dont_atexit();
+    /* Ctrl-C, SIGTERM, SIGHUP: remove the temporaries being written. */
+    sensim_tmp_install_signal_handlers();
     if (argc < 2) {
         usage(stderr);
         return CLI_USAGE;

@@ -2,7 +2,11 @@
  * (the same discipline lib/log.c follows for HDF5 logs). */
 #include "sensim/afile.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,7 +16,118 @@ struct sensim_afile {
     FILE *f;
     char *path;
     char *tmp;
+    int slot; /* in the table of live temporaries, or -1 */
 };
+
+/* ---- the table of live temporaries (see afile.h) ----
+ * Slot states: 0 free, 1 being filled, 2 live (the handler unlinks it). */
+static atomic_int tmp_state[SENSIM_TMP_MAX];
+static char tmp_name[SENSIM_TMP_MAX][PATH_MAX];
+
+char *sensim_tmp_template(const char *path)
+{
+    size_t n = strlen(path) + 40;
+    char *t = malloc(n);
+    if (t)
+        snprintf(t, n, "%s.tmp-%ld-XXXXXX", path, (long)getpid());
+    return t;
+}
+
+int sensim_tmp_register(const char *tmp)
+{
+    size_t n = strlen(tmp);
+    if (n >= PATH_MAX)
+        return -1;
+    for (int i = 0; i < SENSIM_TMP_MAX; i++) {
+        int expect = 0;
+        if (atomic_compare_exchange_strong(&tmp_state[i], &expect, 1)) {
+            memcpy(tmp_name[i], tmp, n + 1);
+            atomic_store(&tmp_state[i], 2);
+            return i;
+        }
+    }
+    return -1;
+}
+
+void sensim_tmp_unregister(int slot)
+{
+    if (slot >= 0 && slot < SENSIM_TMP_MAX)
+        atomic_store(&tmp_state[slot], 0);
+}
+
+/* Async-signal-safe: atomic loads, unlink, raise. The handler was
+ * installed with SA_RESETHAND, so the re-raised signal (pending until this
+ * returns) takes its default action: the process dies of it. */
+static void on_signal(int sig)
+{
+    int saved = errno;
+    for (int i = 0; i < SENSIM_TMP_MAX; i++)
+        if (atomic_load(&tmp_state[i]) == 2)
+            unlink(tmp_name[i]);
+    raise(sig);
+    errno = saved;
+}
+
+sensim_status sensim_tmp_install_signal_handlers(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0)
+            return sensim_error(SENSIM_EINTERNAL, "sigaction: %s", strerror(errno));
+        if (old.sa_handler == SIG_IGN)
+            continue; /* nohup and friends: leave it ignored */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESETHAND;
+        if (sigaction(sigs[i], &sa, NULL) != 0)
+            return sensim_error(SENSIM_EINTERNAL, "sigaction: %s", strerror(errno));
+    }
+    return SENSIM_OK;
+}
+
+size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp, long pid, void *ctx), void *ctx)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t)(slash - path) : 0, blen = strlen(base);
+    char dir[PATH_MAX], full[PATH_MAX];
+    if (dlen + 2 > sizeof dir || !blen)
+        return 0;
+    if (slash)
+        memcpy(dir, path, dlen ? dlen : 1), dir[dlen ? dlen : 1] = '\0';
+    else
+        strcpy(dir, ".");
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t removed = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        const char *s = e->d_name;
+        if (strncmp(s, base, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0)
+            continue;
+        s += blen + 5;
+        long pid = 0;
+        const char *p = s;
+        while (*p >= '0' && *p <= '9' && pid < 100000000)
+            pid = pid * 10 + (*p++ - '0');
+        if (p == s || *p != '-' || strlen(p + 1) != 6 || pid <= 0 || pid == (long)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* alive, or not ours to judge */
+        if ((size_t)snprintf(full, sizeof full, "%s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name) >=
+            sizeof full)
+            continue;
+        if (unlink(full) == 0) {
+            removed++;
+            if (notify)
+                notify(full, pid, ctx);
+        }
+    }
+    closedir(d);
+    return removed;
+}
 
 sensim_afile *sensim_afile_open(const char *path)
 {
@@ -24,14 +139,14 @@ sensim_afile *sensim_afile_open(const char *path)
     sensim_afile *a = calloc(1, sizeof *a);
     if (a) {
         a->path = malloc(len + 1);
-        a->tmp = malloc(len + 12);
+        a->tmp = sensim_tmp_template(path);
+        a->slot = -1;
     }
     if (!a || !a->path || !a->tmp) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
     memcpy(a->path, path, len + 1);
-    snprintf(a->tmp, len + 12, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(a->tmp);
     if (fd < 0) {
         sensim_error(SENSIM_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
@@ -41,10 +156,12 @@ sensim_afile *sensim_afile_open(const char *path)
      * umask can only be read by setting it, so set it straight back. */
     mode_t mask = umask(0);
     umask(mask);
+    a->slot = sensim_tmp_register(a->tmp);
     if (fchmod(fd, 0666 & ~mask) != 0 || !(a->f = fdopen(fd, "wb"))) {
         sensim_error(SENSIM_EIO, "%s: cannot open %s: %s", path, a->tmp, strerror(errno));
         close(fd);
         unlink(a->tmp);
+        sensim_tmp_unregister(a->slot);
         goto fail;
     }
     return a;
@@ -90,6 +207,7 @@ sensim_status sensim_afile_commit(sensim_afile *a)
                           strerror(errno));
     if (st)
         unlink(a->tmp);
+    sensim_tmp_unregister(a->slot);
     afile_free(a);
     return st;
 }
@@ -100,5 +218,17 @@ void sensim_afile_abort(sensim_afile *a)
         return;
     fclose(a->f);
     unlink(a->tmp);
+    sensim_tmp_unregister(a->slot);
     afile_free(a);
+}
+
+sensim_status sensim_afile_check_distinct(const char *output, const char *input)
+{
+    struct stat so, si;
+    if (!output || !input || stat(output, &so) != 0 || stat(input, &si) != 0)
+        return SENSIM_OK; /* a missing input is reported by whoever opens it */
+    if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+        return sensim_error(SENSIM_EINVAL, "%s: the output is the input %s (the same file); write to another name",
+                            output, input);
+    return SENSIM_OK;
 }

@@ -38,6 +38,18 @@ static char *trim(char *s)
     return s;
 }
 
+/* A NUL byte inside a line would end it early for every string function:
+ * the rest of the row (or all of it) silently lost. An error instead. */
+static int nul_byte(const char *path, size_t lineno, const char *line, size_t len, sensim_status *st)
+{
+    const char *z = memchr(line, '\0', len);
+    if (!z)
+        return 0;
+    *st = sensim_error(SENSIM_EFORMAT, "%s:%zu: NUL byte at column %zu (binary data, or a file in UTF-16?)", path,
+                       lineno, (size_t)(z - line) + 1);
+    return 1;
+}
+
 /* 1 for a blank or '#' comment line (after trimming). */
 static int skippable(const char *s) { return *s == '\0' || *s == '#'; }
 
@@ -152,12 +164,15 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
     *st = SENSIM_OK;
     for (;;) {
         errno = 0;
-        if (getline(&r->line, &r->cap, r->f) < 0) {
+        ssize_t len = getline(&r->line, &r->cap, r->f);
+        if (len < 0) {
             if (ferror(r->f))
                 *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
             return NULL;
         }
         r->lineno++;
+        if (nul_byte(r->path, r->lineno, r->line, (size_t)len, st))
+            return NULL;
         char *s = trim(r->line);
         if (!skippable(s))
             return s;
@@ -510,12 +525,15 @@ static sensim_status read_column(const char *path, size_t column, const char *na
         snprintf(label, sizeof label, "column %zu", column + 1);
     for (;;) {
         errno = 0;
-        if (getline(&line, &cap, f) < 0) {
+        ssize_t len = getline(&line, &cap, f);
+        if (len < 0) {
             if (ferror(f))
                 st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", path, lineno + 1, strerror(errno));
             break;
         }
         lineno++;
+        if (nul_byte(path, lineno, line, (size_t)len, &st))
+            break;
         char *s = trim(line);
         if (skippable(s))
             continue;

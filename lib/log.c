@@ -5,11 +5,14 @@
  * temporary file beside the target and rename on commit. */
 #include "sensim/log.h"
 
+#include "sensim/afile.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <hdf5.h>
 #include <hdf5_hl.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -21,6 +24,7 @@ struct sensim_log {
     hid_t file;
     char *path;     /* the target path as given */
     char *tmp_path; /* writers: the temporary file; NULL for readers */
+    int tmp_slot;   /* writers: its slot in the table of live temporaries */
 };
 
 struct sensim_log_dset {
@@ -117,14 +121,31 @@ sensim_log *sensim_log_open(const char *path)
     return log;
 }
 
+/* Empties a writer's temporary file (its content is being thrown away). */
+static void discard_tmp(sensim_log *log)
+{
+    if (truncate(log->tmp_path, 0) != 0) {
+        /* Nothing better to do: the file is unlinked next either way. */
+    }
+}
+
 void sensim_log_close(sensim_log *log)
 {
     if (!log)
         return;
+    /* An uncommitted writer's file is discarded. Empty it first: after a
+     * failed write (a full disk) HDF5's closing flush would fail too, and a
+     * file HDF5 failed to close crashes its exit handler (H5F__close_cb in
+     * H5_term_library, HDF5 1.10). Truncated, the flush finds room for the
+     * little metadata it writes and the close completes. */
+    if (log->tmp_path && log->file >= 0)
+        discard_tmp(log);
     if (log->file >= 0)
         H5Fclose(log->file);
-    if (log->tmp_path)
+    if (log->tmp_path) {
         unlink(log->tmp_path);
+        sensim_tmp_unregister(log->tmp_slot);
+    }
     free(log->tmp_path);
     free(log->path);
     free(log);
@@ -189,6 +210,24 @@ sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *ran
         return sensim_last_status();
     hsize_t hd[SENSIM_LOG_MAX_RANK] = {0};
     sensim_status st = get_dims(log, d, dset, rank, hd);
+    /* A declared extent far beyond what the file stores (unwritten chunks
+     * read as fill values) would have readers walk, and writers copy,
+     * terabytes of nothing: refused. Compression of constant data reaches
+     * about 1000:1 (deflate's bound is 1032:1), hence the factor. */
+    if (!st) {
+        hid_t t = H5Dget_type(d);
+        double bytes = t < 0 ? 0 : (double)H5Tget_size(t);
+        if (t >= 0)
+            H5Tclose(t);
+        for (int i = 0; i < *rank; i++)
+            bytes *= (double)hd[i];
+        double stored = (double)H5Dget_storage_size(d);
+        if (bytes > 2048.0 * stored + 1048576.0)
+            st = sensim_error(SENSIM_EFORMAT,
+                              "%s: %s: declares %llu rows (%.3g bytes) but the file stores %.0f bytes of it: "
+                              "damaged, or an extent never written",
+                              log->path, dset, (unsigned long long)hd[0], bytes, stored);
+    }
     H5Dclose(d);
     for (int i = 0; i < SENSIM_LOG_MAX_RANK; i++)
         dims[i] = (size_t)hd[i];
@@ -544,6 +583,9 @@ sensim_status sensim_log_check_shape(const sensim_log *log, const char *dset, in
 
 /* ---- attributes ---- */
 
+/* Longest fixed-length string attribute read (bytes). */
+#define SENSIM_LOG_MAX_STRING (1 << 20)
+
 static hid_t open_obj(const sensim_log *log, const char *obj)
 {
     if (!sensim_log_exists(log, obj)) {
@@ -563,42 +605,271 @@ int sensim_log_has_attr(const sensim_log *log, const char *obj, const char *name
     return H5Aexists_by_name(log->file, obj, name, H5P_DEFAULT) > 0;
 }
 
+/* ---- variable-length strings, checked before HDF5 reads them ----
+ *
+ * HDF5 1.10 trusts the global heap: a collection whose object sizes run
+ * past its end, or a string whose stored length disagrees with its heap
+ * object, makes H5Aread read and write out of bounds (SIGSEGV in H5HG_read
+ * on a log with one flipped byte). So before reading a variable-length
+ * string attribute its raw message is found in the object header (format
+ * spec: version 1 and 2 object headers, attribute messages versions 1 to
+ * 3) and the heap collection it points to is walked with every size
+ * checked against the collection and the file. Where the message cannot be
+ * found this way (dense attribute storage, shared types, unusual address
+ * sizes) the check passes and HDF5 reads as before. */
+
+typedef struct {
+    FILE *f;
+    uint64_t base, fsize;
+} rawfile;
+
+static int raw_read(const rawfile *r, uint64_t addr, void *buf, size_t n)
+{
+    if (addr > r->fsize || n > r->fsize - addr || r->base > r->fsize - addr - n)
+        return -1;
+    if (fseeko(r->f, (off_t)(r->base + addr), SEEK_SET) != 0 || fread(buf, 1, n, r->f) != n)
+        return -1;
+    return 0;
+}
+
+static uint64_t le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Walks global heap collection `addr` and checks object `idx` holds `len`
+ * bytes. 0 good, -1 damaged. */
+static int check_gcol(const rawfile *r, uint64_t addr, uint32_t idx, uint32_t len)
+{
+    unsigned char h[16];
+    if (raw_read(r, addr, h, 16) != 0 || memcmp(h, "GCOL", 4) != 0 || h[4] != 1)
+        return -1;
+    uint64_t size = le(h + 8, 8);
+    if (size < 16 || size > ((uint64_t)1 << 30) || size > r->fsize)
+        return -1;
+    unsigned char *c = malloc((size_t)size);
+    if (!c || raw_read(r, addr, c, (size_t)size) != 0) {
+        free(c);
+        return -1;
+    }
+    int found = 0, bad = 0;
+    uint64_t off = 16;
+    while (!bad && size - off >= 16) {
+        uint32_t i = (uint32_t)le(c + off, 2);
+        uint64_t osz = le(c + off + 8, 8);
+        uint64_t need = i == 0 ? osz : 16 + ((osz + 7) & ~(uint64_t)7);
+        if (osz > size || need < 16 || need > size - off) {
+            bad = 1;
+            break;
+        }
+        if (i == idx && i != 0)
+            found = osz == len;
+        if (i == 0)
+            break; /* free space: the rest of the collection */
+        off += need;
+    }
+    free(c);
+    return bad || !found ? -1 : 0;
+}
+
+/* Finds attribute `name` in the header messages of [p, p+n) (a v2 header
+ * chunk's messages, or v1's) and checks its string; follows continuation
+ * messages up to `depth`. 1 checked good, 0 not found, -1 damaged. */
+static int scan_messages(const rawfile *r, int v2, int corder, const unsigned char *p, size_t n, const char *name,
+                         int depth);
+
+static int scan_chunk(const rawfile *r, int v2, int corder, uint64_t addr, uint64_t len, const char *name, int depth)
+{
+    if (depth > 16 || len < (v2 ? 8u : 0u) || len > ((uint64_t)1 << 24))
+        return -1;
+    unsigned char *c = malloc(len ? (size_t)len : 1);
+    if (!c || raw_read(r, addr, c, (size_t)len) != 0) {
+        free(c);
+        return -1;
+    }
+    int rc;
+    if (v2)
+        rc = memcmp(c, "OCHK", 4) != 0 ? -1 : scan_messages(r, 1, corder, c + 4, (size_t)len - 8, name, depth);
+    else
+        rc = scan_messages(r, 0, corder, c, (size_t)len, name, depth);
+    free(c);
+    return rc;
+}
+
+static int check_attr_msg(const rawfile *r, const unsigned char *m, size_t n, const char *name)
+{
+    if (n < 8)
+        return -1;
+    int ver = m[0], flags = m[1];
+    size_t nsz = (size_t)le(m + 2, 2), tsz = (size_t)le(m + 4, 2), ssz = (size_t)le(m + 6, 2);
+    size_t off = ver == 3 ? 9 : 8;
+    if (ver < 1 || ver > 3)
+        return -1;
+#define PAD(x) (ver == 1 ? (((x) + 7) & ~(size_t)7) : (x))
+    if (nsz == 0 || off + PAD(nsz) > n)
+        return -1;
+    const char *an = (const char *)m + off;
+    if (strnlen(an, nsz) != strlen(name) || memcmp(an, name, strlen(name)) != 0)
+        return 0; /* another attribute */
+    if (flags != 0)
+        return 1; /* shared datatype or dataspace: not checked here */
+    off += PAD(nsz);
+    if (tsz > n - off || PAD(tsz) > n - off)
+        return -1;
+    const unsigned char *dt = m + off;
+    off += PAD(tsz);
+    if (ssz > n - off || PAD(ssz) > n - off)
+        return -1;
+    off += PAD(ssz);
+#undef PAD
+    /* Datatype class 9 (variable length), type 1 (string). */
+    if (tsz < 8 || (dt[0] & 0x0f) != 9 || (dt[1] & 0x0f) != 1)
+        return 1;
+    if (n - off < 16)
+        return -1;
+    const unsigned char *d = m + off;
+    uint32_t len = (uint32_t)le(d, 4), idx = (uint32_t)le(d + 12, 4);
+    uint64_t addr = le(d + 4, 8);
+    if (addr == UINT64_MAX && len == 0)
+        return 1; /* the empty (null) string */
+    return check_gcol(r, addr, idx, len) == 0 ? 1 : -1;
+}
+
+static int scan_messages(const rawfile *r, int v2, int corder, const unsigned char *p, size_t n, const char *name,
+                         int depth)
+{
+    size_t hdr = v2 ? 4u + (corder ? 2u : 0u) : 8u;
+    size_t off = 0;
+    while (n - off >= hdr) {
+        unsigned type = v2 ? p[off] : (unsigned)le(p + off, 2);
+        size_t sz = (size_t)le(p + off + (v2 ? 1 : 2), 2);
+        const unsigned char *m = p + off + hdr;
+        if (sz > n - off - hdr)
+            return -1;
+        int rc = 0;
+        if (type == 0x0c)
+            rc = check_attr_msg(r, m, sz, name);
+        else if (type == 0x10 && sz >= 16)
+            rc = scan_chunk(r, v2, corder, le(m, 8), le(m + 8, 8), name, depth + 1);
+        if (rc != 0)
+            return rc;
+        off += hdr + sz;
+        if (!v2)
+            off = (off + 7) & ~(size_t)7;
+    }
+    return 0;
+}
+
+static sensim_status check_vlen_attr(const sensim_log *log, const char *obj, const char *name)
+{
+    H5O_info_t oi;
+    hid_t fcpl = H5Fget_create_plist(log->file);
+    size_t sa = 0, ss = 0;
+    hsize_t ub = 0;
+    if (fcpl < 0 || H5Pget_sizes(fcpl, &sa, &ss) < 0 || H5Pget_userblock(fcpl, &ub) < 0 || sa != 8 || ss != 8 ||
+        H5Oget_info_by_name2(log->file, obj, &oi, H5O_INFO_BASIC, H5P_DEFAULT) < 0) {
+        if (fcpl >= 0)
+            H5Pclose(fcpl);
+        return SENSIM_OK;
+    }
+    H5Pclose(fcpl);
+    rawfile r = {fopen(log->path, "rb"), ub, 0};
+    if (!r.f)
+        return SENSIM_OK;
+    int rc = 0;
+    struct stat sb;
+    if (fstat(fileno(r.f), &sb) == 0 && (uint64_t)sb.st_size > ub) {
+        r.fsize = (uint64_t)sb.st_size - ub;
+        unsigned char h[32];
+        uint64_t a = (uint64_t)oi.addr;
+        if (raw_read(&r, a, h, 16) == 0 && !memcmp(h, "OHDR", 4) && h[4] == 2) {
+            int flags = h[5];
+            size_t off = 6 + ((flags & 0x20) ? 16 : 0) + ((flags & 0x10) ? 4 : 0);
+            int w = 1 << (flags & 3);
+            if (raw_read(&r, a, h, off + (size_t)w) == 0) {
+                uint64_t len = le(h + off, w);
+                /* The chunk: the header fields, len bytes of messages, a checksum. */
+                if (len > ((uint64_t)1 << 24))
+                    rc = -1;
+                else {
+                    size_t tot = off + (size_t)w + (size_t)len;
+                    unsigned char *c = malloc(tot);
+                    if (c && raw_read(&r, a, c, tot) == 0)
+                        rc = scan_messages(&r, 1, flags & 0x04, c + off + w, (size_t)len, name, 0);
+                    free(c);
+                }
+            }
+        } else if (raw_read(&r, a, h, 16) == 0 && h[0] == 1) {
+            uint64_t len = le(h + 8, 4);
+            rc = len > ((uint64_t)1 << 24) ? -1 : scan_chunk(&r, 0, 0, a + 16, len, name, 0);
+        }
+    }
+    fclose(r.f);
+    if (rc < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s': damaged variable-length string (its heap "
+                            "object disagrees with its length or runs past its collection)",
+                            log->path, obj, name);
+    return SENSIM_OK;
+}
+
 sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out)
 {
+    *out = NULL;
     if (!sensim_log_has_attr(log, obj, name))
         return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
     hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
-    hid_t t = H5Aget_type(a);
+    if (a < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
+    hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+    /* What the file says is checked before HDF5 copies anything into our
+     * buffers: one string (a damaged dataspace would have H5Aread write an
+     * array of them), of a sane length. */
+    hssize_t np = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
     sensim_status st = SENSIM_OK;
-    *out = NULL;
-    if (H5Tget_class(t) != H5T_STRING) {
+    if (t < 0 || H5Tget_class(t) != H5T_STRING) {
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' is not a string", log->path, obj, name);
+    } else if (np != 1) {
+        st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' holds %lld strings, expected one", log->path, obj,
+                          name, (long long)np);
     } else if (H5Tis_variable_str(t) > 0) {
-        hid_t mt = H5Tcopy(H5T_C_S1);
-        H5Tset_size(mt, H5T_VARIABLE);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        char *s = NULL;
-        if (H5Aread(a, mt, &s) < 0 || !s)
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
-        else {
-            *out = dupstr(s);
-            H5free_memory(s);
+        if (check_vlen_attr(log, obj, name) != SENSIM_OK) {
+            st = sensim_last_status();
+        } else {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, H5T_VARIABLE);
+            H5Tset_cset(mt, H5Tget_cset(t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
+            char *s = NULL;
+            if (H5Aread(a, mt, &s) < 0 || !s)
+                st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
+            else if (!(*out = dupstr(s)))
+                st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
+            if (s)
+                H5free_memory(s);
+            H5Tclose(mt);
         }
-        H5Tclose(mt);
     } else {
         size_t n = H5Tget_size(t);
-        char *s = calloc(n + 1, 1);
+        char *s = n > 0 && n <= SENSIM_LOG_MAX_STRING ? calloc(n + 1, 1) : NULL;
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, n + 1);
-        H5Tset_cset(mt, H5Tget_cset(t));
-        if (!s || H5Aread(a, mt, s) < 0) {
+        H5Tset_cset(mt, H5Tget_cset(t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
+        if (n == 0 || n > SENSIM_LOG_MAX_STRING)
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s': string of %zu bytes (at most %d)", log->path,
+                              obj, name, n, SENSIM_LOG_MAX_STRING);
+        else if (!s || H5Aread(a, mt, s) < 0) {
             free(s);
             st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
         } else
             *out = s;
         H5Tclose(mt);
     }
-    H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (t >= 0)
+        H5Tclose(t);
     H5Aclose(a);
     return st;
 }
@@ -608,6 +879,8 @@ sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, co
     if (!sensim_log_has_attr(log, obj, name))
         return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
     hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
     hid_t sp = H5Aget_space(a);
     hssize_t np = H5Sget_simple_extent_npoints(sp);
     hid_t t = H5Aget_type(a);
@@ -777,14 +1050,17 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
 {
     hdf5_quiet();
     sensim_log *log = calloc(1, sizeof *log);
-    size_t n = strlen(path);
-    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = malloc(n + 16))) {
+    if (log) {
+        log->file = -1;
+        log->tmp_slot = -1;
+    }
+    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = sensim_tmp_template(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
-    log->file = -1;
-    snprintf(log->tmp_path, n + 16, "%s.tmp-XXXXXX", path);
     int fd = mkstemp(log->tmp_path);
+    if (fd >= 0)
+        log->tmp_slot = sensim_tmp_register(log->tmp_path);
     if (fd < 0) {
         sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
         free(log->tmp_path);
@@ -1174,7 +1450,14 @@ sensim_status sensim_log_commit(sensim_log *log)
         sensim_log_close(log);
         return st;
     }
-    herr_t e = H5Fclose(log->file);
+    /* Flush first and close only what flushed: a close that fails (a full
+     * disk) leaves HDF5 a file that crashes its exit handler; emptied, the
+     * discarded file closes cleanly (see sensim_log_close). */
+    herr_t e = H5Fflush(log->file, H5F_SCOPE_GLOBAL);
+    if (e < 0)
+        discard_tmp(log);
+    if (H5Fclose(log->file) < 0)
+        e = -1;
     log->file = -1;
     if (e < 0) {
         sensim_status st = sensim_error(SENSIM_EIO, "%s: HDF5 failed to close (disk full?)", log->path);
@@ -1187,6 +1470,7 @@ sensim_status sensim_log_commit(sensim_log *log)
         sensim_log_close(log);
         return st;
     }
+    sensim_tmp_unregister(log->tmp_slot);
     free(log->tmp_path);
     log->tmp_path = NULL;
     sensim_log_close(log);

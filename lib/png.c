@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* libpng reports through callbacks: keep its message for ours instead of
@@ -37,6 +38,9 @@ sensim_status sensim_png_read(const char *path, int strip_alpha, sensim_image_in
     FILE *f = fopen(path, "rb");
     if (!f)
         return sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* The file's size bounds the image it can hold (see below). */
+    struct stat sb;
+    off_t fsize = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? sb.st_size : (off_t)1 << 40;
     unsigned char sig[8];
     if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8)) {
         fclose(f);
@@ -60,6 +64,28 @@ sensim_status sensim_png_read(const char *path, int strip_alpha, sensim_image_in
     png_init_io(png, f);
     png_set_sig_bytes(png, 8);
     png_read_info(png, pi);
+    /* Decompression bombs: the image data is a zlib stream within the file,
+     * and deflate expands at most 1032:1 (RFC 1951's longest match, 258
+     * bytes, in under two bits), so the filtered rows (one filter byte each)
+     * cannot exceed 1032 times the file size. Interlacing adds at most one
+     * filter byte per pass row: allowed for by the 7 rows below. */
+    {
+        size_t fw = png_get_image_width(png, pi), fh = png_get_image_height(png, pi);
+        size_t frow = png_get_rowbytes(png, pi);
+        if (fw == 0 || fh == 0 || fw > SENSIM_PNG_MAX_PIXELS / fh) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: PNG declares %zux%zu pixels (at most %zu pixels are read)", path,
+                              fw, fh, SENSIM_PNG_MAX_PIXELS);
+            goto done;
+        }
+        double raw = ((double)frow + 1.0) * ((double)fh + 7.0);
+        if (raw > 1032.0 * (double)fsize + 4096.0) {
+            st = sensim_error(SENSIM_EFORMAT,
+                              "%s: PNG declares %zux%zu pixels (%.0f bytes of image data) but the file has only %ld "
+                              "bytes: truncated or a decompression bomb",
+                              path, fw, fh, raw, (long)fsize);
+            goto done;
+        }
+    }
     int ct = png_get_color_type(png, pi), bd = png_get_bit_depth(png, pi);
     if (ct == PNG_COLOR_TYPE_PALETTE)
         png_set_palette_to_rgb(png);

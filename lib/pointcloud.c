@@ -6,6 +6,7 @@
 #include "sensim/afile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ typedef struct prop {
 } prop;
 
 #define MAXPROP 64
+#define PCD_MAXCOUNT 65536 /* values in one PCD field (PCL's FPFH has 33, VFH 308) */
 
 typedef struct layout {
     prop p[MAXPROP];
@@ -197,26 +199,67 @@ static sensim_status decode(const char *path, const layout *L, int binary, const
         return SENSIM_OK;
     }
     const char *s = data, *end = data + avail;
-    double tok[MAXPROP * 4];
-    size_t ntok = L->tokens < MAXPROP * 4 ? L->tokens : MAXPROP * 4;
+    size_t want[4];
+    for (int c = 0; c < 4; c++)
+        want[c] = idx[c] < 0 ? SIZE_MAX : L->p[idx[c]].token;
     for (size_t i = 0; i < n; i++) {
+        double v4[4] = {0, 0, 0, 0};
         for (size_t t = 0; t < L->tokens; t++) {
             while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
                 s++;
             if (s >= end)
                 return sensim_error(SENSIM_EFORMAT, "%s: truncated data: %zu points declared, %zu found", path, n, i);
+            /* strtod needs a terminator the buffer may lack at its end: copy
+             * the token (numbers are short; a longer token is not one). */
+            char num[64];
+            size_t k = 0;
+            while (s + k < end && k < sizeof num - 1 && !strchr(" \t\r\n", s[k]) && s[k])
+                k++;
+            memcpy(num, s, k);
+            num[k] = '\0';
             char *e;
-            double v = strtod(s, &e);
-            if (e == s)
+            double v = strtod(num, &e);
+            if (k == 0 || *e)
                 return sensim_error(SENSIM_EFORMAT, "%s: point %zu: value %zu is not a number", path, i, t);
-            if (t < ntok)
-                tok[t] = v;
-            s = e;
+            for (int c = 0; c < 4; c++)
+                if (want[c] == t)
+                    v4[c] = v;
+            s += k;
         }
         for (int c = 0; c < 4; c++)
-            out[4 * i + c] = idx[c] < 0 ? 0.0f : (float)tok[L->p[idx[c]].token];
+            out[4 * i + c] = (float)v4[c];
     }
     return SENSIM_OK;
+}
+
+/* Refuses a declared point count the data cannot hold, before anything is
+ * allocated for it: a binary record is L->record bytes, an ascii one at
+ * least one character and one separator per value. */
+static sensim_status check_count(const char *path, const layout *L, int binary, size_t avail, size_t n)
+{
+    size_t per = binary ? L->record : 2 * L->tokens;
+    if (per == 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: records of zero size", path);
+    if (n > (avail + 1) / per)
+        return sensim_error(SENSIM_EFORMAT,
+                            "%s: truncated data: %zu points declared, the %zu bytes after the header hold at most %zu",
+                            path, n, avail, (avail + 1) / per);
+    return SENSIM_OK;
+}
+
+/* A header count: decimal digits only, no overflow. */
+static int parse_count(const char *tok, size_t *v)
+{
+    if (!tok || !*tok)
+        return 0;
+    unsigned long long r = 0;
+    for (const char *p = tok; *p; p++) {
+        if (*p < '0' || *p > '9' || r > (ULLONG_MAX - 9) / 10 || r * 10 + (unsigned)(*p - '0') > SIZE_MAX)
+            return 0;
+        r = r * 10 + (unsigned)(*p - '0');
+    }
+    *v = (size_t)r;
+    return 1;
 }
 
 static sensim_status read_ply(const char *path, char *buf, size_t len, float **xyzi, size_t *n, int *has_i,
@@ -252,11 +295,8 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
                     return sensim_error(SENSIM_EFORMAT, "%s:%d: second vertex element", path, line);
                 if (after_vertex)
                     return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: the vertex element must come first", path, line);
-                char *e;
-                unsigned long long v = strtoull(w3, &e, 10);
-                if (nw < 3 || *e || w3[0] == '-')
+                if (nw < 3 || !parse_count(w3, &nv))
                     return sensim_error(SENSIM_EFORMAT, "%s:%d: bad vertex count '%s'", path, line, w3);
-                nv = (size_t)v;
                 seen_vertex = 1;
             } else {
                 after_vertex = 1;
@@ -287,6 +327,9 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
     finish_layout(&L);
     if (L.ix < 0 || L.iy < 0 || L.iz < 0)
         return sensim_error(SENSIM_EFORMAT, "%s: vertex element lacks x, y or z", path);
+    sensim_status cst = check_count(path, &L, binary, len - pos, nv);
+    if (cst != SENSIM_OK)
+        return cst;
     float *out = malloc((nv ? nv : 1) * 4 * sizeof *out);
     if (!out)
         return sensim_error(SENSIM_ENOMEM, "%s: cannot allocate %zu points", path, nv);
@@ -309,7 +352,7 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
     layout L;
     memset(&L, 0, sizeof L);
     size_t pos = 0, npoints = 0, width = 0, height = 1;
-    int line = 0, binary = -1, have_points = 0, nsize = 0, ntype = 0, ncount = 0;
+    int line = 0, binary = -1, have_points = 0, have_width = 0, nsize = 0, ntype = 0, ncount = 0;
     char *s;
     while (binary < 0 && (s = next_line(buf, len, &pos))) {
         line++;
@@ -339,20 +382,24 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
                     return sensim_error(SENSIM_EFORMAT, "%s:%d: bad TYPE '%s'", path, line, tok);
             }
         } else if (!strcmp(key, "COUNT")) {
-            while ((tok = strtok_r(NULL, " \t", &save)) && ncount < L.np)
-                L.p[ncount++].count = atoi(tok);
-        } else if (!strcmp(key, "WIDTH")) {
+            while ((tok = strtok_r(NULL, " \t", &save)) && ncount < L.np) {
+                size_t c;
+                if (!parse_count(tok, &c) || c < 1 || c > PCD_MAXCOUNT)
+                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad COUNT '%s' (1 to %d)", path, line, tok,
+                                        PCD_MAXCOUNT);
+                L.p[ncount++].count = (int)c;
+            }
+        } else if (!strcmp(key, "WIDTH") || !strcmp(key, "HEIGHT") || !strcmp(key, "POINTS")) {
             tok = strtok_r(NULL, " \t", &save);
-            width = tok ? strtoull(tok, NULL, 10) : 0;
-        } else if (!strcmp(key, "HEIGHT")) {
-            tok = strtok_r(NULL, " \t", &save);
-            height = tok ? strtoull(tok, NULL, 10) : 0;
-        } else if (!strcmp(key, "POINTS")) {
-            tok = strtok_r(NULL, " \t", &save);
-            if (!tok || tok[0] == '-')
-                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad POINTS", path, line);
-            npoints = strtoull(tok, NULL, 10);
-            have_points = 1;
+            size_t v;
+            if (!parse_count(tok, &v))
+                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad %s '%s'", path, line, key, tok ? tok : "");
+            if (key[0] == 'W')
+                width = v, have_width = 1;
+            else if (key[0] == 'H')
+                height = v;
+            else
+                npoints = v, have_points = 1;
         } else if (!strcmp(key, "DATA")) {
             tok = strtok_r(NULL, " \t", &save);
             if (tok && !strcmp(tok, "ascii"))
@@ -378,11 +425,22 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
             return sensim_error(SENSIM_EFORMAT, "%s: PCD field '%s': bad size %d or count %d", path, q->name, q->size,
                                 q->count);
     }
-    if (!have_points)
+    /* PCL: POINTS is the total, WIDTH x HEIGHT the organisation; they must
+     * agree (multiplied without overflow). */
+    if (have_width) {
+        if (height != 0 && width > SIZE_MAX / height)
+            return sensim_error(SENSIM_EFORMAT, "%s: PCD WIDTH %zu x HEIGHT %zu overflows", path, width, height);
+        if (have_points && npoints != width * height)
+            return sensim_error(SENSIM_EFORMAT, "%s: PCD POINTS %zu disagrees with WIDTH x HEIGHT = %zu x %zu", path,
+                                npoints, width, height);
         npoints = width * height;
+    }
     finish_layout(&L);
     if (L.ix < 0 || L.iy < 0 || L.iz < 0)
         return sensim_error(SENSIM_EFORMAT, "%s: PCD fields lack x, y or z", path);
+    sensim_status cst = check_count(path, &L, binary, len - pos, npoints);
+    if (cst != SENSIM_OK)
+        return cst;
     float *out = malloc((npoints ? npoints : 1) * 4 * sizeof *out);
     if (!out)
         return sensim_error(SENSIM_ENOMEM, "%s: cannot allocate %zu points", path, npoints);

@@ -70,6 +70,12 @@ sensim_status sensim_vepd_read_csv_ex(const char *path, unsigned flags, sensim_v
     ssize_t len;
     while ((len = getline(&line, &cap, f)) >= 0) {
         lineno++;
+        const char *z = memchr(line, '\0', (size_t)len);
+        if (z) {
+            st = sensim_error(SENSIM_EFORMAT, "%s:%zu: NUL byte at column %zu (binary data, or a file in UTF-16?)",
+                              path, lineno, (size_t)(z - line) + 1);
+            goto done;
+        }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (lineno == 1) {

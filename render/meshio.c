@@ -6,11 +6,13 @@
  * reported as "file:line: ...". */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "render_internal.h"
 
@@ -247,6 +249,9 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
     int ln = 0, binary = -1;
     pelem el[8];
     int nel = 0;
+    struct stat sb;
+    unsigned long long fsize = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) ? (unsigned long long)sb.st_size
+                                                                                  : ULLONG_MAX;
     if (getline(&line, &cap, f) < 0 || strncmp(line, "ply", 3) != 0) {
         sensim_error(SENSIM_EFORMAT, "%s:1: not a PLY file (no 'ply' magic)", path);
         goto fail;
@@ -276,9 +281,18 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
             }
         } else if (strcmp(a, "element") == 0) {
             char *endp;
+            errno = 0;
             unsigned long long cnt = strtoull(d, &endp, 10);
-            if (nel == 8 || n < 3 || *endp) {
+            if (nel == 8 || n < 3 || *endp || errno || !isdigit((unsigned char)d[0])) {
                 sensim_error(SENSIM_EFORMAT, "%s:%d: bad element line", path, ln);
+                goto fail;
+            }
+            /* Every row takes at least one byte (a value, or a line in
+             * ascii): a count the file cannot hold is refused here, before
+             * a loop runs over it. */
+            if (cnt > fsize) {
+                sensim_error(SENSIM_EFORMAT, "%s:%d: element '%s' declares %llu rows but the file has %llu bytes",
+                             path, ln, c, cnt, fsize);
                 goto fail;
             }
             memset(&el[nel], 0, sizeof el[nel]);

@@ -155,6 +155,11 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
             return sensim_ynode_error(g, SENSIM_EINVAL, "plane: use terrain for a non-zero amplitude");
         if (!(cells[0] >= 1 && cells[1] >= 1 && cells[0] <= 1e5 && cells[1] <= 1e5))
             return sensim_ynode_error(g, SENSIM_EINVAL, "key 'cells': need 1..100000 cells each way");
+        /* Two triangles a cell: a bound on the total before allocating
+         * (2^26 cells: 1.6 GB of vertices and triangles). */
+        if (floor(cells[0]) * floor(cells[1]) > (double)(1 << 26))
+            return sensim_ynode_error(g, SENSIM_EINVAL, "key 'cells': %.0f x %.0f cells; at most %d in all",
+                                      floor(cells[0]), floor(cells[1]), 1 << 26);
         id = sensim_scene_add_terrain(s, name, size[0], size[1], (int)cells[0], (int)cells[1], amp);
     } else if ((g = sensim_ynode_get(n, "box"))) {
         static const char *const bk[] = {"size", NULL};
@@ -177,7 +182,7 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
         double r;
         int seg = 32;
         TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
-        TRY(get_int_range(g, "segments", 0, 4, 100000, &seg));
+        TRY(get_int_range(g, "segments", 0, 4, 8192, &seg)); /* ~seg^2 triangles */
         id = sensim_scene_add_sphere(s, name, r, seg);
     }
     if (id < 0)

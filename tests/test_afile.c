@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sensim/afile.h"
@@ -86,6 +87,49 @@ START_TEST(afile_errors_name_the_path)
 }
 END_TEST
 
+static void count_stale(const char *tmp, long pid, void *ctx)
+{
+    (void)tmp;
+    (void)pid;
+    ++*(int *)ctx;
+}
+
+/* Temporaries carry the writer's pid; those of processes that are gone are
+ * removed (and reported), those of live ones (ours, pid 1) kept, as are
+ * other files. */
+START_TEST(afile_stale_temporaries)
+{
+    char *dir = tu_mkdtemp();
+    char *out = tu_path(dir, "out.h5");
+    sensim_afile *a = sensim_afile_open(out);
+    ck_assert_ptr_nonnull(a);
+    char want[64];
+    snprintf(want, sizeof want, "out.h5.tmp-%ld-", (long)getpid());
+    ck_assert_ptr_nonnull(strstr(sensim_afile_tmp_path(a), want));
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0); /* gone: its pid names a stale temporary */
+    char dead[600], init[600], other[600];
+    snprintf(dead, sizeof dead, "%s/out.h5.tmp-%ld-AbC123", dir, (long)child);
+    snprintf(init, sizeof init, "%s/out.h5.tmp-1-AbC123", dir);
+    snprintf(other, sizeof other, "%s/out.h5.tmp-%ld-toolong", dir, (long)child);
+    ck_assert_int_eq(tu_write_file(dead, "x"), 0);
+    ck_assert_int_eq(tu_write_file(init, "x"), 0);
+    ck_assert_int_eq(tu_write_file(other, "x"), 0);
+    int seen = 0;
+    ck_assert_uint_eq(sensim_tmp_remove_stale(out, count_stale, &seen), 1);
+    ck_assert_int_eq(seen, 1);
+    ck_assert(!tu_file_exists(dead));
+    ck_assert(tu_file_exists(init) && tu_file_exists(other) && tu_file_exists(sensim_afile_tmp_path(a)));
+    sensim_afile_abort(a);
+    ck_assert_int_eq(tu_count_entries(dir), 2);
+    tu_rmtree(dir);
+    free(dir);
+    free(out);
+}
+END_TEST
+
 Suite *suite_afile(void)
 {
     Suite *s = suite_create("afile");
@@ -93,6 +137,7 @@ Suite *suite_afile(void)
     tcase_add_test(tc, afile_commit_writes_with_umask_mode);
     tcase_add_test(tc, afile_abort_keeps_the_old_file);
     tcase_add_test(tc, afile_errors_name_the_path);
+    tcase_add_test(tc, afile_stale_temporaries);
     suite_add_tcase(s, tc);
     return s;
 }

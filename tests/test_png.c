@@ -120,12 +120,92 @@ START_TEST(png_bad_files)
 }
 END_TEST
 
+/* One PNG chunk: length, type, data, CRC-32 of type and data. */
+static void put_chunk(FILE *f, const char *type, const uint8_t *data, uint32_t len)
+{
+    uint8_t buf[64];
+    for (int i = 0; i < 4; i++)
+        buf[i] = (uint8_t)(len >> (24 - 8 * i));
+    memcpy(buf + 4, type, 4);
+    memcpy(buf + 8, data, len);
+    uint32_t crc = 0xffffffffu;
+    for (uint32_t i = 4; i < 8 + len; i++) {
+        crc ^= buf[i];
+        for (int k = 0; k < 8; k++)
+            crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+    }
+    crc ^= 0xffffffffu;
+    for (int i = 0; i < 4; i++)
+        buf[8 + len + i] = (uint8_t)(crc >> (24 - 8 * i));
+    fwrite(buf, 1, 12 + len, f);
+}
+
+/* A 57-byte PNG declaring W x H of 8-bit gray, with an empty zlib stream. */
+static void write_png_header(const char *path, uint32_t W, uint32_t H)
+{
+    uint8_t ihdr[13] = {0, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        ihdr[i] = (uint8_t)(W >> (24 - 8 * i));
+        ihdr[4 + i] = (uint8_t)(H >> (24 - 8 * i));
+    }
+    const uint8_t idat[8] = {0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01};
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite("\x89PNG\r\n\x1a\n", 1, 8, f);
+    put_chunk(f, "IHDR", ihdr, 13);
+    put_chunk(f, "IDAT", idat, 8);
+    put_chunk(f, "IEND", idat, 0);
+    fclose(f);
+}
+
+/* A 274-byte PNG declaring 100000 x 100000 pixels (10 GB of gray): refused
+ * from its header, before anything is allocated or decoded. An all-black
+ * frame, compressed as far as deflate goes, still reads. */
+START_TEST(png_bomb_refused)
+{
+    char *bomb = tu_src("tests/data/png-bomb.png");
+    sensim_image_info info;
+    void *px = (void *)1;
+    ck_assert_int_eq(sensim_png_read(bomb, 0, &info, &px), SENSIM_EFORMAT);
+    ck_assert_ptr_null(px);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "png-bomb.png"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "100000x100000"));
+    free(bomb);
+    char *dir = tu_mkdtemp();
+    char *path = tu_path(dir, "black.png");
+    const size_t W = 3000, H = 2000;
+    uint8_t *black = calloc(W * H, 1);
+    png_image pi;
+    memset(&pi, 0, sizeof pi);
+    pi.version = PNG_IMAGE_VERSION;
+    pi.width = (png_uint_32)W;
+    pi.height = (png_uint_32)H;
+    pi.format = PNG_FORMAT_GRAY;
+    ck_assert(png_image_write_to_file(&pi, path, 0, black, 0, NULL));
+    ck_assert_int_eq(sensim_png_read(path, 0, &info, &px), SENSIM_OK);
+    ck_assert_uint_eq(info.width, W);
+    ck_assert_uint_eq(info.height, H);
+    free(px);
+    free(black);
+    /* Under the pixel limit (the bomb above is over it) but more than the
+     * file can hold. */
+    write_png_header(path, 16000, 16000);
+    ck_assert_int_eq(sensim_png_read(path, 0, &info, &px), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "16000x16000"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "decompression bomb"));
+    tu_rmtree(dir);
+    free(dir);
+    free(path);
+}
+END_TEST
+
 Suite *suite_png(void)
 {
     Suite *s = suite_create("png");
     TCase *tc = tcase_create("png");
     tcase_add_test(tc, png_round_trips);
     tcase_add_test(tc, png_bad_files);
+    tcase_add_test(tc, png_bomb_refused);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -149,6 +149,65 @@ START_TEST(cloud_errors)
 }
 END_TEST
 
+/* Declared counts are checked before anything is allocated: POINTS against
+ * WIDTH x HEIGHT, products and numbers for overflow, and every count against
+ * the bytes after the header (a huge POINTS once allocated a wrapped-around
+ * 16 bytes and wrote past them). */
+START_TEST(cloud_declared_counts)
+{
+    char *dir = tu_mkdtemp();
+    char *q = tu_path(dir, "big.pcd"), *p = tu_path(dir, "big.ply");
+    float *pts = NULL;
+    size_t n;
+    int hi;
+    const char *hdr = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sWIDTH 2\nHEIGHT 1\nPOINTS 4611686018427387905\nDATA ascii\n1 2 3\n4 5 6\n", hdr);
+    tu_write_file(q, text);
+    ck_assert_int_eq(sensim_cloud_read(q, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.pcd"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "POINTS 4611686018427387905 disagrees with WIDTH x HEIGHT"));
+    snprintf(text, sizeof text, "%sPOINTS 4611686018427387905\nDATA ascii\n1 2 3\n4 5 6\n", hdr);
+    tu_write_file(q, text);
+    ck_assert_int_eq(sensim_cloud_read(q, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "4611686018427387905 points declared"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "hold at most 2"));
+    snprintf(text, sizeof text, "%sWIDTH 4294967296\nHEIGHT 4294967297\nDATA binary\n", hdr);
+    tu_write_file(q, text);
+    ck_assert_int_eq(sensim_cloud_read(q, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "overflows"));
+    snprintf(text, sizeof text, "%sPOINTS 99999999999999999999999999\nDATA binary\n", hdr);
+    tu_write_file(q, text);
+    ck_assert_int_eq(sensim_cloud_read(q, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.pcd:6: bad POINTS"));
+    tu_write_file(p, "ply\nformat ascii 1.0\nelement vertex 4611686018427387905\nproperty float x\nproperty float y\n"
+                     "property float z\nend_header\n1 2 3\n4 5 6\n");
+    ck_assert_int_eq(sensim_cloud_read(p, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.ply"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "hold at most"));
+    tu_write_file(p, "ply\nformat binary_little_endian 1.0\nelement vertex 18446744073709551616\nproperty float x\n"
+                     "property float y\nproperty float z\nend_header\n");
+    ck_assert_int_eq(sensim_cloud_read(p, &pts, &n, &hi, NULL), SENSIM_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.ply:3: bad vertex count"));
+    /* A field of 300 values before x: x is the 301st token of the row. */
+    FILE *f = fopen(q, "w");
+    fprintf(f, "VERSION 0.7\nFIELDS h x y z\nSIZE 4 4 4 4\nTYPE F F F F\nCOUNT 300 1 1 1\nWIDTH 1\nHEIGHT 1\n"
+               "POINTS 1\nDATA ascii\n");
+    for (int i = 0; i < 300; i++)
+        fprintf(f, "%d ", i);
+    fprintf(f, "7.5 -2 3.25\n");
+    fclose(f);
+    ck_assert_int_eq(sensim_cloud_read(q, &pts, &n, &hi, NULL), SENSIM_OK);
+    ck_assert_uint_eq(n, 1);
+    ck_assert(pts[0] == 7.5f && pts[1] == -2.0f && pts[2] == 3.25f && pts[3] == 0.0f);
+    free(pts);
+    free(p);
+    free(q);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_pointcloud(void)
 {
     Suite *s = suite_create("pointcloud");
@@ -156,6 +215,7 @@ Suite *suite_pointcloud(void)
     tcase_add_test(tc, cloud_round_trips);
     tcase_add_test(tc, cloud_foreign_files);
     tcase_add_test(tc, cloud_errors);
+    tcase_add_test(tc, cloud_declared_counts);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -398,6 +398,39 @@ START_TEST(yaml_bad_scenes)
 }
 END_TEST
 
+/* PLY element counts are checked against the file before any row is read:
+ * an element of no properties declared with 2^63 rows once spun for ever in
+ * a binary file. */
+START_TEST(scene_ply_counts_bounded)
+{
+    char *dir = tu_mkdtemp();
+    char *p = tu_path(dir, "big.ply");
+    sensim_scene *s = sensim_scene_create();
+    tu_write_file(p, "ply\nformat binary_little_endian 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
+                     "property float z\nelement pad 9223372036854775807\nend_header\n");
+    ck_assert_int_lt(sensim_scene_load_mesh(s, "m", p), 0);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.ply:7: element 'pad' declares 9223372036854775807 rows"));
+    tu_write_file(p, "ply\nformat ascii 1.0\nelement vertex 99999999999999999999999\nproperty float x\nend_header\n");
+    ck_assert_int_lt(sensim_scene_load_mesh(s, "m", p), 0);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "big.ply:3: bad element line"));
+    sensim_scene_destroy(s);
+    /* Generated meshes: a terrain of 10^10 cells asked for 120 GB. */
+    char *y = tu_path(dir, "huge.yaml");
+    tu_write_file(y, "meshes:\n  - name: ground\n    terrain: {size: [100, 100], cells: [100000, 100000]}\n");
+    ck_assert_ptr_null(sensim_scene_load(y));
+    ck_assert_msg(strstr(sensim_last_error(), "huge.yaml:3:") && strstr(sensim_last_error(), "at most 67108864"), "%s",
+                  sensim_last_error());
+    tu_write_file(y, "meshes:\n  - name: ball\n    sphere: {radius: 1, segments: 100000}\n");
+    ck_assert_ptr_null(sensim_scene_load(y));
+    ck_assert_msg(strstr(sensim_last_error(), "huge.yaml:3:") && strstr(sensim_last_error(), "segments"), "%s",
+                  sensim_last_error());
+    free(y);
+    tu_rmtree(dir);
+    free(dir);
+    free(p);
+}
+END_TEST
+
 Suite *suite_scene(void)
 {
     Suite *su = suite_create("scene");
@@ -413,5 +446,10 @@ Suite *suite_scene(void)
     tcase_add_test(tc, yaml_scenes_load);
     tcase_add_test(tc, yaml_bad_scenes);
     suite_add_tcase(su, tc);
+    /* Its own case with a short timeout: the bug it guards against hangs. */
+    TCase *tl = tcase_create("scene_limits");
+    tcase_set_timeout(tl, 60);
+    tcase_add_test(tl, scene_ply_counts_bounded);
+    suite_add_tcase(su, tl);
     return su;
 }

@@ -20,7 +20,8 @@ extern "C" {
 
 typedef struct sensim_afile sensim_afile;
 
-/* Creates "<path>.tmp-XXXXXX" beside path with the mode a plain create would
+/* Creates "<path>.tmp-<pid>-XXXXXX" beside path (registered for removal on
+ * a signal, see below) with the mode a plain create would
  * give (0666 less the umask). NULL with the error set when it cannot. */
 sensim_afile *sensim_afile_open(const char *path);
 
@@ -37,6 +38,45 @@ sensim_status sensim_afile_commit(sensim_afile *a);
 
 /* Closes and removes the temporary file; path is untouched. NULL is a no-op. */
 void sensim_afile_abort(sensim_afile *a);
+
+/* Refuses to write over an input: SENSIM_EINVAL, naming both, when output
+ * and input name the same file (same device and inode, so symbolic and
+ * hard links count). SENSIM_OK when they differ, when output does not exist
+ * yet or input is NULL. Called by every verb that writes, before it reads,
+ * for each of its inputs. */
+sensim_status sensim_afile_check_distinct(const char *output, const char *input);
+
+/* ---- temporaries: names, signals, stale ones ----
+ *
+ * Every temporary (this writer's and the HDF5 log writer's) is named
+ * "<target>.tmp-<pid>-XXXXXX" and, while it exists, listed in a
+ * process-wide table that a signal handler can read. This is the one piece
+ * of mutable global state in the library: a signal handler can reach
+ * nothing else. Slots are claimed with atomic operations, so any thread may
+ * register and unregister. */
+
+/* Largest number of temporaries open at once that a signal removes. */
+#define SENSIM_TMP_MAX 64
+
+/* A mkstemp template "<path>.tmp-<pid>-XXXXXX", malloc'd (NULL: no memory). */
+char *sensim_tmp_template(const char *path);
+
+/* Lists a live temporary (the name is copied); returns its slot, or -1 when
+ * the table is full or the name too long (it is then not removed on a
+ * signal). sensim_tmp_unregister(-1) is a no-op. */
+int sensim_tmp_register(const char *tmp);
+void sensim_tmp_unregister(int slot);
+
+/* For programs: handlers for SIGINT, SIGTERM and SIGHUP (those not ignored)
+ * that unlink every listed temporary (unlink is async-signal-safe), then
+ * die of the same signal with its default action. */
+sensim_status sensim_tmp_install_signal_handlers(void);
+
+/* Removes temporaries of path left by processes that are gone (SIGKILL,
+ * power loss): names "<path>.tmp-<pid>-XXXXXX" with no process <pid>.
+ * notify (may be NULL) is called with each name and pid as it goes.
+ * Returns how many were removed. */
+size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp, long pid, void *ctx), void *ctx);
 
 #ifdef __cplusplus
 }

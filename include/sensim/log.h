@@ -11,6 +11,11 @@
  *
  * Errors name the file and dataset: "gt.h5: /ground_truth/t: ...".
  *
+ * A full disk: the write or commit fails with SENSIM_EIO ("disk full?") and
+ * the temporary file is removed. HDF5 1.10 keeps a file whose flush failed
+ * in a state that crashes its exit handler; programs that may meet a full
+ * disk call H5dont_atexit() before any other HDF5 call, as sensim does.
+ *
  * Thread safety: HDF5 (Debian's serial build) is not thread-safe; use a log
  * from one thread at a time, and do parallel work on buffers. */
 #ifndef SENSIM_LOG_H

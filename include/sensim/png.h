@@ -25,10 +25,17 @@ typedef struct sensim_image_info {
     int bit_depth; /* 8 or 16 */
 } sensim_image_info;
 
+/* The largest image sensim_png_read decodes, in pixels (2^28: 256 Mpx,
+ * 1.5 GiB as RGB of 16 bits). */
+#define SENSIM_PNG_MAX_PIXELS ((size_t)1 << 28)
+
 /* Reads a PNG. Gray and RGB of 8 or 16 bits are returned as stored (gray
  * images of 1, 2 or 4 bits are expanded to 8, palette images to RGB 8);
  * images with alpha are refused (SENSIM_EUNSUPPORTED, naming the file) unless
- * strip_alpha is nonzero. *pixels: H*W*C samples, uint8_t or uint16_t. */
+ * strip_alpha is nonzero. Before allocating, the declared size is checked
+ * against SENSIM_PNG_MAX_PIXELS and against what the file can hold (zlib
+ * expands at most 1032:1), so a small file declaring a huge image is refused
+ * (SENSIM_EFORMAT) instead of being decoded. *pixels: H*W*C samples, uint8_t or uint16_t. */
 sensim_status sensim_png_read(const char *path, int strip_alpha, sensim_image_info *info, void **pixels);
 
 /* Writes pixels (H*W*C samples of info->bit_depth bits) as a PNG. */
