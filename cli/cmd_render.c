@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "cli_gt.h"
+#include "sensim/guard.h"
 #include "sensim/log.h"
 #include "sensim/png.h"
 #include "sensim/camera.h"
@@ -460,6 +461,27 @@ int cmd_render(int argc, char **argv)
         fc.local = *sr;
         fc.local.rate_hz = rs.rate_hz;
         fc.seed = have_seed ? (uint64_t)noise_seed : rig->seed;
+    }
+    {
+        /* Times that cannot be seconds, then the output estimated before
+         * anything is written: the ground truth copied and, per scan, every
+         * beam's returns (40 bytes a point: points, range, azimuth,
+         * elevation, channel, return_index, time_offset, object,
+         * reflectivity) or, per frame, the 8-bit image. */
+        char what[600];
+        snprintf(what, sizeof what, "%s: /ground_truth/t", gt_path);
+        if (sensim_guard_times(t_first, t_last, n, what))
+            goto lib_fail;
+        double est = floor((t1 - t0 - fc.span) * rs.rate_hz + 1e-9) + 1;
+        est = est < 0 ? 0 : est > (double)count ? (double)count : est;
+        const double per = rs.type == SENSIM_SENSOR_LIDAR
+                               ? (double)rs.lidar.channels * rs.lidar.columns *
+                                     (rs.lidar.returns == SENSIM_RETURN_DUAL ? 2 : 1) * 40.0
+                               : (double)rs.camera.width * rs.camera.height * 3.0;
+        snprintf(what, sizeof what, "sensor '%s': %.3g %s (%g Hz over %.6g s) of up to %.3g bytes each", name, est,
+                 rs.type == SENSIM_SENSOR_LIDAR ? "scans" : "frames", rs.rate_hz, t1 - t0, per);
+        if (sensim_guard_output(out_path, est * per + (double)n * 17 * 8, what))
+            goto lib_fail;
     }
     uint64_t nframes = 0;
     while (nframes < count && frame_start(&fc, nframes) + fc.span <= t1 + 1e-9)

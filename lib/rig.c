@@ -515,16 +515,12 @@ static sensim_status carry_recorded(const sensim_log *in, sensim_log *out, const
  * origin's up: warns when the trajectory reaches where the ellipsoid's
  * normal is more than 0.1 deg from that up (about 11 km out). */
 static sensim_status check_tangent_plane(const sensim_log *in, const char *in_path, size_t rows,
-                                         const sensim_inject_opts *o)
+                                         const double lla0[3], const sensim_inject_opts *o)
 {
     enum { B = 65536 };
-    double lla0[3];
-    size_t n;
-    sensim_status st = sensim_gt_check(in, &n, lla0);
-    if (st)
-        return st;
     sensim_geo_enu frame;
-    if ((st = sensim_geo_enu_init(&frame, lla0)))
+    sensim_status st = sensim_geo_enu_init(&frame, lla0);
+    if (st)
         return st;
     double *p = malloc(3 * B * sizeof *p), worst = 0.0, far[3] = {0, 0, 0};
     if (!p)
@@ -628,11 +624,9 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
     sensim_status st = SENSIM_OK;
     int has_gt = sensim_log_exists(in, "/ground_truth");
     size_t gt_rows = 0;
-    if (has_gt) {
-        double lla[3];
-        if ((st = sensim_gt_check(in, &gt_rows, lla)))
-            goto done;
-    }
+    double gt_lla[3] = {0, 0, 0};
+    if (has_gt && (st = sensim_gt_check(in, &gt_rows, gt_lla)))
+        goto done;
     /* Every sensor must have either clean data or ground truth to work from. */
     for (size_t i = 0; i < rig->nsensors; i++) {
         const sensim_sensor *s = &rig->sensors[i];
@@ -652,7 +646,7 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
     }
     if ((st = check_output_size(rig, in, in_path, gt_rows, out_path)))
         goto done;
-    if (gt_rows && (st = check_tangent_plane(in, in_path, gt_rows, o)))
+    if (gt_rows && (st = check_tangent_plane(in, in_path, gt_rows, gt_lla, o)))
         goto done;
     if (!(out = sensim_log_create(out_path, "sensim inject"))) {
         st = sensim_last_status();

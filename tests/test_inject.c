@@ -354,11 +354,16 @@ START_TEST(gazebo_and_airsim_rig_keys)
     expect_failure(&f, "sensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
                        "    accel: { airsim: { arw: 0.01, bias_stability: 1e-4, tau: 100 } }\n",
                    NULL, (const char *[]){"rig.yaml:5", "arw", NULL});
-    char *preset = tu_src("data/rigs/imu-mpu6000-airsim.yaml");
-    sensim_rig *rig = sensim_rig_load(preset);
-    ck_assert_msg(rig != NULL, "%s", sensim_last_error());
-    sensim_rig_free(rig);
-    free(preset);
+    /* The bundled rigs that document these keys load. */
+    const char *rigs[2] = {"data/rigs/imu-mpu6000-airsim.yaml", "data/rigs/example.yaml"};
+    for (int i = 0; i < 2; i++) {
+        char *preset = tu_src(rigs[i]);
+        sensim_rig *rig = sensim_rig_load(preset);
+        ck_assert_msg(rig != NULL, "%s", sensim_last_error());
+        ck_assert(i == 0 || (rig->earth_gravity && rig->earth_rotation && rig->nsensors == 5));
+        sensim_rig_free(rig);
+        free(preset);
+    }
     teardown(&f);
 }
 END_TEST

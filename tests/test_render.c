@@ -1358,6 +1358,22 @@ START_TEST(cli_render_degenerate_and_window)
     float *pts = read_dset(out, "/sensors/l/points", SENSIM_F32, &n, &nb);
     ck_assert_uint_eq(n, 8 * 90);
     free(pts);
+    /* Output estimated before writing: 1e6 columns x 256 channels at
+     * 100 Hz over the second is 1e10 bytes a scan, 1e12 in all: refused
+     * above 1 TiB or the free space, nothing left behind. */
+    ck_assert_int_eq(tu_write_file(scene, "meshes:\n  - {name: floor, file: flat.obj}\n"
+                                          "objects:\n  - {mesh: floor}\n"
+                                          "sensors:\n  - {name: l, type: lidar, channels: 256, columns: 1000000,"
+                                          " rate_hz: 100}\n"),
+                     0);
+    char *big = tu_path(dir, "big.h5");
+    r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", big, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "sensor 'l': 100 scans (100 Hz over 1 s)") && strstr(r.err, "nothing written"), "%s",
+                  r.err);
+    ck_assert(!tu_file_exists(big));
+    tu_run_free(&r);
+    free(big);
     const char *bad[][2] = {{"--start", "-0.5"}, {"--start", "1.5"}, {"--end", "2"}};
     for (int i = 0; i < 3; i++) {
         r = tu_run("render", scene, "-t", gt, "-s", "l", "-o", out, bad[i][0], bad[i][1], NULL);

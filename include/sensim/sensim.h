@@ -10,6 +10,7 @@
 #include "sensim/gnss.h"
 #include "sensim/gnssfit.h"
 #include "sensim/gtcursor.h"
+#include "sensim/guard.h"
 #include "sensim/imu.h"
 #include "sensim/imufit.h"
 #include "sensim/judge.h"
