@@ -50,6 +50,9 @@
 /* Decompressed chunk data kept for chunks open at the same time (only
  * bags whose chunks overlap in time open several). */
 #define R1_CACHE_BYTES ((size_t)256 << 20)
+/* The largest chunk read (uncompressed bytes): a guard against corrupt
+ * size fields, far above what recorders write (768 KiB plus one message). */
+#define R1_MAX_CHUNK ((uint32_t)1 << 30)
 /* rosbag's default chunk threshold (uncompressed bytes). */
 #define R1_CHUNK_BYTES ((size_t)768 << 10)
 
@@ -588,8 +591,14 @@ static int r1_next(sensim_bag *bag, sensim_bag_msg *msg)
             const uint8_t *data = NULL;
             uint32_t size = 0;
             if (r1_need_data(bag, r, c) != SENSIM_OK) {
-                sensim_error_prefix(sensim_last_status(), "topic '%s': message %llu", bag->topics[topic].name,
-                                    (ull)index);
+                /* "run.bag: chunk at byte N: ..." becomes "run.bag: topic
+                 * '/imu': message 12: chunk at byte N: ...". */
+                char why[512];
+                size_t pl = strlen(bag->path);
+                const char *e = sensim_last_error();
+                snprintf(why, sizeof why, "%s", strncmp(e, bag->path, pl) == 0 && e[pl] == ':' ? e + pl + 2 : e);
+                sensim_error(sensim_last_status(), "%s: topic '%s': message %llu: %s", bag->path,
+                             bag->topics[topic].name, (ull)index, why);
                 return -1;
             }
             if (r1_message(bag, r, cu, e, index, &data, &size) != SENSIM_OK)
@@ -827,8 +836,16 @@ static sensim_status r1_read_chunk_info(sensim_bag *bag, r1_reader *r, uint64_t 
         p = idp + idl;
     }
     ch->idx_len = p - ch->idx_pos;
-    if (ch->idx_len > SIZE_MAX / 2)
-        return sensim_error(SENSIM_EFORMAT, "%s: chunk at byte %llu: index too large", bag->path, (ull)ch->pos);
+    /* Sizes that would make the reader allocate more than the file can
+     * justify: 12 index bytes a message; lz4 expands at most 255-fold;
+     * no chunk beyond R1_MAX_CHUNK. */
+    if ((uint64_t)ch->nmsgs * 12 > ch->idx_len || ch->usize > R1_MAX_CHUNK ||
+        (ch->compression == COMP_LZ4 && (uint64_t)ch->usize > 255 * (uint64_t)ch->csize + 65536) ||
+        (ch->nmsgs && ch->usize < 8 * (uint64_t)ch->nmsgs))
+        return sensim_error(SENSIM_EFORMAT,
+                            "%s: chunk at byte %llu: sizes inconsistent (%u messages, %llu index bytes, %u bytes "
+                            "compressed, %u uncompressed)",
+                            bag->path, (ull)ch->pos, ch->nmsgs, (ull)ch->idx_len, ch->csize, ch->usize);
     r->nchunks++;
     return SENSIM_OK;
 }
@@ -1275,7 +1292,11 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
         w1_conn *c = &w->conns[k];
         if (c->n == 0)
             continue;
-        qsort(c->e, c->n, sizeof *c->e, cmp_wentry);
+        int sorted = 1;
+        for (size_t j = 1; j < c->n && sorted; j++)
+            sorted = c->e[j - 1].t <= c->e[j].t;
+        if (!sorted)
+            qsort(c->e, c->n, sizeof *c->e, cmp_wentry);
         size_t dlen = 12 * c->n;
         if ((st = grow(&w->cbuf, &w->cbuf_cap, dlen, bw->path)))
             return st;
