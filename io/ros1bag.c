@@ -144,6 +144,7 @@ typedef struct r1_reader {
     uint64_t msg_index;
     uint64_t clock;
     size_t cached;           /* bytes of decompressed data held */
+    size_t cache_limit;      /* R1_CACHE_BYTES unless a test lowers it */
     /* scratch */
     uint8_t *buf;
     size_t buf_cap;
@@ -482,7 +483,7 @@ static sensim_status r1_need_data(sensim_bag *bag, r1_reader *r, size_t c)
     if (cu->loaded)
         return SENSIM_OK;
     size_t need = r->chunks[cu->chunk].usize;
-    while (r->cached + need > R1_CACHE_BYTES) {
+    while (r->cached + need > r->cache_limit) {
         r1_cursor *old = NULL;
         for (size_t k = 0; k < r->nheap; k++) {
             r1_cursor *o = &r->cur[r->heap[k]];
@@ -657,6 +658,12 @@ static void r1_close(sensim_bag *bag)
 }
 
 static const sensim_bag_ops r1_ops = {r1_next, r1_rewind, r1_close};
+
+void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes)
+{
+    if (bag->ops == &r1_ops)
+        ((r1_reader *)bag->impl)->cache_limit = bytes;
+}
 
 /* A string field of a connection header, copied NUL-terminated into *out
  * (malloc'd). */
@@ -875,6 +882,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
         goto fail;
     }
     r->fd = -1;
+    r->cache_limit = R1_CACHE_BYTES;
     bag->impl = r;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
