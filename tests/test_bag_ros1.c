@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../io/bag_internal.h"
 #include "sensim/bag.h"
@@ -551,6 +552,37 @@ START_TEST(survives_random_damage)
 }
 END_TEST
 
+/* The dispatcher tells formats by content, not by name: files with MCAP and
+ * SQLite magic (here followed by junk) and a directory with metadata.yaml
+ * go to their backends, which refuse them naming the file; a ROS 1 bag
+ * named .mcap is read as ROS 1. */
+START_TEST(dispatch_by_content)
+{
+    char *dir = tu_mkdtemp(), *m = tu_path(dir, "x.bag"), *q = tu_path(dir, "y.bag"), *d2 = tu_path(dir, "r2"),
+         *meta = tu_path(d2, "metadata.yaml");
+    save(m, (const unsigned char *)"\x89MCAP0\r\n junk junk", 20);
+    save(q, (const unsigned char *)"SQLite format 3\0 junk junk", 27);
+    ck_assert_int_eq(mkdir(d2, 0777), 0);
+    ck_assert_int_eq(tu_write_file(meta, "rosbag2_bagfile_information:\n"), 0);
+    const char *paths[] = {m, q, d2};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_ptr_null(sensim_bag_open(paths[k]));
+        const char *e = sensim_last_error();
+        ck_assert_msg(strncmp(e, paths[k], strlen(paths[k])) == 0 && !strstr(e, "not a recording"), "%s", e);
+    }
+    py_write(dir, "b", "none", 100000, "ordered");
+    char *b = tu_path(dir, "b.bag"), *bm = tu_path(dir, "b.mcap");
+    ck_assert_int_eq(rename(b, bm), 0);
+    sensim_bag *bag = sensim_bag_open(bm);
+    ck_assert_msg(bag != NULL, "%s", sensim_last_error());
+    ck_assert_int_eq(sensim_bag_get_format(bag), SENSIM_BAG_ROS1);
+    ck_assert_str_eq(sensim_bag_path(bag), bm);
+    sensim_bag_close(bag);
+    tu_rmtree(dir);
+    free(dir), free(m), free(q), free(d2), free(meta), free(b), free(bm);
+}
+END_TEST
+
 START_TEST(topic_not_found_lists_topics)
 {
     char *dir = tu_mkdtemp();
@@ -637,6 +669,7 @@ Suite *suite_bag_ros1(void)
     tcase_add_test(tc, sensim_writes_out_of_order);
     tcase_add_test(tc, bad_inputs);
     tcase_add_test(tc, topic_not_found_lists_topics);
+    tcase_add_test(tc, dispatch_by_content);
     tcase_add_loop_test(tc, survives_random_damage, 0, 3);
     tcase_add_test(tc, writer_refusals);
     suite_add_tcase(s, tc);
