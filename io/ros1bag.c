@@ -449,12 +449,7 @@ static void r1_release(r1_reader *r, size_t c)
 {
     r1_cursor *cu = &r->cur[c];
     r1_drop_data(r, cu);
-    /* The buffer is kept for the next chunk, unless it is a large one. */
-    if (cu->data_cap > R1_CACHE_BYTES / 8) {
-        free(cu->data);
-        cu->data = NULL;
-        cu->data_cap = 0;
-    }
+    /* The buffer stays: the message just delivered may point into it. */
     r->freecur[r->nfree++] = c;
 }
 
@@ -465,6 +460,13 @@ static sensim_status r1_open_chunk(sensim_bag *bag, r1_reader *r, size_t ci)
     r1_cursor *cu = &r->cur[c];
     cu->loaded = 0;
     cu->used = 0;
+    /* A slot reused: the caller is done with the message that may have
+     * pointed into its buffer; a large one is not kept for the next chunk. */
+    if (cu->data_cap > r->cache_limit / 8) {
+        free(cu->data);
+        cu->data = NULL;
+        cu->data_cap = 0;
+    }
     sensim_status st = r1_load_entries(bag, r, ci, cu, 1);
     if (st || cu->n == 0)
         r->freecur[r->nfree++] = c;

@@ -560,8 +560,9 @@ START_TEST(dispatch_by_content)
 {
     char *dir = tu_mkdtemp(), *m = tu_path(dir, "x.bag"), *q = tu_path(dir, "y.bag"), *d2 = tu_path(dir, "r2"),
          *meta = tu_path(d2, "metadata.yaml");
-    save(m, (const unsigned char *)"\x89MCAP0\r\n junk junk", 20);
-    save(q, (const unsigned char *)"SQLite format 3\0 junk junk", 27);
+    static const char mcap[] = "\x89MCAP0\r\n junk junk", sqlite[] = "SQLite format 3\0 junk junk";
+    save(m, (const unsigned char *)mcap, sizeof mcap - 1);
+    save(q, (const unsigned char *)sqlite, sizeof sqlite - 1);
     ck_assert_int_eq(mkdir(d2, 0777), 0);
     ck_assert_int_eq(tu_write_file(meta, "rosbag2_bagfile_information:\n"), 0);
     const char *paths[] = {m, q, d2};
