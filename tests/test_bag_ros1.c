@@ -239,11 +239,18 @@ START_TEST(rosbag_reads_sensim_written)
     sensim_bag_writer *w = sensim_bag_writer_create(out, SENSIM_BAG_ROS1, wc[_i]);
     ck_assert_msg(w != NULL, "%s", sensim_last_error());
     ck_assert_int_eq(sensim_bag_writer_ros1_chunk_size(w, 4000), SENSIM_OK);
+    /* sensor_msgs/Imu through the public call without a definition (sensim
+     * fills in its own text and md5sum, which must be rosbag's); the
+     * std_msgs types with rosbag's. */
     size_t h[8];
     for (size_t i = 0; i < r.ntopics; i++)
-        ck_assert_int_eq(sensim_bag_writer_add_topic_md5(w, r.topics[i].name, r.topics[i].type, r.topics[i].md5,
-                                                         r.topics[i].def, &h[i]),
-                         SENSIM_OK);
+        if (strcmp(r.topics[i].type, "sensor_msgs/Imu") == 0)
+            ck_assert_int_eq(sensim_bag_writer_add_topic(w, r.topics[i].name, r.topics[i].type, "", &h[i]),
+                             SENSIM_OK);
+        else
+            ck_assert_int_eq(sensim_bag_writer_add_topic_md5(w, r.topics[i].name, r.topics[i].type,
+                                                             r.topics[i].md5, r.topics[i].def, &h[i]),
+                             SENSIM_OK);
     for (size_t j = 0; j < r.nmsgs; j++) {
         size_t t = 0;
         while (strcmp(r.topics[t].name, r.msgs[j].topic) != 0)
