@@ -76,6 +76,12 @@ sensim_bag *sensim_bag_open_db3(const char *path);     /* io/db3.c */
 sensim_bag *sensim_bag_open_mcap(const char *path);    /* io/mcap.c */
 sensim_bag *sensim_bag_open_ros2dir(const char *dir);  /* rosbag2 directory: metadata.yaml + splits */
 
+/* ROS 1 reader: the most bytes of decompressed chunk data held at once
+ * when chunks overlap in time (default 256 MiB); data evicted is read
+ * again when needed. Tests lower it to exercise that path. No-op on other
+ * formats. */
+void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes);
+
 /* ---- writing ---- */
 
 typedef struct sensim_bag_writer_ops {

@@ -50,6 +50,9 @@
 /* Decompressed chunk data kept for chunks open at the same time (only
  * bags whose chunks overlap in time open several). */
 #define R1_CACHE_BYTES ((size_t)256 << 20)
+/* The largest chunk read (uncompressed bytes): a guard against corrupt
+ * size fields, far above what recorders write (768 KiB plus one message). */
+#define R1_MAX_CHUNK ((uint32_t)1 << 30)
 /* rosbag's default chunk threshold (uncompressed bytes). */
 #define R1_CHUNK_BYTES ((size_t)768 << 10)
 
@@ -141,6 +144,7 @@ typedef struct r1_reader {
     uint64_t msg_index;
     uint64_t clock;
     size_t cached;           /* bytes of decompressed data held */
+    size_t cache_limit;      /* R1_CACHE_BYTES unless a test lowers it */
     /* scratch */
     uint8_t *buf;
     size_t buf_cap;
@@ -445,12 +449,7 @@ static void r1_release(r1_reader *r, size_t c)
 {
     r1_cursor *cu = &r->cur[c];
     r1_drop_data(r, cu);
-    /* The buffer is kept for the next chunk, unless it is a large one. */
-    if (cu->data_cap > R1_CACHE_BYTES / 8) {
-        free(cu->data);
-        cu->data = NULL;
-        cu->data_cap = 0;
-    }
+    /* The buffer stays: the message just delivered may point into it. */
     r->freecur[r->nfree++] = c;
 }
 
@@ -461,6 +460,13 @@ static sensim_status r1_open_chunk(sensim_bag *bag, r1_reader *r, size_t ci)
     r1_cursor *cu = &r->cur[c];
     cu->loaded = 0;
     cu->used = 0;
+    /* A slot reused: the caller is done with the message that may have
+     * pointed into its buffer; a large one is not kept for the next chunk. */
+    if (cu->data_cap > r->cache_limit / 8) {
+        free(cu->data);
+        cu->data = NULL;
+        cu->data_cap = 0;
+    }
     sensim_status st = r1_load_entries(bag, r, ci, cu, 1);
     if (st || cu->n == 0)
         r->freecur[r->nfree++] = c;
@@ -479,7 +485,7 @@ static sensim_status r1_need_data(sensim_bag *bag, r1_reader *r, size_t c)
     if (cu->loaded)
         return SENSIM_OK;
     size_t need = r->chunks[cu->chunk].usize;
-    while (r->cached + need > R1_CACHE_BYTES) {
+    while (r->cached + need > r->cache_limit) {
         r1_cursor *old = NULL;
         for (size_t k = 0; k < r->nheap; k++) {
             r1_cursor *o = &r->cur[r->heap[k]];
@@ -588,8 +594,14 @@ static int r1_next(sensim_bag *bag, sensim_bag_msg *msg)
             const uint8_t *data = NULL;
             uint32_t size = 0;
             if (r1_need_data(bag, r, c) != SENSIM_OK) {
-                sensim_error_prefix(sensim_last_status(), "topic '%s': message %llu", bag->topics[topic].name,
-                                    (ull)index);
+                /* "run.bag: chunk at byte N: ..." becomes "run.bag: topic
+                 * '/imu': message 12: chunk at byte N: ...". */
+                char why[512];
+                size_t pl = strlen(bag->path);
+                const char *e = sensim_last_error();
+                snprintf(why, sizeof why, "%s", strncmp(e, bag->path, pl) == 0 && e[pl] == ':' ? e + pl + 2 : e);
+                sensim_error(sensim_last_status(), "%s: topic '%s': message %llu: %s", bag->path,
+                             bag->topics[topic].name, (ull)index, why);
                 return -1;
             }
             if (r1_message(bag, r, cu, e, index, &data, &size) != SENSIM_OK)
@@ -648,6 +660,12 @@ static void r1_close(sensim_bag *bag)
 }
 
 static const sensim_bag_ops r1_ops = {r1_next, r1_rewind, r1_close};
+
+void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes)
+{
+    if (bag->ops == &r1_ops)
+        ((r1_reader *)bag->impl)->cache_limit = bytes;
+}
 
 /* A string field of a connection header, copied NUL-terminated into *out
  * (malloc'd). */
@@ -827,8 +845,16 @@ static sensim_status r1_read_chunk_info(sensim_bag *bag, r1_reader *r, uint64_t 
         p = idp + idl;
     }
     ch->idx_len = p - ch->idx_pos;
-    if (ch->idx_len > SIZE_MAX / 2)
-        return sensim_error(SENSIM_EFORMAT, "%s: chunk at byte %llu: index too large", bag->path, (ull)ch->pos);
+    /* Sizes that would make the reader allocate more than the file can
+     * justify: 12 index bytes a message; lz4 expands at most 255-fold;
+     * no chunk beyond R1_MAX_CHUNK. */
+    if ((uint64_t)ch->nmsgs * 12 > ch->idx_len || ch->usize > R1_MAX_CHUNK ||
+        (ch->compression == COMP_LZ4 && (uint64_t)ch->usize > 255 * (uint64_t)ch->csize + 65536) ||
+        (ch->nmsgs && ch->usize < 8 * (uint64_t)ch->nmsgs))
+        return sensim_error(SENSIM_EFORMAT,
+                            "%s: chunk at byte %llu: sizes inconsistent (%u messages, %llu index bytes, %u bytes "
+                            "compressed, %u uncompressed)",
+                            bag->path, (ull)ch->pos, ch->nmsgs, (ull)ch->idx_len, ch->csize, ch->usize);
     r->nchunks++;
     return SENSIM_OK;
 }
@@ -858,6 +884,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
         goto fail;
     }
     r->fd = -1;
+    r->cache_limit = R1_CACHE_BYTES;
     bag->impl = r;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
@@ -1275,7 +1302,11 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
         w1_conn *c = &w->conns[k];
         if (c->n == 0)
             continue;
-        qsort(c->e, c->n, sizeof *c->e, cmp_wentry);
+        int sorted = 1;
+        for (size_t j = 1; j < c->n && sorted; j++)
+            sorted = c->e[j - 1].t <= c->e[j].t;
+        if (!sorted)
+            qsort(c->e, c->n, sizeof *c->e, cmp_wentry);
         size_t dlen = 12 * c->n;
         if ((st = grow(&w->cbuf, &w->cbuf_cap, dlen, bw->path)))
             return st;

@@ -4,6 +4,7 @@
 
 #include "sensim/afile.h"
 #include "sensim/allan.h"
+#include "sensim/bag.h"
 #include "sensim/camera.h"
 #include "sensim/csv.h"
 #include "sensim/geodesy.h"

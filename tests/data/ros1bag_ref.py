@@ -3,7 +3,8 @@
 
   ros1bag_ref.py write BAG COMPRESSION CHUNK_THRESHOLD ORDER EXPECT
       Writes BAG with rosbag (COMPRESSION none|bz2|lz4; ORDER 'ordered' or
-      'shuffled': stamps written out of order within and across chunks) and
+      'shuffled': stamps written out of order within and across chunks;
+      'conflict': also a Float64 connection on the String topic) and
       EXPECT, the reference a reader must reproduce:
         T name type md5sum count t_first_ns t_last_ns definition_hex
         M topic recv_ns payload_hex        (receive-time order, ties in write order)
@@ -14,6 +15,7 @@
 """
 import io
 import random
+import struct
 import sys
 
 import rosbag
@@ -44,14 +46,17 @@ def write(path, compression, threshold, order, expect):
         m.orientation_covariance[0] = -1.0
         msgs.append(("/imu", t, m, None))
         if i % 10 == 0:
-            # Two publishers on one topic: two connections, merged by readers.
-            who = "/node_a" if i % 20 == 0 else "/node_b"
+            # Two connections on one topic (as `rosbag record` makes for two
+            # publishers): rosbag.Bag.write keeps one connection a topic, so
+            # the second is written as /statuX and renamed in the file below.
+            who = "/status" if i % 20 == 0 else "/statuX"
             s = String(data="status %d from %s" % (i, who))
-            hdr = {"callerid": who, "topic": "/status", "type": String._type,
-                   "md5sum": String._md5sum, "message_definition": String._full_text}
-            msgs.append(("/status", t, s, hdr))  # same stamp as an Imu: a tie
+            msgs.append((who, t, s, None))  # same stamp as an Imu: a tie
         if i % 7 == 3:
             msgs.append(("/temp", t + 1234567, Float64(data=20.0 + 0.001 * i), None))
+    if order == "conflict":
+        # A second publisher on /status with another type: readers must refuse.
+        msgs.append(("/statuY", t0, Float64(data=1.0), None))
     if order == "shuffled":
         blocks = [msgs[k:k + 60] for k in range(0, len(msgs), 60)]
         rng.shuffle(blocks)
@@ -62,17 +67,29 @@ def write(path, compression, threshold, order, expect):
         msgs = [m for b in blocks for m in b]
     bag = rosbag.Bag(path, "w", compression=compression, chunk_threshold=threshold)
     out = []
-    for k, (topic, t, m, hdr) in enumerate(msgs):
+    for k, (topic, t, m, _) in enumerate(msgs):
         stamp = genpy.Time(nsecs=t)
-        if hdr:
-            bag.write(topic, m, stamp, connection_header=hdr)
-        else:
-            bag.write(topic, m, stamp)
+        bag.write(topic, m, stamp)
         buf = io.BytesIO()
         m.serialize(buf)
-        out.append((t, k, topic, buf.getvalue()))
+        out.append((t, k, "/status" if topic.startswith("/statu") else topic, buf.getvalue()))
     bag.close()
+    # The rename, in the index section's connection records only (what
+    # readers use; the copies inside chunks may be compressed).
+    with open(path, "rb") as f:
+        data = f.read()
+    p = data.index(b"index_pos=") + 10
+    index_pos = struct.unpack("<Q", data[p:p + 8])[0]
+    index = data[index_pos:]
+    for alias in (b"/statuX", b"/statuY"):
+        index = index.replace(b"topic=" + alias, b"topic=/status")
+    with open(path, "wb") as f:
+        f.write(data[:index_pos] + index)
     out.sort(key=lambda x: (x[0], x[1]))
+    if order == "conflict":
+        return
+    conns = rosbag.Bag(path)._connections.values()
+    assert sum(c.topic == "/status" for c in conns) == 2, "expected two connections on /status"
     types = {"/imu": Imu, "/status": String, "/temp": Float64}
     with open(expect, "w") as f:
         for name in ("/imu", "/status", "/temp"):
