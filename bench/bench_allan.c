@@ -119,7 +119,7 @@ int main(int argc, char **argv)
              data, n, naxes, taus, tau0);
     FILE *py = popen(cmd, "r");
     double t_np = -1, maxrel = 0;
-    if (py && fscanf(py, "seconds %lf", &t_np) == 1) {
+    if (py && fscanf(py, "seconds %lf cpu %*f", &t_np) == 1) {
         for (size_t a = 0; a < naxes; a++)
             for (size_t k = 0; k < nm; k++) {
                 double v;

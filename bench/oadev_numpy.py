@@ -33,12 +33,14 @@ def main():
     ms = [int(l) for l in open(tauf) if l.strip()]
     cols = [np.ascontiguousarray(data[:, a]) for a in range(naxes)]
     t = time.perf_counter()
+    c = time.process_time()
     out = []
     for y in cols:
         x = frequency2phase(y, tau0)
         out.append([calc_adev_phase(x, 1.0 / tau0, m, 1) for m in ms])
     dt = time.perf_counter() - t
-    print("seconds %.6f" % dt)
+    dc = time.process_time() - c
+    print("seconds %.6f cpu %.6f" % (dt, dc))
     for row in out:
         print(" ".join("%.17g" % v for v in row))
 

@@ -413,17 +413,22 @@ sensim_status sensim_allan_noise_id(const double *x, size_t n, size_t stride, se
  * d the overlapping second difference at m and v the sum of m of them,
  * E[d^2] = int S 16 sin^4(pi u m) du and E[v^2] = int S 16 sin^6(pi u m) /
  * sin^2(pi u) du, and R = E[v^2] / (m^2 E[d^2]). 1/m exactly for white PM.
- * Midpoint rule with 32 points per period of sin(pi u m), m capped at 1024
- * (beyond, the ratio to 1/m is taken as at 1024: it grows like log m for
+ * Midpoint rule with 32 points per period of sin(pi u m), m capped at 256
+ * (beyond, the ratio to 1/m is taken as at 256: it grows like log m for
  * flicker PM, so the split below then leans to flicker, the wider interval). */
 static double rn_expected(int alpha, size_t m) /* alpha 2, 1 or 0 */
 {
     if (alpha == 2)
         return 1.0 / (double)m;
-    size_t mc = m > 1024 ? 1024 : m, K = 32 * mc;
+    /* u_k = (k + 1/2) / (2K), K = 32 mc: sin(pi u_k mc) = sin(pi (k + 1/2) / 64)
+     * repeats every 128 points, so it comes from a table. */
+    double tab[128];
+    for (int j = 0; j < 128; j++)
+        tab[j] = sin(M_PI * (j + 0.5) / 64.0);
+    size_t mc = m > 256 ? 256 : m, K = 32 * mc;
     double num = 0, den = 0;
     for (size_t k = 0; k < K; k++) {
-        double u = (k + 0.5) / (2.0 * (double)K), su = sin(M_PI * u), sm = sin(M_PI * u * (double)mc);
+        double u = (k + 0.5) / (2.0 * (double)K), su = sin(M_PI * u), sm = tab[k % 128];
         double S = alpha == 1 ? 1 / (2 * su) : 1 / (4 * su * su), s4 = sm * sm * sm * sm; /* a = 1 or 2 */
         num += S * s4 * sm * sm / (su * su);
         den += S * s4;
@@ -456,14 +461,24 @@ static double rn_observed(const double *ph, size_t np, size_t m)
 
 /* White PM (2), flicker PM (1) or neither (0) at m by R(m), split at the
  * geometric means of the expected ratios. */
-static int rn_classify(const double *ph, size_t np, size_t m)
+static void rn_thresholds(size_t m, double thr[2])
 {
-    double r = rn_observed(ph, np, m);
+    double e1 = rn_expected(1, m);
+    thr[0] = sqrt(rn_expected(2, m) * e1);
+    thr[1] = sqrt(e1 * rn_expected(0, m));
+}
+
+/* thr: the two splits at m (rn_thresholds), or NULL to compute them. */
+static int rn_classify(const double *ph, size_t np, size_t m, const double *thr)
+{
+    double r = rn_observed(ph, np, m), t[2];
     if (m < 2 || !(r > 0))
         return 1;
-    if (r < sqrt(rn_expected(2, m) * rn_expected(1, m)))
-        return 2;
-    return r < sqrt(rn_expected(1, m) * rn_expected(0, m)) ? 1 : 0;
+    if (!thr) {
+        rn_thresholds(m, t);
+        thr = t;
+    }
+    return r < thr[0] ? 2 : r < thr[1] ? 1 : 0;
 }
 
 /* Barnes' bias function B1(N, mu): the expected ratio of the N-sample to the
@@ -479,7 +494,7 @@ static double b1_expected(double N, double mu)
  * frequencies (ph[(k+1)m] - ph[k m]) picks mu in -2..1 (alpha 2/1, 0, -1,
  * -2), split at geometric means of neighbouring expected values, after
  * R(m) has ruled out white and flicker PM. ALPHA_UNKNOWN below 4 points. */
-static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L)
+static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L, const double *thr)
 {
     if (L < 4)
         return ALPHA_UNKNOWN;
@@ -504,7 +519,7 @@ static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L)
             mu = u;
     /* B1 tells the PM types from white FM poorly with few points; R(m),
      * from every overlapping term at m, decides there. */
-    int pm = rn_classify(ph, np, m);
+    int pm = rn_classify(ph, np, m, thr);
     if (pm)
         return pm;
     return mu == -2 ? 0 : -mu - 1;
@@ -512,15 +527,16 @@ static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L)
 
 /* The same from the phase buffer ph (np points), which serves both kinds of
  * input: averaged rate over block k is (ph[(k+1)m] - ph[km]) / (m tau0), and
- * the scale does not matter to a correlation. work holds NOISE_ID_MAX.
+ * the scale does not matter to a correlation. work holds NOISE_ID_MAX; thr
+ * the R(m) splits at m, or NULL to compute them when needed.
  * Lag-1 where at least NOISE_ID_MIN averaged points remain, B1 below; on
  * phase data, white versus flicker PM (which the decimated lag-1 estimate
  * tells apart poorly) by R(m). */
-static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work)
+static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work, const double *thr)
 {
     size_t L = freq ? (np - 1) / m : (np - 1) / m + 1;
     if (L < NOISE_ID_MIN)
-        return noise_id_b1(ph, np, m, (np - 1) / m - 1);
+        return noise_id_b1(ph, np, m, (np - 1) / m - 1, thr);
     if (L > NOISE_ID_MAX)
         L = NOISE_ID_MAX;
     for (size_t k = 0; k < L; k++)
@@ -528,7 +544,7 @@ static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int d
     int alpha = noise_id_series(work, L, !freq, dmax);
     if ((alpha == 1 || alpha == 2) && m >= 2) {
         size_t span = NOISE_ID_MAX * m + 1;
-        alpha = rn_classify(ph, np < span ? np : span, m);
+        alpha = rn_classify(ph, np < span ? np : span, m, thr);
         alpha = alpha ? alpha : 1;
     }
     return alpha;
@@ -778,7 +794,7 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
             for (size_t i = i0; i < i1; i++) {
                 double v = x[i * stride + a];
                 sum += v;
-                mx = fmax(mx, fabs(v));
+                mx = fabs(v) > mx ? fabs(v) : mx;
                 same &= v == first;
             }
             bsum[blk * na + a] = sum;
@@ -882,6 +898,20 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
             return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the partial sums of %zu taus", nm);
         ov_sums(ph, pstride, na, np, m, nm, order, sums, sums + na * nm);
     }
+    /* The R(m) splits of the taus that B1 decides (too few points for
+     * lag-1), once for all axes: integrating the expected ratios costs more
+     * than the test itself. Elsewhere R(m) is rarely needed. */
+    double *rnthr = o->fixed_alpha ? NULL : malloc(2 * nm * sizeof *rnthr);
+    if (rnthr) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (size_t k = 0; k < nm; k++) {
+            size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+            if (L < NOISE_ID_MIN && m[k] >= 2)
+                rn_thresholds(m[k], rnthr + 2 * k);
+            else
+                rnthr[2 * k] = rnthr[2 * k + 1] = NAN; /* computed when needed */
+        }
+    }
     int failed = 0;
     size_t items = na * nm;
 #pragma omp parallel
@@ -906,11 +936,13 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
             out[it].tau = tau;
             out[it].dev = sqrt(var > 0 ? var : 0);
             out[it].n = terms;
-            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work) : 0;
+            const double *thr = rnthr && !isnan(rnthr[2 * k]) ? rnthr + 2 * k : NULL;
+            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work, thr) : 0;
         }
         free(work);
     }
     free(sums);
+    free(rnthr);
     if (failed)
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
 #pragma omp parallel for schedule(dynamic, 1)

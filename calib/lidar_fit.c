@@ -54,6 +54,10 @@ sensim_status sensim_lidar_fit_range(const float *ranges, size_t S, size_t M, co
         size_t n = 0;
         for (size_t s = 0; s < S; s++) {
             double v = ranges[s * M + i];
+            if (v < 0) {
+                st = sensim_error(SENSIM_EDATA, "lidar fit: scan %zu, return %zu: range %g m is negative", s, i, v);
+                goto done;
+            }
             if (isfinite(v)) {
                 s1 += v;
                 n++;
@@ -112,7 +116,39 @@ sensim_status sensim_lidar_fit_range(const float *ranges, size_t S, size_t M, co
             goto done;
         }
     }
-    double dof = (double)(m - 2), scale = chisq / dof;
+    r->base_free = c0;
+    r->slope_free = c1;
+    double npar = 2;
+    if (c1 < 0 || c0 < 0) {
+        /* A sigma that decreases with range, or is negative at range 0, is
+         * no noise model: refit with the offending term held at 0 (a
+         * constant, or a proportional sigma), reweighting as above, so that
+         * every output states the same model. */
+        r->constrained = c1 < 0 ? 1 : 2;
+        npar = 1;
+        for (int it = 0; it < 4; it++) {
+            double sw = 0, swy = 0, swx2 = 0, swxy = 0;
+            for (size_t i = 0; i < m; i++) {
+                double sg = it == 0 ? y[i] : r->constrained == 1 ? c0 : c1 * x[i];
+                if (!(sg > floor_s))
+                    sg = floor_s;
+                w[i] = 1.0 / (sg * sg * rel[i]);
+                sw += w[i];
+                swy += w[i] * y[i];
+                swx2 += w[i] * x[i] * x[i];
+                swxy += w[i] * x[i] * y[i];
+            }
+            if (r->constrained == 1) {
+                c0 = swy / sw, c1 = 0, cov00 = 1 / sw, cov11 = 0;
+            } else {
+                c0 = 0, c1 = swxy / swx2, cov00 = 0, cov11 = 1 / swx2;
+            }
+        }
+        chisq = 0;
+        for (size_t i = 0; i < m; i++)
+            chisq += w[i] * (y[i] - c0 - c1 * x[i]) * (y[i] - c0 - c1 * x[i]);
+    }
+    double dof = (double)m - npar, scale = chisq / dof;
     r->chi2_dof = scale;
     if (!(scale > 1))
         scale = 1;

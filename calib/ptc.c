@@ -116,6 +116,12 @@ sensim_status sensim_ptc_fit(const sensim_ptc_level *lv, size_t n, double full_s
             isat = i;
     double sat = lv[isat].mu_y - lv[isat].mu_dark;
     r->saturation_dn = sat;
+    /* The variance must turn down after its peak for saturation to have
+     * been seen: a peak at the brightest level only bounds it from below. */
+    r->saturation_reached = 0;
+    for (size_t i = 0; i < n; i++)
+        if (lv[i].mu_y - lv[i].mu_dark > sat)
+            r->saturation_reached = 1;
     double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *w = malloc(n * sizeof *w);
     double *xt = malloc(n * sizeof *xt), *yt = malloc(n * sizeof *yt), *wt = malloc(n * sizeof *wt);
     sensim_status st = SENSIM_OK;

@@ -38,15 +38,19 @@ const char cmd_allan_usage[] =
     "  -s, --sensor NAME     read /sensors/NAME of an HDF5 log\n"
     "  -T, --topic TOPIC     read a topic of a recording (rate: the median interval\n"
     "                        of its stamps, or --rate checked against them)\n"
-    "  -q, --quantity Q      angular_velocity (default), specific_force or\n"
-    "                        magnetic_field\n"
+    "  -q, --quantity Q      angular_velocity (default), specific_force,\n"
+    "                        magnetic_field, or imu: both of the first two, six\n"
+    "                        axes in one call (gyro_x..accel_z)\n"
     "  -k, --column K        CSV column to read, from 1 (default 1)\n"
     "  -h, --help            this text\n"
     "\n"
     "Without --csv or --json a table is printed. Exit status: 0 success,\n"
     "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
 
-static const char *const axis_names[3] = {"x", "y", "z"};
+/* Three axes are x, y, z; the six of --quantity imu are gyro then accel. */
+static const char *const axis3[3] = {"x", "y", "z"};
+static const char *const axis6[6] = {"gyro_x", "gyro_y", "gyro_z", "accel_x", "accel_y", "accel_z"};
+#define axis_names (naxes == 6 ? axis6 : axis3)
 
 static void print_table(FILE *f, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm, size_t naxes)
 {
@@ -196,8 +200,9 @@ int cmd_allan(int argc, char **argv)
         case 'T': topic = optarg; break;
         case 'q':
             if (strcmp(optarg, "angular_velocity") && strcmp(optarg, "specific_force") &&
-                strcmp(optarg, "magnetic_field"))
-                return cli_usage_error("allan", "--quantity '%s': expected angular_velocity or specific_force", optarg);
+                strcmp(optarg, "magnetic_field") && strcmp(optarg, "imu"))
+                return cli_usage_error("allan", "--quantity '%s': expected angular_velocity, specific_force or imu",
+                                       optarg);
             quantity = optarg;
             break;
         case 'k':
@@ -226,38 +231,64 @@ int cmd_allan(int argc, char **argv)
     if (cli_check_output("allan", plot, input, NULL))
         return CLI_FAIL;
 
-    cli_series s;
-    sensim_status st = topic    ? cli_series_bag(input, topic, quantity, rate, 0, &s)
-                       : sensor ? cli_series_h5(input, sensor, quantity, rate, &s)
+    cli_series s, s2 = {0};
+    int imu = (sensor || topic) && !strcmp(quantity, "imu");
+    const char *q1 = imu ? "angular_velocity" : quantity;
+    sensim_status st = topic    ? cli_series_bag(input, topic, q1, rate, 0, &s)
+                       : sensor ? cli_series_h5(input, sensor, q1, rate, &s)
                                 : cli_series_csv(input, (size_t)column - 1, rate, &s);
+    const char *bag_topic = topic;
     if (topic)
         sensor = topic;
     if (st)
         return cli_fail_lib("allan");
+    if (imu) {
+        /* Six axes: the two quantities are computed one after the other
+         * into one result, without copying them into one array. */
+        st = bag_topic ? cli_series_bag(input, bag_topic, "specific_force", s.rate, 0, &s2)
+                       : cli_series_h5(input, sensor, "specific_force", s.rate, &s2);
+        if (st) {
+            cli_series_free(&s);
+            return cli_fail_lib("allan");
+        }
+        if (s2.n != s.n) {
+            cli_series_free(&s);
+            cli_series_free(&s2);
+            return cli_fail("allan", "%s: sensor %s: angular_velocity has %zu samples, specific_force %zu", input,
+                            sensor, s.n, s2.n);
+        }
+        snprintf(s.units, sizeof s.units, "%s", "");
+    }
+    const size_t naxes = imu ? 6 : s.naxes;
     o.tau0 = 1 / s.rate;
     size_t *m = NULL, nm = 0;
     sensim_allan_point *p = NULL;
     if ((st = sensim_allan_taus(grid, per_decade, o.dev, o.data, s.n, &m, &nm)))
         goto fail;
-    p = malloc(nm * s.naxes * sizeof *p);
+    p = malloc(nm * naxes * sizeof *p);
     if (!p) {
         st = sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((st = sensim_allan_compute_axes(s.x, s.n, s.naxes, &o, m, nm, p))) {
-        sensim_error_prefix(st, "%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "");
-        goto fail;
+    for (int part = 0; part < (imu ? 2 : 1); part++) {
+        const cli_series *q = part ? &s2 : &s;
+        if ((st = sensim_allan_compute_axes(q->x, q->n, q->naxes, &o, m, nm, p + 3 * nm * (size_t)part))) {
+            sensim_error_prefix(st, "%s%s%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "",
+                                imu ? " " : "", imu ? (part ? "specific_force" : "angular_velocity") : "");
+            goto fail;
+        }
     }
+    cli_series_free(&s2);
     char what[300];
     snprintf(what, sizeof what, "%s%s%s", sensor ? sensor : input, sensor ? " " : "", sensor ? quantity : "");
-    if (plot && (st = write_plot(plot, &o, p, nm, s.naxes, what, s.units)))
+    if (plot && (st = write_plot(plot, &o, p, nm, naxes, what, s.units)))
         goto fail;
     if (csv)
-        print_csv(stdout, p, nm, s.naxes);
+        print_csv(stdout, p, nm, naxes);
     else if (json)
-        print_json(stdout, &o, p, nm, s.naxes, s.units);
+        print_json(stdout, &o, p, nm, naxes, s.units);
     else
-        print_table(stdout, &o, p, nm, s.naxes);
+        print_table(stdout, &o, p, nm, naxes);
     free(m);
     free(p);
     cli_series_free(&s);
@@ -266,5 +297,6 @@ fail:
     free(m);
     free(p);
     cli_series_free(&s);
+    cli_series_free(&s2);
     return cli_fail_lib("allan");
 }

@@ -47,8 +47,10 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
     fprintf(f, "# sensim fit camera: %s, %zu levels (%zu below 70 %% of saturation)\n", src, L, r->levels_used);
     fprintf(f, "# gain K %.6g +- %.2g DN/e-, read noise %.4g +- %.2g e-, dark current %.4g +- %.2g e-/s (95 %%)\n",
             r->gain, r->gain_ci, r->read_noise, r->read_noise_ci, r->dark_current, r->dark_current_ci);
-    fprintf(f, "# saturation %.6g DN above dark = %.6g e-; PRNU %.4g %%; DSNU %.4g e-\n", r->saturation_dn,
-            r->saturation_capacity, 100 * r->prnu, r->dsnu);
+    fprintf(f, "# saturation %s%.6g DN above dark = %.6g e-%s; PRNU %.4g %%; DSNU %.4g e-\n",
+            r->saturation_reached ? "" : "at least ", r->saturation_dn, r->saturation_capacity,
+            r->saturation_reached ? "" : " (not reached: the variance still grows at the brightest level)",
+            100 * r->prnu, r->dsnu);
     fprintf(f, "# intensity model: variance_slope %.6g +- %.2g, variance_intercept %.6g +- %.2g\n",
             r->variance_slope, r->variance_slope_ci, r->variance_intercept, r->variance_intercept_ci);
     fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: camera\n    noise:\n", name);
@@ -186,6 +188,12 @@ int cli_fit_camera(int argc, char **argv)
         rc = cli_fail_lib(VERB);
         goto done;
     }
+    if (!r.saturation_reached)
+        fprintf(stderr,
+                "sensim fit camera: warning: %s: the variance still grows at the brightest level (%.6g DN above "
+                "dark): saturation was not reached, and saturation_capacity %.6g e- is only a lower bound; add "
+                "longer exposures\n",
+                in, r.saturation_dn, r.saturation_capacity);
     if (svg && sensim_ptc_plot_svg(svg, lv, L, &r)) {
         rc = cli_fail_lib(VERB);
         goto done;
@@ -219,6 +227,9 @@ int cli_fit_camera(int argc, char **argv)
             else
                 printf("\"%s\": null, ", f[i].k);
         }
+        if (!r.saturation_reached)
+            printf("\"saturation_note\": \"not reached: the variance still grows at the brightest level; "
+                   "saturation_dn and saturation_capacity are lower bounds\", ");
         printf("\"levels\": %zu, \"levels_used\": %zu}\n", L, r.levels_used);
     }
     rc = CLI_OK;

@@ -441,6 +441,9 @@ int cli_fit_lidar(int argc, char **argv)
                 in, name, S, P, r.points_used, r.range_min, r.range_max);
         fprintf(f, "# range_sigma_base %.6g +- %.2g m, range_sigma_slope %.6g +- %.2g (95 %%), chi2/dof %.3g\n",
                 r.sigma_base, r.sigma_base_ci, r.sigma_slope, r.sigma_slope_ci, r.chi2_dof);
+        if (r.constrained)
+            fprintf(f, "# the free line (base %.6g m, slope %.6g) has a %s; refitted with it held at 0\n", r.base_free,
+                    r.slope_free, r.constrained == 1 ? "sigma decreasing with range" : "negative sigma at range 0");
         if (have_angular) {
             fprintf(f, "# azimuth_sigma %.6g +- %.2g rad, elevation_sigma %.6g +- %.2g rad (95 %%), chi2/dof %.3g,\n",
                     ar.azimuth_sigma, ar.azimuth_sigma_ci, ar.elevation_sigma, ar.elevation_sigma_ci, ar.chi2_dof);
@@ -477,6 +480,11 @@ int cli_fit_lidar(int argc, char **argv)
                "\"used\": %zu, ",
                CLI_JSON_G(r.sigma_base, 9), CLI_JSON_G(r.sigma_base_ci, 3), CLI_JSON_G(r.sigma_slope, 9),
                CLI_JSON_G(r.sigma_slope_ci, 3), CLI_JSON_G(r.chi2_dof, 4), S, P, r.points_used);
+        if (r.constrained)
+            printf("\"constrained\": \"%s\", \"range_sigma_base_free\": %s, \"range_sigma_slope_free\": %s, ",
+                   r.constrained == 1 ? "slope held at 0: the free slope is negative"
+                                      : "base held at 0: the free base is negative",
+                   CLI_JSON_G(r.base_free, 9), CLI_JSON_G(r.slope_free, 9));
         if (have_angular) {
             printf("\"azimuth_sigma\": %s, \"azimuth_sigma_ci\": %s, \"elevation_sigma\": %s, "
                    "\"elevation_sigma_ci\": %s, \"angular_chi2_dof\": %s, \"angular_used\": %zu, \"targets\": [",

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sensim/allan.h"
+#include "sensim/log.h"
 #include "sensim/rng.h"
 #include "testutil.h"
 
@@ -506,6 +507,64 @@ START_TEST(cli_csv_matches_library)
 }
 END_TEST
 
+START_TEST(cli_six_axes_in_one_call)
+{
+    /* --quantity imu: the gyro's and the accelerometer's three axes in one
+     * call, each equal to its own three-axis call. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5");
+    const size_t n = 3000;
+    double *t = malloc(n * sizeof *t), *g = malloc(3 * n * sizeof *g), *a = malloc(3 * n * sizeof *a);
+    sensim_rng r = sensim_rng_make(8, 1, 0);
+    sensim_rng_normal_fill(&r, 0, 3 * n, g);
+    r = sensim_rng_make(8, 1, 1);
+    sensim_rng_normal_fill(&r, 0, 3 * n, a);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 100;
+    sensim_log *log = sensim_log_create(h5, "test_allan");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    const double rate = 100;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    tu_run_result six = tu_run("allan", "-i", h5, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
+    tu_run_result gy = tu_run("allan", "-i", h5, "--sensor", "imu", "--csv", NULL);
+    tu_run_result ac = tu_run("allan", "-i", h5, "--sensor", "imu", "--quantity", "specific_force", "--csv", NULL);
+    ck_assert_msg(six.status == 0 && gy.status == 0 && ac.status == 0, "%s%s%s", six.err, gy.err, ac.err);
+    /* The rows of gyro_x.. and accel_x.. are those of x.. in the others. */
+    char *want = malloc(2 * (strlen(gy.out) + strlen(ac.out)) + 64), *w = want;
+    w += sprintf(w, "axis,tau,dev,lo,hi,n\n");
+    for (int part = 0; part < 2; part++) {
+        const char *src = strchr(part ? ac.out : gy.out, '\n') + 1;
+        for (const char *line = src; *line;) {
+            const char *eol = strchr(line, '\n');
+            w += sprintf(w, "%s_%.*s\n", part ? "accel" : "gyro", (int)(eol - line), line);
+            line = eol + 1;
+        }
+    }
+    ck_assert_str_eq(six.out, want);
+    tu_run_free(&six);
+    six = tu_run("allan", "-i", h5, "--sensor", "imu", "--quantity", "imu", "--json", NULL);
+    ck_assert_int_eq(six.status, 0);
+    ck_assert_ptr_nonnull(strstr(six.out, "\"axis\": \"accel_z\""));
+    tu_run_free(&six);
+    tu_run_free(&gy);
+    tu_run_free(&ac);
+    six = tu_run("allan", "--help", NULL);
+    ck_assert_ptr_nonnull(strstr(six.out, "six axes in one call"));
+    tu_run_free(&six);
+    free(want);
+    free(t);
+    free(g);
+    free(a);
+    tu_rmtree(dir);
+    free(h5);
+    free(dir);
+}
+END_TEST
+
 START_TEST(cli_bad_input)
 {
     char *dir = tu_mkdtemp(), *svg = tu_path(dir, "out.svg");
@@ -580,6 +639,7 @@ Suite *suite_allan(void)
     tcase_set_timeout(tcc, 120);
     tcase_add_test(tcc, cli_csv_matches_library);
     tcase_add_test(tcc, cli_bad_input);
+    tcase_add_test(tcc, cli_six_axes_in_one_call);
     suite_add_tcase(s, tcc);
     return s;
 }

@@ -54,6 +54,7 @@ START_TEST(ptc_round_trip)
     ck_assert_within(r.read_noise, p.read_noise, 2 * r.read_noise_ci);
     ck_assert_within(r.dark_current, p.dark_current, 2 * r.dark_current_ci);
     ck_assert_within(r.dark_offset, p.black_level, 0.05);
+    ck_assert_int_eq(r.saturation_reached, 1);
     /* Saturation: the well (30000 e-) is reached between levels; the
      * variance peaks at the highest level whose pixels stay below it (PRNU
      * 1 % spreads the saturation point by about 300 e-), and the method
@@ -130,6 +131,31 @@ START_TEST(ptc_bad_input)
 }
 END_TEST
 
+START_TEST(ptc_saturation_not_reached)
+{
+    /* Issue 13 item 7: a stack whose variance still grows at its brightest
+     * level never saturated; its top level is only a lower bound of the
+     * saturation, and the result says so. Levels: shot-noise-limited,
+     * var = K mu with K = 0.25, mu up to 8000 DN of 65535. */
+    sensim_ptc_level lv[8];
+    for (int k = 0; k < 8; k++) {
+        double mu = 1000.0 * (k + 1);
+        lv[k] = (sensim_ptc_level){1e-3 * (k + 1), 10000, mu + 100, 0.25 * mu + 4, 100, 4, 10, 1};
+    }
+    sensim_ptc_result r;
+    ck_assert_int_eq(sensim_ptc_fit(lv, 8, 65535, &r), SENSIM_OK);
+    ck_assert_int_eq(r.saturation_reached, 0);
+    ck_assert_double_eq(r.saturation_dn, 8000);
+    /* The same with a ninth level past the well, whose variance collapses. */
+    sensim_ptc_level lv9[9];
+    memcpy(lv9, lv, sizeof lv);
+    lv9[8] = (sensim_ptc_level){9e-3, 10000, 9500 + 100, 50, 100, 4, 10, 1};
+    ck_assert_int_eq(sensim_ptc_fit(lv9, 9, 65535, &r), SENSIM_OK);
+    ck_assert_int_eq(r.saturation_reached, 1);
+    ck_assert_double_eq(r.saturation_dn, 8000);
+}
+END_TEST
+
 Suite *suite_ptc(void)
 {
     Suite *s = suite_create("ptc");
@@ -137,6 +163,7 @@ Suite *suite_ptc(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, ptc_round_trip);
     tcase_add_test(tc, ptc_bad_input);
+    tcase_add_test(tc, ptc_saturation_not_reached);
     suite_add_tcase(s, tc);
     return s;
 }

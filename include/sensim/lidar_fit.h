@@ -29,13 +29,18 @@ typedef struct sensim_lidar_fit_result {
     double chi2_dof;                    /* reduced chi-square of the fit */
     size_t points_used;                 /* returns with >= 3 finite scans */
     double range_min, range_max;        /* m, span of the fitted ranges */
+    int constrained;                    /* 0: free fit; 1: the free slope was < 0, refitted
+                                           with slope 0; 2: the free base was < 0,
+                                           refitted with base 0 (ci 0 for the held term) */
+    double base_free, slope_free;       /* the unconstrained line */
 } sensim_lidar_fit_result;
 
 /* ranges: nscans * npoints (NaN = missing). reference: npoints true ranges
  * or NULL. channel: npoints beam numbers < nbeams, or NULL (then one beam).
  * beam_bias, beam_sigma: nbeams outputs or NULL: mean (measured - reference)
  * (NAN without reference) and the pooled sd of each beam. Needs nscans >= 3
- * and at least 3 usable returns at 2 or more distinct ranges. */
+ * and at least 3 usable returns at 2 or more distinct ranges; a negative
+ * range is refused (SENSIM_EDATA naming the scan and return). */
 sensim_status sensim_lidar_fit_range(const float *ranges, size_t nscans, size_t npoints, const float *reference,
                                      const uint16_t *channel, size_t nbeams, double *beam_bias, double *beam_sigma,
                                      sensim_lidar_fit_result *r);

@@ -52,6 +52,9 @@ typedef struct sensim_ptc_result {
     double dark_offset;                     /* DN, mean dark at zero exposure (black level) */
     double saturation_dn;                   /* mean DN (above dark) at maximal variance */
     double saturation_capacity;             /* electrons: saturation_dn / K */
+    int saturation_reached;                 /* 0: the variance peaks at the brightest level, so
+                                               saturation was not seen and the two values above
+                                               are lower bounds */
     double prnu;                            /* relative (0.01 = 1 %), at the level nearest 50 % saturation */
     double dsnu;                            /* electrons rms, at the shortest exposure */
     double variance_slope, variance_slope_ci;         /* sigma_1^2 of eq. 4, normalized units */

@@ -1,0 +1,169 @@
+/* `sensim allan` end to end (process start, HDF5 read, estimators, noise
+ * identification, intervals, CSV output) on a 6-axis IMU log, against the
+ * NumPy formulation AllanTools uses (bench/oadev_numpy.py, computation only,
+ * the file already in memory) on the same data and taus, in the same run.
+ *
+ *   build/bench/bench_allan_cli [N]     (default 470000; 4700000 the full size)
+ *
+ * The log holds /sensors/imu/angular_velocity and specific_force (N x 3
+ * each, 400 Hz): `sensim allan --sensor imu --quantity imu` does the six
+ * axes in one call. Both the octave and the log:10 grid are timed, each the
+ * best of three runs of the command (the machine may be shared), with the
+ * CPU seconds of the command beside the wall time; the taus
+ * of the baseline are those sensim printed, and the largest relative
+ * difference of the deviations is printed beside the ratio. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sensim/log.h"
+#include "sensim/rng.h"
+
+/* CPU seconds (user + system) of the finished children so far. */
+static double child_cpu(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_CHILDREN, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + 1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    const size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 470000;
+    const double rate = 400, tau0 = 1 / rate;
+    if (n < 1000) {
+        fprintf(stderr, "usage: bench_allan_cli [N>=1000]\n");
+        return 2;
+    }
+    const char *bin = getenv("SENSIM_BIN"), *src = getenv("SENSIM_SRCDIR");
+    bin = bin && *bin ? bin : "build/sensim";
+    src = src && *src ? src : ".";
+    char dir[] = "/tmp/sensim-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char logp[96], rawp[96], taup[96], outp[96], cmd[1024];
+    snprintf(logp, sizeof logp, "%s/imu.h5", dir);
+    snprintf(rawp, sizeof rawp, "%s/x.f64", dir);
+    snprintf(taup, sizeof taup, "%s/m.txt", dir);
+    snprintf(outp, sizeof outp, "%s/out.csv", dir);
+    /* Six axes of white noise plus a slow drift, interleaved as the baseline
+     * reads them; the log gets gyro and accel blocks of three. */
+    double *x = malloc(6 * n * sizeof *x), *g = malloc(3 * n * sizeof *g), *a = malloc(3 * n * sizeof *a),
+           *t = malloc(n * sizeof *t);
+    if (!x || !g || !a || !t)
+        return 1;
+    for (size_t ax = 0; ax < 6; ax++) {
+        sensim_rng r = sensim_rng_make(3, 1, (uint32_t)ax);
+        sensim_rng_normal_fill(&r, 0, n, g);
+        for (size_t i = 0; i < n; i++)
+            x[6 * i + ax] = (ax < 3 ? 1e-3 : 2e-2) * g[i] + 1e-7 * (double)i / (double)n + (ax == 5 ? 9.80665 : 0);
+    }
+    for (size_t i = 0; i < n; i++) {
+        t[i] = (double)i / rate;
+        for (int k = 0; k < 3; k++) {
+            g[3 * i + k] = x[6 * i + k];
+            a[3 * i + k] = x[6 * i + 3 + k];
+        }
+    }
+    sensim_log *log = sensim_log_create(logp, "bench_allan_cli");
+    const size_t tail[1] = {3};
+    if (!log || sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s") ||
+        sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s") ||
+        sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2") ||
+        sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1) ||
+        sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu") || sensim_log_commit(log)) {
+        fprintf(stderr, "bench_allan_cli: %s\n", sensim_last_error());
+        return 1;
+    }
+    free(g);
+    free(a);
+    free(t);
+    FILE *f = fopen(rawp, "wb");
+    fwrite(x, sizeof *x, 6 * n, f);
+    fclose(f);
+    printf("sensim allan end to end: %zu samples x 6 axes (one HDF5 log, --quantity imu)\n", n);
+    static const char *const grids[2] = {"octave", "log:10"};
+    int rc = 0;
+    for (int gi = 0; gi < 2; gi++) {
+        snprintf(cmd, sizeof cmd, "%s allan -i %s --sensor imu --quantity imu --taus %s --csv > %s", bin, logp,
+                 grids[gi], outp);
+        double best = HUGE_VAL, cpu = HUGE_VAL;
+        for (int rep = 0; rep < 3; rep++) {
+            double t0 = now(), c0 = child_cpu();
+            if (system(cmd) != 0) {
+                fprintf(stderr, "bench_allan_cli: failed: %s\n", cmd);
+                return 1;
+            }
+            best = fmin(best, now() - t0);
+            cpu = fmin(cpu, child_cpu() - c0);
+        }
+        /* The command's output: axis,tau,dev,lo,hi,n; the taus of the
+         * first axis are the grid. */
+        enum { MAXT = 4096 };
+        static double dev[6][MAXT];
+        static size_t m[MAXT];
+        size_t nm = 0, cnt[6] = {0};
+        f = fopen(outp, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f)) {
+            char axis[32];
+            double tau, d;
+            if (sscanf(line, "%31[^,],%lf,%lf", axis, &tau, &d) != 3)
+                continue;
+            int ax = (axis[0] == 'a' ? 3 : 0) + (int)(axis[strlen(axis) - 1] - 'x');
+            if (ax < 0 || ax > 5 || cnt[ax] >= MAXT)
+                continue;
+            if (ax == 0)
+                m[nm++] = (size_t)llround(tau / tau0);
+            dev[ax][cnt[ax]++] = d;
+        }
+        if (f)
+            fclose(f);
+        f = fopen(taup, "w");
+        for (size_t k = 0; k < nm; k++)
+            fprintf(f, "%zu\n", m[k]);
+        fclose(f);
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/bench/oadev_numpy.py %s %zu 6 %s %.17g", src, rawp, n, taup,
+                 tau0);
+        FILE *py = popen(cmd, "r");
+        double t_np = -1, c_np = -1, maxrel = 0;
+        if (py && fscanf(py, "seconds %lf cpu %lf", &t_np, &c_np) == 2)
+            for (size_t ax = 0; ax < 6; ax++)
+                for (size_t k = 0; k < nm; k++) {
+                    double v;
+                    if (fscanf(py, "%lf", &v) != 1 || k >= cnt[ax]) {
+                        t_np = -1;
+                        break;
+                    }
+                    maxrel = fmax(maxrel, fabs(v - dev[ax][k]) / v);
+                }
+        if (py)
+            pclose(py);
+        printf("%-7s %3zu taus: sensim allan %.3f s end to end (%.3f s CPU); numpy %.3f s computing (%.3f s CPU); "
+               "ratio %.1fx wall, %.1fx CPU; max relative difference %.1e\n",
+               grids[gi], nm, best, cpu, t_np, c_np, t_np > 0 ? t_np / best : 0.0, c_np > 0 ? c_np / cpu : 0.0, maxrel);
+        /* The CSV prints 10 significant digits. */
+        if (t_np < 0 || maxrel > 1e-9)
+            rc = 1;
+    }
+    remove(logp);
+    remove(rawp);
+    remove(taup);
+    remove(outp);
+    rmdir(dir);
+    free(x);
+    return rc;
+}
