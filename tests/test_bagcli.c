@@ -529,6 +529,46 @@ START_TEST(bad_inputs_named_nothing_left)
 }
 END_TEST
 
+/* A receiver standing still, white ENU errors of 1.2, 0.8, 2.0 m at 1 Hz
+ * for 15 minutes (python3-rosbag): fit gnss --topic finds each axis white
+ * with the sigma inside its 95% interval, the same numbers as fitting the
+ * imported log. */
+START_TEST(fit_gnss_from_bag)
+{
+    char *dir = tu_mkdtemp(), *bag = tu_path(dir, "gps.bag"), *y = tu_path(dir, "g.yaml"), *h5 = tu_path(dir, "g.h5");
+    py("gnss %s 900 11", bag);
+    tu_run_result r = tu_run("fit", "gnss", bag, "--topic", "/gps", "-o", y, "--json", NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"sensor\": \"gps\", \"epochs\": 900"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\"model\": \"gaussian\""));
+    ck_assert_ptr_nonnull(strstr(r.out, bag));
+    static const char *const axes[3] = {"east", "north", "up"};
+    const double sigma[3] = {1.2, 0.8, 2.0};
+    for (int a = 0; a < 3; a++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"axis\": \"%s\"", axes[a]);
+        const char *p = after(after(r.out, key), "\"white_sigma\": {\"value\": ");
+        double v, lo, hi;
+        ck_assert_int_eq(sscanf(p + strlen("\"white_sigma\": {\"value\": "), "%lf, \"lo\": %lf, \"hi\": %lf", &v,
+                                &lo, &hi),
+                         3);
+        ck_assert_msg(lo <= sigma[a] && sigma[a] <= hi, "%s: %g not in [%g, %g]", axes[a], sigma[a], lo, hi);
+        ck_assert_ptr_nonnull(strstr(after(r.out, key), "\"white\": true"));
+    }
+    ck_assert(tu_file_exists(y));
+    tu_run_result q = tu_run("import", bag, "--topic", "/gps", "-o", h5, NULL);
+    expect_ok(&q);
+    tu_run_free(&q);
+    q = tu_run("fit", "gnss", h5, "--sensor", "gps", "-o", y, "--json", NULL);
+    expect_ok(&q);
+    ck_assert_str_eq(after(q.out, "\"epochs\""), after(r.out, "\"epochs\""));
+    tu_run_free(&q);
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir), free(bag), free(y), free(h5);
+}
+END_TEST
+
 Suite *suite_bagcli(void)
 {
     Suite *s = suite_create("bagcli");
@@ -539,6 +579,7 @@ Suite *suite_bagcli(void)
     tcase_add_test(tc, import_every_type);
     tcase_add_test(tc, info_lists_topics);
     tcase_add_test(tc, bad_inputs_named_nothing_left);
+    tcase_add_test(tc, fit_gnss_from_bag);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,10 @@ code: Debian's python3-rosbag and genpy message classes, NumPy noise.
       order by one swap and one duplicate stamp), /gps (NavSatFix), /mag,
       /odom, /tf (two transform pairs), /points (PointCloud2), /cam (mono8
       Image) and /chatter (std_msgs/String), bz2-compressed chunks.
+  gnss BAG SECONDS SEED
+      A receiver standing still, 1 Hz NavSatFix on /gps: white Gaussian ENU
+      errors (SIGMA_ENU metres) around LLA0, converted with the WGS84 radii
+      of curvature.
   badmsg BAG
       Five Imu messages on /imu; the third (message 2) cut short by 8 bytes,
       written raw, so its last field runs past the end.
@@ -183,6 +187,32 @@ def mixed(path):
             bag.write('/chatter', String(data='hello %d' % k), stamp(ns + 10**6))
 
 
+SIGMA_ENU = (1.2, 0.8, 2.0)
+LLA0 = (43.0731, -89.4012, 260.0)
+
+
+def gnss(path, seconds, seed):
+    import genpy
+    import rosbag
+    from sensor_msgs.msg import NavSatFix
+    rng = np.random.default_rng(seed)
+    a, e2 = 6378137.0, 6.69437999014e-3
+    phi = np.radians(LLA0[0])
+    w = np.sqrt(1 - e2 * np.sin(phi)**2)
+    rm, rn = a * (1 - e2) / w**3, a / w
+    with rosbag.Bag(path, 'w') as bag:
+        for k in range(int(seconds)):
+            e, n, u = rng.standard_normal(3) * SIGMA_ENU
+            m = NavSatFix()
+            m.header.seq = k
+            m.header.stamp = genpy.Time(1700000000 + k, 0)
+            m.header.frame_id = 'gps'
+            m.latitude = LLA0[0] + np.degrees(n / (rm + LLA0[2]))
+            m.longitude = LLA0[1] + np.degrees(e / ((rn + LLA0[2]) * np.cos(phi)))
+            m.altitude = LLA0[2] + u
+            bag.write('/gps', m, m.header.stamp)
+
+
 def badmsg(path):
     import io
     import genpy
@@ -271,6 +301,8 @@ if __name__ == '__main__':
         static(sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5]))
     elif cmd == 'mixed':
         mixed(sys.argv[2])
+    elif cmd == 'gnss':
+        gnss(sys.argv[2], float(sys.argv[3]), int(sys.argv[4]))
     elif cmd == 'badmsg':
         badmsg(sys.argv[2])
     elif cmd == 'diff':
