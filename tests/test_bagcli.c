@@ -299,7 +299,8 @@ START_TEST(import_every_type)
     char *dir = tu_mkdtemp(), *bag = tu_path(dir, "mixed.bag"), *h5 = tu_path(dir, "m.h5"), *tf = tu_path(dir, "tf.h5");
     py("mixed %s", bag);
     tu_run_result r = tu_run("import", bag, "--topic", "/imu", "--topic", "/gps", "--topic", "/mag", "--topic",
-                             "/odom", "--topic", "/points:lidar", "--topic", "/cam", "-o", h5, NULL);
+                             "/odom", "--topic", "/points:lidar", "--topic", "/cam", "--topic", "/bgr", "--topic",
+                             "/depth", "-o", h5, NULL);
     expect_ok(&r);
     /* Message 10 came before 9, message 20 repeated 19's stamp. */
     ck_assert_ptr_nonnull(strstr(r.err, "/imu -> /sensors/imu: 49 messages, 100 Hz, 1 reordered, 1 duplicate "
@@ -393,6 +394,18 @@ START_TEST(import_every_type)
         ck_assert_int_eq(memcmp(img + 6 * k, want, sizeof want), 0);
     }
     free(img);
+    /* bgr8 with padded rows becomes RGB; big-endian mono16 native u16. */
+    img = read_all(h5, "/sensors/bgr/image", &n, &w);
+    ck_assert_uint_eq(w, 12);
+    const double rgb[12] = {30, 20, 10 + 4, 60, 50, 40, 90, 80, 70, 120, 110, 100};
+    ck_assert_int_eq(memcmp(img + 12 * 4, rgb, sizeof rgb), 0);
+    free(img);
+    img = read_all(h5, "/sensors/depth/image", &n, &w);
+    ck_assert(img[4 * 7] == 1007 && img[4 * 7 + 1] == 2000 && img[4 * 7 + 3] == 65535);
+    free(img);
+    char *enc = attr_text(h5, "/sensors/bgr", "ros_encoding");
+    ck_assert_str_eq(enc, "bgr8");
+    free(enc);
     /* Ground truth from Odometry on a 2 m circle at 0.5 rad/s, heading along
      * the track, 10 Hz: speed 2 sin(0.05)/0.1 (quadratic through
      * neighbours), body yaw rate 0.5 exactly, centripetal 0.5 m/s^2. */
@@ -406,6 +419,38 @@ START_TEST(import_every_type)
         ck_assert_within(hypot(acc[3 * k], acc[3 * k + 1]), 0.5, 2e-3);
     }
     free(vel), free(wb), free(acc);
+
+    /* Back to a bag, read by python3-rosbag: every group with its topic,
+     * type, frames, stamps and values. */
+    char *ob = tu_path(dir, "out.bag"), *js = tu_path(dir, "out.json");
+    r = tu_run("export", h5, "-g", "lidar", "-g", "cam", "-g", "bgr", "-g", "depth", "-g", "gps", "-g", "mag", "-g",
+               "/ground_truth", "--format", "bag", "-o", ob, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    py("dump %s %s", ob, js);
+    char *dj = tu_read_file(js, NULL);
+    static const char *const want[] = {
+        "\"/points\": {\"type\": \"sensor_msgs/PointCloud2\", \"count\": 10",
+        "\"/cam\": {\"type\": \"sensor_msgs/Image\", \"count\": 10",
+        "\"/gps\": {\"type\": \"sensor_msgs/NavSatFix\", \"count\": 10",
+        "\"/mag\": {\"type\": \"sensor_msgs/MagneticField\", \"count\": 10",
+        "\"/odom\": {\"type\": \"nav_msgs/Odometry\", \"count\": 10",
+        "\"stamp_ns\": 1700000001150000000, \"frame_id\": \"velodyne\", \"width\": 4, \"fields\": [\"x\", \"y\", "
+        "\"z\", \"intensity\", \"ring\", \"time\"], \"points\": [[1.0, 0.0, -2.25, 0.0], [2.0, 0.5, -2.25, 10.0]",
+        "\"width\": 3, \"fields\"",
+        "\"stamp_ns\": 1700000000250000000, \"frame_id\": \"cam\", \"encoding\": \"bgr8\", \"size\": [2, 2, 6, 0], "
+        "\"data\": [10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120]",
+        "\"frame_id\": \"cam\", \"encoding\": \"mono8\", \"size\": [2, 3, 3, 0], \"data\": [9, 1, 2, 3, 4, 5]",
+        "\"frame_id\": \"depth\", \"encoding\": \"mono16\", \"size\": [2, 2, 4, 0], \"data\": [232, 3, 208, 7, 184, "
+        "11, 255, 255]",
+        "\"frame_id\": \"gps\", \"lla\": [43.0, -89.0, 260.0], \"status\": -1, \"cov\": [0.25, 0.0, 0.0, 0.0, 0.25, "
+        "0.0, 0.0, 0.0, 0.25], \"cov_type\": 2",
+        "\"stamp_ns\": 1700000000250000000, \"frame_id\": \"map\", \"p\": [2.0, 0.0, 0.0], \"child\": "
+        "\"base_link\""};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(strstr(dj, want[i]), "'%s' not in %s", want[i], dj);
+    free(dj);
+    free(ob), free(js);
 
     /* One pair of a TFMessage topic. */
     r = tu_run("import", bag, "--topic", "/tf", "--tf", "world:body", "-o", tf, NULL);

@@ -11,7 +11,8 @@ code: Debian's python3-rosbag and genpy message classes, NumPy noise.
       A short recording with every type sensim imports: /imu (out of stamp
       order by one swap and one duplicate stamp), /gps (NavSatFix), /mag,
       /odom, /tf (two transform pairs), /points (PointCloud2), /cam (mono8
-      Image) and /chatter (std_msgs/String), bz2-compressed chunks.
+      Image), /bgr (bgr8, padded rows), /depth (big-endian mono16) and
+      /chatter (std_msgs/String), bz2-compressed chunks.
   gnss BAG SECONDS SEED
       A receiver standing still, 1 Hz NavSatFix on /gps: white Gaussian ENU
       errors (SIGMA_ENU metres) around LLA0, converted with the WGS84 radii
@@ -29,6 +30,7 @@ code: Debian's python3-rosbag and genpy message classes, NumPy noise.
       header, header stamp (ns), frame_id and values, as rosbag reads them.
 """
 import json
+import struct
 import sys
 
 import numpy as np
@@ -171,7 +173,6 @@ def mixed(path):
                          PointField('time', 20, PointField.FLOAT32, 1)]
             pc.point_step, pc.row_step = 24, 96
             data = b''
-            import struct
             for j in range(4):
                 x = float('nan') if (k == 3 and j == 2) else 1.0 + j
                 data += struct.pack('<H2xfffff', j, x, 0.5 * j, -0.25 * k, 10.0 * j, 1e-4 * j)
@@ -185,6 +186,19 @@ def mixed(path):
             im.data = bytes([k, 1, 2, 99, 3, 4, 5, 99])
             bag.write('/cam', im, stamp(ns + 10**6))
             bag.write('/chatter', String(data='hello %d' % k), stamp(ns + 10**6))
+            # 2x2 bgr8 with a 2-byte row padding; 2x2 big-endian mono16.
+            im = Image()
+            im.header.stamp = stamp(ns)
+            im.header.frame_id = 'cam'
+            im.height, im.width, im.encoding, im.step = 2, 2, 'bgr8', 8
+            im.data = bytes([10 + k, 20, 30, 40, 50, 60, 0, 0, 70, 80, 90, 100, 110, 120, 0, 0])
+            bag.write('/bgr', im, stamp(ns + 10**6))
+            im = Image()
+            im.header.stamp = stamp(ns)
+            im.header.frame_id = 'depth'
+            im.height, im.width, im.encoding, im.step, im.is_bigendian = 2, 2, 'mono16', 4, 1
+            im.data = struct.pack('>4H', 1000 + k, 2000, 3000, 65535)
+            bag.write('/depth', im, stamp(ns + 10**6))
 
 
 SIGMA_ENU = (1.2, 0.8, 2.0)
@@ -290,6 +304,20 @@ def dump(path, out):
             elif m._type == 'sensor_msgs/PointCloud2':
                 e['width'] = m.width
                 e['fields'] = [f.name for f in m.fields]
+                pts = []
+                for j in range(m.width):
+                    off = {f.name: f.offset for f in m.fields}
+                    pts.append([struct.unpack_from('<f', m.data, j * m.point_step + off[c])[0]
+                                for c in ('x', 'y', 'z', 'intensity')])
+                e['points'] = pts
+            elif m._type == 'sensor_msgs/Image':
+                e['encoding'] = m.encoding
+                e['size'] = [m.height, m.width, m.step, m.is_bigendian]
+                e['data'] = list(bytearray(m.data))
+            elif m._type == 'nav_msgs/Odometry':
+                p = m.pose.pose.position
+                e['p'] = [p.x, p.y, p.z]
+                e['child'] = m.child_frame_id
             res[topic]['msgs'].append(e)
     with open(out, 'w') as f:
         json.dump(res, f)
