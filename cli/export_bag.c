@@ -94,7 +94,7 @@ static char *attr_str(const sensim_log *log, const char *obj, const char *name, 
 
 static sensim_status stamp_of(const group_out *g, double t, int64_t *ns)
 {
-    double v = g->have_origin ? t * 1e9 : t * 1e9;
+    double v = t * 1e9;
     if (!isfinite(t) || fabs(v) > 9.2e18)
         return sensim_error(SENSIM_EDATA, "%s/t: %g s is not a representable stamp", g->group, t);
     *ns = (g->have_origin ? g->origin_ns : 0) + llround(v);
@@ -597,7 +597,7 @@ int cli_export_bag(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *verb = "export", *out = NULL, *in = NULL, *format = NULL, *topic = NULL;
-    static char groups[MAX_GROUPS][256];
+    char groups[MAX_GROUPS][256];
     size_t ng = 0;
     int c;
     optind = 1;
@@ -685,8 +685,7 @@ int cli_export_bag(int argc, char **argv)
     if (st || (st = sensim_bag_writer_commit(x.w)))
         goto done;
     for (size_t i = 0; i < ng; i++)
-        fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].topic, g[i].type,
-                g[i].kind == SENSIM_MSG_POINTCLOUD2 ? g[i].n : g[i].n);
+        fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].topic, g[i].type, g[i].n);
     rc = CLI_OK;
 done:
     if (rc == CLI_FAIL)

@@ -652,7 +652,7 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         {NULL, 0, NULL, 0},
     };
     const char *verb = "import", *out = NULL, *bag = NULL;
-    static char topic[MAX_TOPICS][256], name[MAX_TOPICS][128], tfbuf[512];
+    char topic[MAX_TOPICS][256], name[MAX_TOPICS][128], tfbuf[512];
     const char *topics[MAX_TOPICS];
     size_t nt = 0;
     imp m;
