@@ -545,14 +545,18 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
     attr_str(log, path, "ros_encoding", g->encoding, sizeof g->encoding);
     char rt[128] = "";
     sensim_msg_kind was = attr_str(log, path, "ros_type", rt, sizeof rt) ? sensim_msg_kind_of(rt) : SENSIM_MSG_UNKNOWN;
-    if (sensim_log_has_attr(log, path, "time_origin_s")) {
-        double o;
-        sensim_status st = sensim_log_get_attr_f64(log, path, "time_origin_s", &o, 1);
-        if (st)
-            return st;
-        g->origin_ns = (int64_t)o * 1000000000;
-        g->have_origin = 1;
-    }
+    /* The time origin: the group's time_epoch_ns, else the root's (as
+     * 'sensim import' writes them for any recording), else 0. */
+    const char *objs[2] = {path, "/"};
+    for (int i = 0; i < 2 && !g->have_origin; i++)
+        if (sensim_log_has_attr(log, objs[i], "time_epoch_ns")) {
+            double e;
+            sensim_status st = sensim_log_get_attr_f64(log, objs[i], "time_epoch_ns", &e, 1);
+            if (st)
+                return st;
+            g->origin_ns = (int64_t)llround(e);
+            g->have_origin = 1;
+        }
     if (gt) {
         g->kind = was == SENSIM_MSG_POSE_STAMPED || was == SENSIM_MSG_TRANSFORM_STAMPED || was == SENSIM_MSG_TF
                       ? was

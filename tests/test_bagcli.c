@@ -231,7 +231,7 @@ START_TEST(import_inject_export_round_trip)
     tu_run_result r = tu_run("import", bag, "--topic", "/imu", "-o", h5, NULL);
     expect_ok(&r);
     tu_run_free(&r);
-    char *src = attr_text(h5, "/sensors/imu", "ros_source");
+    char *src = attr_text(h5, "/sensors/imu", "source");
     ck_assert_str_eq(src, bag);
     free(src);
     ck_assert_int_eq(tu_write_file(rig, "seed: 5\nsensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
@@ -282,11 +282,26 @@ START_TEST(import_inject_export_round_trip)
         free(x), free(y);
     }
     double o1, o2;
-    ck_assert_int_eq(attr_num(noised, "/sensors/imu", "time_origin_s", &o1, 1), 1700000000);
-    ck_assert_int_eq(attr_num(back, "/sensors/imu", "time_origin_s", &o2, 1), 1700000000);
+    ck_assert(attr_num(noised, "/sensors/imu", "time_epoch_ns", &o1, 1) == 1700000000e9);
+    ck_assert(attr_num(back, "/sensors/imu", "time_epoch_ns", &o2, 1) == 1700000000e9);
+    char *sf = attr_text(back, "/sensors/imu", "source_format");
+    ck_assert_str_eq(sf, "mcap");
+    free(sf);
     char *f = attr_text(back, "/sensors/imu", "ros_frame_id");
     ck_assert_str_eq(f, "imu_link");
     free(f);
+    /* The same time origin as text recordings: EuRoC export of the imported
+     * IMU has the bag's header stamps to the ns. */
+    char *eu = tu_path(dir, "data.csv");
+    r = tu_run("export", h5, "-g", "/sensors/imu", "--format", "euroc", "-o", eu, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    char *csv = tu_read_file(eu, NULL);
+    ck_assert_ptr_nonnull(csv);
+    ck_assert_ptr_nonnull(strstr(csv, "\n1700000000250000000,"));
+    ck_assert_ptr_nonnull(strstr(csv, "\n1700000060240000000,"));
+    free(csv);
+    free(eu);
     tu_rmtree(dir);
     free(dir), free(bag), free(h5), free(rig), free(noised), free(out), free(mcap), free(back);
 }
@@ -329,12 +344,14 @@ START_TEST(import_every_type)
     attr_num(h5, "/sensors/imu", "angular_velocity_covariance", cov, 9);
     ck_assert(cov[0] == 1e-6 && cov[1] == 0 && cov[8] == 1e-6);
     ck_assert_within(attr_num(h5, "/sensors/imu", "rate_hz", &v, 1), 100, 1e-9);
-    ck_assert_int_eq(attr_num(h5, "/sensors/imu", "time_origin_s", &v, 1), 1700000000);
+    ck_assert(attr_num(h5, "/sensors/imu", "time_epoch_ns", &v, 1) == 1700000000e9);
+    ck_assert(attr_num(h5, "/", "time_epoch_ns", &v, 1) == 1700000000e9);
     static const struct {
         const char *obj, *attr, *want;
     } texts[] = {{"/sensors/imu", "type", "imu"},          {"/sensors/imu", "ros_topic", "/imu"},
                  {"/sensors/imu", "ros_type", "sensor_msgs/Imu"}, {"/sensors/imu", "ros_frame_id", "imu_link"},
                  {"/sensors/imu", "ros_time", "header"},  {"/sensors/gps", "type", "gnss"},
+                 {"/sensors/imu", "source_format", "rosbag"},
                  {"/sensors/mag", "type", "imu"},          {"/sensors/lidar", "type", "lidar"},
                  {"/sensors/lidar", "ros_frame_id", "velodyne"}, {"/sensors/cam", "type", "camera"},
                  {"/sensors/cam", "ros_encoding", "mono8"}, {"/ground_truth", "ros_frame_id", "map"},
