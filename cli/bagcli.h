@@ -110,10 +110,10 @@ sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_rec
     "NAME defaults to the topic without its leading '/' ('/' becoming '_').\n" \
     "Messages are sorted by stamp (a window of 4096 messages per topic);\n" \
     "reordered messages, dropped duplicate stamps and gaps (intervals over 1.5x\n" \
-    "the median) are counted on stderr. t is in seconds from time_origin_s (an\n" \
-    "attribute: whole seconds since 1970 of the first stamp); each group records\n" \
-    "ros_topic, ros_type, ros_frame_id and ros_source, so 'sensim export' can\n" \
-    "write it back with the same topic, frames and stamps.\n" \
+    "the median) are counted on stderr. t is in seconds from time_epoch_ns (an\n" \
+    "attribute: the whole second of the first stamp, in ns since 1970); each\n" \
+    "group records ros_topic, ros_type, ros_frame_id and source, so 'sensim\n" \
+    "export' can write it back with the same topic, frames and stamps.\n" \
     "\n" \
     "  -t, --topic T[:NAME]     a topic to import (repeatable)\n" \
     "  -o, --output FILE        the log to write (temporary name, renamed when complete)\n" \
@@ -133,7 +133,7 @@ sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_rec
     "  gnss     sensor_msgs/NavSatFix      lidar   sensor_msgs/PointCloud2 (one per scan)\n" \
     "  camera   sensor_msgs/Image          /ground_truth  nav_msgs/Odometry\n" \
     "A group imported from a recording keeps its topic, message type, frame ids\n" \
-    "and header stamps (ros_* and time_origin_s attributes), and the fields sensim\n" \
+    "and header stamps (ros_* and time_epoch_ns attributes), and the fields sensim\n" \
     "does not model (orientation, covariances) come back as recorded; other groups\n" \
     "get topic /NAME, frame NAME and stamps t seconds.\n" \
     "\n" \

@@ -474,9 +474,9 @@ static int fit_imu(int argc, char **argv)
                                                         : "--sensor NAME is required (%s)", input);
     if (topic)
         sensor = topic;
+    char tname[128];
     if (!name) {
         /* A YAML sensor name from the topic: "/imu0" -> "imu0". */
-        static char tname[128];
         const char *p = sensor + (sensor[0] == '/');
         size_t i = 0;
         for (; p[i] && i + 1 < sizeof tname; i++)
@@ -531,8 +531,10 @@ static int fit_imu(int argc, char **argv)
         any = 1;
     }
     if (!st && !any)
-        st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force", input,
-                          sensor);
+        st = topic ? sensim_error(SENSIM_ENOTFOUND, "%s: topic '%s' has neither angular_velocity nor specific_force",
+                                  input, topic)
+                   : sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force",
+                                  input, sensor);
     out_ctx ctx = {in, name, input, sensor, rostopic, gm, confidence, topic};
     if (!st && plot) {
         int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;

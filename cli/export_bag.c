@@ -94,7 +94,7 @@ static char *attr_str(const sensim_log *log, const char *obj, const char *name, 
 
 static sensim_status stamp_of(const group_out *g, double t, int64_t *ns)
 {
-    double v = g->have_origin ? t * 1e9 : t * 1e9;
+    double v = t * 1e9;
     if (!isfinite(t) || fabs(v) > 9.2e18)
         return sensim_error(SENSIM_EDATA, "%s/t: %g s is not a representable stamp", g->group, t);
     *ns = (g->have_origin ? g->origin_ns : 0) + llround(v);
@@ -545,14 +545,18 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
     attr_str(log, path, "ros_encoding", g->encoding, sizeof g->encoding);
     char rt[128] = "";
     sensim_msg_kind was = attr_str(log, path, "ros_type", rt, sizeof rt) ? sensim_msg_kind_of(rt) : SENSIM_MSG_UNKNOWN;
-    if (sensim_log_has_attr(log, path, "time_origin_s")) {
-        double o;
-        sensim_status st = sensim_log_get_attr_f64(log, path, "time_origin_s", &o, 1);
-        if (st)
-            return st;
-        g->origin_ns = (int64_t)o * 1000000000;
-        g->have_origin = 1;
-    }
+    /* The time origin: the group's time_epoch_ns, else the root's (as
+     * 'sensim import' writes them for any recording), else 0. */
+    const char *objs[2] = {path, "/"};
+    for (int i = 0; i < 2 && !g->have_origin; i++)
+        if (sensim_log_has_attr(log, objs[i], "time_epoch_ns")) {
+            double e;
+            sensim_status st = sensim_log_get_attr_f64(log, objs[i], "time_epoch_ns", &e, 1);
+            if (st)
+                return st;
+            g->origin_ns = (int64_t)llround(e);
+            g->have_origin = 1;
+        }
     if (gt) {
         g->kind = was == SENSIM_MSG_POSE_STAMPED || was == SENSIM_MSG_TRANSFORM_STAMPED || was == SENSIM_MSG_TF
                       ? was
@@ -597,7 +601,7 @@ int cli_export_bag(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *verb = "export", *out = NULL, *in = NULL, *format = NULL, *topic = NULL;
-    static char groups[MAX_GROUPS][256];
+    char groups[MAX_GROUPS][256];
     size_t ng = 0;
     int c;
     optind = 1;
@@ -685,8 +689,7 @@ int cli_export_bag(int argc, char **argv)
     if (st || (st = sensim_bag_writer_commit(x.w)))
         goto done;
     for (size_t i = 0; i < ng; i++)
-        fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].topic, g[i].type,
-                g[i].kind == SENSIM_MSG_POINTCLOUD2 ? g[i].n : g[i].n);
+        fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].topic, g[i].type, g[i].n);
     rc = CLI_OK;
 done:
     if (rc == CLI_FAIL)

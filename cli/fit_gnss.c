@@ -764,7 +764,8 @@ int cli_fit_gnss(int argc, char **argv)
         return cli_usage_error(VERB, "--sensor and --topic exclude each other");
     if (!output)
         return cli_usage_error(VERB, "-o FITTED.yaml is required");
-    g.input = argv[optind];
+    const char *input = argv[optind];
+    g.input = input;
     if (cli_check_output(VERB, output, g.input, NULL))
         return CLI_FAIL;
     /* A recording: the topic goes through 'sensim import' into a temporary
@@ -783,7 +784,7 @@ int cli_fit_gnss(int argc, char **argv)
     st = read_log(&g);
     if (tmp) {
         unlink(tmp);
-        g.input = argv[optind];
+        g.input = input;
     }
     if (!st)
         st = fit_all(&g, model, power_on);

@@ -266,12 +266,15 @@ typedef struct imp {
     int time_receive;
 } imp;
 
+/* Seconds after the time origin: the whole second of the first stamp read,
+ * or 0 when that is under 1e8 s (a clock since boot or a simulation, not
+ * 1970), as for text recordings; t = ns / 1e9, one rounding. */
 static double rel_t(imp *m, int64_t stamp)
 {
     if (!m->have_origin) {
         int64_t f = cli_bag_stream_first_ns(m->s);
         int64_t sec = f / 1000000000 - (f % 1000000000 < 0);
-        m->origin_ns = sec * 1000000000;
+        m->origin_ns = f < (int64_t)100000000 * 1000000000 ? 0 : sec * 1000000000;
         m->have_origin = 1;
     }
     return (double)(stamp - m->origin_ns) / 1e9;
@@ -583,16 +586,18 @@ static sensim_status close_sink(imp *m, sink *k, const cli_bag_stats *bs)
                        : k->kind == SENSIM_MSG_POINTCLOUD2                              ? "lidar"
                        : k->kind == SENSIM_MSG_IMAGE                                    ? "camera"
                                                                                          : NULL;
-    int64_t origin_s = m->origin_ns / 1000000000;
     double rate = bs->median_dt > 0 ? 1 / bs->median_dt : 0;
+    sensim_bag_format fmt = sensim_bag_get_format(cli_bag_stream_bag(m->s));
     if ((type && (st = set_str(m->log, k->group, "type", type))) ||
         (rate > 0 && (st = sensim_log_set_attr_f64(m->log, k->group, "rate_hz", &rate, 1))) ||
         (st = set_str(m->log, k->group, "ros_topic", k->t->name)) ||
         (st = set_str(m->log, k->group, "ros_type", k->t->type)) ||
         (st = set_str(m->log, k->group, "ros_frame_id", bs->frame_id)) ||
-        (st = set_str(m->log, k->group, "ros_source", m->bag)) ||
+        (st = set_str(m->log, k->group, "source", m->bag)) ||
+        (st = set_str(m->log, k->group, "source_format",
+                      fmt == SENSIM_BAG_ROS1 ? "rosbag" : fmt == SENSIM_BAG_MCAP ? "mcap" : "db3")) ||
         (st = set_str(m->log, k->group, "ros_time", m->time_receive ? "receive" : "header")) ||
-        (st = sensim_log_set_attr_i64(m->log, k->group, "time_origin_s", &origin_s, 1)))
+        (st = sensim_log_set_attr_i64(m->log, k->group, "time_epoch_ns", &m->origin_ns, 1)))
         return st;
     if (k->child[0] && (st = set_str(m->log, k->group, "ros_child_frame_id", k->child)))
         return st;
@@ -652,7 +657,7 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         {NULL, 0, NULL, 0},
     };
     const char *verb = "import", *out = NULL, *bag = NULL;
-    static char topic[MAX_TOPICS][256], name[MAX_TOPICS][128], tfbuf[512];
+    char topic[MAX_TOPICS][256], name[MAX_TOPICS][128], tfbuf[512];
     const char *topics[MAX_TOPICS];
     size_t nt = 0;
     imp m;
@@ -782,8 +787,7 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         if ((st = close_sink(&m, k, bs)))
             goto done;
     }
-    int64_t origin_s = m.origin_ns / 1000000000;
-    if ((st = sensim_log_set_attr_i64(m.log, "/", "time_origin_s", &origin_s, 1)))
+    if ((st = sensim_log_set_attr_i64(m.log, "/", "time_epoch_ns", &m.origin_ns, 1)))
         goto done;
     st = sensim_log_commit(m.log);
     m.log = NULL;

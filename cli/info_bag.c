@@ -55,7 +55,8 @@ int cli_info_bag(const char *path, int json)
     } else {
         printf("%s: %s, %zu topics, %" PRIu64 " messages", path, format_name(sensim_bag_get_format(bag)), n, total);
         if (total)
-            printf(", %.9f s to %.9f s (%.6g s)", t0 / 1e9, t1 / 1e9, span);
+            printf(", %" PRId64 ".%09" PRId64 " s to %" PRId64 ".%09" PRId64 " s (%.6g s)", t0 / 1000000000,
+                   t0 % 1000000000, t1 / 1000000000, t1 % 1000000000, span);
         printf("\n");
     }
     for (size_t i = 0; i < n; i++) {

@@ -35,9 +35,9 @@ static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
     VERB(trajectory, "make an analytic ground-truth log (static, line, circle, sine, figure8)")
     VERB(inject, "apply a rig's noise models to a ground-truth log or to recorded clean data")
-    VERB(info, "describe a log")
-    VERB(import, "EuRoC, TUM, CSV recordings and point clouds into a log")
-    VERB(export, "ground truth and IMU groups to CSV, EuRoC or TUM")
+    VERB(info, "describe a log or a ROS recording")
+    VERB(import, "ROS bags, EuRoC, TUM, CSV recordings and point clouds into a log")
+    VERB(export, "ground truth and sensor groups to CSV, EuRoC, TUM or ROS bags")
     VERB(allan, "Allan-family deviations with confidence intervals; table, CSV, JSON, SVG plot")
     VERB(fit, "fit noise-model parameters from stationary logs (imu, camera, lidar, gnss)")
     VERB(datasheet, "datasheet figures to model parameters")

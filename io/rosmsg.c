@@ -135,8 +135,9 @@ static sensim_status rd_init(rd *r, sensim_msg_encoding enc, const uint8_t *buf,
     return SENSIM_OK;
 }
 
-/* Aligns (CDR) and checks that `size` bytes are left; 0 when they are not. */
-static int rd_take(rd *r, const char *field, size_t size, const char *what)
+/* Aligns (CDR) and checks that `size` bytes are left; 0 when they are not.
+ * `what` names the type, `count` > 0 an array of that many. */
+static int rd_take_n(rd *r, const char *field, size_t size, const char *what, size_t count)
 {
     if (r->st)
         return 0;
@@ -145,18 +146,44 @@ static int rd_take(rd *r, const char *field, size_t size, const char *what)
         r->pos += (a - (r->pos - r->origin) % a) % a;
     }
     if (r->pos > r->n || r->n - r->pos < size) {
-        rd_fail(r, SENSIM_EFORMAT, field, "%s at byte %zu past the end of a %zu-byte message", what, r->pos, r->n);
+        char t[48];
+        snprintf(t, sizeof t, count ? "%s[%zu]" : "%s", what, count);
+        rd_fail(r, SENSIM_EFORMAT, field, "%s at byte %zu runs past the end of a %zu-byte message", t, r->pos, r->n);
         return 0;
     }
     return 1;
 }
 
+static int rd_take(rd *r, const char *field, size_t size, const char *what) { return rd_take_n(r, field, size, what, 0); }
+
+/* An unsigned integer of 1, 2, 4 or 8 bytes in the given byte order. */
 static uint64_t load(const uint8_t *p, size_t size, int be)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (size) {
+    case 8: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return be ? __builtin_bswap64(v) : v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return be ? __builtin_bswap32(v) : v;
+    }
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return be ? __builtin_bswap16(v) : v;
+    }
+    default: return p[0];
+    }
+#else
     uint64_t v = 0;
     for (size_t i = 0; i < size; i++)
         v |= (uint64_t)p[be ? size - 1 - i : i] << (8 * i);
     return v;
+#endif
 }
 
 static uint64_t rd_uint(rd *r, const char *field, size_t size, const char *what)
@@ -180,10 +207,18 @@ static double rd_f64(rd *r, const char *field)
     return d;
 }
 
+/* float64[count]: one check for the whole array (CDR aligns the first
+ * element; the rest follow packed). */
 static void rd_f64s(rd *r, const char *field, double *out, size_t count)
 {
-    for (size_t i = 0; i < count; i++)
-        out[i] = rd_f64(r, field);
+    if (!rd_take_n(r, field, 8 * count, "float64", count))
+        return;
+    const uint8_t *p = r->buf + r->pos;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t u = load(p + 8 * i, 8, r->be);
+        memcpy(&out[i], &u, sizeof u);
+    }
+    r->pos += 8 * count;
 }
 
 /* A sequence count: u32, checked against the bytes left at `min_size`
@@ -343,8 +378,15 @@ static void wr_uint(wr *w, uint64_t v, size_t size)
         wr_raw(w, zeros, (a - (w->b->len - w->origin) % a) % a);
     }
     uint8_t p[8];
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (w->be)
+        v = size == 8 ? __builtin_bswap64(v) : size == 4 ? __builtin_bswap32((uint32_t)v)
+            : size == 2 ? __builtin_bswap16((uint16_t)v) : v;
+    memcpy(p, &v, size); /* the low bytes */
+#else
     for (size_t i = 0; i < size; i++)
         p[w->be ? size - 1 - i : i] = (uint8_t)(v >> (8 * i));
+#endif
     wr_raw(w, p, size);
 }
 

@@ -293,6 +293,20 @@ START_TEST(ros1_decode_genpy)
     check_imu(&imu, 42, "imu_link");
     free(b);
 
+    /* The header alone, from any stamped message. */
+    b = ref("odometry.ros1", &n);
+    sensim_msg_header hd;
+    ck_assert_int_eq(sensim_msg_decode_header(SENSIM_ENC_ROS1, b, n, &hd), SENSIM_OK);
+    check_header(&hd, 42, "odom");
+    ck_assert_int_eq(sensim_msg_decode_header(SENSIM_ENC_ROS1, b, 15, &hd), SENSIM_EFORMAT);
+    expect_error("Header.header.frame_id");
+    free(b);
+    b = ref("db3_imu_1.cdr", &n);
+    ck_assert_int_eq(sensim_msg_decode_header(SENSIM_ENC_CDR, b, n, &hd), SENSIM_OK);
+    ck_assert_str_eq(hd.frame_id, "test_frame");
+    ck_assert_uint_eq(hd.seq, 0);
+    free(b);
+
     b = ref("navsatfix.ros1", &n);
     sensim_msg_navsatfix fix;
     ck_assert_int_eq(sensim_msg_decode_navsatfix(SENSIM_ENC_ROS1, b, n, &fix), SENSIM_OK);
