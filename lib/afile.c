@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -47,6 +48,24 @@ int sensim_tmp_register(const char *tmp)
         }
     }
     return -1;
+}
+
+int sensim_tmp_create(char *tmpl, int *slot)
+{
+    /* Signals that remove temporaries are held off between creating the
+     * file and listing it, so that none is created unlisted. */
+    sigset_t hold, old;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hold, &old);
+    int fd = mkstemp(tmpl);
+    *slot = fd >= 0 ? sensim_tmp_register(tmpl) : -1;
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return fd;
 }
 
 void sensim_tmp_unregister(int slot)
@@ -147,7 +166,7 @@ sensim_afile *sensim_afile_open(const char *path)
         goto fail;
     }
     memcpy(a->path, path, len + 1);
-    int fd = mkstemp(a->tmp);
+    int fd = sensim_tmp_create(a->tmp, &a->slot);
     if (fd < 0) {
         sensim_error(SENSIM_EIO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
         goto fail;
@@ -156,7 +175,6 @@ sensim_afile *sensim_afile_open(const char *path)
      * umask can only be read by setting it, so set it straight back. */
     mode_t mask = umask(0);
     umask(mask);
-    a->slot = sensim_tmp_register(a->tmp);
     if (fchmod(fd, 0666 & ~mask) != 0 || !(a->f = fdopen(fd, "wb"))) {
         sensim_error(SENSIM_EIO, "%s: cannot open %s: %s", path, a->tmp, strerror(errno));
         close(fd);

@@ -1058,9 +1058,7 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
-    int fd = mkstemp(log->tmp_path);
-    if (fd >= 0)
-        log->tmp_slot = sensim_tmp_register(log->tmp_path);
+    int fd = sensim_tmp_create(log->tmp_path, &log->tmp_slot);
     if (fd < 0) {
         sensim_error(SENSIM_EIO, "%s: cannot create a file beside it: %s", path, strerror(errno));
         free(log->tmp_path);

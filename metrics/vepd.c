@@ -195,7 +195,15 @@ sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *o
         return sensim_error(SENSIM_EDATA,
                             "vepd: no 15 Hz grid: the series end at %.9g s (times count from the start of the test)",
                             stop);
-    /* numpy.arange(0, stop, 1/15): ceil(stop / step) points i * step. */
+    /* numpy.arange(0, stop, 1/15): ceil(stop / step) points i * step. A
+     * grid of more than 2^26 points (52 days of a test) means times that are
+     * not seconds from the start of the test: refused before it is sized
+     * (a stop of 3e23 s overflowed the count and asked for the impossible). */
+    if (!(stop / step <= (double)SENSIM_VEPD_MAX_GRID))
+        return sensim_error(SENSIM_EDATA,
+                            "vepd: the series end at %.9g s: a 15 Hz grid of more than %d points (times must count "
+                            "seconds from the start of the test)",
+                            stop, SENSIM_VEPD_MAX_GRID);
     size_t ng = (size_t)ceil(stop / step), ne = s->n_est - 1;
     double *buf = malloc((3 * ng + 2 * ne) * sizeof *buf);
     if (!buf)

@@ -525,6 +525,23 @@ START_TEST(killed_runs_leave_outputs_intact)
 }
 END_TEST
 
+/* Found by the fuzzer (csv_vepd): a VEPD test whose times end at 2e22 s
+ * made the 15 Hz grid's size overflow size_t (UBSan: 3.04e+23 is outside
+ * the range of unsigned long) and asked for an impossible allocation. Now
+ * refused from the end time. The input is the fuzzer's, byte for byte. */
+START_TEST(vepd_grid_bounded)
+{
+    char *p = tu_src("tests/fuzz/corpus/csv_vepd/crash-grid-overflow.csv");
+    sensim_vepd_series vs;
+    ck_assert_int_eq(sensim_vepd_read_csv(p, &vs), SENSIM_OK);
+    sensim_vepd_test t;
+    ck_assert_int_eq(sensim_vepd_score(&vs, &t), SENSIM_EDATA);
+    ck_assert_msg(strstr(sensim_last_error(), "grid of more than 67108864 points"), "%s", sensim_last_error());
+    sensim_vepd_series_free(&vs);
+    free(p);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -535,6 +552,7 @@ Suite *suite_safety(void)
     tcase_add_test(tc, huge_declared_extent);
     tcase_add_test(tc, rate_attribute_checked_against_t);
     tcase_add_test(tc, csv_nul_byte);
+    tcase_add_test(tc, vepd_grid_bounded);
     suite_add_tcase(s, tc);
     TCase *tf = tcase_create("faults");
     tcase_add_test(tf, killed_runs_leave_outputs_intact);

@@ -67,6 +67,11 @@ char *sensim_tmp_template(const char *path);
 int sensim_tmp_register(const char *tmp);
 void sensim_tmp_unregister(int slot);
 
+/* mkstemp(tmpl) and sensim_tmp_register in one step, with SIGINT, SIGTERM
+ * and SIGHUP held off between the two. Returns the descriptor (-1 with
+ * errno set) and the slot in *slot. */
+int sensim_tmp_create(char *tmpl, int *slot);
+
 /* For programs: handlers for SIGINT, SIGTERM and SIGHUP (those not ignored)
  * that unlink every listed temporary (unlink is async-signal-safe), then
  * die of the same signal with its default action. */

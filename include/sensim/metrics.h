@@ -58,6 +58,8 @@ sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf);
 
 /* Grid rate and smoothing window of the authors' procedure. */
 #define SENSIM_VEPD_GRID_HZ 15.0
+/* The largest grid sensim_vepd_score builds (2^26 points, 52 days at 15 Hz). */
+#define SENSIM_VEPD_MAX_GRID (1 << 26)
 
 /* Time series of one test: the judge's speed estimate and the ground-truth
  * speed, each with its own time stamps (s, from the start of the test). */
