@@ -10,7 +10,9 @@
 #   make fuzz-smoke      each fuzz target briefly on its committed corpus
 #   make bench           benchmarks in bench/, printing throughput
 #   make demo            sensim demo on the bundled data
-#   make lint-man        mandoc -T lint on every man page
+#   make lint-man        mandoc -T lint and groff -ww on every man page
+#   make check-examples  every example of README.md and the man pages, run
+#   make check-install   install to a temporary DESTDIR and PREFIX and use it
 #   make install / uninstall  (PREFIX=/usr/local, DESTDIR=)
 
 VERSION   = 0.1.0
@@ -35,7 +37,7 @@ DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
               $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lm -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
-ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude \
+ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude $(CPPFLAGS) \
              -DSENSIM_VERSION='"$(VERSION)"' -DSENSIM_DATADIR='"$(DATADIR)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = -fopenmp $(LDFLAGS) $(SAN)
 
@@ -64,7 +66,7 @@ PROG   = $(BUILD)/sensim
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
-.PHONY: all check check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean
+.PHONY: all check check-examples check-install check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean FORCE
 all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
 
 $(BUILD)/%.o: %.c
@@ -76,9 +78,10 @@ $(STATIC): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(SHARED): $(LIB_OBJ)
+$(SHARED): $(LIB_OBJ) lib/libsensim.map
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libsensim.so.$(SOVERSION) $(ALL_LDFLAGS) -o $@ $^ $(DEP_LIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libsensim.so.$(SOVERSION) -Wl,--version-script,lib/libsensim.map $(ALL_LDFLAGS) \
+	  -o $@ $(LIB_OBJ) $(DEP_LIBS)
 	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so.$(SOVERSION)
 	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so
 
@@ -86,13 +89,24 @@ $(PROG): $(CLI_OBJ) $(STATIC)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(STATIC) $(DEP_LIBS)
 
-$(PCFILE): Makefile
+# sensim.pc with paths relative to ${prefix} where they lie under PREFIX, so
+# that `pkg-config --define-prefix` and PKG_CONFIG_SYSROOT_DIR relocate it.
+# Written by the build (for the build's PREFIX) and again by install, from
+# the PREFIX, LIBDIR and INCLUDEDIR given there.
+pc_rel = $(patsubst $(PREFIX)/%,$${prefix}/%,$(patsubst $(PREFIX),$${prefix},$(1)))
+define write_pc
+printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_rel,$(LIBDIR))' 'includedir=$(call pc_rel,$(INCLUDEDIR))' '' \
+  'Name: sensim' 'Description: sensor-noise simulation, calibration and sim2real metrics' \
+  'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
+  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -lbz2 -fopenmp -lm' \
+  'Cflags: -I$${includedir}' > $(1)
+endef
+
+$(PCFILE): FORCE
 	@mkdir -p $(BUILD)
-	$(Q)printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
-	  'Name: sensim' 'Description: sensor-noise simulation, calibration and sim2real metrics' \
-	  'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
-	  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -lbz2 -fopenmp -lm' \
-	  'Cflags: -I$${includedir}' > $@
+	$(Q)$(call write_pc,$@.tmp)
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
 
 # The test runner registers every `Suite *suite_NAME(void)` found in tests/*.c.
 $(BUILD)/gen/suites.h: $(TEST_SRC)
@@ -114,9 +128,26 @@ $(RUNNER): $(TEST_OBJ) $(STATIC)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(DEP_LIBS) $(CHECK_LIBS)
 
 # Tests run from the source root; they find the program and data from here.
-check: $(RUNNER) $(PROG)
+# Then, outside the sanitizer builds (whose library a plain program cannot
+# load): the man-page lint, every documented example, and an install to a
+# temporary prefix.
+check: $(RUNNER) $(PROG) $(SHARED) $(PCFILE)
 	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-900} \
 	  $(RUNNER)
+	$(Q)sh tests/exports.sh $(BUILD)/libsensim.so
+ifeq ($(SAN),)
+	$(Q)sh tests/lint-man.sh $(MAN1) $(MAN3)
+	$(Q)/usr/bin/python3 tests/examples.py run --sensim $(PROG) --build $(BUILD) README.md $(MAN1) $(MAN3)
+	$(Q)MAKE="$(MAKE)" sh tests/install.sh $(BUILD)
+endif
+
+# Every example in README.md and the man pages, run as written (tests/examples.py).
+check-examples: $(PROG) $(SHARED) $(PCFILE)
+	$(Q)/usr/bin/python3 tests/examples.py run --sensim $(PROG) --build $(BUILD) README.md $(MAN1) $(MAN3)
+
+# make install to a temporary DESTDIR and PREFIX, then use the installed tree.
+check-install: all
+	$(Q)MAKE="$(MAKE)" sh tests/install.sh $(BUILD)
 
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \
@@ -184,7 +215,7 @@ demo: $(PROG)
 	$(Q)SENSIM_DATA=$(CURDIR)/data $(PROG) demo --dir $(BUILD)/demo
 
 lint-man:
-	$(Q)mandoc -T lint -W warning $(MAN1) $(MAN3)
+	$(Q)sh tests/lint-man.sh $(MAN1) $(MAN3)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/sensim \
@@ -194,7 +225,7 @@ install: all
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libsensim.so.$(VERSION)
 	ln -sf libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsensim.so.$(SOVERSION)
 	ln -sf libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsensim.so
-	install -m 644 $(PCFILE) $(DESTDIR)$(LIBDIR)/pkgconfig/sensim.pc
+	$(call write_pc,$(DESTDIR)$(LIBDIR)/pkgconfig/sensim.pc)
 	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/sensim/
 	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/

@@ -148,7 +148,7 @@ sensim_allan_opts sensim_allan_default_opts(void)
 
 void sensim_allan_ci(double dev, double edf, double confidence, double *lo, double *hi)
 {
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     double p = (1.0 - confidence) / 2.0;
     if (!(edf > 0) || !(confidence > 0 && confidence < 1)) {
         *lo = *hi = dev;

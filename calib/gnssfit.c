@@ -24,7 +24,7 @@
 
 static double zq(double confidence)
 {
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     return gsl_cdf_ugaussian_Pinv(0.5 + confidence / 2);
 }
 
@@ -428,7 +428,7 @@ sensim_status sensim_gnss_fit_gm(const double *t, const double *x, size_t n, siz
             uniform = 0;
     }
     const double ulo = log(0.02 * dtmin), uhi = log(20 * T);
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     const double half = 0.5 * sensim_chisq_quantile(confidence, 1.0);
     gm_eval *grid = malloc(GM_FINE * sizeof *grid);
     double *L = malloc(GM_FINE * sizeof *L);
@@ -620,7 +620,7 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
     fit->magnitude = rej ? median_small(r2, rej) : 0;
     /* Clopper-Pearson: Beta quantiles at alpha/2 and 1 - alpha/2. */
     double a = 1 - confidence;
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     fit->rate.value = (double)rej / (double)n;
     fit->rate.lo = rej ? sensim_beta_quantile(a / 2, (double)rej, (double)(n - rej + 1)) : 0;
     fit->rate.hi = rej < n ? sensim_beta_quantile(1 - a / 2, (double)(rej + 1), (double)(n - rej)) : 1;
@@ -909,7 +909,7 @@ sensim_status sensim_gnss_fit_gmw(const double *t, const double *x, size_t n, si
             if (L > bL)
                 bL = L, bu = u, bl = lam;
         }
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     gsl_multimin_fminimizer *mm = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, 2);
     gsl_vector *x0 = gsl_vector_alloc(2), *ss = gsl_vector_alloc(2);
     if (!mm || !x0 || !ss) {
@@ -1075,7 +1075,7 @@ sensim_status sensim_gnss_fit_hdop(const double *t, const double *hdop, size_t n
         }
 
     hdop_data d = {t, hdop, n, t0};
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
     gsl_multifit_nlinear_workspace *w = gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, n, 3);
     gsl_matrix *cov = gsl_matrix_alloc(3, 3);

@@ -207,7 +207,7 @@ static double correlation_inflation(const double *tau, size_t m)
 
 static double z_of(double confidence)
 {
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     return gsl_cdf_ugaussian_Pinv(0.5 + confidence / 2);
 }
 

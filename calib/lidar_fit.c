@@ -31,7 +31,7 @@ sensim_status sensim_lidar_fit_range(const float *ranges, size_t S, size_t M, co
         return sensim_error(SENSIM_EINVAL, "lidar fit: nbeams must be > 0 with channels");
     if (!channel)
         nbeams = 1;
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     memset(r, 0, sizeof *r);
     double *x = malloc(M * sizeof *x), *y = malloc(M * sizeof *y), *w = malloc(M * sizeof *w);
     double *rel = malloc(M * sizeof *rel); /* relative variance of s/c4: (1 - c4^2)/c4^2 */
@@ -283,7 +283,7 @@ sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, con
     if (!(base >= 0 && slope >= 0 && isfinite(base) && isfinite(slope)))
         return sensim_error(SENSIM_EINVAL, "lidar angular fit: range sigma base %g, slope %g: must be finite and >= 0",
                             base, slope);
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     memset(r, 0, sizeof *r);
     /* Per return: the scan-mean point and the number of finite scans. */
     double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
@@ -418,7 +418,7 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
     sensim_status st0 = check_targets("plane", S, M, target, T);
     if (st0)
         return st0;
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
     size_t *cnt = calloc(M, sizeof *cnt);
     sensim_status st = SENSIM_OK;

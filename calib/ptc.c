@@ -104,7 +104,7 @@ sensim_status sensim_ptc_fit(const sensim_ptc_level *lv, size_t n, double full_s
         return sensim_error(SENSIM_EINVAL, "ptc: full_scale = %g: must be > 0", full_scale);
     if (n < 3)
         return sensim_error(SENSIM_EDATA, "ptc: %zu exposure levels: need at least 3", n);
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     for (size_t i = 0; i < n; i++)
         if (!isfinite(lv[i].mu_y) || !isfinite(lv[i].var_y) || lv[i].npix < 2)
             return sensim_error(SENSIM_EDATA, "ptc: level %zu: non-finite statistics or too few pixels", i);

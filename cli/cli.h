@@ -48,6 +48,16 @@ int cli_check_output(const char *verb, const char *output, ...);
 /* Prints the verb's help text to f. */
 void cli_print_help(const char *verb, FILE *f);
 
+/* The name in the NULL-terminated list `names` closest to `word` by edit
+ * distance (insertions, deletions, substitutions, adjacent swaps), when it
+ * is close enough to be a likely typo (at most 2 edits, and fewer than half
+ * of the word's letters); NULL otherwise. */
+const char *cli_suggest(const char *word, const char *const *names);
+
+/* What a file holds, from its first bytes: 1 HDF5 (the signature at
+ * offset 0, 512, 1024 or 2048), 0 something else, -1 unreadable. */
+int cli_is_hdf5(const char *path);
+
 /* Strict number parsing for option values: the whole string must be a
  * finite number. Return 0 on success, -1 otherwise. */
 int cli_parse_double(const char *s, double *out);

@@ -41,8 +41,8 @@ const char cmd_demo_usage[] =
     "    again with the VLP-16's datasheet range noise.\n"
     "\n"
     "  --dir DIR    where the files go (default: ./sensim-demo)\n"
-    "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, or the\n"
-    "               installed " SENSIM_DATADIR ")\n"
+    "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, the\n"
+    "               program's ../share/sensim, or " SENSIM_DATADIR ")\n"
     "  -h, --help   this text\n";
 
 /* Mean and the white-noise sigma from first differences (var(diff)/2),

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "sensim/afile.h"
 #include "fit.h"
 #include "bagcli.h"
@@ -62,6 +63,7 @@ const char cmd_fit_usage[] =
     "  -n, --name NAME       sensor name in the YAML (default: --sensor)\n"
     "      --json            print the fit (values, intervals, flags, classic\n"
     "                        read-offs) as JSON; otherwise a table\n"
+    "  -q, --quiet           no progress (shown on stderr only on a terminal)\n"
     "  -h, --help            this text\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
@@ -345,6 +347,12 @@ static void print_table(FILE *f, const out_ctx *c)
                         in->gm[a].tau.value, in->gm[a].tau.lo, in->gm[a].tau.hi, in->gm[a].white.value,
                         *in->gm[a].note ? "; " : "", in->gm[a].note);
     }
+    fputs("classic: each term read off axis x's Allan deviation at the one tau where the\n"
+          "local slope is nearest the term's own (-1 Q, -1/2 N, 0 B, +1/2 K, +1 R), the\n"
+          "textbook way. It is a value only where that term dominates; for a term the fit\n"
+          "marks ub or n/a, the slope matched at a tau another term or the long-tau\n"
+          "scatter made, so the classic figure can be far off: use the fit's bound.\n",
+          f);
 }
 
 static sensim_status plot_instr(const char *path, const instr_fit *in, int i, const char *sensor)
@@ -371,19 +379,22 @@ static sensim_status plot_instr(const char *path, const instr_fit *in, int i, co
         char lab[32];
         snprintf(lab, sizeof lab, "%s", axis_names[a]);
         st = sensim_plot_add(pl, lab, t, d, lo, hi, nm, SENSIM_PLOT_POINTS | SENSIM_PLOT_ERRORBARS, colors[a]);
+        /* Only the identified terms are drawn (their sum, and each alone):
+         * a term with an upper bound only, or unresolved, is not a value to
+         * plot. The table, JSON and YAML comments keep every term. */
         double par[SENSIM_TERM_COUNT];
         for (int k = 0; k < SENSIM_TERM_COUNT; k++)
-            par[k] = in->fit[a].term[k].value;
+            par[k] = in->fit[a].term[k].flag == SENSIM_FIT_OK ? in->fit[a].term[k].value : 0;
         for (size_t j = 0; j < nf; j++) {
             ft[j] = t[0] * pow(t[nm - 1] / t[0], (double)j / (nf - 1));
             fy[j] = sqrt(sensim_imu_avar(par, ft[j]));
         }
-        snprintf(lab, sizeof lab, "%s fit", axis_names[a]);
+        snprintf(lab, sizeof lab, "%s fit (identified)", axis_names[a]);
         if (!st)
             st = sensim_plot_add(pl, lab, ft, fy, NULL, NULL, nf, SENSIM_PLOT_LINE, colors[a]);
         /* Each fitted term of this axis on its own, dashed. */
         for (int k = 0; k < SENSIM_TERM_COUNT && !st; k++) {
-            if (in->fit[a].term[k].flag == SENSIM_FIT_UNRESOLVED || !(par[k] > 0))
+            if (!(par[k] > 0))
                 continue;
             double one[SENSIM_TERM_COUNT] = {0};
             one[k] = par[k];
@@ -423,14 +434,14 @@ static int fit_imu(int argc, char **argv)
         {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
         {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
         {"topic", required_argument, 0, 't'}, {"rostopic", required_argument, 0, 'T'},
-        {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},        {0, 0, 0, 0}};
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
                *topic = NULL, *rostopic = NULL;
     double confidence = 0.95, rate = 0;
-    int gm = 0, json = 0, c;
+    int gm = 0, json = 0, quiet = 0, c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:t:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:t:qh", opts, NULL)) != -1) {
         switch (c) {
         case 's': sensor = optarg; break;
         case 't': topic = optarg; break;
@@ -456,6 +467,7 @@ static int fit_imu(int argc, char **argv)
                                        optarg);
             rostopic = optarg;
             break;
+        case 'q': quiet = 1; break;
         case 'h': cli_print_help("fit", stdout); return CLI_OK;
         case ':': return cli_usage_error("fit", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("fit", "unknown option '%s'", argv[optind - 1]);
@@ -492,8 +504,12 @@ static int fit_imu(int argc, char **argv)
     memset(in, 0, sizeof in);
     sensim_status st = SENSIM_OK;
     int any = 0;
+    /* Progress by stage: each instrument read, its deviations, its fits. */
+    cli_progress prog;
+    cli_progress_init(&prog, "fit imu", quiet);
     for (int i = 0; i < NINSTR && !st; i++) {
         cli_series s;
+        cli_progress_update(&prog, instr_quantity[i], (double)i / NINSTR);
         st = topic ? cli_series_bag(input, topic, instr_quantity[i], rate, 0, &s)
                    : cli_series_h5(input, sensor, instr_quantity[i], rate, &s);
         if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
@@ -506,6 +522,7 @@ static int fit_imu(int argc, char **argv)
         o.tau0 = 1 / s.rate;
         o.confidence = confidence;
         size_t *m = NULL, nm = 0;
+        cli_progress_update(&prog, instr_quantity[i], (i + 0.3) / NINSTR);
         if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, s.n, &m, &nm))) {
             in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
             st = in[i].pt ? sensim_allan_compute_axes(s.x, s.n, 3, &o, m, nm, in[i].pt)
@@ -521,6 +538,7 @@ static int fit_imu(int argc, char **argv)
         cli_series_free(&s);
         sensim_imu_fit_opts fo = sensim_imu_fit_default_opts();
         fo.confidence = confidence;
+        cli_progress_update(&prog, instr_quantity[i], (i + 0.8) / NINSTR);
         for (int a = 0; a < 3 && !st; a++) {
             st = sensim_imu_fit_allan(in[i].pt + a * nm, nm, &fo, &in[i].fit[a]);
             if (!st && gm)
@@ -530,6 +548,7 @@ static int fit_imu(int argc, char **argv)
         }
         any = 1;
     }
+    cli_progress_done(&prog);
     if (!st && !any)
         st = topic ? sensim_error(SENSIM_ENOTFOUND, "%s: topic '%s' has neither angular_velocity nor specific_force",
                                   input, topic)

@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bagcli.h"
 #include "cli.h"
+#include "progress.h"
 #include "cli_gt.h"
 #include "import_text.h"
 #include "sensim/csv.h"
@@ -68,6 +70,8 @@ const char cmd_import_usage[] =
     "      --origin LAT,LON,ALT WGS84 origin of the ENU frame (deg, deg, m); default:\n"
     "                           the file's '# origin_lla:' comment (as 'sensim export'\n"
     "                           writes it), else 43.0731,-89.4012,260\n"
+    "  -q, --quiet              no progress (shown on stderr only when it is a\n"
+    "                           terminal)\n"
     "  -h, --help               this text\n"
     "\n"
     CLI_IMPORT_BAG_USAGE
@@ -78,7 +82,7 @@ const char cmd_import_usage[] =
 enum { OPT_ORIGIN = 256, OPT_COLUMNS, OPT_RATE, OPT_TIMES };
 
 static int import_gt_csv(const char *verb, const char *in, const char *out, double origin[3], int have_origin,
-                         int argc, char **argv);
+                         int quiet, int argc, char **argv);
 
 /* 1 when a CSV is sensim's own ground truth (or a t,x,y,z track), which the
  * --ground-truth reader takes. */
@@ -104,16 +108,17 @@ int cmd_import(int argc, char **argv)
         {"name", required_argument, NULL, 'n'},
         {"rate", required_argument, NULL, OPT_RATE},
         {"times", required_argument, NULL, OPT_TIMES},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *verb = "import", *in = NULL, *out = NULL;
     double origin[3] = {CLI_DEFAULT_ORIGIN};
-    int have_origin = 0, c;
+    int have_origin = 0, quiet = 0, c;
     import_text_opts to = {sensim_text_default_opts(), NULL, NULL, 0, NULL, {0, 0, 0}, NULL};
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:o:f:u:n:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":g:o:f:u:n:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'g': in = optarg; break;
         case 'o': out = optarg; break;
@@ -143,6 +148,7 @@ int cmd_import(int argc, char **argv)
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
             have_origin = 1;
             break;
+        case 'q': quiet = 1; break;
         case 'h': cli_print_help(verb, stdout); return CLI_OK;
         case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
         default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
@@ -163,9 +169,9 @@ int cmd_import(int argc, char **argv)
     if (in && (to.format || to.text.time_unit || to.text.columns || to.name || to.rate > 0 || to.times))
         return cli_usage_error(verb, "--format, --time-unit, --columns, --name, --rate and --times apply to FILE inputs");
     if (in)
-        return import_gt_csv(verb, in, out, origin, have_origin, argc, argv);
+        return import_gt_csv(verb, in, out, origin, have_origin, quiet, argc, argv);
     if (nfiles == 1 && !to.format && !to.text.columns && !to.text.time_unit && is_sensim_gt_csv(argv[optind]))
-        return import_gt_csv(verb, argv[optind], out, origin, have_origin, argc, argv);
+        return import_gt_csv(verb, argv[optind], out, origin, have_origin, quiet, argc, argv);
     memcpy(to.origin, origin, sizeof to.origin);
     char *cmdline = cli_join_args("sensim", argc, argv);
     to.created_by = cmdline;
@@ -175,7 +181,7 @@ int cmd_import(int argc, char **argv)
 }
 
 static int import_gt_csv(const char *verb, const char *in, const char *out, double origin[3], int have_origin,
-                         int argc, char **argv)
+                         int quiet, int argc, char **argv)
 {
     int rc = CLI_FAIL;
     sensim_gt_block b = {0};
@@ -183,6 +189,8 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
     sensim_log *log = NULL;
     char *cmdline = NULL;
     sensim_geo_enu frame;
+    cli_progress prog;
+    cli_progress_init(&prog, verb, 1);
     sensim_csv_gt_reader *r = sensim_csv_gt_reader_open(!strcmp(in, "-") ? "/dev/stdin" : in);
     if (!r)
         goto done;
@@ -202,6 +210,10 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
     char what[512];
     snprintf(what, sizeof what, "%s: column t", in);
     double t_first = 0, t_last = 0;
+    /* Progress by the bytes of the file read (none from a pipe). */
+    struct stat st_in;
+    double size = strcmp(in, "-") && stat(in, &st_in) == 0 && S_ISREG(st_in.st_mode) ? (double)st_in.st_size : 0;
+    cli_progress_init(&prog, verb, quiet || size <= 0);
     for (int first = 1;; first = 0) {
         if (sensim_csv_gt_reader_read(r, &b))
             goto done;
@@ -214,7 +226,9 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
             goto done;
         if (sensim_gt_writer_append(w, &b))
             goto done;
+        cli_progress_update(&prog, in, (double)sensim_csv_gt_reader_offset(r) / size);
     }
+    cli_progress_done(&prog);
     if (sensim_csv_gt_reader_rows(r) < 2) {
         sensim_error(SENSIM_EDATA, "%s: %zu data rows, need at least 2", in, sensim_csv_gt_reader_rows(r));
         goto done;
@@ -228,6 +242,7 @@ static int import_gt_csv(const char *verb, const char *in, const char *out, doub
     if (!st)
         rc = CLI_OK;
 done:
+    cli_progress_done(&prog);
     if (rc != CLI_OK)
         cli_fail_lib(verb);
     sensim_gt_writer_close(w);

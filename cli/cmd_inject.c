@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "sensim/rig.h"
 
 const char cmd_inject_usage[] =
@@ -22,6 +23,7 @@ const char cmd_inject_usage[] =
     "  -s, --seed N        seed for every random stream (default: the rig's seed)\n"
     "  -j, --threads N     OpenMP threads (default: all cores)\n"
     "  -b, --block N       samples per streamed block (default 65536)\n"
+    "  -q, --quiet         no progress on stderr (shown only on a terminal)\n"
     "  -h, --help          this text\n"
     "\n"
     "See sensim-inject(1) for the rig format.\n";
@@ -38,13 +40,14 @@ int cmd_inject(int argc, char **argv)
                                          {"seed", required_argument, NULL, 's'},
                                          {"threads", required_argument, NULL, 'j'},
                                          {"block", required_argument, NULL, 'b'},
+                                         {"quiet", no_argument, NULL, 'q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *output = NULL;
     unsigned long long seed = 0, threads = 0, block = 0;
-    int have_seed = 0, c;
+    int have_seed = 0, quiet = 0, c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:j:b:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:s:j:b:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 's':
@@ -60,6 +63,7 @@ int cmd_inject(int argc, char **argv)
             if (cli_parse_u64(optarg, &block) || block == 0 || block > (1ull << 26))
                 return cli_usage_error("inject", "--block: '%s' is not 1..67108864", optarg);
             break;
+        case 'q': quiet = 1; break;
         case 'h': cli_print_help("inject", stdout); return CLI_OK;
         default: return cli_usage_error("inject", "unknown option");
         }
@@ -69,6 +73,16 @@ int cmd_inject(int argc, char **argv)
     if (!output)
         return cli_usage_error("inject", "missing -o OUT.h5");
     const char *rig_path = argv[optind], *in_path = argv[optind + 1];
+    /* RIG and IN swapped is a common slip; the YAML parser would only say
+     * the first byte of an HDF5 file is not UTF-8. */
+    if (cli_is_hdf5(rig_path) == 1) {
+        if (cli_is_hdf5(in_path) == 0)
+            return cli_usage_error("inject", "%s is an HDF5 log and %s looks like a YAML file: did you swap RIG and IN? "
+                                             "(sensim inject RIG.yaml IN.h5 -o OUT.h5)",
+                                   rig_path, in_path);
+        return cli_usage_error("inject", "%s is an HDF5 log, not a rig: the first argument is the rig (YAML)",
+                               rig_path);
+    }
     if (cli_check_output("inject", output, rig_path, in_path, NULL))
         return CLI_FAIL;
     sensim_rig *rig = sensim_rig_load(rig_path);
@@ -77,7 +91,10 @@ int cmd_inject(int argc, char **argv)
     sensim_inject_opts o = {have_seed ? seed : rig->seed, (int)threads, (size_t)block, print_warning, NULL};
     if (threads)
         omp_set_num_threads((int)threads);
-    sensim_status st = sensim_rig_inject(rig, &o, in_path, output);
+    cli_progress prog;
+    cli_progress_init(&prog, "inject", quiet);
+    sensim_status st = sensim_rig_inject_progress(rig, &o, in_path, output, cli_progress_fn, &prog);
+    cli_progress_done(&prog);
     sensim_rig_free(rig);
     if (st)
         return cli_fail_lib("inject");

@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "judge_log.h"
+#include "progress.h"
 #include "sensim/judge.h"
 #include "sensim/log.h"
 
@@ -25,14 +26,17 @@ const char cmd_judge_usage[] =
     "                       seed 004 with its traps; corrected: INS/GNSS with\n"
     "                       position updates, the GNSS covariance and gating\n"
     "  --rate HZ            output rate (default 35)\n"
-    "  --imu NAME           the IMU sensor (default: the only type=imu sensor)\n"
-    "  --gnss NAME          the GNSS sensor (default: the only type=gnss sensor)\n"
+    "  --imu NAME           the IMU sensor (default: the only type=imu sensor,\n"
+    "                       else a group named imu without a type)\n"
+    "  --gnss NAME          the GNSS sensor (default: the only type=gnss sensor,\n"
+    "                       else a group named gnss or gps without a type)\n"
     "  --name NAME          estimate group name (default judge)\n"
     "  --gyro-sigma S       yaw-rate noise per sample, rad/s (default 0.003)\n"
     "  --accel-sigma S      specific-force noise per sample, m/s^2 (default 0.05)\n"
     "  --gnss-sigma S       GNSS sigma, m, when a fix has no usable covariance (0.5)\n"
     "  --no-align           do not start from the ground truth's heading and\n"
     "                       velocity at the first IMU sample\n"
+    "  -q, --quiet          no summary line and no progress on stderr\n"
     "  -h, --help           this text\n"
     "\n"
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
@@ -168,7 +172,13 @@ int cmd_judge(int argc, char **argv)
             goto fail;
         }
     }
-    if ((st = cli_judge_stream(&ji, &o, io_write, &io, &res)))
+    cli_progress prog;
+    cli_progress_init(&prog, "judge", quiet);
+    ji.progress = &prog;
+    st = cli_judge_stream(&ji, &o, io_write, &io, &res);
+    cli_progress_done(&prog);
+    ji.progress = NULL;
+    if (st)
         goto fail;
     for (int k = 0; k < 5; k++) {
         sensim_log_dset_close(io.out[k]);

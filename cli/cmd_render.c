@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "cli_gt.h"
 #include "sensim/guard.h"
 #include "sensim/log.h"
@@ -68,9 +69,9 @@ const char cmd_render_usage[] =
     "                          drawn from the rig's seed exactly as inject\n"
     "                          would on the clean log)\n"
     "      --seed N            seed of the rig's noise (default: the rig's)\n"
-    "  -h, --help              this text\n"
-    "\n"
-    "Progress goes to stderr when it is a terminal.\n";
+    "  -q, --quiet             no progress (shown on stderr only when it is a\n"
+    "                          terminal)\n"
+    "  -h, --help              this text\n";
 
 /* The bird's-eye view of one scan as an 8-bit RGB PNG (written atomically
  * by sensim_png_write). */
@@ -287,6 +288,7 @@ int cmd_render(int argc, char **argv)
                                          {"bev-color", required_argument, NULL, 'C'},
                                          {"threads", required_argument, NULL, 'j'},
                                          {"gt-window", required_argument, NULL, 'W'},
+                                         {"quiet", no_argument, NULL, 'q'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *gt_path = NULL, *name = NULL, *out_path = NULL, *ply_dir = NULL, *png_dir = NULL;
@@ -295,13 +297,13 @@ int cmd_render(int argc, char **argv)
     int as_float = 0, c;
     const char *bev_dir = NULL, *rig_path = NULL;
     unsigned long long noise_seed = 0;
-    int have_seed = 0;
+    int have_seed = 0, quiet = 0;
     double bev_extent = 40;
     unsigned long long bev_size = 512;
     unsigned long long gt_window_rows = 65536;
     sensim_bev_color bev_by = SENSIM_BEV_HEIGHT;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "t:s:o:n:j:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "t:s:o:n:j:qh", opts, NULL)) != -1) {
         switch (c) {
         case 't': gt_path = optarg; break;
         case 's': name = optarg; break;
@@ -352,6 +354,7 @@ int cmd_render(int argc, char **argv)
             if (cli_parse_u64(optarg, &threads) || threads == 0 || threads > 1024)
                 return cli_usage_error("render", "--threads: need 1..1024, got '%s'", optarg);
             break;
+        case 'q': quiet = 1; break;
         case 'h': cli_print_help("render", stdout); return CLI_OK;
         default: return cli_usage_error("render", "unknown option");
         }
@@ -532,7 +535,8 @@ int cmd_render(int argc, char **argv)
             sensim_log_set_attr_i64(o.log, grp, "noise_seed", &nseed, 1))
             goto lib_fail;
     }
-    int tty = isatty(2);
+    cli_progress prog;
+    cli_progress_init(&prog, "render", quiet);
     double qspan = 0; /* poses are queried over [ts, ts + qspan] for a frame starting at ts */
     if (rs.type == SENSIM_SENSOR_LIDAR) {
         size_t four = 4;
@@ -612,9 +616,7 @@ int cmd_render(int argc, char **argv)
                 if (write_bev(f, pts, bev_extent, (int)bev_size, bev_by, bev))
                     goto lib_fail;
             }
-            if (tty)
-                fprintf(stderr, "\rsensim render: scan %llu/%llu (%zu points)", (unsigned long long)k + 1,
-                        (unsigned long long)nframes, pts->count);
+            cli_progress_update(&prog, "scans", (double)(k + 1) / (double)nframes);
         }
         snprintf(path, sizeof path, "%s/scan_offset", grp);
         if (sensim_log_write(o.log, path, SENSIM_U64, nframes + 1, 0, NULL, scan_offset, ""))
@@ -661,13 +663,10 @@ int cmd_render(int argc, char **argv)
                 if (sensim_png_write(f, &info, img8))
                     goto lib_fail;
             }
-            if (tty)
-                fprintf(stderr, "\rsensim render: frame %llu/%llu", (unsigned long long)k + 1,
-                        (unsigned long long)nframes);
+            cli_progress_update(&prog, "frames", (double)(k + 1) / (double)nframes);
         }
     }
-    if (tty)
-        fputc('\n', stderr);
+    cli_progress_done(&prog);
     outsets_close(&o);
     {
         sensim_log *keep = o.log;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "demo.h"
 #include "judge_log.h"
 #include "sensim/judge.h"
@@ -58,12 +59,14 @@ const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
                                   "      --bootstrap N     replicates of the VEPD bootstrap percentile intervals\n"
                                   "                        (default 200; 0: none)\n"
                                   "      --dir DIR         where the logs go (default ./sensim-sim2real)\n"
-                                  "      --data DIR        the bundled presets (default: $SENSIM_DATA, ./data, or\n"
-                                  "                        the installed " SENSIM_DATADIR ")\n"
+                                  "      --data DIR        the bundled presets (default: $SENSIM_DATA, ./data, the\n"
+                                  "                        program's ../share/sensim, or " SENSIM_DATADIR ")\n"
                                   "      --keep            also write the judged logs: DIR/real-<generator>/ and\n"
                                   "                        DIR/sim/<model>/ then hold the tests for sensim vepd\n"
                                   "                        (by default the estimates are scored in memory)\n"
                                   "      --json            print one JSON object instead of the tables\n"
+                                  "  -q, --quiet           no progress (shown on stderr only when it is a\n"
+                                  "                        terminal)\n"
                                   "  -h, --help            this text\n"
                                   "\n"
                                   "p is the permutation test of \"this variant's tests and the real tests\n"
@@ -101,7 +104,7 @@ typedef struct {
     double duration;
     unsigned long long real_seed;
     size_t n_boot, n_perm;
-    int keep, json;
+    int keep, json, quiet;
 } config;
 
 /* One variant's standing against one real set. */
@@ -398,13 +401,13 @@ static int experiment(const config *c)
         if (rc)
             goto done;
     }
-    int progress = !c->json && isatty(STDERR_FILENO);
+    cli_progress prog;
+    cli_progress_init(&prog, "sim2real", c->quiet);
     for (int k = 0; k < NSCEN; k++) {
         for (size_t i = 0; i < n; i++) {
             size_t idx = (size_t)k * n + i;
             unsigned long long s_sim = 1 + idx, s_real = c->real_seed + idx;
-            if (progress)
-                fprintf(stderr, "\rsensim sim2real: test %zu of %zu", idx + 1, nall);
+            cli_progress_update(&prog, "tests", (double)idx / (double)nall);
             /* The tests of a scenario differ in speed, as the paper's runs
              * differ; real test i and simulated test i share the path. */
             char dur[32], speed[32];
@@ -432,8 +435,7 @@ static int experiment(const config *c)
                 goto done;
         }
     }
-    if (progress)
-        fprintf(stderr, "\n");
+    cli_progress_done(&prog);
 
     if (c->json) {
         printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %s, \"judge\": \"%s\",\n", n,
@@ -502,7 +504,7 @@ int cmd_sim2real(int argc, char **argv)
         {"bootstrap", required_argument, NULL, O_BOOT}, {"dir", required_argument, NULL, O_DIR},
         {"data", required_argument, NULL, O_DATA},   {"keep", no_argument, NULL, O_KEEP},
         {"json", no_argument, NULL, O_JSON},         {"permutations", required_argument, NULL, O_PERM},
-        {"help", no_argument, NULL, 'h'},
+        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     config c = {.dir = "sensim-sim2real", .mode = "robot_localization", .tests = 10, .duration = 60,
@@ -513,7 +515,7 @@ int cmd_sim2real(int argc, char **argv)
     int ch;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":g:n:t:h", lo, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":g:n:t:qh", lo, NULL)) != -1) {
         switch (ch) {
         case 'g': gens = optarg; break;
         case 'n':
@@ -550,6 +552,7 @@ int cmd_sim2real(int argc, char **argv)
         case O_DATA: data = optarg; break;
         case O_KEEP: c.keep = 1; break;
         case O_JSON: c.json = 1; break;
+        case 'q': c.quiet = 1; break;
         case 'h': cli_print_help("sim2real", stdout); return CLI_OK;
         case ':': return cli_usage_error("sim2real", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("sim2real", "unknown option '%s'", argv[optind - 1]);

@@ -149,12 +149,19 @@ int cmd_trajectory(int argc, char **argv)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
     if (!shape)
         return cli_usage_error(verb, "--shape is required");
+    /* The shape first: a misspelt one is the mistake to report, not the
+     * options that shape would have needed. */
+    if (sensim_trajectory_shape_parse(shape, &p.shape)) {
+        static const char *const shapes[] = {"static", "line", "circle", "sine", "figure8", NULL};
+        const char *near = cli_suggest(shape, shapes);
+        if (near)
+            return cli_usage_error(verb, "--shape: unknown shape '%s' (did you mean %s?)", shape, near);
+        return cli_usage_error(verb, "--shape: %s", sensim_last_error());
+    }
     if (!out)
         return cli_usage_error(verb, "-o/--output is required");
     if (isnan(duration))
         return cli_usage_error(verb, "--duration is required");
-    if (sensim_trajectory_shape_parse(shape, &p.shape))
-        return cli_usage_error(verb, "--shape: %s", sensim_last_error());
     if (!(duration > 0))
         return cli_fail(verb, "--duration must be > 0, got %g", duration);
     if (!(rate > 0))

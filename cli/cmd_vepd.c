@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "progress.h"
 #include "sensim/metrics.h"
 
 const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]\n"
@@ -50,6 +51,7 @@ const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]
                               "  --seed S           seed of the permutations and bootstrap (default 1)\n"
                               "  --level L          confidence level of the interval (default 0.95)\n"
                               "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
+                              "  -q, --quiet        no progress (shown on stderr only when it is a terminal)\n"
                               "  -h, --help         this text\n"
                               "\n"
                               "VEPD is a distance between two finite samples, so it is above 0 even for\n"
@@ -88,6 +90,7 @@ typedef struct {
     const char *plot;
     const char *estimate;
     unsigned csv_flags; /* SENSIM_VEPD_DROP_ZEROS with --drop-zeros */
+    cli_progress *progress; /* reading and scoring the test files */
 } options;
 
 static void set_free(test_set *s)
@@ -143,7 +146,7 @@ static int filter_tests(const struct dirent *d)
 }
 
 /* Reads and scores every .csv and .h5 file in DIR (sorted by name). */
-static int load_set(const char *dir, const char *estimate, unsigned csv_flags, test_set *out)
+static int load_set(const char *dir, const char *estimate, unsigned csv_flags, cli_progress *prog, test_set *out)
 {
     memset(out, 0, sizeof *out);
     struct dirent **list = NULL;
@@ -173,6 +176,7 @@ static int load_set(const char *dir, const char *estimate, unsigned csv_flags, t
             sensim_error_prefix(st, "%s", p);
         sensim_vepd_series_free(&s);
         free(p);
+        cli_progress_update(prog, dir, (double)(i + 1) / n);
         if (st) {
             rc = cli_fail_lib("vepd");
             goto done;
@@ -188,6 +192,7 @@ static int load_set(const char *dir, const char *estimate, unsigned csv_flags, t
         }
     }
 done:
+    cli_progress_done(prog);
     for (int i = 0; i < n; i++)
         free(list[i]);
     free(list);
@@ -435,7 +440,7 @@ static int csv_layout(const char *root, const options *o)
         rc = cli_fail("vepd", "%s: not the authors' layout (needs the directories Real/ and Sim/)", root);
         goto done;
     }
-    if ((rc = load_set(rdir, o->estimate, o->csv_flags, &real)))
+    if ((rc = load_set(rdir, o->estimate, o->csv_flags, o->progress, &real)))
         goto done;
     n = scandir(sdir, &list, filter_models, alphasort);
     if (n < 0) {
@@ -458,7 +463,7 @@ static int csv_layout(const char *root, const options *o)
         if (has_suffix(nm_s, "_results") && len > 8)
             len -= 8;
         models[nm].name = strndup(nm_s, len);
-        rc = load_set(p, o->estimate, o->csv_flags, &models[nm].set);
+        rc = load_set(p, o->estimate, o->csv_flags, o->progress, &models[nm].set);
         free(p);
         if (rc)
             goto done;
@@ -523,16 +528,18 @@ int cmd_vepd(int argc, char **argv)
         {"estimate", required_argument, NULL, 'e'},
         {"permutations", required_argument, NULL, 'P'},
         {"drop-zeros", no_argument, NULL, 'Z'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     options o = {.seed = 1, .level = 0.95};
+    int quiet = 0;
     const char *real = NULL, *sim = NULL, *root = NULL;
     unsigned long long u;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
         switch (c) {
         case 'r': real = optarg; break;
         case 's': sim = optarg; break;
@@ -561,6 +568,7 @@ int cmd_vepd(int argc, char **argv)
             if (cli_parse_double(optarg, &o.level) || !(o.level > 0 && o.level < 1))
                 return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
             break;
+        case 'q': quiet = 1; break;
         case 'h': cli_print_help("vepd", stdout); return CLI_OK;
         case ':': return cli_usage_error("vepd", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("vepd", "unknown option '%s'", argv[optind - 1]);
@@ -575,12 +583,15 @@ int cmd_vepd(int argc, char **argv)
         return cli_usage_error("vepd", "--csv-layout (or ROOT) excludes --real and --sim");
     if (!root && (!real || !sim))
         return cli_usage_error("vepd", "give --real DIR and --sim DIR, or --csv-layout ROOT");
+    cli_progress prog;
+    cli_progress_init(&prog, "vepd", quiet);
+    o.progress = &prog;
     if (root)
         return csv_layout(root, &o);
     test_set rs = {0}, ss = {0};
-    int rc = load_set(real, o.estimate, o.csv_flags, &rs);
+    int rc = load_set(real, o.estimate, o.csv_flags, o.progress, &rs);
     if (!rc)
-        rc = load_set(sim, o.estimate, o.csv_flags, &ss);
+        rc = load_set(sim, o.estimate, o.csv_flags, o.progress, &ss);
     if (!rc) {
         if (o.json)
             printf("{\n");

@@ -32,7 +32,9 @@ int demo_dir_exists(const char *d);
 void demo_heading(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The bundled data: `given`, else $SENSIM_DATA, else ./data when
- * ./data/rigs exists, else the installed SENSIM_DATADIR. */
+ * ./data/rigs exists, else the folder the program was installed beside
+ * (BINDIR/../share/sensim, or ../data for the build tree's program), else the
+ * compiled-in SENSIM_DATADIR. Not thread-safe (a static buffer). */
 const char *demo_find_data(const char *given);
 
 /* A whole dataset of any rank as doubles (row-major); *n is its first

@@ -154,7 +154,7 @@ int demo_camera(const char *data, const char *dir, const char *gt)
     if (write_stack(stack))
         return cli_fail_lib("demo");
     printf("   wrote %s\n", stack);
-    if (demo_run(cmd_fit, "fit", "camera", stack, "-o", yaml, "--model", "emva", "--svg", svg, NULL))
+    if (demo_run(cmd_fit, "fit", "camera", stack, "-o", yaml, "--model", "emva", "--plot", svg, NULL))
         return -1;
     double v[6];
     if (read_fit(yaml, v))

@@ -112,7 +112,13 @@ int demo_imufit(const char *data, const char *dir, const char *gt)
            "   about one in twenty may miss by chance). N is the -1/2 slope of the\n"
            "   Allan deviation, B its flat floor (/ 0.664), K the +1/2 slope; the\n"
            "   simulated floor is flat from one sample (1/rate) to 1000 s, as a\n"
-           "   real flicker floor is. The fitted rig is in %s.\n",
+           "   real flicker floor is. The fitted rig is in %s.\n"
+           "   The table's classic column reads each term off the one tau where the\n"
+           "   slope is nearest the term's. Here gyro Q's classic figure is read at\n"
+           "   the longest tau, where the deviation drops by chance (its interval\n"
+           "   spans a factor of five, from few averages): no quantization made\n"
+           "   that slope, and the fit finds Q consistent with zero (ub). Believe\n"
+           "   the fit and its interval; the classic column is there to compare.\n",
            inside, total, fitted);
     return 0;
 }

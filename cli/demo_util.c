@@ -1,9 +1,12 @@
 /* Shared pieces of the demo steps: running a verb in-process with its
  * command echoed, and reading whole datasets back for the summaries. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "demo.h"
 
@@ -31,15 +34,53 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...)
     return fn(argc, argv);
 }
 
+/* DIR/rigs exists: the folder holds sensim's data. */
+static int has_rigs(const char *dir)
+{
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s/rigs", dir) >= (int)sizeof p)
+        return 0;
+    return demo_dir_exists(p);
+}
+
+/* The folder of the running program (readlink of /proc/self/exe), so that an
+ * installed tree works wherever it was put: BINDIR/../share/sensim. */
+static const char *exe_relative(char *buf, size_t size)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    /* Installed: PREFIX/bin/sensim with PREFIX/share/sensim; built: BUILD/sensim
+     * with the source tree's data/ beside BUILD. */
+    static const char *const rel[] = {"../share/sensim", "../data"};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char p[PATH_MAX + 32];
+        snprintf(p, sizeof p, "%s/%s", exe, rel[i]);
+        if (has_rigs(p) && size >= PATH_MAX && realpath(p, buf))
+            return buf;
+    }
+    return NULL;
+}
+
 const char *demo_find_data(const char *given)
 {
+    static char found[PATH_MAX];
     if (given)
         return given;
     const char *env = getenv("SENSIM_DATA");
     if (env && *env)
         return env;
-    if (demo_dir_exists("data/rigs"))
+    if (has_rigs("data"))
         return "data";
+    const char *rel = exe_relative(found, sizeof found);
+    if (rel)
+        return rel;
     return SENSIM_DATADIR;
 }
 

@@ -33,7 +33,7 @@ const char cli_fit_camera_usage[] =
     "      --name NAME       sensor name in the YAML (default cam)\n"
     "      --model M         intensity (default) or emva: the noise model written\n"
     "      --full-scale X    DN of intensity 1 (default 255, 65535 or 1 by type)\n"
-    "      --svg FILE        photon-transfer plot\n"
+    "      --plot FILE       photon-transfer plot (SVG); --svg is the same\n"
     "      --json            print the results as JSON on stdout\n"
     "  -h, --help            this text\n";
 
@@ -79,6 +79,7 @@ int cli_fit_camera(int argc, char **argv)
                                           {"name", required_argument, NULL, 'n'},
                                           {"model", required_argument, NULL, 'm'},
                                           {"full-scale", required_argument, NULL, 'f'},
+                                          {"plot", required_argument, NULL, 's'},
                                           {"svg", required_argument, NULL, 's'},
                                           {"json", no_argument, NULL, 'j'},
                                           {"help", no_argument, NULL, 'h'},

@@ -354,7 +354,7 @@ static sensim_status fit_all(gfit *g, int model, double power_on)
     }
     /* One white component over three axes: each axis's test at alpha / 3
      * (boundary likelihood ratio: chi2_1 quantile at 1 - 2 alpha / 3). */
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     g->gmw_crit = sensim_chisq_quantile(1 - 2 * (1 - g->confidence) / 3, 1.0);
     g->acf1_diff = g->all_constant ? 0 : diff_acf1(g->enu, n);
     int want_rw = model == M_RW || (model == M_AUTO && !g->all_constant && g->acf1_diff > 0.5);

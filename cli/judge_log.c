@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "judge_log.h"
+#include "progress.h"
 
 /* The sensor of a type: the named one (checked), or the only one. */
 static int find_sensor(const char *verb, const sensim_log *log, const char *type, const char *want, char *group,
@@ -33,10 +34,23 @@ static int find_sensor(const char *verb, const sensim_log *log, const char *type
         }
         free(t);
     }
+    /* Logs from elsewhere (imported, converted) may lack the type attribute:
+     * then a group named after the type (or gps for GNSS) is the sensor. */
+    for (size_t i = 0; i < n && found == 0; i++) {
+        char g[512];
+        snprintf(g, sizeof g, "/sensors/%s", names[i]);
+        if ((!strcmp(names[i], type) || (!strcmp(type, "gnss") && !strcmp(names[i], "gps"))) &&
+            !sensim_log_has_attr(log, g, "type")) {
+            snprintf(group, size, "%s", g);
+            found = 1;
+        }
+    }
     sensim_log_free_names(names, n);
     if (found == 0)
-        return cli_fail(verb, "%s: no %s sensor under /sensors (a group with attribute type=\"%s\")", path, type,
-                        type);
+        return cli_fail(verb,
+                        "%s: no %s sensor under /sensors (a group with attribute type=\"%s\", or one named %s%s); "
+                        "name it with --%s NAME",
+                        path, type, type, type, !strcmp(type, "gnss") ? " or gps" : "", type);
     if (found > 1)
         return cli_fail(verb, "%s: %zu %s sensors under /sensors: choose one with --%s NAME", path, found, type,
                         !strcmp(type, "imu") ? "imu" : "gnss");
@@ -101,6 +115,8 @@ static sensim_status io_read_imu(void *ctx, size_t row0, size_t n, double *t, do
             fx[k] = v[3 * k];
             fy[k] = v[3 * k + 1];
         }
+    if (!st && io->progress)
+        cli_progress_update(io->progress, "IMU and GNSS", io->n_imu ? (double)(row0 + n) / (double)io->n_imu : 1.0);
     return st;
 }
 

@@ -20,6 +20,7 @@ typedef struct cli_judge_input {
     size_t n_imu, n_gnss;
     int has_cov;
     double *scratch; /* CLI_JUDGE_BLOCK * 9 values; sinks may use it between reads */
+    struct cli_progress *progress; /* NULL, or told how far the IMU reads are */
 } cli_judge_input;
 
 /* Finds the IMU and GNSS (named, or the only one of each type), checks the

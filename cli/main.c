@@ -116,6 +116,62 @@ void cli_print_help(const char *verb, FILE *f)
         fputs(c->usage, f);
 }
 
+/* Damerau-Levenshtein (optimal string alignment) distance, for short words. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return (size_t)-1;
+    size_t d[64][64];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t cost = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + cost;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][m];
+}
+
+const char *cli_suggest(const char *word, const char *const *names)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t i = 0; names[i]; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best && best_d > 0 && best_d <= 2 && 2 * best_d < strlen(word) ? best : NULL;
+}
+
+int cli_is_hdf5(const char *path)
+{
+    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    int found = 0;
+    for (long off = 0; off <= 2048 && !found; off = off ? 2 * off : 512) {
+        unsigned char b[8];
+        if (fseek(f, off, SEEK_SET) || fread(b, 1, 8, f) != 8)
+            break;
+        found = !memcmp(b, sig, 8);
+    }
+    fclose(f);
+    return found;
+}
+
 int cli_parse_double(const char *s, double *out)
 {
     char *end;
@@ -195,6 +251,14 @@ int main(int argc, char **argv)
     }
     const cli_command *c = cli_find(verb);
     if (!c) {
+        const char *names[sizeof commands / sizeof commands[0]];
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            names[i] = commands[i].name;
+        const char *s = cli_suggest(verb, names);
+        if (s) {
+            fprintf(stderr, "sensim: unknown verb '%s' (did you mean %s?)\n", verb, s);
+            return CLI_USAGE;
+        }
         fprintf(stderr, "sensim: unknown verb '%s'\n", verb);
         usage(stderr);
         return CLI_USAGE;

@@ -252,7 +252,22 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
         goto fail;
     }
     const char *bad = NULL;
-    int twice = 0, m;
+    int twice = 0, m, track_like = 0;
+    /* A header naming x, y or z means a position-only track: judge it by
+     * that layout, so that t,x,y,z,yaw blames yaw, not x. */
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(cells[i], "x") || !strcmp(cells[i], "y") || !strcmp(cells[i], "z"))
+            track_like = 1;
+    if (track_like && (m = match_header(cells, n, track_names, 4, r->col, &bad, &twice)) != 0) {
+        if (twice)
+            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, bad);
+        else
+            sensim_error(SENSIM_EFORMAT,
+                         "%s:%zu: header: %s column '%s' (a position-only track has exactly t,x,y,z; "
+                         "the full state is %s)",
+                         path, r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
+        goto fail;
+    }
     if (n == 4 && match_header(cells, n, track_names, 4, r->col, &bad, &twice) == 0) {
         r->track = 1;
         r->ncols = 4;
@@ -429,6 +444,12 @@ int sensim_csv_gt_reader_origin(const sensim_csv_gt_reader *r, double origin_lla
 }
 
 size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r) { return r->rows; }
+
+long long sensim_csv_gt_reader_offset(const sensim_csv_gt_reader *r)
+{
+    long off = ftell(r->f);
+    return off < 0 ? -1 : (long long)off;
+}
 
 int sensim_csv_gt_reader_is_track(const sensim_csv_gt_reader *r) { return r->track; }
 

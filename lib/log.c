@@ -25,7 +25,15 @@ struct sensim_log {
     char *path;     /* the target path as given */
     char *tmp_path; /* writers: the temporary file; NULL for readers */
     int tmp_slot;   /* writers: its slot in the table of live temporaries */
+    void (*on_gt_read)(void *ctx, size_t rows_done, size_t rows); /* progress; NULL: none */
+    void *on_gt_read_ctx;
 };
+
+void sensim_log_on_gt_read(sensim_log *log, void (*fn)(void *ctx, size_t rows_done, size_t rows), void *ctx)
+{
+    log->on_gt_read = fn;
+    log->on_gt_read_ctx = ctx;
+}
 
 struct sensim_log_dset {
     sensim_log *log;
@@ -37,7 +45,35 @@ struct sensim_log_dset {
     char *name;
 };
 
-static void hdf5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+/* HDF5 prints its error stack to stderr unless told not to, and the setting
+ * belongs to the host program too (one per thread in a thread-safe HDF5,
+ * else one per process). sensim reports HDF5's failures itself, so each
+ * public function here switches the printing off for its own calls and puts
+ * the caller's setting back when it returns (nested calls save and restore
+ * the same way). */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+    int saved;
+} h5_quiet;
+
+static h5_quiet h5_quiet_begin(void)
+{
+    h5_quiet q = {NULL, NULL, 0};
+    if (H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data) >= 0) {
+        q.saved = 1;
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    }
+    return q;
+}
+
+static void h5_quiet_end(h5_quiet *q)
+{
+    if (q->saved)
+        H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+#define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end))) = h5_quiet_begin()
 
 static char *dupstr(const char *s)
 {
@@ -95,7 +131,7 @@ const char *sensim_log_path(const sensim_log *log) { return log->path; }
 
 sensim_log *sensim_log_open(const char *path)
 {
-    hdf5_quiet();
+    H5_QUIET_SCOPE();
     struct stat st;
     if (stat(path, &st) != 0) {
         sensim_error(SENSIM_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
@@ -131,6 +167,7 @@ static void discard_tmp(sensim_log *log)
 
 void sensim_log_close(sensim_log *log)
 {
+    H5_QUIET_SCOPE();
     if (!log)
         return;
     /* An uncommitted writer's file is discarded. Empty it first: after a
@@ -153,7 +190,7 @@ void sensim_log_close(sensim_log *log)
 
 int sensim_log_exists(const sensim_log *log, const char *obj)
 {
-    hdf5_quiet();
+    H5_QUIET_SCOPE();
     if (!strcmp(obj, "/"))
         return 1;
     /* Check each path component: H5Lexists fails on a missing parent. */
@@ -205,6 +242,7 @@ static sensim_status get_dims(const sensim_log *log, hid_t d, const char *name, 
 
 sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *rank, size_t dims[SENSIM_LOG_MAX_RANK])
 {
+    H5_QUIET_SCOPE();
     hid_t d = open_dset(log, dset);
     if (d < 0)
         return sensim_last_status();
@@ -236,6 +274,7 @@ sensim_status sensim_log_shape(const sensim_log *log, const char *dset, int *ran
 
 sensim_status sensim_log_dtype(const sensim_log *log, const char *dset, sensim_dtype *type)
 {
+    H5_QUIET_SCOPE();
     hid_t d = open_dset(log, dset);
     if (d < 0)
         return sensim_last_status();
@@ -442,6 +481,7 @@ done:
 
 sensim_status sensim_log_units_factors(const sensim_log *log, const char *dset, size_t ncols, double *factor)
 {
+    H5_QUIET_SCOPE();
     hid_t d = open_dset(log, dset);
     if (d < 0)
         return sensim_last_status();
@@ -456,7 +496,7 @@ sensim_status sensim_log_units_factors(const sensim_log *log, const char *dset, 
 static sensim_status read_rows(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
                                void *buf, int convert)
 {
-    hdf5_quiet();
+    H5_QUIET_SCOPE();
     hid_t d = open_dset(log, dset);
     if (d < 0)
         return sensim_last_status();
@@ -526,17 +566,20 @@ static sensim_status read_rows(const sensim_log *log, const char *dset, sensim_d
 sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0, size_t nrows,
                               void *buf)
 {
+    H5_QUIET_SCOPE();
     return read_rows(log, dset, type, row0, nrows, buf, 1);
 }
 
 sensim_status sensim_log_read_raw(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0,
                                   size_t nrows, void *buf)
 {
+    H5_QUIET_SCOPE();
     return read_rows(log, dset, type, row0, nrows, buf, 0);
 }
 
 sensim_status sensim_log_read_f64(const sensim_log *log, const char *dset, size_t row0, size_t nrows, double *buf)
 {
+    H5_QUIET_SCOPE();
     return sensim_log_read(log, dset, SENSIM_F64, row0, nrows, buf);
 }
 
@@ -559,6 +602,7 @@ static void format_shape(char *buf, size_t size, int rank, const size_t *dims, i
 sensim_status sensim_log_check_shape(const sensim_log *log, const char *dset, int ntail, const size_t *tail,
                                      size_t *nrows)
 {
+    H5_QUIET_SCOPE();
     int rank;
     size_t dims[SENSIM_LOG_MAX_RANK];
     sensim_status st = sensim_log_shape(log, dset, &rank, dims);
@@ -600,6 +644,7 @@ static hid_t open_obj(const sensim_log *log, const char *obj)
 
 int sensim_log_has_attr(const sensim_log *log, const char *obj, const char *name)
 {
+    H5_QUIET_SCOPE();
     if (!sensim_log_exists(log, obj))
         return 0;
     return H5Aexists_by_name(log->file, obj, name, H5P_DEFAULT) > 0;
@@ -817,6 +862,7 @@ static sensim_status check_vlen_attr(const sensim_log *log, const char *obj, con
 
 sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out)
 {
+    H5_QUIET_SCOPE();
     *out = NULL;
     if (!sensim_log_has_attr(log, obj, name))
         return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
@@ -876,6 +922,7 @@ sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj,
 
 sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, const char *name, double *out, size_t n)
 {
+    H5_QUIET_SCOPE();
     if (!sensim_log_has_attr(log, obj, name))
         return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
     hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
@@ -919,6 +966,7 @@ static sensim_status set_attr(sensim_log *log, const char *obj, const char *name
 
 sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const char *name, const char *value)
 {
+    H5_QUIET_SCOPE();
     /* Variable-length UTF-8: h5py reads it as str. */
     hid_t t = H5Tcopy(H5T_C_S1);
     H5Tset_size(t, H5T_VARIABLE);
@@ -932,6 +980,7 @@ sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const
 
 sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
 {
+    H5_QUIET_SCOPE();
     hsize_t dn = n;
     hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
     sensim_status st = set_attr(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sp, v);
@@ -941,6 +990,7 @@ sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const ch
 
 sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n)
 {
+    H5_QUIET_SCOPE();
     hsize_t dn = n;
     hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
     sensim_status st = set_attr(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, sp, v);
@@ -981,6 +1031,7 @@ static herr_t list_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
 
 sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count)
 {
+    H5_QUIET_SCOPE();
     *names = NULL;
     *count = 0;
     if (!sensim_log_exists(log, group))
@@ -1011,6 +1062,7 @@ void sensim_log_free_names(char **names, size_t count)
 
 sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, size_t *n)
 {
+    H5_QUIET_SCOPE();
     size_t rows;
     sensim_status st = sensim_log_check_shape(log, dset, 0, NULL, &rows);
     if (st)
@@ -1048,7 +1100,7 @@ sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, siz
 
 sensim_log *sensim_log_create(const char *path, const char *created_by)
 {
-    hdf5_quiet();
+    H5_QUIET_SCOPE();
     sensim_log *log = calloc(1, sizeof *log);
     if (log) {
         log->file = -1;
@@ -1101,6 +1153,7 @@ fail:
 
 sensim_status sensim_log_group(sensim_log *log, const char *group)
 {
+    H5_QUIET_SCOPE();
     if (sensim_log_exists(log, group))
         return SENSIM_OK;
     /* Parents first, each through this function: HDF5 would create
@@ -1132,6 +1185,7 @@ sensim_status sensim_log_group(sensim_log *log, const char *group)
 sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensim_dtype type, int ntail,
                                         const size_t *tail, const char *units, int compress)
 {
+    H5_QUIET_SCOPE();
     if (ntail < 0 || ntail + 1 > SENSIM_LOG_MAX_RANK) {
         sensim_error(SENSIM_EINVAL, "%s: %s: rank %d not supported", log->path, path, ntail + 1);
         return NULL;
@@ -1200,6 +1254,7 @@ fail:
 
 sensim_status sensim_log_dset_append(sensim_log_dset *d, const void *buf, size_t nrows)
 {
+    H5_QUIET_SCOPE();
     if (nrows == 0)
         return SENSIM_OK;
     hsize_t start[SENSIM_LOG_MAX_RANK] = {0}, count[SENSIM_LOG_MAX_RANK];
@@ -1225,6 +1280,7 @@ size_t sensim_log_dset_rows(const sensim_log_dset *d) { return (size_t)d->dims[0
 
 void sensim_log_dset_close(sensim_log_dset *d)
 {
+    H5_QUIET_SCOPE();
     if (!d)
         return;
     if (d->dset > 0)
@@ -1236,6 +1292,7 @@ void sensim_log_dset_close(sensim_log_dset *d)
 sensim_status sensim_log_write(sensim_log *log, const char *path, sensim_dtype type, size_t nrows, int ntail,
                                const size_t *tail, const void *buf, const char *units)
 {
+    H5_QUIET_SCOPE();
     sensim_log_dset *d = sensim_log_dset_create(log, path, type, ntail, tail, units, 0);
     if (!d)
         return sensim_last_status();
@@ -1293,6 +1350,7 @@ static herr_t attr_copy_cb(hid_t loc, const char *name, const H5A_info_t *info, 
 
 sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj)
 {
+    H5_QUIET_SCOPE();
     hid_t so = H5Oopen(src->file, obj, H5P_DEFAULT);
     hid_t dob = H5Oopen(dst->file, obj, H5P_DEFAULT);
     attr_copy_ctx c = {dob, 0};
@@ -1348,6 +1406,7 @@ static sensim_status copy_dataset(sensim_log *dst, const sensim_log *src, const 
 
 sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char *obj)
 {
+    H5_QUIET_SCOPE();
     if (!sensim_log_exists(src, obj))
         return sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", src->path, obj);
     H5O_info_t info;
@@ -1437,6 +1496,7 @@ static herr_t scale_visit(hid_t obj, const char *name, const H5O_info_t *info, v
 
 sensim_status sensim_log_commit(sensim_log *log)
 {
+    H5_QUIET_SCOPE();
     if (!log->tmp_path) {
         sensim_log_close(log);
         return sensim_error(SENSIM_EINVAL, "%s: not opened for writing", log->path);
@@ -1500,6 +1560,7 @@ static double **gt_array(sensim_gt_block *b, int i)
 
 sensim_status sensim_gt_block_init(sensim_gt_block *b, size_t capacity)
 {
+    H5_QUIET_SCOPE();
     memset(b, 0, sizeof *b);
     b->capacity = capacity;
     for (int i = 0; i < GT_NFIELDS; i++) {
@@ -1523,6 +1584,7 @@ void sensim_gt_block_free(sensim_gt_block *b)
 
 sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3])
 {
+    H5_QUIET_SCOPE();
     if (!sensim_log_exists(log, "/ground_truth"))
         return sensim_error(SENSIM_ENOTFOUND, "%s: group /ground_truth is missing", log->path);
     size_t rows = 0;
@@ -1583,6 +1645,7 @@ sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_ll
 
 sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b)
 {
+    H5_QUIET_SCOPE();
     if (count > b->capacity)
         return sensim_error(SENSIM_EINVAL, "ground-truth block of %zu rows cannot hold %zu", b->capacity, count);
     char path[64];
@@ -1593,6 +1656,12 @@ sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, s
             return st;
     }
     b->n = count;
+    if (log->on_gt_read && count) {
+        int rank;
+        size_t dims[SENSIM_LOG_MAX_RANK];
+        if (!sensim_log_shape(log, "/ground_truth/t", &rank, dims))
+            log->on_gt_read(log->on_gt_read_ctx, row0 + count, dims[0]);
+    }
     return SENSIM_OK;
 }
 
@@ -1602,6 +1671,7 @@ struct sensim_gt_writer {
 
 void sensim_gt_writer_close(sensim_gt_writer *w)
 {
+    H5_QUIET_SCOPE();
     if (!w)
         return;
     for (int i = 0; i < GT_NFIELDS; i++)
@@ -1611,6 +1681,7 @@ void sensim_gt_writer_close(sensim_gt_writer *w)
 
 sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3])
 {
+    H5_QUIET_SCOPE();
     sensim_gt_writer *w = calloc(1, sizeof *w);
     if (!w) {
         sensim_error(SENSIM_ENOMEM, "out of memory");
@@ -1636,6 +1707,7 @@ fail:
 
 sensim_status sensim_gt_writer_append(sensim_gt_writer *w, const sensim_gt_block *b)
 {
+    H5_QUIET_SCOPE();
     for (int i = 0; i < GT_NFIELDS; i++) {
         sensim_status st = sensim_log_dset_append(w->d[i], *gt_array((sensim_gt_block *)b, i), b->n);
         if (st)

@@ -255,7 +255,15 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
     if (!(xmn <= xmx))
         return sensim_error(SENSIM_EDATA, "plot '%s': no drawable points%s", p->title,
                             p->xlog || p->ylog ? " (log axes need positive values)" : "");
-    double L = 90, R = 20, T = 44, B = 56;
+    /* The legend goes right of the frame, never over the data: the frame
+     * gives up the width of the longest label (about 7 px a character at
+     * 12 px), at most a third of the picture. */
+    size_t longest = 0;
+    for (size_t i = 0; i < p->ns; i++)
+        if (strlen(p->s[i].label) > longest)
+            longest = strlen(p->s[i].label);
+    double legend_w = longest ? fmin(44 + 7.0 * (double)longest, width / 3.0) : 0;
+    double L = 90, R = 20 + legend_w, T = 44, B = 56;
     axis ax = {p->xlog, 0, 0, L, width - R}, ay = {p->ylog, 0, 0, height - B, T};
     axis_limits(&ax, xmn, xmx);
     axis_limits(&ay, ymn, ymx);
@@ -319,13 +327,13 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
         fputs("</g>\n", f);
     }
     fputs("</g>\n", f);
-    /* Legend, top right inside the frame. */
-    double ly = T + 16;
+    /* Legend, right of the frame, from its top. */
+    double ly = T + 12;
     for (size_t i = 0; i < p->ns; i++) {
         const series *s = &p->s[i];
         if (!*s->label)
             continue;
-        double lx = width - R - 170;
+        double lx = width - R + 12;
         fprintf(f, "<g class=\"legend\" stroke=\"#%06X\" fill=\"#%06X\">", s->color, s->color);
         if (s->style & (SENSIM_PLOT_LINE | SENSIM_PLOT_DASHED))
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke-width=\"1.6\"%s/>", lx, ly - 4,

@@ -79,7 +79,7 @@ double sensim_chisq_quantile(double p, double nu)
         return 0;
     if (p == 1)
         return HUGE_VAL;
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     double z = gsl_cdf_ugaussian_Pinv(p);
     if (nu > CF_NU) {
         /* Cornish-Fisher (Abramowitz & Stegun 26.4.18). */
@@ -111,7 +111,7 @@ double sensim_beta_quantile(double p, double a, double b)
         return 0;
     if (p == 1)
         return 1;
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     qproblem q = {1, a, b, p > 0.5, p > 0.5 ? 1 - p : p};
     return q_solve(&q, 0, 1, a / (a + b));
 }

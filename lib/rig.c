@@ -614,14 +614,35 @@ static sensim_status check_output_size(const sensim_rig *rig, const sensim_log *
     return sensim_guard_output(out_path, bytes, what);
 }
 
+typedef struct {
+    sensim_progress_fn fn;
+    void *ctx;
+    const char *sensor;
+} inject_progress;
+
+static void on_gt_read(void *ctx, size_t done, size_t rows)
+{
+    inject_progress *p = ctx;
+    p->fn(p->ctx, p->sensor, rows ? (double)done / (double)rows : 1.0);
+}
+
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path)
+{
+    return sensim_rig_inject_progress(rig, o, in_path, out_path, NULL, NULL);
+}
+
+sensim_status sensim_rig_inject_progress(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
+                                         const char *out_path, sensim_progress_fn progress, void *ctx)
 {
     sensim_log *in = sensim_log_open(in_path);
     if (!in)
         return sensim_last_status();
     sensim_log *out = NULL;
     sensim_status st = SENSIM_OK;
+    inject_progress prog = {progress, ctx, ""};
+    if (progress)
+        sensim_log_on_gt_read(in, on_gt_read, &prog);
     int has_gt = sensim_log_exists(in, "/ground_truth");
     size_t gt_rows = 0;
     double gt_lla[3] = {0, 0, 0};
@@ -680,10 +701,15 @@ sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts 
         /* Noised recordings keep what their group says of where they came
          * from (source file, topic, frame, time epoch) and the datasets the
          * model does not touch; the rig's own attributes are written over. */
+        prog.sensor = s->name;
+        if (progress)
+            progress(ctx, s->name, 0.0);
         int clean = sensim_log_exists(in, g);
         st = clean ? s->type->noise_clean(s, o, in, out) : s->type->simulate(s, o, in, out);
         if (!st && clean)
             st = carry_recorded(in, out, g);
+        if (!st && progress)
+            progress(ctx, s->name, 1.0);
         if (!st)
             st = sensim_sensor_write_attrs(s, o, out);
         if (st)

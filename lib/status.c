@@ -76,6 +76,24 @@ void sensim_error_clear(void)
     errstatus = SENSIM_OK;
 }
 
-static pthread_once_t gsl_once = PTHREAD_ONCE_INIT;
-static void gsl_off(void) { gsl_set_error_handler_off(); }
-void sensim_gsl_quiet(void) { pthread_once(&gsl_once, gsl_off); }
+/* The host's GSL handler, saved by the first of the nested or concurrent
+ * sensim calls that use GSL and restored by the last. */
+static pthread_mutex_t gsl_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned gsl_depth;
+static gsl_error_handler_t *gsl_saved;
+
+void sensim_gsl_quiet_begin(void)
+{
+    pthread_mutex_lock(&gsl_lock);
+    if (gsl_depth++ == 0)
+        gsl_saved = gsl_set_error_handler_off();
+    pthread_mutex_unlock(&gsl_lock);
+}
+
+void sensim_gsl_quiet_end(void)
+{
+    pthread_mutex_lock(&gsl_lock);
+    if (gsl_depth && --gsl_depth == 0)
+        gsl_set_error_handler(gsl_saved);
+    pthread_mutex_unlock(&gsl_lock);
+}

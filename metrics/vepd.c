@@ -93,7 +93,7 @@ sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf)
     for (size_t i = 0; i < n; i++)
         if (!isfinite(x[i]))
             return sensim_error(SENSIM_EDATA, "spectral flatness: sample %zu is not finite", i);
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     double *z = calloc(2 * n, sizeof *z);
     gsl_fft_complex_wavetable *wt = gsl_fft_complex_wavetable_alloc(n);
     gsl_fft_complex_workspace *ws = gsl_fft_complex_workspace_alloc(n);

@@ -98,7 +98,7 @@ static int fit_bi_terms(double tmin, double tmax, int m, double dt, double *taus
         for (int i = 0; i < m; i++)
             A[j][i] = gm_avar_sampled(n, dt / taus[i]) / target;
     }
-    sensim_gsl_quiet();
+    SENSIM_GSL_QUIET_SCOPE();
     for (int iter = 0; iter < m; iter++) {
         int na = 0, idx[SENSIM_BI_MAX_TERMS];
         for (int i = 0; i < m; i++)

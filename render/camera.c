@@ -159,7 +159,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                 continue;
             sensim_vec3 nrm;
             int obj;
-            scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
+            sensim_scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
                                  rh.hit.Ng_z[j], sensim_vec3_make(rh.ray.dir_x[j], rh.ray.dir_y[j], rh.ray.dir_z[j]),
                                  ts[j], &nrm, &obj);
             mat[j] = &s->mat[s->obj[obj].material];

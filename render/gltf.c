@@ -754,8 +754,8 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
         }
         size_t ntri = mode == 4 ? n / 3 : n - 2;
         size_t base = g->nv;
-        if (pv.count > UINT32_MAX - base || render_grow((void **)&g->v, &g->cv, base + pv.count, 3 * sizeof *g->v) < 0 ||
-            render_grow((void **)&g->t, &g->ct, g->nt + ntri, 3 * sizeof *g->t) < 0) {
+        if (pv.count > UINT32_MAX - base || sensim_render_grow((void **)&g->v, &g->cv, base + pv.count, 3 * sizeof *g->v) < 0 ||
+            sensim_render_grow((void **)&g->t, &g->ct, g->nt + ntri, 3 * sizeof *g->t) < 0) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory (or more than 2^32 vertices)", g->path);
             return -1;
         }
@@ -798,7 +798,7 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
                 t[r] = (uint32_t)base + x;
             }
             /* Zero-area triangles are dropped and counted where the mesh is
-             * added (scene_mesh_add_owned). */
+             * added (sensim_scene_mesh_add_owned). */
             g->nt++;
         }
     }
@@ -997,7 +997,7 @@ done:
 
 static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-int gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y)
+int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y)
 {
     gltf g;
     memset(&g, 0, sizeof g);
@@ -1073,7 +1073,7 @@ int gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int 
     }
     if (up_y)
         mesh_y_up_to_z_up(g.v, g.nv);
-    id = scene_mesh_add_owned(s, name, g.v, g.nv, g.t, g.nt, path, NULL, NULL);
+    id = sensim_scene_mesh_add_owned(s, name, g.v, g.nv, g.t, g.nt, path, NULL, NULL);
     g.v = NULL;
     g.t = NULL;
 done:

@@ -525,7 +525,7 @@ static inline void shade_packet(const sensim_render_lidar *l, const sensim_scene
             obj = s->geom_object[rh->hit.geomID[j]];
         } else {
             sensim_vec3 d = sensim_vec3_make(dx, dy, dz), nrm;
-            scene_fill_hit_parts(s, rh->hit.geomID[j], rh->hit.instID[0][j], rh->hit.Ng_x[j], rh->hit.Ng_y[j],
+            sensim_scene_fill_hit_parts(s, rh->hit.geomID[j], rh->hit.instID[0][j], rh->hit.Ng_x[j], rh->hit.Ng_y[j],
                                  rh->hit.Ng_z[j], d, tt[beam[j]], &nrm, &obj);
             cth = -sensim_vec3_dot(nrm, d);
         }
@@ -750,7 +750,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     return m - at;
 }
 
-void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
+void sensim_lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src)
 {
     memcpy(pt->xyzi + 4 * dst, pt->xyzi + 4 * src, 4 * sizeof *pt->xyzi);
     pt->range[dst] = pt->range[src];

@@ -79,7 +79,7 @@ static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild
 {
     if (up_y)
         mesh_y_up_to_z_up(b->v, b->nv);
-    int id = scene_mesh_add_owned(s, name, b->v, b->nv, b->t, b->nt, path, b->vline, b->tline);
+    int id = sensim_scene_mesh_add_owned(s, name, b->v, b->nv, b->t, b->nt, path, b->vline, b->tline);
     free(b->vline);
     free(b->tline);
     return id;
@@ -445,7 +445,7 @@ int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *pat
      * are taken as they are (Z-up) unless told otherwise. */
     int up_y = up == SENSIM_MESH_UP_Y || (up == SENSIM_MESH_UP_AUTO && (kind == GLTF || kind == GLB));
     if (kind == GLTF || kind == GLB)
-        return gltf_load(s, name, path, kind == GLB, up_y);
+        return sensim_gltf_load(s, name, path, kind == GLB, up_y);
     FILE *f = fopen(path, kind == PLY ? "rb" : "r");
     if (!f) {
         sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));

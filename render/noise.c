@@ -23,7 +23,7 @@ sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, 
         if (!keep[i])
             continue;
         if (k != i)
-            lidar_points_move(pts, k, i);
+            sensim_lidar_points_move(pts, k, i);
         k++;
     }
     pts->count = k;

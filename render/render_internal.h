@@ -7,6 +7,9 @@
 
 #include "sensim/render.h"
 
+/* Shared between the render files only: kept out of libsensim.so's exports. */
+#pragma GCC visibility push(hidden)
+
 typedef struct scene_mesh {
     char name[64];
     float *v;       /* [nv*3] */
@@ -86,30 +89,30 @@ static inline void packet_ray16(struct RTCRayHit16 *rh, int j, const float o[3],
 }
 
 /* Moves point src of a scan to slot dst (compaction, dst <= src). */
-void lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src);
+void sensim_lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t src);
 
 /* Pose of a (possibly moving) object at time t. */
-sensim_pose scene_object_pose_at(const scene_object *o, double t);
+sensim_pose sensim_scene_object_pose_at(const scene_object *o, double t);
 
 /* Completes a hit from Embree's ray-hit record at time t: world normal
  * facing the ray, object, material. */
-void scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit);
+void sensim_scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit);
 /* The same from component values (for packets). */
-void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
+void sensim_scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
                           sensim_vec3 dir, double t, sensim_vec3 *normal, int *object);
 
 /* Adds a mesh, taking ownership of v and tri (freed on failure); `where`
  * names the source in messages, vline/tline (may be NULL) the source line of
  * each vertex and triangle. Returns the mesh index or -1. */
-int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
+int sensim_scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
                          const char *where, const int *vline, const int *tline);
 
 /* Grows *p (of *cap elements of elem bytes, doubling) to hold at least
  * need elements; -1 when out of memory. */
-int render_grow(void **p, size_t *cap, size_t need, size_t elem);
+int sensim_render_grow(void **p, size_t *cap, size_t need, size_t elem);
 
 /* 1 if triangle (a, b, c) has (numerically) zero area. */
-int scene_triangle_degenerate(const float *a, const float *b, const float *c);
+int sensim_scene_triangle_degenerate(const float *a, const float *b, const float *c);
 
 /* Y-up to Z-up in place: (x, y, z) -> (z, x, y), a proper rotation taking
  * glTF's up (+Y) to +z, its forward (+Z, where an asset faces) to +x and
@@ -125,6 +128,8 @@ static inline void mesh_y_up_to_z_up(float *v, size_t nv)
 }
 
 /* glTF 2.0 (.gltf, or .glb when glb is 1) into one mesh (gltf.c). */
-int gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);
+int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);
+
+#pragma GCC visibility pop
 
 #endif

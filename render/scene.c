@@ -98,7 +98,7 @@ void sensim_scene_destroy(sensim_scene *s)
     free(s);
 }
 
-int render_grow(void **p, size_t *cap, size_t need, size_t elem)
+int sensim_render_grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return 0;
@@ -126,7 +126,7 @@ static int check_open(sensim_scene *s, const char *what)
 
 /* Zero-area test relative to the triangle's size, so that collinear
  * vertices are caught as well as repeated ones. */
-int scene_triangle_degenerate(const float *a, const float *b, const float *c)
+int sensim_scene_triangle_degenerate(const float *a, const float *b, const float *c)
 {
     double e1[3], e2[3], e3[3];
     for (int k = 0; k < 3; k++) {
@@ -144,7 +144,7 @@ int scene_triangle_degenerate(const float *a, const float *b, const float *c)
 /* Adds a mesh taking ownership of v and tri (freed on failure). `where`
  * names the source for messages ("mesh 'pole'" or "file.obj"); vline/tline
  * (optional) give the source line of each vertex/triangle. */
-int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
+int sensim_scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv, uint32_t *tri, size_t nt,
                           const char *where, const int *vline, const int *tline)
 {
     if (check_open(s, "a mesh") < 0)
@@ -179,7 +179,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
     size_t kept = 0, first_bad = nt;
     for (size_t i = 0; i < nt; i++) {
         const uint32_t *t = tri + 3 * i;
-        if (scene_triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
+        if (sensim_scene_triangle_degenerate(v + 3 * t[0], v + 3 * t[1], v + 3 * t[2])) {
             if (first_bad == nt)
                 first_bad = i;
             continue;
@@ -198,7 +198,7 @@ int scene_mesh_add_owned(sensim_scene *s, const char *name, float *v, size_t nv,
         sensim_error(SENSIM_EINVAL, "%s: a mesh named '%s' already exists", where, name);
         goto fail;
     }
-    if (render_grow((void **)&s->mesh, &s->cap_mesh, s->nmesh + 1, sizeof *s->mesh) < 0) {
+    if (sensim_render_grow((void **)&s->mesh, &s->cap_mesh, s->nmesh + 1, sizeof *s->mesh) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         goto fail;
     }
@@ -272,7 +272,7 @@ int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertic
     }
     memcpy(v, vertices, nvertices * 3 * sizeof *v);
     memcpy(t, triangles, ntriangles * 3 * sizeof *t);
-    return scene_mesh_add_owned(s, name, v, nvertices, t, ntriangles, where, NULL, NULL);
+    return sensim_scene_mesh_add_owned(s, name, v, nvertices, t, ntriangles, where, NULL, NULL);
 }
 
 /* ---- primitives ---- */
@@ -314,7 +314,7 @@ static int prim_finish(sensim_scene *s, const char *name, const char *kind, mesh
 {
     char where[96];
     snprintf(where, sizeof where, "%s '%s'", kind, name ? name : "");
-    return scene_mesh_add_owned(s, name, m->v, m->nv, m->t, m->nt, where, NULL, NULL);
+    return sensim_scene_mesh_add_owned(s, name, m->v, m->nv, m->t, m->nt, where, NULL, NULL);
 }
 
 static int prim_alloc(meshbuf *m, size_t nv, size_t nt, const char *kind)
@@ -495,7 +495,7 @@ int sensim_scene_add_material(sensim_scene *s, const sensim_material *m)
         sensim_error(SENSIM_EINVAL, "material '%s' defined twice", m->name);
         return -1;
     }
-    if (render_grow((void **)&s->mat, &s->cap_mat, s->nmat + 1, sizeof *s->mat) < 0) {
+    if (sensim_render_grow((void **)&s->mat, &s->cap_mat, s->nmat + 1, sizeof *s->mat) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }
@@ -544,7 +544,7 @@ static int object_new(sensim_scene *s, int mesh, int material)
         sensim_error(SENSIM_EINVAL, "object: no material %d (scene has %zu)", material, s->nmat);
         return -1;
     }
-    if (render_grow((void **)&s->obj, &s->cap_obj, s->nobj + 1, sizeof *s->obj) < 0) {
+    if (sensim_render_grow((void **)&s->obj, &s->cap_obj, s->nobj + 1, sizeof *s->obj) < 0) {
         sensim_error(SENSIM_ENOMEM, "scene: out of memory");
         return -1;
     }
@@ -613,7 +613,7 @@ int sensim_scene_add_moving_object(sensim_scene *s, int mesh, int material, cons
     return i;
 }
 
-sensim_pose scene_object_pose_at(const scene_object *o, double t)
+sensim_pose sensim_scene_object_pose_at(const scene_object *o, double t)
 {
     if (o->nkey == 0 || t <= o->kt[0])
         return o->nkey ? o->kpose[0] : o->pose;
@@ -638,7 +638,7 @@ sensim_status sensim_scene_object_pose(const sensim_scene *s, int object, double
 {
     if (object < 0 || (size_t)object >= s->nobj)
         return sensim_error(SENSIM_EINVAL, "scene: no object %d (scene has %zu)", object, s->nobj);
-    *out = scene_object_pose_at(&s->obj[object], t);
+    *out = sensim_scene_object_pose_at(&s->obj[object], t);
     return SENSIM_OK;
 }
 
@@ -823,7 +823,7 @@ sensim_status sensim_scene_commit(sensim_scene *s)
                 for (int k = 0; k < o->steps; k++) {
                     double tk = s->t0 + (s->t1 - s->t0) * k / (o->steps - 1);
                     float x[12];
-                    xfm_column_major(scene_object_pose_at(o, tk), x);
+                    xfm_column_major(sensim_scene_object_pose_at(o, tk), x);
                     rtcSetGeometryTransform(g, (unsigned)k, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, x);
                 }
                 rtcCommitGeometry(g);
@@ -853,7 +853,7 @@ size_t sensim_scene_object_count(const sensim_scene *s) { return s->nobj; }
 
 /* ---- queries ---- */
 
-void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
+void sensim_scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
                           sensim_vec3 dir, double t, sensim_vec3 *normal, int *object)
 {
     sensim_vec3 n = sensim_vec3_make(ngx, ngy, ngz);
@@ -861,7 +861,7 @@ void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, f
     if (inst != RTC_INVALID_GEOMETRY_ID) {
         /* Instance hits report the normal in object space. */
         obj = s->geom_object[inst];
-        n = sensim_quat_rotate(scene_object_pose_at(&s->obj[obj], t).q, n);
+        n = sensim_quat_rotate(sensim_scene_object_pose_at(&s->obj[obj], t).q, n);
     } else {
         obj = s->geom_object[geom];
     }
@@ -873,7 +873,7 @@ void scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, f
     *object = obj;
 }
 
-void scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit)
+void sensim_scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t, sensim_hit *hit)
 {
     if (rh->hit.geomID == RTC_INVALID_GEOMETRY_ID) {
         hit->distance = INFINITY;
@@ -882,7 +882,7 @@ void scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, double t,
         return;
     }
     sensim_vec3 d = sensim_vec3_make(rh->ray.dir_x, rh->ray.dir_y, rh->ray.dir_z);
-    scene_fill_hit_parts(s, rh->hit.geomID, rh->hit.instID[0], rh->hit.Ng_x, rh->hit.Ng_y, rh->hit.Ng_z, d, t,
+    sensim_scene_fill_hit_parts(s, rh->hit.geomID, rh->hit.instID[0], rh->hit.Ng_x, rh->hit.Ng_y, rh->hit.Ng_z, d, t,
                          &hit->normal, &hit->object);
     hit->material = s->obj[hit->object].material;
     hit->distance = rh->ray.tfar;
@@ -915,6 +915,6 @@ sensim_status sensim_scene_intersect(const sensim_scene *s, sensim_vec3 origin, 
     rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
     rh.hit.instID[0] = RTC_INVALID_GEOMETRY_ID;
     rtcIntersect1(s->top, &ctx, &rh);
-    scene_fill_hit(s, &rh, t, hit);
+    sensim_scene_fill_hit(s, &rh, t, hit);
     return SENSIM_OK;
 }

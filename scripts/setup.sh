@@ -3,10 +3,14 @@
 # Debian 12 (bookworm); needs root (or sudo) only if something is missing.
 set -eu
 PKGS="build-essential pkg-config libgsl-dev libhdf5-dev libyaml-dev check librandom123-dev
-libembree-dev libpng-dev libbz2-dev liblz4-dev libzstd-dev libsqlite3-dev zlib1g-dev mandoc
+libembree-dev libpng-dev libbz2-dev liblz4-dev libzstd-dev libsqlite3-dev zlib1g-dev mandoc groff-base jq
 python3-numpy python3-h5py python3-scipy python3-yaml python3-rosbag python3-sensor-msgs
 python3-geometry-msgs python3-nav-msgs python3-tf2-msgs python3-zstandard python3-lz4
 clang-16 libclang-rt-16-dev libomp-16-dev valgrind"
+# `setup.sh --deb`: also the Debian packaging tools (scripts/ci-deb.sh).
+if [ "${1:-}" = "--deb" ]; then
+    PKGS="$PKGS dpkg-dev debhelper lintian"
+fi
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -532,6 +532,44 @@ START_TEST(fit_lidar_cli_labels_bad_input)
 }
 END_TEST
 
+/* The Allan plot of fit imu draws only identified terms: on ten minutes of
+ * pure white noise N is identified and the rest have upper bounds only
+ * (the bias-instability estimate of gyro x is 4e-5 with an interval from
+ * 0 for this seed), so the legend names N and nothing else. */
+START_TEST(fit_imu_plot_draws_identified_terms_only)
+{
+    char *dir = tu_mkdtemp(), *rig = tu_path(dir, "white.yaml"), *gt = tu_path(dir, "gt.h5");
+    char *log = tu_path(dir, "w.h5"), *svg = tu_path(dir, "w.svg"), *gsvg = tu_path(dir, "w-gyro.svg");
+    ck_assert_int_eq(tu_write_file(rig, "seed: 3\nsensors:\n  - name: imu\n    type: imu\n    rate_hz: 100\n"
+                                        "    gyro: { noise_density: 1.0e-3 }\n    accel: { noise_density: 2.0e-3 }\n"),
+                     0);
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "600", "--rate", "100", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, gt, "-o", log, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", log, "--sensor", "imu", "--plot", svg, "--json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char *txt = tu_read_file(gsvg, NULL);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_ptr_nonnull(strstr(txt, ">x N = 0.001<"));
+    ck_assert_ptr_nonnull(strstr(txt, ">x fit (identified)<"));
+    static const char *const absent[] = {"x Q =", "x B =", "x K =", "x R =", "z Q =", "z B =", "y B ="};
+    for (size_t k = 0; k < sizeof absent / sizeof *absent; k++)
+        ck_assert_msg(strstr(txt, absent[k]) == NULL, "'%s' is drawn", absent[k]);
+    free(txt);
+    tu_rmtree(dir);
+    free(dir);
+    free(rig);
+    free(gt);
+    free(log);
+    free(svg);
+    free(gsvg);
+}
+END_TEST
+
 Suite *suite_fitcli(void)
 {
     Suite *s = suite_create("fitcli");
@@ -543,6 +581,7 @@ Suite *suite_fitcli(void)
     tcase_add_test(tc, fit_lidar_cli_bad_input);
     tcase_add_test(tc, fit_lidar_cli_angular_round_trip);
     tcase_add_test(tc, fit_lidar_cli_labels_bad_input);
+    tcase_add_test(tc, fit_imu_plot_draws_identified_terms_only);
     suite_add_tcase(s, tc);
     return s;
 }

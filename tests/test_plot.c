@@ -46,6 +46,33 @@ START_TEST(loglog_document)
     ck_assert_ptr_nonnull(strstr(svg, "stroke-dasharray"));
     ck_assert_ptr_nonnull(strstr(svg, "#FF0000"));
     ck_assert_uint_eq(count(svg, "class=\"legend\""), 2); /* the unlabelled series stays out */
+    /* The legend lies right of the frame, clear of the data; the data
+     * (every marker) inside it. */
+    double fx, fy, fw, fh;
+    const char *frame = strstr(svg, "<rect x=\"");
+    ck_assert_ptr_nonnull(frame);
+    ck_assert_int_eq(sscanf(frame, "<rect x=\"%lf\" y=\"%lf\" width=\"%lf\" height=\"%lf\"", &fx, &fy, &fw, &fh), 4);
+    ck_assert(fx + fw < 640 - 100);
+    size_t legends = 0;
+    for (const char *g = strstr(svg, "class=\"legend\""); g; g = strstr(g + 1, "class=\"legend\"")) {
+        double lx;
+        const char *line = strstr(g, "<line x1=\""), *text = strstr(g, "<text x=\"");
+        ck_assert_ptr_nonnull(text);
+        ck_assert_int_eq(sscanf(text, "<text x=\"%lf\"", &lx), 1);
+        ck_assert_msg(lx > fx + fw, "legend text at x %g, frame ends at %g", lx, fx + fw);
+        if (line && line < text) {
+            ck_assert_int_eq(sscanf(line, "<line x1=\"%lf\"", &lx), 1);
+            ck_assert_msg(lx > fx + fw, "legend line at x %g, frame ends at %g", lx, fx + fw);
+        }
+        legends++;
+    }
+    ck_assert_uint_eq(legends, 2);
+    for (const char *c = strstr(svg, "<circle cx=\""); c; c = strstr(c + 1, "<circle cx=\"")) {
+        double cx;
+        ck_assert_int_eq(sscanf(c, "<circle cx=\"%lf\"", &cx), 1);
+        if (c < strstr(svg, "class=\"legend\""))
+            ck_assert_msg(cx >= fx && cx <= fx + fw, "marker at x %g outside the frame", cx);
+    }
     free(svg);
     sensim_plot_destroy(p);
     tu_rmtree(dir);

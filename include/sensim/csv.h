@@ -62,6 +62,9 @@ int sensim_csv_gt_reader_origin(const sensim_csv_gt_reader *r, double origin_lla
 int sensim_csv_gt_reader_is_track(const sensim_csv_gt_reader *r);
 /* Rows read so far. */
 size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r);
+/* Bytes of the file read so far (for progress); -1 when the stream cannot
+ * tell (a pipe). */
+long long sensim_csv_gt_reader_offset(const sensim_csv_gt_reader *r);
 void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r);
 
 /* ---- ground-truth writer ---- */

@@ -177,6 +177,11 @@ void sensim_gt_block_free(sensim_gt_block *b);
 sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3]);
 /* Reads rows [row0, row0+count) into b (count <= b->capacity). */
 sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b);
+/* Progress of ground-truth reads: after each sensim_gt_read of a reader,
+ * fn(ctx, row0 + count, rows of /ground_truth/t) on the reading thread.
+ * Readers stream the truth forward, so this is how far along a job is. The
+ * function and ctx are borrowed for the log's lifetime; NULL turns it off. */
+void sensim_log_on_gt_read(sensim_log *log, void (*fn)(void *ctx, size_t rows_done, size_t rows), void *ctx);
 
 /* Streaming writer of /ground_truth. */
 typedef struct sensim_gt_writer sensim_gt_writer;

@@ -84,6 +84,10 @@ void sensim_inject_warn(const sensim_inject_opts *o, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* A job's progress: called on the calling thread with the part being made
+ * (a sensor's name) and the fraction of it done, 0 to 1. It must not call
+ * sensim. */
+typedef void (*sensim_progress_fn)(void *ctx, const char *part, double fraction);
 
 struct sensim_sensor_type {
     const char *type;
@@ -129,6 +133,12 @@ const sensim_sensor *sensim_rig_find(const sensim_rig *rig, const char *name);
  * rate_hz, mount, seed, model. Written to a temporary name and renamed. */
 sensim_status sensim_rig_inject(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
                                 const char *out_path);
+/* The same, reporting progress (NULL: none): each sensor at 0 when it
+ * starts, then as it reads the ground truth forward (the fraction of
+ * /ground_truth read; a sensor noised from recorded data reports only 0
+ * and 1), and 1 when done. */
+sensim_status sensim_rig_inject_progress(const sensim_rig *rig, const sensim_inject_opts *o, const char *in_path,
+                                         const char *out_path, sensim_progress_fn progress, void *ctx);
 
 /* Writes the common /sensors/<name> attributes (type, rate_hz, mount, seed,
  * model = the sensor's YAML as text). For types' simulate functions. */

@@ -56,9 +56,26 @@ const char *sensim_last_error(void);
 sensim_status sensim_last_status(void);
 void sensim_error_clear(void);
 
-/* Turns GSL's default abort-on-error handler off (idempotent, thread-safe).
- * Called by every module that uses GSL before it does. */
-void sensim_gsl_quiet(void);
+/* GSL's error handler while sensim's own GSL calls run. GSL's handler is
+ * one per process; its default aborts. sensim reports GSL's failures as
+ * statuses, so it switches the handler off while its own calls run and puts
+ * the host program's handler back after: _begin saves it and switches it off
+ * on the first entry (from any thread), _end restores it on the last exit.
+ * While a sensim call is inside, a host thread's own GSL calls also run with
+ * the handler off. Used through SENSIM_GSL_QUIET_SCOPE() at the top of each
+ * function that calls GSL (GCC and Clang: it ends when the block exits). */
+void sensim_gsl_quiet_begin(void);
+void sensim_gsl_quiet_end(void);
+#if defined(__GNUC__)
+static inline void sensim_gsl_quiet_cleanup_(int *on)
+{
+    if (*on)
+        sensim_gsl_quiet_end();
+}
+#define SENSIM_GSL_QUIET_SCOPE()                                                                                     \
+    int sensim_gsl_scope_ __attribute__((cleanup(sensim_gsl_quiet_cleanup_), unused)) =                           \
+        (sensim_gsl_quiet_begin(), 1)
+#endif
 
 #ifdef __cplusplus
 }
