@@ -73,7 +73,7 @@ static void h5_quiet_end(h5_quiet *q)
         H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
 }
 
-#define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end))) = h5_quiet_begin()
+#define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end), unused)) = h5_quiet_begin()
 
 static char *dupstr(const char *s)
 {
