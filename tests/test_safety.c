@@ -546,7 +546,7 @@ START_TEST(vepd_grid_bounded)
 END_TEST
 
 /* Found by the fuzzer (units): "((((((...": the recursive-descent unit
- * parser overflowed the stack. Now an error past 32 levels; 32 still parse. */
+ * parser overflowed the stack. Now an error past 32 nested factors; 31 parentheses around a unit parse. */
 START_TEST(units_nesting_bounded)
 {
     char *p = tu_src("tests/fuzz/corpus/units/crash-nested-parens");
@@ -560,7 +560,7 @@ START_TEST(units_nesting_bounded)
     /* (the message quotes the whole input first, so its end is cut off) */
     ck_assert_int_eq(sensim_units_parse(text, &v, &d, &has), SENSIM_EFORMAT);
     char deep[128];
-    snprintf(deep, sizeof deep, "2 %.32s%s%.32s", "((((((((((((((((((((((((((((((((", "m",
+    snprintf(deep, sizeof deep, "2 %.31s%s%.31s", "((((((((((((((((((((((((((((((((", "m",
              "))))))))))))))))))))))))))))))))");
     ck_assert_int_eq(sensim_units_parse(deep, &v, &d, &has), SENSIM_OK);
     ck_assert(v == 2.0 && has);
