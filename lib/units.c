@@ -187,7 +187,11 @@ typedef struct parser {
     /* Optional explanation of the units used: "deg = pi/180 rad; h = 3600 s". */
     char *explain;
     size_t explain_size;
+    int depth; /* nesting of factors: bounded, the parser recurses */
 } parser;
+
+/* Deepest nesting of parentheses and roots accepted ("((((m))))" is 4). */
+#define UNITS_MAX_DEPTH 32
 
 static void skip_ws(parser *ps)
 {
@@ -241,7 +245,21 @@ static void note_unit(parser *ps, const unit_def *u)
     snprintf(ps->explain + len, ps->explain_size - len, "%s%s", len ? "; " : "", item);
 }
 
+static int parse_factor_body(parser *ps, double *scale, sensim_dim *dim);
+
+/* Each factor may nest another: the depth is bounded so that a hostile
+ * "(((((...m" gets an error, not a stack overflow (a fuzzer finding). */
 static int parse_factor(parser *ps, double *scale, sensim_dim *dim)
+{
+    if (ps->depth >= UNITS_MAX_DEPTH)
+        return fail(ps, SENSIM_EFORMAT, "more than 32 nested parentheses or roots at '%s'", ps->p);
+    ps->depth++;
+    int rc = parse_factor_body(ps, scale, dim);
+    ps->depth--;
+    return rc;
+}
+
+static int parse_factor_body(parser *ps, double *scale, sensim_dim *dim)
 {
     skip_ws(ps);
     if (strncmp(ps->p, "\xe2\x88\x9a", 3) == 0) {
@@ -484,7 +502,7 @@ sensim_status sensim_units_parse(const char *text, double *si_value, sensim_dim 
 {
     if (!text)
         return sensim_error(SENSIM_EINVAL, "units: no text");
-    parser ps = {text, text, SENSIM_OK, NULL, 0};
+    parser ps = {text, text, SENSIM_OK, NULL, 0, 0};
     skip_ws(&ps);
     double v;
     if (parse_number(&ps, &v))
@@ -551,7 +569,7 @@ sensim_status sensim_units_explain(const char *unit, double *scale, sensim_dim *
         return sensim_error(SENSIM_EINVAL, "units: no unit");
     if (buf && size)
         buf[0] = '\0';
-    parser ps = {unit, unit, SENSIM_OK, size ? buf : NULL, size};
+    parser ps = {unit, unit, SENSIM_OK, size ? buf : NULL, size, 0};
     double s = 1.0;
     sensim_dim d = SENSIM_DIM_NONE;
     skip_ws(&ps);

@@ -2,6 +2,9 @@
  * regressions. Outputs naming an input (the same file by device and inode,
  * links included) are refused and the input is left byte for byte. */
 #define _GNU_SOURCE
+/* Before <signal.h>, whose si_value macro would rename a parameter. */
+#include "sensim/units.h"
+
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -542,6 +545,30 @@ START_TEST(vepd_grid_bounded)
 }
 END_TEST
 
+/* Found by the fuzzer (units): "((((((...": the recursive-descent unit
+ * parser overflowed the stack. Now an error past 32 nested factors; 31 parentheses around a unit parse. */
+START_TEST(units_nesting_bounded)
+{
+    char *p = tu_src("tests/fuzz/corpus/units/crash-nested-parens");
+    size_t len;
+    char *text = tu_read_file(p, &len);
+    ck_assert_ptr_nonnull(text);
+    double v, scale;
+    sensim_dim d;
+    int has;
+    ck_assert_int_eq(sensim_units_unit(text, &scale, &d), SENSIM_EFORMAT); /* as the fuzzer called it */
+    /* (the message quotes the whole input first, so its end is cut off) */
+    ck_assert_int_eq(sensim_units_parse(text, &v, &d, &has), SENSIM_EFORMAT);
+    char deep[128];
+    snprintf(deep, sizeof deep, "2 %.31s%s%.31s", "((((((((((((((((((((((((((((((((", "m",
+             "))))))))))))))))))))))))))))))))");
+    ck_assert_int_eq(sensim_units_parse(deep, &v, &d, &has), SENSIM_OK);
+    ck_assert(v == 2.0 && has);
+    free(text);
+    free(p);
+}
+END_TEST
+
 Suite *suite_safety(void)
 {
     Suite *s = suite_create("safety");
@@ -553,6 +580,7 @@ Suite *suite_safety(void)
     tcase_add_test(tc, rate_attribute_checked_against_t);
     tcase_add_test(tc, csv_nul_byte);
     tcase_add_test(tc, vepd_grid_bounded);
+    tcase_add_test(tc, units_nesting_bounded);
     suite_add_tcase(s, tc);
     TCase *tf = tcase_create("faults");
     tcase_add_test(tf, killed_runs_leave_outputs_intact);
