@@ -49,22 +49,26 @@ static int is_file(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* A split is an MCAP or sqlite3 file, told from its content as any
+ * recording is (sensim_bag_open); a directory or a ROS 1 bag is refused. */
 static sensim_bag *open_split(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: %s", path, strerror(errno));
         return NULL;
     }
-    unsigned char magic[16];
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    if (got >= 8 && memcmp(magic, "\x89MCAP", 5) == 0)
-        return sensim_bag_open_mcap(path);
-    if (got == 16 && memcmp(magic, "SQLite format 3", 16) == 0)
-        return sensim_bag_open_db3(path);
-    sensim_error(SENSIM_EFORMAT, "%s: neither MCAP nor SQLite (wrong magic at byte 0)", path);
-    return NULL;
+    if (!S_ISREG(st.st_mode)) {
+        sensim_error(SENSIM_EFORMAT, "%s: not a regular file", path);
+        return NULL;
+    }
+    sensim_bag *b = sensim_bag_open(path);
+    if (b && sensim_bag_get_format(b) == SENSIM_BAG_ROS1) {
+        sensim_bag_close(b);
+        sensim_error(SENSIM_EFORMAT, "%s: a ROS 1 bag cannot be a rosbag2 split (MCAP or sqlite3 only)", path);
+        return NULL;
+    }
+    return b;
 }
 
 static sensim_status dir_rewind(sensim_bag *bag)
