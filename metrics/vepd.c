@@ -196,7 +196,7 @@ sensim_status sensim_vepd_score(const sensim_vepd_series *s, sensim_vepd_test *o
                             "vepd: no 15 Hz grid: the series end at %.9g s (times count from the start of the test)",
                             stop);
     /* numpy.arange(0, stop, 1/15): ceil(stop / step) points i * step. A
-     * grid of more than 2^26 points (52 days of a test) means times that are
+     * grid of more than 2^20 points (19.4 hours of a test) means times that are
      * not seconds from the start of the test: refused before it is sized
      * (a stop of 3e23 s overflowed the count and asked for the impossible). */
     if (!(stop / step <= (double)SENSIM_VEPD_MAX_GRID))

@@ -539,7 +539,7 @@ START_TEST(vepd_grid_bounded)
     ck_assert_int_eq(sensim_vepd_read_csv(p, &vs), SENSIM_OK);
     sensim_vepd_test t;
     ck_assert_int_eq(sensim_vepd_score(&vs, &t), SENSIM_EDATA);
-    ck_assert_msg(strstr(sensim_last_error(), "grid of more than 67108864 points"), "%s", sensim_last_error());
+    ck_assert_msg(strstr(sensim_last_error(), "grid of more than 1048576 points"), "%s", sensim_last_error());
     sensim_vepd_series_free(&vs);
     free(p);
 }
