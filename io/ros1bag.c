@@ -1227,6 +1227,21 @@ static sensim_status w1_conn_record(sensim_bag_writer *bw, uint32_t id, uint8_t 
     return SENSIM_OK;
 }
 
+/* Writes connection `id`'s record through `put` (into the open chunk, or
+ * into the index section after the last chunk). */
+static sensim_status w1_conn_emit(sensim_bag_writer *bw, uint32_t id,
+                                  sensim_status (*put)(sensim_bag_writer *, const void *, size_t))
+{
+    uint8_t *rec;
+    size_t n;
+    sensim_status st = w1_conn_record(bw, id, &rec, &n);
+    if (st)
+        return st;
+    st = put(bw, rec, n);
+    free(rec);
+    return st;
+}
+
 static int cmp_wentry(const void *a, const void *b)
 {
     const w1_entry *x = a, *y = b;
@@ -1385,13 +1400,7 @@ static sensim_status w1_write(sensim_bag_writer *bw, size_t topic, int64_t recv_
         w->start_ns = w->end_ns = recv_ns;
     if (!c->in_file) {
         /* The connection record goes into the first chunk that uses it. */
-        uint8_t *rec;
-        size_t n;
-        if ((st = w1_conn_record(bw, (uint32_t)topic, &rec, &n)))
-            return st;
-        st = w1_chunk_put(bw, rec, n);
-        free(rec);
-        if (st)
+        if ((st = w1_conn_emit(bw, (uint32_t)topic, w1_chunk_put)))
             return st;
         c->in_file = 1;
     }
@@ -1435,16 +1444,9 @@ static sensim_status w1_commit(sensim_bag_writer *bw)
     if ((st = w1_flush_chunk(bw)))
         return st;
     uint64_t index_pos = w->pos;
-    for (size_t k = 0; k < w->nconns; k++) {
-        uint8_t *rec;
-        size_t n;
-        if ((st = w1_conn_record(bw, (uint32_t)k, &rec, &n)))
+    for (size_t k = 0; k < w->nconns; k++)
+        if ((st = w1_conn_emit(bw, (uint32_t)k, w1_put)))
             return st;
-        st = w1_put(bw, rec, n);
-        free(rec);
-        if (st)
-            return st;
-    }
     for (size_t j = 0; j < w->nchunks; j++) {
         const w1_chunkinfo *ci = &w->chunks[j];
         uint8_t b[8];
