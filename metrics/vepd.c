@@ -84,6 +84,99 @@ sensim_status sensim_wasserstein1(const double *u, size_t n, const double *uw, c
     return SENSIM_OK;
 }
 
+/* Largest prime factor of n (n >= 1). */
+static size_t largest_prime_factor(size_t n)
+{
+    size_t p = 1;
+    for (size_t f = 2; f * f <= n; f++)
+        while (n % f == 0) {
+            p = f;
+            n /= f;
+        }
+    return n > 1 ? n : p;
+}
+
+/* GSL's mixed-radix FFT costs O(n p) for a prime factor p: a 15 Hz grid of a
+ * prime number of points (1 048 573 is one) would take hours. Above this
+ * factor the DFT goes through Bluestein's chirp-z identity instead, as
+ * pocketfft (numpy.fft) does. */
+#define FFT_DIRECT_MAX_FACTOR 64
+
+/* Forward DFT of n complex points (interleaved re, im) in place by
+ * Bluestein's algorithm: X_k = w_k sum_j (x_j w_j) conj(w_{k-j}) with
+ * w_k = exp(-i pi k^2 / n), the convolution done by radix-2 FFTs of
+ * length M >= 2n - 1. k^2 is reduced mod 2n in integers so the chirp's
+ * angle stays exact for large k. */
+static sensim_status bluestein_forward(double *z, size_t n)
+{
+    size_t m = 1;
+    while (m < 2 * n - 1)
+        m <<= 1;
+    double *w = malloc(2 * n * sizeof *w), *a = calloc(2 * m, sizeof *a), *b = calloc(2 * m, sizeof *b);
+    sensim_status st = SENSIM_OK;
+    if (!w || !a || !b) {
+        st = sensim_error(SENSIM_ENOMEM, "spectral flatness: out of memory for an FFT of %zu points", m);
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        unsigned long long q = ((unsigned long long)k * k) % (2ull * n);
+        double ang = M_PI * (double)q / (double)n;
+        w[2 * k] = cos(ang);
+        w[2 * k + 1] = -sin(ang);
+        /* a = x w */
+        a[2 * k] = z[2 * k] * w[2 * k] - z[2 * k + 1] * w[2 * k + 1];
+        a[2 * k + 1] = z[2 * k] * w[2 * k + 1] + z[2 * k + 1] * w[2 * k];
+        /* b = conj(w), mirrored */
+        b[2 * k] = w[2 * k];
+        b[2 * k + 1] = -w[2 * k + 1];
+        if (k > 0) {
+            b[2 * (m - k)] = w[2 * k];
+            b[2 * (m - k) + 1] = -w[2 * k + 1];
+        }
+    }
+    if (gsl_fft_complex_radix2_forward(a, 1, m) != GSL_SUCCESS ||
+        gsl_fft_complex_radix2_forward(b, 1, m) != GSL_SUCCESS) {
+        st = sensim_error(SENSIM_EINTERNAL, "spectral flatness: GSL radix-2 FFT of %zu points failed", m);
+        goto done;
+    }
+    for (size_t k = 0; k < m; k++) {
+        double re = a[2 * k] * b[2 * k] - a[2 * k + 1] * b[2 * k + 1];
+        double im = a[2 * k] * b[2 * k + 1] + a[2 * k + 1] * b[2 * k];
+        a[2 * k] = re;
+        a[2 * k + 1] = im;
+    }
+    if (gsl_fft_complex_radix2_inverse(a, 1, m) != GSL_SUCCESS) {
+        st = sensim_error(SENSIM_EINTERNAL, "spectral flatness: GSL radix-2 FFT of %zu points failed", m);
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        z[2 * k] = a[2 * k] * w[2 * k] - a[2 * k + 1] * w[2 * k + 1];
+        z[2 * k + 1] = a[2 * k] * w[2 * k + 1] + a[2 * k + 1] * w[2 * k];
+    }
+done:
+    free(w);
+    free(a);
+    free(b);
+    return st;
+}
+
+/* Forward DFT of n complex points in place, O(n log n) for every n. */
+static sensim_status fft_forward(double *z, size_t n)
+{
+    if (n > 1 && largest_prime_factor(n) > FFT_DIRECT_MAX_FACTOR)
+        return bluestein_forward(z, n);
+    gsl_fft_complex_wavetable *wt = gsl_fft_complex_wavetable_alloc(n);
+    gsl_fft_complex_workspace *ws = gsl_fft_complex_workspace_alloc(n);
+    sensim_status st = SENSIM_OK;
+    if (!wt || !ws)
+        st = sensim_error(SENSIM_ENOMEM, "spectral flatness: out of memory for an FFT of %zu points", n);
+    else if (gsl_fft_complex_forward(z, 1, n, wt, ws) != GSL_SUCCESS)
+        st = sensim_error(SENSIM_EINTERNAL, "spectral flatness: GSL FFT of %zu points failed", n);
+    gsl_fft_complex_workspace_free(ws);
+    gsl_fft_complex_wavetable_free(wt);
+    return st;
+}
+
 sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf)
 {
     if (!x || !sf)
@@ -95,21 +188,15 @@ sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf)
             return sensim_error(SENSIM_EDATA, "spectral flatness: sample %zu is not finite", i);
     SENSIM_GSL_QUIET_SCOPE();
     double *z = calloc(2 * n, sizeof *z);
-    gsl_fft_complex_wavetable *wt = gsl_fft_complex_wavetable_alloc(n);
-    gsl_fft_complex_workspace *ws = gsl_fft_complex_workspace_alloc(n);
-    sensim_status st = SENSIM_OK;
-    if (!z || !wt || !ws) {
-        st = sensim_error(SENSIM_ENOMEM, "spectral flatness: out of memory for an FFT of %zu points", n);
-        goto done;
-    }
+    if (!z)
+        return sensim_error(SENSIM_ENOMEM, "spectral flatness: out of memory for an FFT of %zu points", n);
     /* Full complex FFT of the real series, as numpy.fft.fft does: all n
      * bins enter the means, the mirrored half included. */
     for (size_t i = 0; i < n; i++)
         z[2 * i] = x[i];
-    if (gsl_fft_complex_forward(z, 1, n, wt, ws) != GSL_SUCCESS) {
-        st = sensim_error(SENSIM_EINTERNAL, "spectral flatness: GSL FFT of %zu points failed", n);
+    sensim_status st = fft_forward(z, n);
+    if (st)
         goto done;
-    }
     double slog = 0, sabs = 0;
     for (size_t k = 0; k < n; k++) {
         double a = hypot(z[2 * k], z[2 * k + 1]);
@@ -122,8 +209,6 @@ sensim_status sensim_spectral_flatness(const double *x, size_t n, double *sf)
     }
     *sf = exp(slog / (double)n) / (sabs / (double)n);
 done:
-    gsl_fft_complex_workspace_free(ws);
-    gsl_fft_complex_wavetable_free(wt);
     free(z);
     return st;
 }

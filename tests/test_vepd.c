@@ -255,6 +255,29 @@ START_TEST(flatness_tone_and_known_answer)
 }
 END_TEST
 
+START_TEST(flatness_prime_lengths_match_numpy)
+{
+    /* Lengths with a large prime factor go through Bluestein's chirp-z
+     * identity (GSL's general-radix pass is O(n p): a 1 048 573-point grid,
+     * prime, took hours and timed out the fuzzer). Reference values from
+     * numpy.fft (pocketfft), computed as in flatness_tone_and_known_answer
+     * for x_i = sin(0.37 i) + 1e-3 i^2 (n = 1009, prime) and
+     * x_i = sin(0.37 i) + cos(0.0011 i^2) (n = 1048573, prime). */
+    size_t n = 1048573;
+    double *x = malloc(n * sizeof *x), sf;
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < 1009; i++)
+        x[i] = sin(0.37 * (double)i) + 1e-3 * (double)i * (double)i;
+    ck_assert_int_eq(sensim_spectral_flatness(x, 1009, &sf), SENSIM_OK);
+    ck_assert_within(sf, 0.38538468991483815, 1e-11);
+    for (size_t i = 0; i < n; i++)
+        x[i] = sin(0.37 * (double)i) + cos(0.0011 * (double)i * (double)i);
+    ck_assert_int_eq(sensim_spectral_flatness(x, n, &sf), SENSIM_OK);
+    ck_assert_within(sf, 0.8743506009900821, 1e-9);
+    free(x);
+}
+END_TEST
+
 START_TEST(score_matches_numpy)
 {
     char *dir = tu_mkdtemp();
@@ -625,6 +648,7 @@ Suite *suite_vepd(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, flatness_white_noise);
     tcase_add_test(tc, flatness_tone_and_known_answer);
+    tcase_add_test(tc, flatness_prime_lengths_match_numpy);
     tcase_add_test(tc, score_matches_numpy);
     tcase_add_test(tc, score_hand_case);
     tcase_add_test(tc, csv_errors);
