@@ -16,7 +16,8 @@ typedef struct scene_mesh {
     uint32_t *tri;  /* [nt*3] */
     size_t nv, nt;
     size_t dropped; /* zero-area triangles dropped at load */
-    RTCScene proto; /* for moving objects, built at commit */
+    RTCScene proto; /* for moving and instanced objects, built at commit */
+    size_t nstatic; /* static objects using this mesh (instancing: auto) */
 } scene_mesh;
 
 typedef struct scene_object {
@@ -26,6 +27,8 @@ typedef struct scene_object {
     double *kt;         /* [nkey] */
     sensim_pose *kpose; /* [nkey] */
     int steps;
+    double scale[3];    /* per-axis scale in the object frame, applied before the pose */
+    int instanced;      /* static object traced as an instance (set at commit) */
 } scene_object;
 
 struct sensim_scene {
@@ -44,6 +47,10 @@ struct sensim_scene {
     scene_object *obj;
     size_t nobj, cap_obj;
     int *geom_object; /* Embree geomID -> object */
+    int instancing;   /* sensim_instancing */
+    /* Bytes Embree holds for this scene's device now and at most (its
+     * memory monitor; updated from Embree's build threads). */
+    _Atomic long long rtc_bytes, rtc_peak;
     size_t ngeom;
     size_t ntriangles;
 

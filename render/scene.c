@@ -7,9 +7,12 @@
  * scene's keyframe window, so a ray with time t sees each moving object at
  * its own pose at t (Embree motion blur, RTCRay.time in [0, 1]). */
 #include <math.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "render_internal.h"
 
@@ -45,6 +48,19 @@ sensim_material sensim_material_default(void)
     return m;
 }
 
+/* Embree's memory monitor: called from build threads with the bytes about
+ * to be allocated (> 0) or freed (< 0); returning true lets it proceed. */
+static bool rtc_memory_cb(void *user, ssize_t bytes, bool post)
+{
+    (void)post;
+    sensim_scene *s = user;
+    long long now = atomic_fetch_add(&s->rtc_bytes, (long long)bytes) + (long long)bytes;
+    long long peak = atomic_load(&s->rtc_peak);
+    while (now > peak && !atomic_compare_exchange_weak(&s->rtc_peak, &peak, now))
+        ;
+    return true;
+}
+
 sensim_scene *sensim_scene_create(void)
 {
     sensim_scene *s = calloc(1, sizeof *s);
@@ -59,6 +75,7 @@ sensim_scene *sensim_scene_create(void)
         return NULL;
     }
     rtcSetDeviceErrorFunction(s->dev, rtc_error_cb, s);
+    rtcSetDeviceMemoryMonitorFunction(s->dev, rtc_memory_cb, s);
     sensim_material d = sensim_material_default();
     if (sensim_scene_add_material(s, &d) < 0) {
         sensim_scene_destroy(s);
@@ -552,6 +569,7 @@ static int object_new(sensim_scene *s, int mesh, int material)
     memset(o, 0, sizeof *o);
     o->mesh = mesh;
     o->material = material;
+    o->scale[0] = o->scale[1] = o->scale[2] = 1;
     return (int)s->nobj;
 }
 
@@ -611,6 +629,49 @@ int sensim_scene_add_moving_object(sensim_scene *s, int mesh, int material, cons
     o->steps = steps ? steps : (int)fmax(2, fmin(RTC_MAX_TIME_STEP_COUNT, 4.0 * (double)n));
     s->nobj++;
     return i;
+}
+
+sensim_status sensim_scene_set_object_scale(sensim_scene *s, int object, double sx, double sy, double sz)
+{
+    if (!s)
+        return sensim_error(SENSIM_EINVAL, "scene: NULL argument");
+    if (check_open(s, "a scale") < 0)
+        return sensim_last_status();
+    if (object < 0 || (size_t)object >= s->nobj)
+        return sensim_error(SENSIM_EINVAL, "scene: no object %d (scene has %zu)", object, s->nobj);
+    const double k[3] = {sx, sy, sz};
+    for (int i = 0; i < 3; i++)
+        if (!(k[i] > 0 && isfinite(k[i])))
+            return sensim_error(SENSIM_EINVAL, "object %d: scale must be finite and > 0 (got %g along %c)", object,
+                                k[i], "xyz"[i]);
+    memcpy(s->obj[object].scale, k, sizeof k);
+    return SENSIM_OK;
+}
+
+sensim_status sensim_scene_set_instancing(sensim_scene *s, sensim_instancing mode)
+{
+    if (!s)
+        return sensim_error(SENSIM_EINVAL, "scene: NULL argument");
+    if (check_open(s, "an instancing mode") < 0)
+        return sensim_last_status();
+    if (mode != SENSIM_INSTANCING_AUTO && mode != SENSIM_INSTANCING_ALWAYS && mode != SENSIM_INSTANCING_NEVER)
+        return sensim_error(SENSIM_EINVAL, "scene: unknown instancing mode %d", (int)mode);
+    s->instancing = mode;
+    return SENSIM_OK;
+}
+
+size_t sensim_scene_memory(const sensim_scene *s, size_t *peak)
+{
+    size_t own = sizeof *s + s->cap_mesh * sizeof *s->mesh + s->cap_mat * sizeof *s->mat +
+                 s->cap_obj * sizeof *s->obj + s->ngeom * sizeof *s->geom_object;
+    for (size_t i = 0; i < s->nmesh; i++)
+        own += s->mesh[i].nv * 3 * sizeof(float) + s->mesh[i].nt * 3 * sizeof(uint32_t);
+    for (size_t i = 0; i < s->nobj; i++)
+        own += s->obj[i].nkey * (sizeof(double) + sizeof(sensim_pose));
+    long long now = atomic_load(&((sensim_scene *)s)->rtc_bytes), top = atomic_load(&((sensim_scene *)s)->rtc_peak);
+    if (peak)
+        *peak = own + (size_t)(top > 0 ? top : 0);
+    return own + (size_t)(now > 0 ? now : 0);
 }
 
 sensim_pose sensim_scene_object_pose_at(const scene_object *o, double t)
@@ -732,18 +793,20 @@ sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double proba
 
 /* ---- commit ---- */
 
-static void xfm_column_major(sensim_pose p, float x[12])
+/* The 3x4 transform R S | p in Embree's column-major layout. */
+static void xfm_column_major(sensim_pose p, const double scale[3], float x[12])
 {
     sensim_mat3 r = sensim_mat3_from_quat(p.q);
     for (int c = 0; c < 3; c++)
         for (int row = 0; row < 3; row++)
-            x[3 * c + row] = (float)r.m[row][c];
+            x[3 * c + row] = (float)(r.m[row][c] * scale[c]);
     x[9] = (float)p.p.x;
     x[10] = (float)p.p.y;
     x[11] = (float)p.p.z;
 }
 
-static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, const sensim_pose *pose)
+static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, const sensim_pose *pose,
+                                      const double scale[3])
 {
     RTCGeometry g = rtcNewGeometry(s->dev, RTC_GEOMETRY_TYPE_TRIANGLE);
     if (!g)
@@ -755,9 +818,11 @@ static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, cons
         return NULL;
     }
     if (pose) {
+        /* Baked: vertices to world space in double, rounded once. */
         sensim_mat3 r = sensim_mat3_from_quat(pose->q);
         for (size_t i = 0; i < m->nv; i++) {
-            sensim_vec3 a = sensim_vec3_make(m->v[3 * i], m->v[3 * i + 1], m->v[3 * i + 2]);
+            sensim_vec3 a = sensim_vec3_make(m->v[3 * i] * scale[0], m->v[3 * i + 1] * scale[1],
+                                             m->v[3 * i + 2] * scale[2]);
             sensim_vec3 b = sensim_vec3_add(sensim_mat3_apply(&r, a), pose->p);
             v[3 * i] = (float)b.x;
             v[3 * i + 1] = (float)b.y;
@@ -767,6 +832,40 @@ static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, cons
         memcpy(v, m->v, m->nv * 3 * sizeof(float));
     }
     memcpy(t, m->tri, m->nt * 3 * sizeof(unsigned));
+    rtcCommitGeometry(g);
+    return g;
+}
+
+/* An instance of mesh m for object o: the mesh's own scene (built once, the
+ * first time a moving or instanced object uses it) under o's transform, one
+ * time step for a static object, `steps` over the keyframe window for a
+ * moving one (Embree interpolates the transforms per ray). */
+static RTCGeometry instance_geometry(sensim_scene *s, const scene_object *o, scene_mesh *m)
+{
+    if (!m->proto) {
+        m->proto = rtcNewScene(s->dev);
+        if (!m->proto)
+            return NULL;
+        rtcSetSceneFlags(m->proto, RTC_SCENE_FLAG_ROBUST);
+        RTCGeometry pg = triangles_geometry(s, m, NULL, NULL);
+        if (!pg)
+            return NULL;
+        rtcAttachGeometry(m->proto, pg);
+        rtcReleaseGeometry(pg);
+        rtcCommitScene(m->proto);
+    }
+    RTCGeometry g = rtcNewGeometry(s->dev, RTC_GEOMETRY_TYPE_INSTANCE);
+    if (!g)
+        return NULL;
+    rtcSetGeometryInstancedScene(g, m->proto);
+    int steps = o->nkey ? o->steps : 1;
+    rtcSetGeometryTimeStepCount(g, (unsigned)steps);
+    for (int k = 0; k < steps; k++) {
+        double tk = o->nkey ? s->t0 + (s->t1 - s->t0) * k / (steps - 1) : 0;
+        float x[12];
+        xfm_column_major(sensim_scene_object_pose_at(o, tk), o->scale, x);
+        rtcSetGeometryTransform(g, (unsigned)k, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, x);
+    }
     rtcCommitGeometry(g);
     return g;
 }
@@ -798,37 +897,19 @@ sensim_status sensim_scene_commit(sensim_scene *s)
      * must not slip between triangles, or lidar scans get holes. */
     rtcSetSceneFlags(s->top, RTC_SCENE_FLAG_ROBUST);
     s->ntriangles = 0;
+    for (size_t i = 0; i < s->nmesh; i++)
+        s->mesh[i].nstatic = 0;
+    for (size_t i = 0; i < s->nobj; i++)
+        if (!s->obj[i].nkey)
+            s->mesh[s->obj[i].mesh].nstatic++;
     for (size_t i = 0; i < s->nobj; i++) {
         scene_object *o = &s->obj[i];
         scene_mesh *m = &s->mesh[o->mesh];
-        RTCGeometry g;
-        if (!o->nkey) {
-            g = triangles_geometry(s, m, &o->pose);
-        } else {
-            if (!m->proto) {
-                m->proto = rtcNewScene(s->dev);
-                if (m->proto)
-                    rtcSetSceneFlags(m->proto, RTC_SCENE_FLAG_ROBUST);
-                RTCGeometry pg = m->proto ? triangles_geometry(s, m, NULL) : NULL;
-                if (!pg)
-                    return rtc_check(s, "prototype geometry");
-                rtcAttachGeometry(m->proto, pg);
-                rtcReleaseGeometry(pg);
-                rtcCommitScene(m->proto);
-            }
-            g = rtcNewGeometry(s->dev, RTC_GEOMETRY_TYPE_INSTANCE);
-            if (g) {
-                rtcSetGeometryInstancedScene(g, m->proto);
-                rtcSetGeometryTimeStepCount(g, (unsigned)o->steps);
-                for (int k = 0; k < o->steps; k++) {
-                    double tk = s->t0 + (s->t1 - s->t0) * k / (o->steps - 1);
-                    float x[12];
-                    xfm_column_major(sensim_scene_object_pose_at(o, tk), x);
-                    rtcSetGeometryTransform(g, (unsigned)k, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, x);
-                }
-                rtcCommitGeometry(g);
-            }
-        }
+        o->instanced = !o->nkey && (s->instancing == SENSIM_INSTANCING_ALWAYS ||
+                                    (s->instancing == SENSIM_INSTANCING_AUTO && m->nstatic >= 2 &&
+                                     m->nt >= SENSIM_INSTANCING_MIN_TRIANGLES));
+        RTCGeometry g = !o->nkey && !o->instanced ? triangles_geometry(s, m, &o->pose, o->scale)
+                                                  : instance_geometry(s, o, m);
         if (!g)
             return rtc_check(s, "geometry");
         rtcAttachGeometryByID(s->top, g, (unsigned)i);
@@ -859,8 +940,11 @@ void sensim_scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned 
     sensim_vec3 n = sensim_vec3_make(ngx, ngy, ngz);
     int obj;
     if (inst != RTC_INVALID_GEOMETRY_ID) {
-        /* Instance hits report the normal in object space. */
+        /* Instance hits report the normal in object space: to the world by
+         * the inverse transpose of R S, that is R S^-1. */
         obj = s->geom_object[inst];
+        const double *k = s->obj[obj].scale;
+        n = sensim_vec3_make(n.x / k[0], n.y / k[1], n.z / k[2]);
         n = sensim_quat_rotate(sensim_scene_object_pose_at(&s->obj[obj], t).q, n);
     } else {
         obj = s->geom_object[geom];

@@ -191,10 +191,41 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
     return SENSIM_OK;
 }
 
+static sensim_status enum_key(const sensim_ynode *n, const char *key, const char *const *names, int *out);
+
+/* `scale:` of an object: one factor for all axes or [sx, sy, sz], each > 0. */
+static sensim_status read_scale(const sensim_ynode *n, double k[3])
+{
+    k[0] = k[1] = k[2] = 1;
+    const sensim_ynode *v = sensim_ynode_get(n, "scale");
+    if (!v)
+        return SENSIM_OK;
+    if (sensim_ynode_kind_of(v) == SENSIM_YNODE_SEQUENCE)
+        TRY(sensim_ynode_get_vector(n, "scale", SENSIM_DIM_NONE, 1, 3, k));
+    else {
+        TRY(sensim_ynode_get_quantity(n, "scale", SENSIM_DIM_NONE, 1, &k[0]));
+        k[1] = k[2] = k[0];
+    }
+    for (int i = 0; i < 3; i++)
+        if (!(k[i] > 0 && k[i] <= 1e6))
+            return sensim_ynode_error(v, SENSIM_EINVAL, "key 'scale': factors must be in (0, 1e6] (got %g)", k[i]);
+    return SENSIM_OK;
+}
+
+/* Applies the object's scale to object i, naming the object's line. */
+static sensim_status scale_object(sensim_scene *s, const sensim_ynode *n, int i, const double k[3])
+{
+    if (i < 0)
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    if ((k[0] != 1 || k[1] != 1 || k[2] != 1) && sensim_scene_set_object_scale(s, i, k[0], k[1], k[2]))
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    return SENSIM_OK;
+}
+
 static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
 {
     static const char *const keys[] = {"mesh", "material", "position", "orientation", "yaw",
-                                       "repeat", "keyframes", "motion_steps", NULL};
+                                       "repeat", "keyframes", "motion_steps", "scale", NULL};
     TRY(sensim_ynode_check_keys(n, "object", keys));
     const char *mesh = NULL, *mat = "default";
     TRY(sensim_ynode_get_string(n, "mesh", 1, &mesh));
@@ -205,6 +236,8 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
     int ma = sensim_scene_find_material(s, mat);
     if (ma < 0)
         return sensim_ynode_error(sensim_ynode_get(n, "material"), SENSIM_ENOTFOUND, "unknown material '%s'", mat);
+    double k[3];
+    TRY(read_scale(n, k));
     const sensim_ynode *kf = sensim_ynode_get(n, "keyframes");
     if (kf) {
         if (sensim_ynode_get(n, "repeat") || sensim_ynode_get(n, "position") || sensim_ynode_get(n, "orientation"))
@@ -226,8 +259,8 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
         int steps = 0;
         if (!st)
             st = get_int_range(n, "motion_steps", 0, 2, 129, &steps);
-        if (!st && sensim_scene_add_moving_object(s, mi, ma, t, p, nk, steps) < 0)
-            st = sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        if (!st)
+            st = scale_object(s, n, sensim_scene_add_moving_object(s, mi, ma, t, p, nk, steps), k);
         free(t);
         free(p);
         return st;
@@ -246,8 +279,7 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
     for (int i = 0; i < count; i++) {
         sensim_pose pi = pose;
         pi.p = sensim_vec3_add(pose.p, sensim_vec3_make(step[0] * i, step[1] * i, step[2] * i));
-        if (sensim_scene_add_object(s, mi, ma, pi) < 0)
-            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        TRY(scale_object(s, n, sensim_scene_add_object(s, mi, ma, pi), k));
     }
     return SENSIM_OK;
 }
@@ -348,7 +380,8 @@ static void dir_of(const char *path, char *dir, size_t size)
 sensim_scene *sensim_scene_load(const char *path)
 {
     static const char *const keys[] = {"seed", "materials", "meshes", "objects", "sun", "ambient",
-                                       "atmosphere", "sensors", NULL};
+                                       "atmosphere", "sensors", "instancing", NULL};
+    static const char *const modes[] = {"auto", "always", "never", NULL};
     sensim_yaml *doc = sensim_yaml_load_file(path);
     if (!doc)
         return NULL;
@@ -363,7 +396,9 @@ sensim_scene *sensim_scene_load(const char *path)
     if (sensim_ynode_check_keys(root, "scene", keys))
         goto fail;
     s = sensim_scene_create();
-    if (!s || for_each(root, "materials", 0, mat_cb, s, dir) || for_each(root, "meshes", 1, load_mesh, s, dir) ||
+    int mode = SENSIM_INSTANCING_AUTO;
+    if (!s || enum_key(root, "instancing", modes, &mode) || sensim_scene_set_instancing(s, (sensim_instancing)mode) ||
+        for_each(root, "materials", 0, mat_cb, s, dir) || for_each(root, "meshes", 1, load_mesh, s, dir) ||
         for_each(root, "objects", 1, obj_cb, s, dir) || load_lights(s, root))
         goto fail;
     if (sensim_scene_commit(s)) {

@@ -208,6 +208,28 @@ int sensim_scene_add_object(sensim_scene *s, int mesh, int material, sensim_pose
 int sensim_scene_add_moving_object(sensim_scene *s, int mesh, int material, const double *t,
                                    const sensim_pose *poses, size_t n, int steps);
 
+/* Scales object i along its own axes by (sx, sy, sz) (each finite and > 0)
+ * before its pose is applied: a vertex v of the mesh goes to
+ * R (S v) + p. Normals follow the inverse transpose. */
+sensim_status sensim_scene_set_object_scale(sensim_scene *s, int object, double sx, double sy, double sz);
+
+/* How static objects are traced. Baked: every object's triangles are copied
+ * into world space (one BVH over all of them: the fastest traversal, memory
+ * proportional to the number of copies). Instanced: the mesh is built once
+ * and each object is an Embree instance of it (a transform and a small top
+ * level tree: memory of one copy). Hits are the same primitives; distances
+ * agree to float rounding (the ray is transformed instead of the vertices).
+ * AUTO (the default) instances a mesh of at least
+ * SENSIM_INSTANCING_MIN_TRIANGLES triangles used by two or more static
+ * objects and bakes the rest. Moving objects are always instances. */
+typedef enum { SENSIM_INSTANCING_AUTO, SENSIM_INSTANCING_ALWAYS, SENSIM_INSTANCING_NEVER } sensim_instancing;
+#define SENSIM_INSTANCING_MIN_TRIANGLES 1024
+sensim_status sensim_scene_set_instancing(sensim_scene *s, sensim_instancing mode);
+/* Bytes the scene holds: its meshes and objects plus what Embree allocated
+ * for the committed BVHs and geometry buffers (Embree's memory monitor).
+ * peak: the most at any time, builds included (may be NULL). */
+size_t sensim_scene_memory(const sensim_scene *s, size_t *peak);
+
 /* Lights for the camera. direction points from the scene to the sun. */
 sensim_status sensim_scene_set_sun(sensim_scene *s, sensim_vec3 direction, const double irradiance[3]);
 sensim_status sensim_scene_set_ambient(sensim_scene *s, const double ambient[3], const double sky[3]);
