@@ -5,15 +5,13 @@
 # tests/fuzz/corpus/log). New inputs go to a scratch directory, never into
 # the committed corpus. Any crash, leak, timeout or sanitizer report fails;
 # the input is kept in FUZZ_ARTIFACTS (default BINDIR/../artifacts).
+# FUZZ_JOBS targets run at once (default: the online CPUs); each target's
+# result is printed in the order given, whatever order they end in.
 set -u
-bindir=$1 secs=$2
-shift 2
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT INT TERM
-arts=${FUZZ_ARTIFACTS:-$bindir/../artifacts}
-mkdir -p "$arts"
-fail=0
-for name in "$@"; do
+if [ "${1:-}" = --one ]; then
+    # One target: --one BINDIR SECS SCRATCH ARTS NAME; the result goes to
+    # SCRATCH/NAME.result (first line ok/FAILED), the log beside it.
+    bindir=$2 secs=$3 scratch=$4 arts=$5 name=$6
     case $name in log_*) corpus=tests/fuzz/corpus/log_edit; extra="-max_len=512" ;;
                   *) corpus=tests/fuzz/corpus/$name; extra="-max_len=65536" ;; esac
     mkdir -p "$scratch/$name"
@@ -22,11 +20,31 @@ for name in "$@"; do
         -print_final_stats=1 -artifact_prefix="$arts/$name-" $extra "$scratch/$name" "$corpus" >"$log" 2>&1; then
         execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
-        echo "fuzz $name: ok ($execs runs, $cov)"
+        echo "fuzz $name: ok ($execs runs, $cov)" >"$scratch/$name.result"
     else
-        echo "fuzz $name: FAILED"
-        tail -60 "$log"
-        for a in "$arts/$name"-*; do [ -e "$a" ] && echo "crashing input (kept): $a"; done
+        {
+            echo "fuzz $name: FAILED"
+            tail -60 "$log"
+            for a in "$arts/$name"-*; do [ -e "$a" ] && echo "crashing input (kept): $a"; done
+        } >"$scratch/$name.result"
+    fi
+    exit 0
+fi
+bindir=$1 secs=$2
+shift 2
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT INT TERM
+arts=${FUZZ_ARTIFACTS:-$bindir/../artifacts}
+mkdir -p "$arts"
+jobs=${FUZZ_JOBS:-$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)}
+printf '%s\n' "$@" | xargs -P "$jobs" -I{} sh "$0" --one "$bindir" "$secs" "$scratch" "$arts" {}
+fail=0
+for name in "$@"; do
+    if [ -f "$scratch/$name.result" ]; then
+        cat "$scratch/$name.result"
+        head -1 "$scratch/$name.result" | grep -q ': ok ' || fail=1
+    else
+        echo "fuzz $name: FAILED (no result)"
         fail=1
     fi
 done
