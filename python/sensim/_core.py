@@ -129,4 +129,4 @@ def finite_or_raise(x, name):
     raise DataError("SENSIM_EDATA", "%s: value at row %d is not finite" % (name, row))
 
 
-FLAG_NAMES = {lib.SENSIM_FIT_OK: "ok", lib.SENSIM_FIT_UPPER: "upper", lib.SENSIM_FIT_UNRESOLVED: "unresolved"}
+FLAG_NAMES = {lib.SENSIM_FIT_OK: "ok", lib.SENSIM_FIT_UPPER: "upper_bound", lib.SENSIM_FIT_UNRESOLVED: "unresolved"}

@@ -70,12 +70,13 @@ def _data(data):
     return lib.SENSIM_ALLAN_FREQ if data == "freq" else lib.SENSIM_ALLAN_PHASE
 
 
-def allan(x, rate=None, *, tau0=None, dev="oadev", data="freq", grid="octave", m=None, confidence=0.683,
+def allan(x, rate=None, *, tau0=None, dev="oadev", data="freq", grid="octave", m=None, confidence=None,
           alpha=None):
     """Deviations of x [n] or [n, axes] (float64; axes interleaved as rows,
     e.g. an [n, 3] gyro array) sampled at `rate` Hz (or every tau0 s).
     dev: adev, oadev, mdev, hdev, ohdev, tdev, totdev; data: freq (rates) or
-    phase; grid of averaging factors, or m explicitly; alpha: a fixed noise
+    phase; grid of averaging factors, or m explicitly; confidence: the
+    two-sided level of the intervals (default one sigma); alpha: a fixed noise
     exponent for the intervals instead of identifying it per tau.
     The same numbers as `sensim allan` on the same samples."""
     if (rate is None) == (tau0 is None):
@@ -86,7 +87,8 @@ def allan(x, rate=None, *, tau0=None, dev="oadev", data="freq", grid="octave", m
     o = ffi.new("sensim_allan_opts *", lib.sensim_allan_default_opts())
     o.dev, o.data = _dev(dev), _data(data)
     o.tau0 = float(tau0) if tau0 is not None else 1.0 / float(rate)
-    o.confidence = confidence
+    if confidence is not None:
+        o.confidence = confidence
     if alpha is not None:
         o.fixed_alpha, o.alpha = 1, int(alpha)
     if m is None:
@@ -100,4 +102,4 @@ def allan(x, rate=None, *, tau0=None, dev="oadev", data="freq", grid="octave", m
         pts = pts[0]
     else:
         check(lib.sensim_allan_compute_axes(ptr(x), x.shape[0], naxes, o, ptr(m, "size_t"), len(m), out))
-    return AllanResult(pts, dev, data, o.tau0, confidence)
+    return AllanResult(pts, dev, data, o.tau0, o.confidence)

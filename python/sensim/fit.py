@@ -22,7 +22,9 @@ def _ci(value, half, status="ok"):
 
 
 class FitResult:
-    """Named parameters (attributes and .params), scalars and a note."""
+    """Named parameters (attributes and .params), scalars and a note; fits
+    whose library result is a value and a 95 % half-width also keep the
+    half-widths in .ci."""
 
     def __init__(self, kind, params, **extra):
         self.kind = kind
@@ -219,7 +221,9 @@ def fit_camera(light, dark, exposure, full_scale=None):
         "variance_intercept": _ci(r.variance_intercept, r.variance_intercept_ci),
         "prnu": Param(r.prnu, nan, nan, "ok"), "dsnu": Param(r.dsnu, nan, nan, "ok")},
         dark_offset=r.dark_offset, saturation_dn=r.saturation_dn, saturation_capacity=r.saturation_capacity,
-        saturation_reached=bool(r.saturation_reached), levels_used=int(r.levels_used))
+        saturation_reached=bool(r.saturation_reached), levels_used=int(r.levels_used),
+        ci={"gain": r.gain_ci, "read_noise": r.read_noise_ci, "dark_current": r.dark_current_ci,
+            "variance_slope": r.variance_slope_ci, "variance_intercept": r.variance_intercept_ci})
 
 
 # ---- lidar ----
@@ -244,7 +248,8 @@ def fit_lidar_range(ranges, reference=None, channel=None, nbeams=None):
     return FitResult("LidarRangeFit", {"sigma_base": _ci(res.sigma_base, res.sigma_base_ci),
                                        "sigma_slope": _ci(res.sigma_slope, res.sigma_slope_ci)},
                      chi2_dof=res.chi2_dof, points_used=int(res.points_used), range_min=res.range_min,
-                     range_max=res.range_max, constrained=int(res.constrained), beam_bias=bias, beam_sigma=sig)
+                     range_max=res.range_max, constrained=int(res.constrained), beam_bias=bias, beam_sigma=sig,
+                     ci={"sigma_base": res.sigma_base_ci, "sigma_slope": res.sigma_slope_ci})
 
 
 def fit_lidar_angular(points, target, ntargets, range_sigma_base, range_sigma_slope):
@@ -264,4 +269,5 @@ def fit_lidar_angular(points, target, ntargets, range_sigma_base, range_sigma_sl
     return FitResult("LidarAngularFit", {"azimuth_sigma": _ci(res.azimuth_sigma, res.azimuth_sigma_ci),
                                          "elevation_sigma": _ci(res.elevation_sigma, res.elevation_sigma_ci)},
                      chi2_dof=res.chi2_dof, points_used=int(res.points_used), targets_used=int(res.targets_used),
-                     planes=planes)
+                     planes=planes, ci={"azimuth_sigma": res.azimuth_sigma_ci,
+                                        "elevation_sigma": res.elevation_sigma_ci})
