@@ -28,7 +28,7 @@ class Bag:
 
     def close(self):
         if self._p is not None:
-            lib.sensim_bag_close(ffi.gc(self._p, None))
+            ffi.release(self._p)  # runs sensim_bag_close now
             self._p = None
 
     def __enter__(self):
