@@ -372,7 +372,15 @@ def _pkg(args):
     return shlex.split(out)
 
 
-def _version_from_makefile():
+def _version_from_makefile(build=None):
+    """The version the build wrote into sensim.pc, else the Makefile's."""
+    try:
+        with open(os.path.join(build or "", "sensim.pc")) as f:
+            for line in f:
+                if line.startswith("Version:"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
     try:
         with open(os.path.join(ROOT, "Makefile")) as f:
             for line in f:
@@ -392,10 +400,12 @@ def _locate():
     static = os.path.join(build, "libsensim.a")
     if os.path.exists(static):
         inc = os.path.join(ROOT, "include")
+        if not os.path.isdir(inc):  # a copy of python/ elsewhere: the checkout beside the build
+            inc = os.path.join(os.path.dirname(os.path.abspath(build)), "include")
         cflags = _pkg(["--cflags"] + DEPS)
         libs = _pkg(["--libs"] + DEPS)
         link = ["-fopenmp"] + libs + ["-lhdf5_hl", "-lembree3", "-lbz2", "-lm", "-lpthread"]
-        return [inc], [static], cflags, link, _version_from_makefile()
+        return [inc], [static], cflags, link, _version_from_makefile(build)
     if _pkg(["--modversion", "sensim"]):
         ver = _pkg(["--modversion", "sensim"])[0]
         return ([], [], _pkg(["--cflags", "sensim"]),
