@@ -41,15 +41,19 @@ class Imu:
         """A run that continues across calls (consecutive blocks of samples)."""
         return ImuStream(self, seed)
 
-    def apply(self, t, gyro=None, accel=None, mag=None, *, seed, specific_force=None):
+    def apply(self, t, gyro=None, accel=None, mag=None, *, seed, specific_force=None, out=None):
         """Noisy readings for true values sampled at times t[n] (s, increasing):
         gyro, accel, mag are [n, 3] float64 arrays in the sensor frame (each
         optional; the rig must define the instrument). specific_force [n, 3]
         drives the gyro's g-sensitivity (default: accel, else zero), as
-        `sensim inject` does for recorded data. Returns a tuple of new arrays
-        in the order gyro, accel, mag of those given. The same bits as
-        `sensim inject` with this seed on a log holding these clean values."""
-        return ImuStream(self, seed).apply(t, gyro=gyro, accel=accel, mag=mag, specific_force=specific_force)
+        `sensim inject` does for recorded data. Returns a tuple of arrays in
+        the order gyro, accel, mag of those given: new ones, or those of `out`
+        (a tuple of C-contiguous float64 [n, 3] arrays, one per instrument
+        given; they may be the inputs themselves, for noise in place without
+        new memory). The same bits as `sensim inject` with this seed on a log
+        holding these clean values."""
+        return ImuStream(self, seed).apply(t, gyro=gyro, accel=accel, mag=mag, specific_force=specific_force,
+                                           out=out)
 
 
 class ImuStream:
@@ -65,12 +69,13 @@ class ImuStream:
             lib.sensim_triax_reset(tx, s)
             self._st[key] = s
 
-    def apply(self, t, gyro=None, accel=None, mag=None, *, specific_force=None):
+    def apply(self, t, gyro=None, accel=None, mag=None, *, specific_force=None, out=None):
+        """As Imu.apply, continuing this run."""
         t = array_in(t, "t")
         n = t.shape[0]
         finite_or_raise(t, "t")
         given = {"gyro": gyro, "accel": accel, "mag": mag}
-        ins, outs = [], []
+        ins = []
         for key, _ in _INSTRUMENTS:
             u = given[key]
             if u is None:
@@ -86,6 +91,17 @@ class ImuStream:
             f = array_in(f, "accel", tail=(3,), n=n)
         else:
             f = array_in(specific_force, "specific_force", tail=(3,), n=n)
+        if out is not None:
+            out = tuple(out)
+            if len(out) != len(ins):
+                raise ValueError("out: %d arrays for %d instruments" % (len(out), len(ins)))
+            for o, (key, _) in zip(out, ins):
+                if not (isinstance(o, np.ndarray) and o.dtype == np.float64 and o.shape == (n, 3)
+                        and o.flags.c_contiguous and o.flags.writeable):
+                    raise ValueError("out: for %s expected a writable C-contiguous float64 array of shape (%d, 3)"
+                                     % (key, n))
+        if out is not None and any(np.may_share_memory(o, f) for o in out):
+            f = f.copy()  # the gyro reads the clean specific force while accel is noised in place
         fptr = ptr(f)
         results = []
         # apply_set takes up to SENSIM_TRIAX_SET_MAX instruments; there are 3.
@@ -97,15 +113,15 @@ class ImuStream:
         y = ffi.new("double *[3]")
         keep = []
         for i, (key, arr) in enumerate(ins):
-            out = np.empty_like(arr)
+            y_i = np.empty_like(arr) if out is None else out[i]
             m[i] = self.imu._tx[key]
             s[i] = self._st[key]
-            pu, py = ptr(arr), ptr(out)
+            pu, py = ptr(arr), ptr(y_i)
             keep += [pu, py]
             u[i] = pu
             y[i] = py
             fp[i] = fptr if key == "gyro" else ffi.NULL
-            results.append(out)
+            results.append(y_i)
         if c:
             lib.sensim_triax_apply_set(c, m, s, self.seed, self.imu.sensor.id, ptr(t), u, fp, n, y)
         return tuple(results)

@@ -65,6 +65,16 @@ def test_imu_matches_inject(tmp_path, clean_imu):
     s = imu.stream(99)
     parts = [s.apply(t[i:i + 1000], gyro=w[i:i + 1000], accel=f[i:i + 1000]) for i in range(0, len(t), 1000)]
     same_bits(np.concatenate([p[0] for p in parts]), g)
+    # into given arrays, and in place (the gyro still sees the clean accel)
+    yg, ya = np.empty_like(w), np.empty_like(f)
+    assert imu.apply(t, gyro=w, accel=f, seed=99, out=(yg, ya))[0] is yg
+    same_bits(yg, g)
+    wi, fi = w.copy(), f.copy()
+    imu.apply(t, gyro=wi, accel=fi, seed=99, out=(wi, fi))
+    same_bits(wi, g)
+    same_bits(fi, a)
+    with pytest.raises(ValueError, match="out: for accel expected"):
+        imu.apply(t, gyro=w, accel=f, seed=99, out=(yg, ya[:, :2]))
     # another seed, other bits; the input is not modified
     g2, = imu.apply(t, gyro=w, accel=f, seed=98)[:1]
     assert not np.array_equal(g, g2)
