@@ -226,6 +226,9 @@ typedef struct sensim_lidar_angular_result {
 sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_t npoints, const int32_t *target,
                                        size_t ntargets, double range_sigma_base, double range_sigma_slope,
                                        double *planes, sensim_lidar_angular_result *r);
+sensim_status sensim_lidar_fit_planes(const float *points, size_t nscans, size_t npoints, const int32_t *target,
+                                      size_t ntargets, double *planes, double *flatness, double *flatness_sd,
+                                      size_t *count, float *reference);
 
 /* ptc.h */
 typedef struct sensim_ptc_level {
@@ -333,6 +336,14 @@ typedef struct sensim_render_sensor {
 } sensim_render_sensor;
 sensim_status sensim_render_sensor_load(const char *path, const char *name, sensim_render_sensor *out);
 
+/* units.h */
+typedef struct sensim_dim { signed char m2, s2, rad2, t2; } sensim_dim;
+sensim_status sensim_units_parse(const char *text, double *si_value, sensim_dim *dim, int *has_unit);
+sensim_status sensim_units_convert(const char *text, sensim_dim expected, double *si_value);
+sensim_status sensim_units_unit(const char *unit, double *scale, sensim_dim *dim);
+sensim_status sensim_units_from_si(double si_value, const char *unit, double *value);
+char *sensim_dim_format(sensim_dim d, char *buf, size_t size);
+
 /* log.h */
 typedef struct sensim_log sensim_log;
 #define SENSIM_LOG_MAX_RANK ...
@@ -361,6 +372,21 @@ const sensim_bag_topic *sensim_bag_topic_at(const sensim_bag *bag, size_t i);
 sensim_status sensim_bag_find_topic(const sensim_bag *bag, const char *name, size_t *index);
 sensim_status sensim_bag_select(sensim_bag *bag, const size_t *topics, size_t n);
 int sensim_bag_next(sensim_bag *bag, sensim_bag_msg *msg);
+
+/* rosmsg.h */
+typedef struct sensim_msg_header { uint32_t seq; int64_t stamp_ns; char frame_id[...]; } sensim_msg_header;
+typedef struct sensim_msg_imu {
+    sensim_msg_header header; double orientation[4]; double orientation_covariance[9];
+    double angular_velocity[3]; double angular_velocity_covariance[9]; double linear_acceleration[3];
+    double linear_acceleration_covariance[9];
+} sensim_msg_imu;
+typedef struct sensim_msg_navsatfix {
+    sensim_msg_header header; int8_t status; uint16_t service; double latitude, longitude, altitude;
+    double position_covariance[9]; uint8_t position_covariance_type;
+} sensim_msg_navsatfix;
+sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out);
+sensim_status sensim_msg_decode_navsatfix(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
+                                          sensim_msg_navsatfix *out);
 """
 
 
@@ -420,7 +446,7 @@ ffibuilder = FFI()
 ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "sensim._sensim",
-    '#include <stdlib.h>\n#include "sensim/sensim.h"\n'
+    '#include <stdlib.h>\n#include "sensim/sensim.h"\n#include "sensim/rosmsg.h"\n'
     '#define SENSIM_PY_VERSION "%s"\nstatic const char *sensim_py_version(void) { return SENSIM_PY_VERSION; }\n'
     % (VERSION or "unknown"),
     include_dirs=INCLUDE_DIRS,

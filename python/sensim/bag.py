@@ -63,6 +63,43 @@ class Bag:
                 raise error()
             yield Message(self.topics[m.topic].name, int(m.recv_ns), int(m.index), bytes(ffi.buffer(m.data, m.size)))
 
+    def _decode(self, topic, ctype, fn, fields):
+        t = self.topic(topic)
+        enc = lib.SENSIM_ENC_ROS1 if t.encoding == "ros1" else lib.SENSIM_ENC_CDR
+        msg = ffi.new(ctype + " *")
+        rows = {k: [] for k in ("stamp_ns", "recv_ns") + tuple(fields)}
+        for m in self.messages([topic]):
+            st = fn(enc, m.data, len(m.data), msg)
+            if st != lib.SENSIM_OK:
+                from ._core import error
+                e = error(st)
+                raise type(e)(e.status, "%s: topic '%s': message %d: %s" % (self.path, topic, m.index, e.message))
+            rows["stamp_ns"].append(msg.header.stamp_ns)
+            rows["recv_ns"].append(m.recv_ns)
+            for k, n in fields.items():
+                v = getattr(msg, k)
+                rows[k].append(list(v) if n > 1 else v)
+        order = np.argsort(np.array(rows["stamp_ns"], dtype=np.int64), kind="stable")
+        out = {"t": np.array(rows["stamp_ns"], dtype=np.int64)[order] * 1e-9}
+        for k, v in rows.items():
+            a = np.array(v, dtype=np.int64 if k.endswith("_ns") else np.float64)
+            out[k] = a[order] if len(a) else a.reshape((0,) + ((fields[k],) if fields.get(k, 1) > 1 else ()))
+        return out
+
+    def imu(self, topic):
+        """A sensor_msgs/Imu topic as arrays, in header-stamp order (as
+        `sensim import` and `sensim allan --topic` read it): t (s, the header
+        stamp), stamp_ns, recv_ns, angular_velocity [n, 3], linear_acceleration
+        [n, 3], orientation [n, 4] (x, y, z, w)."""
+        return self._decode(topic, "sensim_msg_imu", lib.sensim_msg_decode_imu,
+                            {"angular_velocity": 3, "linear_acceleration": 3, "orientation": 4})
+
+    def navsatfix(self, topic):
+        """A sensor_msgs/NavSatFix topic as arrays: t, latitude, longitude,
+        altitude, position_covariance [n, 9], status."""
+        return self._decode(topic, "sensim_msg_navsatfix", lib.sensim_msg_decode_navsatfix,
+                            {"latitude": 1, "longitude": 1, "altitude": 1, "position_covariance": 9, "status": 1})
+
     def stamps(self, topic):
         """Receive times (ns) of a topic's messages as an int64 array."""
         return np.array([m.recv_ns for m in self.messages([topic])], dtype=np.int64)

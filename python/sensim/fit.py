@@ -252,16 +252,39 @@ def fit_lidar_range(ranges, reference=None, channel=None, nbeams=None):
                      ci={"sigma_base": res.sigma_base_ci, "sigma_slope": res.sigma_slope_ci})
 
 
-def fit_lidar_angular(points, target, ntargets, range_sigma_base, range_sigma_slope):
-    """Azimuth and elevation sigma from returns on planar targets: points
-    [scans, npoints, 4] float32, target [npoints] int32 (-1: none)."""
+def _scan_points(points, target):
     p = np.ascontiguousarray(points)
     if p.dtype != np.float32:
         raise TypeError("points: dtype %s; expected float32" % p.dtype)
     if p.ndim != 3 or p.shape[2] != 4:
         raise ValueError("points: shape %s; expected [scans, points, 4]" % (p.shape,))
+    return p, array_in(target, "target", np.int32, n=p.shape[1])
+
+
+def fit_lidar_planes(points, target, ntargets):
+    """The plane of each target and how flat it is (to choose planar
+    targets): points [scans, npoints, 4] float32, target [npoints] int32
+    (-1: none). Returns a dict: planes [ntargets, 4] (unit normal, offset),
+    flatness and flatness_sd [ntargets] (about 1 and its sd for a plane),
+    count [ntargets], reference [npoints] (float32: where each return's mean
+    ray meets its plane, the reference ranges of fit_lidar_range)."""
+    p, tg = _scan_points(points, target)
     S, M = p.shape[:2]
-    tg = array_in(target, "target", np.int32, n=M)
+    out = {"planes": np.full((ntargets, 4), np.nan), "flatness": np.full(ntargets, np.nan),
+           "flatness_sd": np.full(ntargets, np.nan), "count": np.zeros(ntargets, np.uintp),
+           "reference": np.full(M, np.nan, np.float32)}
+    check(lib.sensim_lidar_fit_planes(ptr(p, "float"), S, M, ptr(tg, "int32_t"), ntargets, ptr(out["planes"]),
+                                      ptr(out["flatness"]), ptr(out["flatness_sd"]), ptr(out["count"], "size_t"),
+                                      ptr(out["reference"], "float")))
+    return out
+
+
+def fit_lidar_angular(points, target, ntargets, range_sigma_base, range_sigma_slope):
+    """Azimuth and elevation sigma from returns on planar targets: points
+    [scans, npoints, 4] float32, target [npoints] int32 (-1: none), and the
+    range model's sigma_base and sigma_slope (fit_lidar_range)."""
+    p, tg = _scan_points(points, target)
+    S, M = p.shape[:2]
     planes = np.full((ntargets, 4), np.nan)
     res = ffi.new("sensim_lidar_angular_result *")
     check(lib.sensim_lidar_fit_angular(ptr(p, "float"), S, M, ptr(tg, "int32_t"), ntargets, range_sigma_base,

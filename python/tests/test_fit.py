@@ -206,3 +206,43 @@ def test_fit_lidar_matches_cli(tmp_path):
         bad = r.copy()
         bad[1, 3] = -1
         sensim.fit_lidar_range(bad)
+
+
+def test_fit_lidar_angular_matches_cli(tmp_path):
+    """Noisy scans of data/scenes/walls.yaml (three walls and the ground,
+    sensim render --rig), the angular fit on named targets as `sensim fit
+    lidar --targets` does it: planes, reference ranges, range line, angles."""
+    from conftest import SRCDIR
+    (tmp_path / "rig.yaml").write_text("""seed: 2
+sensors:
+  - name: lidar
+    type: lidar
+    noise: { range_sigma_base: 0.01, range_sigma_slope: 0.001, azimuth_sigma: 0.002, elevation_sigma: 0.003 }
+""")
+    run("trajectory", "--shape", "static", "--duration", 2, "--rate", 100, "-o", tmp_path / "gt.h5")
+    run("render", SRCDIR + "/data/scenes/walls.yaml", "--trajectory", tmp_path / "gt.h5", "--sensor", "lidar",
+        "-o", tmp_path / "s.h5", "--count", 6, "--rig", tmp_path / "rig.yaml")
+    cli = json.loads(run("fit", "lidar", tmp_path / "s.h5", "-o", tmp_path / "l.yaml", "--json", "--targets",
+                         "0,1,2,3").stdout)
+    so = read(tmp_path / "s.h5", "/sensors/lidar/scan_offset")
+    S, M = len(so) - 1, int(so[1])
+    pts = read(tmp_path / "s.h5", "/sensors/lidar/points").reshape(S, M, 4)
+    rng_ = read(tmp_path / "s.h5", "/sensors/lidar/range").reshape(S, M)
+    ch = read(tmp_path / "s.h5", "/sensors/lidar/channel")[:M]
+    obj = read(tmp_path / "s.h5", "/sensors/lidar/object")[:M]
+    objects = np.unique(obj)  # 0..4, sorted: target t is objects[t]
+    tgt = np.where(obj <= 3, np.searchsorted(objects, obj), -1).astype(np.int32)
+    planes = sensim.fit_lidar_planes(pts, tgt, len(objects))
+    r = sensim.fit_lidar_range(rng_, reference=planes["reference"], channel=ch, nbeams=16)
+    same(r.sigma_base.value, cli["range_sigma_base"], 9)
+    same(r.sigma_slope.value, cli["range_sigma_slope"], 9)
+    a = sensim.fit_lidar_angular(pts, tgt, len(objects), max(r.sigma_base.value, 0), max(r.sigma_slope.value, 0))
+    same(a.azimuth_sigma.value, cli["azimuth_sigma"], 9)
+    same(a.elevation_sigma.value, cli["elevation_sigma"], 9)
+    same(a.ci["azimuth_sigma"], cli["azimuth_sigma_ci"], 3)
+    same(a.chi2_dof, cli["angular_chi2_dof"], 4)
+    for b, c in zip(r.beam_bias, cli["beam_bias"]):
+        same(b, c, 6)
+    # the recovered angles are the rig's, within their intervals
+    assert abs(a.azimuth_sigma.value - 0.002) < 3 * a.ci["azimuth_sigma"]
+    assert abs(a.elevation_sigma.value - 0.003) < 3 * a.ci["elevation_sigma"]

@@ -105,3 +105,48 @@ def test_bag_reader(tmp_path):
     (tmp_path / "junk.bag").write_bytes(b"not a bag at all")
     with pytest.raises(sensim.SensimError, match=r"junk\.bag"):
         sensim.Bag(tmp_path / "junk.bag")
+
+
+def test_bag_imu_against_cli(tmp_path):
+    """sensor_msgs/Imu from a bag (python3-rosbag) as arrays: the values
+    written, and the Allan deviation `sensim allan --topic` computes."""
+    rosbag = pytest.importorskip("rosbag")
+    import json
+    import rospy
+    from sensor_msgs.msg import Imu
+    rng = np.random.default_rng(8)
+    n = 4000
+    w = rng.normal(0, 0.01, (n, 3))
+    a = rng.normal(0, 0.1, (n, 3)) + [0, 0, 9.8]
+    with rosbag.Bag(str(tmp_path / "imu.bag"), "w") as b:
+        for i in range(n):
+            m = Imu()
+            m.header.stamp = rospy.Time(100, 0) + rospy.Duration(0, i * 5000000)
+            m.angular_velocity.x, m.angular_velocity.y, m.angular_velocity.z = w[i]
+            m.linear_acceleration.x, m.linear_acceleration.y, m.linear_acceleration.z = a[i]
+            b.write("/imu", m, t=m.header.stamp + rospy.Duration(0, 1000))
+    d = sensim.Bag(tmp_path / "imu.bag").imu("/imu")
+    assert np.array_equal(d["angular_velocity"], w) and np.array_equal(d["linear_acceleration"], a)
+    assert np.allclose(np.diff(d["t"]), 0.005)
+    cli = json.loads(run("allan", "--input", tmp_path / "imu.bag", "--topic", "/imu", "--json").stdout)
+    r = sensim.allan(d["angular_velocity"], rate=200)
+    for ax, c in enumerate(cli["axes"]):
+        assert [p["dev"] for p in c["points"]] == [float("%.10g" % v) for v in r.dev[ax]]
+
+
+def test_datasheet_and_units():
+    q = sensim.quantity("0.66 deg/sqrt(h)", "rad/s/sqrt(Hz)")
+    assert q == pytest.approx(0.66 * np.pi / 180 / 60, rel=1e-15)
+    v, dim = sensim.quantity("25 ug/sqrt(Hz)")
+    assert v == pytest.approx(25e-6 * 9.80665, rel=1e-15)
+    assert sensim.from_si(q, "deg/sqrt(h)") == pytest.approx(0.66, rel=1e-15)
+    with pytest.raises(sensim.SensimError, match="deg/h"):
+        sensim.quantity("14.5 deg/h", "rad/s/sqrt(Hz)")
+    d = sensim.datasheet({"arw": "0.66 deg/sqrt(h)", "gyro_bias_instability": "14.5 deg/h", "rate": 200})
+    assert d["model"]["gyro"]["noise_density"] == q
+    assert d["model"]["gyro"]["bias_instability"] == pytest.approx(
+        sensim.quantity("14.5 deg/h", "rad/s") / 0.664, rel=1e-12)
+    imu = sensim.Imu.from_yaml(d["rig_yaml"])
+    assert imu.rate_hz == 200 and imu.instruments == ("gyro",)
+    with pytest.raises(sensim.InvalidError, match="arw"):
+        sensim.datasheet({"arw": "3 m"})
