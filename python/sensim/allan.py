@@ -81,7 +81,7 @@ def allan(x, rate=None, *, tau0=None, dev="oadev", data="freq", grid="octave", m
     The same numbers as `sensim allan` on the same samples."""
     if (rate is None) == (tau0 is None):
         raise ValueError("give rate (Hz) or tau0 (s)")
-    x = np.asarray(x) if not isinstance(x, np.ndarray) else x
+    x = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64)
     x = array_in(x, "x", tail=x.shape[1:] if x.ndim == 2 else ())
     naxes = 1 if x.ndim == 1 else x.shape[1]
     o = ffi.new("sensim_allan_opts *", lib.sensim_allan_default_opts())
