@@ -2,7 +2,7 @@
 sensim_camera_* (the seed enters at create today, issue 12 may move it)."""
 import numpy as np
 
-from ._core import InvalidError, check, check_ptr, ffi, lib, ptr
+from ._core import check, check_ptr, ffi, lib, ptr
 from .rig import Rig
 
 _PIXEL = {np.dtype(np.uint8): lib.SENSIM_PIXEL_U8, np.dtype(np.uint16): lib.SENSIM_PIXEL_U16,

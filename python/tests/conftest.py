@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 
-import numpy as np
 import pytest
 
 SRCDIR = os.environ.get("SENSIM_SRCDIR") or os.path.dirname(os.path.dirname(os.path.dirname(

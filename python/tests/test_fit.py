@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import sensim
-from conftest import read, run, write_log
+from conftest import read, run
 
 
 def same(py, cli, digits):
