@@ -13,6 +13,8 @@
 #   make lint-man        mandoc -T lint and groff -ww on every man page
 #   make check-examples  every example of README.md and the man pages, run
 #   make check-install   install to a temporary DESTDIR and PREFIX and use it
+#   make python          the Python package (cffi) in $(BUILD)/python: PYTHONPATH=$(BUILD)/python
+#   make check-python    its pytest suite (python/tests), against the CLI and the C library
 #   make install / uninstall  (PREFIX=/usr/local, DESTDIR=)
 
 VERSION   = 0.1.0
@@ -66,7 +68,7 @@ PROG   = $(BUILD)/sensim
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
-.PHONY: all check check-examples check-install check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean FORCE
+.PHONY: all check check-examples check-install check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean FORCE
 all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
 
 $(BUILD)/%.o: %.c
@@ -148,6 +150,20 @@ check-examples: $(PROG) $(SHARED) $(PCFILE)
 # make install to a temporary DESTDIR and PREFIX, then use the installed tree.
 check-install: all
 	$(Q)MAKE="$(MAKE)" sh tests/install.sh $(BUILD)
+
+# The Python package: python/sensim (pure Python) and its cffi extension
+# (API mode, python/sensim_build.py) linked with this build's libsensim.a,
+# both into $(BUILD)/python, so that PYTHONPATH=$(BUILD)/python imports it.
+PYTHON  ?= /usr/bin/python3
+PYBUILD  = $(abspath $(BUILD))/python
+python: $(STATIC)
+	@$(if $(Q),echo "  PY      $(PYBUILD)/sensim")
+	$(Q)cd python && SENSIM_BUILD=$(abspath $(BUILD)) $(PYTHON) setup.py -q build_py --build-lib $(PYBUILD) \
+	  build_ext --build-lib $(PYBUILD) --build-temp $(PYBUILD)/tmp >$(PYBUILD).log 2>&1 || { cat $(PYBUILD).log; exit 1; }
+
+check-python: python $(PROG) $(STATIC)
+	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) SENSIM_BUILD=$(abspath $(BUILD)) \
+	  PYTHONPATH=$(PYBUILD) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
 
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \

@@ -608,3 +608,11 @@ done:
 const sensim_sensor_type sensim_imu_type = {
     "imu", imu_keys, imu_create, imu_destroy, imu_simulate, imu_noise_clean,
 };
+
+const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind)
+{
+    if (!s || s->type != &sensim_imu_type || !s->model || (int)kind < 0 || (int)kind > 2)
+        return NULL;
+    const imu_model *m = s->model;
+    return m->tx[kind];
+}

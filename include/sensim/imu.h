@@ -166,6 +166,14 @@ void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_tri
                             uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
                             size_t n, double *const y[]);
 
+/* The model of instrument `kind` of a rig sensor of type imu, borrowed from
+ * the sensor (valid while its rig lives); NULL when s is not an imu or has
+ * no such instrument. For callers that apply the noise to their own arrays
+ * (the Python interface): sensim_triax_apply_set with the rig's seed and
+ * s->id gives what `sensim inject` writes for recorded clean data. */
+struct sensim_sensor;
+const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind);
+
 /* Standard gravity, m/s^2 (the g of datasheets and of specific force). */
 #define SENSIM_G0 9.80665
 

@@ -1,0 +1,78 @@
+"""Odometer and encoder noise on arrays (sensim/odometer.h); the only file that
+calls sensim_odometer_* and sensim_encoder_*."""
+import numpy as np
+
+from ._core import array_in, check, check_ptr, ffi, finite_or_raise, lib, ptr
+from .rig import Rig
+
+
+class Odometer:
+    """A wheel odometer from a rig sensor of type odometer (or the defaults)."""
+
+    def __init__(self, rig=None, name=None):
+        p = ffi.new("sensim_odometer_params *", lib.sensim_odometer_default_params())
+        self.sensor_id = 0
+        if rig is not None:
+            self._rig = Rig.from_source(rig)
+            self.sensor = self._rig.sensor(name, type="odometer")
+            check(lib.sensim_odometer_params_from_yaml(self.sensor._c.node, p))
+            self.sensor_id = self.sensor.id
+        self._p = ffi.gc(check_ptr(lib.sensim_odometer_create(p)), lib.sensim_odometer_destroy)
+
+    @classmethod
+    def from_yaml(cls, source, name=None):
+        return cls(source, name)
+
+    def _state(self, seed, sensor_id):
+        st = ffi.new("sensim_odometer_state *")
+        lib.sensim_odometer_state_init(self._p, st, int(seed), self.sensor_id if sensor_id is None else sensor_id)
+        return st
+
+    def apply_speed(self, t, speed, *, seed, sensor_id=None):
+        """Distance [n] (m) from the forward ground speed [n] (m/s) at t[n]."""
+        t = array_in(t, "t")
+        v = array_in(speed, "speed", n=t.shape[0])
+        finite_or_raise(t, "t")
+        finite_or_raise(v, "speed")
+        out = np.empty_like(v)
+        lib.sensim_odometer_apply_speed(self._p, self._state(seed, sensor_id), t.shape[0], ptr(t), ptr(v), ptr(out))
+        return out
+
+    def apply_angle(self, angle, *, seed, sensor_id=None):
+        """Distance [n] (m) from the unwrapped wheel angle [n] (rad)."""
+        a = array_in(angle, "angle")
+        finite_or_raise(a, "angle")
+        out = np.empty_like(a)
+        lib.sensim_odometer_apply_angle(self._p, self._state(seed, sensor_id), a.shape[0], ptr(a), ptr(out))
+        return out
+
+
+class Encoder:
+    """A rotary or linear encoder from a rig sensor of type encoder (or the defaults)."""
+
+    def __init__(self, rig=None, name=None):
+        p = ffi.new("sensim_encoder_params *", lib.sensim_encoder_default_params())
+        self.sensor_id = 0
+        if rig is not None:
+            self._rig = Rig.from_source(rig)
+            self.sensor = self._rig.sensor(name, type="encoder")
+            check(lib.sensim_encoder_params_from_yaml(self.sensor._c.node, p))
+            self.sensor_id = self.sensor.id
+        self._p = ffi.gc(check_ptr(lib.sensim_encoder_create(p)), lib.sensim_encoder_destroy)
+
+    @classmethod
+    def from_yaml(cls, source, name=None):
+        return cls(source, name)
+
+    def apply(self, t, position, *, seed, sensor_id=None):
+        """(reading [n], speed [n]) for the true position [n] (rad or m) at t[n]."""
+        t = array_in(t, "t")
+        u = array_in(position, "position", n=t.shape[0])
+        finite_or_raise(t, "t")
+        finite_or_raise(u, "position")
+        st = ffi.new("sensim_encoder_state *")
+        lib.sensim_encoder_state_init(self._p, st, int(seed), self.sensor_id if sensor_id is None else sensor_id)
+        pos, spd = np.empty_like(u), np.empty_like(u)
+        lib.sensim_encoder_apply(self._p, st, u.shape[0], ptr(t), ptr(u), ptr(pos), ptr(spd))
+        self.overruns = int(st.overruns)
+        return pos, spd
