@@ -117,6 +117,14 @@ $(BUILD)/gen/suites.h: $(TEST_SRC)
 	  sed 's/^Suite \*\(suite_[a-z0-9_]*\)(void)/SENSIM_SUITE(\1)/' > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/tests/runner.o: $(BUILD)/gen/suites.h
+
+# The lidar presets are the data files data/lidars/*.yaml, embedded.
+LIDAR_DEFS := $(sort $(wildcard data/lidars/*.yaml))
+$(BUILD)/gen/lidar_presets.h: $(LIDAR_DEFS) scripts/embed_text.sh
+	@mkdir -p $(dir $@)
+	$(Q)sh scripts/embed_text.sh lidar_presets $(LIDAR_DEFS) > $@.tmp && mv $@.tmp $@
+$(BUILD)/render/scene_yaml.o: $(BUILD)/gen/lidar_presets.h
+$(BUILD)/render/scene_yaml.o: ALL_CFLAGS += -I$(BUILD)/gen
 $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # The camera's per-pixel loops call sqrt (on values never negative) and floor
 # and compare doubles: GCC 12 vectorizes them only without errno and without

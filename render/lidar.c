@@ -76,64 +76,8 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void)
     return p;
 }
 
-/* Velodyne VLP-16 user manual: laser IDs 0..15 at -15, 1, -13, 3, ... 15 deg;
- * a firing every 2.304 us, a firing cycle of 55.296 us. */
-static const double vlp16_el[16] = {-15, 1, -13, 3, -11, 5, -9, 7, -7, 9, -5, 11, -3, 13, -1, 15};
-/* Velodyne HDL-32E user manual: laser IDs 0..31, vertical angles in deg; a
- * firing every 1.152 us, a cycle of 46.08 us. */
-static const double hdl32_el[32] = {-30.67, -9.33, -29.33, -8.00, -28.00, -6.67, -26.67, -5.33,
-                                    -25.33, -4.00, -24.00, -2.67, -22.67, -1.33, -21.33, 0.00,
-                                    -20.00, 1.33,  -18.67, 2.67,  -17.33, 4.00,  -16.00, 5.33,
-                                    -14.67, 6.67,  -13.33, 8.00,  -12.00, 9.33,  -10.67, 10.67};
-
-sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out)
-{
-    sensim_render_lidar_params p = sensim_render_lidar_default_params();
-    if (strcmp(name, "vlp16") == 0) {
-        /* Velodyne heads spin clockwise seen from above: the ROS velodyne
-         * driver (ros-drivers/velodyne, velodyne_pointcloud rawdata.cc)
-         * takes x = d cos(az), y = -d sin(az) with the azimuth growing with
-         * firing time, so the beam turns from +x towards -y. */
-        p.direction = -1;
-        p.channels = 16;
-        p.has_table = 1;
-        for (int k = 0; k < 16; k++) {
-            p.elevation[k] = vlp16_el[k] * M_PI / 180;
-            p.time_offset[k] = k * 2.304e-6;
-        }
-        p.firing_cycle = 55.296e-6;
-        p.rate_hz = 10;
-        p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
-        p.max_range = 100;
-        /* VLP-16 manual: 3.0 mrad horizontal beam divergence. */
-        p.divergence = 3.0e-3;
-    } else if (strcmp(name, "hdl32e") == 0) {
-        p.direction = -1; /* clockwise, as the VLP-16 */
-        p.channels = 32;
-        p.has_table = 1;
-        for (int k = 0; k < 32; k++) {
-            p.elevation[k] = hdl32_el[k] * M_PI / 180;
-            p.time_offset[k] = k * 1.152e-6;
-        }
-        p.firing_cycle = 46.08e-6;
-        p.rate_hz = 10;
-        p.columns = (int)lround(1 / (p.rate_hz * p.firing_cycle));
-        p.max_range = 100;
-    } else if (strcmp(name, "os128") == 0) {
-        /* Ouster OS-128-like: 128 uniform channels over 45 deg, 2048 columns,
-         * all channels of a column fired together. */
-        p.channels = 128;
-        p.vfov_min = -22.5 * M_PI / 180;
-        p.vfov_max = 22.5 * M_PI / 180;
-        p.columns = 2048;
-        p.rate_hz = 10;
-        p.max_range = 120;
-    } else {
-        return sensim_error(SENSIM_ENOTFOUND, "lidar preset '%s' unknown (expected vlp16, hdl32e or os128)", name);
-    }
-    *out = p;
-    return SENSIM_OK;
-}
+/* Presets (sensim_render_lidar_preset) are data files, data/lidars/*.yaml,
+ * embedded at build time and read in scene_yaml.c. */
 
 /* The footprint rays, made and counted by one loop. Offsets are tangents of
  * the angle from the beam axis; weights follow the Gaussian beam profile
@@ -145,6 +89,36 @@ static int make_beam_rays(const sensim_render_lidar_params *p, double *a, double
     if (p->divergence <= 0) {
         a[n] = b[n] = 0;
         w[n++] = 1;
+        return n;
+    }
+    if (p->divergence_v > 0 && p->divergence_v != p->divergence) {
+        /* Elliptical footprint: the round pattern on the unit disc,
+         * stretched to half-axes A (horizontal, along u) and B (up, v). */
+        double A = R, B = tan(0.5 * p->divergence_v);
+        if (p->pattern == SENSIM_BEAM_GRID) {
+            int m = p->pattern_n;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < m; j++) {
+                    a[n] = m == 1 ? 0 : A * (2.0 * (i + 0.5) / m - 1);
+                    b[n] = m == 1 ? 0 : B * (2.0 * (j + 0.5) / m - 1);
+                    n++;
+                }
+        } else {
+            const double golden = M_PI * (3 - sqrt(5.0));
+            for (int i = 0; i < p->pattern_n; i++) {
+                double r = p->pattern_n == 1 ? 0 : sqrt((i + 0.5) / p->pattern_n);
+                a[n] = A * r * cos(i * golden);
+                b[n] = B * r * sin(i * golden);
+                n++;
+            }
+        }
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            w[i] = exp(-2 * (a[i] * a[i] / (A * A) + b[i] * b[i] / (B * B)));
+            sum += w[i];
+        }
+        for (int i = 0; i < n; i++)
+            w[i] /= sum;
         return n;
     }
     if (p->pattern == SENSIM_BEAM_GRID) {
@@ -195,6 +169,11 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         BAD("need 0 <= min_range < max_range < inf (got %g, %g)", p->min_range, p->max_range);
     if (!(p->divergence >= 0 && p->divergence < 0.5))
         BAD("divergence must be in [0, 0.5) rad (got %g)", p->divergence);
+    if (!(p->divergence_v >= 0 && p->divergence_v < 0.5) || (p->divergence_v > 0 && !(p->divergence > 0)))
+        BAD("vertical divergence must be in [0, 0.5) rad, with a horizontal one (got %g, %g)", p->divergence,
+            p->divergence_v);
+    if (p->divergence_v > 0 && p->divergence_v != p->divergence && p->falloff == SENSIM_FALLOFF_GAUSSIAN_BEAM)
+        BAD("the gaussian_beam falloff (seed 002 eq. 21) is for a round beam: give one divergence");
     if (p->pattern != SENSIM_BEAM_GRID && p->pattern != SENSIM_BEAM_SUNFLOWER)
         BAD("unknown beam pattern %d", (int)p->pattern);
     if (p->pattern_n < 1 || (p->pattern == SENSIM_BEAM_GRID ? p->pattern_n * p->pattern_n : p->pattern_n) >

@@ -433,18 +433,63 @@ static sensim_status enum_key(const sensim_ynode *n, const char *key, const char
                               list);
 }
 
-static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_params *p, double *rate)
+/* `table:` of a lidar: per-channel lists of the same length (1..256),
+ * elevation required, azimuth_offset and time_offset optional (zeros). Each
+ * item is a quantity (plain numbers in rad and s, or "1.33 deg", "2.304 us"). */
+static sensim_status lidar_table(const sensim_ynode *t, sensim_render_lidar_params *p)
 {
-    const char *preset = NULL;
-    TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
-    *p = sensim_render_lidar_default_params();
-    if (preset && sensim_render_lidar_preset(preset, p))
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    double old_rate = p->rate_hz;
+    static const char *const tk[] = {"elevation", "azimuth_offset", "time_offset", NULL};
+    static const char *const what[] = {"table elevation", "table azimuth_offset", "table time_offset"};
+    TRY(sensim_ynode_check_keys(t, "table", tk));
+    const sensim_ynode *col[3];
+    size_t nch = 0;
+    for (int c = 0; c < 3; c++) {
+        col[c] = sensim_ynode_get(t, tk[c]);
+        if (!col[c]) {
+            if (c == 0)
+                return sensim_ynode_error(t, SENSIM_EINVAL, "table: missing key 'elevation'");
+            continue;
+        }
+        size_t k = sensim_ynode_size(col[c]);
+        if (sensim_ynode_kind_of(col[c]) != SENSIM_YNODE_SEQUENCE || k < 1 || k > SENSIM_RENDER_LIDAR_MAX_CHANNELS)
+            return sensim_ynode_error(col[c], SENSIM_EINVAL, "key '%s': a list of 1..%d values, one a channel",
+                                      tk[c], SENSIM_RENDER_LIDAR_MAX_CHANNELS);
+        if (c == 0)
+            nch = k;
+        else if (k != nch)
+            return sensim_ynode_error(col[c], SENSIM_EINVAL, "key '%s': %zu values for %zu channels (elevation)",
+                                      tk[c], k, nch);
+    }
+    double *dst[3] = {p->elevation, p->azimuth_offset, p->time_offset};
+    const sensim_dim dim[3] = {SENSIM_DIM_ANGLE, SENSIM_DIM_ANGLE, SENSIM_DIM_TIME};
+    for (int c = 0; c < 3; c++)
+        for (size_t k = 0; k < nch; k++) {
+            dst[c][k] = 0;
+            if (col[c])
+                TRY(sensim_ynode_as_quantity(sensim_ynode_item(col[c], k), what[c], dim[c], &dst[c][k]));
+        }
+    p->channels = (int)nch;
+    p->has_table = 1;
+    return SENSIM_OK;
+}
+
+/* The keys that describe a lidar (all but name, type, mount, seed, preset
+ * and definition), applied over *p. */
+static sensim_status apply_lidar_keys(const sensim_ynode *n, sensim_render_lidar_params *p)
+{
+    double old_rate = p->rate_hz, old_cycle = p->firing_cycle;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
-    if (p->firing_cycle > 0 && p->rate_hz != old_rate && !sensim_ynode_get(n, "columns"))
+    TRY(sensim_ynode_get_quantity_range(n, "firing_cycle", SENSIM_DIM_TIME, 0, 1e-9, 1, &p->firing_cycle));
+    if (p->firing_cycle > 0 && (p->rate_hz != old_rate || p->firing_cycle != old_cycle) &&
+        !sensim_ynode_get(n, "columns"))
         p->columns = (int)lround(1 / (p->rate_hz * p->firing_cycle));
-    if (sensim_ynode_get(n, "channels")) {
+    const sensim_ynode *table = sensim_ynode_get(n, "table");
+    if (table && sensim_ynode_get(n, "channels"))
+        return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
+                                  "key 'channels': a table gives one row a channel; drop 'channels'");
+    if (table)
+        TRY(lidar_table(table, p));
+    else if (sensim_ynode_get(n, "channels")) {
         if (p->has_table)
             return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
                                       "key 'channels': a preset with an elevation table fixes the channels");
@@ -463,7 +508,17 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_param
     p->direction = d ? 1 : -1;
     TRY(sensim_ynode_get_quantity(n, "min_range", SENSIM_DIM_LENGTH, 0, &p->min_range));
     TRY(sensim_ynode_get_quantity(n, "max_range", SENSIM_DIM_LENGTH, 0, &p->max_range));
-    TRY(sensim_ynode_get_quantity(n, "divergence", SENSIM_DIM_ANGLE, 0, &p->divergence));
+    const sensim_ynode *dv = sensim_ynode_get(n, "divergence");
+    if (dv && sensim_ynode_kind_of(dv) == SENSIM_YNODE_SEQUENCE) {
+        /* Elliptical: [horizontal, vertical]. */
+        double hv[2];
+        TRY(sensim_ynode_get_vector(n, "divergence", SENSIM_DIM_ANGLE, 1, 2, hv));
+        p->divergence = hv[0];
+        p->divergence_v = hv[1];
+    } else if (dv) {
+        TRY(sensim_ynode_get_quantity(n, "divergence", SENSIM_DIM_ANGLE, 0, &p->divergence));
+        p->divergence_v = 0;
+    }
     const sensim_ynode *beam = sensim_ynode_get(n, "beam");
     if (beam) {
         static const char *const bk[] = {"pattern", "n", NULL};
@@ -489,6 +544,77 @@ static sensim_status load_lidar(const sensim_ynode *n, sensim_render_lidar_param
     TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
     TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
     TRY(sensim_ynode_get_quantity_range(n, "wavelength", SENSIM_DIM_LENGTH, 0, 200e-9, 20e-6, &p->wavelength));
+    return SENSIM_OK;
+}
+
+/* Keys of a lidar definition (a data/lidars/ file, or a preset). */
+static const char *const lidar_def_keys[] = {
+    "rate_hz",   "firing_cycle", "table",     "channels",        "vfov",      "columns",  "hfov",
+    "azimuth0",  "direction",    "min_range", "max_range",       "divergence", "beam",    "returns",
+    "echo_separation", "threshold", "falloff", "reference_range", "waist",    "receiver_radius",
+    "receiver_offset", "wavelength", NULL};
+
+/* Reads a lidar definition document (file or embedded preset) over the
+ * defaults. */
+static sensim_status lidar_definition(sensim_yaml *doc, sensim_render_lidar_params *p)
+{
+    const sensim_ynode *root = sensim_yaml_root(doc);
+    if (!root || sensim_ynode_kind_of(root) != SENSIM_YNODE_MAPPING)
+        return sensim_error(SENSIM_EFORMAT, "%s: a lidar definition is a mapping of lidar keys",
+                            sensim_yaml_name(doc));
+    TRY(sensim_ynode_check_keys(root, "lidar definition", lidar_def_keys));
+    *p = sensim_render_lidar_default_params();
+    return apply_lidar_keys(root, p);
+}
+
+#include "lidar_presets.h"
+
+sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out)
+{
+    for (int i = 0; lidar_presets[i].name; i++)
+        if (strcmp(name, lidar_presets[i].name) == 0) {
+            char what[64];
+            snprintf(what, sizeof what, "lidar preset %s", name);
+            sensim_yaml *doc =
+                sensim_yaml_load_string(lidar_presets[i].text, strlen(lidar_presets[i].text), what);
+            if (!doc)
+                return sensim_last_status();
+            sensim_render_lidar_params p;
+            sensim_status st = lidar_definition(doc, &p);
+            sensim_yaml_free(doc);
+            if (!st)
+                *out = p;
+            return st;
+        }
+    char list[128] = "";
+    for (int i = 0; lidar_presets[i].name; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", lidar_presets[i].name);
+    return sensim_error(SENSIM_ENOTFOUND, "lidar preset '%s' unknown (expected one of %s)", name, list);
+}
+
+static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_render_lidar_params *p, double *rate)
+{
+    const char *preset = NULL, *def = NULL;
+    TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
+    TRY(sensim_ynode_get_string(n, "definition", 0, &def));
+    if (preset && def)
+        return sensim_ynode_error(n, SENSIM_EINVAL, "lidar: give 'preset' or 'definition', not both");
+    *p = sensim_render_lidar_default_params();
+    if (preset && sensim_render_lidar_preset(preset, p))
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    if (def) {
+        char path[4096];
+        if (def[0] == '/' || !dir[0])
+            snprintf(path, sizeof path, "%s", def);
+        else
+            snprintf(path, sizeof path, "%s/%s", dir, def);
+        sensim_yaml *doc = sensim_yaml_load_file(path);
+        sensim_status st = doc ? lidar_definition(doc, p) : sensim_last_status();
+        sensim_yaml_free(doc);
+        if (st)
+            return sensim_error_prefix(st, "%s:%d: definition", sensim_ynode_file(n), sensim_ynode_line(n));
+    }
+    TRY(apply_lidar_keys(n, p));
     *rate = p->rate_hz;
     sensim_render_lidar *l = sensim_render_lidar_create(p);
     if (!l)
@@ -525,7 +651,7 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "name",       "type",      "mount",   "preset",    "rate_hz",         "channels",  "vfov",
         "columns",    "hfov",      "azimuth0", "direction", "min_range",      "max_range", "divergence",
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
-        "receiver_radius", "receiver_offset", "wavelength", "seed", NULL};
+        "receiver_radius", "receiver_offset", "wavelength", "seed", "definition", "firing_cycle", "table", NULL};
     static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
                                            "hfov",    "lens",     "samples", "exposure", "shadows",
                                            "rate_hz", "seed",     NULL};
@@ -567,8 +693,10 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
     }
     if (!st && strcmp(type, "lidar") == 0) {
         out->type = SENSIM_SENSOR_LIDAR;
+        char dir[4096];
+        dir_of(path, dir, sizeof dir);
         if (!(st = sensim_ynode_check_keys(n, "lidar sensor", lidar_keys)))
-            st = load_lidar(n, &out->lidar, &out->rate_hz);
+            st = load_lidar(n, dir, &out->lidar, &out->rate_hz);
         out->lidar.seed = seed;
         out->lidar.sensor = sensim_rng_sensor_id(name);
     } else if (!st && strcmp(type, "camera") == 0) {

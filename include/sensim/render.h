@@ -330,6 +330,12 @@ typedef struct sensim_render_lidar_params {
     int direction;             /* +1 counter-clockwise seen from above, -1 clockwise */
     double min_range, max_range;
     double divergence;         /* full beam divergence angle (1/e^2), rad; 0: one ray */
+    /* Vertical full divergence (rad) of an elliptical beam; 0: round (the
+     * horizontal `divergence` both ways). The footprint rays spread over
+     * the ellipse, weighted by exp(-2 (a^2 / A^2 + b^2 / B^2)) with A, B
+     * the tangents of the half-angles. Not with the gaussian_beam falloff
+     * (seed 002 eq. 21 is for a round beam). */
+    double divergence_v;
     sensim_beam_pattern pattern;
     int pattern_n;             /* grid side or sunflower count */
     sensim_return_mode returns;
@@ -361,7 +367,11 @@ typedef struct sensim_render_lidar_params {
 sensim_render_lidar_params sensim_render_lidar_default_params(void);
 /* Presets: "vlp16", "hdl32e" (elevation tables and firing times from the
  * Velodyne manuals), "os128" (uniform 128 channels, +-22.5 deg, 2048
- * columns, simultaneous firing). SENSIM_ENOTFOUND for another name. */
+ * columns, simultaneous firing). Each is the data file
+ * data/lidars/NAME.yaml (the keys of a scene file's lidar, a `table:` of
+ * per-channel elevation, azimuth offset and firing time among them),
+ * embedded in the library at build time and read as a scene file's lidar
+ * is. SENSIM_ENOTFOUND for another name. */
 sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out);
 
 typedef struct sensim_render_lidar sensim_render_lidar;
