@@ -48,8 +48,8 @@ struct sensim_render_lidar {
     int nret;           /* returns per beam slot */
     double period;      /* s per column */
     int same_time;      /* all channels of a column fire at once */
-    float *dir;         /* [columns*channels*3] sensor-frame beam axes */
-    float *az;          /* [columns*channels] */
+    float *dir;         /* [columns*channels*3] sensor-frame beam axes (SPIN) */
+    float *az;          /* [columns*channels] (SPIN) */
     lidar_falloff fall; /* falloff constants */
 };
 
@@ -76,7 +76,7 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void)
     return p;
 }
 
-/* Presets (sensim_render_lidar_preset) are data files, data/lidars/*.yaml,
+/* Presets (sensim_render_lidar_preset) are data files, data/lidars/NAME.yaml,
  * embedded at build time and read in scene_yaml.c. */
 
 /* The footprint rays, made and counted by one loop. Offsets are tangents of
@@ -155,6 +155,13 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         sensim_error(SENSIM_EINVAL, "lidar: " __VA_ARGS__); \
         return NULL;                                 \
     } while (0)
+    if (p->scan != SENSIM_SCAN_SPIN && p->scan != SENSIM_SCAN_ROSETTE)
+        BAD("unknown scan kind %d", (int)p->scan);
+    if (p->scan == SENSIM_SCAN_ROSETTE &&
+        (p->channels != 1 || !(p->rosette_fov > 0 && p->rosette_fov < M_PI) || !isfinite(p->rosette_hz[0]) ||
+         !isfinite(p->rosette_hz[1]) || p->rosette_hz[0] == p->rosette_hz[1]))
+        BAD("a rosette needs 1 channel, a cone angle in (0, pi) and two different finite prism rates "
+            "(got %d, %g rad, %g and %g Hz)", p->channels, p->rosette_fov, p->rosette_hz[0], p->rosette_hz[1]);
     if (p->channels < 1 || p->channels > SENSIM_RENDER_LIDAR_MAX_CHANNELS)
         BAD("channels must be 1..%d (got %d)", SENSIM_RENDER_LIDAR_MAX_CHANNELS, p->channels);
     if (p->columns < 1 || p->columns > 1000000)
@@ -216,11 +223,14 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         l->rn[j] = 1 / sqrt(1 + l->ra[j] * l->ra[j] + l->rb[j] * l->rb[j]);
     l->nret = p->returns == SENSIM_RETURN_DUAL ? 2 : 1;
     l->fall = falloff_make(&l->p);
-    l->period = p->hfov / (2 * M_PI * p->rate_hz * p->columns);
+    l->period = p->scan == SENSIM_SCAN_ROSETTE ? 1 / (p->rate_hz * p->columns)
+                                               : p->hfov / (2 * M_PI * p->rate_hz * p->columns);
     l->same_time = 1;
     for (int k = 0; k < p->channels; k++)
         if (l->p.time_offset[k] != 0)
             l->same_time = 0;
+    if (p->scan == SENSIM_SCAN_ROSETTE)
+        return l; /* directions made per scan (rosette_beam) */
     size_t nb = (size_t)p->columns * p->channels;
     l->dir = malloc(nb * 3 * sizeof *l->dir);
     l->az = malloc(nb * sizeof *l->az);
@@ -273,8 +283,36 @@ double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, i
     return column * l->period + l->p.time_offset[channel];
 }
 
+/* The rosette's beam at sensor time t (s since the first scan): unit
+ * direction (float, as the spinning tables), azimuth and elevation. The
+ * offset (X, Y) = (fov / 4) (cos w1 t + cos w2 t, sin w1 t + sin w2 t) is
+ * the beam's angle off +x (its length) towards +y (X) and +z (Y). */
+static void rosette_beam(const sensim_render_lidar_params *p, double t, float d[3], float *az, float *el)
+{
+    double w1 = 2 * M_PI * p->rosette_hz[0], w2 = 2 * M_PI * p->rosette_hz[1], q = 0.25 * p->rosette_fov;
+    double X = q * (cos(w1 * t) + cos(w2 * t)), Y = q * (sin(w1 * t) + sin(w2 * t));
+    double th = hypot(X, Y), st = th > 0 ? sin(th) / th : 1;
+    double dx = cos(th), dy = X * st, dz = Y * st;
+    d[0] = (float)dx;
+    d[1] = (float)dy;
+    d[2] = (float)dz;
+    *az = (float)atan2(dy, dx);
+    *el = (float)asin(fmax(-1.0, fmin(1.0, dz)));
+}
+
+/* Sensor time of (scan, column) for the rosette's prisms. */
+static double rosette_time(const sensim_render_lidar *l, uint64_t scan, int column)
+{
+    return (double)scan / l->p.rate_hz + sensim_render_lidar_fire_time(l, column, 0);
+}
+
 sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int column, int channel)
 {
+    if (l->p.scan == SENSIM_SCAN_ROSETTE) {
+        float d[3], az, el;
+        rosette_beam(&l->p, rosette_time(l, 0, column), d, &az, &el);
+        return sensim_vec3_make(d[0], d[1], d[2]);
+    }
     const float *d = l->dir + 3 * ((size_t)column * l->p.channels + channel);
     return sensim_vec3_make(d[0], d[1], d[2]);
 }
@@ -548,6 +586,22 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
     const double alpha = sensim_scene_extinction_at(s, p->wavelength);
+    /* This column's beam axes, azimuths and elevations: from the tables of
+     * a spinning head, or made for this scan's time by a rosette. */
+    float dirbuf[3 * SENSIM_RENDER_LIDAR_MAX_CHANNELS], azbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS],
+        elbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
+    const float *bdir, *baz;
+    if (p->scan == SENSIM_SCAN_ROSETTE) {
+        rosette_beam(p, rosette_time(l, scan, column), dirbuf, azbuf, elbuf);
+        bdir = dirbuf; /* one channel: k0 = 0 */
+        baz = azbuf;
+    } else {
+        bdir = l->dir + 3 * (size_t)column * p->channels;
+        baz = l->az + (size_t)column * p->channels;
+        for (int k = k0; k < k1; k++)
+            elbuf[k] = (float)p->elevation[k];
+    }
+    const float *bel = elbuf;
     if (l->same_time)
         posefn(user, t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
     struct RTCIntersectContext ctx;
@@ -569,12 +623,11 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     int lane = 0, first = 0;
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
-        size_t b = (size_t)column * p->channels + k;
         double t = t_start + sensim_render_lidar_fire_time(l, column, k);
         tt[q] = t;
         if (!l->same_time)
             posefn(user, t, &pose);
-        sensim_vec3 e = sensim_vec3_make(l->dir[3 * b], l->dir[3 * b + 1], l->dir[3 * b + 2]), u, v;
+        sensim_vec3 e = sensim_vec3_make(bdir[3 * k], bdir[3 * k + 1], bdir[3 * k + 2]), u, v;
         if (nr > 1) {
             /* Footprint axes: u horizontal, v up, both orthogonal to the
              * axis; rotated to the world once per beam. Sub-ray j is
@@ -643,14 +696,13 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             if (!(isfinite(r) && in >= p->threshold && r >= p->min_range))
                 continue;
             int k = k0 + q;
-            size_t b = (size_t)column * p->channels + k;
             out->range[m] = r;
-            out->xyzi[4 * m] = r * l->dir[3 * b];
-            out->xyzi[4 * m + 1] = r * l->dir[3 * b + 1];
-            out->xyzi[4 * m + 2] = r * l->dir[3 * b + 2];
+            out->xyzi[4 * m] = r * bdir[3 * k];
+            out->xyzi[4 * m + 1] = r * bdir[3 * k + 1];
+            out->xyzi[4 * m + 2] = r * bdir[3 * k + 2];
             out->xyzi[4 * m + 3] = in;
-            out->azimuth[m] = l->az[b];
-            out->elevation[m] = (float)p->elevation[k];
+            out->azimuth[m] = baz[k];
+            out->elevation[m] = bel[k];
             out->channel[m] = (uint16_t)k;
             out->return_index[m] = 0;
             out->time_offset[m] = (float)(tt[q] - t_start);
@@ -663,7 +715,6 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
-        size_t b = (size_t)column * p->channels + k;
         subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS + 1];
         echo e[SENSIM_RENDER_LIDAR_MAX_RAYS + 1], ret[2];
         int nh = 0, atmo = 0;
@@ -683,7 +734,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
              * from the sensor, for a fraction `probability` of the beams,
              * as bright as a Lambertian target of the return reflectance
              * seen head-on at x. */
-            uint64_t idx = scan * (uint64_t)p->columns * p->channels + b;
+            uint64_t idx = scan * (uint64_t)p->columns * p->channels + (uint64_t)column * p->channels + k;
             if (sensim_rng_uniform(&rhit, idx) < s->atmo_probability) {
                 double x = s->atmo_scale * sensim_rng_gamma(&rrange, idx, s->atmo_shape);
                 /* Air behind the first surface on every sub-ray is dark:
@@ -714,12 +765,12 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         for (int j = 0; j < nret; j++, m++) {
             float r = (float)ret[j].r;
             out->range[m] = r;
-            out->xyzi[4 * m] = r * l->dir[3 * b];
-            out->xyzi[4 * m + 1] = r * l->dir[3 * b + 1];
-            out->xyzi[4 * m + 2] = r * l->dir[3 * b + 2];
+            out->xyzi[4 * m] = r * bdir[3 * k];
+            out->xyzi[4 * m + 1] = r * bdir[3 * k + 1];
+            out->xyzi[4 * m + 2] = r * bdir[3 * k + 2];
             out->xyzi[4 * m + 3] = (float)ret[j].i;
-            out->azimuth[m] = l->az[b];
-            out->elevation[m] = (float)p->elevation[k];
+            out->azimuth[m] = baz[k];
+            out->elevation[m] = bel[k];
             out->channel[m] = (uint16_t)k;
             out->return_index[m] = (uint8_t)j;
             out->time_offset[m] = (float)(tt[q] - t_start);

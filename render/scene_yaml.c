@@ -477,6 +477,14 @@ static sensim_status lidar_table(const sensim_ynode *t, sensim_render_lidar_para
  * and definition), applied over *p. */
 static sensim_status apply_lidar_keys(const sensim_ynode *n, sensim_render_lidar_params *p)
 {
+    static const char *const scans[] = {"spin", "rosette", NULL};
+    int sk = (int)p->scan;
+    TRY(enum_key(n, "scan", scans, &sk));
+    if (sk == SENSIM_SCAN_ROSETTE && p->scan != SENSIM_SCAN_ROSETTE)
+        p->channels = 1;
+    p->scan = (sensim_lidar_scan)sk;
+    TRY(sensim_ynode_get_quantity(n, "rosette_fov", SENSIM_DIM_ANGLE, 0, &p->rosette_fov));
+    TRY(sensim_ynode_get_vector(n, "rosette_hz", SENSIM_DIM_FREQUENCY, 0, 2, p->rosette_hz));
     double old_rate = p->rate_hz, old_cycle = p->firing_cycle;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
     TRY(sensim_ynode_get_quantity_range(n, "firing_cycle", SENSIM_DIM_TIME, 0, 1e-9, 1, &p->firing_cycle));
@@ -552,7 +560,7 @@ static const char *const lidar_def_keys[] = {
     "rate_hz",   "firing_cycle", "table",     "channels",        "vfov",      "columns",  "hfov",
     "azimuth0",  "direction",    "min_range", "max_range",       "divergence", "beam",    "returns",
     "echo_separation", "threshold", "falloff", "reference_range", "waist",    "receiver_radius",
-    "receiver_offset", "wavelength", NULL};
+    "receiver_offset", "wavelength", "scan", "rosette_fov", "rosette_hz", NULL};
 
 /* Reads a lidar definition document (file or embedded preset) over the
  * defaults. */
@@ -651,7 +659,8 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "name",       "type",      "mount",   "preset",    "rate_hz",         "channels",  "vfov",
         "columns",    "hfov",      "azimuth0", "direction", "min_range",      "max_range", "divergence",
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
-        "receiver_radius", "receiver_offset", "wavelength", "seed", "definition", "firing_cycle", "table", NULL};
+        "receiver_radius", "receiver_offset", "wavelength", "seed", "definition", "firing_cycle", "table",
+        "scan",       "rosette_fov", "rosette_hz", NULL};
     static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
                                            "hfov",    "lens",     "samples", "exposure", "shadows",
                                            "rate_hz", "seed",     NULL};

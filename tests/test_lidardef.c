@@ -221,6 +221,133 @@ START_TEST(bad_tables)
 }
 END_TEST
 
+static sensim_render_lidar_params rosette(double f1, double f2)
+{
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
+    p.scan = SENSIM_SCAN_ROSETTE;
+    p.channels = 1;
+    p.rosette_fov = 38.4 * M_PI / 180;
+    p.rosette_hz[0] = f1;
+    p.rosette_hz[1] = f2;
+    p.rate_hz = 10;
+    p.columns = 10000;
+    p.max_range = 500;
+    return p;
+}
+
+START_TEST(rosette_closed_form)
+{
+    /* e^(ia) + e^(ib) = 2 cos((a - b) / 2) e^(i (a + b) / 2): the offset is
+     * A (cos psi, sin psi) with A = (fov / 2) cos(pi (f1 - f2) t) and
+     * psi = pi (f1 + f2) t, so the beam is (cos |A|, sin A cos psi,
+     * sin A sin psi), at t = column / (rate columns). */
+    sensim_render_lidar_params p = rosette(1160.9, -742.3);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    ck_assert_msg(l != NULL, "%s", sensim_last_error());
+    ck_assert_uint_eq(sensim_render_lidar_max_points(l), 10000);
+    double thmax = 0;
+    for (int c = 0; c < 10000; c += 3) {
+        double t = c / (10.0 * 10000);
+        ck_assert_within(sensim_render_lidar_fire_time(l, c, 0), t, 1e-15);
+        double A = 0.5 * p.rosette_fov * cos(M_PI * (1160.9 + 742.3) * t), psi = M_PI * (1160.9 - 742.3) * t;
+        sensim_vec3 d = sensim_render_lidar_beam_direction(l, c, 0);
+        ck_assert_within(d.x, cos(fabs(A)), 2e-7);
+        ck_assert_within(d.y, sin(A) * cos(psi), 2e-7);
+        ck_assert_within(d.z, sin(A) * sin(psi), 2e-7);
+        thmax = fmax(thmax, acos(fmin(1.0, d.x)));
+    }
+    /* Never outside the cone, and out to its edge. */
+    ck_assert_double_le(thmax, 0.5 * p.rosette_fov + 1e-6);
+    ck_assert_double_gt(thmax, 0.5 * p.rosette_fov - 1e-3);
+    sensim_render_lidar_destroy(l);
+    /* Bad rosettes. */
+    p.channels = 2;
+    ck_assert_ptr_null(sensim_render_lidar_create(&p));
+    p.channels = 1;
+    p.rosette_hz[1] = p.rosette_hz[0];
+    ck_assert_ptr_null(sensim_render_lidar_create(&p));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rosette"));
+}
+END_TEST
+
+/* Fraction of the 0.2 x 0.2 deg cells of the cone (in the offset plane) that
+ * the points of scans 0..nscan-1 fall in, rendered from inside a large box
+ * (every beam hits). Also returns the largest direction difference between
+ * scan 0 and scan 1 in *moved. */
+static double rosette_coverage(double f1, double f2, int nscan, double *moved)
+{
+    sensim_scene *s = sensim_scene_create();
+    int m = sensim_scene_add_box(s, "room", 400, 400, 400);
+    sensim_scene_add_object(s, m, 0, sensim_pose_identity());
+    ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
+    sensim_render_lidar_params p = rosette(f1, f2);
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pts = sensim_render_lidar_points_create(l);
+    const double R = 0.5 * p.rosette_fov * 180 / M_PI / 0.2; /* cells */
+    const int G = 2 * (int)ceil(R);
+    char *seen = calloc((size_t)G * G, 1);
+    float *first = malloc(10000 * 3 * sizeof *first);
+    sensim_pose at = sensim_pose_identity();
+    *moved = 0;
+    for (int sc = 0; sc < nscan; sc++) {
+        ck_assert_int_eq(sensim_render_lidar_scan(l, s, still, &at, sc / 10.0, (uint64_t)sc, pts), SENSIM_OK);
+        ck_assert_uint_eq(pts->count, 10000);
+        for (size_t i = 0; i < pts->count; i++) {
+            double d[3];
+            for (int k = 0; k < 3; k++)
+                d[k] = pts->xyzi[4 * i + k] / pts->range[i];
+            if (sc == 0)
+                memcpy(first + 3 * i, (float[3]){(float)d[0], (float)d[1], (float)d[2]}, sizeof(float[3]));
+            else if (sc == 1)
+                for (int k = 0; k < 3; k++)
+                    *moved = fmax(*moved, fabs(d[k] - first[3 * i + k]));
+            double th = acos(fmin(1.0, d[0])) * 180 / M_PI / 0.2, ps = atan2(d[2], d[1]);
+            int x = (int)floor(th * cos(ps) + G / 2), y = (int)floor(th * sin(ps) + G / 2);
+            if (x >= 0 && x < G && y >= 0 && y < G)
+                seen[y * G + x] = 1;
+        }
+    }
+    /* Cells whose centre lies inside the cone. */
+    int inside = 0, hit = 0;
+    for (int y = 0; y < G; y++)
+        for (int x = 0; x < G; x++) {
+            double cx = x + 0.5 - G / 2, cy = y + 0.5 - G / 2;
+            if (cx * cx + cy * cy <= (R - 0.5) * (R - 0.5)) {
+                inside++;
+                hit += seen[y * G + x];
+            }
+        }
+    free(seen);
+    free(first);
+    sensim_render_lidar_points_destroy(pts);
+    sensim_render_lidar_destroy(l);
+    sensim_scene_destroy(s);
+    return (double)hit / inside;
+}
+
+START_TEST(rosette_period_and_coverage)
+{
+    /* Prisms at 50 and -30 Hz repeat every 1 / gcd = 0.1 s, one scan: the
+     * second scan retraces the first (to float rounding) and ten scans cover
+     * no more of the cone than one. At incommensurate rates (1160.9 and
+     * -742.3 Hz, a Mid-40-like rosette) the petals precess: the second scan
+     * lies elsewhere and the cone fills as scans accumulate: 10 000 points
+     * a scan against some 29 000 cells of 0.2 deg. */
+    double moved;
+    double c1 = rosette_coverage(50, -30, 1, &moved);
+    double c10 = rosette_coverage(50, -30, 10, &moved);
+    ck_assert_double_lt(moved, 2e-5);
+    ck_assert_double_eq(c1, c10);
+    ck_assert_double_lt(c10, 0.2);
+    double n1 = rosette_coverage(1160.9, -742.3, 1, &moved);
+    double n10 = rosette_coverage(1160.9, -742.3, 10, &moved);
+    ck_assert_double_gt(moved, 1e-2);
+    /* Measured: repetitive 0.064 / 0.064, non-repetitive 0.284 / 0.915. */
+    ck_assert_double_gt(n10, n1 + 0.1);
+    ck_assert_double_gt(n10, 0.9);
+}
+END_TEST
+
 Suite *suite_lidardef(void)
 {
     Suite *su = suite_create("lidardef");
@@ -230,6 +357,8 @@ Suite *suite_lidardef(void)
     tcase_add_test(tc, inline_table_directions);
     tcase_add_test(tc, elliptical_beam);
     tcase_add_test(tc, bad_tables);
+    tcase_add_test(tc, rosette_closed_form);
+    tcase_add_test(tc, rosette_period_and_coverage);
     suite_add_tcase(su, tc);
     return su;
 }

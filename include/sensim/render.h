@@ -310,10 +310,29 @@ typedef enum sensim_falloff {
     SENSIM_FALLOFF_GAUSSIAN_BEAM  /* detected power of seed 002 eq. 21 */
 } sensim_falloff;
 
+/* How the beams sweep the scene. SPIN: a spinning head, `columns` firings
+ * of `channels` beams a turn (the geometry of the fields below). ROSETTE:
+ * the non-repetitive pattern of Risley-prism lidars (Livox Mid-40, Mid-70)
+ * in the first-order two-prism model HELIOS++ uses for them: two wedges
+ * turning at rosette_hz[0] and rosette_hz[1] each deflect the beam by a
+ * quarter of the cone angle, so the beam's angular offset from the
+ * boresight (+x) is (rosette_fov / 4) (e^(i 2 pi f1 t) + e^(i 2 pi f2 t)),
+ * a rose of off-axis angle (rosette_fov / 2) |cos(pi (f1 - f2) t)| whose
+ * petals precess. One channel; `columns` points a scan at rate_hz scans a
+ * second; the prisms run on across scans (t = scan / rate_hz +
+ * column / (rate_hz columns)), so successive scans fill the cone. */
+typedef enum sensim_lidar_scan {
+    SENSIM_SCAN_SPIN = 0,
+    SENSIM_SCAN_ROSETTE
+} sensim_lidar_scan;
+
 #define SENSIM_RENDER_LIDAR_MAX_CHANNELS 256
 #define SENSIM_RENDER_LIDAR_MAX_RAYS 256
 
 typedef struct sensim_render_lidar_params {
+    sensim_lidar_scan scan;
+    double rosette_fov;   /* ROSETTE: full cone angle (rad), (0, pi) */
+    double rosette_hz[2]; /* ROSETTE: prism rotation rates (Hz), finite, f1 != f2 */
     int channels;
     /* Per-channel elevation (rad), azimuth offset (rad) and firing offset
      * within a column (s). When `has_table` is 0 the elevations are uniform
@@ -424,7 +443,8 @@ struct sensim_render_lidar_points {
 sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l);
 void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pts);
 
-/* Unit direction of beam (column, channel) in the sensor frame. */
+/* Unit direction of beam (column, channel) in the sensor frame (of scan 0
+ * for a rosette, whose directions change from scan to scan). */
 sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int column, int channel);
 
 /* Traces scan number `scan` starting at t_start (s): beam (column c,
