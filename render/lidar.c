@@ -85,62 +85,35 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void)
 static int make_beam_rays(const sensim_render_lidar_params *p, double *a, double *b, double *w)
 {
     int n = 0;
-    double R = tan(0.5 * p->divergence);
     if (p->divergence <= 0) {
         a[n] = b[n] = 0;
         w[n++] = 1;
         return n;
     }
-    if (p->divergence_v > 0 && p->divergence_v != p->divergence) {
-        /* Elliptical footprint: the round pattern on the unit disc,
-         * stretched to half-axes A (horizontal, along u) and B (up, v). */
-        double A = R, B = tan(0.5 * p->divergence_v);
-        if (p->pattern == SENSIM_BEAM_GRID) {
-            int m = p->pattern_n;
-            for (int i = 0; i < m; i++)
-                for (int j = 0; j < m; j++) {
-                    a[n] = m == 1 ? 0 : A * (2.0 * (i + 0.5) / m - 1);
-                    b[n] = m == 1 ? 0 : B * (2.0 * (j + 0.5) / m - 1);
-                    n++;
-                }
-        } else {
-            const double golden = M_PI * (3 - sqrt(5.0));
-            for (int i = 0; i < p->pattern_n; i++) {
-                double r = p->pattern_n == 1 ? 0 : sqrt((i + 0.5) / p->pattern_n);
-                a[n] = A * r * cos(i * golden);
-                b[n] = B * r * sin(i * golden);
-                n++;
-            }
-        }
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            w[i] = exp(-2 * (a[i] * a[i] / (A * A) + b[i] * b[i] / (B * B)));
-            sum += w[i];
-        }
-        for (int i = 0; i < n; i++)
-            w[i] /= sum;
-        return n;
-    }
+    /* Half-axes: A horizontal (along u), B up (v); B = A for a round beam. */
+    const int round = !(p->divergence_v > 0 && p->divergence_v != p->divergence);
+    const double A = tan(0.5 * p->divergence), B = round ? A : tan(0.5 * p->divergence_v);
     if (p->pattern == SENSIM_BEAM_GRID) {
         int m = p->pattern_n;
         for (int i = 0; i < m; i++)
             for (int j = 0; j < m; j++) {
-                a[n] = m == 1 ? 0 : R * (2.0 * (i + 0.5) / m - 1);
-                b[n] = m == 1 ? 0 : R * (2.0 * (j + 0.5) / m - 1);
+                a[n] = m == 1 ? 0 : A * (2.0 * (i + 0.5) / m - 1);
+                b[n] = m == 1 ? 0 : B * (2.0 * (j + 0.5) / m - 1);
                 n++;
             }
     } else {
         const double golden = M_PI * (3 - sqrt(5.0));
         for (int i = 0; i < p->pattern_n; i++) {
-            double r = p->pattern_n == 1 ? 0 : R * sqrt((i + 0.5) / p->pattern_n);
-            a[n] = r * cos(i * golden);
-            b[n] = r * sin(i * golden);
+            double s = p->pattern_n == 1 ? 0 : sqrt((i + 0.5) / p->pattern_n);
+            a[n] = A * s * cos(i * golden);
+            b[n] = B * s * sin(i * golden);
             n++;
         }
     }
     double sum = 0;
     for (int i = 0; i < n; i++) {
-        w[i] = exp(-2 * (a[i] * a[i] + b[i] * b[i]) / (R * R));
+        w[i] = round ? exp(-2 * (a[i] * a[i] + b[i] * b[i]) / (A * A))
+                     : exp(-2 * (a[i] * a[i] / (A * A) + b[i] * b[i] / (B * B)));
         sum += w[i];
     }
     for (int i = 0; i < n; i++)

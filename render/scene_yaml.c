@@ -107,6 +107,16 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
     return SENSIM_OK;
 }
 
+/* A path of a scene file's key: as given when absolute (or when the scene
+ * file has no directory part), else relative to the scene file's directory. */
+static void relative_to(const char *dir, const char *file, char *out, size_t size)
+{
+    if (file[0] == '/' || !dir[0])
+        snprintf(out, size, "%s", file);
+    else
+        snprintf(out, size, "%s/%s", dir, file);
+}
+
 static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const char *dir)
 {
     static const char *const keys[] = {"name", "up", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
@@ -138,10 +148,7 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
         return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': only for a mesh file");
     if (file) {
         char path[4096];
-        if (file[0] == '/' || !dir[0])
-            snprintf(path, sizeof path, "%s", file);
-        else
-            snprintf(path, sizeof path, "%s/%s", dir, file);
+        relative_to(dir, file, path, sizeof path);
         id = sensim_scene_load_mesh_up(s, name, path, up);
     } else if ((g = sensim_ynode_get(n, "plane")) || (g = sensim_ynode_get(n, "terrain"))) {
         static const char *const pk[] = {"size", "cells", "amplitude", NULL};
@@ -612,10 +619,7 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     if (def) {
         char path[4096];
-        if (def[0] == '/' || !dir[0])
-            snprintf(path, sizeof path, "%s", def);
-        else
-            snprintf(path, sizeof path, "%s/%s", dir, def);
+        relative_to(dir, def, path, sizeof path);
         sensim_yaml *doc = sensim_yaml_load_file(path);
         sensim_status st = doc ? lidar_definition(doc, p) : sensim_last_status();
         sensim_yaml_free(doc);
