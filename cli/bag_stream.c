@@ -265,8 +265,19 @@ static int window_push(sel_state *q, const entry *e)
     return 0;
 }
 
+/* How many messages ahead of the front the payload is prefetched: the
+ * window (4096 Imu messages are 1.3 MB) outgrows the core's cache, and its
+ * buffers lie wherever malloc put them, out of the hardware prefetcher's
+ * sight. */
+#define PREFETCH_AHEAD 8
+
 static entry window_pop(sel_state *q)
 {
+    if (q->n > PREFETCH_AHEAD) {
+        const entry *a = &q->ring[(q->head + PREFETCH_AHEAD) & (q->cap - 1)];
+        for (size_t o = 0; o < a->size && o < 1024; o += 64)
+            __builtin_prefetch(a->data + o);
+    }
     entry top = q->ring[q->head];
     q->head = (q->head + 1) & (q->cap - 1);
     q->n--;

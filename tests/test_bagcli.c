@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/bag.h"
 #include "sensim/log.h"
+#include "sensim/rosmsg.h"
 #include "testutil.h"
 
 static char *script(void) { return tu_src("tests/data/bagcli_ref.py"); }
@@ -631,6 +633,89 @@ START_TEST(fit_gnss_from_bag)
 }
 END_TEST
 
+/* An MCAP file (sensim's writer) of n Imu messages on /imu whose header
+ * stamps are T0 + 10 ms * stamp_of(i) for the i-th message written (receive
+ * times in write order); angular_velocity carries (stamp index, write
+ * index, 0) and frame_id is "imu" plus i % 7 underscores, so that payload
+ * sizes vary. */
+static void reorder_mcap(const char *path, size_t n, size_t (*stamp_of)(size_t))
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;
+    sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, SENSIM_BAG_COMPRESS_NONE);
+    ck_assert_msg(w != NULL, "%s", sensim_last_error());
+    size_t topic;
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu", "sensor_msgs/msg/Imu", "", &topic), SENSIM_OK);
+    sensim_msg_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        sensim_msg_imu m;
+        memset(&m, 0, sizeof m);
+        m.header.stamp_ns = t0 + (int64_t)stamp_of(i) * 10000000;
+        snprintf(m.header.frame_id, sizeof m.header.frame_id, "imu%.*s", (int)(i % 7), "______");
+        m.orientation[3] = 1;
+        m.angular_velocity[0] = (double)stamp_of(i);
+        m.angular_velocity[1] = (double)i;
+        m.linear_acceleration[2] = 9.81;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_imu(SENSIM_ENC_CDR, &m, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, topic, t0 + (int64_t)i * 10000000, b.data, b.len), SENSIM_OK);
+    }
+    sensim_msg_buf_free(&b);
+    ck_assert_int_eq(sensim_bag_writer_commit(w), SENSIM_OK);
+    sensim_bag_writer_close(w);
+}
+
+/* Blocks of 1000 messages written newest first: 999 of each block arrive
+ * older than one before them. */
+static size_t reversed_blocks(size_t i) { return i / 1000 * 1000 + 999 - i % 1000; }
+/* Message 9000 carries stamp 100: 8900 messages late, past the window. */
+static size_t one_late(size_t i) { return i == 9000 ? 100 : i < 100 ? i : i < 9000 ? i + 1 : i; }
+
+/* The reorder window (cli/bag_stream.c) sorts header stamps that arrive out
+ * of order by up to 4096 messages, counts the messages that arrived older
+ * than one before them, keeps each payload with its stamp, and refuses a
+ * message later than the window, naming it; nothing is left behind. */
+START_TEST(import_sorts_within_window)
+{
+    char *dir = tu_mkdtemp(), *rec = tu_path(dir, "shuffled.mcap"), *late = tu_path(dir, "late.mcap"),
+         *h5 = tu_path(dir, "s.h5"), *out = tu_path(dir, "late.h5");
+    const size_t n = 20000;
+    reorder_mcap(rec, n, reversed_blocks);
+    tu_run_result r = tu_run("import", rec, "--topic", "/imu", "-o", h5, NULL);
+    expect_ok(&r);
+    /* Frames: every message whose i % 7 != 0 differs from the first's. */
+    size_t changed = n - (n + 6) / 7;
+    char want[256];
+    snprintf(want, sizeof want, "/imu -> /sensors/imu: %zu messages, 100 Hz, %zu reordered, 0 duplicate stamps "
+             "dropped, 0 gaps, frame_id changed %zu times (kept 'imu')", n, n / 1000 * 999, changed);
+    ck_assert_msg(strstr(r.err, want), "%s", r.err);
+    tu_run_free(&r);
+    size_t rows, w;
+    double *t = read_all(h5, "/sensors/imu/t", &rows, NULL), *av = read_all(h5, "/sensors/imu/angular_velocity", &rows, &w);
+    ck_assert_uint_eq(rows, n);
+    /* The time origin is the whole second of the first stamp read (9.99 s). */
+    for (size_t j = 0; j < n; j++) {
+        ck_assert_msg(fabs(t[j] - (0.01 * (double)j - 9)) < 1e-9, "t[%zu] = %.9f", j, t[j]);
+        ck_assert_msg(av[3 * j] == (double)j, "row %zu holds stamp %g", j, av[3 * j]);
+        ck_assert_msg(av[3 * j + 1] == (double)reversed_blocks(j), "row %zu holds message %g", j, av[3 * j + 1]);
+    }
+    free(t), free(av);
+
+    reorder_mcap(late, 10000, one_late);
+    int entries = tu_count_entries(dir);
+    r = tu_run("import", late, "--topic", "/imu", "-o", out, NULL);
+    expect_fail(&r, (const char *[]){"late.mcap", "topic '/imu'", "message 9000", "4096-message reorder window",
+                                     "--time receive", NULL});
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    r = tu_run("import", late, "--topic", "/imu", "--time", "receive", "-o", out, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "10000 messages, 100 Hz, 0 reordered"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir), free(rec), free(late), free(h5), free(out);
+}
+END_TEST
+
 Suite *suite_bagcli(void)
 {
     Suite *s = suite_create("bagcli");
@@ -642,6 +727,7 @@ Suite *suite_bagcli(void)
     tcase_add_test(tc, info_lists_topics);
     tcase_add_test(tc, bad_inputs_named_nothing_left);
     tcase_add_test(tc, fit_gnss_from_bag);
+    tcase_add_test(tc, import_sorts_within_window);
     suite_add_tcase(s, tc);
     return s;
 }
