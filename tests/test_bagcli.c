@@ -716,6 +716,125 @@ START_TEST(import_sorts_within_window)
 }
 END_TEST
 
+/* An MCAP file of an IMU and its magnetometer (sensim's writer): n
+ * messages on /imu/data and on /imu/mag; the magnetometer publishes every
+ * `every`-th sample, with the IMU's header stamp T0 + 10 ms i. */
+static void imu_mag_mcap(const char *path, size_t n, size_t every)
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;
+    sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, SENSIM_BAG_COMPRESS_NONE);
+    ck_assert_msg(w != NULL, "%s", sensim_last_error());
+    size_t ti, tm;
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu/data", "sensor_msgs/msg/Imu", "", &ti), SENSIM_OK);
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu/mag", "sensor_msgs/msg/MagneticField", "", &tm), SENSIM_OK);
+    sensim_msg_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = t0 + (int64_t)i * 10000000;
+        sensim_msg_imu m;
+        memset(&m, 0, sizeof m);
+        m.header.stamp_ns = t;
+        snprintf(m.header.frame_id, sizeof m.header.frame_id, "imu_link");
+        m.orientation[3] = 1;
+        m.angular_velocity[0] = (double)i;
+        m.linear_acceleration[2] = 9.81;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_imu(SENSIM_ENC_CDR, &m, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, ti, t + 1000, b.data, b.len), SENSIM_OK);
+        if (i % every)
+            continue;
+        sensim_msg_magnetic_field f;
+        memset(&f, 0, sizeof f);
+        f.header.stamp_ns = t;
+        snprintf(f.header.frame_id, sizeof f.header.frame_id, "mag_link");
+        f.magnetic_field[0] = 2e-5;
+        f.magnetic_field[1] = (double)i * 1e-9;
+        f.magnetic_field_covariance[0] = 1e-12;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_magnetic_field(SENSIM_ENC_CDR, &f, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, tm, t + 2000, b.data, b.len), SENSIM_OK);
+    }
+    sensim_msg_buf_free(&b);
+    ck_assert_int_eq(sensim_bag_writer_commit(w), SENSIM_OK);
+    sensim_bag_writer_close(w);
+}
+
+/* An IMU and its magnetometer given one NAME land in one imu group, as
+ * docs/DESIGN.md lays it out (angular_velocity, specific_force and
+ * magnetic_field on one t), whichever topic is named first; export gives
+ * both topics back with their frames and the shared stamps, which
+ * python3-rosbag reads (bagcli_ref.py imumag). A magnetometer at a quarter
+ * of the rate cannot share the group: exit 1 naming the message and the
+ * stamps, nothing written; it imports under a name of its own. Two Imu
+ * topics under one name stay a usage error. */
+START_TEST(import_imu_and_magnetometer)
+{
+    char *dir = tu_mkdtemp(), *rec = tu_path(dir, "imu.mcap"), *slow = tu_path(dir, "slow.mcap"),
+         *h5 = tu_path(dir, "imu.h5"), *h5b = tu_path(dir, "imu2.h5"), *bag = tu_path(dir, "imu.bag"),
+         *out = tu_path(dir, "slow.h5");
+    const size_t n = 6000;
+    imu_mag_mcap(rec, n, 1);
+    const char *orders[2][2] = {{"/imu/mag:imu", "/imu/data:imu"}, {"/imu/data:imu", "/imu/mag:imu"}};
+    for (int o = 0; o < 2; o++) {
+        tu_run_result r = tu_run("import", rec, "--topic", orders[o][0], "--topic", orders[o][1], "-o",
+                                 o ? h5b : h5, NULL);
+        expect_ok(&r);
+        ck_assert_ptr_nonnull(strstr(r.err, "/imu/mag -> /sensors/imu: 6000 messages"));
+        ck_assert_ptr_nonnull(strstr(r.err, "/imu/data -> /sensors/imu: 6000 messages"));
+        tu_run_free(&r);
+        size_t rows, w;
+        const char *f = o ? h5b : h5;
+        double *t = read_all(f, "/sensors/imu/t", &rows, NULL), *av = read_all(f, "/sensors/imu/angular_velocity", &rows, &w),
+               *mf = read_all(f, "/sensors/imu/magnetic_field", &rows, &w);
+        ck_assert_uint_eq(rows, n);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert(fabs(t[i] - 0.01 * (double)i) < 1e-9);
+            ck_assert(av[3 * i] == (double)i);
+            ck_assert(mf[3 * i] == 2e-5 && mf[3 * i + 1] == (double)i * 1e-9 && mf[3 * i + 2] == 0);
+        }
+        free(t), free(av), free(mf);
+        char *a = attr_text(f, "/sensors/imu", "ros_magnetic_field_topic");
+        ck_assert_str_eq(a, "/imu/mag");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "ros_magnetic_field_frame_id");
+        ck_assert_str_eq(a, "mag_link");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "ros_topic");
+        ck_assert_str_eq(a, "/imu/data");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "type");
+        ck_assert_str_eq(a, "imu");
+        free(a);
+    }
+    tu_run_result r = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "/sensors/imu -> /imu/mag (sensor_msgs/MagneticField): 6000 messages"));
+    tu_run_free(&r);
+    py("imumag %s %zu", bag, n);
+
+    imu_mag_mcap(slow, 400, 4);
+    int entries = tu_count_entries(dir);
+    r = tu_run("import", slow, "--topic", "/imu/data:imu", "--topic", "/imu/mag:imu", "-o", out, NULL);
+    expect_fail(&r, (const char *[]){"slow.mcap", "topic '/imu/", "1700000000010000000 ns",
+                                     "1700000000040000000 ns", "--topic /imu/", NULL});
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    r = tu_run("import", slow, "--topic", "/imu/data:imu", "--topic", "/imu/mag:mag", "-o", out, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "/imu/mag -> /sensors/mag: 100 messages, 25 Hz"));
+    tu_run_free(&r);
+    char *mixed = tu_path(dir, "mixed.bag");
+    py("mixed %s", mixed);
+    entries = tu_count_entries(dir);
+    r = tu_run("import", mixed, "--topic", "/imu:a", "--topic", "/gps:a", "-o", h5b, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "only a sensor_msgs/Imu and a MagneticField topic may share a name"));
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    tu_rmtree(dir);
+    free(dir), free(rec), free(slow), free(h5), free(h5b), free(bag), free(out), free(mixed);
+}
+END_TEST
+
 Suite *suite_bagcli(void)
 {
     Suite *s = suite_create("bagcli");
@@ -728,6 +847,7 @@ Suite *suite_bagcli(void)
     tcase_add_test(tc, bad_inputs_named_nothing_left);
     tcase_add_test(tc, fit_gnss_from_bag);
     tcase_add_test(tc, import_sorts_within_window);
+    tcase_add_test(tc, import_imu_and_magnetometer);
     suite_add_tcase(s, tc);
     return s;
 }
