@@ -1,18 +1,33 @@
-/* Recording import throughput: a ROS 1 bag of sensor_msgs/Imu messages is
- * generated with sensim's own writer, then read back with sensim_bag_next
- * (the raw container path every import, fit and info goes through:
- * records located, decompressed and handed out in time order, payload
- * untouched). Each phase runs in its own child process so that the peak
- * resident memory (getrusage of the child) is the phase's own; it should
- * not depend on the bag size.
+/* `sensim import` end to end, the command a user runs, on a generated ROS 1
+ * bag and a generated MCAP file of sensor_msgs/Imu messages (400 Hz,
+ * frame "imu_link", every field set), against the raw container reader on
+ * the same file in the same run.
  *
- *   build/bench/bench_import [MB [none|bz2|lz4 [DIR]]]   (default 1024 MB, none, $TMPDIR or /tmp)
+ *   build/bench/bench_import [MB]
  *
- * Prints messages/s and MB/s (bag bytes over wall time) for writing and
- * reading, and each phase's peak RSS; for the read also its CPU seconds
- * (user + system), a steadier figure than wall time on a loaded machine.
- * The read usually comes from the page cache, the bag having just been
- * written; one core. */
+ * MB is the size of each recording (default $SENSIM_BENCH_IMPORT_MB, else
+ * 1024, the size issue 11 asks for; `SENSIM_BENCH_IMPORT_MB=128 make bench`
+ * keeps `make bench` short). The files go to a new folder in $TMPDIR (or
+ * /tmp) and are deleted at the end, also on failure.
+ *
+ * For each format, written with sensim's own writer (uncompressed chunks):
+ *   raw read   sensim_bag_open + sensim_bag_next over every message, each
+ *              payload touched (the container's cost: records located,
+ *              CRCs checked, messages handed out in time order);
+ *   import     `$SENSIM_BIN import FILE --topic /imu0 -o OUT.h5`: process
+ *              start, the reorder window, decoding, the HDF5 writer; the
+ *              log is checked to hold every message;
+ *   import 1/8 the same on a recording an eighth the size, for its peak
+ *              memory: the import streams, so it should not grow with the
+ *              recording.
+ * Each runs in its own child; wait4 gives its CPU seconds (user + system)
+ * and peak RSS. Printed: messages/s and MB/s (recording bytes) over wall
+ * time and per CPU second (a steadier figure on a shared machine), peak
+ * RSS, and the import's CPU time over the raw read's. The recordings were
+ * just written, so they are read from the page cache: this times sensim,
+ * not the disk. */
+#define _XOPEN_SOURCE 700
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +38,8 @@
 #include <unistd.h>
 
 #include "sensim/bag.h"
+#include "sensim/log.h"
+#include "sensim/rosmsg.h"
 
 static double now(void)
 {
@@ -31,145 +48,194 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
-static double cpu(void)
+static double file_mb(const char *path)
 {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    struct stat st;
+    return stat(path, &st) ? 0 : st.st_size / 1048576.0;
 }
 
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); } /* x86-64 and arm64: little-endian */
-static void putf64(uint8_t *p, double v) { memcpy(p, &v, 8); }
-
-/* A serialized ROS 1 sensor_msgs/Imu: header (seq, stamp, frame_id
- * "imu_link"), orientation, 9 covariances, angular velocity, 9, linear
- * acceleration, 9: 4+8+4+8 + 32+72+24+72+24+72 = 320 bytes. */
-#define IMU_SIZE 320
-static void imu_payload(uint8_t *b, uint32_t seq, int64_t t_ns)
+/* Writes an Imu recording of about `mb` MB; returns the message count (0
+ * on failure, message printed). */
+static uint64_t write_recording(const char *path, sensim_bag_format fmt, double mb)
 {
-    memset(b, 0, IMU_SIZE);
-    put32(b, seq);
-    put32(b + 4, (uint32_t)(t_ns / 1000000000));
-    put32(b + 8, (uint32_t)(t_ns % 1000000000));
-    put32(b + 12, 8);
-    memcpy(b + 16, "imu_link", 8);
-    putf64(b + 24 + 24, 1.0);                        /* orientation w */
-    putf64(b + 56, -1.0);                            /* orientation unknown */
-    putf64(b + 128, 1e-3 * (seq % 17));              /* angular velocity x */
-    putf64(b + 224 + 16, 9.81 + 1e-4 * (seq % 13));  /* linear acceleration z */
-}
-
-static int run_child(int (*fn)(const char *, size_t, sensim_bag_compression), const char *path, size_t mb,
-                     sensim_bag_compression c, const char *what)
-{
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid == 0)
-    {
-        int rc = fn(path, mb, c);
-        fflush(stdout);
-        _exit(rc);
-    }
-    int status;
-    struct rusage ru;
-    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "bench_import: %s failed\n", what);
-        return 1;
-    }
-    printf("  %-6s peak RSS %.1f MB\n", what, ru.ru_maxrss / 1024.0);
-    return 0;
-}
-
-static int do_write(const char *path, size_t mb, sensim_bag_compression c)
-{
-    double t0 = now();
-    sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_ROS1, c);
+    sensim_bag_writer *w = sensim_bag_writer_create(path, fmt, SENSIM_BAG_COMPRESS_NONE);
     size_t topic;
-    /* sensim fills in sensor_msgs/Imu's definition and md5sum. */
     if (!w || sensim_bag_writer_add_topic(w, "/imu0", "sensor_msgs/Imu", "", &topic) != SENSIM_OK) {
         fprintf(stderr, "bench_import: %s\n", sensim_last_error());
-        return 1;
+        sensim_bag_writer_close(w);
+        return 0;
     }
-    uint8_t b[IMU_SIZE];
-    const size_t record = IMU_SIZE + 46; /* message data record */
-    size_t n = (mb << 20) / record;
+    sensim_msg_encoding enc = fmt == SENSIM_BAG_ROS1 ? SENSIM_ENC_ROS1 : SENSIM_ENC_CDR;
+    sensim_msg_imu m;
+    memset(&m, 0, sizeof m);
+    snprintf(m.header.frame_id, sizeof m.header.frame_id, "imu_link");
+    m.orientation[3] = 1;
+    for (int k = 0; k < 9; k += 4) {
+        m.orientation_covariance[k] = 1e-4;
+        m.angular_velocity_covariance[k] = 4e-8;
+        m.linear_acceleration_covariance[k] = 1e-5;
+    }
+    sensim_msg_buf b = {0};
+    /* per message: the payload plus the container's record (ROS 1: 4-byte
+     * header length, op/conn/time fields, 4-byte data length; MCAP: opcode,
+     * length, channel, sequence, two times) and its index entry. */
+    const double overhead = fmt == SENSIM_BAG_ROS1 ? 46 + 12 : 31 + 16;
+    uint64_t n = 0;
     int64_t t = 1700000000LL * 1000000000LL;
-    for (size_t i = 0; i < n; i++, t += 2500000) { /* 400 Hz */
-        imu_payload(b, (uint32_t)i, t);
-        if (sensim_bag_writer_write(w, topic, t, b, IMU_SIZE) != SENSIM_OK) {
-            fprintf(stderr, "bench_import: %s\n", sensim_last_error());
-            return 1;
+    for (double bytes = 0; bytes < mb * 1048576.0; n++, t += 2500000) {
+        m.header.seq = (uint32_t)n;
+        m.header.stamp_ns = t;
+        for (int k = 0; k < 3; k++) {
+            m.angular_velocity[k] = 1e-3 * (double)((n * 7 + (uint64_t)k) % 97);
+            m.linear_acceleration[k] = (k == 2 ? 9.81 : 0) + 1e-3 * (double)((n * 11 + (uint64_t)k) % 89);
         }
+        b.len = 0;
+        if (sensim_msg_encode_imu(enc, &m, &b) || sensim_bag_writer_write(w, topic, t, b.data, b.len)) {
+            fprintf(stderr, "bench_import: %s\n", sensim_last_error());
+            sensim_bag_writer_close(w);
+            sensim_msg_buf_free(&b);
+            return 0;
+        }
+        bytes += (double)b.len + overhead;
     }
+    sensim_msg_buf_free(&b);
     if (sensim_bag_writer_commit(w) != SENSIM_OK) {
         fprintf(stderr, "bench_import: %s\n", sensim_last_error());
-        return 1;
+        n = 0;
     }
     sensim_bag_writer_close(w);
-    double dt = now() - t0;
-    struct stat st;
-    stat(path, &st);
-    printf("  write  %zu messages, %.1f MB in %.2f s: %.2f M msg/s, %.0f MB/s\n", n, st.st_size / 1048576.0, dt,
-           n / dt / 1e6, st.st_size / 1048576.0 / dt);
-    return 0;
+    return n;
 }
 
-static int do_read(const char *path, size_t mb, sensim_bag_compression c)
+static volatile uint64_t sink; /* keeps the payload reads */
+
+/* The baseline, in a forked child: every message through the raw reader. */
+static int raw_read(const char *path, uint64_t n)
 {
-    (void)mb, (void)c;
-    double t0 = now(), c0 = cpu();
     sensim_bag *bag = sensim_bag_open(path);
     if (!bag) {
         fprintf(stderr, "bench_import: %s\n", sensim_last_error());
         return 1;
     }
-    double t_open = now() - t0;
     sensim_bag_msg m;
-    size_t n = 0;
-    uint64_t sum = 0;
-    int k;
-    int64_t last = INT64_MIN;
-    while ((k = sensim_bag_next(bag, &m)) == 1) {
-        sum += m.size + m.data[0]; /* touch the payload */
-        if (m.recv_ns < last)
-            k = -2;
-        last = m.recv_ns;
-        n++;
+    uint64_t got = 0, sum = 0;
+    int r;
+    while ((r = sensim_bag_next(bag, &m)) == 1) {
+        sum += m.data[0] + m.data[m.size / 2] + m.data[m.size - 1];
+        got++;
     }
-    double dt = now() - t0, dc = cpu() - c0;
-    if (k != 0) {
-        fprintf(stderr, "bench_import: %s\n", k == -2 ? "out of order" : sensim_last_error());
+    sensim_bag_close(bag);
+    if (r != 0 || got != n) {
+        fprintf(stderr, "bench_import: raw read of %s: %" PRIu64 " of %" PRIu64 " messages: %s\n", path, got, n,
+                r ? sensim_last_error() : "");
         return 1;
     }
-    uint64_t count = sensim_bag_topic_at(bag, 0)->count;
-    sensim_bag_close(bag);
-    struct stat st;
-    stat(path, &st);
-    printf("  read   %zu messages (index says %llu, checksum %llu) in %.2f s (open %.3f s): %.2f M msg/s, "
-           "%.0f MB/s; %.2f CPU s: %.2f M msg/s per CPU second\n",
-           n, (unsigned long long)count, (unsigned long long)sum, dt, t_open, n / dt / 1e6,
-           st.st_size / 1048576.0 / dt, dc, n / dc / 1e6);
-    return n == count ? 0 : 1;
+    sink = sum;
+    return 0;
+}
+
+typedef struct run {
+    double wall, cpu, rss_mb;
+} run;
+
+/* Runs fn(path, n) in a forked child, or argv with execv when fn is NULL. */
+static int measure(int (*fn)(const char *, uint64_t), const char *path, uint64_t n, char *const *argv, run *out)
+{
+    fflush(stdout);
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (fn)
+            _exit(fn(path, n));
+        execv(argv[0], argv);
+        perror(argv[0]);
+        _exit(127);
+    }
+    int status;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
+        return 1;
+    out->wall = now() - t0;
+    out->cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    out->rss_mb = ru.ru_maxrss / 1024.0;
+    return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+}
+
+/* Rows of /sensors/imu0/t in the imported log. */
+static uint64_t imported_rows(const char *h5)
+{
+    sensim_log *log = sensim_log_open(h5);
+    int rank = 0;
+    size_t dims[SENSIM_LOG_MAX_RANK] = {0};
+    uint64_t rows = log && sensim_log_shape(log, "/sensors/imu0/t", &rank, dims) == SENSIM_OK ? dims[0] : 0;
+    sensim_log_close(log);
+    return rows;
+}
+
+static void line(const char *what, uint64_t n, double mb, const run *r)
+{
+    printf("  %-11s %.2f M msg/s, %.0f MB/s wall (%.2f s); %.2f CPU s: %.2f M msg/s, %.0f MB/s per CPU second; "
+           "peak RSS %.1f MB\n",
+           what, n / r->wall / 1e6, mb / r->wall, r->wall, r->cpu, n / r->cpu / 1e6, mb / r->cpu, r->rss_mb);
+}
+
+static int bench_format(const char *dir, const char *bin, sensim_bag_format fmt, double mb)
+{
+    const char *name = fmt == SENSIM_BAG_ROS1 ? "ROS 1 bag" : "MCAP (ros2, CDR)";
+    const char *ext = fmt == SENSIM_BAG_ROS1 ? "bag" : "mcap";
+    char rec[4096], small[4096], h5[4096], h5s[4096];
+    snprintf(rec, sizeof rec, "%s/imu.%s", dir, ext);
+    snprintf(small, sizeof small, "%s/imu-eighth.%s", dir, ext);
+    snprintf(h5, sizeof h5, "%s/imu-%s.h5", dir, ext);
+    snprintf(h5s, sizeof h5s, "%s/imu-eighth-%s.h5", dir, ext);
+    double t0 = now();
+    uint64_t n = write_recording(rec, fmt, mb), ns = n ? write_recording(small, fmt, mb / 8) : 0;
+    if (!n || !ns)
+        return 1;
+    double size = file_mb(rec), size_s = file_mb(small);
+    printf("%s: %" PRIu64 " sensor_msgs/Imu messages, %.1f MB (written in %.1f s with a copy of 1/8 the size)\n",
+           name, n, size, now() - t0);
+    run raw, imp, imps;
+    char *argv[] = {(char *)bin, "import", rec, "--topic", "/imu0", "-o", h5, NULL};
+    char *argv_s[] = {(char *)bin, "import", small, "--topic", "/imu0", "-o", h5s, NULL};
+    int bad = measure(raw_read, rec, n, NULL, &raw);
+    if (!bad && (bad = measure(NULL, NULL, 0, argv, &imp)))
+        fprintf(stderr, "bench_import: %s import %s failed\n", bin, rec);
+    if (!bad && (bad = measure(NULL, NULL, 0, argv_s, &imps)))
+        fprintf(stderr, "bench_import: %s import %s failed\n", bin, small);
+    uint64_t rows = bad ? 0 : imported_rows(h5);
+    if (!bad && rows != n) {
+        fprintf(stderr, "bench_import: %s holds %" PRIu64 " of %" PRIu64 " messages\n", h5, rows, n);
+        bad = 1;
+    }
+    if (!bad) {
+        line("raw read", n, size, &raw);
+        line("import", n, size, &imp);
+        printf("  import is %.1fx the raw read's CPU time; peak RSS %.1f MB at %.0f MB, %.1f MB at %.0f MB\n",
+               imp.cpu / raw.cpu, imp.rss_mb, size, imps.rss_mb, size_s);
+    }
+    remove(rec), remove(small), remove(h5), remove(h5s);
+    return bad;
 }
 
 int main(int argc, char **argv)
 {
-    size_t mb = argc > 1 ? strtoul(argv[1], NULL, 10) : 1024;
-    const char *cname = argc > 2 ? argv[2] : "none";
-    sensim_bag_compression c = SENSIM_BAG_COMPRESS_NONE;
-    if (strcmp(cname, "bz2") == 0)
-        c = SENSIM_BAG_COMPRESS_BZ2;
-    else if (strcmp(cname, "lz4") == 0)
-        c = SENSIM_BAG_COMPRESS_LZ4;
-    else if (strcmp(cname, "none") != 0 || mb == 0) {
-        fprintf(stderr, "usage: bench_import [MB [none|bz2|lz4 [DIR]]]\n");
+    const char *env = getenv("SENSIM_BENCH_IMPORT_MB");
+    double mb = argc > 1 ? atof(argv[1]) : env && *env ? atof(env) : 1024;
+    if (!(mb >= 1)) {
+        fprintf(stderr, "usage: bench_import [MB >= 1]   (or SENSIM_BENCH_IMPORT_MB)\n");
         return 2;
     }
-    const char *dir = argc > 3 ? argv[3] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-    char path[4096];
-    snprintf(path, sizeof path, "%s/bench_import-%ld.bag", dir, (long)getpid());
-    printf("ROS 1 bag of sensor_msgs/Imu, %zu MB, chunks %s (%s)\n", mb, cname, path);
-    int bad = run_child(do_write, path, mb, c, "write") || run_child(do_read, path, mb, c, "read");
-    unlink(path);
+    const char *bin = getenv("SENSIM_BIN"), *tmp = getenv("TMPDIR");
+    bin = bin && *bin ? bin : "build/sensim";
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/sensim-bench-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror(dir);
+        return 1;
+    }
+    printf("sensim import end to end (%s), recordings of %.0f MB in %s\n", bin, mb, dir);
+    int bad = bench_format(dir, bin, SENSIM_BAG_ROS1, mb) || bench_format(dir, bin, SENSIM_BAG_MCAP, mb);
+    rmdir(dir);
     return bad;
 }

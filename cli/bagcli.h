@@ -100,7 +100,8 @@ sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_rec
     "Reads topics of a ROS 1 bag, a rosbag2 .db3 or .mcap file or a rosbag2\n" \
     "directory and writes them as groups of a new log:\n" \
     "  sensor_msgs/Imu            /sensors/NAME (imu): angular_velocity, specific_force\n" \
-    "  sensor_msgs/MagneticField  /sensors/NAME (imu): magnetic_field\n" \
+    "  sensor_msgs/MagneticField  /sensors/NAME (imu): magnetic_field; under the NAME of\n" \
+    "                             an Imu topic with the same stamps, in that topic's group\n" \
     "  sensor_msgs/NavSatFix      /sensors/NAME (gnss): lla, fix, position_covariance\n" \
     "  sensor_msgs/PointCloud2    /sensors/NAME (lidar): points (x, y, z, intensity),\n" \
     "                             scan_offset, channel (ring), time_offset (time)\n" \
@@ -129,7 +130,8 @@ sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_rec
     "\n" \
     "Writes sensor groups (/sensors/NAME) and /ground_truth of a log as a ROS 1 bag\n" \
     "(bag) or a ROS 2 recording in CDR (mcap, db3), one message per row:\n" \
-    "  imu      sensor_msgs/Imu (sensor_msgs/MagneticField for a magnetometer-only group)\n" \
+    "  imu      sensor_msgs/Imu (sensor_msgs/MagneticField for a magnetometer-only group;\n" \
+    "           both, on two topics, for a group with both)\n" \
     "  gnss     sensor_msgs/NavSatFix      lidar   sensor_msgs/PointCloud2 (one per scan)\n" \
     "  camera   sensor_msgs/Image          /ground_truth  nav_msgs/Odometry\n" \
     "A group imported from a recording keeps its topic, message type, frame ids\n" \

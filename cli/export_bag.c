@@ -79,6 +79,12 @@ typedef struct group_out {
     sensim_msg_kind kind;
     size_t n;
     size_t topic_id;
+    /* An imu group with angular_velocity or specific_force and
+     * magnetic_field also gives sensor_msgs/MagneticField messages on a
+     * topic of their own (as imported, or TOPIC/mag), with the same stamps. */
+    int mag;
+    char mag_topic[256], mag_frame[256];
+    size_t mag_topic_id;
 } group_out;
 
 static char *attr_str(const sensim_log *log, const char *obj, const char *name, char *dst, size_t cap)
@@ -152,14 +158,24 @@ static sensim_status export_imu(ex *x, const group_out *g)
             if ((st = stamp_of(g, x->t[j], &ns)))
                 break;
             x->buf.len = 0;
-            if (g->kind == SENSIM_MSG_MAGNETIC_FIELD) {
+            if (g->kind == SENSIM_MSG_MAGNETIC_FIELD || g->mag) {
                 sensim_msg_magnetic_field m;
                 memset(&m, 0, sizeof m);
                 set_header(&m.header, g, k, ns);
+                if (g->mag)
+                    snprintf(m.header.frame_id, sizeof m.header.frame_id, "%s", g->mag_frame);
                 field_get(&f[6], j, m.magnetic_field, NULL);
                 field_get(&f[7], j, m.magnetic_field_covariance, NULL);
                 st = sensim_msg_encode_magnetic_field(x->enc, &m, &x->buf);
-            } else {
+                if (g->mag) {
+                    if (st || (st = sensim_bag_writer_write(x->w, g->mag_topic_id, ns, x->buf.data, x->buf.len))) {
+                        sensim_error_prefix(st, "%s: row %llu", g->group, (unsigned long long)k);
+                        break;
+                    }
+                    x->buf.len = 0;
+                }
+            }
+            if (g->kind != SENSIM_MSG_MAGNETIC_FIELD) {
                 sensim_msg_imu m;
                 memset(&m, 0, sizeof m);
                 set_header(&m.header, g, k, ns);
@@ -570,6 +586,14 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
             snprintf(m, sizeof m, "%s/specific_force", path);
             imu |= sensim_log_exists(log, m);
             g->kind = imu && was != SENSIM_MSG_MAGNETIC_FIELD ? SENSIM_MSG_IMU : SENSIM_MSG_MAGNETIC_FIELD;
+            snprintf(m, sizeof m, "%s/magnetic_field", path);
+            if (g->kind == SENSIM_MSG_IMU && sensim_log_exists(log, m)) {
+                g->mag = 1;
+                if (!attr_str(log, path, "ros_magnetic_field_topic", g->mag_topic, sizeof g->mag_topic))
+                    snprintf(g->mag_topic, sizeof g->mag_topic, "%.250s/mag", g->topic);
+                if (!attr_str(log, path, "ros_magnetic_field_frame_id", g->mag_frame, sizeof g->mag_frame))
+                    snprintf(g->mag_frame, sizeof g->mag_frame, "%s", g->frame);
+            }
         } else if (!strcmp(type, "gnss"))
             g->kind = SENSIM_MSG_NAVSATFIX;
         else if (!strcmp(type, "lidar"))
@@ -659,11 +683,20 @@ int cli_export_bag(int argc, char **argv)
             snprintf(g[i].topic, sizeof g[i].topic, "%s", topic);
         if ((st = describe(log, groups[i], &g[i], fmt != SENSIM_BAG_ROS1)))
             goto done;
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(g[i].topic, g[j].topic)) {
-                rc = cli_usage_error(verb, "%s and %s would both be topic '%s'", g[j].group, g[i].group, g[i].topic);
+        for (size_t j = 0; j <= i; j++) {
+            const char *clash = NULL;
+            if (j < i && !strcmp(g[i].topic, g[j].topic))
+                clash = g[i].topic;
+            else if (g[i].mag && (!strcmp(g[i].mag_topic, g[j].topic) || (j < i && g[j].mag &&
+                                                                          !strcmp(g[i].mag_topic, g[j].mag_topic))))
+                clash = g[i].mag_topic;
+            else if (j < i && g[j].mag && !strcmp(g[i].topic, g[j].mag_topic))
+                clash = g[i].topic;
+            if (clash) {
+                rc = cli_usage_error(verb, "%s and %s would both be topic '%s'", g[j].group, g[i].group, clash);
                 goto done;
             }
+        }
     }
     if (!(x.t = malloc(BLOCK * sizeof *x.t))) {
         sensim_error(SENSIM_ENOMEM, "out of memory");
@@ -672,7 +705,12 @@ int cli_export_bag(int argc, char **argv)
     if (!(x.w = sensim_bag_writer_create(out, fmt, SENSIM_BAG_COMPRESS_NONE)))
         goto done;
     for (size_t i = 0; i < ng; i++)
-        if ((st = sensim_bag_writer_add_topic(x.w, g[i].topic, g[i].type, "", &g[i].topic_id)))
+        if ((st = sensim_bag_writer_add_topic(x.w, g[i].topic, g[i].type, "", &g[i].topic_id)) ||
+            (g[i].mag && (st = sensim_bag_writer_add_topic(x.w, g[i].mag_topic,
+                                                           fmt != SENSIM_BAG_ROS1
+                                                               ? sensim_msg_ros2_type(SENSIM_MSG_MAGNETIC_FIELD)
+                                                               : sensim_msg_ros1_type(SENSIM_MSG_MAGNETIC_FIELD),
+                                                           "", &g[i].mag_topic_id))))
             goto done;
     for (size_t i = 0; i < ng && !st; i++) {
         switch (g[i].kind) {
@@ -688,8 +726,14 @@ int cli_export_bag(int argc, char **argv)
     }
     if (st || (st = sensim_bag_writer_commit(x.w)))
         goto done;
-    for (size_t i = 0; i < ng; i++)
+    for (size_t i = 0; i < ng; i++) {
         fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].topic, g[i].type, g[i].n);
+        if (g[i].mag)
+            fprintf(stderr, "sensim export: %s -> %s (%s): %zu messages\n", g[i].group, g[i].mag_topic,
+                    fmt != SENSIM_BAG_ROS1 ? sensim_msg_ros2_type(SENSIM_MSG_MAGNETIC_FIELD)
+                                           : sensim_msg_ros1_type(SENSIM_MSG_MAGNETIC_FIELD),
+                    g[i].n);
+    }
     rc = CLI_OK;
 done:
     if (rc == CLI_FAIL)

@@ -251,7 +251,21 @@ typedef struct sink {
     sensim_dtype pix;
     char encoding[32];
     uint8_t *frame;
+    /* An Imu topic and a MagneticField topic given the same NAME share one
+     * imu group (docs/DESIGN.md: magnetic_field beside angular_velocity
+     * and specific_force on one t): `mate` is the other sink (NULL when
+     * alone), and the stamps one side handed out that the other has not
+     * yet matched wait in `pend` (a ring; `ahead` says whose they are). */
+    struct sink *mate;
+    int64_t *pend;
+    size_t pend_head, pend_n;
+    int ahead;
 } sink;
+
+/* Stamps one topic of a shared group may run ahead of the other: the two
+ * reorder windows (4096 messages each) and the interleaving of arrival
+ * stay far below it; past it the topics do not keep pace. */
+#define PEND_MAX 65536
 
 typedef struct imp {
     const char *bag;
@@ -297,7 +311,8 @@ static sensim_status open_sink(imp *m, sink *k)
         k->nf = 4;
         return SENSIM_OK;
     case SENSIM_MSG_MAGNETIC_FIELD:
-        if ((st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")) ||
+        /* Sharing the Imu topic's group: its t is the Imu's. */
+        if ((!k->mate && (st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s"))) ||
             (st = col_open(&k->c[C_A], m->log, k->group, "magnetic_field", SENSIM_F64, 1, &three, "T")))
             return st;
         k->f[0] = (cs){.name = "magnetic_field_covariance", .units = "T^2", .w = 9};
@@ -450,6 +465,33 @@ static void quat_wxyz(const double xyzw[4], double wxyz[4])
     wxyz[3] = xyzw[2];
 }
 
+/* One message of a topic sharing its group: its stamp must be the next of
+ * the other topic's (same count, same stamps, row for row). */
+static sensim_status match_mate(imp *m, sink *k, int64_t stamp, uint64_t index)
+{
+    sink *o = k->mate, *imu = k->kind == SENSIM_MSG_IMU ? k : o;
+    if (imu->pend_n && imu->ahead != (k == imu)) {
+        int64_t want = imu->pend[imu->pend_head];
+        imu->pend_head = (imu->pend_head + 1) % PEND_MAX;
+        imu->pend_n--;
+        if (want == stamp)
+            return SENSIM_OK;
+        return sensim_error(SENSIM_EDATA, "%s: topic '%s': message %llu: stamp %lld ns, where the next message of "
+                            "'%s' sharing /sensors/%s has %lld ns; topics share a group only when their stamps are "
+                            "the same, message for message (name them apart: --topic %s:NAME)", m->bag, k->t->name,
+                            (unsigned long long)index, (long long)stamp, o->t->name, k->name, (long long)want,
+                            k->t->name);
+    }
+    if (imu->pend_n == PEND_MAX)
+        return sensim_error(SENSIM_EDATA, "%s: topic '%s': message %llu: %d messages ahead of '%s', which shares "
+                            "/sensors/%s; topics share a group only when their stamps are the same, message for "
+                            "message (name them apart: --topic %s:NAME)", m->bag, k->t->name,
+                            (unsigned long long)index, PEND_MAX, o->t->name, k->name, k->t->name);
+    imu->ahead = k == imu;
+    imu->pend[(imu->pend_head + imu->pend_n++) % PEND_MAX] = stamp;
+    return SENSIM_OK;
+}
+
 static sensim_status emit(void *ctx, size_t sel, int64_t stamp, uint64_t index, const uint8_t *data, size_t size)
 {
     imp *m = ctx;
@@ -457,6 +499,8 @@ static sensim_status emit(void *ctx, size_t sel, int64_t stamp, uint64_t index, 
     sensim_msg_encoding enc = k->t->encoding;
     double t = rel_t(m, stamp);
     sensim_status st = SENSIM_OK;
+    if (k->mate && (st = match_mate(m, k, stamp, index)))
+        return st;
     switch (k->kind) {
     case SENSIM_MSG_IMU: {
         sensim_msg_imu x;
@@ -474,8 +518,8 @@ static sensim_status emit(void *ctx, size_t sel, int64_t stamp, uint64_t index, 
     }
     case SENSIM_MSG_MAGNETIC_FIELD: {
         sensim_msg_magnetic_field x;
-        if ((st = sensim_msg_decode_magnetic_field(enc, data, size, &x)) || (st = col_put(&k->c[C_T], &t)) ||
-            (st = col_put(&k->c[C_A], x.magnetic_field)))
+        if ((st = sensim_msg_decode_magnetic_field(enc, data, size, &x)) ||
+            (!k->mate && (st = col_put(&k->c[C_T], &t))) || (st = col_put(&k->c[C_A], x.magnetic_field)))
             break;
         st = cs_put(&k->f[0], m->log, k->group, x.magnetic_field_covariance);
         break;
@@ -581,6 +625,14 @@ static sensim_status close_sink(imp *m, sink *k, const cli_bag_stats *bs)
     }
     if (st)
         return st;
+    if (k->mate && k->kind == SENSIM_MSG_MAGNETIC_FIELD)
+        /* The Imu topic's sink writes the group's attributes; these say
+         * where magnetic_field came from, for export. */
+        return set_str(m->log, k->group, "ros_magnetic_field_topic", k->t->name) ||
+                       set_str(m->log, k->group, "ros_magnetic_field_type", k->t->type) ||
+                       set_str(m->log, k->group, "ros_magnetic_field_frame_id", bs->frame_id)
+                   ? sensim_last_status()
+                   : SENSIM_OK;
     const char *type = k->kind == SENSIM_MSG_IMU || k->kind == SENSIM_MSG_MAGNETIC_FIELD ? "imu"
                        : k->kind == SENSIM_MSG_NAVSATFIX                                ? "gnss"
                        : k->kind == SENSIM_MSG_POINTCLOUD2                              ? "lidar"
@@ -731,11 +783,6 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         return cli_usage_error(verb, "--topic is required for a recording (see 'sensim info %s')", bag);
     if (!out)
         return cli_usage_error(verb, "-o/--output is required");
-    for (size_t i = 0; i < nt; i++)
-        for (size_t j = 0; j < i; j++)
-            if (!strcmp(name[i], name[j]))
-                return cli_usage_error(verb, "topics '%s' and '%s' both go to /sensors/%s; name them (--topic T:NAME)",
-                                       topic[j], topic[i], name[i]);
     memcpy(m.lla, origin, sizeof origin);
     m.bag = bag;
 
@@ -763,6 +810,29 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         }
         snprintf(k->group, sizeof k->group, gt ? "/ground_truth" : "/sensors/%s", k->name);
     }
+    /* Two topics, one NAME: only an Imu and a MagneticField topic, which
+     * then share the group (their stamps are checked as they come). */
+    for (size_t i = 0; i < nt; i++)
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(name[i], name[j]))
+                continue;
+            sink *a = &m.k[j], *b = &m.k[i];
+            int pair = (a->kind == SENSIM_MSG_IMU && b->kind == SENSIM_MSG_MAGNETIC_FIELD) ||
+                       (a->kind == SENSIM_MSG_MAGNETIC_FIELD && b->kind == SENSIM_MSG_IMU);
+            if (!pair || a->mate || b->mate) {
+                rc = cli_usage_error(verb, "topics '%s' and '%s' both go to /sensors/%s; name them (--topic T:NAME; "
+                                     "only a sensor_msgs/Imu and a MagneticField topic may share a name)",
+                                     topic[j], topic[i], name[i]);
+                goto done;
+            }
+            a->mate = b;
+            b->mate = a;
+            sink *imu = a->kind == SENSIM_MSG_IMU ? a : b;
+            if (!(imu->pend = malloc(PEND_MAX * sizeof *imu->pend))) {
+                sensim_error(SENSIM_ENOMEM, "out of memory");
+                goto done;
+            }
+        }
     cmdline = cli_join_args("sensim", argc, argv);
     if (!(m.log = sensim_log_create(out, cmdline ? cmdline : "sensim import")))
         goto done;
@@ -771,6 +841,17 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
             goto done;
     if ((st = cli_bag_stream_run(m.s, emit, &m)))
         goto done;
+    for (size_t i = 0; i < nt; i++) {
+        sink *k = &m.k[i];
+        if (k->pend && k->pend_n) {
+            sink *behind = k->ahead ? k->mate : k;
+            st = sensim_error(SENSIM_EDATA, "%s: topic '%s' has %zu messages fewer than '%s', which shares "
+                              "/sensors/%s; topics share a group only when their stamps are the same, message for "
+                              "message (name them apart: --topic %s:NAME)", bag, behind->t->name, k->pend_n,
+                              behind->mate->t->name, k->name, behind->t->name);
+            goto done;
+        }
+    }
     for (size_t i = 0; i < nt; i++) {
         sink *k = &m.k[i];
         const cli_bag_stats *bs = cli_bag_stream_stats(m.s, i);
@@ -799,7 +880,8 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
         fprintf(report,
                 "sensim import: %s -> %s: %llu messages, %.6g Hz, %llu reordered, %llu duplicate stamps dropped, "
                 "%llu gaps",
-                k->t->name, k->group, (unsigned long long)bs->messages, bs->median_dt > 0 ? 1 / bs->median_dt : 0.0,
+                k->t->name, k->group,
+                (unsigned long long)bs->messages, bs->median_dt > 0 ? 1 / bs->median_dt : 0.0,
                 (unsigned long long)bs->reordered, (unsigned long long)bs->duplicates, (unsigned long long)bs->gaps);
         if (bs->frame_changes)
             fprintf(report, ", frame_id changed %llu times (kept '%s')", (unsigned long long)bs->frame_changes,
@@ -828,6 +910,7 @@ done:
             sensim_gt_writer_close(k->gt.wr);
             sensim_gt_block_free(&k->gt.b);
             free(k->frame);
+            free(k->pend);
         }
         free(m.k);
     }

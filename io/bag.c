@@ -193,21 +193,37 @@ sensim_status sensim_bag_find_topic(const sensim_bag *bag, const char *name, siz
         return SENSIM_OK;
     }
     /* The message lists what there is: "no topic '/imu' (topics: /imu0
-     * (sensor_msgs/Imu), /gps (sensor_msgs/NavSatFix))". */
-    size_t len = 64 + (name ? strlen(name) : 0) + strlen(bag->path);
-    for (size_t k = 0; k < bag->ntopics; k++)
-        len += strlen(bag->topics[k].name) + strlen(bag->topics[k].type) + 8;
-    char *list = malloc(len);
-    if (!list)
-        return sensim_error(SENSIM_ENOTFOUND, "%s: no topic '%s'", bag->path, name ? name : "");
-    size_t p = 0;
-    for (size_t k = 0; k < bag->ntopics; k++)
-        p += (size_t)sprintf(list + p, "%s%s (%s)", k ? ", " : "", bag->topics[k].name, bag->topics[k].type);
-    list[p] = '\0';
-    sensim_status st = sensim_error(SENSIM_ENOTFOUND, "%s: no topic '%s' (topics: %s)", bag->path,
-                                    name ? name : "", bag->ntopics ? list : "none");
-    free(list);
-    return st;
+     * (sensor_msgs/Imu), /gps (sensor_msgs/NavSatFix))". A recording with
+     * many topics lists those of the types sensim reads and counts the
+     * rest, so that the message stays whole (status.h keeps 1023 bytes). */
+    enum { FEW = 12, ROOM = 640 };
+    char list[ROOM + 64];
+    size_t p = 0, shown = 0, cut = 0, others = 0;
+    int all = bag->ntopics <= FEW;
+    list[0] = '\0';
+    for (size_t k = 0; k < bag->ntopics; k++) {
+        const sensim_bag_topic *t = &bag->topics[k];
+        if (!all && sensim_msg_kind_of(t->type) == SENSIM_MSG_UNKNOWN) {
+            others++;
+            continue;
+        }
+        size_t need = strlen(t->name) + strlen(t->type) + 5;
+        if (p + need >= ROOM) {
+            cut++;
+            continue;
+        }
+        p += (size_t)snprintf(list + p, sizeof list - p, "%s%s (%s)", shown ? ", " : "", t->name, t->type);
+        shown++;
+    }
+    if (cut)
+        p += (size_t)snprintf(list + p, sizeof list - p, "%s%zu more", shown ? ", and " : "", cut);
+    if (all)
+        return sensim_error(SENSIM_ENOTFOUND, "%s: no topic '%s' (topics: %s)", bag->path, name ? name : "",
+                            bag->ntopics ? list : "none");
+    return sensim_error(SENSIM_ENOTFOUND,
+                        "%s: no topic '%s' (%zu topics; of the types sensim reads: %s; and %zu of types sensim "
+                        "does not read)",
+                        bag->path, name ? name : "", bag->ntopics, shown + cut ? list : "none", others);
 }
 
 sensim_status sensim_bag_select(sensim_bag *bag, const size_t *topics, size_t n)

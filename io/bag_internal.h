@@ -82,6 +82,10 @@ sensim_bag *sensim_bag_open_ros2dir(const char *dir);  /* rosbag2 directory: met
  * formats. */
 void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes);
 
+/* CRC-32 as zlib's crc32_z(crc, data, n) (MCAP's checksums), with
+ * PCLMULQDQ where the CPU has it (io/crc32.c). Start from 0. */
+uint32_t sensim_crc32_(uint32_t crc, const void *data, size_t n);
+
 /* ---- writing ---- */
 
 typedef struct sensim_bag_writer_ops {

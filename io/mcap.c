@@ -42,7 +42,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
 
 #include "sensim/afile.h"
@@ -84,7 +83,7 @@ static uint32_t rd32(const uint8_t *p)
 }
 static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
-static uint32_t crc32_of(const uint8_t *p, size_t n) { return (uint32_t)crc32_z(0, p, n); }
+static uint32_t crc32_of(const uint8_t *p, size_t n) { return sensim_crc32_(0, p, n); }
 
 /* A bounds-checked cursor over one record's content: any read past `end`
  * sets `bad` and yields zeros, so a parser checks once at the end. */
@@ -1185,7 +1184,7 @@ static sensim_status wput(sensim_bag_writer *w, const void *p, size_t n)
     mcapw_impl *m = WIMPL(w);
     if (n && fwrite(p, 1, n, m->f) != n)
         return sensim_error(SENSIM_EIO, "%s: write failed: %s", w->path, strerror(errno));
-    m->crc = (uint32_t)crc32_z(m->crc, p, n);
+    m->crc = sensim_crc32_(m->crc, p, n);
     m->pos += n;
     return SENSIM_OK;
 }

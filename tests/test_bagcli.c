@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/bag.h"
 #include "sensim/log.h"
+#include "sensim/rosmsg.h"
 #include "testutil.h"
 
 static char *script(void) { return tu_src("tests/data/bagcli_ref.py"); }
@@ -631,6 +633,208 @@ START_TEST(fit_gnss_from_bag)
 }
 END_TEST
 
+/* An MCAP file (sensim's writer) of n Imu messages on /imu whose header
+ * stamps are T0 + 10 ms * stamp_of(i) for the i-th message written (receive
+ * times in write order); angular_velocity carries (stamp index, write
+ * index, 0) and frame_id is "imu" plus i % 7 underscores, so that payload
+ * sizes vary. */
+static void reorder_mcap(const char *path, size_t n, size_t (*stamp_of)(size_t))
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;
+    sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, SENSIM_BAG_COMPRESS_NONE);
+    ck_assert_msg(w != NULL, "%s", sensim_last_error());
+    size_t topic;
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu", "sensor_msgs/msg/Imu", "", &topic), SENSIM_OK);
+    sensim_msg_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        sensim_msg_imu m;
+        memset(&m, 0, sizeof m);
+        m.header.stamp_ns = t0 + (int64_t)stamp_of(i) * 10000000;
+        snprintf(m.header.frame_id, sizeof m.header.frame_id, "imu%.*s", (int)(i % 7), "______");
+        m.orientation[3] = 1;
+        m.angular_velocity[0] = (double)stamp_of(i);
+        m.angular_velocity[1] = (double)i;
+        m.linear_acceleration[2] = 9.81;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_imu(SENSIM_ENC_CDR, &m, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, topic, t0 + (int64_t)i * 10000000, b.data, b.len), SENSIM_OK);
+    }
+    sensim_msg_buf_free(&b);
+    ck_assert_int_eq(sensim_bag_writer_commit(w), SENSIM_OK);
+    sensim_bag_writer_close(w);
+}
+
+/* Blocks of 1000 messages written newest first: 999 of each block arrive
+ * older than one before them. */
+static size_t reversed_blocks(size_t i) { return i / 1000 * 1000 + 999 - i % 1000; }
+/* Message 9000 carries stamp 100: 8900 messages late, past the window. */
+static size_t one_late(size_t i) { return i == 9000 ? 100 : i < 100 ? i : i < 9000 ? i + 1 : i; }
+
+/* The reorder window (cli/bag_stream.c) sorts header stamps that arrive out
+ * of order by up to 4096 messages, counts the messages that arrived older
+ * than one before them, keeps each payload with its stamp, and refuses a
+ * message later than the window, naming it; nothing is left behind. */
+START_TEST(import_sorts_within_window)
+{
+    char *dir = tu_mkdtemp(), *rec = tu_path(dir, "shuffled.mcap"), *late = tu_path(dir, "late.mcap"),
+         *h5 = tu_path(dir, "s.h5"), *out = tu_path(dir, "late.h5");
+    const size_t n = 20000;
+    reorder_mcap(rec, n, reversed_blocks);
+    tu_run_result r = tu_run("import", rec, "--topic", "/imu", "-o", h5, NULL);
+    expect_ok(&r);
+    /* Frames: every message whose i % 7 != 0 differs from the first's. */
+    size_t changed = n - (n + 6) / 7;
+    char want[256];
+    snprintf(want, sizeof want, "/imu -> /sensors/imu: %zu messages, 100 Hz, %zu reordered, 0 duplicate stamps "
+             "dropped, 0 gaps, frame_id changed %zu times (kept 'imu')", n, n / 1000 * 999, changed);
+    ck_assert_msg(strstr(r.err, want), "%s", r.err);
+    tu_run_free(&r);
+    size_t rows, w;
+    double *t = read_all(h5, "/sensors/imu/t", &rows, NULL), *av = read_all(h5, "/sensors/imu/angular_velocity", &rows, &w);
+    ck_assert_uint_eq(rows, n);
+    /* The time origin is the whole second of the first stamp read (9.99 s). */
+    for (size_t j = 0; j < n; j++) {
+        ck_assert_msg(fabs(t[j] - (0.01 * (double)j - 9)) < 1e-9, "t[%zu] = %.9f", j, t[j]);
+        ck_assert_msg(av[3 * j] == (double)j, "row %zu holds stamp %g", j, av[3 * j]);
+        ck_assert_msg(av[3 * j + 1] == (double)reversed_blocks(j), "row %zu holds message %g", j, av[3 * j + 1]);
+    }
+    free(t), free(av);
+
+    reorder_mcap(late, 10000, one_late);
+    int entries = tu_count_entries(dir);
+    r = tu_run("import", late, "--topic", "/imu", "-o", out, NULL);
+    expect_fail(&r, (const char *[]){"late.mcap", "topic '/imu'", "message 9000", "4096-message reorder window",
+                                     "--time receive", NULL});
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    r = tu_run("import", late, "--topic", "/imu", "--time", "receive", "-o", out, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "10000 messages, 100 Hz, 0 reordered"));
+    tu_run_free(&r);
+    tu_rmtree(dir);
+    free(dir), free(rec), free(late), free(h5), free(out);
+}
+END_TEST
+
+/* An MCAP file of an IMU and its magnetometer (sensim's writer): n
+ * messages on /imu/data and on /imu/mag; the magnetometer publishes every
+ * `every`-th sample, with the IMU's header stamp T0 + 10 ms i. */
+static void imu_mag_mcap(const char *path, size_t n, size_t every)
+{
+    const int64_t t0 = 1700000000LL * 1000000000LL;
+    sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, SENSIM_BAG_COMPRESS_NONE);
+    ck_assert_msg(w != NULL, "%s", sensim_last_error());
+    size_t ti, tm;
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu/data", "sensor_msgs/msg/Imu", "", &ti), SENSIM_OK);
+    ck_assert_int_eq(sensim_bag_writer_add_topic(w, "/imu/mag", "sensor_msgs/msg/MagneticField", "", &tm), SENSIM_OK);
+    sensim_msg_buf b = {0};
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = t0 + (int64_t)i * 10000000;
+        sensim_msg_imu m;
+        memset(&m, 0, sizeof m);
+        m.header.stamp_ns = t;
+        snprintf(m.header.frame_id, sizeof m.header.frame_id, "imu_link");
+        m.orientation[3] = 1;
+        m.angular_velocity[0] = (double)i;
+        m.linear_acceleration[2] = 9.81;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_imu(SENSIM_ENC_CDR, &m, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, ti, t + 1000, b.data, b.len), SENSIM_OK);
+        if (i % every)
+            continue;
+        sensim_msg_magnetic_field f;
+        memset(&f, 0, sizeof f);
+        f.header.stamp_ns = t;
+        snprintf(f.header.frame_id, sizeof f.header.frame_id, "mag_link");
+        f.magnetic_field[0] = 2e-5;
+        f.magnetic_field[1] = (double)i * 1e-9;
+        f.magnetic_field_covariance[0] = 1e-12;
+        b.len = 0;
+        ck_assert_int_eq(sensim_msg_encode_magnetic_field(SENSIM_ENC_CDR, &f, &b), SENSIM_OK);
+        ck_assert_int_eq(sensim_bag_writer_write(w, tm, t + 2000, b.data, b.len), SENSIM_OK);
+    }
+    sensim_msg_buf_free(&b);
+    ck_assert_int_eq(sensim_bag_writer_commit(w), SENSIM_OK);
+    sensim_bag_writer_close(w);
+}
+
+/* An IMU and its magnetometer given one NAME land in one imu group, as
+ * docs/DESIGN.md lays it out (angular_velocity, specific_force and
+ * magnetic_field on one t), whichever topic is named first; export gives
+ * both topics back with their frames and the shared stamps, which
+ * python3-rosbag reads (bagcli_ref.py imumag). A magnetometer at a quarter
+ * of the rate cannot share the group: exit 1 naming the message and the
+ * stamps, nothing written; it imports under a name of its own. Two Imu
+ * topics under one name stay a usage error. */
+START_TEST(import_imu_and_magnetometer)
+{
+    char *dir = tu_mkdtemp(), *rec = tu_path(dir, "imu.mcap"), *slow = tu_path(dir, "slow.mcap"),
+         *h5 = tu_path(dir, "imu.h5"), *h5b = tu_path(dir, "imu2.h5"), *bag = tu_path(dir, "imu.bag"),
+         *out = tu_path(dir, "slow.h5");
+    const size_t n = 6000;
+    imu_mag_mcap(rec, n, 1);
+    const char *orders[2][2] = {{"/imu/mag:imu", "/imu/data:imu"}, {"/imu/data:imu", "/imu/mag:imu"}};
+    for (int o = 0; o < 2; o++) {
+        tu_run_result r = tu_run("import", rec, "--topic", orders[o][0], "--topic", orders[o][1], "-o",
+                                 o ? h5b : h5, NULL);
+        expect_ok(&r);
+        ck_assert_ptr_nonnull(strstr(r.err, "/imu/mag -> /sensors/imu: 6000 messages"));
+        ck_assert_ptr_nonnull(strstr(r.err, "/imu/data -> /sensors/imu: 6000 messages"));
+        tu_run_free(&r);
+        size_t rows, w;
+        const char *f = o ? h5b : h5;
+        double *t = read_all(f, "/sensors/imu/t", &rows, NULL), *av = read_all(f, "/sensors/imu/angular_velocity", &rows, &w),
+               *mf = read_all(f, "/sensors/imu/magnetic_field", &rows, &w);
+        ck_assert_uint_eq(rows, n);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert(fabs(t[i] - 0.01 * (double)i) < 1e-9);
+            ck_assert(av[3 * i] == (double)i);
+            ck_assert(mf[3 * i] == 2e-5 && mf[3 * i + 1] == (double)i * 1e-9 && mf[3 * i + 2] == 0);
+        }
+        free(t), free(av), free(mf);
+        char *a = attr_text(f, "/sensors/imu", "ros_magnetic_field_topic");
+        ck_assert_str_eq(a, "/imu/mag");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "ros_magnetic_field_frame_id");
+        ck_assert_str_eq(a, "mag_link");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "ros_topic");
+        ck_assert_str_eq(a, "/imu/data");
+        free(a);
+        a = attr_text(f, "/sensors/imu", "type");
+        ck_assert_str_eq(a, "imu");
+        free(a);
+    }
+    tu_run_result r = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "/sensors/imu -> /imu/mag (sensor_msgs/MagneticField): 6000 messages"));
+    tu_run_free(&r);
+    py("imumag %s %zu", bag, n);
+
+    imu_mag_mcap(slow, 400, 4);
+    int entries = tu_count_entries(dir);
+    r = tu_run("import", slow, "--topic", "/imu/data:imu", "--topic", "/imu/mag:imu", "-o", out, NULL);
+    expect_fail(&r, (const char *[]){"slow.mcap", "topic '/imu/", "1700000000010000000 ns",
+                                     "1700000000040000000 ns", "--topic /imu/", NULL});
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    r = tu_run("import", slow, "--topic", "/imu/data:imu", "--topic", "/imu/mag:mag", "-o", out, NULL);
+    expect_ok(&r);
+    ck_assert_ptr_nonnull(strstr(r.err, "/imu/mag -> /sensors/mag: 100 messages, 25 Hz"));
+    tu_run_free(&r);
+    char *mixed = tu_path(dir, "mixed.bag");
+    py("mixed %s", mixed);
+    entries = tu_count_entries(dir);
+    r = tu_run("import", mixed, "--topic", "/imu:a", "--topic", "/gps:a", "-o", h5b, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "only a sensor_msgs/Imu and a MagneticField topic may share a name"));
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_count_entries(dir), entries);
+    tu_rmtree(dir);
+    free(dir), free(rec), free(slow), free(h5), free(h5b), free(bag), free(out), free(mixed);
+}
+END_TEST
+
 Suite *suite_bagcli(void)
 {
     Suite *s = suite_create("bagcli");
@@ -642,6 +846,8 @@ Suite *suite_bagcli(void)
     tcase_add_test(tc, info_lists_topics);
     tcase_add_test(tc, bad_inputs_named_nothing_left);
     tcase_add_test(tc, fit_gnss_from_bag);
+    tcase_add_test(tc, import_sorts_within_window);
+    tcase_add_test(tc, import_imu_and_magnetometer);
     suite_add_tcase(s, tc);
     return s;
 }

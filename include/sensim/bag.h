@@ -81,7 +81,9 @@ const char *sensim_bag_path(const sensim_bag *bag);
 
 size_t sensim_bag_ntopics(const sensim_bag *bag);
 const sensim_bag_topic *sensim_bag_topic_at(const sensim_bag *bag, size_t i);
-/* Finds a topic by name; SENSIM_ENOTFOUND lists every topic and its type. */
+/* Finds a topic by name; SENSIM_ENOTFOUND lists every topic and its type
+ * (with more than 12 topics: those of the types sensim/rosmsg.h reads, and
+ * a count of the others). */
 sensim_status sensim_bag_find_topic(const sensim_bag *bag, const char *name, size_t *index);
 
 /* Restricts sensim_bag_next() to these topics (n = 0: all); rewinds. */

@@ -323,6 +323,33 @@ def dump(path, out):
         json.dump(res, f)
 
 
+def imumag(path, n):
+    """Checks an exported IMU + magnetometer bag (test_bagcli.c's
+    import_imu_and_magnetometer): n messages on each of /imu/data and
+    /imu/mag, the same header stamps T0 + 10 ms i, their own frames, the
+    values the test wrote."""
+    import rosbag
+    t0 = 1700000000 * 10**9
+    got = {'/imu/data': [], '/imu/mag': []}
+    with rosbag.Bag(path) as bag:
+        types = {t: ti.msg_type for t, ti in bag.get_type_and_topic_info().topics.items()}
+        assert types == {'/imu/data': 'sensor_msgs/Imu', '/imu/mag': 'sensor_msgs/MagneticField'}, types
+        for topic, m, t in bag.read_messages():
+            got[topic].append(m)
+    for topic, frame in (('/imu/data', 'imu_link'), ('/imu/mag', 'mag_link')):
+        msgs = got[topic]
+        assert len(msgs) == n, (topic, len(msgs))
+        for i, m in enumerate(msgs):
+            assert m.header.stamp.to_nsec() == t0 + 10**7 * i, (topic, i, m.header.stamp.to_nsec())
+            assert m.header.frame_id == frame, (topic, i, m.header.frame_id)
+            if topic == '/imu/data':
+                assert m.angular_velocity.x == i and m.linear_acceleration.z == 9.81, (i, m)
+            else:
+                f = m.magnetic_field
+                assert (f.x, f.y, f.z) == (2e-5, i * 1e-9, 0.0), (i, f)
+                assert m.magnetic_field_covariance[0] == 1e-12, (i, m.magnetic_field_covariance)
+
+
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'static':
@@ -337,5 +364,7 @@ if __name__ == '__main__':
         diff(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == 'dump':
         dump(sys.argv[2], sys.argv[3])
+    elif cmd == 'imumag':
+        imumag(sys.argv[2], int(sys.argv[3]))
     else:
         sys.exit('unknown command ' + cmd)
