@@ -10,7 +10,7 @@
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
 #include "sensim/gnssfit.h"
-#include "sensim/gtcursor.h"
+#include "sensim/gt.h"
 #include "sensim/guard.h"
 #include "sensim/imu.h"
 #include "sensim/imufit.h"
