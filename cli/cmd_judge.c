@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "judge_log.h"
 #include "progress.h"
 #include "sensim/judge.h"
 #include "sensim/log.h"
@@ -44,14 +43,14 @@ const char cmd_judge_usage[] =
 
 /* The output side: the estimate datasets the blocks are appended to. */
 typedef struct {
-    cli_judge_input *in;
+    double *v;               /* a block's velocities as [n,3] */
     sensim_log_dset *out[5]; /* t, velocity, speed, position, yaw */
 } judge_out;
 
 static sensim_status io_write(void *ctx, const sensim_judge_output *b)
 {
     judge_out *io = ctx;
-    double *v = io->in->scratch;
+    double *v = io->v;
     for (size_t k = 0; k < b->n; k++) {
         v[3 * k] = b->velocity[2 * k];
         v[3 * k + 1] = b->velocity[2 * k + 1];
@@ -135,18 +134,19 @@ int cmd_judge(int argc, char **argv)
     int rc = CLI_OK;
     sensim_status st = SENSIM_OK;
     sensim_log *log = sensim_log_open(in), *w = NULL;
-    cli_judge_input ji;
-    judge_out io = {.in = &ji};
+    sensim_judge_log *ji = NULL;
+    judge_out io = {0};
     sensim_judge_output res = {0};
     char eg[520], d[640];
     const size_t three = 3, two = 2;
     if (!log)
         return cli_fail_lib("judge");
-    if ((rc = cli_judge_prepare("judge", log, imu_name, gnss_name, align, &o, &ji))) {
-        sensim_log_close(log);
-        return rc;
+    if (!(ji = sensim_judge_log_open(log, imu_name, gnss_name, align, &o)) ||
+        !(io.v = malloc(SENSIM_JUDGE_LOG_BLOCK * 3 * sizeof *io.v))) {
+        st = ji ? sensim_error(SENSIM_ENOMEM, "out of memory") : sensim_last_status();
+        goto fail;
     }
-    const char *ig = ji.imu, *gg = ji.gnss;
+    const char *ig = sensim_judge_log_imu(ji), *gg = sensim_judge_log_gnss(ji);
     if (!(w = sensim_log_create(out, "sensim judge"))) {
         st = sensim_last_status();
         goto fail;
@@ -174,10 +174,8 @@ int cmd_judge(int argc, char **argv)
     }
     cli_progress prog;
     cli_progress_init(&prog, "judge", quiet);
-    ji.progress = &prog;
-    st = cli_judge_stream(&ji, &o, io_write, &io, &res);
+    st = sensim_judge_log_stream(ji, &o, io_write, &io, &res, cli_progress_fn, &prog);
     cli_progress_done(&prog);
-    ji.progress = NULL;
     if (st)
         goto fail;
     for (int k = 0; k < 5; k++) {
@@ -208,6 +206,7 @@ done:
         sensim_log_dset_close(io.out[k]);
     sensim_log_close(w);
     sensim_log_close(log);
-    cli_judge_input_free(&ji);
+    sensim_judge_log_close(ji);
+    free(io.v);
     return rc;
 }

@@ -17,7 +17,6 @@
 #include "cli.h"
 #include "progress.h"
 #include "demo.h"
-#include "judge_log.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
@@ -187,16 +186,15 @@ static int score_in_memory(const config *c, const char *log_path, sensim_vepd_te
     sensim_log *log = sensim_log_open(log_path);
     if (!log)
         return cli_fail_lib("sim2real");
-    cli_judge_input ji;
-    int rc = cli_judge_prepare("sim2real", log, NULL, NULL, 1, &o, &ji);
-    if (rc) {
+    sensim_judge_log *ji = sensim_judge_log_open(log, NULL, NULL, 1, &o);
+    if (!ji) {
         sensim_log_close(log);
-        return rc;
+        return cli_fail_lib("sim2real");
     }
     est_buf e = {0};
     sensim_judge_output counts;
-    sensim_status st = cli_judge_stream(&ji, &o, collect, &e, &counts);
-    cli_judge_input_free(&ji);
+    sensim_status st = sensim_judge_log_stream(ji, &o, collect, &e, &counts, NULL, NULL);
+    sensim_judge_log_close(ji);
     sensim_log_close(log);
     sensim_vepd_series s = {.n_est = e.n, .est_t = e.t, .est_v = e.v};
     double t0 = 0;

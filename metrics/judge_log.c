@@ -1,29 +1,40 @@
-/* The judge's input side shared by `sensim judge` and `sensim sim2real`:
- * finding the IMU and GNSS of a log, checking their datasets, the aligned
- * start from the ground truth, and reading the samples in blocks. */
+/* A log as the judge's input (sensim judge, sensim sim2real): finding the
+ * IMU and GNSS of a log, checking their datasets, the aligned start from the
+ * ground truth, and reading the samples in blocks. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "judge_log.h"
-#include "progress.h"
+#include "sensim/judge.h"
+#include "sensim/log.h"
+
+struct sensim_judge_log {
+    const sensim_log *log;
+    char imu[512], gnss[512]; /* the sensor groups */
+    char it[520], iw[560], isf[560], gt[520], genu[560], gcov[580];
+    size_t n_imu, n_gnss;
+    int has_cov;
+    double *scratch; /* SENSIM_JUDGE_LOG_BLOCK * 9 values */
+    void (*progress)(void *ctx, const char *part, double fraction);
+    void *progress_ctx;
+};
 
 /* The sensor of a type: the named one (checked), or the only one. */
-static int find_sensor(const char *verb, const sensim_log *log, const char *type, const char *want, char *group,
-                       size_t size)
+static sensim_status find_sensor(const sensim_log *log, const char *type, const char *want, char *group, size_t size)
 {
     const char *path = sensim_log_path(log);
     if (want) {
         snprintf(group, size, "/sensors/%s", want);
         if (!sensim_log_exists(log, group))
-            return cli_fail(verb, "%s: no sensor %s", path, group);
-        return CLI_OK;
+            return sensim_error(SENSIM_ENOTFOUND, "%s: no sensor %s", path, group);
+        return SENSIM_OK;
     }
     char **names = NULL;
     size_t n = 0, found = 0;
-    if (sensim_log_exists(log, "/sensors") && sensim_log_list(log, "/sensors", &names, &n))
-        return cli_fail_lib(verb);
+    sensim_status st;
+    if (sensim_log_exists(log, "/sensors") && (st = sensim_log_list(log, "/sensors", &names, &n)))
+        return st;
     for (size_t i = 0; i < n; i++) {
         char g[512], *t = NULL;
         snprintf(g, sizeof g, "/sensors/%s", names[i]);
@@ -47,14 +58,14 @@ static int find_sensor(const char *verb, const sensim_log *log, const char *type
     }
     sensim_log_free_names(names, n);
     if (found == 0)
-        return cli_fail(verb,
-                        "%s: no %s sensor under /sensors (a group with attribute type=\"%s\", or one named %s%s); "
-                        "name it with --%s NAME",
-                        path, type, type, type, !strcmp(type, "gnss") ? " or gps" : "", type);
+        return sensim_error(SENSIM_ENOTFOUND,
+                            "%s: no %s sensor under /sensors (a group with attribute type=\"%s\", or one named %s%s); "
+                            "name it with --%s NAME",
+                            path, type, type, type, !strcmp(type, "gnss") ? " or gps" : "", type);
     if (found > 1)
-        return cli_fail(verb, "%s: %zu %s sensors under /sensors: choose one with --%s NAME", path, found, type,
-                        !strcmp(type, "imu") ? "imu" : "gnss");
-    return CLI_OK;
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %zu %s sensors under /sensors: choose one with --%s NAME", path,
+                            found, type, !strcmp(type, "imu") ? "imu" : "gnss");
+    return SENSIM_OK;
 }
 
 /* Heading and velocity from the ground truth at time t (nearest sample at
@@ -75,8 +86,8 @@ static sensim_status align_from_gt(const sensim_log *log, double t, double *scra
     if (!st && (n == 0 || n2 != n || n3 != n || n4 != n))
         st = sensim_error(SENSIM_EFORMAT, "%s: /ground_truth: datasets of different lengths",
                           sensim_log_path(log));
-    for (size_t r0 = 0, found = 0; !st && !found && r0 < n; r0 += CLI_JUDGE_BLOCK) {
-        size_t m = n - r0 < CLI_JUDGE_BLOCK ? n - r0 : CLI_JUDGE_BLOCK;
+    for (size_t r0 = 0, found = 0; !st && !found && r0 < n; r0 += SENSIM_JUDGE_LOG_BLOCK) {
+        size_t m = n - r0 < SENSIM_JUDGE_LOG_BLOCK ? n - r0 : SENSIM_JUDGE_LOG_BLOCK;
         if ((st = sensim_log_read_f64(log, "/ground_truth/t", r0, m, scratch)))
             break;
         for (size_t i = 0; i < m && !found; i++) {
@@ -104,7 +115,7 @@ static sensim_status align_from_gt(const sensim_log *log, double t, double *scra
 
 static sensim_status io_read_imu(void *ctx, size_t row0, size_t n, double *t, double *w, double *fx, double *fy)
 {
-    cli_judge_input *io = ctx;
+    sensim_judge_log *io = ctx;
     double *v = io->scratch;
     sensim_status st = sensim_log_read_f64(io->log, io->it, row0, n, t);
     if (!st && !(st = sensim_log_read_f64(io->log, io->iw, row0, n, v)))
@@ -116,13 +127,13 @@ static sensim_status io_read_imu(void *ctx, size_t row0, size_t n, double *t, do
             fy[k] = v[3 * k + 1];
         }
     if (!st && io->progress)
-        cli_progress_update(io->progress, "IMU and GNSS", io->n_imu ? (double)(row0 + n) / (double)io->n_imu : 1.0);
+        io->progress(io->progress_ctx, "IMU and GNSS", io->n_imu ? (double)(row0 + n) / (double)io->n_imu : 1.0);
     return st;
 }
 
 static sensim_status io_read_gnss(void *ctx, size_t row0, size_t n, double *t, double *enu2, double *cov9)
 {
-    cli_judge_input *io = ctx;
+    sensim_judge_log *io = ctx;
     double *v = io->scratch;
     sensim_status st = sensim_log_read_f64(io->log, io->gt, row0, n, t);
     if (!st && !(st = sensim_log_read_f64(io->log, io->genu, row0, n, v)))
@@ -135,20 +146,15 @@ static sensim_status io_read_gnss(void *ctx, size_t row0, size_t n, double *t, d
     return st;
 }
 
-int cli_judge_prepare(const char *verb, const sensim_log *log, const char *imu_name, const char *gnss_name, int align,
-                      sensim_judge_options *o, cli_judge_input *io)
+/* The datasets of both sensors, their shapes and lengths. */
+static sensim_status check_sensors(sensim_judge_log *io)
 {
-    memset(io, 0, sizeof *io);
-    io->log = log;
+    const sensim_log *log = io->log;
     const char *in = sensim_log_path(log);
     char *ig = io->imu, *gg = io->gnss;
     const size_t three = 3, nine = 9;
     size_t ni, n2, n3, ng = 0, ng2, ng3;
     sensim_status st;
-    int rc;
-    if ((rc = find_sensor(verb, log, "imu", imu_name, ig, sizeof io->imu)) ||
-        (rc = find_sensor(verb, log, "gnss", gnss_name, gg, sizeof io->gnss)))
-        return rc;
     snprintf(io->it, sizeof io->it, "%s/t", ig);
     snprintf(io->iw, sizeof io->iw, "%s/angular_velocity", ig);
     snprintf(io->isf, sizeof io->isf, "%s/specific_force", ig);
@@ -158,33 +164,45 @@ int cli_judge_prepare(const char *verb, const sensim_log *log, const char *imu_n
     if ((st = sensim_log_check_shape(log, io->it, 0, NULL, &ni)) ||
         (st = sensim_log_check_shape(log, io->iw, 1, &three, &n2)) ||
         (st = sensim_log_check_shape(log, io->isf, 1, &three, &n3)))
-        goto fail;
-    if (n2 != ni || n3 != ni) {
-        st = sensim_error(SENSIM_EFORMAT, "%s: %s: t, angular_velocity and specific_force differ in length (%zu, %zu, %zu)",
-                          in, ig, ni, n2, n3);
-        goto fail;
-    }
+        return st;
+    if (n2 != ni || n3 != ni)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: t, angular_velocity and specific_force differ in length (%zu, %zu, %zu)",
+                            in, ig, ni, n2, n3);
     if ((st = sensim_log_check_shape(log, io->gt, 0, NULL, &ng)) ||
         (st = sensim_log_check_shape(log, io->genu, 1, &three, &ng2)))
-        goto fail;
-    if (ng2 != ng) {
-        st = sensim_error(SENSIM_EFORMAT, "%s: %s/enu has %zu rows, t has %zu", in, gg, ng2, ng);
-        goto fail;
-    }
+        return st;
+    if (ng2 != ng)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s/enu has %zu rows, t has %zu", in, gg, ng2, ng);
     io->has_cov = sensim_log_exists(log, io->gcov);
     if (io->has_cov) {
         if ((st = sensim_log_check_shape(log, io->gcov, 1, &nine, &ng3)))
-            goto fail;
-        if (ng3 != ng) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", in, io->gcov, ng3, ng);
-            goto fail;
-        }
+            return st;
+        if (ng3 != ng)
+            return sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", in, io->gcov, ng3, ng);
     }
-    if (!(io->scratch = malloc(CLI_JUDGE_BLOCK * 9 * sizeof *io->scratch))) {
+    io->n_imu = ni;
+    io->n_gnss = ng;
+    return SENSIM_OK;
+}
+
+sensim_judge_log *sensim_judge_log_open(const sensim_log *log, const char *imu_name, const char *gnss_name, int align,
+                                        sensim_judge_options *o)
+{
+    sensim_judge_log *io = calloc(1, sizeof *io);
+    if (!io) {
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    io->log = log;
+    sensim_status st;
+    if ((st = find_sensor(log, "imu", imu_name, io->imu, sizeof io->imu)) ||
+        (st = find_sensor(log, "gnss", gnss_name, io->gnss, sizeof io->gnss)) || (st = check_sensors(io)))
+        goto fail;
+    if (!(io->scratch = malloc(SENSIM_JUDGE_LOG_BLOCK * 9 * sizeof *io->scratch))) {
         st = sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;
     }
-    if (align && ni && sensim_log_exists(log, "/ground_truth")) {
+    if (align && io->n_imu && sensim_log_exists(log, "/ground_truth")) {
         double t0;
         if ((st = sensim_log_read_f64(log, io->it, 0, 1, &t0)) ||
             (st = align_from_gt(log, t0, io->scratch, o->initial_state)))
@@ -193,29 +211,35 @@ int cli_judge_prepare(const char *verb, const sensim_log *log, const char *imu_n
         /* Known heading and velocity, position from the receiver's accuracy. */
         o->initial_sd[0] = o->initial_sd[1] = 1.0;
     }
-    io->n_imu = ni;
-    io->n_gnss = ng;
-    return CLI_OK;
+    return io;
 fail:
-    free(io->scratch);
-    io->scratch = NULL;
-    return cli_fail_lib(verb);
+    sensim_judge_log_close(io);
+    return NULL;
 }
 
-void cli_judge_input_free(cli_judge_input *io)
+void sensim_judge_log_close(sensim_judge_log *j)
 {
-    if (io) {
-        free(io->scratch);
-        io->scratch = NULL;
-    }
+    if (!j)
+        return;
+    free(j->scratch);
+    free(j);
 }
 
-sensim_status cli_judge_stream(cli_judge_input *io, const sensim_judge_options *o, sensim_judge_sink sink, void *ctx,
-                               sensim_judge_output *counts)
+const char *sensim_judge_log_imu(const sensim_judge_log *j) { return j->imu; }
+const char *sensim_judge_log_gnss(const sensim_judge_log *j) { return j->gnss; }
+size_t sensim_judge_log_imu_rows(const sensim_judge_log *j) { return j->n_imu; }
+
+sensim_status sensim_judge_log_stream(sensim_judge_log *j, const sensim_judge_options *o, sensim_judge_sink sink,
+                                      void *sink_ctx, sensim_judge_output *counts,
+                                      void (*progress)(void *ctx, const char *part, double fraction),
+                                      void *progress_ctx)
 {
-    sensim_judge_source src = {io->n_imu, io->n_gnss, io->has_cov, io, io_read_imu, io_read_gnss};
-    sensim_status st = sensim_judge_stream(o, &src, CLI_JUDGE_BLOCK, sink, ctx, counts);
+    j->progress = progress;
+    j->progress_ctx = progress_ctx;
+    sensim_judge_source src = {j->n_imu, j->n_gnss, j->has_cov, j, io_read_imu, io_read_gnss};
+    sensim_status st = sensim_judge_stream(o, &src, SENSIM_JUDGE_LOG_BLOCK, sink, sink_ctx, counts);
+    j->progress = NULL;
     if (st)
-        sensim_error_prefix(st, "%s", sensim_log_path(io->log));
+        sensim_error_prefix(st, "%s", sensim_log_path(j->log));
     return st;
 }
