@@ -243,3 +243,107 @@ sensim_status sensim_judge_log_stream(sensim_judge_log *j, const sensim_judge_op
         sensim_error_prefix(st, "%s", sensim_log_path(j->log));
     return st;
 }
+
+/* ---- a judged log written ---- */
+
+/* The estimate datasets the blocks are appended to. */
+typedef struct judge_out {
+    double *v;               /* a block's velocities as [n,3] */
+    sensim_log_dset *out[5]; /* t, velocity, speed, position, yaw */
+} judge_out;
+
+static sensim_status judge_write_block(void *ctx, const sensim_judge_output *b)
+{
+    judge_out *io = ctx;
+    double *v = io->v;
+    for (size_t k = 0; k < b->n; k++) {
+        v[3 * k] = b->velocity[2 * k];
+        v[3 * k + 1] = b->velocity[2 * k + 1];
+        v[3 * k + 2] = 0; /* planar filter */
+    }
+    sensim_status st = sensim_log_dset_append(io->out[0], b->t, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[1], v, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[2], b->speed, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[3], b->position, b->n);
+    if (!st)
+        st = sensim_log_dset_append(io->out[4], b->yaw, b->n);
+    return st;
+}
+
+/* The output log up to the estimate's datasets: what the input holds
+ * copied, /estimates/NAME created (not there already). */
+static sensim_status judge_open_output(const sensim_log *log, sensim_log *w, const char *eg, judge_out *io)
+{
+    static const char *const what[5] = {"t", "velocity", "speed", "position", "yaw"};
+    static const char *const units[5] = {"s", "m/s", "m/s", "m", "rad"};
+    const size_t three = 3, two = 2;
+    sensim_status st;
+    if ((sensim_log_exists(log, "/ground_truth") && (st = sensim_log_copy(w, log, "/ground_truth"))) ||
+        (st = sensim_log_copy(w, log, "/sensors")) ||
+        (sensim_log_exists(log, "/estimates") && (st = sensim_log_copy(w, log, "/estimates"))))
+        return st;
+    if (sensim_log_exists(w, eg))
+        return sensim_error(SENSIM_EINVAL, "%s: %s exists already: choose another --name", sensim_log_path(log), eg);
+    char d[640];
+    for (int k = 0; k < 5; k++) {
+        snprintf(d, sizeof d, "%s/%s", eg, what[k]);
+        const size_t *tail = k == 1 ? &three : k == 3 ? &two : NULL;
+        if (!(io->out[k] = sensim_log_dset_create(w, d, SENSIM_F64, tail ? 1 : 0, tail, units[k], 0)))
+            return sensim_last_status();
+    }
+    return SENSIM_OK;
+}
+
+/* The estimate's attributes: how it was made. */
+static sensim_status judge_attrs(sensim_log *w, const char *eg, const sensim_judge_log *j, const sensim_judge_options *o)
+{
+    const double rates[4] = {o->rate_hz, o->gyro_sigma, o->accel_sigma, o->gnss_sigma};
+    sensim_status st;
+    if ((st = sensim_log_set_attr_string(w, eg, "judge", sensim_judge_mode_name(o->mode))) ||
+        (st = sensim_log_set_attr_string(w, eg, "imu", j->imu)) ||
+        (st = sensim_log_set_attr_string(w, eg, "gnss", j->gnss)) ||
+        (st = sensim_log_set_attr_f64(w, eg, "rate_hz", &rates[0], 1)) ||
+        (st = sensim_log_set_attr_f64(w, eg, "gyro_sigma", &rates[1], 1)) ||
+        (st = sensim_log_set_attr_f64(w, eg, "accel_sigma", &rates[2], 1)))
+        return st;
+    return sensim_log_set_attr_f64(w, eg, "gnss_sigma", &rates[3], 1);
+}
+
+sensim_status sensim_judge_log_write(const char *in_path, const char *out_path, const char *imu_name,
+                                     const char *gnss_name, int align, sensim_judge_options *o, const char *name,
+                                     sensim_judge_output *counts,
+                                     void (*progress)(void *ctx, const char *part, double fraction),
+                                     void *progress_ctx)
+{
+    sensim_log *log = sensim_log_open(in_path), *w = NULL;
+    sensim_judge_log *j = NULL;
+    judge_out io = {0};
+    sensim_judge_output res = {0};
+    char eg[520];
+    snprintf(eg, sizeof eg, "/estimates/%.500s", name);
+    sensim_status st = SENSIM_OK;
+    if (!log || !(j = sensim_judge_log_open(log, imu_name, gnss_name, align, o)))
+        st = sensim_last_status();
+    else if (!(io.v = malloc(SENSIM_JUDGE_LOG_BLOCK * 3 * sizeof *io.v)))
+        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+    else if (!(w = sensim_log_create(out_path, "sensim judge")))
+        st = sensim_last_status();
+    if (!st && !(st = judge_open_output(log, w, eg, &io)))
+        st = sensim_judge_log_stream(j, o, judge_write_block, &io, &res, progress, progress_ctx);
+    for (int k = 0; k < 5; k++)
+        sensim_log_dset_close(io.out[k]);
+    if (!st && !(st = judge_attrs(w, eg, j, o))) {
+        st = sensim_log_commit(w);
+        w = NULL;
+    }
+    if (!st && counts)
+        *counts = res;
+    sensim_log_close(w);
+    sensim_judge_log_close(j);
+    sensim_log_close(log);
+    free(io.v);
+    return st;
+}

@@ -192,6 +192,18 @@ sensim_status sensim_judge_log_stream(sensim_judge_log *j, const sensim_judge_op
                                       void *sink_ctx, sensim_judge_output *counts,
                                       void (*progress)(void *ctx, const char *part, double fraction),
                                       void *progress_ctx);
+/* Judges the log at in_path (sensim_judge_log_open with imu_name,
+ * gnss_name, align and o) into a new log at out_path, written atomically:
+ * its /ground_truth, /sensors and /estimates copied, and the estimate as
+ * /estimates/NAME (t s, velocity [n,3] m/s with z 0, speed m/s, position
+ * [n,2] m, yaw rad; attributes judge, imu, gnss, rate_hz, gyro_sigma,
+ * accel_sigma, gnss_sigma). EINVAL when /estimates/NAME exists. counts
+ * (may be NULL) gets the totals; progress as sensim_judge_log_stream. */
+sensim_status sensim_judge_log_write(const char *in_path, const char *out_path, const char *imu_name,
+                                     const char *gnss_name, int align, sensim_judge_options *o, const char *name,
+                                     sensim_judge_output *counts,
+                                     void (*progress)(void *ctx, const char *part, double fraction),
+                                     void *progress_ctx);
 
 #ifdef __cplusplus
 }
