@@ -131,7 +131,7 @@ sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, s
     }
     b->n = count;
     if (count)
-        log_report_gt_read(log, row0 + count);
+        sensim_log_report_gt_read(log, row0 + count);
     return SENSIM_OK;
 }
 

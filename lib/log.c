@@ -36,7 +36,7 @@ void sensim_log_on_gt_read(sensim_log *log, void (*fn)(void *ctx, size_t rows_do
     log->on_gt_read_ctx = ctx;
 }
 
-void log_report_gt_read(const sensim_log *log, size_t rows_done)
+void sensim_log_report_gt_read(const sensim_log *log, size_t rows_done)
 {
     if (!log->on_gt_read)
         return;

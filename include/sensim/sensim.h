@@ -7,6 +7,7 @@
 #include "sensim/bag.h"
 #include "sensim/camera.h"
 #include "sensim/csv.h"
+#include "sensim/datasheet.h"
 #include "sensim/geodesy.h"
 #include "sensim/gnss.h"
 #include "sensim/gnssfit.h"
