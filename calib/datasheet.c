@@ -84,12 +84,13 @@ sensim_status sensim_datasheet_set(sensim_datasheet *d, sensim_datasheet_fig i, 
     if (si < 0 || (sensim_datasheet_figures[i].positive && si == 0))
         return sensim_error(SENSIM_EINVAL, "%s: '%s': must be %s", where, text_in,
                             sensim_datasheet_figures[i].positive ? "> 0" : ">= 0");
-    if (strlen(text) >= sizeof f->given)
+    const size_t len = strlen(text);
+    if (len >= sizeof f->given)
         return sensim_error(SENSIM_EINVAL, "%s: value too long", where);
     memset(f, 0, sizeof *f);
     f->set = 1;
     f->si = si;
-    snprintf(f->given, sizeof f->given, "%s", text);
+    memcpy(f->given, text, len + 1); /* fits: checked above */
     snprintf(f->source, sizeof f->source, "%s", where);
     /* The text is valid, so strtod stops where the unit begins. */
     char *end;
