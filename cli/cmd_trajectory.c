@@ -75,6 +75,36 @@ static void show_progress(void *ctx, uint64_t done, uint64_t rows)
         fprintf(stderr, "\rsensim trajectory: %3.0f%%", 100.0 * (double)done / (double)rows);
 }
 
+/* Writes n rows of the trajectory of p at `rate` to out, atomically. */
+static int write_log(const sensim_trajectory_params *p, double rate, double heading, const double origin[3],
+                     uint64_t n, const char *out, const char *created_by)
+{
+    const char *verb = "trajectory";
+    sensim_trajectory *tr = sensim_trajectory_create(p);
+    if (!tr)
+        return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
+    cli_check_output(verb, out, NULL); /* no inputs: only stale temporaries */
+    int rc = CLI_FAIL;
+    sensim_log *log = sensim_log_create(out, created_by);
+    /* The parameters that made the log, those the shape uses. */
+    char desc[512];
+    sensim_trajectory_describe(p, rate, heading, desc, sizeof desc);
+    int progress = isatty(STDERR_FILENO) && n > 1000000;
+    if (log && !sensim_trajectory_write(tr, rate, n, origin, desc, log, progress ? show_progress : NULL, NULL)) {
+        if (progress)
+            fprintf(stderr, "\rsensim trajectory: 100%%\n");
+        sensim_status st = sensim_log_commit(log);
+        log = NULL;
+        if (!st)
+            rc = CLI_OK;
+    }
+    if (rc != CLI_OK)
+        cli_fail_lib(verb);
+    sensim_log_close(log);
+    sensim_trajectory_destroy(tr);
+    return rc;
+}
+
 int cmd_trajectory(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -189,30 +219,8 @@ int cmd_trajectory(int argc, char **argv)
     if (sensim_guard_output(out, nd * 17 * 8, figure))
         return cli_fail_lib(verb);
 
-    sensim_trajectory *tr = sensim_trajectory_create(&p);
-    if (!tr)
-        return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
-
-    cli_check_output(verb, out, NULL); /* no inputs: only stale temporaries */
-    int rc = CLI_FAIL;
     char *cmdline = cli_join_args("sensim", argc, argv);
-    sensim_log *log = sensim_log_create(out, cmdline ? cmdline : "sensim trajectory");
-    /* The parameters that made the log, those the shape uses. */
-    char desc[512];
-    sensim_trajectory_describe(&p, rate, heading, desc, sizeof desc);
-    int progress = isatty(STDERR_FILENO) && n > 1000000;
-    if (log && !sensim_trajectory_write(tr, rate, n, origin, desc, log, progress ? show_progress : NULL, NULL)) {
-        if (progress)
-            fprintf(stderr, "\rsensim trajectory: 100%%\n");
-        sensim_status st = sensim_log_commit(log);
-        log = NULL;
-        if (!st)
-            rc = CLI_OK;
-    }
-    if (rc != CLI_OK)
-        cli_fail_lib(verb);
-    sensim_log_close(log);
-    sensim_trajectory_destroy(tr);
+    int rc = write_log(&p, rate, heading, origin, n, out, cmdline ? cmdline : "sensim trajectory");
     free(cmdline);
     return rc;
 }
