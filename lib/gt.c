@@ -400,6 +400,8 @@ sensim_status sensim_gt_window_cover(sensim_gt_window *w, double tmin, double tm
     if ((st = window_search(w, tmin, 0, &a)) || (st = window_search(w, tmax, 1, &z)))
         return st;
     a = a > 0 ? a - 1 : 0;             /* the last row before tmin */
+    if (a + 2 > w->rows)               /* a span past the log: its last interval */
+        a = w->rows - 2;
     z = z < w->rows ? z : w->rows - 1; /* the first row after tmax */
     if (z < a + w->cap - 1)
         z = a + w->cap - 1 < w->rows - 1 ? a + w->cap - 1 : w->rows - 1;

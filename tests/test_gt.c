@@ -134,6 +134,12 @@ START_TEST(window_equals_cursor)
     ck_assert_int_eq(sensim_gt_window_cover(w, 9.0, 9.5), SENSIM_OK);
     sensim_gt_window_at(w, 9.0, &s);
     ck_assert_double_eq(s.position[2], 2 + GT_A * sin(GT_W * 10.0));
+    /* A span past the end holds the last row (its last interval loaded). */
+    const double t_end = 10.0 + 199 * 0.05;
+    ck_assert_int_eq(sensim_gt_window_cover(w, t_end + 1, t_end + 2), SENSIM_OK);
+    sensim_gt_window_at(w, t_end + 1.5, &s);
+    ck_assert_double_eq(s.position[2], 2 + GT_A * sin(GT_W * t_end));
+    ck_assert_double_eq(s.t, t_end);
     sensim_gt_cursor_destroy(c);
     sensim_gt_window_destroy(w);
     sensim_log_close(log);
