@@ -41,7 +41,7 @@ typedef struct job {
     const char *gt_path;
     sensim_log *gt, *out;
     sensim_gt_window *win;
-    sensim_pose_track track;
+    sensim_gt_track track;
     /* Frame timing: the rig's sensor at the scene's rate, or a bare sensor
      * (no clock error, no lag) when there is no rig. */
     sensim_sensor clock;
@@ -370,7 +370,7 @@ static sensim_status lidar_frame(job *j, lidar_run *r, const frame *f)
     const sensim_render_log_opts *o = j->o;
     sensim_status st;
     if ((st = frame_begin(j, f)) ||
-        (st = sensim_render_lidar_scan(r->lidar, j->scene, sensim_pose_track_eval, &j->track, f->t_sample, f->k,
+        (st = sensim_render_lidar_scan(r->lidar, j->scene, sensim_gt_track_eval, &j->track, f->t_sample, f->k,
                                        r->pts)))
         return st;
     if (r->noise) {
@@ -449,7 +449,7 @@ static sensim_status render_camera(job *j)
     frame_sampler(j, &sp);
     for (uint64_t k = 0; !st && k < j->nframes && next_frame(j, &sp, &f); k++) {
         if ((st = frame_begin(j, &f)) ||
-            (st = sensim_render_camera_render(cam, j->scene, sensim_pose_track_eval, &j->track, f.t_sample, f.k,
+            (st = sensim_render_camera_render(cam, j->scene, sensim_gt_track_eval, &j->track, f.t_sample, f.k,
                                               img)) ||
             (noise && (st = sensim_camera_apply(noise, f.k, SENSIM_PIXEL_F32, img, img))))
             break;

@@ -60,19 +60,38 @@ static inline sensim_pose sensim_pose_mul(sensim_pose a, sensim_pose b)
  * it is called from many threads at once. */
 typedef void (*sensim_pose_fn)(const void *user, double t, sensim_pose *out);
 
-/* ---- a sensor's pose from the ground truth ---- */
+/* ---- a sensor's pose from the ground truth of a log ---- */
 
-/* A sensor riding the ground truth: the body pose of sensim_gt_window_at
+/* A sensor riding a log's ground truth: the body pose of sensim_gt_window_at
  * (cubic Hermite position, slerp orientation: what every injected sensor
  * sees, sensim/gt.h) with `mount`, the sensor pose in the body frame,
- * composed on the right. Borrows the window; covering it (between parallel
- * loops) changes what the track answers. */
-typedef struct sensim_pose_track {
+ * composed on the right. What sensim_render_log casts from. Borrows the
+ * window; covering it (between parallel loops) changes what it answers. */
+typedef struct sensim_gt_track {
     const sensim_gt_window *gt;
     sensim_pose mount;
-} sensim_pose_track;
-/* A sensim_pose_fn; `user` is a const sensim_pose_track *. Pure between
+} sensim_gt_track;
+/* A sensim_pose_fn; `user` is a const sensim_gt_track *. Pure between
  * covers of its window: many threads may call it at once. */
+void sensim_gt_track_eval(const void *user, double t, sensim_pose *out);
+
+/* ---- poses given as arrays ---- */
+
+/* Poses sampled at increasing times without velocities, interpolated
+ * linearly (position) and by slerp (orientation); held constant outside
+ * [t[0], t[n-1]]. Arrays copied. For a log's ground truth, which has
+ * velocities, use sensim_gt_track: every sensor on a log interpolates it
+ * alike. */
+typedef struct sensim_pose_track sensim_pose_track;
+/* position [n*3], orientation [n*4] (w,x,y,z, body to world); t strictly
+ * increasing and finite. `mount` (may be NULL) is the sensor pose in the body
+ * frame, composed on the right. */
+sensim_pose_track *sensim_pose_track_create(const double *t, const double *position, const double *orientation,
+                                            size_t n, const sensim_pose *mount);
+void sensim_pose_track_destroy(sensim_pose_track *tr);
+double sensim_pose_track_start(const sensim_pose_track *tr);
+double sensim_pose_track_end(const sensim_pose_track *tr);
+/* A sensim_pose_fn; `user` is a const sensim_pose_track *. */
 void sensim_pose_track_eval(const void *user, double t, sensim_pose *out);
 
 /* ---- materials ---- */
