@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "judge_log.h"
 #include "progress.h"
 #include "sensim/judge.h"
 #include "sensim/log.h"
@@ -41,33 +40,6 @@ const char cmd_judge_usage[] =
     "\n"
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
     "2 usage error.\n";
-
-/* The output side: the estimate datasets the blocks are appended to. */
-typedef struct {
-    cli_judge_input *in;
-    sensim_log_dset *out[5]; /* t, velocity, speed, position, yaw */
-} judge_out;
-
-static sensim_status io_write(void *ctx, const sensim_judge_output *b)
-{
-    judge_out *io = ctx;
-    double *v = io->in->scratch;
-    for (size_t k = 0; k < b->n; k++) {
-        v[3 * k] = b->velocity[2 * k];
-        v[3 * k + 1] = b->velocity[2 * k + 1];
-        v[3 * k + 2] = 0; /* planar filter */
-    }
-    sensim_status st = sensim_log_dset_append(io->out[0], b->t, b->n);
-    if (!st)
-        st = sensim_log_dset_append(io->out[1], v, b->n);
-    if (!st)
-        st = sensim_log_dset_append(io->out[2], b->speed, b->n);
-    if (!st)
-        st = sensim_log_dset_append(io->out[3], b->position, b->n);
-    if (!st)
-        st = sensim_log_dset_append(io->out[4], b->yaw, b->n);
-    return st;
-}
 
 int cmd_judge(int argc, char **argv)
 {
@@ -132,82 +104,17 @@ int cmd_judge(int argc, char **argv)
     if (!isnan(ps))
         o.gnss_sigma = ps;
 
-    int rc = CLI_OK;
-    sensim_status st = SENSIM_OK;
-    sensim_log *log = sensim_log_open(in), *w = NULL;
-    cli_judge_input ji;
-    judge_out io = {.in = &ji};
-    sensim_judge_output res = {0};
-    char eg[520], d[640];
-    const size_t three = 3, two = 2;
-    if (!log)
-        return cli_fail_lib("judge");
-    if ((rc = cli_judge_prepare("judge", log, imu_name, gnss_name, align, &o, &ji))) {
-        sensim_log_close(log);
-        return rc;
-    }
-    const char *ig = ji.imu, *gg = ji.gnss;
-    if (!(w = sensim_log_create(out, "sensim judge"))) {
-        st = sensim_last_status();
-        goto fail;
-    }
-    if (sensim_log_exists(log, "/ground_truth") && (st = sensim_log_copy(w, log, "/ground_truth")))
-        goto fail;
-    if ((st = sensim_log_copy(w, log, "/sensors")))
-        goto fail;
-    if (sensim_log_exists(log, "/estimates") && (st = sensim_log_copy(w, log, "/estimates")))
-        goto fail;
-    snprintf(eg, sizeof eg, "/estimates/%.500s", name);
-    if (sensim_log_exists(w, eg)) {
-        st = sensim_error(SENSIM_EINVAL, "%s: %s exists already: choose another --name", in, eg);
-        goto fail;
-    }
-    static const char *const what[5] = {"t", "velocity", "speed", "position", "yaw"};
-    static const char *const units[5] = {"s", "m/s", "m/s", "m", "rad"};
-    for (int k = 0; k < 5; k++) {
-        snprintf(d, sizeof d, "%s/%s", eg, what[k]);
-        const size_t *tail = k == 1 ? &three : k == 3 ? &two : NULL;
-        if (!(io.out[k] = sensim_log_dset_create(w, d, SENSIM_F64, tail ? 1 : 0, tail, units[k], 0))) {
-            st = sensim_last_status();
-            goto fail;
-        }
-    }
     cli_progress prog;
     cli_progress_init(&prog, "judge", quiet);
-    ji.progress = &prog;
-    st = cli_judge_stream(&ji, &o, io_write, &io, &res);
+    sensim_judge_output res = {0};
+    sensim_status st = sensim_judge_log_write(in, out, imu_name, gnss_name, align, &o, name, &res, cli_progress_fn,
+                                              &prog);
     cli_progress_done(&prog);
-    ji.progress = NULL;
     if (st)
-        goto fail;
-    for (int k = 0; k < 5; k++) {
-        sensim_log_dset_close(io.out[k]);
-        io.out[k] = NULL;
-    }
-    const double rates[4] = {o.rate_hz, o.gyro_sigma, o.accel_sigma, o.gnss_sigma};
-    if ((st = sensim_log_set_attr_string(w, eg, "judge", sensim_judge_mode_name(o.mode))) ||
-        (st = sensim_log_set_attr_string(w, eg, "imu", ig)) || (st = sensim_log_set_attr_string(w, eg, "gnss", gg)) ||
-        (st = sensim_log_set_attr_f64(w, eg, "rate_hz", &rates[0], 1)) ||
-        (st = sensim_log_set_attr_f64(w, eg, "gyro_sigma", &rates[1], 1)) ||
-        (st = sensim_log_set_attr_f64(w, eg, "accel_sigma", &rates[2], 1)) ||
-        (st = sensim_log_set_attr_f64(w, eg, "gnss_sigma", &rates[3], 1)))
-        goto fail;
-    st = sensim_log_commit(w);
-    w = NULL;
-    if (st)
-        goto fail;
+        return cli_fail_lib("judge");
     if (!quiet)
         fprintf(stderr, "sensim judge: %zu estimates at %g Hz (%s): IMU %zu used, %zu gated; GNSS %zu used, %zu gated\n",
                 res.n, o.rate_hz, sensim_judge_mode_name(o.mode), res.imu_used, res.imu_rejected, res.gnss_used,
                 res.gnss_rejected);
-    goto done;
-fail:
-    rc = cli_fail_lib("judge");
-done:
-    for (int k = 0; k < 5; k++)
-        sensim_log_dset_close(io.out[k]);
-    sensim_log_close(w);
-    sensim_log_close(log);
-    cli_judge_input_free(&ji);
-    return rc;
+    return CLI_OK;
 }

@@ -2,22 +2,19 @@
  * "real" logs from one GNSS model (the generator), simulated logs from each
  * of the paper's five variants, the judge on every log, VEPD of each
  * variant's set against the real set, and the ranking. A sound score ranks
- * the generator first. Orchestration only: trajectory, inject, judge and the
- * VEPD functions of the library do the work. */
+ * the generator first. The experiment is sensim_sim2real_run; this file
+ * parses and prints. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "progress.h"
 #include "demo.h"
-#include "judge_log.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
@@ -80,22 +77,13 @@ const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
                                   "\n"
                                   "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n";
 
-/* The five GNSS variants of seed 004, section III-B, in the paper's order. */
-typedef struct {
-    const char *id, *preset, *label;
-} model_def;
-
-static const model_def models[] = {
-    {"ch-gauss", "gnss-chrono-gauss", "Ch:Gauss"},
-    {"ch-rw", "gnss-chrono-rw", "Ch:RW"},
-    {"airsim", "gnss-airsim", "AirSim"},
-    {"ch-gauss+airsim", "gnss-chrono-gauss-airsim", "Ch:Gauss+AirSim"},
-    {"ch-rw+airsim", "gnss-chrono-rw-airsim", "Ch:RW+AirSim"},
-};
-#define NMODELS ((int)(sizeof models / sizeof models[0]))
-
-static const char *const scenarios[] = {"line", "circle", "sine"};
-#define NSCEN 3
+/* The experiment is sensim_sim2real_run's; these are its names here. */
+#define NMODELS SENSIM_SIM2REAL_NMODELS
+#define NSCEN SENSIM_SIM2REAL_NSCEN
+static const sensim_sim2real_model *const models = sensim_sim2real_models;
+static const char *const *const scenarios = sensim_sim2real_scenarios;
+typedef sensim_sim2real_standing standing;
+typedef sensim_sim2real_model model_def;
 
 typedef struct {
     const char *data, *dir, *imu, *mode;
@@ -106,185 +94,6 @@ typedef struct {
     size_t n_boot, n_perm;
     int keep, json, quiet;
 } config;
-
-/* One variant's standing against one real set. */
-typedef struct {
-    int model;
-    sensim_vepd_result all, scen[NSCEN];
-    int scen_rank[NSCEN];
-    sensim_vepd_ci ci;
-    sensim_vepd_perm perm, scen_perm[NSCEN];
-} standing;
-
-static int model_find(const char *name, size_t len)
-{
-    for (int m = 0; m < NMODELS; m++)
-        if ((strlen(models[m].id) == len && !strncasecmp(models[m].id, name, len)) ||
-            (strlen(models[m].label) == len && !strncasecmp(models[m].label, name, len)))
-            return m;
-    return -1;
-}
-
-static int make_dir(const char *d)
-{
-    if (mkdir(d, 0777) != 0 && errno != EEXIST)
-        return cli_fail("sim2real", "%s: cannot create the directory: %s", d, strerror(errno));
-    return CLI_OK;
-}
-
-/* Runs a verb in-process on an argument list (NULL-terminated, < 32). */
-static int run_verb(int (*fn)(int, char **), const char *verb, const char *const *args)
-{
-    char *argv[32];
-    int argc = 0;
-    argv[argc++] = (char *)verb;
-    for (; *args && argc < 31; args++)
-        argv[argc++] = (char *)*args;
-    argv[argc] = NULL;
-    return fn(argc, argv);
-}
-
-/* Injects a loaded rig onto a log with a seed (one thread: the logs are
- * short and many). */
-static int inject(const sensim_rig *rig, unsigned long long seed, const char *in, const char *out)
-{
-    sensim_inject_opts o = {seed, 1, 0, NULL, NULL};
-    return sensim_rig_inject(rig, &o, in, out) ? cli_fail_lib("sim2real") : CLI_OK;
-}
-
-/* The judge's times and speeds, collected block by block. */
-typedef struct {
-    double *t, *v;
-    size_t n, cap;
-} est_buf;
-
-static sensim_status collect(void *ctx, const sensim_judge_output *b)
-{
-    est_buf *e = ctx;
-    if (e->n + b->n > e->cap) {
-        size_t cap = 2 * (e->n + b->n);
-        double *t = realloc(e->t, cap * sizeof *t);
-        if (t)
-            e->t = t;
-        double *v = t ? realloc(e->v, cap * sizeof *v) : NULL;
-        if (!v)
-            return sensim_error(SENSIM_ENOMEM, "out of memory for %zu estimates", cap);
-        e->v = v;
-        e->cap = cap;
-    }
-    memcpy(e->t + e->n, b->t, b->n * sizeof *b->t);
-    memcpy(e->v + e->n, b->speed, b->n * sizeof *b->speed);
-    e->n += b->n;
-    return SENSIM_OK;
-}
-
-/* The judge on a log and the scores of the test, in memory: the same
- * estimate `sensim judge` writes (same options) scored as `sensim vepd`
- * scores the written log, without writing it. */
-static int score_in_memory(const config *c, const char *log_path, sensim_vepd_test *out)
-{
-    sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)sensim_judge_mode_parse(c->mode));
-    sensim_log *log = sensim_log_open(log_path);
-    if (!log)
-        return cli_fail_lib("sim2real");
-    cli_judge_input ji;
-    int rc = cli_judge_prepare("sim2real", log, NULL, NULL, 1, &o, &ji);
-    if (rc) {
-        sensim_log_close(log);
-        return rc;
-    }
-    est_buf e = {0};
-    sensim_judge_output counts;
-    sensim_status st = cli_judge_stream(&ji, &o, collect, &e, &counts);
-    cli_judge_input_free(&ji);
-    sensim_log_close(log);
-    sensim_vepd_series s = {.n_est = e.n, .est_t = e.t, .est_v = e.v};
-    double t0 = 0;
-    if (!st)
-        st = sensim_vepd_read_truth(log_path, &s, &t0);
-    if (!st) {
-        for (size_t i = 0; i < s.n_est; i++)
-            s.est_t[i] -= t0;
-        if ((st = sensim_vepd_score(&s, out)))
-            sensim_error_prefix(st, "%s", log_path);
-    }
-    sensim_vepd_series_free(&s);
-    return st ? cli_fail_lib("sim2real") : CLI_OK;
-}
-
-/* GNSS onto an IMU log, the judge, and the scores of one test. The judged
- * log is written to `keep_as` when given (scores come from memory either
- * way). */
-static int judge_and_score(const config *c, const sensim_rig *gnss, unsigned long long seed, const char *imu_log,
-                           const char *work, const char *keep_as, sensim_vepd_test *out)
-{
-    char with_gnss[1200];
-    snprintf(with_gnss, sizeof with_gnss, "%s/gnss.h5", work);
-    int rc = inject(gnss, seed, imu_log, with_gnss);
-    if (!rc)
-        rc = score_in_memory(c, with_gnss, out);
-    if (!rc && keep_as) {
-        const char *args[] = {with_gnss, "-o", keep_as, "--mode", c->mode, "--quiet", NULL};
-        rc = run_verb(cmd_judge, "judge", args);
-    }
-    unlink(with_gnss);
-    return rc;
-}
-
-static int cmp_standing(const void *a, const void *b)
-{
-    const standing *x = a, *y = b;
-    return x->all.vepd < y->all.vepd ? -1 : x->all.vepd > y->all.vepd ? 1 : x->model - y->model;
-}
-
-/* Scores every variant against one real set and sorts them by VEPD. */
-static int rank(const config *c, const sensim_vepd_test *real, sensim_vepd_test *const sim[NMODELS],
-                standing st[NMODELS])
-{
-    size_t n = c->tests, nall = NSCEN * n;
-    /* Real test i and simulated test i share path and speed: the design is
-     * paired, and only the two tests of a pair are exchangeable under "one
-     * model". The permutations swap labels within pairs (stratum i). Within
-     * whole scenarios instead, each set would keep one test of each speed
-     * while relabelings mix them, and the generator's p came out 1 for three
-     * real seeds out of three (measured at the paper's size). */
-    size_t *strata = malloc(nall * sizeof *strata);
-    if (!strata)
-        return cli_fail("sim2real", "out of memory");
-    for (size_t i = 0; i < nall; i++)
-        strata[i] = i;
-    sensim_status e = SENSIM_OK;
-    for (int m = 0; m < NMODELS && !e; m++) {
-        st[m].model = m;
-        memset(&st[m].ci, 0, sizeof st[m].ci);
-        memset(&st[m].perm, 0, sizeof st[m].perm);
-        memset(st[m].scen_perm, 0, sizeof st[m].scen_perm);
-        e = sensim_vepd_compare(real, nall, sim[m], nall, &st[m].all);
-        for (int k = 0; k < NSCEN && !e; k++)
-            e = sensim_vepd_compare(real + k * n, n, sim[m] + k * n, n, &st[m].scen[k]);
-        if (!e && c->n_boot)
-            e = sensim_vepd_bootstrap(real, nall, sim[m], nall, c->n_boot, 1, 0.95, &st[m].ci);
-        if (!e && c->n_perm)
-            e = sensim_vepd_permutation(real, nall, strata, sim[m], nall, strata, c->n_perm, 1, &st[m].perm);
-        for (int k = 0; k < NSCEN && !e && c->n_perm; k++)
-            e = sensim_vepd_permutation(real + k * n, n, strata + k * n, sim[m] + k * n, n, strata + k * n, c->n_perm,
-                                        1, &st[m].scen_perm[k]);
-    }
-    free(strata);
-    if (e)
-        return cli_fail_lib("sim2real");
-    /* Rank within each scenario (1 = lowest VEPD), as the paper's Table II. */
-    for (int k = 0; k < NSCEN; k++)
-        for (int m = 0; m < NMODELS; m++) {
-            st[m].scen_rank[k] = 1;
-            for (int q = 0; q < NMODELS; q++)
-                if (st[q].scen[k].vepd < st[m].scen[k].vepd ||
-                    (st[q].scen[k].vepd == st[m].scen[k].vepd && q < m))
-                    st[m].scen_rank[k]++;
-        }
-    qsort(st, NMODELS, sizeof *st, cmp_standing);
-    return CLI_OK;
-}
 
 static void print_text(const config *c, int g, const standing st[NMODELS])
 {
@@ -356,87 +165,29 @@ static void print_json_standing(const config *c, const standing *s, int last)
     printf("}}%s\n", last ? "" : ",");
 }
 
-/* Builds the sets and prints the rankings. */
+/* Runs the experiment and prints the rankings. */
 static int experiment(const config *c)
 {
-    size_t n = c->tests, nall = NSCEN * n;
-    sensim_rig *imu_rig = NULL, *rigs[NMODELS] = {0};
-    sensim_vepd_test *buf = calloc((size_t)(NMODELS + c->ngen) * nall, sizeof *buf);
-    sensim_vepd_test *sim[NMODELS], *real[NMODELS];
-    standing st[NMODELS];
-    char work[1100], gt[1200], imu_sim[1200], imu_real[1200], kept[1300], p[1200];
-    int rc = CLI_OK;
-    if (!buf)
-        return cli_fail("sim2real", "out of memory");
-    for (int m = 0; m < NMODELS; m++)
-        sim[m] = buf + (size_t)m * nall;
-    for (int g = 0; g < c->ngen; g++)
-        real[g] = buf + (size_t)(NMODELS + g) * nall;
-    if (!(imu_rig = sensim_rig_load(c->imu))) {
-        rc = cli_fail_lib("sim2real");
-        goto done;
-    }
-    for (int m = 0; m < NMODELS; m++) {
-        snprintf(p, sizeof p, "%s/%s.yaml", c->data, models[m].preset);
-        if (!(rigs[m] = sensim_rig_load(p))) {
-            rc = cli_fail_lib("sim2real");
-            goto done;
-        }
-    }
-    snprintf(work, sizeof work, "%s/work", c->dir);
-    if ((rc = make_dir(c->dir)) || (rc = make_dir(work)))
-        goto done;
-    if (c->keep) {
-        snprintf(p, sizeof p, "%s/sim", c->dir);
-        if ((rc = make_dir(p)))
-            goto done;
-        for (int m = 0; m < NMODELS && !rc; m++) {
-            snprintf(p, sizeof p, "%s/sim/%s", c->dir, models[m].id);
-            rc = make_dir(p);
-        }
-        for (int g = 0; g < c->ngen && !rc; g++) {
-            snprintf(p, sizeof p, "%s/real-%s", c->dir, models[c->gen[g]].id);
-            rc = make_dir(p);
-        }
-        if (rc)
-            goto done;
-    }
+    const size_t n = c->tests, nall = NSCEN * n;
+    sensim_sim2real_opts o = {.data = c->data, .imu_rig = c->imu, .dir = c->dir,
+                              .judge_mode = sensim_judge_mode_parse(c->mode), .ngen = c->ngen, .tests = n,
+                              .duration = c->duration, .real_seed = c->real_seed, .n_boot = c->n_boot,
+                              .n_perm = c->n_perm, .keep = c->keep, .progress = cli_progress_fn};
+    memcpy(o.generators, c->gen, sizeof o.generators);
     cli_progress prog;
     cli_progress_init(&prog, "sim2real", c->quiet);
-    for (int k = 0; k < NSCEN; k++) {
-        for (size_t i = 0; i < n; i++) {
-            size_t idx = (size_t)k * n + i;
-            unsigned long long s_sim = 1 + idx, s_real = c->real_seed + idx;
-            cli_progress_update(&prog, "tests", (double)idx / (double)nall);
-            /* The tests of a scenario differ in speed, as the paper's runs
-             * differ; real test i and simulated test i share the path. */
-            char dur[32], speed[32];
-            snprintf(dur, sizeof dur, "%.17g", c->duration);
-            snprintf(speed, sizeof speed, "%.2f", 1.5 + 0.1 * (double)(i % 10));
-            snprintf(gt, sizeof gt, "%s/gt.h5", work);
-            snprintf(imu_sim, sizeof imu_sim, "%s/imu-sim.h5", work);
-            snprintf(imu_real, sizeof imu_real, "%s/imu-real.h5", work);
-            const char *targs[] = {"--shape", scenarios[k], "--duration", dur, "--rate", "100", "--speed", speed,
-                                   "-o",      gt,           NULL};
-            if ((rc = run_verb(cmd_trajectory, "trajectory", targs)) ||
-                (rc = inject(imu_rig, s_sim, gt, imu_sim)) || (rc = inject(imu_rig, s_real, gt, imu_real)))
-                goto done;
-            for (int m = 0; m < NMODELS && !rc; m++) {
-                snprintf(kept, sizeof kept, "%s/sim/%s/%s_%zu.h5", c->dir, models[m].id, scenarios[k], i + 1);
-                rc = judge_and_score(c, rigs[m], s_sim, imu_sim, work, c->keep ? kept : NULL, &sim[m][idx]);
-            }
-            for (int g = 0; g < c->ngen && !rc; g++) {
-                snprintf(kept, sizeof kept, "%s/real-%s/%s_%zu.h5", c->dir, models[c->gen[g]].id, scenarios[k],
-                         i + 1);
-                rc = judge_and_score(c, rigs[c->gen[g]], s_real, imu_real, work, c->keep ? kept : NULL,
-                                     &real[g][idx]);
-            }
-            if (rc)
-                goto done;
-        }
-    }
+    o.progress_ctx = &prog;
+    sensim_sim2real_result *res_p = malloc(sizeof *res_p);
+    if (!res_p)
+        return cli_fail("sim2real", "out of memory");
+    sensim_status e = sensim_sim2real_run(&o, res_p);
     cli_progress_done(&prog);
-
+    if (e) {
+        free(res_p);
+        return cli_fail_lib("sim2real");
+    }
+    const sensim_sim2real_result res = *res_p;
+    free(res_p);
     if (c->json) {
         printf("{\n  \"tests_per_scenario\": %zu, \"duration_s\": %s, \"judge\": \"%s\",\n", n,
                CLI_JSON_G(c->duration, 17), c->mode);
@@ -452,8 +203,7 @@ static int experiment(const config *c)
         printf("VEPD over all tests (the paper's Table I) and per scenario with its rank (Table II).\n");
     }
     for (int g = 0; g < c->ngen; g++) {
-        if ((rc = rank(c, real[g], sim, st)))
-            goto done;
+        const standing *st = res.standings[g];
         if (c->json) {
             const standing *a = &st[0], *b = &st[1];
             /* margin: the runner-up's VEPD over the first's (null when the
@@ -477,21 +227,7 @@ static int experiment(const config *c)
     else if (c->keep)
         printf("\nLogs kept: sensim vepd --real %s/real-%s --sim %s/sim/MODEL scores one pair.\n", c->dir,
                models[c->gen[0]].id, c->dir);
-done:
-    /* The per-test ground truth and IMU logs are scratch (the kept judged
-     * logs carry copies). */
-    snprintf(p, sizeof p, "%s/gt.h5", work);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/imu-sim.h5", work);
-    unlink(p);
-    snprintf(p, sizeof p, "%s/imu-real.h5", work);
-    unlink(p);
-    rmdir(work);
-    sensim_rig_free(imu_rig);
-    for (int m = 0; m < NMODELS; m++)
-        sensim_rig_free(rigs[m]);
-    free(buf);
-    return rc;
+    return CLI_OK;
 }
 
 int cmd_sim2real(int argc, char **argv)
@@ -562,7 +298,7 @@ int cmd_sim2real(int argc, char **argv)
         return cli_usage_error("sim2real", "unexpected argument '%s'", argv[optind]);
     for (const char *s = gens; *s;) {
         size_t len = strcspn(s, ",");
-        int m = model_find(s, len);
+        int m = sensim_sim2real_model_find(s, len);
         if (m < 0)
             return cli_usage_error("sim2real", "--generator: '%.*s' is not one of ch-gauss, ch-rw, airsim, "
                                                "ch-gauss+airsim, ch-rw+airsim", (int)len, s);

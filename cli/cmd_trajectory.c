@@ -51,8 +51,6 @@ const char cmd_trajectory_usage[] =
 enum { OPT_START_TIME = 256, OPT_ORIGIN, OPT_START, OPT_HEADING, OPT_SPEED, OPT_ACCEL, OPT_RADIUS, OPT_DIRECTION,
        OPT_WIDTH, OPT_LENGTH, OPT_LEAD, OPT_SIZE, OPT_PERIOD };
 
-#define BLOCK_ROWS 4096
-
 /* The option behind a parameter named in a library message
  * ("circle trajectory: radius must be ..."), as a "--radius: " prefix. */
 static const char *option_of(const char *msg)
@@ -67,6 +65,44 @@ static const char *option_of(const char *msg)
         if (strstr(msg, map[i].param))
             return map[i].prefix;
     return "";
+}
+
+/* Progress of a long log, on a terminal. */
+static void show_progress(void *ctx, uint64_t done, uint64_t rows)
+{
+    (void)ctx;
+    if ((done / 4096) % 64 == 1)
+        fprintf(stderr, "\rsensim trajectory: %3.0f%%", 100.0 * (double)done / (double)rows);
+}
+
+/* Writes n rows of the trajectory of p at `rate` to out, atomically. */
+static int write_log(const sensim_trajectory_params *p, double rate, double heading, const double origin[3],
+                     uint64_t n, const char *out, const char *created_by)
+{
+    const char *verb = "trajectory";
+    sensim_trajectory *tr = sensim_trajectory_create(p);
+    if (!tr)
+        return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
+    cli_check_output(verb, out, NULL); /* no inputs: only stale temporaries */
+    int rc = CLI_FAIL;
+    sensim_log *log = sensim_log_create(out, created_by);
+    /* The parameters that made the log, those the shape uses. */
+    char desc[512];
+    sensim_trajectory_describe(p, rate, heading, desc, sizeof desc);
+    int progress = isatty(STDERR_FILENO) && n > 1000000;
+    if (log && !sensim_trajectory_write(tr, rate, n, origin, desc, log, progress ? show_progress : NULL, NULL)) {
+        if (progress)
+            fprintf(stderr, "\rsensim trajectory: 100%%\n");
+        sensim_status st = sensim_log_commit(log);
+        log = NULL;
+        if (!st)
+            rc = CLI_OK;
+    }
+    if (rc != CLI_OK)
+        cli_fail_lib(verb);
+    sensim_log_close(log);
+    sensim_trajectory_destroy(tr);
+    return rc;
 }
 
 int cmd_trajectory(int argc, char **argv)
@@ -183,62 +219,8 @@ int cmd_trajectory(int argc, char **argv)
     if (sensim_guard_output(out, nd * 17 * 8, figure))
         return cli_fail_lib(verb);
 
-    sensim_trajectory *tr = sensim_trajectory_create(&p);
-    if (!tr)
-        return cli_fail(verb, "%s%s", option_of(sensim_last_error()), sensim_last_error());
-
-    cli_check_output(verb, out, NULL); /* no inputs: only stale temporaries */
-    int rc = CLI_FAIL;
-    sensim_gt_block b = {0};
-    sensim_gt_writer *w = NULL;
     char *cmdline = cli_join_args("sensim", argc, argv);
-    sensim_log *log = sensim_log_create(out, cmdline ? cmdline : "sensim trajectory");
-    if (!log || sensim_gt_block_init(&b, BLOCK_ROWS) || !(w = sensim_gt_writer_create(log, origin)))
-        goto done;
-    /* The parameters that made the log, those the shape uses. */
-    char desc[512];
-    int len = snprintf(desc, sizeof desc, "shape=%s rate_hz=%.17g start_time=%.17g start=%.17g,%.17g,%.17g heading_deg=%.17g",
-                       sensim_trajectory_shape_name(p.shape), rate, p.t0, p.start[0], p.start[1], p.start[2], heading);
-    size_t room = sizeof desc - (size_t)len;
-    switch (p.shape) {
-    case SENSIM_TRAJ_STATIC: break;
-    case SENSIM_TRAJ_LINE: snprintf(desc + len, room, " speed=%.17g accel=%.17g", p.speed, p.accel); break;
-    case SENSIM_TRAJ_CIRCLE:
-        snprintf(desc + len, room, " speed=%.17g radius=%.17g direction=%s", p.speed, p.radius,
-                 p.direction > 0 ? "left" : "right");
-        break;
-    case SENSIM_TRAJ_SINE:
-        snprintf(desc + len, room, " speed=%.17g width=%.17g length=%.17g lead=%.17g", p.speed, p.width, p.length,
-                 p.lead);
-        break;
-    case SENSIM_TRAJ_FIGURE8: snprintf(desc + len, room, " size=%.17g period=%.17g", p.size, p.period); break;
-    }
-    if (sensim_log_set_attr_string(log, "/ground_truth", "trajectory", desc))
-        goto done;
-    int progress = isatty(STDERR_FILENO) && n > 1000000;
-    for (uint64_t k0 = 0; k0 < n; k0 += BLOCK_ROWS) {
-        size_t m = n - k0 < BLOCK_ROWS ? (size_t)(n - k0) : BLOCK_ROWS;
-        if (sensim_trajectory_fill(tr, p.t0, rate, k0, m, &b) || sensim_gt_writer_append(w, &b))
-            goto done;
-        if (progress && (k0 / BLOCK_ROWS) % 64 == 0)
-            fprintf(stderr, "\rsensim trajectory: %3.0f%%", 100.0 * (double)k0 / (double)n);
-    }
-    if (progress)
-        fprintf(stderr, "\rsensim trajectory: 100%%\n");
-    sensim_gt_writer_close(w);
-    w = NULL;
-    sensim_status st = sensim_log_commit(log);
-    log = NULL;
-    if (st)
-        goto done;
-    rc = CLI_OK;
-done:
-    if (rc != CLI_OK)
-        cli_fail_lib(verb);
-    sensim_gt_writer_close(w);
-    sensim_log_close(log);
-    sensim_gt_block_free(&b);
-    sensim_trajectory_destroy(tr);
+    int rc = write_log(&p, rate, heading, origin, n, out, cmdline ? cmdline : "sensim trajectory");
     free(cmdline);
     return rc;
 }

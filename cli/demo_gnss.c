@@ -5,7 +5,7 @@
 
 #include "cli.h"
 #include "demo.h"
-#include "sensim/gtcursor.h"
+#include "sensim/gt.h"
 #include "sensim/log.h"
 
 /* Step 4: one GNSS track per bundled model on the same circle, and its

@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "fit.h"
 #include "sensim/afile.h"
-#include "sensim/geodesy.h"
 #include "sensim/gnssfit.h"
 #include "sensim/log.h"
 #include "sensim/quantile.h"
@@ -115,124 +114,26 @@ static void gfit_free(gfit *g)
     free(g->cov);
 }
 
+/* The log's series (calib/gnss_series.c), owned by g from here on. */
 static sensim_status read_log(gfit *g)
 {
-    sensim_log *log = sensim_log_open(g->input);
-    if (!log)
-        return sensim_last_status();
-    char p[512];
-    sensim_status st = SENSIM_OK;
-    size_t n = 0, three = 3, n2 = 0;
-    snprintf(p, sizeof p, "/sensors/%s", g->sensor);
-    if (!sensim_log_exists(log, p)) {
-        st = sensim_error(SENSIM_ENOTFOUND, "%s: no sensor group %s", g->input, p);
-        goto done;
+    sensim_gnss_series s;
+    sensim_status st = sensim_gnss_series_read(g->input, g->sensor, &s);
+    if (st) {
+        sensim_gnss_series_free(&s);
+        return st;
     }
-    snprintf(p, sizeof p, "/sensors/%s/t", g->sensor);
-    if (!sensim_log_exists(log, p)) {
-        st = sensim_error(SENSIM_ENOTFOUND, "%s: %s: dataset missing", g->input, p);
-        goto done;
-    }
-    if ((st = sensim_log_check_time(log, p, &n)))
-        goto done;
-    g->n = n;
-    g->t = malloc(n * sizeof *g->t);
-    g->enu = malloc(3 * n * sizeof *g->enu);
-    if (!g->t || !g->enu) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
-        goto done;
-    }
-    if ((st = sensim_log_read_f64(log, p, 0, n, g->t)))
-        goto done;
-    snprintf(p, sizeof p, "/sensors/%s", g->sensor);
-    if (sensim_log_has_attr(log, p, "origin_lla") && !sensim_log_get_attr_f64(log, p, "origin_lla", g->origin, 3))
-        g->have_origin = 1;
-    double r;
-    if (sensim_log_has_attr(log, p, "rate_hz") && !sensim_log_get_attr_f64(log, p, "rate_hz", &r, 1) && r > 0)
-        g->rate = r;
-    snprintf(p, sizeof p, "/sensors/%s/enu", g->sensor);
-    if (sensim_log_exists(log, p)) {
-        if ((st = sensim_log_check_shape(log, p, 1, &three, &n2)))
-            goto done;
-        if (n2 != n) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
-            goto done;
-        }
-        st = sensim_log_read_f64(log, p, 0, n, g->enu);
-    } else {
-        snprintf(p, sizeof p, "/sensors/%s/lla", g->sensor);
-        if (!sensim_log_exists(log, p)) {
-            st = sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither enu nor lla", g->input, g->sensor);
-            goto done;
-        }
-        if ((st = sensim_log_check_shape(log, p, 1, &three, &n2)))
-            goto done;
-        if (n2 != n) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
-            goto done;
-        }
-        double *lla = malloc(3 * n * sizeof *lla);
-        if (!lla || (st = sensim_log_read_f64(log, p, 0, n, lla))) {
-            st = lla ? st : sensim_error(SENSIM_ENOMEM, "out of memory");
-            free(lla);
-            goto done;
-        }
-        if (!g->have_origin) {
-            memcpy(g->origin, lla, sizeof g->origin);
-            g->have_origin = 1;
-        }
-        sensim_geo_enu frame;
-        if ((st = sensim_geo_enu_init(&frame, g->origin))) {
-            sensim_error_prefix(st, "%s: %s: origin", g->input, p);
-            free(lla);
-            goto done;
-        }
-        for (size_t k = 0; k < n && !st; k++) {
-            if (!isfinite(lla[3 * k]) || !isfinite(lla[3 * k + 1]) || !isfinite(lla[3 * k + 2]))
-                st = sensim_error(SENSIM_EDATA, "%s: %s row %zu is not finite", g->input, p, k);
-            else
-                sensim_geo_lla_to_enu(&frame, lla + 3 * k, g->enu + 3 * k);
-        }
-        free(lla);
-    }
-    if (st)
-        goto done;
-    snprintf(p, sizeof p, "/sensors/%s/hdop", g->sensor);
-    if (sensim_log_exists(log, p)) {
-        if ((st = sensim_log_check_shape(log, p, 0, NULL, &n2)))
-            goto done;
-        if (n2 != n) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
-            goto done;
-        }
-        g->hdop = malloc(n * sizeof *g->hdop);
-        if (!g->hdop) {
-            st = sensim_error(SENSIM_ENOMEM, "out of memory");
-            goto done;
-        }
-        if ((st = sensim_log_read_f64(log, p, 0, n, g->hdop)))
-            goto done;
-        g->have_hdop = 1;
-    }
-    snprintf(p, sizeof p, "/sensors/%s/position_covariance", g->sensor);
-    if (sensim_log_exists(log, p)) {
-        size_t nine = 9;
-        if ((st = sensim_log_check_shape(log, p, 1, &nine, &n2)))
-            goto done;
-        if (n2 != n) {
-            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, t has %zu", g->input, p, n2, n);
-            goto done;
-        }
-        g->cov = malloc(9 * n * sizeof *g->cov);
-        if (!g->cov) {
-            st = sensim_error(SENSIM_ENOMEM, "out of memory");
-            goto done;
-        }
-        st = sensim_log_read_f64(log, p, 0, n, g->cov);
-    }
-done:
-    sensim_log_close(log);
-    return st;
+    g->n = s.n;
+    g->t = s.t;
+    g->enu = s.enu;
+    g->hdop = s.hdop;
+    g->have_hdop = s.hdop != NULL;
+    g->cov = s.cov;
+    if (s.rate > 0)
+        g->rate = s.rate;
+    memcpy(g->origin, s.origin, sizeof g->origin);
+    g->have_origin = s.have_origin;
+    return SENSIM_OK;
 }
 
 /* Lag-1 autocorrelation of the first differences, pooled over axes: near 1

@@ -17,12 +17,6 @@
 
 #define VERB "fit lidar"
 
-#define NO_TARGET 4294967295.0 /* SENSIM_RENDER_NO_OBJECT */
-#define MIN_TARGET_RETURNS 10  /* automatic choice: returns on a target */
-/* Automatic choice: sensim_lidar_fit_planes flatness at most 3 and within 4
- * of its standard deviations for a plane above 1. */
-#define MAX_FLATNESS 3.0
-#define FLATNESS_SDS 4.0
 
 /* --targets: comma-separated object numbers, into a sorted list. */
 static int parse_targets(const char *s, double **out, size_t *n)
@@ -112,48 +106,6 @@ const char cli_fit_lidar_usage[] =
     "      --json          print the results as JSON on stdout\n"
     "  -h, --help          this text\n";
 
-/* Reads /sensors/NAME/points (M rows of x, y, z, intensity) into *out. */
-static int read_points(const sensim_log *log, const char *in, const char *name, size_t M, float **out)
-{
-    char p[600];
-    size_t four = 4, n = 0;
-    snprintf(p, sizeof p, "/sensors/%s/points", name);
-    float *pts = malloc(M * 4 * sizeof *pts);
-    if (!pts)
-        return cli_fail(VERB, "out of memory");
-    if (sensim_log_check_shape(log, p, 1, &four, &n) || (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, pts))) {
-        free(pts);
-        return cli_fail_lib(VERB);
-    }
-    if (n != M) {
-        free(pts);
-        return cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu", in, p, n, M);
-    }
-    *out = pts;
-    return CLI_OK;
-}
-
-static int find_sensor(const sensim_log *log, const char *in, char *name, size_t size)
-{
-    char **names;
-    size_t n, found = 0;
-    if (sensim_log_list(log, "/sensors", &names, &n))
-        return cli_fail_lib(VERB);
-    for (size_t i = 0; i < n; i++) {
-        char p[512];
-        snprintf(p, sizeof p, "/sensors/%s/scan_offset", names[i]);
-        if (sensim_log_exists(log, p)) {
-            if (!found)
-                snprintf(name, size, "%s", names[i]);
-            found++;
-        }
-    }
-    sensim_log_free_names(names, n);
-    if (found == 1)
-        return CLI_OK;
-    return cli_fail(VERB, "%s: %zu lidar groups (with scan_offset) under /sensors: give --sensor", in, found);
-}
-
 int cli_fit_lidar(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -194,162 +146,30 @@ int cli_fit_lidar(int argc, char **argv)
         free(want);
         return cli_fail_lib(VERB);
     }
-    char name[256], p[600];
     int rc = CLI_FAIL;
-    uint64_t *off = NULL;
-    float *rg = NULL, *pts = NULL;
-    uint16_t *ch = NULL;
-    size_t S1, M, nbeams = 0;
-    double *bsig = NULL, *bbias = NULL, *lab = NULL, *tobj = NULL, *planes = NULL, *flat = NULL, *fsd = NULL;
-    int32_t *tgt = NULL;
-    size_t *tcount = NULL, ntobj = 0;
+    double *bsig = NULL, *bbias = NULL, *planes = NULL, *flat = NULL, *fsd = NULL;
+    size_t *tcount = NULL;
     float *ref = NULL;
-    char labname[600] = "";
-    if (sensor)
-        snprintf(name, sizeof name, "%s", sensor);
-    else if ((rc = find_sensor(log, in, name, sizeof name)) != CLI_OK)
-        goto done;
-    rc = CLI_FAIL;
-    snprintf(p, sizeof p, "/sensors/%s/scan_offset", name);
-    if (sensim_log_check_shape(log, p, 0, NULL, &S1)) {
+    /* The scans, their ranges, channels and labels (calib/lidar_scans.c). */
+    sensim_lidar_scans sc;
+    if (sensim_lidar_scans_read(log, sensor, want, nwant, &sc)) {
         rc = cli_fail_lib(VERB);
         goto done;
     }
-    if (S1 < 2) {
-        rc = cli_fail(VERB, "%s: %s: empty scans", in, p);
-        goto done;
-    }
-    off = malloc(S1 * sizeof *off);
-    if (!off || sensim_log_read(log, p, SENSIM_U64, 0, S1, off)) {
-        rc = off ? cli_fail_lib(VERB) : cli_fail(VERB, "out of memory");
-        goto done;
-    }
-    size_t S = S1 - 1, P = (size_t)(off[1] - off[0]);
-    M = (size_t)off[S];
-    if (P == 0 || off[0] != 0) {
-        rc = cli_fail(VERB, "%s: %s: empty scans or offsets not starting at 0", in, p);
-        goto done;
-    }
-    for (size_t k = 0; k < S; k++)
-        if (off[k + 1] - off[k] != P) {
-            rc = cli_fail(VERB, "%s: %s: scan %zu has %llu returns, scan 0 has %zu: repeated scans of a static "
-                          "scene must hold the same returns (use NaN ranges for missing ones)",
-                          in, p, k, (unsigned long long)(off[k + 1] - off[k]), P);
-            goto done;
-        }
-    rg = malloc(M * sizeof *rg);
-    if (!rg) {
+    const char *name = sc.sensor, *labname = sc.labels;
+    const size_t S = sc.nscans, P = sc.npoints, nbeams = sc.nbeams, ntobj = sc.nobjects;
+    const float *rg = sc.range, *pts = sc.points;
+    const uint16_t *ch = sc.channel;
+    const int32_t *tgt = sc.target;
+    const double *tobj = sc.objects;
+    if (ch && !(bsig = malloc(nbeams * sizeof *bsig))) {
         rc = cli_fail(VERB, "out of memory");
         goto done;
     }
-    snprintf(p, sizeof p, "/sensors/%s/range", name);
-    if (sensim_log_exists(log, p)) {
-        size_t n = 0;
-        if (sensim_log_check_shape(log, p, 0, NULL, &n) || (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, rg))) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        if (n != M) {
-            rc = cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu", in, p, n, M);
-            goto done;
-        }
-    } else {
-        if ((rc = read_points(log, in, name, M, &pts)) != CLI_OK)
-            goto done;
-        rc = CLI_FAIL;
-        for (size_t i = 0; i < M; i++)
-            rg[i] = sqrtf(pts[4 * i] * pts[4 * i] + pts[4 * i + 1] * pts[4 * i + 1] + pts[4 * i + 2] * pts[4 * i + 2]);
-    }
-    snprintf(p, sizeof p, "/sensors/%s/channel", name);
-    if (sensim_log_exists(log, p)) {
-        ch = malloc(P * sizeof *ch);
-        if (!ch || sensim_log_read(log, p, SENSIM_U16, 0, P, ch)) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        for (size_t i = 0; i < P; i++)
-            if ((size_t)ch[i] + 1 > nbeams)
-                nbeams = (size_t)ch[i] + 1;
-        bsig = malloc(nbeams * sizeof *bsig);
-    }
-    /* Per-return target labels: the same in every scan. */
-    {
-        static const char *const lnames[] = {"object", "target"};
-        for (int k = 0; k < 2 && !labname[0]; k++) {
-            snprintf(p, sizeof p, "/sensors/%s/%s", name, lnames[k]);
-            if (sensim_log_exists(log, p))
-                snprintf(labname, sizeof labname, "%s", p);
-        }
-    }
-    if (labname[0]) {
-        size_t n = 0;
-        if (sensim_log_check_shape(log, labname, 0, NULL, &n)) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        if (n != M) {
-            rc = cli_fail(VERB, "%s: %s has %zu rows, scan_offset ends at %zu: one label per return", in, labname, n,
-                          M);
-            goto done;
-        }
-        lab = malloc(M * sizeof *lab);
-        tgt = malloc(P * sizeof *tgt);
-        tobj = malloc(P * sizeof *tobj);
-        if (!lab || !tgt || !tobj) {
-            rc = cli_fail(VERB, "out of memory");
-            goto done;
-        }
-        if (sensim_log_read(log, labname, SENSIM_F64, 0, M, lab)) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        for (size_t i = 0; i < M; i++) {
-            double v = lab[i];
-            if (!(v == -1 || v == NO_TARGET || (v >= 0 && v == floor(v) && v < NO_TARGET))) {
-                rc = cli_fail(VERB, "%s: %s row %zu: %g is not an object number (or -1 / %.0f for none)", in,
-                              labname, i, v, NO_TARGET);
-                goto done;
-            }
-            if (i >= P && v != lab[i % P]) {
-                rc = cli_fail(VERB, "%s: %s row %zu (scan %zu, return %zu): label %.0f, scan 0 has %.0f: the "
-                              "scans of a static scene must label each return alike", in, labname, i, i / P, i % P,
-                              v, lab[i % P]);
-                goto done;
-            }
-        }
-        /* The distinct objects of scan 0, sorted: target t is tobj[t]. */
-        for (size_t i = 0; i < P; i++)
-            if (lab[i] >= 0 && lab[i] != NO_TARGET)
-                tobj[ntobj++] = lab[i];
-        qsort(tobj, ntobj, sizeof *tobj, cmp_double);
-        size_t u = 0;
-        for (size_t i = 0; i < ntobj; i++)
-            if (u == 0 || tobj[i] != tobj[u - 1])
-                tobj[u++] = tobj[i];
-        ntobj = u;
-        for (size_t k = 0; k < nwant; k++)
-            if (!bsearch(&want[k], tobj, ntobj, sizeof *tobj, cmp_double)) {
-                rc = cli_fail(VERB, "%s: %s: --targets names object %.0f, which no return hit", in, labname,
-                              want[k]);
-                goto done;
-            }
-        for (size_t i = 0; i < P; i++) {
-            double *f = lab[i] >= 0 && lab[i] != NO_TARGET
-                            ? bsearch(&lab[i], tobj, ntobj, sizeof *tobj, cmp_double)
-                            : NULL;
-            int chosen = f && (!want || bsearch(&lab[i], want, nwant, sizeof *want, cmp_double));
-            tgt[i] = chosen ? (int32_t)(f - tobj) : -1;
-        }
-    } else if (want) {
+    if (want && !labname[0]) {
         rc = cli_fail(VERB, "%s: --targets needs per-return labels: no /sensors/%s/object or target dataset", in,
                       name);
         goto done;
-    }
-    snprintf(p, sizeof p, "/sensors/%s/points", name);
-    if (labname[0] && !pts && sensim_log_exists(log, p)) {
-        if ((rc = read_points(log, in, name, M, &pts)) != CLI_OK)
-            goto done;
-        rc = CLI_FAIL;
     }
     /* Planes of the candidates; the automatic choice keeps the flat ones.
      * Without points (range only) there is nothing to fit planes to. */
@@ -377,23 +197,12 @@ int cli_fit_lidar(int argc, char **argv)
             goto done;
         }
         if (!want)
-            for (size_t i = 0; i < P; i++)
-                if (tgt[i] >= 0 &&
-                    !(tcount[tgt[i]] >= MIN_TARGET_RETURNS && flat[tgt[i]] <= MAX_FLATNESS &&
-                      (!isfinite(fsd[tgt[i]]) || flat[tgt[i]] <= 1 + FLATNESS_SDS * fsd[tgt[i]])))
-                    tgt[i] = -1;
-        size_t nsel = 0;
-        for (size_t t = 0; t < ntobj; t++) {
-            int used = 0;
-            for (size_t i = 0; i < P && !used; i++)
-                used = tgt[i] == (int32_t)t;
-            nsel += used;
-        }
-        if (nsel == 0)
+            sensim_lidar_scans_keep_flat(&sc, flat, fsd, tcount);
+        if (sensim_lidar_scans_targets_used(&sc) == 0)
             snprintf(angular_note, sizeof angular_note,
                      "no labelled object is planar (>= %d returns, flatness <= %g and within %g sd of 1); "
                      "name targets with --targets",
-                     MIN_TARGET_RETURNS, MAX_FLATNESS, FLATNESS_SDS);
+                     SENSIM_LIDAR_MIN_TARGET_RETURNS, SENSIM_LIDAR_MAX_FLATNESS, SENSIM_LIDAR_FLATNESS_SDS);
         else if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, NULL, NULL, NULL, ref)) {
             sensim_error_prefix(sensim_last_status(), "%s: %s", in, labname);
             rc = cli_fail_lib(VERB);
@@ -520,15 +329,9 @@ int cli_fit_lidar(int argc, char **argv)
     }
     rc = CLI_OK;
 done:
-    free(off);
-    free(rg);
-    free(pts);
-    free(ch);
+    sensim_lidar_scans_free(&sc);
     free(bsig);
     free(bbias);
-    free(lab);
-    free(tgt);
-    free(tobj);
     free(planes);
     free(flat);
     free(fsd);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "sensim/units.h"
+#include "log_internal.h"
 
 struct sensim_log {
     hid_t file;
@@ -33,6 +34,16 @@ void sensim_log_on_gt_read(sensim_log *log, void (*fn)(void *ctx, size_t rows_do
 {
     log->on_gt_read = fn;
     log->on_gt_read_ctx = ctx;
+}
+
+void sensim_log_report_gt_read(const sensim_log *log, size_t rows_done)
+{
+    if (!log->on_gt_read)
+        return;
+    int rank;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    if (!sensim_log_shape(log, "/ground_truth/t", &rank, dims))
+        log->on_gt_read(log->on_gt_read_ctx, rows_done, dims[0]);
 }
 
 struct sensim_log_dset {
@@ -1532,186 +1543,5 @@ sensim_status sensim_log_commit(sensim_log *log)
     free(log->tmp_path);
     log->tmp_path = NULL;
     sensim_log_close(log);
-    return SENSIM_OK;
-}
-
-/* ---- ground truth ---- */
-
-static const struct {
-    const char *name;
-    size_t cols;
-    const char *units;
-} gt_fields[] = {
-    {"t", 0, "s"},
-    {"position", 3, "m"},
-    {"orientation", 4, "1"},
-    {"velocity", 3, "m/s"},
-    {"angular_velocity", 3, "rad/s"},
-    {"acceleration", 3, "m/s^2"},
-};
-#define GT_NFIELDS 6
-
-static double **gt_array(sensim_gt_block *b, int i)
-{
-    double **a[GT_NFIELDS] = {&b->t, &b->position, &b->orientation, &b->velocity, &b->angular_velocity,
-                              &b->acceleration};
-    return a[i];
-}
-
-sensim_status sensim_gt_block_init(sensim_gt_block *b, size_t capacity)
-{
-    H5_QUIET_SCOPE();
-    memset(b, 0, sizeof *b);
-    b->capacity = capacity;
-    for (int i = 0; i < GT_NFIELDS; i++) {
-        size_t cols = gt_fields[i].cols ? gt_fields[i].cols : 1;
-        if (!(*gt_array(b, i) = malloc((capacity ? capacity : 1) * cols * sizeof(double)))) {
-            sensim_gt_block_free(b);
-            return sensim_error(SENSIM_ENOMEM, "out of memory for a ground-truth block of %zu rows", capacity);
-        }
-    }
-    return SENSIM_OK;
-}
-
-void sensim_gt_block_free(sensim_gt_block *b)
-{
-    for (int i = 0; i < GT_NFIELDS; i++) {
-        free(*gt_array(b, i));
-        *gt_array(b, i) = NULL;
-    }
-    b->n = b->capacity = 0;
-}
-
-sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3])
-{
-    H5_QUIET_SCOPE();
-    if (!sensim_log_exists(log, "/ground_truth"))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: group /ground_truth is missing", log->path);
-    size_t rows = 0;
-    sensim_status st = sensim_log_check_time(log, "/ground_truth/t", &rows);
-    if (st)
-        return st;
-    char path[64];
-    for (int i = 1; i < GT_NFIELDS; i++) {
-        size_t m;
-        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
-        if ((st = sensim_log_check_shape(log, path, 1, &gt_fields[i].cols, &m)))
-            return st;
-        if (m != rows)
-            return sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows but /ground_truth/t has %zu", log->path, path,
-                                m, rows);
-    }
-    if (rows < 2)
-        return sensim_error(SENSIM_EDATA, "%s: /ground_truth/t: %zu samples, need at least 2", log->path, rows);
-    /* NaN scan, streamed. */
-    double *buf = malloc(CHECK_BLOCK * 4 * sizeof *buf);
-    if (!buf)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
-    for (int i = 1; i < GT_NFIELDS && !st; i++) {
-        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
-        size_t cols = gt_fields[i].cols;
-        for (size_t r0 = 0; r0 < rows && !st; r0 += CHECK_BLOCK) {
-            size_t c = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
-            if ((st = sensim_log_read_f64(log, path, r0, c, buf)))
-                break;
-            for (size_t k = 0; k < c * cols; k++)
-                if (!isfinite(buf[k])) {
-                    st = sensim_error(SENSIM_EDATA, "%s: %s: value at row %zu, column %zu is not finite",
-                                      log->path, path, r0 + k / cols, k % cols);
-                    break;
-                }
-            if (!st && i == 2)
-                for (size_t k = 0; k < c; k++) {
-                    const double *q = buf + 4 * k;
-                    double nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-                    if (fabs(nq - 1.0) > 1e-3) {
-                        st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu is not a unit quaternion (norm %g)",
-                                          log->path, path, r0 + k, nq);
-                        break;
-                    }
-                }
-        }
-    }
-    free(buf);
-    if (st)
-        return st;
-    origin_lla[0] = origin_lla[1] = origin_lla[2] = 0.0;
-    if (sensim_log_has_attr(log, "/ground_truth", "origin_lla") &&
-        (st = sensim_log_get_attr_f64(log, "/ground_truth", "origin_lla", origin_lla, 3)))
-        return st;
-    *n = rows;
-    return SENSIM_OK;
-}
-
-sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b)
-{
-    H5_QUIET_SCOPE();
-    if (count > b->capacity)
-        return sensim_error(SENSIM_EINVAL, "ground-truth block of %zu rows cannot hold %zu", b->capacity, count);
-    char path[64];
-    for (int i = 0; i < GT_NFIELDS; i++) {
-        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
-        sensim_status st = sensim_log_read_f64(log, path, row0, count, *gt_array(b, i));
-        if (st)
-            return st;
-    }
-    b->n = count;
-    if (log->on_gt_read && count) {
-        int rank;
-        size_t dims[SENSIM_LOG_MAX_RANK];
-        if (!sensim_log_shape(log, "/ground_truth/t", &rank, dims))
-            log->on_gt_read(log->on_gt_read_ctx, row0 + count, dims[0]);
-    }
-    return SENSIM_OK;
-}
-
-struct sensim_gt_writer {
-    sensim_log_dset *d[GT_NFIELDS];
-};
-
-void sensim_gt_writer_close(sensim_gt_writer *w)
-{
-    H5_QUIET_SCOPE();
-    if (!w)
-        return;
-    for (int i = 0; i < GT_NFIELDS; i++)
-        sensim_log_dset_close(w->d[i]);
-    free(w);
-}
-
-sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3])
-{
-    H5_QUIET_SCOPE();
-    sensim_gt_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
-        return NULL;
-    }
-    double zero[3] = {0, 0, 0};
-    if (sensim_log_group(log, "/ground_truth") ||
-        sensim_log_set_attr_string(log, "/ground_truth", "frame", "ENU") ||
-        sensim_log_set_attr_f64(log, "/ground_truth", "origin_lla", origin_lla ? origin_lla : zero, 3))
-        goto fail;
-    char path[64];
-    for (int i = 0; i < GT_NFIELDS; i++) {
-        snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
-        size_t cols = gt_fields[i].cols;
-        if (!(w->d[i] = sensim_log_dset_create(log, path, SENSIM_F64, cols ? 1 : 0, &cols, gt_fields[i].units, 0)))
-            goto fail;
-    }
-    return w;
-fail:
-    sensim_gt_writer_close(w);
-    return NULL;
-}
-
-sensim_status sensim_gt_writer_append(sensim_gt_writer *w, const sensim_gt_block *b)
-{
-    H5_QUIET_SCOPE();
-    for (int i = 0; i < GT_NFIELDS; i++) {
-        sensim_status st = sensim_log_dset_append(w->d[i], *gt_array((sensim_gt_block *)b, i), b->n);
-        if (st)
-            return st;
-    }
     return SENSIM_OK;
 }

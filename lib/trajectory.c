@@ -9,6 +9,7 @@
 #include "sensim/trajectory.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,4 +283,54 @@ sensim_status sensim_trajectory_fill(const sensim_trajectory *traj, double t_sta
     }
     b->n = n;
     return SENSIM_OK;
+}
+
+void sensim_trajectory_describe(const sensim_trajectory_params *p, double rate_hz, double heading_deg, char *buf,
+                                size_t size)
+{
+    int len = snprintf(buf, size, "shape=%s rate_hz=%.17g start_time=%.17g start=%.17g,%.17g,%.17g heading_deg=%.17g",
+                       sensim_trajectory_shape_name(p->shape), rate_hz, p->t0, p->start[0], p->start[1], p->start[2],
+                       heading_deg);
+    if (len < 0 || (size_t)len >= size)
+        return;
+    size_t room = size - (size_t)len;
+    switch (p->shape) {
+    case SENSIM_TRAJ_STATIC: break;
+    case SENSIM_TRAJ_LINE: snprintf(buf + len, room, " speed=%.17g accel=%.17g", p->speed, p->accel); break;
+    case SENSIM_TRAJ_CIRCLE:
+        snprintf(buf + len, room, " speed=%.17g radius=%.17g direction=%s", p->speed, p->radius,
+                 p->direction > 0 ? "left" : "right");
+        break;
+    case SENSIM_TRAJ_SINE:
+        snprintf(buf + len, room, " speed=%.17g width=%.17g length=%.17g lead=%.17g", p->speed, p->width, p->length,
+                 p->lead);
+        break;
+    case SENSIM_TRAJ_FIGURE8: snprintf(buf + len, room, " size=%.17g period=%.17g", p->size, p->period); break;
+    }
+}
+
+/* Rows per block of sensim_trajectory_write. */
+#define WRITE_BLOCK 4096
+
+sensim_status sensim_trajectory_write(const sensim_trajectory *traj, double rate_hz, uint64_t rows,
+                                      const double origin_lla[3], const char *desc, sensim_log *log,
+                                      void (*progress)(void *ctx, uint64_t done, uint64_t rows), void *ctx)
+{
+    sensim_gt_block b = {0};
+    sensim_gt_writer *w = NULL;
+    sensim_status st = sensim_gt_block_init(&b, WRITE_BLOCK);
+    if (!st && !(w = sensim_gt_writer_create(log, origin_lla)))
+        st = sensim_last_status();
+    if (!st && desc)
+        st = sensim_log_set_attr_string(log, "/ground_truth", "trajectory", desc);
+    const double t0 = sensim_trajectory_params_of(traj)->t0;
+    for (uint64_t k0 = 0; !st && k0 < rows; k0 += WRITE_BLOCK) {
+        size_t m = rows - k0 < WRITE_BLOCK ? (size_t)(rows - k0) : WRITE_BLOCK;
+        if (!(st = sensim_trajectory_fill(traj, t0, rate_hz, k0, m, &b)) && !(st = sensim_gt_writer_append(w, &b)) &&
+            progress)
+            progress(ctx, k0 + m, rows);
+    }
+    sensim_gt_writer_close(w);
+    sensim_gt_block_free(&b);
+    return st;
 }

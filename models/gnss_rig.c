@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sensim/gnss.h"
-#include "sensim/gtcursor.h"
+#include "sensim/gt.h"
 #include "sensim/rig.h"
 
 typedef struct gnss_rig {

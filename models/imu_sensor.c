@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "sensim/geodesy.h"
-#include "sensim/gtcursor.h"
+#include "sensim/gt.h"
 #include "sensim/imu.h"
 #include "sensim/rig.h"
 

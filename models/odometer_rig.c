@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sensim/gtcursor.h"
+#include "sensim/gt.h"
 #include "sensim/odometer.h"
 #include "sensim/rig.h"
 

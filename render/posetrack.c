@@ -1,7 +1,9 @@
-/* Sampled trajectories as a pure function of time: binary search, linear
- * interpolation of position and slerp of orientation, then the mount. No
- * state changes after create, so many threads may evaluate poses at once
- * (MAVS updates a shared pose inside its parallel loop: a data race). */
+/* A sensor's pose as a pure function of time, then the mount: on a log's
+ * ground truth through its one interpolation (sensim/gt.h, what
+ * sensim_render_log casts from), or on poses given as arrays without
+ * velocities (binary search, linear position, slerp). No state changes
+ * while rays are cast, so many threads may evaluate poses at once (MAVS
+ * updates a shared pose inside its parallel loop: a data race). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,5 +94,19 @@ void sensim_pose_track_eval(const void *user, double t, sensim_pose *out)
         b.q = sensim_quat_normalize(
             sensim_quat_slerp(sensim_quat_load(tr->q + 4 * lo), sensim_quat_load(tr->q + 4 * hi), u));
     }
+    *out = sensim_pose_mul(b, tr->mount);
+}
+
+/* ---- a sensor on a log's ground truth ---- */
+
+void sensim_gt_track_eval(const void *user, double t, sensim_pose *out)
+{
+    const sensim_gt_track *tr = user;
+    sensim_gt_state s;
+    sensim_gt_window_at(tr->gt, t, &s);
+    sensim_pose b;
+    b.p = sensim_vec3_load(s.position);
+    /* slerp keeps unit length only to rounding; a pose wants it exact. */
+    b.q = sensim_quat_normalize(sensim_quat_load(s.orientation));
     *out = sensim_pose_mul(b, tr->mount);
 }

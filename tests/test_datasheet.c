@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/datasheet.h"
 #include "sensim/yaml.h"
 #include "testutil.h"
 
@@ -315,6 +316,47 @@ START_TEST(help)
 }
 END_TEST
 
+/* The library call behind the verb (calib/datasheet.c), by hand: ARW
+ * 0.66 deg/sqrt(h) = 0.66 (pi/180) / sqrt(3600) rad/s/sqrt(Hz); a bare
+ * VRW is m/s/sqrt(h), 0.11 / 60 m/s^2/sqrt(Hz); a bias-instability floor
+ * of 14.5 deg/h gives B = 14.5 (pi/180) / 3600 / 0.664 rad/s; of the ARW
+ * and a gyro noise density 20 % apart the ARW is used, with a warning. */
+START_TEST(library_conversion)
+{
+    sensim_datasheet d = sensim_datasheet_default();
+    ck_assert_str_eq(d.name, "imu");
+    ck_assert_uint_eq(d.seed, 1);
+    ck_assert_int_eq(sensim_datasheet_set(&d, SENSIM_DATASHEET_ARW, "0.66 deg/sqrt(h)", "--arw"), SENSIM_OK);
+    ck_assert_int_eq(sensim_datasheet_set(&d, SENSIM_DATASHEET_VRW, "0.11", "--vrw"), SENSIM_OK);
+    ck_assert_int_eq(sensim_datasheet_set(&d, SENSIM_DATASHEET_GYRO_BI, "14.5 deg/h", "--gyro-bias-instability"),
+                     SENSIM_OK);
+    /* 0.66 deg/sqrt(h) as deg/s/sqrt(Hz) is 0.011; 0.0132 is 20 % above. */
+    ck_assert_int_eq(sensim_datasheet_set(&d, SENSIM_DATASHEET_GYRO_ND, "0.0132 deg/s/sqrt(Hz)", "x.yaml:3"),
+                     SENSIM_OK);
+    ck_assert_within(d.f[SENSIM_DATASHEET_ARW].si, 0.66 * M_PI / 180 / 60, 1e-15);
+    ck_assert_within(d.f[SENSIM_DATASHEET_VRW].si, 0.11 / 60, 1e-15);
+    ck_assert_str_eq(d.f[SENSIM_DATASHEET_VRW].unit, "m/s/sqrt(h)");
+    ck_assert_str_eq(d.f[SENSIM_DATASHEET_ARW].source, "--arw");
+    char warn[512] = "";
+    ck_assert_int_eq(sensim_datasheet_resolve(&d, warn, sizeof warn), 4);
+    ck_assert_msg(strstr(warn, "differ by 20%; using arw\n"), "%s", warn);
+    const sensim_datasheet_value *nd = sensim_datasheet_model_value(&d, "gyro", "noise_density");
+    ck_assert_ptr_eq(nd, &d.f[SENSIM_DATASHEET_ARW]);
+    ck_assert(!d.f[SENSIM_DATASHEET_GYRO_ND].used);
+    const sensim_datasheet_value *bi = sensim_datasheet_model_value(&d, "gyro", "bias_instability");
+    ck_assert_ptr_nonnull(bi);
+    ck_assert_within(sensim_datasheet_model_si("bias_instability", bi->si), 14.5 * M_PI / 180 / 3600 / 0.664,
+                     1e-18);
+    ck_assert_double_eq(sensim_datasheet_model_si("noise_density", 2.5), 2.5);
+    ck_assert_ptr_null(sensim_datasheet_model_value(&d, "accel", "random_walk"));
+    /* Refusals name where the figure came from. */
+    ck_assert_int_eq(sensim_datasheet_set(&d, SENSIM_DATASHEET_RATE, "0 Hz", "--rate"), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "--rate: '0 Hz': must be > 0"));
+    ck_assert_int_ne(sensim_datasheet_set(&d, SENSIM_DATASHEET_ARW, "3 m", "p.yaml:7: key 'arw'"), SENSIM_OK);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "p.yaml:7: key 'arw'"));
+}
+END_TEST
+
 Suite *suite_datasheet(void)
 {
     Suite *s = suite_create("datasheet");
@@ -325,6 +367,7 @@ Suite *suite_datasheet(void)
     tcase_add_test(tc, shipped_presets);
     tcase_add_test(tc, help);
     tcase_add_test(tc, bare_number_is_the_help_unit);
+    tcase_add_test(tc, library_conversion);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -206,6 +206,27 @@ typedef struct sensim_gnss_hdop_fit {
 sensim_status sensim_gnss_fit_hdop(const double *t, const double *hdop, size_t n, double t0, double confidence,
                                    sensim_gnss_hdop_fit *fit);
 
+/* ---- a GNSS log's series (what sensim fit gnss reads) ---- */
+
+typedef struct sensim_gnss_series {
+    size_t n;
+    double *t;            /* [n] s, finite and increasing */
+    double *enu;          /* [n*3] m: /enu, or /lla converted about origin */
+    double *hdop;         /* [n] or NULL without /hdop */
+    double *cov;          /* [n*9] /position_covariance (m^2), or NULL */
+    double rate;          /* the group's rate_hz attribute, 0 without one */
+    double origin[3];     /* deg, deg, m: the group's origin_lla, else the
+                             first /lla fix */
+    int have_origin;      /* 0 only for /enu without origin_lla */
+} sensim_gnss_series;
+
+/* Reads /sensors/SENSOR of the log at path: t, enu [n,3] (or lla [n,3] deg,
+ * deg, m, converted), hdop [n] and position_covariance [n,9] when present,
+ * each checked against t's length. Errors name the file and dataset (and
+ * row). Free with sensim_gnss_series_free (also after a failure). */
+sensim_status sensim_gnss_series_read(const char *path, const char *sensor, sensim_gnss_series *out);
+void sensim_gnss_series_free(sensim_gnss_series *s);
+
 #ifdef __cplusplus
 }
 #endif

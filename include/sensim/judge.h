@@ -158,6 +158,53 @@ typedef sensim_status (*sensim_judge_sink)(void *ctx, const sensim_judge_output 
 sensim_status sensim_judge_stream(const sensim_judge_options *opt, const sensim_judge_source *src, size_t block,
                                   sensim_judge_sink sink, void *sink_ctx, sensim_judge_output *counts);
 
+/* ---- a log as the judge's input (sensim judge, sensim sim2real) ---- */
+
+/* Rows read per block: memory stays bounded for logs of any length; results
+ * do not depend on it. */
+#define SENSIM_JUDGE_LOG_BLOCK 65536
+
+typedef struct sensim_log sensim_log; /* sensim/log.h */
+typedef struct sensim_judge_log sensim_judge_log;
+
+/* Opens the judge's input in `log` (borrowed; it must outlive the reader):
+ * the IMU and the GNSS named imu_name / gnss_name (groups under /sensors),
+ * or when NULL the only one of each type (a group with attribute
+ * type="imu" / "gnss", else, for logs from elsewhere, one named imu, gnss
+ * or gps). Checks their datasets: IMU t, angular_velocity [n,3] and
+ * specific_force [n,3]; GNSS t, enu [n,3] and, if present,
+ * position_covariance [n,9]. With align set and a /ground_truth in the log,
+ * starts o from the truth's heading, velocity and position at the first
+ * IMU sample (o->have_initial, initial_state, initial_sd). NULL on error:
+ * ENOTFOUND (no such sensor, or several to choose from), EFORMAT (shapes),
+ * naming the file and group. */
+sensim_judge_log *sensim_judge_log_open(const sensim_log *log, const char *imu_name, const char *gnss_name, int align,
+                                        sensim_judge_options *o);
+void sensim_judge_log_close(sensim_judge_log *j);
+/* The groups chosen ("/sensors/NAME"; borrowed) and their rows. */
+const char *sensim_judge_log_imu(const sensim_judge_log *j);
+const char *sensim_judge_log_gnss(const sensim_judge_log *j);
+size_t sensim_judge_log_imu_rows(const sensim_judge_log *j);
+/* Runs sensim_judge_stream over the log in blocks of SENSIM_JUDGE_LOG_BLOCK
+ * rows; errors are prefixed with the log's path. progress (may be NULL) is
+ * told ("IMU and GNSS", fraction of the IMU rows read) after each block. */
+sensim_status sensim_judge_log_stream(sensim_judge_log *j, const sensim_judge_options *o, sensim_judge_sink sink,
+                                      void *sink_ctx, sensim_judge_output *counts,
+                                      void (*progress)(void *ctx, const char *part, double fraction),
+                                      void *progress_ctx);
+/* Judges the log at in_path (sensim_judge_log_open with imu_name,
+ * gnss_name, align and o) into a new log at out_path, written atomically:
+ * its /ground_truth, /sensors and /estimates copied, and the estimate as
+ * /estimates/NAME (t s, velocity [n,3] m/s with z 0, speed m/s, position
+ * [n,2] m, yaw rad; attributes judge, imu, gnss, rate_hz, gyro_sigma,
+ * accel_sigma, gnss_sigma). EINVAL when /estimates/NAME exists. counts
+ * (may be NULL) gets the totals; progress as sensim_judge_log_stream. */
+sensim_status sensim_judge_log_write(const char *in_path, const char *out_path, const char *imu_name,
+                                     const char *gnss_name, int align, sensim_judge_options *o, const char *name,
+                                     sensim_judge_output *counts,
+                                     void (*progress)(void *ctx, const char *part, double fraction),
+                                     void *progress_ctx);
+
 #ifdef __cplusplus
 }
 #endif

@@ -102,6 +102,55 @@ sensim_status sensim_lidar_fit_planes(const float *points, size_t nscans, size_t
                                       size_t ntargets, double *planes, double *flatness, double *flatness_sd,
                                       size_t *count, float *reference);
 
+/* ---- a log's repeated scans of a static scene (what sensim fit lidar reads) ---- */
+
+/* The label of a return from the air (sensim render's object for none). */
+#define SENSIM_LIDAR_NO_TARGET 4294967295.0
+
+typedef struct sensim_log sensim_log; /* sensim/log.h */
+
+typedef struct sensim_lidar_scans {
+    char sensor[256];   /* the group under /sensors */
+    size_t nscans;      /* S */
+    size_t npoints;     /* P: returns per scan, the same in every scan */
+    float *range;       /* [S*P] m: /range, or the norm of /points without it */
+    float *points;      /* [S*P*4] x y z intensity, or NULL: read when there
+                           is no range or there are labels (NULL if absent) */
+    uint16_t *channel;  /* [P] the beam of each return of a scan, or NULL */
+    size_t nbeams;      /* 1 + the largest channel; 0 without channels */
+    char labels[600];   /* the label dataset (/sensors/NAME/object or
+                           target); "" without labels */
+    int32_t *target;    /* [P] the target of each return (index into
+                           objects), -1 for none; NULL without labels */
+    double *objects;    /* [nobjects] the distinct objects scan 0 hit, sorted */
+    size_t nobjects;
+} sensim_lidar_scans;
+
+/* Reads the scans of lidar `sensor` (NULL: the only /sensors group with a
+ * scan_offset) of `log`: scan_offset (from 0, every scan the same number of
+ * returns: missing ones are NaN ranges), ranges, channels and per-return
+ * labels (one per return, each an object number, -1 or
+ * SENSIM_LIDAR_NO_TARGET for none, alike in every scan). `want` (sorted, nwant
+ * object numbers; NULL: all) picks the objects kept as targets: each must be
+ * hit. Errors name the file, dataset and row. Free with
+ * sensim_lidar_scans_free (also after a failure). */
+sensim_status sensim_lidar_scans_read(const sensim_log *log, const char *sensor, const double *want, size_t nwant,
+                                      sensim_lidar_scans *out);
+void sensim_lidar_scans_free(sensim_lidar_scans *s);
+
+/* The automatic choice of planar targets: at least SENSIM_LIDAR_MIN_TARGET_RETURNS
+ * returns, flatness at most SENSIM_LIDAR_MAX_FLATNESS and within
+ * SENSIM_LIDAR_FLATNESS_SDS of its standard deviations above 1 (from
+ * sensim_lidar_fit_planes: flatness, flatness_sd, count per object). Returns
+ * of the other objects get target -1. */
+#define SENSIM_LIDAR_MIN_TARGET_RETURNS 10
+#define SENSIM_LIDAR_MAX_FLATNESS 3.0
+#define SENSIM_LIDAR_FLATNESS_SDS 4.0
+void sensim_lidar_scans_keep_flat(sensim_lidar_scans *s, const double *flatness, const double *flatness_sd,
+                                  const size_t *count);
+/* The objects some return still has as its target. */
+size_t sensim_lidar_scans_targets_used(const sensim_lidar_scans *s);
+
 #ifdef __cplusplus
 }
 #endif

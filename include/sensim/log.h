@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/gt.h"
 #include "sensim/status.h"
 
 #ifdef __cplusplus
@@ -154,41 +155,15 @@ sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char
  * the H5DS bookkeeping ones excepted), replacing those of the same name. */
 sensim_status sensim_log_copy_attrs(sensim_log *dst, const sensim_log *src, const char *obj);
 
-/* ---- ground truth (DESIGN.md /ground_truth) ---- */
+/* ---- ground truth (DESIGN.md /ground_truth) ----
+ * Its rows are read, checked, written and interpolated by sensim/gt.h
+ * (included above, so that a log's users have it). */
 
-/* One block of ground-truth rows; arrays are owned by the block. */
-typedef struct sensim_gt_block {
-    size_t n, capacity;
-    double *t;                /* [n] s */
-    double *position;         /* [n*3] m, world ENU */
-    double *orientation;      /* [n*4] (w,x,y,z) body to world */
-    double *velocity;         /* [n*3] m/s, world */
-    double *angular_velocity; /* [n*3] rad/s, body */
-    double *acceleration;     /* [n*3] m/s^2, world, kinematic */
-} sensim_gt_block;
-
-sensim_status sensim_gt_block_init(sensim_gt_block *b, size_t capacity);
-void sensim_gt_block_free(sensim_gt_block *b);
-
-/* Validates /ground_truth: every dataset present with the right shape and the
- * same length, t finite and strictly increasing, no NaN anywhere (streamed in
- * blocks). Sets *n and origin_lla (defaults 0,0,0 when the attribute is
- * absent). */
-sensim_status sensim_gt_check(const sensim_log *log, size_t *n, double origin_lla[3]);
-/* Reads rows [row0, row0+count) into b (count <= b->capacity). */
-sensim_status sensim_gt_read(const sensim_log *log, size_t row0, size_t count, sensim_gt_block *b);
 /* Progress of ground-truth reads: after each sensim_gt_read of a reader,
  * fn(ctx, row0 + count, rows of /ground_truth/t) on the reading thread.
  * Readers stream the truth forward, so this is how far along a job is. The
  * function and ctx are borrowed for the log's lifetime; NULL turns it off. */
 void sensim_log_on_gt_read(sensim_log *log, void (*fn)(void *ctx, size_t rows_done, size_t rows), void *ctx);
-
-/* Streaming writer of /ground_truth. */
-typedef struct sensim_gt_writer sensim_gt_writer;
-sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3]);
-sensim_status sensim_gt_writer_append(sensim_gt_writer *w, const sensim_gt_block *b);
-/* Closes the datasets (call before sensim_log_commit). NULL is a no-op. */
-void sensim_gt_writer_close(sensim_gt_writer *w);
 
 #ifdef __cplusplus
 }

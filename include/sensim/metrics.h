@@ -195,6 +195,66 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
                                    size_t na, const char *label_a, const double *b, size_t nb, const char *label_b,
                                    int bins);
 
+/* ---- the sim2real experiment (seed 004's GNSS experiment in simulation) ----
+ *
+ * For each generator, "real" logs are made with that GNSS model (plus an IMU
+ * rig); simulated logs with each of the paper's five variants. Every log is
+ * a line, circle or sine trajectory (`tests` each, speeds 1.5 to 2.4 m/s,
+ * 100 Hz truth); the judge runs on every log, each variant's set is scored
+ * against the real set by VEPD and the variants are ranked. Simulated tests
+ * use seeds 1..3 tests, real tests seeds from real_seed on; all variants
+ * share the simulated IMU logs (common random numbers). */
+
+#define SENSIM_SIM2REAL_NMODELS 5
+#define SENSIM_SIM2REAL_NSCEN 3
+
+/* The five GNSS variants of seed 004 (section III-B) in the paper's order:
+ * id (ch-gauss, ...), preset (DATA/<preset>.yaml) and the paper's label. */
+typedef struct sensim_sim2real_model {
+    const char *id, *preset, *label;
+} sensim_sim2real_model;
+extern const sensim_sim2real_model sensim_sim2real_models[SENSIM_SIM2REAL_NMODELS];
+/* "line", "circle", "sine". */
+extern const char *const sensim_sim2real_scenarios[SENSIM_SIM2REAL_NSCEN];
+/* The model whose id or label is name[0..len) (case-insensitive), or -1. */
+int sensim_sim2real_model_find(const char *name, size_t len);
+
+typedef struct sensim_sim2real_opts {
+    const char *data;    /* directory of the GNSS presets */
+    const char *imu_rig; /* the IMU rig file */
+    const char *dir;     /* working directory (created); the kept logs go under it */
+    int judge_mode;      /* a sensim_judge_mode */
+    int generators[SENSIM_SIM2REAL_NMODELS], ngen; /* distinct model indices */
+    size_t tests;        /* per scenario, >= 1 */
+    double duration;     /* s per test */
+    uint64_t real_seed;  /* first seed of the real tests (not within 1..3 tests) */
+    size_t n_boot, n_perm; /* bootstrap replicates, permutations (0: none) */
+    int keep;            /* also write the judged logs: DIR/real-<generator>/ and DIR/sim/<model>/ */
+    /* Progress: ("tests", fraction done) before each test; NULL: none. */
+    void (*progress)(void *ctx, const char *part, double fraction);
+    void *progress_ctx;
+} sensim_sim2real_opts;
+
+/* One variant's standing against one real set. */
+typedef struct sensim_sim2real_standing {
+    int model;
+    sensim_vepd_result all, scen[SENSIM_SIM2REAL_NSCEN];
+    int scen_rank[SENSIM_SIM2REAL_NSCEN]; /* 1 = lowest VEPD in the scenario */
+    sensim_vepd_ci ci;                    /* zero without bootstrap */
+    sensim_vepd_perm perm, scen_perm[SENSIM_SIM2REAL_NSCEN]; /* zero without permutations */
+} sensim_sim2real_standing;
+
+/* Per generator g (in the order given), the variants sorted by VEPD over
+ * all tests, lowest first. */
+typedef struct sensim_sim2real_result {
+    int ngen;
+    sensim_sim2real_standing standings[SENSIM_SIM2REAL_NMODELS][SENSIM_SIM2REAL_NMODELS];
+} sensim_sim2real_result;
+
+/* Runs the experiment. The per-test truth and IMU logs are scratch under
+ * DIR/work (removed). Errors name the file (a rig, a log) or the option. */
+sensim_status sensim_sim2real_run(const sensim_sim2real_opts *o, sensim_sim2real_result *r);
+
 #ifdef __cplusplus
 }
 #endif

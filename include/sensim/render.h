@@ -26,8 +26,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/gt.h"
 #include "sensim/lidar.h"
 #include "sensim/linalg.h"
+#include "sensim/rig.h"
 #include "sensim/status.h"
 
 #ifdef __cplusplus
@@ -58,10 +60,28 @@ static inline sensim_pose sensim_pose_mul(sensim_pose a, sensim_pose b)
  * it is called from many threads at once. */
 typedef void (*sensim_pose_fn)(const void *user, double t, sensim_pose *out);
 
-/* ---- sampled pose tracks (a trajectory as a function of time) ---- */
+/* ---- a sensor's pose from the ground truth of a log ---- */
 
-/* Poses sampled at increasing times, interpolated linearly (position) and by
- * slerp (orientation); held constant outside [t[0], t[n-1]]. Arrays copied. */
+/* A sensor riding a log's ground truth: the body pose of sensim_gt_window_at
+ * (cubic Hermite position, slerp orientation: what every injected sensor
+ * sees, sensim/gt.h) with `mount`, the sensor pose in the body frame,
+ * composed on the right. What sensim_render_log casts from. Borrows the
+ * window; covering it (between parallel loops) changes what it answers. */
+typedef struct sensim_gt_track {
+    const sensim_gt_window *gt;
+    sensim_pose mount;
+} sensim_gt_track;
+/* A sensim_pose_fn; `user` is a const sensim_gt_track *. Pure between
+ * covers of its window: many threads may call it at once. */
+void sensim_gt_track_eval(const void *user, double t, sensim_pose *out);
+
+/* ---- poses given as arrays ---- */
+
+/* Poses sampled at increasing times without velocities, interpolated
+ * linearly (position) and by slerp (orientation); held constant outside
+ * [t[0], t[n-1]]. Arrays copied. For a log's ground truth, which has
+ * velocities, use sensim_gt_track: every sensor on a log interpolates it
+ * alike. */
 typedef struct sensim_pose_track sensim_pose_track;
 /* position [n*3], orientation [n*4] (w,x,y,z, body to world); t strictly
  * increasing and finite. `mount` (may be NULL) is the sensor pose in the body
@@ -545,6 +565,67 @@ typedef struct sensim_render_sensor {
  * or camera, a mount, and the parameters; see sensim-render(1)). The
  * parameters are validated. Errors name the file, line and key. */
 sensim_status sensim_render_sensor_load(const char *path, const char *name, sensim_render_sensor *out);
+
+/* ---- rendering a trajectory into a log (what sensim render does) ---- */
+
+typedef struct sensim_render_log_opts {
+    double start, end;  /* s: the first scan/frame starts at `start`, none ends
+                           after `end` (NAN: the ground truth's first / last
+                           time; outside the ground truth is an error) */
+    uint64_t count;     /* at most this many scans/frames; 0: no limit */
+    int as_float;       /* camera: linear f32 images instead of sRGB u8 */
+    size_t gt_window;   /* ground-truth rows held at a time (at least 2;
+                           grows to one frame's rows); the output does not
+                           depend on it */
+    int have_seed;      /* with a rig: draw its noise from `seed` ... */
+    uint64_t seed;      /* ... instead of the rig's seed */
+    /* Also written, when not NULL (directories created if missing): each
+     * scan as DIR/NAME_NNNNN.ply, each frame as DIR/NAME_NNNNN.png, each
+     * scan's bird's-eye view (bev_extent m, bev_size px, bev_color) as
+     * DIR/NAME_NNNNN.png. */
+    const char *ply_dir, *png_dir, *bev_dir;
+    double bev_extent;
+    int bev_size;
+    sensim_bev_color bev_color;
+    /* Recorded in the output: created_by (NULL: "sensim render"), the
+     * group's `scene` attribute (NULL: none) and, with a rig, `noise_rig`
+     * (NULL: "rig"), which also names the rig in errors. */
+    const char *created_by, *scene_path, *rig_path;
+    /* Progress: ("scans" or "frames", fraction done) after each; NULL: none. */
+    sensim_progress_fn progress;
+    void *progress_ctx;
+} sensim_render_log_opts;
+
+/* start and end NAN, count 0, u8 images, gt_window 65536, the rig's seed,
+ * no extra files, bev 40 m / 512 px / height, no progress. */
+sensim_render_log_opts sensim_render_log_default_opts(void);
+
+/* Renders scene sensor `sensor` (its type, rate, mount and parameters; from
+ * sensim_render_sensor_load) of `scene` (committed) along the ground truth of
+ * the log at gt_path and writes out_path (atomically; nothing is left behind
+ * on failure): /ground_truth copied and /sensors/NAME in the layout of
+ * sensim(1). A lidar's scan k starts at sample time k of its timing and its
+ * beams are cast from the pose at their own fire times; a camera's samples
+ * at random times in the exposure. Poses come from the ground truth's one
+ * interpolation (sensim/gt.h) with the sensor's mount.
+ *
+ * Per scan: t (delivery: the end of the scan or exposure plus the lag, kept
+ * increasing), t_sample (true start), t_sensor (the sensor clock's stamp),
+ * all s; per point of a lidar: points [x y z intensity] (m), range (m),
+ * azimuth and elevation (rad), channel, return_index, time_offset (s from
+ * t_sample), object (the hit's scene object, 4294967295 for the air),
+ * reflectivity, and scan_offset [scans + 1]; a camera's image [N,H,W,3].
+ *
+ * rig (may be NULL: noise-free, no lag): its sensor of the same name, of
+ * the same type, without a lens of its own and at the scene's rate (or none),
+ * gives the noise and the timing (clock, start delay, lag, jitter) exactly as
+ * sensim_rig_inject would draw them on the clean log. scene, sensor and rig
+ * are borrowed for the call. Errors: EINVAL (start/end outside the ground
+ * truth, no whole frame in the span, a rig sensor that does not fit, bev_dir
+ * for a camera), the ground truth's (file, dataset, row), ENOSPC-style guard
+ * errors before anything is written (sensim/guard.h), I/O. */
+sensim_status sensim_render_log(const sensim_render_sensor *sensor, const sensim_scene *scene, const sensim_rig *rig,
+                                const sensim_render_log_opts *opts, const char *gt_path, const char *out_path);
 
 #ifdef __cplusplus
 }

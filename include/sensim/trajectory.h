@@ -114,6 +114,21 @@ void sensim_trajectory_eval(const sensim_trajectory *traj, double t, sensim_traj
 sensim_status sensim_trajectory_fill(const sensim_trajectory *traj, double t_start, double rate_hz, uint64_t k0,
                                      size_t n, sensim_gt_block *b);
 
+/* What sensim trajectory records in /ground_truth's `trajectory` attribute:
+ * "shape=circle rate_hz=100 start_time=0 start=0,0,0 heading_deg=90" and the
+ * parameters the shape uses (speed=..., radius=..., ...), %.17g each.
+ * heading_deg is the compass heading as given (p->yaw holds it as ENU
+ * yaw). Truncated to size (NUL-terminated). */
+void sensim_trajectory_describe(const sensim_trajectory_params *p, double rate_hz, double heading_deg, char *buf,
+                                size_t size);
+/* Writes `rows` rows at t0 + k / rate_hz (t0 the trajectory's start time)
+ * into /ground_truth of `log` (a writer; origin_lla NULL: 0,0,0) in blocks of
+ * bounded size, with the attribute `trajectory` = desc unless desc is NULL.
+ * progress (may be NULL) gets the rows written so far after each block. */
+sensim_status sensim_trajectory_write(const sensim_trajectory *traj, double rate_hz, uint64_t rows,
+                                      const double origin_lla[3], const char *desc, sensim_log *log,
+                                      void (*progress)(void *ctx, uint64_t done, uint64_t rows), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
