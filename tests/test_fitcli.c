@@ -14,6 +14,7 @@
 #include "sensim/lidar.h"
 #include "sensim/log.h"
 #include "sensim/ptc.h"
+#include "sensim/rng.h"
 #include "testutil.h"
 
 /* The number after "key": in a flat JSON object (NAN when absent or null). */
@@ -165,6 +166,78 @@ START_TEST(fit_camera_cli_round_trip)
     free(stack);
     free(yaml);
     free(svg);
+}
+END_TEST
+
+/* An 8-bit stack drawn here (Poisson electrons, Gaussian read noise sd_e,
+ * DN = round(K e + 10.2) clipped to 0..255), 64 x 64, 12 levels of 16 DN
+ * steps: the variance grows to the last level (saturation not reached). */
+static void write_stack8(const char *path, double K, double sd_e)
+{
+    const size_t n = 64 * 64, L = 12, tail[3] = {2, 64, 64};
+    uint8_t *light = malloc(2 * L * n), *dark = malloc(2 * L * n);
+    double exposure[12];
+    for (size_t k = 0; k < L; k++) {
+        exposure[k] = 1e-3 * (double)(k + 1);
+        for (int j = 0; j < 4; j++) {
+            sensim_rng r = sensim_rng_make(5, (uint32_t)k, (uint32_t)j);
+            uint8_t *f = (j < 2 ? light : dark) + (2 * k + (size_t)(j & 1)) * n;
+            for (size_t i = 0; i < n; i++) {
+                double e = (double)sensim_rng_poisson(&r, 2 * i, j < 2 ? 16.0 * (double)(k + 1) / K : 0) +
+                           sd_e * sensim_rng_normal(&r, 2 * i + 1);
+                double dn = floor(K * e + 10.2 + 0.5);
+                f[i] = (uint8_t)(dn < 0 ? 0 : dn > 255 ? 255 : dn);
+            }
+        }
+    }
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/exposure", SENSIM_F64, L, 0, NULL, exposure, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/light", SENSIM_U8, L, 3, tail, light, "DN"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/stack/dark", SENSIM_U8, L, 3, tail, dark, "DN"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(light);
+    free(dark);
+}
+
+START_TEST(fit_camera_cli_validity_warnings)
+{
+    /* Issue 13 item 7 through the command: an 8-bit stack with 0.1 DN of
+     * dark noise (K = 0.01 DN/e-, 10 e-) is far outside EMVA 1288's
+     * validity (dark variance < 0.24 DN^2): stderr, the YAML and --json say
+     * so. A stack inside it (K = 0.05, 20 e-: 1 DN) does not; neither
+     * saturates, which each reports as a lower bound. Both outputs parse as
+     * strict JSON. */
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "cam.yaml"), *in = tu_path(dir, "in.h5");
+    char *js = tu_path(dir, "out.json"), cmd[1024];
+    for (int bad = 1; bad >= 0; bad--) {
+        write_stack8(in, bad ? 0.01 : 0.05, bad ? 10 : 20);
+        tu_run_result r = tu_run("fit", "camera", in, "-o", yaml, "--json", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.err, "saturation was not reached") != NULL, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "\"saturation_note\""));
+        char *txt = tu_read_file(yaml, NULL);
+        ck_assert_ptr_nonnull(txt);
+        if (bad) {
+            ck_assert_msg(strstr(r.err, "outside EMVA 1288's validity") != NULL, "%s", r.err);
+            ck_assert_ptr_nonnull(strstr(r.out, "\"validity_note\""));
+            ck_assert_ptr_nonnull(strstr(txt, "# WARNING: temporal variance"));
+        } else {
+            ck_assert_ptr_null(strstr(r.err, "EMVA"));
+            ck_assert_ptr_null(strstr(r.out, "validity_note"));
+            ck_assert_ptr_null(strstr(txt, "WARNING"));
+        }
+        free(txt);
+        ck_assert_int_eq(tu_write_file(js, r.out), 0);
+        snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"import json,sys; json.load(open(sys.argv[1]))\" '%s'", js);
+        ck_assert_int_eq(system(cmd), 0);
+        tu_run_free(&r);
+    }
+    free(js);
+    free(yaml);
+    free(in);
+    tu_rmtree(dir);
+    free(dir);
 }
 END_TEST
 
@@ -577,6 +650,7 @@ Suite *suite_fitcli(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, fit_camera_cli_round_trip);
     tcase_add_test(tc, fit_camera_cli_bad_input);
+    tcase_add_test(tc, fit_camera_cli_validity_warnings);
     tcase_add_test(tc, fit_lidar_cli_round_trip);
     tcase_add_test(tc, fit_lidar_cli_bad_input);
     tcase_add_test(tc, fit_lidar_cli_angular_round_trip);
