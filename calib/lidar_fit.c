@@ -623,8 +623,7 @@ sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const
     double C[4][4], chisq = 0;
     int ok = 0;
     for (int it = 0; it < 60; it++) {
-        double G[4][4] = {{0}}, h[4] = {0}, ssr = 0, w_i[1];
-        (void)w_i;
+        double G[4][4] = {{0}}, h[4] = {0}, ssr = 0;
         for (size_t i = 0; i < m; i++) {
             double sr = th[0] + th[1] * r[i], e = g[i] * sr * sr + th[2] * A[i] + th[3] * B[i];
             if (!(e > floor_e))

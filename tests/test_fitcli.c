@@ -423,6 +423,138 @@ START_TEST(fit_lidar_cli_bad_input)
 }
 END_TEST
 
+/* ---------------------------------------- lidar: beam-pointing jitter */
+
+static double yaml_num(const char *txt, const char *key);
+
+/* Four planes seen from the origin (n.p = dist, n away from the sensor),
+ * tilted about vertical and horizontal axes, a grid of per x per encoder
+ * directions on each; S scans in which the beam is turned by daz ~ N(0,
+ * saz) and del ~ N(0, sel) from the encoder direction u0, the range is
+ * where it meets the plane plus N(0, (sb + ss r + sq / r)^2), and the lidar reports
+ * range * u0 (drawn here, not by sensim's lidar model). Written as
+ * /sensors/lidar/ scan_offset, points, range and object. */
+static void write_jitter_scans(const char *path, size_t S, size_t per, double sb, double ss, double sq, double saz,
+                               double sel)
+{
+    const double deg = M_PI / 180;
+    const double nrm[4][3] = {{cos(50 * deg), sin(50 * deg), 0},
+                              {0, 0, -1},
+                              {cos(40 * deg) * cos(100 * deg), cos(40 * deg) * sin(100 * deg), sin(40 * deg)},
+                              {cos(-100 * deg), sin(-100 * deg), 0}};
+    const double dist[4] = {15, 2, 25, 30}, az0[4] = {30, -40, 100, -100}, el0[4] = {0, -20, 5, 0};
+    const double span[4][2] = {{40, 20}, {60, 12}, {30, 20}, {30, 20}};
+    double *u0 = malloc(4 * per * per * 3 * sizeof *u0);
+    uint32_t *obj0 = malloc(4 * per * per * sizeof *obj0);
+    size_t P = 0;
+    for (int k = 0; k < 4; k++)
+        for (size_t j = 0; j < per * per; j++) {
+            double az = (az0[k] + span[k][0] * ((double)(j % per) / (double)(per - 1) - 0.5)) * deg;
+            double el = (el0[k] + span[k][1] * ((double)(j / per) / (double)(per - 1) - 0.5)) * deg;
+            double u[3] = {cos(el) * cos(az), cos(el) * sin(az), sin(el)};
+            if (!(u[0] * nrm[k][0] + u[1] * nrm[k][1] + u[2] * nrm[k][2] > 0.05))
+                continue;
+            memcpy(u0 + 3 * P, u, sizeof u);
+            obj0[P++] = (uint32_t)k;
+        }
+    const size_t M = S * P, four = 4;
+    float *pts = malloc(M * 16), *rg = malloc(M * 4);
+    uint32_t *obj = malloc(M * sizeof *obj);
+    uint64_t *off = malloc((S + 1) * 8);
+    for (size_t i = 0; i < P; i++) {
+        const double *u = u0 + 3 * i, *n = nrm[obj0[i]];
+        double az = atan2(u[1], u[0]), el = asin(u[2]);
+        sensim_rng g = sensim_rng_make(77, 3, (uint32_t)i);
+        for (size_t s = 0; s < S; s++) {
+            double a = az + saz * sensim_rng_normal(&g, 3 * s), e = el + sel * sensim_rng_normal(&g, 3 * s + 1);
+            double v[3] = {cos(e) * cos(a), cos(e) * sin(a), sin(e)};
+            double rt = dist[obj0[i]] / (v[0] * n[0] + v[1] * n[1] + v[2] * n[2]);
+            double rm = rt + (sb + ss * rt + sq / rt) * sensim_rng_normal(&g, 3 * s + 2);
+            float *q = pts + 4 * (s * P + i);
+            for (int c = 0; c < 3; c++)
+                q[c] = (float)(rm * u[c]);
+            q[3] = 0.5f;
+            rg[s * P + i] = (float)rm;
+            obj[s * P + i] = obj0[i];
+        }
+    }
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/scan_offset", SENSIM_U64, S + 1, 0, NULL, off, ""),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/points", SENSIM_F32, M, 1, &four, pts, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/range", SENSIM_F32, M, 0, NULL, rg, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/object", SENSIM_U32, M, 0, NULL, obj, ""), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    free(u0);
+    free(obj0);
+    free(pts);
+    free(rg);
+    free(obj);
+    free(off);
+}
+
+START_TEST(fit_lidar_cli_beam_jitter)
+{
+    /* Issue 13 item 6 through the command: range sigma 0.02 m + 0.001 r,
+     * 4 mrad of azimuth and 2 mrad of elevation jitter of the beam, 12
+     * scans. Before, the range line was fitted to the raw ranges, which the
+     * jitter moves: base 0.037 m, azimuth 2.4 and elevation 1.3 mrad,
+     * chi2/dof 2.0 and no word of it. Now each of the four must lie within
+     * two 95 % half-widths of the truth, YAML and --json agree, the JSON
+     * says the fit was joint and parses strictly, and no misfit is
+     * reported. Then a range noise with 0.3 m / r on top (0.15 m at the
+     * 2 m plane), which no line with base and slope >= 0 describes: the
+     * misfit is reported on stderr, in the YAML and in --json. */
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "lidar.yaml"), *scans = tu_path(dir, "scans.h5");
+    char *js = tu_path(dir, "out.json"), cmd[1024];
+    write_jitter_scans(scans, 12, 24, 0.02, 0.001, 0, 0.004, 0.002);
+    static const struct {
+        const char *key;
+        double truth;
+    } want[] = {{"range_sigma_base", 0.02}, {"range_sigma_slope", 0.001}, {"azimuth_sigma", 0.004},
+                {"elevation_sigma", 0.002}};
+    tu_run_result r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    char *txt = tu_read_file(yaml, NULL);
+    ck_assert_ptr_nonnull(txt);
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char ck[64];
+        snprintf(ck, sizeof ck, "%s_ci", want[k].key);
+        double v = json_num(r.out, want[k].key), ci = json_num(r.out, ck);
+        ck_assert_msg(ci > 0 && fabs(v - want[k].truth) <= 2 * ci, "%s = %g +- %g, truth %g: %s", want[k].key, v, ci,
+                      want[k].truth, r.out);
+        ck_assert_msg(fabs(yaml_num(txt, want[k].key) - v) <= 1e-6 * v, "%s: YAML and JSON differ", want[k].key);
+    }
+    ck_assert_ptr_nonnull(strstr(r.out, "\"joint\": true"));
+    ck_assert_ptr_null(strstr(r.out, "fit_note"));
+    ck_assert_ptr_nonnull(strstr(txt, "fitted together"));
+    ck_assert_int_eq(tu_write_file(js, r.out), 0);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"import json,sys; json.load(open(sys.argv[1]))\" '%s'", js);
+    ck_assert_int_eq(system(cmd), 0);
+    tu_run_free(&r);
+    free(txt);
+    write_jitter_scans(scans, 12, 24, 0.02, 0.001, 0.3, 0.004, 0.002);
+    r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", NULL);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "does not describe these returns") != NULL, "%s %s", r.err, r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"fit_note\": \"chi2/dof"));
+    txt = tu_read_file(yaml, NULL);
+    ck_assert_ptr_nonnull(strstr(txt, "# WARNING: chi2/dof"));
+    ck_assert_int_eq(tu_write_file(js, r.out), 0);
+    ck_assert_int_eq(system(cmd), 0);
+    tu_run_free(&r);
+    free(txt);
+    free(js);
+    free(yaml);
+    free(scans);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 /* ------------------------------------------- lidar: rendered round trip */
 
 /* A static lidar 1.8 m above the ground (object 0), three walls at 7 to
@@ -493,7 +625,7 @@ START_TEST(fit_lidar_cli_angular_round_trip)
         const char *key;
         double truth, max_ci;
     } want[] = {{"range_sigma_base", 0.02, 1e-3},
-                {"range_sigma_slope", 0.001, 1e-4},
+                {"range_sigma_slope", 0.001, 1.5e-4}, /* joint fit: target returns only */
                 {"azimuth_sigma", 0.002, 3e-4},
                 {"elevation_sigma", 0.003, 3e-4}};
     tu_run_result r = tu_run("fit", "lidar", scans, "-o", yaml, "--json", NULL);
@@ -654,6 +786,7 @@ Suite *suite_fitcli(void)
     tcase_add_test(tc, fit_lidar_cli_round_trip);
     tcase_add_test(tc, fit_lidar_cli_bad_input);
     tcase_add_test(tc, fit_lidar_cli_angular_round_trip);
+    tcase_add_test(tc, fit_lidar_cli_beam_jitter);
     tcase_add_test(tc, fit_lidar_cli_labels_bad_input);
     tcase_add_test(tc, fit_imu_plot_draws_identified_terms_only);
     suite_add_tcase(s, tc);
