@@ -423,9 +423,56 @@ START_TEST(fit_lidar_cli_bad_input)
 }
 END_TEST
 
-/* ---------------------------------------- lidar: beam-pointing jitter */
-
 static double yaml_num(const char *txt, const char *key);
+
+START_TEST(fit_lidar_cli_decreasing_noise)
+{
+    /* Issue 13 item 7: range noise decreasing with range (sigma = 0.05 -
+     * 0.0003 r over 2..100 m, drawn here) has a negative free slope, which
+     * no rig can hold. The YAML and --json must state the same model (slope
+     * held at 0, the base refitted), and both say that it was constrained;
+     * before, the YAML clamped the slope while --json printed it negative. */
+    const size_t S = 20, P = 300;
+    char *dir = tu_mkdtemp(), *yaml = tu_path(dir, "lidar.yaml"), *in = tu_path(dir, "in.h5");
+    float *rg = malloc(S * P * sizeof *rg);
+    uint64_t off[21];
+    for (size_t i = 0; i < P; i++) {
+        double r = 2 + 98.0 * (double)i / (double)(P - 1);
+        sensim_rng g = sensim_rng_make(31, 1, (uint32_t)i);
+        for (size_t k = 0; k < S; k++)
+            rg[k * P + i] = (float)(r + (0.05 - 0.0003 * r) * sensim_rng_normal(&g, k));
+    }
+    for (size_t k = 0; k <= S; k++)
+        off[k] = k * P;
+    sensim_log *log = sensim_log_create(in, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/scan_offset", SENSIM_U64, S + 1, 0, NULL, off, ""),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/lidar/range", SENSIM_F32, S * P, 0, NULL, rg, "m"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    tu_run_result r = tu_run("fit", "lidar", in, "-o", yaml, "--json", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    char *txt = tu_read_file(yaml, NULL);
+    ck_assert_ptr_nonnull(txt);
+    ck_assert_double_eq(json_num(r.out, "range_sigma_slope"), 0);
+    ck_assert_double_eq(yaml_num(txt, "range_sigma_slope"), 0);
+    double b = json_num(r.out, "range_sigma_base");
+    ck_assert_msg(b > 0.02 && b < 0.0494, "base %g", b);
+    ck_assert_double_le(fabs(yaml_num(txt, "range_sigma_base") - b), 1e-6 * b);
+    ck_assert_double_lt(json_num(r.out, "range_sigma_slope_free"), 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"constrained\": \"slope held at 0"));
+    ck_assert_ptr_nonnull(strstr(txt, "sigma decreasing with range"));
+    tu_run_free(&r);
+    free(txt);
+    free(rg);
+    free(yaml);
+    free(in);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* ---------------------------------------- lidar: beam-pointing jitter */
 
 /* Four planes seen from the origin (n.p = dist, n away from the sensor),
  * tilted about vertical and horizontal axes, a grid of per x per encoder
@@ -787,6 +834,7 @@ Suite *suite_fitcli(void)
     tcase_add_test(tc, fit_lidar_cli_bad_input);
     tcase_add_test(tc, fit_lidar_cli_angular_round_trip);
     tcase_add_test(tc, fit_lidar_cli_beam_jitter);
+    tcase_add_test(tc, fit_lidar_cli_decreasing_noise);
     tcase_add_test(tc, fit_lidar_cli_labels_bad_input);
     tcase_add_test(tc, fit_imu_plot_draws_identified_terms_only);
     suite_add_tcase(s, tc);
