@@ -153,17 +153,17 @@ static double flicker_shape(double tau, double f0)
     return (M_LN2 - sx * sx * sx * (sx + 4 * x * cos(x)) / (2 * x * x) + gsl_sf_Ci(2 * x) - gsl_sf_Ci(4 * x)) / M_LN2;
 }
 
-/* Column k of the design at tau: the power of tau, or for B the band-limited
- * shape at cutoff f0 (INFINITY: flat). */
-static double column(int k, double tau, double f0)
+/* Column k of the design at point i: the power of tau, or for B the
+ * band-limited shape bcol[i] (bcol NULL: flat). */
+static double column(int k, const double *tau, size_t i, const double *bcol)
 {
-    return k == SENSIM_TERM_B && isfinite(f0) ? flicker_shape(tau, f0) : basis(k, tau);
+    return k == SENSIM_TERM_B && bcol ? bcol[i] : basis(k, tau[i]);
 }
 
 /* WLS of the five-term model restricted to the terms in mask: c[k] and
- * var[k] for those terms (others 0); B at cutoff f0. */
-static int fit_subset(const double *tau, const double *y, const double *w, size_t n, unsigned mask, double f0,
-                      double c[NT], double var[NT], double *chi2)
+ * var[k] for those terms (others 0); B's column bcol (NULL: flat). */
+static int fit_subset(const double *tau, const double *y, const double *w, size_t n, unsigned mask,
+                      const double *bcol, double c[NT], double var[NT], double *chi2)
 {
     double A[MAXPTS * NT];
     int idx[NT], nc = 0;
@@ -172,7 +172,7 @@ static int fit_subset(const double *tau, const double *y, const double *w, size_
             idx[nc++] = k;
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < nc; j++)
-            A[i * nc + j] = column(idx[j], tau[i], f0);
+            A[i * nc + j] = column(idx[j], tau, i, bcol);
     double cc[NT], cov[NT * NT];
     if (wls(A, y, w, n, nc, cc, cov, chi2))
         return -1;
@@ -194,8 +194,8 @@ static int popcount(unsigned m)
 }
 
 /* Non-negative least squares by enumeration of the (at most 31) subsets. */
-static unsigned nnls(const double *tau, const double *y, const double *w, size_t n, unsigned allowed, double f0,
-                     double c[NT], double var[NT], double *chi2)
+static unsigned nnls(const double *tau, const double *y, const double *w, size_t n, unsigned allowed,
+                     const double *bcol, double c[NT], double var[NT], double *chi2)
 {
     unsigned best = 0;
     double bestx2 = INFINITY;
@@ -203,7 +203,7 @@ static unsigned nnls(const double *tau, const double *y, const double *w, size_t
         if ((s & ~allowed) || (size_t)popcount(s) > n)
             continue;
         double cs[NT], vs[NT], x2;
-        if (fit_subset(tau, y, w, n, s, f0, cs, vs, &x2))
+        if (fit_subset(tau, y, w, n, s, bcol, cs, vs, &x2))
             continue;
         int ok = 1;
         for (int k = 0; k < NT; k++)
@@ -326,7 +326,7 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
     for (size_t i = 0; i < m; i++)
         w[i] = edf[i] / (2 * y[i] * y[i]);
     for (int it = 0; it < 3; it++) {
-        S = nnls(tau, y, w, m, allowed, INFINITY, c, var, &chi2);
+        S = nnls(tau, y, w, m, allowed, NULL, c, var, &chi2);
         if (!S)
             return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
         for (size_t i = 0; i < m; i++) {
@@ -354,45 +354,49 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
     if (profile)
         for (double f0 = 30 / tau[0]; f0 >= 1 / tau[m - 1] && ng < F0_MAX; f0 *= pow(10, -1.0 / F0_PER_DECADE))
             f0s[ng++] = f0;
-    double gx2[F0_MAX], gc[F0_MAX][NT], gv[F0_MAX][NT], fc[F0_MAX][NT], fv[F0_MAX][NT];
+    double gx2[F0_MAX], gc[F0_MAX][NT], gv[F0_MAX][NT], fc[F0_MAX][NT], fv[F0_MAX][NT], bcol[MAXPTS];
     unsigned gS[F0_MAX];
     int gfull[F0_MAX], best = -1;
     /* Twice: the second pass weights the points by the best model of the
      * first, cutoff included (the flat model overstates short taus). */
     for (int pass = 0; pass < 2; pass++) {
-    if (pass) {
-        for (size_t i = 0; i < m; i++) {
-            double f = 0;
-            for (int k = 0; k < NT; k++)
-                f += gc[best][k] * column(k, tau[i], f0s[best]);
-            w[i] = edf[i] / (2 * f * f);
+        if (pass) {
+            for (size_t i = 0; i < m; i++) {
+                double f = 0;
+                for (int k = 0; k < NT; k++)
+                    f += gc[best][k] * (k == SENSIM_TERM_B ? flicker_shape(tau[i], f0s[best]) : basis(k, tau[i]));
+                w[i] = edf[i] / (2 * f * f);
+            }
+            best = -1;
         }
-        best = -1;
+        for (int g = 0; g < ng; g++) {
+            for (size_t i = 0; i < m; i++)
+                bcol[i] = flicker_shape(tau[i], f0s[g]);
+            gS[g] = nnls(tau, y, w, m, allowed, bcol, gc[g], gv[g], &gx2[g]);
+            if (!gS[g])
+                gx2[g] = INFINITY;
+            double x2f;
+            /* Intervals from the unconstrained fit of every allowed term. The
+             * non-negative solution is the point estimate, but an interval from
+             * its subset alone is conditional on the terms the constraint
+             * removed being exactly 0: when the data put a term such as Q just
+             * below zero it is dropped and N is fitted as if Q were known to be
+             * 0; when they put it just above, Q takes part of N's short-tau
+             * variance. That truncation biases N low and the conditional
+             * interval is too narrow. The unconstrained weighted least squares
+             * is unbiased under the model, so its z-interval covers at the
+             * nominal rate; intersecting it with the feasible set (>= 0) and
+             * widening it to hold the point estimate keeps that coverage.
+             * Without the points for it, the subset is used. */
+            gfull[g] = popcount(allowed) < (int)m && !fit_subset(tau, y, w, m, allowed, bcol, fc[g], fv[g], &x2f);
+            if (gx2[g] < INFINITY && (best < 0 || gx2[g] < gx2[best]))
+                best = g;
+        }
+        if (best < 0)
+            return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
     }
-    for (int g = 0; g < ng; g++) {
-        gS[g] = nnls(tau, y, w, m, allowed, f0s[g], gc[g], gv[g], &gx2[g]);
-        if (!gS[g])
-            gx2[g] = INFINITY;
-        double x2f;
-        /* Intervals from the unconstrained fit of every allowed term. The
-         * non-negative solution is the point estimate, but an interval from
-         * its subset alone is conditional on the terms the constraint
-         * removed being exactly 0: when the data put a term such as Q just
-         * below zero it is dropped and N is fitted as if Q were known to be
-         * 0; when they put it just above, Q takes part of N's short-tau
-         * variance. That truncation biases N low and the conditional
-         * interval is too narrow. The unconstrained weighted least squares
-         * is unbiased under the model, so its z-interval covers at the
-         * nominal rate; intersecting it with the feasible set (>= 0) and
-         * widening it to hold the point estimate keeps that coverage.
-         * Without the points for it, the subset is used. */
-        gfull[g] = popcount(allowed) < (int)m && !fit_subset(tau, y, w, m, allowed, f0s[g], fc[g], fv[g], &x2f);
-        if (gx2[g] < INFINITY && (best < 0 || gx2[g] < gx2[best]))
-            best = g;
-    }
-    if (best < 0)
-        return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
-    }
+    for (size_t i = 0; i < m; i++)
+        bcol[i] = flicker_shape(tau[i], f0s[best]);
     S = gS[best];
     chi2 = gx2[best];
     memcpy(c, gc[best], sizeof c);
@@ -447,7 +451,7 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
         if (!have) {
             double c2[NT], v2[NT], x2;
             if ((size_t)popcount(S | 1u << k) > m ||
-                fit_subset(tau, y, w, m, S | 1u << k, f0s[best], c2, v2, &x2)) {
+                fit_subset(tau, y, w, m, S | 1u << k, bcol, c2, v2, &x2)) {
                 p->flag = SENSIM_FIT_UNRESOLVED;
                 append_note(fit->note, sizeof fit->note, "%s%s not identifiable: %zu tau points for %zu terms",
                             term_syms[k], m, (size_t)popcount(S | 1u << k));

@@ -720,6 +720,7 @@ Suite *suite_vepd(void)
 {
     Suite *s = suite_create("vepd");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* cli_errors starts scipy, seconds on a loaded machine */
     tcase_add_test(tc, flatness_white_noise);
     tcase_add_test(tc, flatness_tone_and_known_answer);
     tcase_add_test(tc, flatness_prime_lengths_match_numpy);
