@@ -4,12 +4,15 @@
 #include "sensim/imufit.h"
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sf_expint.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #define NT SENSIM_TERM_COUNT
 #define MAXPTS 512 /* points per fit: scratch lives on the stack */
+#define F0_PER_DECADE 6 /* cutoffs of the bias-instability term tried per decade */
+#define F0_MAX 96       /* at most this many (16 decades of tau) */
 
 static const char *const term_keys[NT] = {"quantization", "noise_density", "bias_instability", "random_walk",
                                           "rate_ramp"};
@@ -131,10 +134,36 @@ static int wls(const double *A, const double *y, const double *w, size_t n, int 
     return 0;
 }
 
+/* The bias-instability term of IEEE Std 952-1997 Annex C with its cutoff:
+ * rate PSD B^2 / (2 pi f) for f <= f0 and 0 above gives
+ *   AVAR = (2 B^2 / pi) [ln 2 - sin^3 x (sin x + 4 x cos x) / (2 x^2)
+ *                         + Ci(2x) - Ci(4x)],  x = pi f0 tau,
+ * which tends to the flat (2 ln 2 / pi) B^2 for tau >> 1/f0 and falls as
+ * tau below it. Returned per unit of the flat coefficient (so 1 at f0 =
+ * infinity, the flat model). */
+static double flicker_shape(double tau, double f0)
+{
+    double x = M_PI * f0 * tau;
+    if (!(x < 1e6))
+        return 1;
+    if (x < 1e-3) /* leading term x^2 / 2 of the bracket: no cancellation */
+        return x * x / (2 * M_LN2);
+    double sx = sin(x);
+    SENSIM_GSL_QUIET_SCOPE();
+    return (M_LN2 - sx * sx * sx * (sx + 4 * x * cos(x)) / (2 * x * x) + gsl_sf_Ci(2 * x) - gsl_sf_Ci(4 * x)) / M_LN2;
+}
+
+/* Column k of the design at point i: the power of tau, or for B the
+ * band-limited shape bcol[i] (bcol NULL: flat). */
+static double column(int k, const double *tau, size_t i, const double *bcol)
+{
+    return k == SENSIM_TERM_B && bcol ? bcol[i] : basis(k, tau[i]);
+}
+
 /* WLS of the five-term model restricted to the terms in mask: c[k] and
- * var[k] for those terms (others 0). */
-static int fit_subset(const double *tau, const double *y, const double *w, size_t n, unsigned mask, double c[NT],
-                      double var[NT], double *chi2)
+ * var[k] for those terms (others 0); B's column bcol (NULL: flat). */
+static int fit_subset(const double *tau, const double *y, const double *w, size_t n, unsigned mask,
+                      const double *bcol, double c[NT], double var[NT], double *chi2)
 {
     double A[MAXPTS * NT];
     int idx[NT], nc = 0;
@@ -143,7 +172,7 @@ static int fit_subset(const double *tau, const double *y, const double *w, size_
             idx[nc++] = k;
     for (size_t i = 0; i < n; i++)
         for (int j = 0; j < nc; j++)
-            A[i * nc + j] = basis(idx[j], tau[i]);
+            A[i * nc + j] = column(idx[j], tau, i, bcol);
     double cc[NT], cov[NT * NT];
     if (wls(A, y, w, n, nc, cc, cov, chi2))
         return -1;
@@ -165,8 +194,8 @@ static int popcount(unsigned m)
 }
 
 /* Non-negative least squares by enumeration of the (at most 31) subsets. */
-static unsigned nnls(const double *tau, const double *y, const double *w, size_t n, unsigned allowed, double c[NT],
-                     double var[NT], double *chi2)
+static unsigned nnls(const double *tau, const double *y, const double *w, size_t n, unsigned allowed,
+                     const double *bcol, double c[NT], double var[NT], double *chi2)
 {
     unsigned best = 0;
     double bestx2 = INFINITY;
@@ -174,7 +203,7 @@ static unsigned nnls(const double *tau, const double *y, const double *w, size_t
         if ((s & ~allowed) || (size_t)popcount(s) > n)
             continue;
         double cs[NT], vs[NT], x2;
-        if (fit_subset(tau, y, w, n, s, cs, vs, &x2))
+        if (fit_subset(tau, y, w, n, s, bcol, cs, vs, &x2))
             continue;
         int ok = 1;
         for (int k = 0; k < NT; k++)
@@ -297,7 +326,7 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
     for (size_t i = 0; i < m; i++)
         w[i] = edf[i] / (2 * y[i] * y[i]);
     for (int it = 0; it < 3; it++) {
-        S = nnls(tau, y, w, m, allowed, c, var, &chi2);
+        S = nnls(tau, y, w, m, allowed, NULL, c, var, &chi2);
         if (!S)
             return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
         for (size_t i = 0; i < m; i++) {
@@ -307,13 +336,74 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
             w[i] = edf[i] / (2 * f * f);
         }
     }
-    /* Final pass at the final weights for chi2 and covariance. */
-    S = nnls(tau, y, w, m, allowed, c, var, &chi2);
-    if (!S)
-        return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
-    int dof = (int)m - popcount(S);
+    /* The cutoff f0 of the bias-instability term (IEEE 952 Annex C) is
+     * not known: a real flicker floor need not reach down to tau0 (a sum of
+     * Gauss-Markov processes, the usual simulation and the usual physics,
+     * stops at its shortest correlation time). The flat model then puts
+     * (2 ln 2 / pi) B^2 into short taus that do not hold it and N, fitted
+     * there at edf ~ 1e5, comes out low by more than its standard error.
+     * So the fit is profiled over f0 (flat, then F0_PER_DECADE values a
+     * decade from 30 / tau0 down to 1 / tau_max): the point estimate is the
+     * f0 of least chi-squared, and each interval is the union of the
+     * intervals at every f0 whose chi-squared lies within z^2 (scaled) of
+     * the least, as for the Gauss-Markov correlation time below. */
+    const int profile = (allowed >> SENSIM_TERM_B & 1) != 0;
+    int ng = 1;
+    double f0s[F0_MAX];
+    f0s[0] = INFINITY;
+    if (profile)
+        for (double f0 = 30 / tau[0]; f0 >= 1 / tau[m - 1] && ng < F0_MAX; f0 *= pow(10, -1.0 / F0_PER_DECADE))
+            f0s[ng++] = f0;
+    double gx2[F0_MAX], gc[F0_MAX][NT], gv[F0_MAX][NT], fc[F0_MAX][NT], fv[F0_MAX][NT], bcol[MAXPTS];
+    unsigned gS[F0_MAX];
+    int gfull[F0_MAX], best = -1;
+    /* Twice: the second pass weights the points by the best model of the
+     * first, cutoff included (the flat model overstates short taus). */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass) {
+            for (size_t i = 0; i < m; i++) {
+                double f = 0;
+                for (int k = 0; k < NT; k++)
+                    f += gc[best][k] * (k == SENSIM_TERM_B ? flicker_shape(tau[i], f0s[best]) : basis(k, tau[i]));
+                w[i] = edf[i] / (2 * f * f);
+            }
+            best = -1;
+        }
+        for (int g = 0; g < ng; g++) {
+            for (size_t i = 0; i < m; i++)
+                bcol[i] = flicker_shape(tau[i], f0s[g]);
+            gS[g] = nnls(tau, y, w, m, allowed, bcol, gc[g], gv[g], &gx2[g]);
+            if (!gS[g])
+                gx2[g] = INFINITY;
+            double x2f;
+            /* Intervals from the unconstrained fit of every allowed term. The
+             * non-negative solution is the point estimate, but an interval from
+             * its subset alone is conditional on the terms the constraint
+             * removed being exactly 0: when the data put a term such as Q just
+             * below zero it is dropped and N is fitted as if Q were known to be
+             * 0; when they put it just above, Q takes part of N's short-tau
+             * variance. That truncation biases N low and the conditional
+             * interval is too narrow. The unconstrained weighted least squares
+             * is unbiased under the model, so its z-interval covers at the
+             * nominal rate; intersecting it with the feasible set (>= 0) and
+             * widening it to hold the point estimate keeps that coverage.
+             * Without the points for it, the subset is used. */
+            gfull[g] = popcount(allowed) < (int)m && !fit_subset(tau, y, w, m, allowed, bcol, fc[g], fv[g], &x2f);
+            if (gx2[g] < INFINITY && (best < 0 || gx2[g] < gx2[best]))
+                best = g;
+        }
+        if (best < 0)
+            return sensim_error(SENSIM_EDATA, "fit: no non-negative combination of the noise terms fits %zu points", m);
+    }
+    for (size_t i = 0; i < m; i++)
+        bcol[i] = flicker_shape(tau[i], f0s[best]);
+    S = gS[best];
+    chi2 = gx2[best];
+    memcpy(c, gc[best], sizeof c);
+    memcpy(var, gv[best], sizeof var);
+    int dof = (int)m - popcount(S) - (ng > 1);
     double scale = (dof > 0 && chi2 / dof > 1 ? chi2 / dof : 1) * correlation_inflation(tau, m);
-    double z = z_of(o->confidence);
+    double z = z_of(o->confidence), lim = chi2 + z * z * scale;
     fit->chi2 = chi2;
     fit->dof = dof;
     fit->scale = scale;
@@ -325,26 +415,53 @@ sensim_status sensim_imu_fit_allan(const sensim_allan_point *pt, size_t n, const
             append_note(fit->note, sizeof fit->note, "%s%s not fitted (excluded)", term_syms[k], 0, 0);
             continue;
         }
+        /* Union over the cutoffs that fit as well as the best, within z^2. */
+        double lo = INFINITY, hi = -INFINITY;
+        int have = 0;
+        for (int g = 0; g < ng; g++) {
+            if (!(gx2[g] <= lim))
+                continue;
+            double v, sd;
+            if (gfull[g] && fv[g][k] > 0) {
+                v = fc[g][k];
+                sd = sqrt(fv[g][k] * scale);
+            } else if (gS[g] >> k & 1) {
+                v = gc[g][k];
+                sd = sqrt(gv[g][k] * scale);
+            } else {
+                continue;
+            }
+            lo = fmin(lo, v - z * sd);
+            hi = fmax(hi, v + z * sd);
+            have = 1;
+        }
         if (S >> k & 1) {
-            double sd = sqrt(var[k] * scale), lo = c[k] - z * sd, hi = c[k] + z * sd;
+            if (!have)
+                lo = hi = c[k];
+            lo = fmin(lo, c[k]);
+            hi = fmax(hi, c[k]);
             p->value = sqrt(c[k] / cf);
             p->lo = lo > 0 ? sqrt(lo / cf) : 0;
             p->hi = sqrt(hi / cf);
             p->flag = lo > 0 ? SENSIM_FIT_OK : SENSIM_FIT_UPPER;
             continue;
         }
-        /* Excluded by the constraint: refit with it free for an upper bound. */
-        double c2[NT], v2[NT], x2;
-        if ((size_t)popcount(S | 1u << k) > m || fit_subset(tau, y, w, m, S | 1u << k, c2, v2, &x2)) {
-            p->flag = SENSIM_FIT_UNRESOLVED;
-            append_note(fit->note, sizeof fit->note, "%s%s not identifiable: %zu tau points for %zu terms",
-                        term_syms[k], m, (size_t)popcount(S | 1u << k));
-            continue;
+        /* Excluded by the constraint: its upper bound from the fits with it
+         * (and every other allowed term) free. */
+        if (!have) {
+            double c2[NT], v2[NT], x2;
+            if ((size_t)popcount(S | 1u << k) > m ||
+                fit_subset(tau, y, w, m, S | 1u << k, bcol, c2, v2, &x2)) {
+                p->flag = SENSIM_FIT_UNRESOLVED;
+                append_note(fit->note, sizeof fit->note, "%s%s not identifiable: %zu tau points for %zu terms",
+                            term_syms[k], m, (size_t)popcount(S | 1u << k));
+                continue;
+            }
+            hi = fmax(c2[k], 0) + z * sqrt(v2[k] * scale);
         }
-        double hi = fmax(c2[k], 0) + z * sqrt(v2[k] * scale);
         p->value = 0;
         p->lo = 0;
-        p->hi = sqrt(hi / cf);
+        p->hi = hi > 0 ? sqrt(hi / cf) : 0;
         p->flag = SENSIM_FIT_UPPER;
     }
     /* Say which terms the data cannot pin down (consistent with zero). */

@@ -272,6 +272,64 @@ static sensim_status check_targets(const char *what, size_t S, size_t M, const i
     return SENSIM_OK;
 }
 
+/* Per return on a target seen in 3 or more scans: the variance over scans
+ * v of its point-to-plane distance, its degrees of freedom, g = (u.n)^2,
+ * the angular coefficients A = (r cos(el) t_az.n)^2 and B = (r t_el.n)^2
+ * and its range r (see sensim/lidar_fit.h). mean, tp: 3 M scratch; cnt: M
+ * scratch; planes: 4 T or NULL. */
+static sensim_status target_rows(const float *pts, size_t S, size_t M, const int32_t *target, size_t T, double *mean,
+                                 double *tp, size_t *cnt, double *planes, double *a, double *b, double *v, double *g,
+                                 double *rr_out, double *dof, size_t *m_out, size_t *targets_used)
+{
+    scan_means(pts, S, M, target, mean, cnt);
+    size_t m = 0;
+    *targets_used = 0;
+    for (size_t t = 0; t < T; t++) {
+        size_t n = 0;
+        double pl[4];
+        sensim_status st = target_plane(mean, cnt, target, M, t, tp, &n, pl);
+        if (st)
+            return st;
+        if (planes)
+            memcpy(planes + 4 * t, pl, sizeof pl);
+        if (n < 3)
+            continue;
+        const double nv[3] = {pl[0], pl[1], pl[2]}, d0 = pl[3];
+        (*targets_used)++;
+        for (size_t i = 0; i < M; i++) {
+            if (target[i] != (int32_t)t || cnt[i] < 3)
+                continue;
+            double s1 = 0, s2 = 0;
+            for (size_t k = 0; k < S; k++) {
+                const float *q = pts + 4 * (k * M + i);
+                if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
+                    continue;
+                double d = nv[0] * q[0] + nv[1] * q[1] + nv[2] * q[2] + d0;
+                s1 += d;
+                s2 += d * d;
+            }
+            double c = (double)cnt[i];
+            const double *p = mean + 3 * i;
+            double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
+            if (!(rr > 0))
+                continue;
+            double az = atan2(p[1], p[0]), el = asin(p[2] / rr);
+            double un = (p[0] * nv[0] + p[1] * nv[1] + p[2] * nv[2]) / rr;
+            double taz = -sin(az) * nv[0] + cos(az) * nv[1];
+            double tel = -sin(el) * cos(az) * nv[0] - sin(el) * sin(az) * nv[1] + cos(el) * nv[2];
+            a[m] = rr * cos(el) * taz * rr * cos(el) * taz;
+            b[m] = rr * tel * rr * tel;
+            v[m] = (s2 - s1 * s1 / c) / (c - 1);
+            g[m] = un * un;
+            rr_out[m] = rr;
+            dof[m] = c - 1;
+            m++;
+        }
+    }
+    *m_out = m;
+    return SENSIM_OK;
+}
+
 sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
                                        double base, double slope, double *planes, sensim_lidar_angular_result *r)
 {
@@ -295,51 +353,25 @@ sensim_status sensim_lidar_fit_angular(const float *pts, size_t S, size_t M, con
         st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
         goto done;
     }
-    scan_means(pts, S, M, target, mean, cnt);
-    size_t m = 0;
-    for (size_t t = 0; t < T; t++) {
-        size_t n = 0;
-        double pl[4];
-        if ((st = target_plane(mean, cnt, target, M, t, tp, &n, pl)) != SENSIM_OK)
-            goto done;
-        if (planes)
-            memcpy(planes + 4 * t, pl, sizeof pl);
-        if (n < 3)
-            continue;
-        const double nv[3] = {pl[0], pl[1], pl[2]}, d0 = pl[3];
-        r->targets_used++;
-        for (size_t i = 0; i < M; i++) {
-            if (target[i] != (int32_t)t || cnt[i] < 3)
-                continue;
-            /* Variance over scans of the point-to-plane distance. */
-            double s1 = 0, s2 = 0;
-            for (size_t k = 0; k < S; k++) {
-                const float *q = pts + 4 * (k * M + i);
-                if (!(isfinite(q[0]) && isfinite(q[1]) && isfinite(q[2])))
-                    continue;
-                double d = nv[0] * q[0] + nv[1] * q[1] + nv[2] * q[2] + d0;
-                s1 += d;
-                s2 += d * d;
-            }
-            double c = (double)cnt[i], v = (s2 - s1 * s1 / c) / (c - 1);
-            const double *p = mean + 3 * i;
-            double rr = sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
-            if (!(rr > 0))
-                continue;
-            double az = atan2(p[1], p[0]), el = asin(p[2] / rr);
-            double un = (p[0] * nv[0] + p[1] * nv[1] + p[2] * nv[2]) / rr;
-            double taz = -sin(az) * nv[0] + cos(az) * nv[1];
-            double tel = -sin(el) * cos(az) * nv[0] - sin(el) * sin(az) * nv[1] + cos(el) * nv[2];
-            double sr = base + slope * rr;
-            a[m] = rr * cos(el) * taz * rr * cos(el) * taz;
-            b[m] = rr * tel * rr * tel;
-            y[m] = v - sr * sr * un * un;
-            dof[m] = c - 1;
-            /* The range part, for the weights: E[v] = x_az a + x_el b + it. */
-            rp[m] = sr * sr * un * un;
-            m++;
-        }
+    size_t m = 0, tused = 0;
+    double *g = malloc(M * sizeof *g), *rr = malloc(M * sizeof *rr);
+    if (!g || !rr) {
+        free(g);
+        free(rr);
+        st = sensim_error(SENSIM_ENOMEM, "lidar angular fit: out of memory");
+        goto done;
     }
+    st = target_rows(pts, S, M, target, T, mean, tp, cnt, planes, a, b, y, g, rr, dof, &m, &tused);
+    r->targets_used = tused;
+    for (size_t i = 0; i < m; i++) {
+        double sr = base + slope * rr[i];
+        rp[i] = sr * sr * g[i];
+        y[i] -= rp[i];
+    }
+    free(g);
+    free(rr);
+    if (st)
+        goto done;
     r->points_used = m;
     if (m < 3) {
         st = sensim_error(SENSIM_EDATA,
@@ -488,6 +520,206 @@ sensim_status sensim_lidar_fit_planes(const float *pts, size_t S, size_t M, cons
 done:
     free(mean);
     free(tp);
+    free(cnt);
+    return st;
+}
+
+/* Solves the 4 x 4 system G x = h (Gauss-Jordan, partial pivoting) and, when
+ * inv is not NULL, gives G^-1. Returns -1 when singular. */
+static int solve4(const double G0[4][4], const double h[4], double x[4], double inv[4][4])
+{
+    double A[4][9];
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) {
+            A[i][j] = G0[i][j];
+            A[i][4 + j] = i == j;
+        }
+        A[i][8] = h[i];
+    }
+    for (int p = 0; p < 4; p++) {
+        int piv = p;
+        for (int i = p + 1; i < 4; i++)
+            if (fabs(A[i][p]) > fabs(A[piv][p]))
+                piv = i;
+        if (!(fabs(A[piv][p]) > 1e-300))
+            return -1;
+        for (int j = 0; j < 9; j++) {
+            double t = A[p][j];
+            A[p][j] = A[piv][j];
+            A[piv][j] = t;
+        }
+        double d = A[p][p];
+        for (int j = 0; j < 9; j++)
+            A[p][j] /= d;
+        for (int i = 0; i < 4; i++)
+            if (i != p) {
+                double f = A[i][p];
+                for (int j = 0; j < 9; j++)
+                    A[i][j] -= f * A[p][j];
+            }
+    }
+    for (int i = 0; i < 4; i++) {
+        x[i] = A[i][8];
+        for (int j = 0; inv && j < 4; j++)
+            inv[i][j] = A[i][4 + j];
+    }
+    return 0;
+}
+
+sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
+                                     double base0, double slope0, double *planes, sensim_lidar_fit_result *rr_out,
+                                     sensim_lidar_angular_result *ar)
+{
+    if (!pts || !target || !rr_out || !ar)
+        return sensim_error(SENSIM_EINVAL, "lidar joint fit: NULL points, targets or result");
+    sensim_status st = check_targets("joint", S, M, target, T);
+    if (st)
+        return st;
+    SENSIM_GSL_QUIET_SCOPE();
+    memset(rr_out, 0, sizeof *rr_out);
+    memset(ar, 0, sizeof *ar);
+    double *mean = malloc(3 * M * sizeof *mean), *tp = malloc(3 * M * sizeof *tp);
+    double *A = malloc(M * sizeof *A), *B = malloc(M * sizeof *B), *v = malloc(M * sizeof *v);
+    double *g = malloc(M * sizeof *g), *r = malloc(M * sizeof *r), *dof = malloc(M * sizeof *dof);
+    size_t *cnt = calloc(M, sizeof *cnt), m = 0, tused = 0;
+    if (!mean || !tp || !A || !B || !v || !g || !r || !dof || !cnt) {
+        st = sensim_error(SENSIM_ENOMEM, "lidar joint fit: out of memory");
+        goto done;
+    }
+    if ((st = target_rows(pts, S, M, target, T, mean, tp, cnt, planes, A, B, v, g, r, dof, &m, &tused)))
+        goto done;
+    ar->targets_used = tused;
+    ar->points_used = rr_out->points_used = m;
+    if (m < 5) {
+        st = sensim_error(SENSIM_EDATA,
+                          "lidar joint fit: %zu returns on planar targets with 3 or more scans: need at least 5", m);
+        goto done;
+    }
+    rr_out->range_min = INFINITY;
+    rr_out->range_max = -INFINITY;
+    double vmean = 0;
+    for (size_t i = 0; i < m; i++) {
+        rr_out->range_min = fmin(rr_out->range_min, r[i]);
+        rr_out->range_max = fmax(rr_out->range_max, r[i]);
+        vmean += v[i] / (double)m;
+    }
+    /* Model of each variance: E = g (b + s r)^2 + xa A + xb B, the range
+     * noise seen across the plane and the two angular terms. Fitted
+     * together, so that the range line cannot take the angular part (a
+     * raw range spread under beam-pointing jitter holds both): iteratively
+     * reweighted Gauss-Newton, weights dof / (2 E^2) (var of a sample
+     * variance), step halved until the weighted sum of squares falls,
+     * parameters kept >= 0. Start: the range-only line and the angular
+     * fit given it. */
+    double th[4] = {base0 > 0 ? base0 : sqrt(fabs(vmean)), slope0 > 0 ? slope0 : 0, 0, 0};
+    {
+        sensim_lidar_angular_result a0;
+        if (sensim_lidar_fit_angular(pts, S, M, target, T, th[0], th[1], NULL, &a0) == SENSIM_OK) {
+            th[2] = a0.azimuth_sigma * a0.azimuth_sigma;
+            th[3] = a0.elevation_sigma * a0.elevation_sigma;
+        }
+    }
+    const double floor_e = 1e-3 * fabs(vmean) + 1e-300;
+    double C[4][4], chisq = 0;
+    int ok = 0;
+    for (int it = 0; it < 60; it++) {
+        double G[4][4] = {{0}}, h[4] = {0}, ssr = 0;
+        for (size_t i = 0; i < m; i++) {
+            double sr = th[0] + th[1] * r[i], e = g[i] * sr * sr + th[2] * A[i] + th[3] * B[i];
+            if (!(e > floor_e))
+                e = floor_e;
+            double w = dof[i] / (2 * e * e), res = v[i] - e;
+            double J[4] = {2 * g[i] * sr, 2 * g[i] * sr * r[i], A[i], B[i]};
+            for (int p = 0; p < 4; p++) {
+                h[p] += w * J[p] * res;
+                for (int q = 0; q < 4; q++)
+                    G[p][q] += w * J[p] * J[q];
+            }
+            ssr += w * res * res;
+        }
+        double dx[4];
+        if (solve4(G, h, dx, C)) {
+            ok = 0;
+            break;
+        }
+        chisq = ssr;
+        ok = 1;
+        /* Step, halved until the sum of squares (these weights) falls. */
+        double best = ssr, cand[4];
+        int moved = 0;
+        for (double lam = 1; lam > 1e-4; lam /= 2) {
+            for (int p = 0; p < 4; p++)
+                cand[p] = fmax(th[p] + lam * dx[p], 0);
+            double s2 = 0;
+            for (size_t i = 0; i < m; i++) {
+                double e0 = g[i] * (th[0] + th[1] * r[i]) * (th[0] + th[1] * r[i]) + th[2] * A[i] + th[3] * B[i];
+                double sr = cand[0] + cand[1] * r[i], e = g[i] * sr * sr + cand[2] * A[i] + cand[3] * B[i];
+                if (!(e0 > floor_e))
+                    e0 = floor_e;
+                s2 += dof[i] / (2 * e0 * e0) * (v[i] - e) * (v[i] - e);
+            }
+            if (s2 < best) {
+                memcpy(th, cand, sizeof th);
+                moved = 1;
+                break;
+            }
+        }
+        double rel = 0;
+        for (int p = 0; p < 4; p++)
+            rel = fmax(rel, fabs(dx[p]) * sqrt(fmax(C[p][p], 0)) > 0 ? fabs(dx[p]) / sqrt(C[p][p]) : 0);
+        if (!moved || rel < 1e-6)
+            break;
+    }
+    if (!ok || !(th[0] + th[1] * rr_out->range_max > 0)) {
+        st = sensim_error(SENSIM_EDATA,
+                          "lidar joint fit: the targets do not separate range from angular noise: use planes at "
+                          "several ranges and incidence angles, tilted about a vertical and a horizontal axis");
+        goto done;
+    }
+    /* Covariance at the solution (weights from it), scaled by the reduced
+     * chi-squared when above 1. */
+    {
+        double G[4][4] = {{0}}, h[4] = {0}, dx[4];
+        chisq = 0;
+        for (size_t i = 0; i < m; i++) {
+            double sr = th[0] + th[1] * r[i], e = g[i] * sr * sr + th[2] * A[i] + th[3] * B[i];
+            if (!(e > floor_e))
+                e = floor_e;
+            double w = dof[i] / (2 * e * e), res = v[i] - e;
+            double J[4] = {2 * g[i] * sr, 2 * g[i] * sr * r[i], A[i], B[i]};
+            for (int p = 0; p < 4; p++)
+                for (int q = 0; q < 4; q++)
+                    G[p][q] += w * J[p] * J[q];
+            chisq += w * res * res;
+        }
+        if (solve4(G, h, dx, C)) {
+            st = sensim_error(SENSIM_EDATA, "lidar joint fit: singular at the solution: the targets do not "
+                                            "separate range from angular noise");
+            goto done;
+        }
+    }
+    double red = chisq / (double)(m - 4), scale = red > 1 ? red : 1;
+    rr_out->chi2_dof = ar->chi2_dof = red;
+    rr_out->sigma_base = th[0];
+    rr_out->sigma_slope = th[1];
+    rr_out->sigma_base_ci = Z95 * sqrt(fmax(C[0][0], 0) * scale);
+    rr_out->sigma_slope_ci = Z95 * sqrt(fmax(C[1][1], 0) * scale);
+    rr_out->base_free = th[0];
+    rr_out->slope_free = th[1];
+    double ca = Z95 * sqrt(fmax(C[2][2], 0) * scale), cb = Z95 * sqrt(fmax(C[3][3], 0) * scale);
+    ar->azimuth_sigma = sqrt(th[2]);
+    ar->elevation_sigma = sqrt(th[3]);
+    ar->azimuth_sigma_ci = th[2] > 0 ? ca / (2 * sqrt(th[2])) : sqrt(ca);
+    ar->elevation_sigma_ci = th[3] > 0 ? cb / (2 * sqrt(th[3])) : sqrt(cb);
+done:
+    free(mean);
+    free(tp);
+    free(A);
+    free(B);
+    free(v);
+    free(g);
+    free(r);
+    free(dof);
     free(cnt);
     return st;
 }

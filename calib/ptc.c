@@ -159,6 +159,24 @@ sensim_status sensim_ptc_fit(const sensim_ptc_level *lv, size_t n, double full_s
     }
     r->gain = K;
     r->gain_ci = Z95 * sqrt(vK);
+    /* EMVA 1288 validity: temporal variances under 0.24 DN^2 are
+     * quantization limited (release 3.1, 6.5). The dark frames where there
+     * are any, else the light levels of the gain fit. */
+    {
+        double vmin = INFINITY;
+        int dark = 0;
+        for (size_t i = 0; i < n; i++)
+            dark |= lv[i].var_dark > 0 || lv[i].mu_dark > 0;
+        for (size_t i = 0; i < n; i++) {
+            double dx = lv[i].mu_y - lv[i].mu_dark;
+            if (dark)
+                vmin = fmin(vmin, lv[i].var_dark);
+            else if (dx > 0 && dx <= 0.7 * sat)
+                vmin = fmin(vmin, lv[i].var_y);
+        }
+        r->min_temporal_var_dn2 = vmin;
+        r->quantization_limited = full_scale > 1 && vmin < 0.24;
+    }
     r->saturation_capacity = sat / K;
     /* Dark: mean against exposure (slope K * dark current, intercept the
      * offset) and variance against exposure (intercept K^2 sigma_d^2 plus

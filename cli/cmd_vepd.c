@@ -28,9 +28,13 @@ const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]
                               "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
                               "scenario is the file name without the trailing _<number> and extension\n"
                               "(path_3.csv: path). Trailing ground-truth rows of zeros are padding; a zero\n"
-                              "speed at a real time is a stop and counts. When the real and simulated\n"
-                              "sets hold the same test names the permutation test pairs them; sets of\n"
-                              "other names or sizes are scored too (per scenario where both have tests).\n"
+                              "speed at a real time is a stop and counts. The scenario rest (the\n"
+                              "authors' scenario 0) gets its own row and stays out of the combined score\n"
+                              "and the mean, as in their script; a rest test whose ground-truth speed is\n"
+                              "0 throughout is listed as unscored (warning), not an error. When the real\n"
+                              "and simulated sets hold the same test names the permutation test pairs\n"
+                              "them; sets of other names or sizes are scored too (per scenario where both\n"
+                              "have tests).\n"
                               "\n"
                               "Options:\n"
                               "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
@@ -70,11 +74,30 @@ typedef struct {
     sensim_vepd_test s;
 } test_entry;
 
+/* A test of the rest scenario whose ground-truth speed is 0 throughout:
+ * listed, not scored (its spectral flatness is undefined). */
+typedef struct {
+    char *name;
+    char *reason;
+} skipped_test;
+
 typedef struct {
     char *dir;
     test_entry *t;
     size_t n;
+    skipped_test *skip;
+    size_t n_skip;
 } test_set;
+
+/* The authors' scenario 0: tests at rest. Their script scores scenarios 1-3
+ * (path, circle, sine) and leaves it out of the combined score; so does
+ * sensim, reporting it on its own row. */
+static const char rest_scenario[] = "rest";
+
+static int is_rest(const char *scenario)
+{
+    return scenario && !strcmp(scenario, rest_scenario);
+}
 
 typedef struct {
     char *name;
@@ -99,6 +122,11 @@ static void set_free(test_set *s)
         free(s->t[i].name);
         free(s->t[i].scenario);
     }
+    for (size_t i = 0; i < s->n_skip; i++) {
+        free(s->skip[i].name);
+        free(s->skip[i].reason);
+    }
+    free(s->skip);
     free(s->t);
     free(s->dir);
     memset(s, 0, sizeof *s);
@@ -140,6 +168,14 @@ static char *scenario_of(const char *name)
     return s;
 }
 
+static int all_zero(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] != 0.0)
+            return 0;
+    return 1;
+}
+
 static int filter_tests(const struct dirent *d)
 {
     return d->d_name[0] != '.' && (has_suffix(d->d_name, ".csv") || has_suffix(d->d_name, ".h5"));
@@ -160,7 +196,8 @@ static int load_set(const char *dir, const char *estimate, unsigned csv_flags, c
     }
     out->dir = strdup(dir);
     out->t = calloc((size_t)n, sizeof *out->t);
-    if (!out->dir || !out->t) {
+    out->skip = calloc((size_t)n, sizeof *out->skip);
+    if (!out->dir || !out->t || !out->skip) {
         rc = cli_fail("vepd", "out of memory");
         goto done;
     }
@@ -169,27 +206,59 @@ static int load_set(const char *dir, const char *estimate, unsigned csv_flags, c
         sensim_vepd_series s = {0};
         test_entry *e = &out->t[out->n];
         int h5 = has_suffix(list[i]->d_name, ".h5");
+        size_t len = strlen(list[i]->d_name) - (h5 ? 3 : 4);
+        char *name = strndup(list[i]->d_name, len), *scen = name ? scenario_of(name) : NULL;
+        if (!scen) {
+            free(p);
+            free(name);
+            rc = cli_fail("vepd", "out of memory");
+            goto done;
+        }
         sensim_status st = !p   ? SENSIM_ENOMEM
                            : h5 ? sensim_vepd_read_log(p, estimate, &s)
                                 : sensim_vepd_read_csv_ex(p, csv_flags, &s);
+        /* A rest test whose ground-truth speed is 0 throughout (every row
+         * padding, or every speed 0) has no spectrum to score: listed and
+         * left out, not an error that would stop the other scenarios. */
+        const char *zero = NULL;
+        if (is_rest(scen)) {
+            if (st == SENSIM_EDATA && strstr(sensim_last_error(), "no ground-truth rows besides padding"))
+                zero = "ground truth holds only zero rows (padding)";
+            else if (!st && all_zero(s.gt_v, s.n_gt))
+                zero = "ground-truth speed is 0 throughout";
+        }
+        if (zero) {
+            st = SENSIM_OK;
+            out->skip[out->n_skip].name = name;
+            out->skip[out->n_skip].reason = strdup(zero);
+            out->n_skip++;
+            fprintf(stderr, "sensim vepd: warning: %s: %s; a rest test is not scored (not in the combined score)\n", p,
+                    zero);
+            sensim_vepd_series_free(&s);
+            free(scen);
+            free(p);
+            cli_progress_update(prog, dir, (double)(i + 1) / n);
+            continue;
+        }
         if (!st && (st = sensim_vepd_score(&s, &e->s)))
             sensim_error_prefix(st, "%s", p);
         sensim_vepd_series_free(&s);
         free(p);
         cli_progress_update(prog, dir, (double)(i + 1) / n);
         if (st) {
+            free(name);
+            free(scen);
             rc = cli_fail_lib("vepd");
             goto done;
         }
-        size_t len = strlen(list[i]->d_name) - (h5 ? 3 : 4);
-        e->name = strndup(list[i]->d_name, len);
+        e->name = name;
         e->ext = h5 ? ".h5" : ".csv";
-        e->scenario = e->name ? scenario_of(e->name) : NULL;
+        e->scenario = scen;
         out->n++;
-        if (!e->scenario) {
-            rc = cli_fail("vepd", "out of memory");
-            goto done;
-        }
+    }
+    if (out->n == 0) {
+        rc = cli_fail("vepd", "%s: no test to score (only rest tests at zero speed)", dir);
+        goto done;
     }
 done:
     cli_progress_done(prog);
@@ -224,7 +293,7 @@ static int sets_paired(const test_set *real, const test_set *sim)
 }
 
 typedef struct {
-    const char *name; /* scenario, or NULL for all */
+    const char *name; /* scenario, or NULL for all but rest (combined) */
     size_t nr, ns;
     sensim_vepd_result r;
     sensim_vepd_ci ci;
@@ -256,12 +325,12 @@ static int score_subset(const test_set *real, const test_set *sim, const char *s
     size_t na = 0, nb = 0;
     const int paired = sets_paired(real, sim);
     for (size_t i = 0; i < real->n; i++)
-        if (!scenario || !strcmp(real->t[i].scenario, scenario)) {
+        if (scenario ? !strcmp(real->t[i].scenario, scenario) : !is_rest(real->t[i].scenario)) {
             la[na] = paired ? test_index(real, real->t[i].name) : 0;
             a[na++] = real->t[i].s;
         }
     for (size_t i = 0; i < sim->n; i++)
-        if (!scenario || !strcmp(sim->t[i].scenario, scenario)) {
+        if (scenario ? !strcmp(sim->t[i].scenario, scenario) : !is_rest(sim->t[i].scenario)) {
             lb[nb] = paired ? test_index(real, sim->t[i].name) : 0;
             b[nb++] = sim->t[i].s;
         }
@@ -362,6 +431,17 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         if (k == ns && in_sim)
             scen[ns++] = real->t[i].scenario;
     }
+    size_t nr_comb = 0, ns_comb = 0, n_in = 0;
+    for (size_t i = 0; i < real->n; i++)
+        nr_comb += !is_rest(real->t[i].scenario);
+    for (size_t i = 0; i < sim->n; i++)
+        ns_comb += !is_rest(sim->t[i].scenario);
+    for (size_t k = 0; k < ns; k++)
+        n_in += !is_rest(scen[k]);
+    if (!nr_comb || !ns_comb)
+        rc = cli_fail("vepd", "%s: no %s test outside the rest scenario (the combined score leaves rest out, as the "
+                      "authors' script does)",
+                      nr_comb ? sim->dir : real->dir, nr_comb ? "simulated" : "real");
     for (size_t k = 0; k < ns && !rc; k++)
         rc = score_subset(real, sim, scen[k], o, &rows[k]);
     if (!rc)
@@ -370,8 +450,13 @@ static int run_model(const char *model, const test_set *real, const test_set *si
         rc = write_plots(o, model, real, sim);
     if (!rc) {
         double mean = 0;
-        for (size_t k = 0; k < ns; k++)
-            mean += rows[k].r.vepd / (double)ns;
+        int has_rest = 0;
+        for (size_t k = 0; k < ns; k++) {
+            if (is_rest(scen[k]))
+                has_rest = 1;
+            else
+                mean += rows[k].r.vepd / (double)n_in;
+        }
         if (json) {
             printf("%*s", indent, "");
             json_row(&rows[ns], indent);
@@ -382,7 +467,7 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                 cli_json_str(stdout, scen[k]);
                 printf(": {");
                 json_row(&rows[k], indent + 4);
-                printf("}");
+                printf(", \"in_combined\": %s}", is_rest(scen[k]) ? "false" : "true");
             }
             printf("\n%*s},\n%*s\"tests\": [", indent, "", indent, "");
             for (int set = 0; set < 2; set++) {
@@ -399,7 +484,22 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                            CLI_JSON_G(e->s.sf_diff, 17), e->s.n_grid);
                 }
             }
-            printf("\n%*s]", indent, "");
+            printf("\n%*s],\n%*s\"unscored\": [", indent, "", indent, "");
+            size_t nu = 0;
+            for (int set = 0; set < 2; set++) {
+                const test_set *ts = set ? sim : real;
+                for (size_t i = 0; i < ts->n_skip; i++) {
+                    printf("%s\n%*s{\"set\": \"%s\", \"name\": ", nu++ ? "," : "", indent + 2, "",
+                           set ? "sim" : "real");
+                    cli_json_str(stdout, ts->skip[i].name);
+                    printf(", \"reason\": ");
+                    cli_json_str(stdout, ts->skip[i].reason);
+                    printf("}");
+                }
+            }
+            printf("%s]", nu ? "\n" : "");
+            if (nu)
+                printf("%*s", indent, "");
         } else {
             printf("model %s: %zu real tests (%s), %zu simulated (%s)\n", model, real->n, real->dir, sim->n,
                    sim->dir);
@@ -408,6 +508,10 @@ static int run_model(const char *model, const test_set *real, const test_set *si
             for (size_t k = 0; k <= ns; k++)
                 text_row(&rows[k]);
             printf("mean of the scenario VEPDs: %.6g\n", mean);
+            if (has_rest || real->n_skip || sim->n_skip)
+                printf("(rest is reported on its own and left out of combined and the mean, as in the authors'\n"
+                       " script; %zu real and %zu simulated rest tests at zero speed are not scored)\n",
+                       real->n_skip, sim->n_skip);
             if (o->n_perm)
                 printf("(p: paired permutation test of one distribution, %zu relabelings, seed %llu)\n", o->n_perm,
                        o->seed);

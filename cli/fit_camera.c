@@ -51,6 +51,10 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
             r->saturation_reached ? "" : "at least ", r->saturation_dn, r->saturation_capacity,
             r->saturation_reached ? "" : " (not reached: the variance still grows at the brightest level)",
             100 * r->prnu, r->dsnu);
+    if (r->quantization_limited)
+        fprintf(f, "# WARNING: temporal variance %.3g DN^2 below 0.24 DN^2, outside EMVA 1288's validity: quantization\n"
+                   "# dominates; read noise at most %.4g e-, intervals not valid\n",
+                r->min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r->gain);
     fprintf(f, "# intensity model: variance_slope %.6g +- %.2g, variance_intercept %.6g +- %.2g\n",
             r->variance_slope, r->variance_slope_ci, r->variance_intercept, r->variance_intercept_ci);
     fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: camera\n    noise:\n", name);
@@ -195,6 +199,12 @@ int cli_fit_camera(int argc, char **argv)
                 "dark): saturation was not reached, and saturation_capacity %.6g e- is only a lower bound; add "
                 "longer exposures\n",
                 in, r.saturation_dn, r.saturation_capacity);
+    if (r.quantization_limited)
+        fprintf(stderr,
+                "sensim fit camera: warning: %s: temporal variance %.3g DN^2 is below 0.24 DN^2 (noise under 0.49 "
+                "DN), outside EMVA 1288's validity: quantization dominates, the read noise is only bounded (at most "
+                "%.4g e-) and the intervals do not describe the sensor; raise the gain or use more bits\n",
+                in, r.min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r.gain);
     if (svg && sensim_ptc_plot_svg(svg, lv, L, &r)) {
         rc = cli_fail_lib(VERB);
         goto done;
@@ -228,6 +238,10 @@ int cli_fit_camera(int argc, char **argv)
             else
                 printf("\"%s\": null, ", f[i].k);
         }
+        if (r.quantization_limited)
+            printf("\"validity_note\": \"temporal variance %.3g DN^2 below 0.24 DN^2: outside EMVA 1288's validity, "
+                   "quantization dominates; read noise at most %.4g e-\", ",
+                   r.min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r.gain);
         if (!r.saturation_reached)
             printf("\"saturation_note\": \"not reached: the variance still grows at the brightest level; "
                    "saturation_dn and saturation_capacity are lower bounds\", ");

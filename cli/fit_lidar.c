@@ -176,7 +176,7 @@ int cli_fit_lidar(int argc, char **argv)
     int have_angular = 0;
     sensim_lidar_angular_result ar;
     memset(&ar, 0, sizeof ar);
-    char angular_note[1024] = "";
+    char angular_note[1024] = "", joint_note[1024] = "", fit_note[512] = "";
     if (labname[0] && !pts) {
         snprintf(angular_note, sizeof angular_note, "needs /sensors/%s/points (x, y, z)", name);
     } else if (labname[0] && ntobj == 0) {
@@ -223,7 +223,28 @@ int cli_fit_lidar(int argc, char **argv)
         rc = cli_fail_lib(VERB);
         goto done;
     }
-    if (have_angular &&
+    /* With planar targets, range and angular noise are fitted together on
+     * them: under beam-pointing jitter the raw ranges move with the beam,
+     * and a range-only line takes that for range noise. The line of all
+     * returns is kept for the comments. */
+    int joint = 0;
+    sensim_lidar_fit_result rall = r;
+    if (have_angular) {
+        sensim_lidar_fit_result rj;
+        if (sensim_lidar_fit_joint(pts, S, P, tgt, ntobj, r.sigma_base, r.sigma_slope, NULL, &rj, &ar) ==
+            SENSIM_OK) {
+            joint = 1;
+            r.sigma_base = rj.sigma_base;
+            r.sigma_base_ci = rj.sigma_base_ci;
+            r.sigma_slope = rj.sigma_slope;
+            r.sigma_slope_ci = rj.sigma_slope_ci;
+            r.chi2_dof = rj.chi2_dof;
+            r.constrained = 0;
+        } else {
+            snprintf(joint_note, sizeof joint_note, "%s", sensim_last_error());
+        }
+    }
+    if (have_angular && !joint &&
         sensim_lidar_fit_angular(pts, S, P, tgt, ntobj, r.sigma_base > 0 ? r.sigma_base : 0.0,
                                  r.sigma_slope > 0 ? r.sigma_slope : 0.0, NULL, &ar)) {
         /* Named targets must work; the automatic choice falls back to the
@@ -239,6 +260,20 @@ int cli_fit_lidar(int argc, char **argv)
     if (!labname[0])
         snprintf(angular_note, sizeof angular_note,
                  "needs per-return target labels (/sensors/%s/object or target, as sensim render writes)", name);
+    /* Whether the model describes the spread: the reduced chi-squared of a
+     * good fit is 1 within about sqrt(2 / dof); beyond 4 of those the
+     * intervals (widened by it) still hold, the values may not. */
+    {
+        double c2 = have_angular ? ar.chi2_dof : r.chi2_dof;
+        double dof = (double)(have_angular ? ar.points_used : r.points_used) - (have_angular ? 4 : 2);
+        if (dof > 0 && c2 > 1 + 4 * sqrt(2 / dof))
+            snprintf(fit_note, sizeof fit_note,
+                     "chi2/dof %.3g on %.0f degrees of freedom: the noise model does not describe these returns "
+                     "(intervals widened by it; values may be biased)",
+                     c2, dof);
+        if (*fit_note)
+            fprintf(stderr, "sensim fit lidar: warning: %s: %s\n", in, fit_note);
+    }
     {
         sensim_afile *af = sensim_afile_open(out);
         if (!af) {
@@ -253,6 +288,14 @@ int cli_fit_lidar(int argc, char **argv)
         if (r.constrained)
             fprintf(f, "# the free line (base %.6g m, slope %.6g) has a %s; refitted with it held at 0\n", r.base_free,
                     r.slope_free, r.constrained == 1 ? "sigma decreasing with range" : "negative sigma at range 0");
+        if (joint)
+            fprintf(f, "# range and angular noise fitted together on the target returns (beam-pointing jitter moves\n"
+                       "# the raw ranges); the range-only line of all returns: base %.6g m, slope %.6g\n",
+                    rall.sigma_base, rall.sigma_slope);
+        else if (*joint_note)
+            fprintf(f, "# joint range + angular fit not possible (%s): range line from all returns\n", joint_note);
+        if (*fit_note)
+            fprintf(f, "# WARNING: %s\n", fit_note);
         if (have_angular) {
             fprintf(f, "# azimuth_sigma %.6g +- %.2g rad, elevation_sigma %.6g +- %.2g rad (95 %%), chi2/dof %.3g,\n",
                     ar.azimuth_sigma, ar.azimuth_sigma_ci, ar.elevation_sigma, ar.elevation_sigma_ci, ar.chi2_dof);
@@ -289,6 +332,14 @@ int cli_fit_lidar(int argc, char **argv)
                "\"used\": %zu, ",
                CLI_JSON_G(r.sigma_base, 9), CLI_JSON_G(r.sigma_base_ci, 3), CLI_JSON_G(r.sigma_slope, 9),
                CLI_JSON_G(r.sigma_slope_ci, 3), CLI_JSON_G(r.chi2_dof, 4), S, P, r.points_used);
+        if (joint)
+            printf("\"joint\": true, \"range_only_sigma_base\": %s, \"range_only_sigma_slope\": %s, ",
+                   CLI_JSON_G(rall.sigma_base, 9), CLI_JSON_G(rall.sigma_slope, 9));
+        if (*fit_note) {
+            printf("\"fit_note\": ");
+            cli_json_str(stdout, fit_note);
+            printf(", ");
+        }
         if (r.constrained)
             printf("\"constrained\": \"%s\", \"range_sigma_base_free\": %s, \"range_sigma_slope_free\": %s, ",
                    r.constrained == 1 ? "slope held at 0: the free slope is negative"

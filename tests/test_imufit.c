@@ -101,33 +101,98 @@ START_TEST(exact_curve_recovered)
 }
 END_TEST
 
-START_TEST(roundtrip_coverage)
+/* Largest count k with P(X < k) <= 0.01 for X ~ Bin(n, p): a replicate
+ * count below k rejects "the coverage is at least p" at the 1 % level. */
+static int binom_floor(int n, double p)
 {
-    /* 20 seeds of 2e5 samples at 100 Hz (2000 s) with N = 1e-4 rad/s/sqrt(Hz),
-     * B = 5e-5 rad/s, K = 5e-6 rad/s^2/sqrt(Hz). Each 95% interval should
-     * hold its true value in at least 16 of 20 runs: at a true coverage of
-     * 0.95, P(X <= 15) for X ~ Bin(20, 0.95) is 0.016. */
-    const size_t n = 200000, seeds = 20;
-    const double f = 100, N = 1e-4, B = 5e-5, K = 5e-6;
+    double cdf = 0;
+    for (int k = 0; k <= n; k++) {
+        double pk = exp(lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0) + k * log(p) + (n - k) * log1p(-p));
+        if (cdf + pk > 0.01)
+            return k;
+        cdf += pk;
+    }
+    return n;
+}
+
+/* Coverage of the 95 % intervals of N, B, K, R (issue 13 item 4). Per seed
+ * 2e5 samples at 100 Hz (2000 s), N = 1e-4 rad/s/sqrt(Hz), B = B0 (a sum of
+ * Gauss-Markov processes, flicker from 0.1 s up), K = 5e-6 rad/s^2/sqrt(Hz)
+ * and a rate ramp R = 1e-7 rad/s^2. Counts: truth inside [lo, hi]
+ * (two-sided, nominal 0.95) and truth <= hi (one-sided, nominal 0.975).
+ * The seeds are fixed, so the counts are too. */
+static void coverage_run(int seeds, double B0, int two[4], int up[4])
+{
+    const size_t n = 200000;
+    const double f = 100, N = 1e-4, K = 5e-6, R = 1e-7, truth[4] = {N, B0, K, R};
+    const int term[4] = {SENSIM_TERM_N, SENSIM_TERM_B, SENSIM_TERM_K, SENSIM_TERM_R};
     double *y = malloc(n * sizeof *y), *tmp = malloc(n * sizeof *tmp);
-    int cov[3] = {0};
-    for (size_t s = 0; s < seeds; s++) {
-        simulate(100 + s, n, f, N, B, K, 0, 0, y, tmp);
+    for (int k = 0; k < 4; k++)
+        two[k] = up[k] = 0;
+    for (int s = 0; s < seeds; s++) {
+        simulate(100 + (uint64_t)s, n, f, N, B0, K, 0, 0, y, tmp);
+        for (size_t i = 0; i < n; i++)
+            y[i] += R * (double)i / f;
         sensim_allan_point *pt;
         size_t np = oadev_octave(y, n, f, &pt);
         sensim_imu_fit fit;
         ck_assert_int_eq(sensim_imu_fit_allan(pt, np, NULL, &fit), SENSIM_OK);
-        cov[0] += covers(&fit.term[SENSIM_TERM_N], N);
-        cov[1] += covers(&fit.term[SENSIM_TERM_B], B);
-        cov[2] += covers(&fit.term[SENSIM_TERM_K], K);
+        for (int k = 0; k < 4; k++) {
+            two[k] += covers(&fit.term[term[k]], truth[k]);
+            up[k] += truth[k] <= fit.term[term[k]].hi;
+        }
         for (int k = 0; k < SENSIM_TERM_COUNT; k++)
             ck_assert(isfinite(fit.term[k].value) && isfinite(fit.term[k].lo) && isfinite(fit.term[k].hi));
         free(pt);
     }
-    ck_assert_msg(cov[0] >= 16 && cov[1] >= 16 && cov[2] >= 16, "coverage of 20: N %d, B %d, K %d", cov[0], cov[1],
-                  cov[2]);
     free(y);
     free(tmp);
+}
+
+START_TEST(roundtrip_coverage)
+{
+    /* make check runs 20 seeds and asks for counts a true coverage of 0.95
+     * (two-sided, 16 of 20) and 0.975 (upper bound, 17) reaches with
+     * probability 0.99;
+     * SENSIM_COVERAGE_SEEDS=100 runs the issue's 100 and asks for its
+     * figures, two-sided >= 90 % and upper bounds >= 95 %. Before the fix
+     * N held the truth in 89 of these 100 (its estimate 1.4 standard errors
+     * low) and K's upper bound in 77. */
+    const char *env = getenv("SENSIM_COVERAGE_SEEDS");
+    int seeds = env ? atoi(env) : 20;
+    if (seeds < 10)
+        seeds = 10;
+    int two[4], up[4];
+    coverage_run(seeds, 5e-5, two, up);
+    int need2 = binom_floor(seeds, 0.95), needu = binom_floor(seeds, 0.975);
+    if (seeds >= 100) {
+        need2 = (int)ceil(0.90 * seeds);
+        needu = (int)ceil(0.95 * seeds);
+    }
+    const char *sym = "NBKR";
+    for (int k = 0; k < 4; k++) {
+        ck_assert_msg(two[k] >= need2, "%c: two-sided coverage %d of %d (need %d)", sym[k], two[k], seeds, need2);
+        ck_assert_msg(up[k] >= needu, "%c: upper bound holds in %d of %d (need %d)", sym[k], up[k], seeds, needu);
+    }
+}
+END_TEST
+
+START_TEST(coverage_band_limited_flicker)
+{
+    /* A flicker floor three times higher (B = 1.5e-4 rad/s) that, as any
+     * sum of Gauss-Markov processes, stops at its shortest correlation time
+     * (0.1 s): the flat (2 ln 2 / pi) B^2 of the model then overstates the
+     * short taus where N is fitted. Before the fit profiled the cutoff of
+     * the IEEE 952 bias-instability term, N came out 1.9 % low with
+     * intervals of +-0.9 % and covered the truth in 0 of 10 seeds; a
+     * coverage of 0.95 gives at least binom_floor(10, 0.95) = 7 with
+     * probability 0.99. */
+    int two[4], up[4];
+    coverage_run(10, 1.5e-4, two, up);
+    int need = binom_floor(10, 0.95);
+    ck_assert_int_eq(need, 7);
+    ck_assert_msg(two[0] >= need, "N covered in %d of 10", two[0]);
+    ck_assert_msg(up[0] >= need, "N upper bound in %d of 10", up[0]);
 }
 END_TEST
 
@@ -477,6 +542,7 @@ Suite *suite_imufit(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, exact_curve_recovered);
     tcase_add_test(tc, roundtrip_coverage);
+    tcase_add_test(tc, coverage_band_limited_flicker);
     tcase_add_test(tc, gauss_markov_coverage);
     tcase_add_test(tc, quantization_roundtrip);
     tcase_add_test(tc, short_data_says_what_is_missing);

@@ -9,6 +9,7 @@
 
 #include "sensim/camera.h"
 #include "sensim/ptc.h"
+#include "sensim/rng.h"
 #include "testutil.h"
 
 #define NLEV 16
@@ -156,6 +157,66 @@ START_TEST(ptc_saturation_not_reached)
 }
 END_TEST
 
+/* An 8-bit stack drawn here (not with sensim's camera): per pixel Poisson
+ * electrons at mean mu_e, Gaussian read noise sd_e electrons, DN = round(K
+ * e + black) clipped to 0..255; 64 x 64 pixels, 12 levels of exposure
+ * (k+1) ms with mu_e = 20 (k+1) / K e- (20 DN steps up to 240 DN above
+ * black), dark frames at 10 e-/s. */
+static void stack8(double K, double sd_e, double black, uint64_t seed, sensim_ptc_level *lv, int nlev)
+{
+    const size_t n = 64 * 64;
+    uint8_t *f[4];
+    for (int j = 0; j < 4; j++)
+        f[j] = malloc(n);
+    for (int k = 0; k < nlev; k++) {
+        double t = 1e-3 * (k + 1), mu_e = 20.0 * (k + 1) / K;
+        for (int j = 0; j < 4; j++) {
+            sensim_rng r = sensim_rng_make(seed, (uint32_t)k, (uint32_t)j);
+            for (size_t i = 0; i < n; i++) {
+                double e = (double)sensim_rng_poisson(&r, 2 * i, j < 2 ? mu_e : 10 * t) +
+                           sd_e * sensim_rng_normal(&r, 2 * i + 1);
+                double dn = floor(K * e + black + 0.5);
+                f[j][i] = (uint8_t)(dn < 0 ? 0 : dn > 255 ? 255 : dn);
+            }
+        }
+        ck_assert_int_eq(sensim_ptc_level_compute(SENSIM_PIXEL_U8, n, f[0], f[1], f[2], f[3], t, &lv[k]), SENSIM_OK);
+    }
+    for (int j = 0; j < 4; j++)
+        free(f[j]);
+}
+
+START_TEST(ptc_8bit_outside_validity)
+{
+    /* Issue 13 item 7. EMVA 1288 (release 3.1, 6.5; release 4 Linear the
+     * same) models quantization as 1/12 DN^2, which holds only while the
+     * temporal noise is not far below 1 DN: a dark variance under 0.24 DN^2
+     * (sigma_y.dark < 0.49 DN) makes the dark noise an upper limit only.
+     * Here K = 0.01 DN/e- and 10 e- of read noise: sigma_y.dark = 0.1 DN,
+     * the dark frames sit on one DN, and the read-noise interval lies
+     * nowhere near the truth. The fit must say so (quantization_limited,
+     * the smallest temporal variance it saw). The same stack at K = 0.05
+     * DN/e- and 20 e- (sigma_y.dark = 1 DN) is inside the range: no flag,
+     * and the gain and read noise within two 95 % half-widths of the truth
+     * (4 standard errors). */
+    sensim_ptc_level lv[12];
+    sensim_ptc_result r;
+    stack8(0.01, 10, 10.2, 7, lv, 12);
+    ck_assert_msg(sensim_ptc_fit(lv, 12, 255, &r) == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_int_eq(r.quantization_limited, 1);
+    ck_assert_double_lt(r.min_temporal_var_dn2, 0.24);
+    /* What the flag warns of: the read noise comes out as 0 (no interval),
+     * while 10 e- lies below EMVA's upper limit sqrt(0.24 - 1/12) / K. */
+    ck_assert(!(fabs(r.read_noise - 10) <= r.read_noise_ci));
+    ck_assert_double_ge(sqrt(0.24 - 1.0 / 12) / r.gain, 10);
+    stack8(0.05, 20, 10.2, 7, lv, 12);
+    ck_assert_msg(sensim_ptc_fit(lv, 12, 255, &r) == SENSIM_OK, "%s", sensim_last_error());
+    ck_assert_int_eq(r.quantization_limited, 0);
+    ck_assert_double_ge(r.min_temporal_var_dn2, 0.24);
+    ck_assert_within(r.gain, 0.05, 2 * r.gain_ci);
+    ck_assert_within(r.read_noise, 20, 2 * r.read_noise_ci);
+}
+END_TEST
+
 Suite *suite_ptc(void)
 {
     Suite *s = suite_create("ptc");
@@ -164,6 +225,7 @@ Suite *suite_ptc(void)
     tcase_add_test(tc, ptc_round_trip);
     tcase_add_test(tc, ptc_bad_input);
     tcase_add_test(tc, ptc_saturation_not_reached);
+    tcase_add_test(tc, ptc_8bit_outside_validity);
     suite_add_tcase(s, tc);
     return s;
 }

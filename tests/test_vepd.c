@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sensim/metrics.h"
 #include "sensim/rng.h"
@@ -615,6 +616,79 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+START_TEST(cli_rest_scenario)
+{
+    /* The authors' tree has a fourth scenario, rest (their scenario 0),
+     * which their script never scores: the combined score is scenarios 1-3
+     * (issue 13 item 5). Here the real set holds path_1, path_2, rest_1 (a
+     * test with motion, ref file 4) and rest_2 at rest (ground-truth speed
+     * 0 throughout, which has no spectrum); the simulated set path_1,
+     * path_2 and rest_1 (ref file 1). Before, rest_2 stopped the run with
+     * an error and rest_1 was folded into the combined row. */
+    char *root = make_layout();
+    char *real = tu_path(root, "Real"), *m = tu_path(root, "Sim/M_results");
+    free(write_ref(real, "rest_1.csv", 4));
+    free(write_ref(m, "rest_1.csv", 1));
+    char *z = tu_path(real, "rest_2.csv");
+    ck_assert_int_eq(tu_write_file(z, "se_time,gt_time,se_vel,gt_vel\n0.0,0.0,0.01,0\n0.1,0.5,-0.02,0\n"
+                                      "0.2,1.0,0.005,0\n0.3,1.5,0.01,0\n0.4,,0.0,\n"),
+                     0);
+    tu_run_result r = tu_run("vepd", root, "--json", "--drop-zeros", NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    ck_assert_msg(strstr(r.err, "rest_2.csv") && strstr(r.err, "not scored"), "%s", r.err);
+    /* Combined: the path tests only, W1 for 2 vs 2 = mean |sorted differences|
+     * (the numbers of cli_csv_layout). */
+    double a0 = fmin(ref_score[0][0], ref_score[1][0]), a1 = fmax(ref_score[0][0], ref_score[1][0]);
+    double b0 = fmin(ref_score[2][0], ref_score[3][0]), b1 = fmax(ref_score[2][0], ref_score[3][0]);
+    double w1 = 0.5 * (fabs(a0 - b0) + fabs(a1 - b1));
+    ck_assert_within(json_num(r.out, "w1"), w1, REL * w1);
+    ck_assert_ptr_nonnull(strstr(r.out, "\"n_real\": 2, \"n_sim\": 2"));
+    /* The mean of the scenario VEPDs is path's alone. */
+    const char *path = strstr(r.out, "\"path\": {");
+    ck_assert_ptr_nonnull(path);
+    ck_assert_within(json_num(r.out, "scenario_mean_vepd"), json_num(path, "vepd"), 1e-15);
+    ck_assert_ptr_nonnull(strstr(path, "\"in_combined\": true"));
+    /* rest gets its own row: one test a side, W1 = |RMSE difference|. */
+    const char *rest = strstr(r.out, "\"rest\": {");
+    ck_assert_ptr_nonnull(rest);
+    ck_assert_ptr_nonnull(strstr(rest, "\"n_real\": 1, \"n_sim\": 1"));
+    ck_assert_within(json_num(rest, "w1"), fabs(ref_score[4][0] - ref_score[1][0]), REL * ref_score[4][0]);
+    ck_assert_ptr_nonnull(strstr(rest, "\"in_combined\": false"));
+    const char *un = strstr(r.out, "\"unscored\": [");
+    ck_assert_ptr_nonnull(un);
+    ck_assert_ptr_nonnull(strstr(un, "\"name\": \"rest_2\""));
+    /* Strict JSON. */
+    char *js = tu_path(root, "out.json"), cmd[1024];
+    ck_assert_int_eq(tu_write_file(js, r.out), 0);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 -c \"import json,sys; json.load(open(sys.argv[1]))\" '%s'", js);
+    ck_assert_int_eq(system(cmd), 0);
+    tu_run_free(&r);
+    /* Text, and without --drop-zeros: rest_2's rows are kept, its speeds
+     * are all 0; the note says rest stays out. */
+    r = tu_run("vepd", root, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "rest_2.csv: ground-truth speed is 0 throughout"), "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "left out of combined"));
+    tu_run_free(&r);
+    /* Only rest tests on one side: no combined score, a clear error. */
+    char *p1 = tu_path(m, "path_1.csv"), *p2 = tu_path(m, "path_2.csv");
+    unlink(p1);
+    unlink(p2);
+    r = tu_run("vepd", root, NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_msg(strstr(r.err, "outside the rest scenario"), "%s", r.err);
+    tu_run_free(&r);
+    free(p1);
+    free(p2);
+    free(js);
+    free(z);
+    free(real);
+    free(m);
+    tu_rmtree(root);
+    free(root);
+}
+END_TEST
+
 START_TEST(svg_histogram)
 {
     char *dir = tu_mkdtemp(), *p = tu_path(dir, "h.svg"), *q = tu_path(dir, "no/such/dir/h.svg");
@@ -646,6 +720,7 @@ Suite *suite_vepd(void)
 {
     Suite *s = suite_create("vepd");
     TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60); /* cli_errors starts scipy, seconds on a loaded machine */
     tcase_add_test(tc, flatness_white_noise);
     tcase_add_test(tc, flatness_tone_and_known_answer);
     tcase_add_test(tc, flatness_prime_lengths_match_numpy);
@@ -656,6 +731,7 @@ Suite *suite_vepd(void)
     tcase_add_test(tc, bootstrap_known_and_reproducible);
     tcase_add_test(tc, cli_csv_layout);
     tcase_add_test(tc, cli_errors);
+    tcase_add_test(tc, cli_rest_scenario);
     tcase_add_test(tc, svg_histogram);
     suite_add_tcase(s, tc);
     return s;

@@ -7,10 +7,18 @@
  * 2 AVAR_model(tau_i)^2 / edf_i (chi-squared with edf_i degrees of freedom,
  * SP 1065 eq. 44), reweighted from the model twice, under c >= 0 (exact
  * non-negative least squares by trying every subset of the five terms).
- * Intervals: c_k +- z sd_k with the covariance scaled by the reduced
- * chi-squared when it exceeds 1 (the Birge ratio: it widens the interval
- * when the five-term model does not describe the data), mapped through the
- * square root, lower end clipped at 0.
+ * Intervals: c_k +- z sd_k from the unconstrained fit of every selected
+ * term (an interval from the non-negative subset alone would assume the
+ * terms it dropped are exactly 0, which biased N low), with the covariance
+ * scaled by the reduced chi-squared when it exceeds 1 (the Birge ratio) and
+ * by the overlap correlation of neighbouring taus, widened to hold the
+ * point estimate, mapped through the square root, lower end clipped at 0.
+ * The B term is IEEE 952 Annex C's with a cutoff f0 (rate PSD B^2/(2 pi f)
+ * up to f0): the fit is profiled over f0 (flat, and 6 per decade from
+ * 30/tau0 down to 1/tau_max); the point estimate takes the f0 of least
+ * chi-squared and each interval is the union over every f0 within z^2
+ * (scaled) of it, so a flicker floor that stops short of tau0 no longer
+ * pulls N low.
  *
  * A term is reported as
  *   SENSIM_FIT_OK          identified: interval excludes 0;

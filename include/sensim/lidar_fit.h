@@ -80,6 +80,26 @@ sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_
                                        size_t ntargets, double range_sigma_base, double range_sigma_slope,
                                        double *planes, sensim_lidar_angular_result *r);
 
+/* Range and angular noise fitted together on the planar targets, for
+ * lidars that report the encoder angles while the beam itself is deflected
+ * (beam-pointing jitter): the raw range of such a return then moves by
+ * r (n.du) / (u.n) across scans, which a range-only fit takes for range
+ * noise (base and slope wrong by factors, the angular sigmas then low).
+ * Per return the point-to-plane variance is modelled as
+ *   g (b + s r)^2 + sigma_az^2 A + sigma_el^2 B,  g = (u.n)^2,
+ * with A, B as above, and b, s, sigma_az^2, sigma_el^2 >= 0 fitted by
+ * iteratively reweighted Gauss-Newton (weights dof / (2 E^2)); 95 %
+ * intervals from the covariance scaled by max(1, chi^2/dof), the angular
+ * ones carried to the sigmas by the delta method. base0, slope0: the
+ * starting line (e.g. sensim_lidar_fit_range's; 0 for none). range gets
+ * sigma_base, sigma_slope with their ci, chi2_dof, points_used and the range
+ * span (constrained 0, base_free/slope_free the same line); angular the
+ * sigmas. Needs at least 5 returns on targets at several ranges and
+ * incidence angles, tilted both ways. */
+sensim_status sensim_lidar_fit_joint(const float *points, size_t nscans, size_t npoints, const int32_t *target,
+                                     size_t ntargets, double base0, double slope0, double *planes,
+                                     sensim_lidar_fit_result *range, sensim_lidar_angular_result *angular);
+
 /* The plane of each target and how flat it is, to choose planar targets
  * and to give reference ranges. Same inputs as sensim_lidar_fit_angular.
  * planes: ntargets * 4 (as there; NAN for a target with < 3 returns seen in

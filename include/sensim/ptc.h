@@ -60,6 +60,15 @@ typedef struct sensim_ptc_result {
     double variance_slope, variance_slope_ci;         /* sigma_1^2 of eq. 4, normalized units */
     double variance_intercept, variance_intercept_ci; /* sigma_2^2 */
     size_t levels_used;                     /* levels below 70 % of saturation in the fits */
+    /* EMVA 1288's model of quantization (1/12 DN^2) holds only while the
+     * temporal noise is not far below 1 DN; release 3.1 (6.5) takes a dark
+     * variance under 0.24 DN^2 (sigma_y.dark < 0.49 DN) as quantization
+     * limited, with the dark noise an upper limit only. Set to 1 when the
+     * dark variance (or, without darks, the light variance of a level in the
+     * gain fit) is below 0.24 DN^2: the gain and read-noise intervals do not
+     * then describe the sensor. */
+    int quantization_limited;
+    double min_temporal_var_dn2;            /* smallest such temporal variance, DN^2 */
 } sensim_ptc_result;
 
 /* Fits the levels (at least 3 below 70 % of saturation with distinct means).
