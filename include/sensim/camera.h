@@ -125,6 +125,10 @@ const float *sensim_camera_offset_map(const sensim_camera *cam);
  * FOV remap. NULL when s is not a camera. For callers that make frames
  * themselves (sensim render --rig). */
 struct sensim_sensor;
+/* The rig sensor type "camera" (models/camera_rig.c): noise on recorded
+ * frames, and the noise and lens of rendered ones. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_camera_type;
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens);
 /* ------------------------------------------------------------------- lens */
 

@@ -194,7 +194,7 @@ void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_
 size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
                          const double *position, const double *velocity, const sensim_gnss_out *out);
 
-/* Parses the GNSS keys of a rig sensor mapping (see sensim-inject(1), OTHER SENSOR TYPES)
+/* (models/gnss_rig.c) Parses the GNSS keys of a rig sensor mapping (see sensim-inject(1), OTHER SENSOR TYPES)
  * into *p, which the caller presets (usually with defaults). Errors name
  * file, line and key. */
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);

@@ -69,6 +69,7 @@
 
 #include "sensim/rng.h"
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -184,6 +185,40 @@ const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensi
  * +g upward), w and alpha the body angular velocity and acceleration. */
 void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],
                                const double alpha_body[3], const double r_body[3], double g, double f_body[3]);
+
+/* ---- the rig's imu sensor (models/imu_rig.c) ---- */
+
+/* An imu sensor's blocks as a rig gives them (sensim-inject(1)). */
+typedef struct sensim_imu_params {
+    int present[3];                /* gyro, accel, mag block given (index sensim_instrument) */
+    sensim_triax_params triax[3];  /* each block's parameters */
+    int mag_dipole;                /* 1: the Earth's dipole at the log's origin; 0: mag_field */
+    double mag_field[3];           /* T, world ENU (when mag_dipole is 0) */
+    double hard_iron[3];           /* T */
+    double soft_iron[3][3];        /* identity for none */
+} sensim_imu_params;
+
+/* No block; each triax at sensim_triax_default_params; the dipole field, no
+ * hard iron, identity soft iron. */
+sensim_imu_params sensim_imu_default_params(void);
+/* Parses the gyro, accel and mag keys of a rig sensor mapping into *p,
+ * which the caller presets (usually with defaults); other keys are ignored.
+ * Errors name file, line and key. */
+sensim_status sensim_imu_params_from_yaml(const sensim_ynode *sensor_map, sensim_imu_params *p);
+/* Writes one sensor of a rig: the common keys of s (sensim_sensor_write_yaml)
+ * and the blocks of p, each key where it differs from the defaults, in SI.
+ * Per-axis correlation times (gauss_markov.tau, airsim.tau,
+ * chrono_drift.tau_drift) are one value in a rig: the first axis's is
+ * written. sensim_imu_params_from_yaml reads back what it wrote. */
+struct sensim_sensor;
+void sensim_imu_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_imu_params *p);
+
+/* The rig sensor type "imu" (models/imu_rig.c): gyro, accel and mag blocks
+ * of a rig (sensim-inject(1)), simulated from ground truth with the rig's
+ * timing or added to recorded clean data; writes /sensors/<name>/{t,
+ * t_sample, t_sensor, angular_velocity, specific_force, magnetic_field}. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_imu_type;
 
 #ifdef __cplusplus
 }

@@ -84,6 +84,10 @@ sensim_status sensim_lidar_apply(const sensim_lidar *l, const sensim_lidar_block
  * dropout: keys), borrowed from the sensor; NULL when s is not a lidar. For
  * callers that make scans themselves (sensim render --rig). */
 struct sensim_sensor;
+/* The rig sensor type "lidar" (models/lidar_rig.c): noise on recorded
+ * scans, and the noise of rendered ones. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_lidar_type;
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s);
 /* Range sigma at range r: base + slope r. */
 double sensim_lidar_range_sigma(const sensim_lidar_params *p, double range);

@@ -242,7 +242,7 @@ done:
 }
 
 const sensim_sensor_type sensim_camera_type = {
-    "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean,
+    "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean, 0.0,
 };
 
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens)

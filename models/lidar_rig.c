@@ -297,7 +297,7 @@ done:
 }
 
 const sensim_sensor_type sensim_lidar_type = {
-    "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean,
+    "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean, 0.0,
 };
 
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s)
