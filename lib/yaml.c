@@ -725,11 +725,12 @@ static void yw_emit(sensim_ywriter *w, yaml_event_t *ev, int ok)
                                    w->em.problem ? w->em.problem : "emitter error");
 }
 
-static void yw_scalar(sensim_ywriter *w, const char *text, int plain)
+/* A number or a boolean: plain. */
+static void yw_plain(sensim_ywriter *w, const char *text)
 {
     yaml_event_t ev;
-    int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain, 1,
-                                          plain ? YAML_PLAIN_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE);
+    int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), 1, 0,
+                                          YAML_PLAIN_SCALAR_STYLE);
     yw_emit(w, &ev, ok);
 }
 
@@ -815,12 +816,42 @@ void sensim_ywriter_seq_end(sensim_ywriter *w) { yw_end(w); }
 
 void sensim_ywriter_key(sensim_ywriter *w, const char *key) { sensim_ywriter_string(w, key); }
 
+/* Strings that a YAML 1.1 or 1.2 reader would take for a number, a
+ * boolean or null when plain: written quoted, so that every reader (not
+ * only sensim's, which reads scalars as text) sees a string. */
+static int looks_typed(const char *s)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
+                                        ".inf", "-.inf", "+.inf", ".nan", NULL};
+    if (!*s)
+        return 1;
+    for (size_t i = 0; words[i]; i++)
+        if (!strcasecmp(s, words[i]))
+            return 1;
+    char *end;
+    errno = 0;
+    (void)strtod(s, &end);
+    if (end != s && *end == '\0')
+        return 1;
+    (void)strtoll(s, &end, 0);
+    return end != s && *end == '\0';
+}
+
 void sensim_ywriter_string(sensim_ywriter *w, const char *s)
 {
-    if (!w->st && !s)
+    if (w->st)
+        return;
+    if (!s) {
         w->st = sensim_error(SENSIM_EINVAL, "YAML writer: NULL string");
-    else
-        yw_scalar(w, s, 0);
+        return;
+    }
+    /* The emitter picks plain where YAML allows it and quotes otherwise
+     * (': ', ' #', a leading indicator, ...). */
+    yaml_event_t ev;
+    const int typed = looks_typed(s);
+    int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), !typed, 1,
+                                          typed ? YAML_SINGLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE);
+    yw_emit(w, &ev, ok);
 }
 
 void sensim_ywriter_number(sensim_ywriter *w, double x)
@@ -831,26 +862,31 @@ void sensim_ywriter_number(sensim_ywriter *w, double x)
         w->st = sensim_error(SENSIM_EINVAL, "YAML writer: %g is not a finite number", x);
         return;
     }
+    /* The shortest of 15, 16 and 17 digits that reads back as x. */
     char buf[32];
-    snprintf(buf, sizeof buf, "%.17g", x);
-    yw_scalar(w, buf, 1);
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    yw_plain(w, buf);
 }
 
 void sensim_ywriter_uint(sensim_ywriter *w, uint64_t x)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%" PRIu64, x);
-    yw_scalar(w, buf, 1);
+    yw_plain(w, buf);
 }
 
 void sensim_ywriter_int(sensim_ywriter *w, long long x)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%lld", x);
-    yw_scalar(w, buf, 1);
+    yw_plain(w, buf);
 }
 
-void sensim_ywriter_bool(sensim_ywriter *w, int x) { yw_scalar(w, x ? "true" : "false", 1); }
+void sensim_ywriter_bool(sensim_ywriter *w, int x) { yw_plain(w, x ? "true" : "false"); }
 
 void sensim_ywriter_numbers(sensim_ywriter *w, const double *x, size_t n)
 {

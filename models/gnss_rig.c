@@ -243,6 +243,159 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
     return SENSIM_OK;
 }
 
+/* ---- writing: the keys sensim_gnss_params_from_yaml reads, where they
+ * differ from the defaults, in SI ---- */
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+static void put_num(sensim_ywriter *w, const char *key, double v)
+{
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+static void put_vec(sensim_ywriter *w, const char *key, const double *v, size_t n)
+{
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_numbers(w, v, n);
+}
+
+static int vec_zero(const double v[3])
+{
+    return v[0] == 0 && v[1] == 0 && v[2] == 0;
+}
+
+void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_gnss_params *p)
+{
+    const sensim_gnss_params d = sensim_gnss_default_params();
+    sensim_sensor_write_yaml(w, s, "gnss");
+    if (!vec_zero(p->origin_lla))
+        put_vec(w, "origin_lla", p->origin_lla, 3);
+    const int nmodels = p->gauss_on + p->rw_on + p->gm_on;
+    if (nmodels) {
+        sensim_ywriter_key(w, "position_noise");
+        if (nmodels > 1)
+            sensim_ywriter_seq_begin(w, 0);
+        if (p->gm_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "gauss_markov");
+            put_vec(w, "sigma", p->gm_sigma, 3);
+            put_vec(w, "tau", p->gm_tau, 3);
+            sensim_ywriter_map_end(w);
+        }
+        if (p->gauss_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "gaussian");
+            put_vec(w, "sigma", p->gauss_sigma, 3);
+            sensim_ywriter_map_end(w);
+        }
+        if (p->rw_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "chrono_random_walk");
+            put_num(w, "sigma", p->rw_sigma);
+            put_num(w, "model_rate_hz", p->rw_model_rate_hz);
+            put_num(w, "max_velocity", p->rw_max_velocity);
+            put_num(w, "max_acceleration", p->rw_max_acceleration);
+            put_num(w, "max_error", p->rw_max_error);
+            sensim_ywriter_map_end(w);
+        }
+        if (nmodels > 1)
+            sensim_ywriter_seq_end(w);
+    }
+    if (p->hdop_on) {
+        sensim_ywriter_key(w, "hdop");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "initial", p->eph_initial);
+        put_num(w, "final", p->eph_final);
+        put_num(w, "tau", p->eph_tau);
+        put_if(w, "fix_3d_max", p->fix_3d_max, d.fix_3d_max);
+        put_if(w, "fix_2d_max", p->fix_2d_max, d.fix_2d_max);
+        sensim_ywriter_map_end(w);
+        /* The vertical filter follows the horizontal one unless given. */
+        if (p->epv_initial != p->eph_initial || p->epv_final != p->eph_final || p->epv_tau != p->eph_tau) {
+            sensim_ywriter_key(w, "vdop");
+            sensim_ywriter_map_begin(w, 0);
+            put_num(w, "initial", p->epv_initial);
+            put_num(w, "final", p->epv_final);
+            put_num(w, "tau", p->epv_tau);
+            sensim_ywriter_map_end(w);
+        }
+    }
+    if (p->cov_model != d.cov_model || p->cov_epe != d.cov_epe || p->cov_scale != d.cov_scale) {
+        static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
+        sensim_ywriter_key(w, "covariance");
+        sensim_ywriter_map_begin(w, 0);
+        sensim_ywriter_key(w, "model");
+        sensim_ywriter_string(w, cov[p->cov_model]);
+        put_if(w, "epe", p->cov_epe, d.cov_epe);
+        put_if(w, "scale", p->cov_scale, d.cov_scale);
+        sensim_ywriter_map_end(w);
+    }
+    if (!vec_zero(p->vel_sigma)) {
+        sensim_ywriter_key(w, "velocity_noise");
+        sensim_ywriter_map_begin(w, 0);
+        put_vec(w, "sigma", p->vel_sigma, 3);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->n_outage_windows || p->outage_rate > 0 || p->outage_mean_duration > 0) {
+        sensim_ywriter_key(w, "outages");
+        sensim_ywriter_map_begin(w, 0);
+        if (p->n_outage_windows) {
+            sensim_ywriter_key(w, "windows");
+            sensim_ywriter_seq_begin(w, 0);
+            for (size_t i = 0; i < p->n_outage_windows; i++)
+                sensim_ywriter_numbers(w, p->outage_windows[i], 2);
+            sensim_ywriter_seq_end(w);
+        }
+        put_if(w, "rate", p->outage_rate, 0.0);
+        put_if(w, "mean_duration", p->outage_mean_duration, 0.0);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->outlier_probability > 0 || p->outlier_magnitude > 0) {
+        sensim_ywriter_key(w, "outliers");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "probability", p->outlier_probability);
+        put_num(w, "magnitude", p->outlier_magnitude);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->fix_noise_on) {
+        static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float"};
+        static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
+                                    SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
+        sensim_ywriter_key(w, "fix_noise");
+        sensim_ywriter_map_begin(w, 0);
+        for (size_t i = 0; i < sizeof fcode / sizeof fcode[0]; i++)
+            if (!vec_zero(p->fix_sigma[fcode[i]]))
+                put_vec(w, fk[i], p->fix_sigma[fcode[i]], 3);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->rtk_on) {
+        sensim_ywriter_key(w, "rtk");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "mean_fixed", p->rtk_mean_fixed);
+        put_num(w, "mean_float", p->rtk_mean_float);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->multipath_rate > 0 || p->multipath_mean_duration > 0 || !vec_zero(p->multipath_sigma)) {
+        sensim_ywriter_key(w, "multipath");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "rate", p->multipath_rate);
+        put_num(w, "mean_duration", p->multipath_mean_duration);
+        put_vec(w, "sigma", p->multipath_sigma, 3);
+        sensim_ywriter_map_end(w);
+    }
+    sensim_ywriter_map_end(w);
+}
+
 typedef struct gnss_rig {
     sensim_gnss_params p;
     int origin_given; /* else the ground truth's origin_lla is used */

@@ -84,6 +84,65 @@ sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_o
     return SENSIM_OK;
 }
 
+/* ---- writing: the keys the parsers above read, where they differ from
+ * the defaults, in SI ---- */
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+void sensim_odometer_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_odometer_params *p)
+{
+    const sensim_odometer_params d = sensim_odometer_default_params();
+    sensim_sensor_write_yaml(w, s, "odometer");
+    put_if(w, "wheel_radius", p->wheel_radius, d.wheel_radius);
+    put_if(w, "pulses_per_rev", p->pulses_per_rev, d.pulses_per_rev);
+    put_if(w, "scale_error", p->scale_error, d.scale_error);
+    put_if(w, "slip", p->slip, d.slip);
+    put_if(w, "noise_sigma", p->noise_sigma, d.noise_sigma);
+    sensim_ywriter_map_end(w);
+}
+
+void sensim_encoder_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_encoder_params *p,
+                               const char *source, double wheel_radius)
+{
+    const int distance = source && !strcmp(source, "distance");
+    sensim_encoder_params d = sensim_encoder_default_params();
+    if (distance)
+        d.lower = -INFINITY, d.upper = INFINITY;
+    sensim_sensor_write_yaml(w, s, "encoder");
+    if (source) {
+        sensim_ywriter_key(w, "source");
+        sensim_ywriter_string(w, source);
+    }
+    if (wheel_radius > 0 && wheel_radius != 0.1) {
+        sensim_ywriter_key(w, "wheel_radius");
+        sensim_ywriter_number(w, wheel_radius);
+    }
+    if (p->mode != d.mode) {
+        sensim_ywriter_key(w, "mode");
+        sensim_ywriter_string(w, p->mode == SENSIM_ENCODER_ABSOLUTE ? "absolute" : "incremental");
+    }
+    if (p->lower != d.lower || p->upper != d.upper) {
+        /* A non-finite bound is an error of the writer: only a distance
+         * encoder is unbounded, and only by default. */
+        sensim_ywriter_key(w, "range");
+        sensim_ywriter_numbers(w, (const double[]){p->lower, p->upper}, 2);
+    }
+    put_if(w, "resolution", p->resolution, d.resolution);
+    put_if(w, "noise_sigma", p->noise_sigma, d.noise_sigma);
+    put_if(w, "scale", p->scale, d.scale);
+    if (p->counter_bits != d.counter_bits) {
+        sensim_ywriter_key(w, "counter_bits");
+        sensim_ywriter_int(w, p->counter_bits);
+    }
+    sensim_ywriter_map_end(w);
+}
+
 typedef enum { SRC_WHEEL, SRC_HEADING, SRC_DISTANCE } enc_source;
 
 typedef struct odo_rig {

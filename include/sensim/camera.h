@@ -26,6 +26,7 @@
 #include <stdint.h>
 
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -174,6 +175,20 @@ void sensim_remap_destroy(sensim_remap *m);
 /* in: src W*H*C, out: dst W*H*C, of `type` (in != out). Never allocates. */
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
+
+/* (models/camera_rig.c) Parses the noise and lens keys of a rig sensor
+ * mapping into *p and *lens (model and hfov; NULL: not wanted), which the
+ * caller presets (usually with defaults; a lens without hfov leaves it);
+ * other keys are ignored. Errors name file, line and key. */
+sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sensim_camera_params *p,
+                                             sensim_lens *lens);
+/* Writes one camera sensor of a rig: the common keys of s
+ * (sensim_sensor_write_yaml), noise (model, then each parameter where it
+ * differs from the defaults) and, when lens is not NULL, its model and hfov
+ * (when > 0), in SI. sensim_camera_params_from_yaml reads back what it
+ * wrote. */
+void sensim_camera_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_camera_params *p,
+                              const sensim_lens *lens);
 
 #ifdef __cplusplus
 }

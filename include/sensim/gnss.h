@@ -199,6 +199,16 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
  * file, line and key. */
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
 
+/* (models/gnss_rig.c) Writes one gnss sensor of a rig: the common keys of
+ * s (sensim_sensor_write_yaml) and each GNSS key where it differs from the
+ * defaults, in SI: origin_lla when not (0, 0, 0); the position noise
+ * models switched on (a list when more than one); hdop, and vdop when it
+ * differs from hdop; covariance by epe (not quality). start_delay and
+ * latency are the rig's timing, not keys. sensim_gnss_params_from_yaml
+ * reads back what it wrote. */
+struct sensim_sensor;
+void sensim_gnss_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_gnss_params *p);
+
 /* The rig sensor type "gnss" (models/gnss_rig.c): samples the ground truth
  * with the rig's timing (sensim_sampler: clock offset and drift, start
  * delay, collection window, ordered delivery with lag and jitter), moves it

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +92,16 @@ extern const struct sensim_sensor_type sensim_lidar_type;
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s);
 /* Range sigma at range r: base + slope r. */
 double sensim_lidar_range_sigma(const sensim_lidar_params *p, double range);
+
+/* (models/lidar_rig.c) Parses the noise and dropout keys of a rig sensor
+ * mapping into *p, which the caller presets (usually with defaults); other
+ * keys are ignored. Errors name file, line and key. */
+sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *sensor_map, sensim_lidar_params *p);
+/* Writes one lidar sensor of a rig: the common keys of s
+ * (sensim_sensor_write_yaml), noise (the range sigmas always, the rest
+ * where it differs from the defaults) and dropout where any differs, in SI.
+ * sensim_lidar_params_from_yaml reads back what it wrote. */
+void sensim_lidar_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_lidar_params *p);
 
 #ifdef __cplusplus
 }

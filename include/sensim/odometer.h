@@ -129,6 +129,19 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
 
+/* (models/odometer_rig.c) Write one odometer or encoder sensor of a rig:
+ * the common keys of s (sensim_sensor_write_yaml) and each key where it
+ * differs from the defaults, in SI. The encoder's source ("wheel",
+ * "heading" or "distance"; NULL: not written, the default wheel) and the
+ * radius of its wheel (written when > 0 and not the default 0.1 m) are
+ * keys of the rig, not of sensim_encoder_params; a range is written when it
+ * differs from the source's default and must then be finite. The parsers
+ * read back what they wrote. */
+struct sensim_sensor;
+void sensim_odometer_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_odometer_params *p);
+void sensim_encoder_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_encoder_params *p,
+                               const char *source, double wheel_radius);
+
 /* Rig sensor types (models/odometer_rig.c), sampled with the rig's timing
  * (sensim_sampler; the encoder's speed timed on the sensor clock), writing
  * /sensors/<name>/{t, t_sample, t_sensor} and: "odometer": forward speed
