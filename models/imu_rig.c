@@ -275,12 +275,16 @@ static int axes_set(const double v[3], double dflt)
     return v[0] != dflt || v[1] != dflt || v[2] != dflt;
 }
 
+/* One number when the axes agree, else a list of three. */
 static void put_axes(sensim_ywriter *w, const char *key, const double v[3])
 {
     if (!axes_set(v, 0.0))
         return;
     sensim_ywriter_key(w, key);
-    sensim_ywriter_numbers(w, v, 3);
+    if (v[0] == v[1] && v[1] == v[2])
+        sensim_ywriter_number(w, v[0]);
+    else
+        sensim_ywriter_numbers(w, v, 3);
 }
 
 static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_triax_params *p)
@@ -388,6 +392,26 @@ void sensim_imu_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sens
         sensim_ywriter_map_end(w);
     }
     sensim_ywriter_map_end(w);
+}
+
+void sensim_imu_write_kalibr(sensim_ywriter *w, const sensim_kalibr_imu *k)
+{
+    if (k->has_accel) {
+        sensim_ywriter_key(w, "accelerometer_noise_density");
+        sensim_ywriter_number(w, k->accelerometer_noise_density);
+        sensim_ywriter_key(w, "accelerometer_random_walk");
+        sensim_ywriter_number(w, k->accelerometer_random_walk);
+    }
+    if (k->has_gyro) {
+        sensim_ywriter_key(w, "gyroscope_noise_density");
+        sensim_ywriter_number(w, k->gyroscope_noise_density);
+        sensim_ywriter_key(w, "gyroscope_random_walk");
+        sensim_ywriter_number(w, k->gyroscope_random_walk);
+    }
+    sensim_ywriter_key(w, "rostopic");
+    sensim_ywriter_string(w, k->rostopic ? k->rostopic : "/imu0");
+    sensim_ywriter_key(w, "update_rate");
+    sensim_ywriter_number(w, k->update_rate);
 }
 
 static sensim_status imu_create(sensim_sensor *s)

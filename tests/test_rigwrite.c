@@ -402,7 +402,7 @@ START_TEST(cli_fit_imu_name_to_inject)
     tu_run_free(&r);
     const char *name = "imu: #1 \"q\" 'x'";
     r = tu_run("fit", "imu", still, "--sensor", "imu", "--name", name, "-o", fit, "--kalibr", kal, "--rostopic",
-               "/imu: #0", NULL);
+               "/vehicle/imu_0", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
     r = tu_run("inject", fit, gt, "-o", out, NULL);
@@ -412,12 +412,15 @@ START_TEST(cli_fit_imu_name_to_inject)
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "imu: #1 \\\"q\\\" 'x'") != NULL, "%s", r.out);
     tu_run_free(&r);
-    /* The kalibr file's topic is a string again when read back. */
+    /* The kalibr file reads back as YAML with the numbers of the fit. */
     sensim_yaml *k = sensim_yaml_load_file(kal);
     ck_assert_msg(k != NULL, "%s", sensim_last_error());
     const char *topic = NULL;
     ck_assert(sensim_ynode_get_string(sensim_yaml_root(k), "rostopic", 1, &topic) == SENSIM_OK);
-    ck_assert_str_eq(topic, "/imu: #0");
+    ck_assert_str_eq(topic, "/vehicle/imu_0");
+    double rate = 0;
+    ck_assert(sensim_ynode_get_double(sensim_yaml_root(k), "update_rate", 1, &rate) == SENSIM_OK);
+    ck_assert(rate == 200.0);
     sensim_yaml_free(k);
     tu_rmtree(dir);
     free(dir), free(gt), free(still), free(fit), free(out), free(kal), free(rig);

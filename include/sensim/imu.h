@@ -213,6 +213,21 @@ sensim_status sensim_imu_params_from_yaml(const sensim_ynode *sensor_map, sensim
 struct sensim_sensor;
 void sensim_imu_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_imu_params *p);
 
+/* kalibr's IMU noise model (imu.yaml of ethz-asl/kalibr): one value per
+ * instrument, continuous-time densities in SI. */
+typedef struct sensim_kalibr_imu {
+    const char *rostopic;               /* NULL: /imu0 (borrowed) */
+    double update_rate;                 /* Hz */
+    int has_gyro, has_accel;            /* which pair of keys to write */
+    double gyroscope_noise_density;     /* rad/s/sqrt(Hz) */
+    double gyroscope_random_walk;       /* rad/s^2/sqrt(Hz) */
+    double accelerometer_noise_density; /* m/s^2/sqrt(Hz) */
+    double accelerometer_random_walk;   /* m/s^3/sqrt(Hz) */
+} sensim_kalibr_imu;
+/* Writes k's keys into the root mapping of w in kalibr's order
+ * (accelerometer, gyroscope, rostopic, update_rate). */
+void sensim_imu_write_kalibr(sensim_ywriter *w, const sensim_kalibr_imu *k);
+
 /* The rig sensor type "imu" (models/imu_rig.c): gyro, accel and mag blocks
  * of a rig (sensim-inject(1)), simulated from ground truth with the rig's
  * timing or added to recorded clean data; writes /sensors/<name>/{t,
