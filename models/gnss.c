@@ -11,6 +11,7 @@
 #include "sensim/geodesy.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,8 @@ enum {
 
 struct sensim_gnss {
     sensim_gnss_params p;
+    uint64_t seed;        /* with sensor_id, the key of every stream */
+    uint32_t sensor_id;
     sensim_geo_enu frame; /* ENU at origin_lla on the WGS84 ellipsoid */
 };
 
@@ -146,7 +149,7 @@ static sensim_status validate(const sensim_gnss_params *p)
     return SENSIM_OK;
 }
 
-sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "gnss: no parameters");
@@ -160,6 +163,8 @@ sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
         return NULL;
     }
     g->p = *p;
+    g->seed = seed;
+    g->sensor_id = sensor_id;
     if (sensim_geo_enu_init(&g->frame, p->origin_lla) != SENSIM_OK) {
         sensim_error_prefix(SENSIM_EINVAL, "gnss: origin_lla");
         free(g);
@@ -207,11 +212,10 @@ static void next_outage(const sensim_gnss_params *p, sensim_gnss_state *st, doub
                    p->outage_mean_duration, &st->outage_start, &st->outage_end);
 }
 
-void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
-                            double t_on)
+void sensim_gnss_reset(const sensim_gnss *g, sensim_gnss_state *st, double t_on)
 {
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, 0);
+    st->rng = sensim_rng_make(g->seed, g->sensor_id, 0);
     st->t_on = t_on;
     st->t_prev = t_on;
     st->rw_t = t_on;
@@ -425,4 +429,34 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
         m++;
     }
     return m;
+}
+
+void sensim_gnss_print(const sensim_gnss *g, FILE *f)
+{
+    const sensim_gnss_params *p = &g->p;
+    fprintf(f, "gnss: origin %.9g deg, %.9g deg, %.6g m\n", p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
+    if (p->gauss_on)
+        fprintf(f, "  gaussian sigma %g, %g, %g m\n", p->gauss_sigma[0], p->gauss_sigma[1], p->gauss_sigma[2]);
+    if (p->rw_on)
+        fprintf(f, "  chrono random walk sigma %g m/s^2 at %g Hz, v_max %g m/s, a_max %g m/s^2, D %g m\n", p->rw_sigma,
+                p->rw_model_rate_hz, p->rw_max_velocity, p->rw_max_acceleration, p->rw_max_error);
+    if (p->gm_on)
+        fprintf(f, "  gauss-markov sigma %g, %g, %g m, tau %g, %g, %g s\n", p->gm_sigma[0], p->gm_sigma[1],
+                p->gm_sigma[2], p->gm_tau[0], p->gm_tau[1], p->gm_tau[2]);
+    if (p->hdop_on)
+        fprintf(f, "  eph %g -> %g (tau %g s), epv %g -> %g (tau %g s), 3D fix <= %g, 2D fix <= %g\n", p->eph_initial,
+                p->eph_final, p->eph_tau, p->epv_initial, p->epv_final, p->epv_tau, p->fix_3d_max, p->fix_2d_max);
+    static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
+    fprintf(f, "  covariance %s (epe %g m, scale %g)\n", cov[p->cov_model], p->cov_epe, p->cov_scale);
+    fprintf(f, "  velocity sigma %g, %g, %g m/s\n", p->vel_sigma[0], p->vel_sigma[1], p->vel_sigma[2]);
+    if (p->n_outage_windows || p->outage_rate > 0)
+        fprintf(f, "  outages: %zu windows, rate %g /s of mean %g s\n", p->n_outage_windows, p->outage_rate,
+                p->outage_mean_duration);
+    if (p->outlier_probability > 0)
+        fprintf(f, "  outliers: probability %g, magnitude %g m\n", p->outlier_probability, p->outlier_magnitude);
+    if (p->rtk_on)
+        fprintf(f, "  rtk: mean fixed %g s, mean float %g s\n", p->rtk_mean_fixed, p->rtk_mean_float);
+    if (p->multipath_rate > 0)
+        fprintf(f, "  multipath: rate %g /s, mean %g s, sigma %g, %g, %g m\n", p->multipath_rate,
+                p->multipath_mean_duration, p->multipath_sigma[0], p->multipath_sigma[1], p->multipath_sigma[2]);
 }

@@ -442,7 +442,7 @@ static sensim_status gnss_rig_create(sensim_sensor *s)
      * the sampler (sensim_sampler_next) as for every sensor. */
     m->p.start_delay = 0.0;
     m->p.latency = 0.0;
-    sensim_gnss *g = sensim_gnss_create(&m->p);
+    sensim_gnss *g = sensim_gnss_create(&m->p, 0, s->id);
     if (!g) {
         st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
         goto fail;
@@ -542,7 +542,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
                           go_lla[0], go_lla[1], go_lla[2], sensim_log_path(in));
         goto done;
     }
-    if (!(g = sensim_gnss_create(&p))) {
+    if (!(g = sensim_gnss_create(&p, o->seed, s->id))) {
         st = sensim_error_prefix(sensim_last_status(), "gnss sensor '%s'", s->name);
         goto done;
     }
@@ -572,7 +572,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     sensim_gnss_state gst;
-    sensim_gnss_state_init(g, &gst, o->seed, s->id, sp.t_first);
+    sensim_gnss_reset(g, &gst, sp.t_first);
     const sensim_gnss_out go = {b.t, b.ts, b.epoch, b.lla, b.enu, b.vel, b.hdop, b.cov, b.fix};
     for (int more = 1; more;) {
         size_t ne = 0;

@@ -435,7 +435,7 @@ static sensim_status imu_create(sensim_sensor *s)
         const sensim_ynode *b = sensim_ynode_get(s->node, names[i]);
         char what[256];
         snprintf(what, sizeof what, "%s:%d: sensor '%s'", sensim_ynode_file(b), sensim_ynode_line(b), s->name);
-        if (!(m->tx[i] = sensim_triax_create(&p.triax[i], (sensim_instrument)i, s->rate_hz, what)))
+        if (!(m->tx[i] = sensim_triax_create(&p.triax[i], (sensim_instrument)i, s->rate_hz, 0, s->id, what)))
             st = sensim_last_status();
     }
     if (st) {
@@ -596,10 +596,40 @@ static sensim_status bufs_alloc(bufs *b, size_t n)
     return SENSIM_OK;
 }
 
+/* The run's pipelines: the rig's blocks keyed by the run's seed (the
+ * rig's or inject's --seed) and the sensor's id (sensim_triax_create). The
+ * models made at load only validate. */
+typedef struct run_models {
+    sensim_triax *tx[3];
+    sensim_triax_state st[3];
+} run_models;
+
+static void run_free(run_models *r)
+{
+    for (int i = 0; i < 3; i++)
+        sensim_triax_destroy(r->tx[i]);
+}
+
+static sensim_status run_start(run_models *r, const sensim_sensor *s, const imu_model *m, uint64_t seed)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < 3; i++) {
+        if (!m->tx[i])
+            continue;
+        if (!(r->tx[i] = sensim_triax_create(sensim_triax_params_of(m->tx[i]), (sensim_instrument)i, s->rate_hz, seed,
+                                             s->id, s->name))) {
+            run_free(r);
+            return sensim_last_status();
+        }
+        sensim_triax_reset(r->tx[i], &r->st[i]);
+    }
+    return SENSIM_OK;
+}
+
 /* Runs the triaxial pipelines over a block, all (instrument, axis) pairs in
  * one parallel loop (an axis's draws depend only on its sample index, so the
  * thread count cannot change the result). */
-static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
+static void apply_block(run_models *r, bufs *b, size_t n)
 {
     const sensim_triax *tx[3];
     sensim_triax_state *sp[3];
@@ -607,14 +637,14 @@ static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t s
     double *y[3];
     int c = 0;
     for (int i = 0; i < 3; i++)
-        if (m->tx[i]) {
-            tx[c] = m->tx[i];
-            sp[c] = &st[i];
+        if (r->tx[i]) {
+            tx[c] = r->tx[i];
+            sp[c] = &r->st[i];
             u[c] = b->u[i];
             f[c] = i == SENSIM_GYRO ? b->f : NULL;
             y[c++] = b->u[i];
         }
-    sensim_triax_apply_set(c, tx, sp, seed, id, b->t, u, f, n, y);
+    sensim_triax_apply_set(c, tx, sp, n, b->t, u, f, y);
 }
 
 static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
@@ -628,6 +658,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     sensim_geo_enu frame;
     outsets os;
     bufs b;
+    run_models run = {{NULL, NULL, NULL}, {{0}}};
     sensim_status st = sensim_geo_enu_init(&frame, sensim_gt_cursor_origin(cur));
     if (st) {
         sensim_gt_cursor_destroy(cur);
@@ -639,10 +670,8 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     }
     if ((st = outsets_open(&os, s, m, out, 1)))
         goto done;
-    sensim_triax_state ts[3];
-    for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_reset(m->tx[i], &ts[i]);
+    if ((st = run_start(&run, s, m, o->seed)))
+        goto done;
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     const int M = sp.points;
@@ -674,7 +703,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
         }
         if (n == 0)
             break;
-        apply_block(m, ts, o->seed, s->id, &b, n);
+        apply_block(&run, &b, n);
         if ((st = sensim_log_dset_append(os.t, b.tdel, n)) || (st = sensim_log_dset_append(os.t_sample, b.t, n)) ||
             (st = sensim_log_dset_append(os.t_sensor, b.tsens, n)))
             goto done;
@@ -687,6 +716,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     if (sp.k == 0)
         st = sensim_sampler_no_sample_error(&sp, in);
 done:
+    run_free(&run);
     outsets_close(&os);
     bufs_free(&b);
     sensim_gt_cursor_destroy(cur);
@@ -736,14 +766,13 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
     size_t B = o->block ? o->block : DEFAULT_BLOCK;
     bufs b;
     outsets os;
+    run_models run = {{NULL, NULL, NULL}, {{0}}};
     if ((st = bufs_alloc(&b, B)))
         return st;
     if ((st = outsets_open(&os, s, m, out, 0)))
         goto done;
-    sensim_triax_state ts[3];
-    for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_reset(m->tx[i], &ts[i]);
+    if ((st = run_start(&run, s, m, o->seed)))
+        goto done;
     for (size_t r0 = 0; r0 < n_t; r0 += B) {
         size_t n = n_t - r0 < B ? n_t - r0 : B;
         snprintf(path, sizeof path, "/sensors/%s/t", s->name);
@@ -766,7 +795,7 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
             memcpy(b.f, b.u[SENSIM_ACCEL], 3 * n * sizeof(double));
         else
             memset(b.f, 0, 3 * n * sizeof(double));
-        apply_block(m, ts, o->seed, s->id, &b, n);
+        apply_block(&run, &b, n);
         if ((st = sensim_log_dset_append(os.t, b.t, n)))
             goto done;
         for (int i = 0; i < 3; i++)
@@ -774,6 +803,7 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
                 goto done;
     }
 done:
+    run_free(&run);
     outsets_close(&os);
     bufs_free(&b);
     return st;

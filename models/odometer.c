@@ -4,6 +4,7 @@
 #include "sensim/odometer.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,10 +12,14 @@ enum { STREAM_NOISE = 0 };
 
 struct sensim_encoder {
     sensim_encoder_params p;
+    uint64_t seed; /* with sensor_id, the key of the noise stream */
+    uint32_t sensor_id;
 };
 
 struct sensim_odometer {
     sensim_odometer_params p;
+    uint64_t seed; /* with sensor_id, the key of the noise stream */
+    uint32_t sensor_id;
 };
 
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0.0; }
@@ -32,7 +37,7 @@ sensim_encoder_params sensim_encoder_default_params(void)
     return p;
 }
 
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "encoder: no parameters");
@@ -66,17 +71,18 @@ sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
         return NULL;
     }
     e->p = *p;
+    e->seed = seed;
+    e->sensor_id = sensor_id;
     return e;
 }
 
 void sensim_encoder_destroy(sensim_encoder *e) { free(e); }
 const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e) { return &e->p; }
 
-void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id)
+void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st)
 {
-    (void)e;
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+    st->rng = sensim_rng_make(e->seed, e->sensor_id, STREAM_NOISE);
 }
 
 void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
@@ -156,7 +162,7 @@ sensim_odometer_params sensim_odometer_default_params(void)
     return p;
 }
 
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p)
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "odometer: no parameters");
@@ -182,18 +188,18 @@ sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p)
         return NULL;
     }
     o->p = *p;
+    o->seed = seed;
+    o->sensor_id = sensor_id;
     return o;
 }
 
 void sensim_odometer_destroy(sensim_odometer *o) { free(o); }
 const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o) { return &o->p; }
 
-void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
-                                uint32_t sensor_id)
+void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st)
 {
-    (void)o;
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+    st->rng = sensim_rng_make(o->seed, o->sensor_id, STREAM_NOISE);
 }
 
 static double odo_reading(const sensim_odometer *o, sensim_odometer_state *st, double angle)
@@ -232,3 +238,18 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 }
 
 /* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
+
+void sensim_encoder_print(const sensim_encoder *e, FILE *f)
+{
+    const sensim_encoder_params *p = &e->p;
+    fprintf(f, "encoder (%s) over [%g, %g], resolution %g, noise sigma %g, scale %g, counter %d bits\n",
+            p->mode == SENSIM_ENCODER_ABSOLUTE ? "absolute" : "incremental", p->lower, p->upper, p->resolution,
+            p->noise_sigma, p->scale, p->counter_bits);
+}
+
+void sensim_odometer_print(const sensim_odometer *o, FILE *f)
+{
+    const sensim_odometer_params *p = &o->p;
+    fprintf(f, "odometer: wheel radius %g m, %g pulses/rev, scale error %g, slip %g, noise sigma %g m\n",
+            p->wheel_radius, p->pulses_per_rev, p->scale_error, p->slip, p->noise_sigma);
+}

@@ -198,7 +198,7 @@ static sensim_status rig_create(sensim_sensor *s, int is_encoder)
                                     "key 'wheel_radius': must be > 0 (got %g)", m->wheel_radius);
             goto fail;
         }
-        sensim_encoder *e = sensim_encoder_create(&m->ep);
+        sensim_encoder *e = sensim_encoder_create(&m->ep, 0, s->id);
         if (!e) {
             st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
             goto fail;
@@ -208,7 +208,7 @@ static sensim_status rig_create(sensim_sensor *s, int is_encoder)
         m->op = sensim_odometer_default_params();
         if ((st = sensim_odometer_params_from_yaml(s->node, &m->op)))
             goto fail;
-        sensim_odometer *od = sensim_odometer_create(&m->op);
+        sensim_odometer *od = sensim_odometer_create(&m->op, 0, s->id);
         if (!od) {
             st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
             goto fail;
@@ -268,7 +268,8 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
         st = sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
         goto done;
     }
-    if (m->is_encoder ? !(enc = sensim_encoder_create(&m->ep)) : !(odo = sensim_odometer_create(&m->op))) {
+    if (m->is_encoder ? !(enc = sensim_encoder_create(&m->ep, o->seed, s->id))
+                      : !(odo = sensim_odometer_create(&m->op, o->seed, s->id))) {
         st = sensim_error_prefix(sensim_last_status(), "sensor '%s'", s->name);
         goto done;
     }
@@ -291,9 +292,9 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
     sensim_encoder_state est;
     sensim_odometer_state ost;
     if (enc)
-        sensim_encoder_state_init(enc, &est, o->seed, s->id);
+        sensim_encoder_reset(enc, &est);
     else
-        sensim_odometer_state_init(odo, &ost, o->seed, s->id);
+        sensim_odometer_reset(odo, &ost);
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     /* Inputs integrated here: along-track distance (trapezoid over the

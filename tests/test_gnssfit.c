@@ -33,14 +33,14 @@ static int covers(const sensim_fit_param *p, double truth)
 static void simulate(const sensim_gnss_params *p, uint64_t seed, size_t n, double rate, int jitter, double *t,
                      double *enu, double *hdop)
 {
-    sensim_gnss *g = sensim_gnss_create(p);
+    sensim_gnss *g = sensim_gnss_create(p, seed, 0);
     ck_assert_msg(g != NULL, "%s", sensim_last_error());
     double *pos = calloc(3 * n, sizeof *pos);
     ck_assert_ptr_nonnull(pos);
     for (size_t i = 0; i < n; i++)
         t[i] = (double)i / rate + (jitter ? 0.01 * (double)(i % 3) : 0.0);
     sensim_gnss_state st;
-    sensim_gnss_state_init(g, &st, seed, 0, 0.0);
+    sensim_gnss_reset(g, &st, 0.0);
     sensim_gnss_out o;
     memset(&o, 0, sizeof o);
     o.enu = enu;

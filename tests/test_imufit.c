@@ -146,18 +146,19 @@ START_TEST(quantization_roundtrip)
     sensim_triax_params p = sensim_triax_default_params();
     p.noise_density[0] = N;
     p.quantization[0] = sqrt(12.0) * Q * f;
-    sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, f, "q");
-    ck_assert_msg(m != NULL, "%s", sensim_last_error());
     double *t = malloc(n * sizeof *t), *u = calloc(3 * n, sizeof *u), *y = malloc(n * sizeof *y);
     for (size_t k = 0; k < n; k++)
         t[k] = (double)k / f;
     int cq = 0, cn = 0;
     char seen[512] = "";
     for (size_t s = 0; s < seeds; s++) {
+        sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, f, 40 + s, 3, "q");
+        ck_assert_msg(m != NULL, "%s", sensim_last_error());
         sensim_triax_state st;
         sensim_triax_reset(m, &st);
         memset(u, 0, 3 * n * sizeof *u);
-        sensim_triax_apply(m, &st, 40 + s, 3, t, u, NULL, n, u, NULL);
+        sensim_triax_apply(m, &st, n, t, u, NULL, u);
+        sensim_triax_destroy(m);
         for (size_t k = 0; k < n; k++)
             y[k] = u[3 * k];
         sensim_allan_point *pt;
@@ -172,7 +173,6 @@ START_TEST(quantization_roundtrip)
         free(pt);
     }
     ck_assert_msg(cq >= 8 && cn >= 8, "coverage of 10: Q %d, N %d;%s", cq, cn, seen);
-    sensim_triax_destroy(m);
     free(t);
     free(u);
     free(y);

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
 #include "sensim/yaml.h"
@@ -101,6 +102,8 @@ typedef struct sensim_camera sensim_camera;
 sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed, uint32_t sensor);
 void sensim_camera_destroy(sensim_camera *cam);
 const sensim_camera_params *sensim_camera_params_of(const sensim_camera *cam);
+/* Describes the model (its noise chain and parameters) on f. */
+void sensim_camera_print(const sensim_camera *cam, FILE *f);
 
 /* Applies noise to frame number `frame` (the noise index): in and out hold
  * H*W*C pixels of `type` (in == out allowed). Never allocates. Returns

@@ -59,7 +59,10 @@
  *
  * Ownership and threads: a sensim_triax is immutable after create and may be
  * shared; the mutable process state lives in a caller-owned
- * sensim_triax_state. sensim_triax_apply never allocates. */
+ * sensim_triax_state. sensim_triax_apply never allocates.
+ * Files: sensim_triax_* in models/triax.c, sensim_imu_specific_force in
+ * models/imu.c, the rig's imu sensor (sensim_imu_*_yaml, the kalibr
+ * writer) in models/imu_rig.c. */
 #ifndef SENSIM_IMU_H
 #define SENSIM_IMU_H
 
@@ -124,9 +127,11 @@ sensim_triax_params sensim_triax_default_params(void);
 typedef struct sensim_triax sensim_triax;
 
 /* Validates (negative sigmas, tau <= 0 with a sigma set, NaN, ...; messages
- * name `what`, e.g. "rig.yaml:7: imu.gyro") and precomputes. */
-sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz,
-                                  const char *what);
+ * name `what`, e.g. "rig.yaml:7: imu.gyro") and precomputes. Every draw of
+ * the model comes from the streams of (seed, sensor_id) (the model
+ * contract, libsensim(3)). */
+sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz, uint64_t seed,
+                                  uint32_t sensor_id, const char *what);
 void sensim_triax_destroy(sensim_triax *m);
 const sensim_triax_params *sensim_triax_params_of(const sensim_triax *m);
 /* Bias-instability terms chosen at create: taus and stds for an axis. */
@@ -143,18 +148,16 @@ typedef struct sensim_triax_state {
     double dt_cached, gm_phi[3], gm_q[3], bi_phi[3][SENSIM_BI_MAX_TERMS], bi_q[3][SENSIM_BI_MAX_TERMS];
 } sensim_triax_state;
 
-/* Starts a run: sample index 0, states drawn at k = 0 from (seed, sensor). */
+/* Starts a run: sample index 0; the turn-on bias and the processes' start
+ * are drawn at the first sample, index 0 of the model's streams. */
 void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s);
-
-/* Number of doubles of work space sensim_triax_apply needs for n samples. */
-size_t sensim_triax_work_size(size_t n);
 
 /* Applies the pipeline to n samples: t[n] sample times (strictly increasing
  * across calls), u[n*3] true values in the sensor frame, f[n*3] the specific
- * force for g-sensitivity (NULL if none), y[n*3] output (may equal u). Draws
- * come from rng streams of (seed, sensor_id). Never allocates. */
-void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
-                        const double *t, const double *u, const double *f, size_t n, double *y, double *work);
+ * force for g-sensitivity (NULL if none), y[n*3] output (may equal u).
+ * Never allocates. */
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, size_t n, const double *t, const double *u,
+                        const double *f, double *y);
 
 /* The same for up to SENSIM_TRIAX_SET_MAX instruments of one sensor sharing
  * the sample times t[n] (gyro, accelerometer, magnetometer): m[i], s[i],
@@ -163,9 +166,8 @@ void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t s
  * the work evenly (a larger count is taken SENSIM_TRIAX_SET_MAX at a time).
  * Results equal count calls of sensim_triax_apply bit for bit. */
 #define SENSIM_TRIAX_SET_MAX 3
-void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
-                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
-                            size_t n, double *const y[]);
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], size_t n,
+                            const double *t, const double *const u[], const double *const f[], double *const y[]);
 
 /* The model of instrument `kind` of a rig sensor of type imu, borrowed from
  * the sensor (valid while its rig lives); NULL when s is not an imu or has

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
 #include "sensim/yaml.h"
@@ -62,6 +63,8 @@ typedef struct sensim_lidar sensim_lidar;
 sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p, uint64_t seed, uint32_t sensor);
 void sensim_lidar_destroy(sensim_lidar *l);
 const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l);
+/* Describes the model on f. */
+void sensim_lidar_print(const sensim_lidar *l, FILE *f);
 
 /* One block of points: n points with global indices first .. first+n-1.
  * Inputs: points[n*4] (x, y, z, intensity); range/azimuth/elevation may be

@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/rng.h"
 #include "sensim/status.h"
@@ -78,10 +79,15 @@ typedef struct sensim_encoder_state {
 
 /* Incremental over [0, 2 pi), no binning, no noise, scale 1. */
 sensim_encoder_params sensim_encoder_default_params(void);
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p);
+/* Validates and copies the parameters; the noise comes from the stream of
+ * (seed, sensor_id). NULL with a message naming the parameter. */
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_encoder_destroy(sensim_encoder *e);
 const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e);
-void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id);
+/* Describes the model on f. */
+void sensim_encoder_print(const sensim_encoder *e, FILE *f);
+/* Starts a run: no reading yet, sample index 0. */
+void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st);
 /* n samples at times t (s, increasing) of the true position u: writes the
  * reading position[n] and speed[n] (either may be NULL). Never allocates. */
 void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
@@ -109,11 +115,15 @@ typedef struct sensim_odometer_state {
 
 /* Radius 0.1 m, no binning, no errors. */
 sensim_odometer_params sensim_odometer_default_params(void);
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p);
+/* Validates and copies the parameters; the noise comes from the stream of
+ * (seed, sensor_id). NULL with a message naming the parameter. */
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_odometer_destroy(sensim_odometer *o);
 const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o);
-void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
-                                uint32_t sensor_id);
+/* Describes the model on f. */
+void sensim_odometer_print(const sensim_odometer *o, FILE *f);
+/* Starts a run: wheel angle 0, sample index 0. */
+void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st);
 /* From the wheel angle (rad, unwrapped) per sample. */
 void sensim_odometer_apply_angle(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *angle,
                                  double *distance);
