@@ -8,6 +8,7 @@
  * on the document's allocation list, which is how they are freed. */
 #include "sensim/yaml.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -822,19 +823,18 @@ void sensim_ywriter_key(sensim_ywriter *w, const char *key) { sensim_ywriter_str
 static int looks_typed(const char *s)
 {
     static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
-                                        ".inf", "-.inf", "+.inf", ".nan", NULL};
+                                        ".inf", "-.inf", "+.inf", ".nan", "=", "<<", NULL};
     if (!*s)
         return 1;
     for (size_t i = 0; words[i]; i++)
         if (!strcasecmp(s, words[i]))
             return 1;
-    char *end;
-    errno = 0;
-    (void)strtod(s, &end);
-    if (end != s && *end == '\0')
-        return 1;
-    (void)strtoll(s, &end, 0);
-    return end != s && *end == '\0';
+    /* Anything that starts like a number: YAML 1.1 also reads 1_000,
+     * 0b101, 1:30 (sexagesimal) and 2001-12-14 (a timestamp) as typed. */
+    const char *d = s + (*s == '+' || *s == '-' || *s == '.');
+    if (d[0] == '.' && d != s)
+        d++;
+    return isdigit((unsigned char)*d) != 0;
 }
 
 void sensim_ywriter_string(sensim_ywriter *w, const char *s)

@@ -387,6 +387,56 @@ START_TEST(names_accepted_and_refused)
 }
 END_TEST
 
+/* Another reader agrees: /usr/bin/python3's yaml module (PyYAML over
+ * libyaml, YAML 1.1, where true, 123, 0x1F, 1:30 and null are not strings
+ * unless quoted) reads every name back as the same string and every number
+ * as the same double. */
+START_TEST(pyyaml_reads_the_same)
+{
+    static const char *const more[] = {"1:30", "1_000", "2001-12-14", "+.5", ".5", "=", "<<", "yes", "Off", "0b101"};
+    char *dir = tu_mkdtemp(), *path = tu_path(dir, "rig.yaml"), *want = tu_path(dir, "want.txt");
+    FILE *f = fopen(path, "w"), *wf = fopen(want, "w");
+    ck_assert(f && wf);
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    sensim_rig_write_yaml_begin(w, 3, NULL);
+    unsigned k = 5;
+    const size_t n1 = sizeof names / sizeof names[0], n2 = sizeof more / sizeof more[0];
+    for (size_t i = 0; i < n1 + n2; i++) {
+        sensim_lidar_params p = sensim_lidar_default_params();
+        p.range_sigma_base = val(&k, 1e-3, 1e-1);
+        p.range_sigma_slope = val(&k, 1e-5, 1e-3) * 1e-300; /* tiny: 17 digits needed */
+        sensim_sensor s;
+        sensim_sensor_init(&s, i < n1 ? names[i] : more[i - n1], 0);
+        sensim_lidar_write_yaml(w, &s, &p);
+        fprintf(wf, "%s\t%a\t%a\n", s.name, p.range_sigma_base, p.range_sigma_slope);
+    }
+    ck_assert(sensim_ywriter_close(w) == SENSIM_OK);
+    fclose(f);
+    fclose(wf);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import sys, yaml\n"
+             "d = yaml.load(open(sys.argv[1]), Loader=yaml.CSafeLoader)\n"
+             "want = [l.rstrip('\\n').split('\\t') for l in open(sys.argv[2])]\n"
+             "got = [(s['name'], s['noise']['range_sigma_base'], s['noise']['range_sigma_slope']) for s in d['sensors']]\n"
+             "assert len(got) == len(want), (len(got), len(want))\n"
+             "for (n, a, b), (wn, wa, wb) in zip(got, want):\n"
+             "    assert type(n) is str and n == wn, (n, wn)\n"
+             "    assert a == float.fromhex(wa) and b == float.fromhex(wb), (n, a, b, wa, wb)\n"
+             "print('ok', len(got))\" '%s' '%s' 2>&1",
+             path, want);
+    FILE *py = popen(cmd, "r");
+    ck_assert_ptr_nonnull(py);
+    char out[4096] = "";
+    size_t got = fread(out, 1, sizeof out - 1, py);
+    out[got] = '\0';
+    int rc = pclose(py);
+    ck_assert_msg(rc == 0 && !strncmp(out, "ok ", 3), "PyYAML disagrees:\n%s", out);
+    tu_rmtree(dir);
+    free(dir), free(path), free(want);
+}
+END_TEST
+
 /* The CLI round trip the issue names: fit imu --name 'imu: #1' writes a
  * rig that inject accepts, and the injected group carries that name. */
 START_TEST(cli_fit_imu_name_to_inject)
@@ -438,6 +488,7 @@ Suite *suite_rigwrite(void)
     tcase_add_loop_test(tc, camera_round_trip, 0, n);
     tcase_add_loop_test(tc, lidar_round_trip, 0, n);
     tcase_add_test(tc, writer_errors);
+    tcase_add_test(tc, pyyaml_reads_the_same);
     tcase_add_test(tc, names_accepted_and_refused);
     suite_add_tcase(s, tc);
     TCase *cli = tcase_create("cli");
