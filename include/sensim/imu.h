@@ -171,9 +171,11 @@ void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_tri
 
 /* The model of instrument `kind` of a rig sensor of type imu, borrowed from
  * the sensor (valid while its rig lives); NULL when s is not an imu or has
- * no such instrument. For callers that apply the noise to their own arrays
- * (the Python interface): sensim_triax_apply_set with the rig's seed and
- * s->id gives what `sensim inject` writes for recorded clean data. */
+ * no such instrument. It validated the rig's block (seed 0): for callers
+ * that apply the noise to their own arrays (the Python interface), a model
+ * created from its sensim_triax_params_of with the run's seed and s->id,
+ * applied with sensim_triax_apply_set, gives what `sensim inject` writes
+ * for recorded clean data. */
 struct sensim_sensor;
 const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind);
 
