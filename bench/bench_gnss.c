@@ -35,11 +35,11 @@ static double now(void)
 static double run_gnss(const sensim_gnss_params *p, size_t n, const double *t, const double *pos,
                        const double *vel, const sensim_gnss_out *o)
 {
-    sensim_gnss *g = sensim_gnss_create(p);
+    sensim_gnss *g = sensim_gnss_create(p, 1, 1);
     if (!g)
         return 0;
     sensim_gnss_state st;
-    sensim_gnss_state_init(g, &st, 1, 1, 0.0);
+    sensim_gnss_reset(g, &st, 0.0);
     const size_t blk = 4096;
     double t0 = now();
     for (size_t i = 0; i < n; i += blk)
@@ -179,17 +179,17 @@ int main(int argc, char **argv)
 
     sensim_encoder_params ep = sensim_encoder_default_params();
     ep.resolution = 0.001, ep.noise_sigma = 0.0005;
-    sensim_encoder *e = sensim_encoder_create(&ep);
+    sensim_encoder *e = sensim_encoder_create(&ep, 1, 2);
     sensim_encoder_state est;
-    sensim_encoder_state_init(e, &est, 1, 2);
+    sensim_encoder_reset(e, &est);
     double t0 = now();
     sensim_encoder_apply(e, &est, n, t, u, y, s);
     double r_enc = (double)n / (now() - t0);
     sensim_odometer_params op = sensim_odometer_default_params();
     op.pulses_per_rev = 1024, op.noise_sigma = 0.001, op.slip = 0.02;
-    sensim_odometer *od = sensim_odometer_create(&op);
+    sensim_odometer *od = sensim_odometer_create(&op, 1, 3);
     sensim_odometer_state ost;
-    sensim_odometer_state_init(od, &ost, 1, 3);
+    sensim_odometer_reset(od, &ost);
     t0 = now();
     sensim_odometer_apply_speed(od, &ost, n, t, u, y);
     double r_odo = (double)n / (now() - t0);

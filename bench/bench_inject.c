@@ -76,8 +76,8 @@ static double in_memory(size_t n, int threads, double *per_cpu)
         p.gm_tau[a] = 100;
         p.random_walk[a] = 1e-5;
     }
-    sensim_triax *g = sensim_triax_create(&p, SENSIM_GYRO, 1000, "bench");
-    sensim_triax *a = sensim_triax_create(&p, SENSIM_ACCEL, 1000, "bench");
+    sensim_triax *g = sensim_triax_create(&p, SENSIM_GYRO, 1000, 1, 1, "bench");
+    sensim_triax *a = sensim_triax_create(&p, SENSIM_ACCEL, 1000, 1, 1, "bench");
     const size_t B = 65536;
     double *t = malloc(n * sizeof *t), *ug = calloc(3 * B, sizeof *ug), *ua = calloc(3 * B, sizeof *ua);
     for (size_t k = 0; k < n; k++)
@@ -92,7 +92,7 @@ static double in_memory(size_t n, int threads, double *per_cpu)
         sensim_triax_state *s[2] = {&sg, &sa};
         const double *u[2] = {ug, ua};
         double *y[2] = {ug, ua};
-        sensim_triax_apply_set(2, m, s, 1, 1, t + k0, u, NULL, c, y);
+        sensim_triax_apply_set(2, m, s, c, t + k0, u, NULL, y);
     }
     double dt = now() - t0, dc = cpu_now() - c0;
     if (per_cpu)

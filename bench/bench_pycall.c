@@ -83,7 +83,16 @@ int main(int argc, char **argv)
         return 1;
     }
     const sensim_sensor *s = &rig->sensors[0];
-    const sensim_triax *tx[2] = {sensim_imu_sensor_triax(s, SENSIM_GYRO), sensim_imu_sensor_triax(s, SENSIM_ACCEL)};
+    /* The run's models: the rig's parameters with seed 7 (the seed enters at create). */
+    sensim_triax *tx[2] = {
+        sensim_triax_create(sensim_triax_params_of(sensim_imu_sensor_triax(s, SENSIM_GYRO)), SENSIM_GYRO, s->rate_hz, 7,
+                            s->id, s->name),
+        sensim_triax_create(sensim_triax_params_of(sensim_imu_sensor_triax(s, SENSIM_ACCEL)), SENSIM_ACCEL, s->rate_hz,
+                            7, s->id, s->name)};
+    if (!tx[0] || !tx[1]) {
+        fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
+        return 1;
+    }
     double *t = malloc(ni * sizeof *t), *w = calloc(3 * ni, sizeof *w), *f = calloc(3 * ni, sizeof *f);
     double *yw = malloc(3 * ni * sizeof *yw), *yf = malloc(3 * ni * sizeof *yf);
     for (size_t i = 0; i < ni; i++) {
@@ -98,7 +107,7 @@ int main(int argc, char **argv)
         sensim_triax_reset(tx[1], &st[1]);
         const double *u[2] = {w, f}, *fs[2] = {f, NULL};
         double *y[2] = {yw, yf};
-        sensim_triax_apply_set(2, tx, sp, 7, s->id, t, u, fs, ni, y);
+        sensim_triax_apply_set(2, (const sensim_triax *const *)tx, sp, ni, t, u, fs, y);
         times[k] = now() - t0;
     }
     printf("imu_ms %.3f\n", 1e3 * median(times, reps));
@@ -107,6 +116,8 @@ int main(int argc, char **argv)
     free(f);
     free(yw);
     free(yf);
+    sensim_triax_destroy(tx[0]);
+    sensim_triax_destroy(tx[1]);
     sensim_rig_free(rig);
     return 0;
 }

@@ -64,7 +64,8 @@ def bare_allan(x):
 
 def bare_imu(imu, t, w, f):
     yw, yf = np.empty_like(w), np.empty_like(f)
-    tx = ffi.new("const sensim_triax *[3]", [imu._tx["gyro"], imu._tx["accel"], ffi.NULL])
+    run = imu.stream(7)  # the run's models carry seed 7 and the sensor's id
+    tx = ffi.new("const sensim_triax *[3]", [run._m["gyro"], run._m["accel"], ffi.NULL])
     p = [ffi.from_buffer("double[]", a) for a in (t, w, f, yw, yf)]
     u = ffi.new("const double *[3]", [p[1], p[2], ffi.NULL])
     fs = ffi.new("const double *[3]", [p[2], ffi.NULL, ffi.NULL])
@@ -75,7 +76,7 @@ def bare_imu(imu, t, w, f):
     def call():
         for i in range(2):
             lib.sensim_triax_reset(tx[i], st + i)
-        lib.sensim_triax_apply_set(2, tx, sp, 7, imu.sensor.id, p[0], u, fs, len(t), y)
+        lib.sensim_triax_apply_set(2, tx, sp, len(t), p[0], u, fs, y)
     return call, yw
 
 

@@ -14,6 +14,8 @@
 #include "cli.h"
 #include "sensim/afile.h"
 #include "sensim/datasheet.h"
+#include "sensim/imu.h"
+#include "sensim/rig.h"
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
@@ -213,7 +215,7 @@ static void comment_text(FILE *out, const char *s)
         fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
 }
 
-static void write_rig(const ds *d, FILE *out)
+static sensim_status write_rig(const ds *d, FILE *out)
 {
     fprintf(out, "# sensim rig written by 'sensim datasheet' (sensim %s)", SENSIM_VERSION);
     if (d->part[0]) {
@@ -226,48 +228,60 @@ static void write_rig(const ds *d, FILE *out)
         comment_text(out, d->datasheet);
         fprintf(out, "\n");
     }
-    fprintf(out, "# Values are SI; each comment gives the datasheet figure it came from.\n");
-    fprintf(out, "seed: %llu\nsensors:\n  - name: ", (unsigned long long)d->seed);
-    cli_json_str(out, d->name); /* a JSON string is a valid YAML double-quoted scalar */
-    char v[32];
-    fprintf(out, "\n    type: imu\n    rate_hz: %s\n", fmt_double(d->f[SENSIM_DATASHEET_RATE].si, v, sizeof v));
+    fprintf(out, "# Values are SI; the datasheet figure each came from:\n");
+    sensim_imu_params p = sensim_imu_default_params();
     for (int b = 0; b < 2; b++) {
-        int any = 0;
+        sensim_triax_params *t = &p.triax[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL];
         for (int k = 0; k < NMODEL_KEYS; k++) {
             const figure *f = sensim_datasheet_model_value(d, blocks[b], model_keys[k]);
             if (!f)
                 continue;
             int i = (int)(f - d->f);
-            if (!any)
-                fprintf(out, "    %s:\n", blocks[b]);
-            any = 1;
-            char v[32];
-            fprintf(out, "      %s: %s  # %s <- %s%s ", model_keys[k], fmt_double(sensim_datasheet_model_si(model_keys[k], f->si), v, sizeof v),
-                    figs[i].si_unit, figs[i].opt, strcmp(model_keys[k], "bias_instability") ? "" : " / 0.664 (IEEE B)");
+            p.present[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL] = 1;
+            double *v = !strcmp(model_keys[k], "noise_density")      ? t->noise_density
+                        : !strcmp(model_keys[k], "bias_instability") ? t->bias_instability
+                        : !strcmp(model_keys[k], "random_walk")      ? t->random_walk
+                        : !strcmp(model_keys[k], "range")            ? t->range
+                                                                     : t->quantization;
+            v[0] = v[1] = v[2] = sensim_datasheet_model_si(model_keys[k], f->si);
+            fprintf(out, "#   %s.%s %s <- %s%s ", blocks[b], model_keys[k], figs[i].si_unit, figs[i].opt,
+                    strcmp(model_keys[k], "bias_instability") ? "" : " / 0.664 (IEEE B)");
             comment_text(out, f->given);
             fprintf(out, "\n");
         }
     }
+    sensim_ywriter *w = sensim_ywriter_create(out);
+    if (!w)
+        return sensim_last_status();
+    sensim_sensor s;
+    sensim_sensor_init(&s, d->name, d->f[SENSIM_DATASHEET_RATE].si);
+    sensim_rig_write_yaml_begin(w, d->seed, NULL);
+    sensim_imu_write_yaml(w, &s, &p);
+    return sensim_ywriter_close(w);
 }
 
-static void write_kalibr(const ds *d, FILE *out)
+static sensim_status write_kalibr(const ds *d, FILE *out)
 {
     fprintf(out, "# kalibr IMU noise model written by 'sensim datasheet' (sensim %s)", SENSIM_VERSION);
     if (d->part[0]) {
         fprintf(out, " for ");
         comment_text(out, d->part);
     }
-    fprintf(out, "\n# Continuous-time noise densities and random walks, SI units.\n");
-    char v[32];
-    fprintf(out, "accelerometer_noise_density: %s  # m/s^2/sqrt(Hz)\n",
-            fmt_double(sensim_datasheet_model_value(d, "accel", "noise_density")->si, v, sizeof v));
-    fprintf(out, "accelerometer_random_walk: %s  # m/s^3/sqrt(Hz)\n",
-            fmt_double(sensim_datasheet_model_value(d, "accel", "random_walk")->si, v, sizeof v));
-    fprintf(out, "gyroscope_noise_density: %s  # rad/s/sqrt(Hz)\n",
-            fmt_double(sensim_datasheet_model_value(d, "gyro", "noise_density")->si, v, sizeof v));
-    fprintf(out, "gyroscope_random_walk: %s  # rad/s^2/sqrt(Hz)\n",
-            fmt_double(sensim_datasheet_model_value(d, "gyro", "random_walk")->si, v, sizeof v));
-    fprintf(out, "rostopic: /imu0\nupdate_rate: %s  # Hz\n", fmt_double(d->f[SENSIM_DATASHEET_RATE].si, v, sizeof v));
+    fprintf(out, "\n# Continuous-time noise densities and random walks, SI units: m/s^2/sqrt(Hz),\n"
+                 "# m/s^3/sqrt(Hz), rad/s/sqrt(Hz), rad/s^2/sqrt(Hz); the rate in Hz.\n");
+    sensim_kalibr_imu k = {"/imu0",
+                           d->f[SENSIM_DATASHEET_RATE].si,
+                           1,
+                           1,
+                           sensim_datasheet_model_value(d, "gyro", "noise_density")->si,
+                           sensim_datasheet_model_value(d, "gyro", "random_walk")->si,
+                           sensim_datasheet_model_value(d, "accel", "noise_density")->si,
+                           sensim_datasheet_model_value(d, "accel", "random_walk")->si};
+    sensim_ywriter *w = sensim_ywriter_create(out);
+    if (!w)
+        return sensim_last_status();
+    sensim_imu_write_kalibr(w, &k);
+    return sensim_ywriter_close(w);
 }
 
 /* What kalibr's imu.yaml needs that the figures do not give ("" if none):
@@ -304,10 +318,13 @@ static int write_outputs(const char *verb, const ds *d, const char *output, cons
             sensim_afile_abort(outs[0]);
             return cli_fail_lib(verb);
         }
-        if (k == 0)
-            write_rig(d, sensim_afile_stream(outs[k]));
-        else
-            write_kalibr(d, sensim_afile_stream(outs[k]));
+        sensim_status st = k == 0 ? write_rig(d, sensim_afile_stream(outs[k]))
+                                  : write_kalibr(d, sensim_afile_stream(outs[k]));
+        if (st) {
+            sensim_afile_abort(outs[0]);
+            sensim_afile_abort(outs[1]);
+            return cli_fail_lib(verb);
+        }
     }
     for (int k = 0; k < 2; k++) {
         if (outs[k] && sensim_afile_commit(outs[k])) {

@@ -17,6 +17,8 @@
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
 #include "sensim/plot.h"
+#include "sensim/rig.h"
+#include "sensim/imu.h"
 
 const char cmd_fit_usage[] =
     "usage: sensim fit KIND [options]\n"
@@ -124,12 +126,16 @@ static const char *flag_name(sensim_fit_flag f)
 }
 
 /* Writes text produced by fn to path through a temporary file. */
-static sensim_status write_atomic(const char *path, void (*fn)(FILE *, const void *), const void *ctx)
+static sensim_status write_atomic(const char *path, sensim_status (*fn)(FILE *, const void *), const void *ctx)
 {
     sensim_afile *a = sensim_afile_open(path);
     if (!a)
         return sensim_last_status();
-    fn(sensim_afile_stream(a), ctx);
+    sensim_status st = fn(sensim_afile_stream(a), ctx);
+    if (st) {
+        sensim_afile_abort(a);
+        return sensim_error_prefix(st, "%s", path);
+    }
     return sensim_afile_commit(a);
 }
 
@@ -158,15 +164,19 @@ static double term_yaml_value(int k, const sensim_fit_param *p, double rate)
     return k == SENSIM_TERM_Q ? sqrt(12.0) * p->value * rate : p->value;
 }
 
-static void yaml_list(FILE *f, const char *key, const double v[3], const char *comment)
+/* The fitted terms as the rig's fields of one instrument. */
+static double *term_field(sensim_triax_params *t, int k)
 {
-    fprintf(f, "      %s: [%.6g, %.6g, %.6g]", key, v[0], v[1], v[2]);
-    if (comment && *comment)
-        fprintf(f, "  # %s", comment);
-    fputc('\n', f);
+    switch (k) {
+    case SENSIM_TERM_Q: return t->quantization;
+    case SENSIM_TERM_N: return t->noise_density;
+    case SENSIM_TERM_B: return t->bias_instability;
+    case SENSIM_TERM_K: return t->random_walk;
+    default: return t->rate_ramp;
+    }
 }
 
-static void write_rig_yaml(FILE *f, const void *vctx)
+static sensim_status write_rig_yaml(FILE *f, const void *vctx)
 {
     const out_ctx *c = vctx;
     double rate = c->in[INSTR_GYRO].present ? c->in[INSTR_GYRO].rate : c->in[INSTR_ACCEL].rate;
@@ -174,6 +184,7 @@ static void write_rig_yaml(FILE *f, const void *vctx)
     fprintf(f, "# Overlapping Allan deviation, octave taus; weighted least squares on the\n"
                "# Allan variance (IEEE Std 952 terms). Per axis, value [%.0f%% interval]:\n",
             100 * c->confidence);
+    sensim_imu_params p = sensim_imu_default_params();
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
@@ -181,9 +192,9 @@ static void write_rig_yaml(FILE *f, const void *vctx)
         for (int a = 0; a < 3; a++) {
             fprintf(f, "#   %s %s:", instr_key[i], axis_names[a]);
             for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
-                const sensim_fit_param *p = &in->fit[a].term[k];
-                fprintf(f, " %s %.3g [%.3g, %.3g]%s", sensim_imu_term_symbol((sensim_imu_term)k), p->value, p->lo,
-                        p->hi, p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? "(ub)" : "(n/a)");
+                const sensim_fit_param *fp = &in->fit[a].term[k];
+                fprintf(f, " %s %.3g [%.3g, %.3g]%s", sensim_imu_term_symbol((sensim_imu_term)k), fp->value, fp->lo,
+                        fp->hi, fp->flag == SENSIM_FIT_OK ? "" : fp->flag == SENSIM_FIT_UPPER ? "(ub)" : "(n/a)");
             }
             fputc('\n', f);
             if (*in->fit[a].note)
@@ -191,39 +202,51 @@ static void write_rig_yaml(FILE *f, const void *vctx)
         }
     }
     fprintf(f, "#   (ub): consistent with zero, only the upper bound is known; (n/a): not identifiable.\n"
-               "# Only identified terms are written below (others as 0); more data extends the tau range.\n");
-    fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: imu\n    rate_hz: %.10g\n", c->name, rate);
+               "# Only identified terms are written below (others left out, 0); more data extends the tau range.\n");
     for (int i = 0; i < NINSTR; i++) {
         const instr_fit *in = &c->in[i];
         if (!in->present)
             continue;
-        fprintf(f, "    %s:\n", instr_key[i]);
-        double v[3];
-        char cm[128];
+        const int m = i == INSTR_GYRO ? SENSIM_GYRO : SENSIM_ACCEL;
+        sensim_triax_params *t = &p.triax[m];
+        p.present[m] = 1;
+        fprintf(f, "# %s units (SI):", instr_key[i]);
         for (int k = 0; k < SENSIM_TERM_COUNT; k++) {
             if (c->gm && (k == SENSIM_TERM_B || k == SENSIM_TERM_K))
                 continue;
+            double *v = term_field(t, k);
             for (int a = 0; a < 3; a++)
                 v[a] = c->gm && k == SENSIM_TERM_N ? in->gm[a].white.value
                                                    : term_yaml_value(k, &in->fit[a].term[k], in->rate);
             if (k == SENSIM_TERM_Q)
-                snprintf(cm, sizeof cm, "rate step, = sqrt(12) Q rate_hz (Q in %s)", term_units[i][k]);
+                fprintf(f, " quantization %s (the rate step, = sqrt(12) Q rate_hz, Q in %s);",
+                        term_units[i][SENSIM_TERM_B], term_units[i][SENSIM_TERM_Q]);
             else
-                snprintf(cm, sizeof cm, "%s", term_units[i][k]);
-            yaml_list(f, sensim_imu_term_key((sensim_imu_term)k), v, cm);
+                fprintf(f, " %s %s;", sensim_imu_term_key((sensim_imu_term)k), term_units[i][k]);
         }
+        fputc('\n', f);
         if (c->gm) {
-            double s[3], t[3];
+            double tau[3];
             for (int a = 0; a < 3; a++) {
-                s[a] = in->gm[a].sigma.value;
-                t[a] = in->gm[a].tau.value;
+                t->gm_sigma[a] = in->gm[a].sigma.value;
+                tau[a] = in->gm[a].tau.value;
             }
-            fprintf(f, "      gauss_markov:\n  ");
-            yaml_list(f, "sigma", s, term_units[i][SENSIM_TERM_B]);
             /* The model takes one correlation time: the geometric mean. */
-            fprintf(f, "        tau: %.6g  # s; per axis %.4g, %.4g, %.4g\n", cbrt(t[0] * t[1] * t[2]), t[0], t[1], t[2]);
+            const double g = cbrt(tau[0] * tau[1] * tau[2]);
+            for (int a = 0; a < 3; a++)
+                t->gm_tau[a] = g;
+            fprintf(f, "#   gauss_markov: sigma %s, tau s (the geometric mean of the axes' %.4g, %.4g, %.4g)\n",
+                    term_units[i][SENSIM_TERM_B], tau[0], tau[1], tau[2]);
         }
     }
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    if (!w)
+        return sensim_last_status();
+    sensim_sensor s;
+    sensim_sensor_init(&s, c->name, rate);
+    sensim_rig_write_yaml_begin(w, 1, NULL);
+    sensim_imu_write_yaml(w, &s, &p);
+    return sensim_ywriter_close(w);
 }
 
 /* kalibr takes one value per instrument, the mean over the axes. An axis
@@ -232,7 +255,7 @@ static void write_rig_yaml(FILE *f, const void *vctx)
  * as process noise, where too small a value makes the estimator
  * overconfident, so the file never states less than the data support; a
  * comment names the axes and says so. */
-static void kalibr_term(FILE *f, const char *key, const instr_fit *in, int term, const char *unit, double confidence)
+static double kalibr_term(FILE *f, const char *key, const instr_fit *in, int term, const char *unit, double confidence)
 {
     double v[3];
     char axes[16] = "";
@@ -245,14 +268,15 @@ static void kalibr_term(FILE *f, const char *key, const instr_fit *in, int term,
             snprintf(axes + len, sizeof axes - len, "%s%s", len ? "," : "", axis_names[ax]);
         }
     }
-    fprintf(f, "%s: %.6g  # %s", key, mean3(v), unit);
+    fprintf(f, "#   %s: %s", key, unit);
     if (*axes)
         fprintf(f, "; not identified on axis %s: the %.0f%% upper bound used there (conservative)", axes,
                 100 * confidence);
     fputc('\n', f);
+    return mean3(v);
 }
 
-static void write_kalibr(FILE *f, const void *vctx)
+static sensim_status write_kalibr(FILE *f, const void *vctx)
 {
     const out_ctx *c = vctx;
     const instr_fit *g = &c->in[INSTR_GYRO], *a = &c->in[INSTR_ACCEL];
@@ -260,21 +284,27 @@ static void write_kalibr(FILE *f, const void *vctx)
             "# kalibr IMU noise model, fitted by sensim fit imu from %s (sensor %s);\n"
             "# the mean of the three axes (continuous-time densities, SI). Where the fit\n"
             "# could not identify a term on an axis, that axis contributes its upper\n"
-            "# bound (the comment says so), never a point estimate the data do not support.\n"
-            "rostopic: %s\n",
-            c->source, c->sensor, c->rostopic ? c->rostopic : c->topic ? c->topic : "/imu0");
-    fprintf(f, "update_rate: %.10g\n", g->present ? g->rate : a->rate);
-    for (int i = 0; i < NINSTR; i++) {
-        const instr_fit *in = &c->in[i];
-        if (!in->present)
-            continue;
-        const char *pre = i == INSTR_GYRO ? "gyroscope" : "accelerometer";
-        char key[64];
-        snprintf(key, sizeof key, "%s_noise_density", pre);
-        kalibr_term(f, key, in, SENSIM_TERM_N, term_units[i][SENSIM_TERM_N], c->confidence);
-        snprintf(key, sizeof key, "%s_random_walk", pre);
-        kalibr_term(f, key, in, SENSIM_TERM_K, term_units[i][SENSIM_TERM_K], c->confidence);
+            "# bound (said below), never a point estimate the data do not support.\n",
+            c->source, c->sensor);
+    sensim_kalibr_imu k = {c->rostopic ? c->rostopic : c->topic ? c->topic : "/imu0",
+                           g->present ? g->rate : a->rate, g->present, a->present, 0, 0, 0, 0};
+    if (a->present) {
+        k.accelerometer_noise_density = kalibr_term(f, "accelerometer_noise_density", a, SENSIM_TERM_N,
+                                                    term_units[INSTR_ACCEL][SENSIM_TERM_N], c->confidence);
+        k.accelerometer_random_walk = kalibr_term(f, "accelerometer_random_walk", a, SENSIM_TERM_K,
+                                                  term_units[INSTR_ACCEL][SENSIM_TERM_K], c->confidence);
     }
+    if (g->present) {
+        k.gyroscope_noise_density = kalibr_term(f, "gyroscope_noise_density", g, SENSIM_TERM_N,
+                                                term_units[INSTR_GYRO][SENSIM_TERM_N], c->confidence);
+        k.gyroscope_random_walk = kalibr_term(f, "gyroscope_random_walk", g, SENSIM_TERM_K,
+                                              term_units[INSTR_GYRO][SENSIM_TERM_K], c->confidence);
+    }
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    if (!w)
+        return sensim_last_status();
+    sensim_imu_write_kalibr(w, &k);
+    return sensim_ywriter_close(w);
 }
 
 static void print_json(FILE *f, const out_ctx *c)

@@ -12,6 +12,8 @@
 #include "fit.h"
 #include "sensim/log.h"
 #include "sensim/ptc.h"
+#include "sensim/camera.h"
+#include "sensim/rig.h"
 
 #define VERB "fit camera"
 
@@ -57,22 +59,37 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
                 r->min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r->gain);
     fprintf(f, "# intensity model: variance_slope %.6g +- %.2g, variance_intercept %.6g +- %.2g\n",
             r->variance_slope, r->variance_slope_ci, r->variance_intercept, r->variance_intercept_ci);
-    fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: camera\n    noise:\n", name);
+    sensim_camera_params p = sensim_camera_default_params();
     if (emva) {
-        fprintf(f, "      model: emva\n      gain: %.9g\n      read_noise: %.9g\n", r->gain,
-                isfinite(r->read_noise) ? r->read_noise : 0.0);
-        fprintf(f, "      dark_current: %.9g\n      black_level: %.9g\n      full_well: %.9g\n",
-                isfinite(r->dark_current) && r->dark_current > 0 ? r->dark_current : 0.0,
-                r->dark_offset > 0 ? r->dark_offset : 0.0, r->saturation_capacity);
-        fprintf(f, "      prnu: %.9g\n      dsnu: %.9g\n", r->prnu, r->dsnu);
-        fprintf(f, "      # photons_full_scale, quantum_efficiency and exposure_time are not\n"
-                   "      # measurable without a calibrated light source: set them.\n");
+        p.model = SENSIM_CAMERA_NOISE_EMVA;
+        p.gain = r->gain;
+        p.read_noise = isfinite(r->read_noise) ? r->read_noise : 0.0;
+        p.dark_current = isfinite(r->dark_current) && r->dark_current > 0 ? r->dark_current : 0.0;
+        p.black_level = r->dark_offset > 0 ? r->dark_offset : 0.0;
+        p.full_well = r->saturation_capacity;
+        p.prnu = r->prnu;
+        p.dsnu = r->dsnu;
+        fprintf(f, "# photons_full_scale, quantum_efficiency and exposure_time are not measurable\n"
+                   "# without a calibrated light source: set them under noise (the model's defaults apply).\n");
     } else {
         /* A negative intercept (large black level) is not a valid variance:
          * clamp, and say so in the comment above. */
-        fprintf(f, "      model: intensity\n      variance_slope: %.9g\n      variance_intercept: %.9g\n",
-                r->variance_slope > 0 ? r->variance_slope : 0.0,
-                r->variance_intercept > 0 ? r->variance_intercept : 0.0);
+        p.model = SENSIM_CAMERA_NOISE_INTENSITY;
+        p.variance_slope = r->variance_slope > 0 ? r->variance_slope : 0.0;
+        p.variance_intercept = r->variance_intercept > 0 ? r->variance_intercept : 0.0;
+    }
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    if (!w) {
+        sensim_afile_abort(af);
+        return cli_fail_lib(VERB);
+    }
+    sensim_sensor s;
+    sensim_sensor_init(&s, name, 0);
+    sensim_rig_write_yaml_begin(w, 0, NULL);
+    sensim_camera_write_yaml(w, &s, &p, NULL);
+    if (sensim_ywriter_close(w)) {
+        sensim_afile_abort(af);
+        return cli_fail_lib(VERB);
     }
     return sensim_afile_commit(af) ? cli_fail_lib(VERB) : CLI_OK;
 }

@@ -13,7 +13,9 @@
 #include "cli.h"
 #include "fit.h"
 #include "sensim/afile.h"
+#include "sensim/gnss.h"
 #include "sensim/gnssfit.h"
+#include "sensim/rig.h"
 #include "sensim/log.h"
 #include "sensim/quantile.h"
 
@@ -322,7 +324,7 @@ static void yaml_param(FILE *f, const char *what, const sensim_fit_param *p, con
             p->flag == SENSIM_FIT_OK ? "" : p->flag == SENSIM_FIT_UPPER ? " (upper bound only)" : " (unresolved)");
 }
 
-static void write_yaml(FILE *f, const gfit *g)
+static sensim_status write_yaml(FILE *f, const gfit *g)
 {
     fprintf(f, "# Fitted by sensim fit gnss from %s (sensor %s): %zu epochs over %.6g s.\n", g->input, g->sensor, g->n,
             g->duration);
@@ -372,62 +374,73 @@ static void write_yaml(FILE *f, const gfit *g)
         fprintf(f, "#   %s\n", g->hdop_note);
     }
     fprintf(f, "# Position noise model written: %s.\n", model_names[g->model]);
-    fprintf(f, "seed: 1\nsensors:\n  - name: %s\n    type: gnss\n    rate_hz: %.10g\n", g->name, g->rate);
     /* A receiver, not a place: the origin is a comment (a rig's origin_lla
      * must match the ground truth's it is injected onto). */
     if (g->have_origin)
-        fprintf(f, "    # origin of the fitted log: origin_lla: [%.10g, %.10g, %.6g]\n", g->origin[0], g->origin[1],
+        fprintf(f, "# origin of the fitted log: origin_lla: [%.10g, %.10g, %.6g]\n", g->origin[0], g->origin[1],
                 g->origin[2]);
-    double s[3], tau[3];
+    sensim_gnss_params p = sensim_gnss_default_params();
     switch (g->model) {
     case M_GAUSS:
+        p.gauss_on = 1;
         for (int a = 0; a < 3; a++)
-            s[a] = g->constant[a] ? 0 : g->gm[a].white_sigma.value;
-        fprintf(f, "    position_noise: { model: gaussian, sigma: [%.6g, %.6g, %.6g] }\n", s[0], s[1], s[2]);
+            p.gauss_sigma[a] = g->constant[a] ? 0 : g->gm[a].white_sigma.value;
         break;
     case M_GM:
+        p.gm_on = 1;
         for (int a = 0; a < 3; a++) {
-            s[a] = g->constant[a] ? 0 : g->gm[a].sigma.value;
-            tau[a] = g->constant[a] ? 1 : g->gm[a].tau.value;
+            p.gm_sigma[a] = g->constant[a] ? 0 : g->gm[a].sigma.value;
+            p.gm_tau[a] = g->constant[a] ? 1 : g->gm[a].tau.value;
         }
-        fprintf(f, "    position_noise:\n      model: gauss_markov\n      sigma: [%.6g, %.6g, %.6g]\n"
-                   "      tau: [%.6g, %.6g, %.6g]\n",
-                s[0], s[1], s[2], tau[0], tau[1], tau[2]);
         break;
-    case M_GMW: {
-        double w[3];
+    case M_GMW:
+        p.gm_on = p.gauss_on = 1;
         for (int a = 0; a < 3; a++) {
-            s[a] = g->constant[a] ? 0 : g->gmw[a].sigma_gm.value;
-            tau[a] = g->constant[a] ? 1 : g->gmw[a].tau.value;
-            w[a] = g->constant[a] ? 0 : g->gmw[a].sigma_white.value;
+            p.gm_sigma[a] = g->constant[a] ? 0 : g->gmw[a].sigma_gm.value;
+            p.gm_tau[a] = g->constant[a] ? 1 : g->gmw[a].tau.value;
+            p.gauss_sigma[a] = g->constant[a] ? 0 : g->gmw[a].sigma_white.value;
         }
-        fprintf(f, "    position_noise:\n      - { model: gauss_markov, sigma: [%.6g, %.6g, %.6g], tau: [%.6g, %.6g, %.6g] }\n"
-                   "      - { model: gaussian, sigma: [%.6g, %.6g, %.6g] }\n",
-                s[0], s[1], s[2], tau[0], tau[1], tau[2], w[0], w[1], w[2]);
         break;
-    }
     case M_RW:
-        fprintf(f,
-                "    position_noise:\n      model: chrono_random_walk\n      sigma: %.6g\n      model_rate_hz: %.10g\n"
-                "      max_velocity: %.6g  # the largest epoch-mean speed seen\n"
-                "      max_acceleration: %.6g\n      max_error: 1.0  # hard-coded in Chrono\n",
-                g->rw.sigma.value, g->rw_model_rate, g->rw.max_velocity, g->rw_amax);
+        /* max_velocity: the largest epoch-mean speed seen; max_error: 1 m,
+         * hard-coded in Chrono. */
+        p.rw_on = 1;
+        p.rw_sigma = g->rw.sigma.value;
+        p.rw_model_rate_hz = g->rw_model_rate;
+        p.rw_max_velocity = g->rw.max_velocity;
+        p.rw_max_acceleration = g->rw_amax;
+        p.rw_max_error = 1.0;
         break;
     default:
         break;
     }
-    if (g->have_outliers && g->of.rejected)
-        fprintf(f, "    outliers: { probability: %.6g, magnitude: %.6g }\n", g->of.rate.value, g->of.magnitude);
-    if (g->have_hdop_fit)
-        fprintf(f, "    hdop: { initial: %.6g, final: %.6g, tau: %.6g }\n", g->hf.initial.value, g->hf.final.value,
-                g->hf.tau.value);
-    if (g->have_hdop_fit && g->cov_rule == COV_SCALED)
-        fprintf(f, "    covariance: { model: scaled, scale: %.6g }\n", g->cov_value);
-    else if (g->have_hdop_fit && g->cov_rule == COV_NMEA)
-        fprintf(f, "    covariance: { model: nmea, epe: %.6g }\n", g->cov_value);
-    else
-        fprintf(f, "    covariance: { model: none }%s\n",
-                g->cov_rule == COV_OTHER ? "  # the log's position_covariance follows no rule sensim writes" : "");
+    if (g->have_outliers && g->of.rejected) {
+        p.outlier_probability = g->of.rate.value;
+        p.outlier_magnitude = g->of.magnitude;
+    }
+    if (g->have_hdop_fit) {
+        p.hdop_on = 1;
+        p.eph_initial = p.epv_initial = g->hf.initial.value;
+        p.eph_final = p.epv_final = g->hf.final.value;
+        p.eph_tau = p.epv_tau = g->hf.tau.value;
+    }
+    if (g->have_hdop_fit && g->cov_rule == COV_SCALED) {
+        p.cov_model = SENSIM_GNSS_COV_SCALED;
+        p.cov_scale = g->cov_value;
+    } else if (g->have_hdop_fit && g->cov_rule == COV_NMEA) {
+        p.cov_model = SENSIM_GNSS_COV_NMEA;
+        p.cov_epe = g->cov_value;
+    } else if (g->cov_rule == COV_OTHER) {
+        fprintf(f, "# covariance: none; the log's position_covariance follows no rule sensim writes\n");
+    }
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    if (!w)
+        return sensim_last_status();
+    sensim_sensor s;
+    sensim_sensor_init(&s, g->name, g->rate);
+    sensim_rig_write_yaml_begin(w, 1, NULL);
+    sensim_gnss_write_yaml(w, &s, &p);
+    return sensim_ywriter_close(w);
 }
 
 static void json_param(FILE *f, const char *key, const sensim_fit_param *p)
@@ -694,8 +707,11 @@ int cli_fit_gnss(int argc, char **argv)
         if (!af) {
             st = sensim_last_status();
         } else {
-            write_yaml(sensim_afile_stream(af), &g);
-            st = sensim_afile_commit(af);
+            st = write_yaml(sensim_afile_stream(af), &g);
+            if (st)
+                sensim_afile_abort(af);
+            else
+                st = sensim_afile_commit(af);
         }
     }
     if (!st) {

@@ -14,6 +14,8 @@
 #include "fit.h"
 #include "sensim/lidar_fit.h"
 #include "sensim/log.h"
+#include "sensim/lidar.h"
+#include "sensim/rig.h"
 
 #define VERB "fit lidar"
 
@@ -316,11 +318,23 @@ int cli_fit_lidar(int argc, char **argv)
                     fprintf(f, ", bias %.4g m", bbias[b]);
                 fputc('\n', f);
             }
-        fprintf(f, "seed: 0\nsensors:\n  - name: %s\n    type: lidar\n    noise:\n", name);
-        fprintf(f, "      range_sigma_base: %.9g\n      range_sigma_slope: %.9g\n", r.sigma_base > 0 ? r.sigma_base : 0.0,
-                r.sigma_slope > 0 ? r.sigma_slope : 0.0);
+        sensim_lidar_params lp = sensim_lidar_default_params();
+        lp.range_sigma_base = r.sigma_base > 0 ? r.sigma_base : 0.0;
+        lp.range_sigma_slope = r.sigma_slope > 0 ? r.sigma_slope : 0.0;
         if (have_angular)
-            fprintf(f, "      azimuth_sigma: %.9g\n      elevation_sigma: %.9g\n", ar.azimuth_sigma, ar.elevation_sigma);
+            lp.azimuth_sigma = ar.azimuth_sigma, lp.elevation_sigma = ar.elevation_sigma;
+        sensim_sensor ls;
+        sensim_sensor_init(&ls, name, 0);
+        sensim_ywriter *w = sensim_ywriter_create(f);
+        if (w) {
+            sensim_rig_write_yaml_begin(w, 0, NULL);
+            sensim_lidar_write_yaml(w, &ls, &lp);
+        }
+        if (!w || sensim_ywriter_close(w)) {
+            sensim_afile_abort(af);
+            rc = cli_fail_lib(VERB);
+            goto done;
+        }
         if (sensim_afile_commit(af)) {
             rc = cli_fail_lib(VERB);
             goto done;

@@ -8,6 +8,7 @@
  * on the document's allocation list, which is how they are freed. */
 #include "sensim/yaml.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -696,4 +697,201 @@ sensim_status sensim_ynode_get_vector(const sensim_ynode *map, const char *key, 
         memcpy(out, tmp, n * sizeof *out);
     free(tmp);
     return st;
+}
+
+/* ---- writing ---- */
+
+#define YW_DEPTH 32
+
+struct sensim_ywriter {
+    yaml_emitter_t em;
+    FILE *f;
+    sensim_status st;
+    int depth;               /* open collections, the root mapping included */
+    char kind[YW_DEPTH];     /* 'm' or 's' */
+};
+
+static void yw_emit(sensim_ywriter *w, yaml_event_t *ev, int ok)
+{
+    if (w->st)
+        return;
+    if (!ok) {
+        w->st = sensim_error(SENSIM_EINTERNAL, "YAML writer: cannot make an event");
+        return;
+    }
+    if (!yaml_emitter_emit(&w->em, ev))
+        w->st = w->em.error == YAML_WRITER_ERROR
+                    ? sensim_error(SENSIM_EIO, "YAML writer: %s", w->em.problem ? w->em.problem : "write failed")
+                    : sensim_error(SENSIM_EINTERNAL, "YAML writer: %s",
+                                   w->em.problem ? w->em.problem : "emitter error");
+}
+
+/* A number or a boolean: plain. */
+static void yw_plain(sensim_ywriter *w, const char *text)
+{
+    yaml_event_t ev;
+    int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), 1, 0,
+                                          YAML_PLAIN_SCALAR_STYLE);
+    yw_emit(w, &ev, ok);
+}
+
+sensim_ywriter *sensim_ywriter_create(FILE *f)
+{
+    sensim_ywriter *w = calloc(1, sizeof *w);
+    if (!w || !yaml_emitter_initialize(&w->em)) {
+        free(w);
+        sensim_error(SENSIM_ENOMEM, "YAML writer: out of memory");
+        return NULL;
+    }
+    w->f = f;
+    yaml_emitter_set_output_file(&w->em, f);
+    yaml_emitter_set_unicode(&w->em, 1);
+    yaml_emitter_set_width(&w->em, 120);
+    yaml_emitter_set_indent(&w->em, 2);
+    yaml_event_t ev;
+    int ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+    yw_emit(w, &ev, ok);
+    ok = yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1);
+    yw_emit(w, &ev, ok);
+    sensim_ywriter_map_begin(w, 0);
+    return w;
+}
+
+static void yw_end(sensim_ywriter *w)
+{
+    if (w->st)
+        return;
+    if (w->depth == 0) {
+        w->st = sensim_error(SENSIM_EINVAL, "YAML writer: end without an open mapping or sequence");
+        return;
+    }
+    yaml_event_t ev;
+    int ok = w->kind[--w->depth] == 'm' ? yaml_mapping_end_event_initialize(&ev)
+                                          : yaml_sequence_end_event_initialize(&ev);
+    yw_emit(w, &ev, ok);
+}
+
+sensim_status sensim_ywriter_close(sensim_ywriter *w)
+{
+    if (!w)
+        return SENSIM_OK;
+    while (!w->st && w->depth > 0)
+        yw_end(w);
+    yaml_event_t ev;
+    int ok = yaml_document_end_event_initialize(&ev, 1);
+    yw_emit(w, &ev, ok);
+    ok = yaml_stream_end_event_initialize(&ev);
+    yw_emit(w, &ev, ok);
+    if (!w->st && !yaml_emitter_flush(&w->em))
+        w->st = sensim_error(SENSIM_EIO, "YAML writer: write failed");
+    if (!w->st && (fflush(w->f) || ferror(w->f)))
+        w->st = sensim_error(SENSIM_EIO, "YAML writer: write failed");
+    sensim_status st = w->st;
+    yaml_emitter_delete(&w->em);
+    free(w);
+    return st;
+}
+
+static void yw_begin(sensim_ywriter *w, char kind, int flow)
+{
+    if (w->st)
+        return;
+    if (w->depth == YW_DEPTH) {
+        w->st = sensim_error(SENSIM_EINVAL, "YAML writer: nested deeper than %d", YW_DEPTH);
+        return;
+    }
+    yaml_event_t ev;
+    int ok = kind == 'm' ? yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
+                                                               flow ? YAML_FLOW_MAPPING_STYLE : YAML_BLOCK_MAPPING_STYLE)
+                         : yaml_sequence_start_event_initialize(
+                               &ev, NULL, NULL, 1, flow ? YAML_FLOW_SEQUENCE_STYLE : YAML_BLOCK_SEQUENCE_STYLE);
+    yw_emit(w, &ev, ok);
+    if (!w->st)
+        w->kind[w->depth++] = kind;
+}
+
+void sensim_ywriter_map_begin(sensim_ywriter *w, int flow) { yw_begin(w, 'm', flow); }
+void sensim_ywriter_seq_begin(sensim_ywriter *w, int flow) { yw_begin(w, 's', flow); }
+void sensim_ywriter_map_end(sensim_ywriter *w) { yw_end(w); }
+void sensim_ywriter_seq_end(sensim_ywriter *w) { yw_end(w); }
+
+void sensim_ywriter_key(sensim_ywriter *w, const char *key) { sensim_ywriter_string(w, key); }
+
+/* Strings that a YAML 1.1 or 1.2 reader would take for a number, a
+ * boolean or null when plain: written quoted, so that every reader (not
+ * only sensim's, which reads scalars as text) sees a string. */
+static int looks_typed(const char *s)
+{
+    static const char *const words[] = {"true", "false", "yes", "no", "on", "off", "y", "n", "null", "~",
+                                        ".inf", "-.inf", "+.inf", ".nan", "=", "<<", NULL};
+    if (!*s)
+        return 1;
+    for (size_t i = 0; words[i]; i++)
+        if (!strcasecmp(s, words[i]))
+            return 1;
+    /* Anything that starts like a number: YAML 1.1 also reads 1_000,
+     * 0b101, 1:30 (sexagesimal) and 2001-12-14 (a timestamp) as typed. */
+    const char *d = s + (*s == '+' || *s == '-' || *s == '.');
+    if (d[0] == '.' && d != s)
+        d++;
+    return isdigit((unsigned char)*d) != 0;
+}
+
+void sensim_ywriter_string(sensim_ywriter *w, const char *s)
+{
+    if (w->st)
+        return;
+    if (!s) {
+        w->st = sensim_error(SENSIM_EINVAL, "YAML writer: NULL string");
+        return;
+    }
+    /* The emitter picks plain where YAML allows it and quotes otherwise
+     * (': ', ' #', a leading indicator, ...). */
+    yaml_event_t ev;
+    const int typed = looks_typed(s);
+    int ok = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), !typed, 1,
+                                          typed ? YAML_SINGLE_QUOTED_SCALAR_STYLE : YAML_ANY_SCALAR_STYLE);
+    yw_emit(w, &ev, ok);
+}
+
+void sensim_ywriter_number(sensim_ywriter *w, double x)
+{
+    if (w->st)
+        return;
+    if (!isfinite(x)) {
+        w->st = sensim_error(SENSIM_EINVAL, "YAML writer: %g is not a finite number", x);
+        return;
+    }
+    /* The shortest of 15, 16 and 17 digits that reads back as x. */
+    char buf[32];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, x);
+        if (strtod(buf, NULL) == x)
+            break;
+    }
+    yw_plain(w, buf);
+}
+
+void sensim_ywriter_uint(sensim_ywriter *w, uint64_t x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRIu64, x);
+    yw_plain(w, buf);
+}
+
+void sensim_ywriter_int(sensim_ywriter *w, long long x)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%lld", x);
+    yw_plain(w, buf);
+}
+
+void sensim_ywriter_bool(sensim_ywriter *w, int x) { yw_plain(w, x ? "true" : "false"); }
+
+void sensim_ywriter_numbers(sensim_ywriter *w, const double *x, size_t n)
+{
+    sensim_ywriter_seq_begin(w, 1);
+    for (size_t i = 0; i < n; i++)
+        sensim_ywriter_number(w, x[i]);
+    sensim_ywriter_seq_end(w);
 }

@@ -9,6 +9,7 @@
 #include "sensim/camera.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -685,4 +686,26 @@ sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type t, siz
             }
         }
     return SENSIM_OK;
+}
+
+void sensim_camera_print(const sensim_camera *cam, FILE *f)
+{
+    const sensim_camera_params *p = &cam->p;
+    fprintf(f, "camera %zux%zux%zu, noise ", p->width, p->height, p->channels);
+    switch (p->model) {
+    case SENSIM_CAMERA_NOISE_INTENSITY:
+        fprintf(f, "intensity: variance %g I + %g\n", p->variance_slope, p->variance_intercept);
+        break;
+    case SENSIM_CAMERA_NOISE_EMVA:
+        fprintf(f,
+                "emva: %g photons at I = 1, QE %g, exposure %g s, dark %g e-/s, read %g e-, K %g DN/e-, black %g DN, "
+                "full well %g e-, %d bits, PRNU %g, DSNU %g e-, hot %g at %g e-/s, rows %g DN, columns %g DN\n",
+                p->photons_full_scale, p->quantum_efficiency, p->exposure_time, p->dark_current, p->read_noise,
+                p->gain, p->black_level, p->full_well, p->adc_bits, p->prnu, p->dsnu, p->hot_pixel_fraction,
+                p->hot_pixel_dark_current, p->row_offset_sigma, p->column_offset_sigma);
+        break;
+    default:
+        fprintf(f, "none\n");
+        break;
+    }
 }

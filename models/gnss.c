@@ -9,9 +9,9 @@
 #include "sensim/gnss.h"
 
 #include "sensim/geodesy.h"
-#include "model_yaml.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +36,8 @@ enum {
 
 struct sensim_gnss {
     sensim_gnss_params p;
+    uint64_t seed;        /* with sensor_id, the key of every stream */
+    uint32_t sensor_id;
     sensim_geo_enu frame; /* ENU at origin_lla on the WGS84 ellipsoid */
 };
 
@@ -147,7 +149,7 @@ static sensim_status validate(const sensim_gnss_params *p)
     return SENSIM_OK;
 }
 
-sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "gnss: no parameters");
@@ -161,6 +163,8 @@ sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p)
         return NULL;
     }
     g->p = *p;
+    g->seed = seed;
+    g->sensor_id = sensor_id;
     if (sensim_geo_enu_init(&g->frame, p->origin_lla) != SENSIM_OK) {
         sensim_error_prefix(SENSIM_EINVAL, "gnss: origin_lla");
         free(g);
@@ -208,11 +212,10 @@ static void next_outage(const sensim_gnss_params *p, sensim_gnss_state *st, doub
                    p->outage_mean_duration, &st->outage_start, &st->outage_end);
 }
 
-void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
-                            double t_on)
+void sensim_gnss_reset(const sensim_gnss *g, sensim_gnss_state *st, double t_on)
 {
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, 0);
+    st->rng = sensim_rng_make(g->seed, g->sensor_id, 0);
     st->t_on = t_on;
     st->t_prev = t_on;
     st->rw_t = t_on;
@@ -428,228 +431,32 @@ size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, 
     return m;
 }
 
-/* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
-
-static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
-                                               "origin_override", "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
-                                               "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
-
-static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)
+void sensim_gnss_print(const sensim_gnss *g, FILE *f)
 {
-    const char *model = NULL;
-    if (sensim_ynode_kind_of(m) != SENSIM_YNODE_MAPPING)
-        return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': expected a mapping with 'model'");
-    TRY(sensim_ynode_get_string(m, "model", 1, &model));
-    if (!strcmp(model, "gaussian")) {
-        static const char *const k[] = {"model", "sigma", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (gaussian)", k));
-        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gauss_sigma));
-        p->gauss_on = 1;
-        seen[0]++;
-    } else if (!strcmp(model, "chrono_random_walk")) {
-        static const char *const k[] = {"model", "sigma", "model_rate_hz", "max_velocity", "max_acceleration",
-                                        "max_error", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (chrono_random_walk)", k));
-        TRY(my_get_bounded(m, "sigma", SENSIM_DIM_ACCEL, 1, 0, &p->rw_sigma));
-        TRY(my_get_bounded(m, "model_rate_hz", SENSIM_DIM_FREQUENCY, 0, 1, &p->rw_model_rate_hz));
-        TRY(my_get_bounded(m, "max_velocity", SENSIM_DIM_VELOCITY, 0, 0, &p->rw_max_velocity));
-        TRY(my_get_bounded(m, "max_acceleration", SENSIM_DIM_ACCEL, 0, 0, &p->rw_max_acceleration));
-        TRY(my_get_bounded(m, "max_error", SENSIM_DIM_LENGTH, 0, 1, &p->rw_max_error));
-        p->rw_on = 1;
-        seen[1]++;
-    } else if (!strcmp(model, "gauss_markov")) {
-        static const char *const k[] = {"model", "sigma", "tau", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (gauss_markov)", k));
-        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gm_sigma));
-        TRY(my_get_axes(m, "tau", SENSIM_DIM_TIME, 1, 1, p->gm_tau));
-        p->gm_on = 1;
-        seen[2]++;
-    } else {
-        return sensim_ynode_error(sensim_ynode_get(m, "model"), SENSIM_EINVAL,
-                                  "key 'model': unknown position noise model '%s' (expected one of: gaussian, "
-                                  "chrono_random_walk, gauss_markov)",
-                                  model);
-    }
-    for (int i = 0; i < 3; i++)
-        if (seen[i] > 1)
-            return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': model '%s' given twice", model);
-    return SENSIM_OK;
-}
-
-static sensim_status parse_dop(const sensim_ynode *map, const char *key, double *ini, double *fin, double *tau,
-                               sensim_gnss_params *p)
-{
-    static const char *const hk[] = {"initial", "final", "tau", "fix_3d_max", "fix_2d_max", NULL};
-    static const char *const vk[] = {"initial", "final", "tau", NULL};
-    const sensim_ynode *m;
-    TRY(my_get_map(map, key, !strcmp(key, "hdop") ? hk : vk, &m));
-    if (!m)
-        return SENSIM_OK;
-    TRY(my_get_bounded(m, "initial", SENSIM_DIM_NONE, 0, 0, ini));
-    TRY(my_get_bounded(m, "final", SENSIM_DIM_NONE, 0, 0, fin));
-    TRY(my_get_bounded(m, "tau", SENSIM_DIM_TIME, 0, 1, tau));
-    if (!strcmp(key, "hdop")) {
-        TRY(my_get_bounded(m, "fix_3d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_3d_max));
-        TRY(my_get_bounded(m, "fix_2d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_2d_max));
-    }
-    return SENSIM_OK;
-}
-
-sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_params *p)
-{
-    TRY(sensim_ynode_check_keys(map, "gnss sensor", gnss_sensor_keys));
-    if (sensim_ynode_get(map, "origin_lla")) {
-        double o[3];
-        TRY(sensim_ynode_get_vector(map, "origin_lla", SENSIM_DIM_NONE, 1, 3, o));
-        if (!(fabs(o[0]) <= 90.0) || !isfinite(o[1]) || !isfinite(o[2]))
-            return sensim_ynode_error(sensim_ynode_get(map, "origin_lla"), SENSIM_EINVAL,
-                                      "key 'origin_lla': expected [lat deg in -90..90, lon deg, alt m], got [%g, %g, %g]",
-                                      o[0], o[1], o[2]);
-        memcpy(p->origin_lla, o, sizeof o);
-    }
-
-    const sensim_ynode *pn = sensim_ynode_get(map, "position_noise");
-    if (pn) {
-        int seen[3] = {0, 0, 0};
-        if (sensim_ynode_kind_of(pn) == SENSIM_YNODE_SEQUENCE) {
-            for (size_t i = 0; i < sensim_ynode_size(pn); i++)
-                TRY(parse_noise_item(sensim_ynode_item(pn, i), p, seen));
-        } else {
-            TRY(parse_noise_item(pn, p, seen));
-        }
-    }
-
-    /* The vertical filter follows the horizontal one unless given. */
-    if (sensim_ynode_get(map, "hdop")) {
-        p->hdop_on = 1;
-        TRY(parse_dop(map, "hdop", &p->eph_initial, &p->eph_final, &p->eph_tau, p));
-        p->epv_initial = p->eph_initial, p->epv_final = p->eph_final, p->epv_tau = p->eph_tau;
-    }
-    if (sensim_ynode_get(map, "vdop")) {
-        if (!p->hdop_on)
-            return sensim_ynode_error(sensim_ynode_get(map, "vdop"), SENSIM_EINVAL,
-                                      "key 'vdop': needs an 'hdop' block");
-        TRY(parse_dop(map, "vdop", &p->epv_initial, &p->epv_final, &p->epv_tau, p));
-    }
-
-    static const char *const ck[] = {"model", "quality", "epe", "scale", NULL};
-    const sensim_ynode *cv;
-    TRY(my_get_map(map, "covariance", ck, &cv));
-    if (cv) {
-        const char *model = NULL;
-        TRY(sensim_ynode_get_string(cv, "model", 1, &model));
-        if (!strcmp(model, "none"))
-            p->cov_model = SENSIM_GNSS_COV_NONE;
-        else if (!strcmp(model, "nmea"))
-            p->cov_model = SENSIM_GNSS_COV_NMEA;
-        else if (!strcmp(model, "scaled"))
-            p->cov_model = SENSIM_GNSS_COV_SCALED;
-        else if (!strcmp(model, "noise"))
-            p->cov_model = SENSIM_GNSS_COV_NOISE;
-        else
-            return sensim_ynode_error(sensim_ynode_get(cv, "model"), SENSIM_EINVAL,
-                                      "key 'model': unknown covariance model '%s' (expected one of: none, nmea, "
-                                      "scaled, noise)",
-                                      model);
-        if ((p->cov_model == SENSIM_GNSS_COV_NMEA || p->cov_model == SENSIM_GNSS_COV_SCALED) && !p->hdop_on)
-            return sensim_ynode_error(cv, SENSIM_EINVAL, "key 'covariance': model '%s' needs an 'hdop' block",
-                                      model);
-        const char *q = NULL;
-        TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
-        if (q) {
-            /* nmea_navsat_driver's default epe per GGA fix quality. */
-            static const struct { const char *name; double epe; } table[] = {
-                {"gps", 4.0}, {"dgps", 0.1}, {"rtk_fixed", 0.02}, {"rtk_float", 4.0}, {"waas", 3.0}};
-            size_t i = 0;
-            while (i < sizeof table / sizeof table[0] && strcmp(q, table[i].name))
-                i++;
-            if (i == sizeof table / sizeof table[0])
-                return sensim_ynode_error(sensim_ynode_get(cv, "quality"), SENSIM_EINVAL,
-                                          "key 'quality': unknown fix quality '%s' (expected one of: gps, dgps, "
-                                          "rtk_fixed, rtk_float, waas)",
-                                          q);
-            p->cov_epe = table[i].epe;
-        }
-        TRY(my_get_bounded(cv, "epe", SENSIM_DIM_LENGTH, 0, 0, &p->cov_epe));
-        TRY(my_get_bounded(cv, "scale", SENSIM_DIM_NONE, 0, 0, &p->cov_scale));
-    }
-
-    static const char *const vk[] = {"sigma", NULL};
-    const sensim_ynode *vn;
-    TRY(my_get_map(map, "velocity_noise", vk, &vn));
-    if (vn)
-        TRY(my_get_axes(vn, "sigma", SENSIM_DIM_VELOCITY, 1, 0, p->vel_sigma));
-
-    static const char *const ok[] = {"windows", "rate", "mean_duration", NULL};
-    const sensim_ynode *on;
-    TRY(my_get_map(map, "outages", ok, &on));
-    if (on) {
-        const sensim_ynode *w = sensim_ynode_get(on, "windows");
-        if (w) {
-            if (sensim_ynode_kind_of(w) != SENSIM_YNODE_SEQUENCE)
-                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': expected a list of [start, end] pairs");
-            size_t nw = sensim_ynode_size(w);
-            if (nw > SENSIM_GNSS_MAX_OUTAGES)
-                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': at most %d windows, got %zu",
-                                          SENSIM_GNSS_MAX_OUTAGES, nw);
-            for (size_t i = 0; i < nw; i++) {
-                const sensim_ynode *it = sensim_ynode_item(w, i);
-                double se[2];
-                if (sensim_ynode_kind_of(it) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(it) != 2)
-                    return sensim_ynode_error(it, SENSIM_EINVAL, "key 'windows': item %zu must be [start, end]", i);
-                for (int j = 0; j < 2; j++)
-                    TRY(sensim_ynode_as_quantity(sensim_ynode_item(it, (size_t)j), "key 'windows'", SENSIM_DIM_TIME,
-                                                 &se[j]));
-                if (!(se[1] > se[0]))
-                    return sensim_ynode_error(it, SENSIM_EINVAL,
-                                              "key 'windows': item %zu must have end > start (got [%g, %g])", i,
-                                              se[0], se[1]);
-                p->outage_windows[i][0] = se[0], p->outage_windows[i][1] = se[1];
-            }
-            p->n_outage_windows = nw;
-        }
-        TRY(my_get_bounded(on, "rate", SENSIM_DIM_FREQUENCY, 0, 0, &p->outage_rate));
-        TRY(my_get_bounded(on, "mean_duration", SENSIM_DIM_TIME, 0, 0, &p->outage_mean_duration));
-        if ((p->outage_rate > 0.0) != (p->outage_mean_duration > 0.0))
-            return sensim_ynode_error(on, SENSIM_EINVAL,
-                                      "key 'outages': random outages need both 'rate' and 'mean_duration' > 0");
-    }
-
-    static const char *const lk[] = {"probability", "magnitude", NULL};
-    const sensim_ynode *ln;
-    TRY(my_get_map(map, "outliers", lk, &ln));
-    if (ln) {
-        TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
-                                            &p->outlier_probability));
-        TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
-    }
-
-    /* Sigma per fix type; a type not listed gets none. */
-    static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float", NULL};
-    static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
-                                SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
-    const sensim_ynode *fn;
-    TRY(my_get_map(map, "fix_noise", fk, &fn));
-    if (fn) {
-        p->fix_noise_on = 1;
-        for (size_t i = 0; fk[i]; i++)
-            TRY(my_get_axes(fn, fk[i], SENSIM_DIM_LENGTH, 0, 0, p->fix_sigma[fcode[i]]));
-    }
-    static const char *const rk[] = {"mean_fixed", "mean_float", NULL};
-    const sensim_ynode *rn;
-    TRY(my_get_map(map, "rtk", rk, &rn));
-    if (rn) {
-        p->rtk_on = 1;
-        TRY(my_get_bounded(rn, "mean_fixed", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_fixed));
-        TRY(my_get_bounded(rn, "mean_float", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_float));
-    }
-    static const char *const mk[] = {"rate", "mean_duration", "sigma", NULL};
-    const sensim_ynode *mn;
-    TRY(my_get_map(map, "multipath", mk, &mn));
-    if (mn) {
-        TRY(my_get_bounded(mn, "rate", SENSIM_DIM_FREQUENCY, 1, 1, &p->multipath_rate));
-        TRY(my_get_bounded(mn, "mean_duration", SENSIM_DIM_TIME, 1, 1, &p->multipath_mean_duration));
-        TRY(my_get_axes(mn, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->multipath_sigma));
-    }
-    return SENSIM_OK;
+    const sensim_gnss_params *p = &g->p;
+    fprintf(f, "gnss: origin %.9g deg, %.9g deg, %.6g m\n", p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
+    if (p->gauss_on)
+        fprintf(f, "  gaussian sigma %g, %g, %g m\n", p->gauss_sigma[0], p->gauss_sigma[1], p->gauss_sigma[2]);
+    if (p->rw_on)
+        fprintf(f, "  chrono random walk sigma %g m/s^2 at %g Hz, v_max %g m/s, a_max %g m/s^2, D %g m\n", p->rw_sigma,
+                p->rw_model_rate_hz, p->rw_max_velocity, p->rw_max_acceleration, p->rw_max_error);
+    if (p->gm_on)
+        fprintf(f, "  gauss-markov sigma %g, %g, %g m, tau %g, %g, %g s\n", p->gm_sigma[0], p->gm_sigma[1],
+                p->gm_sigma[2], p->gm_tau[0], p->gm_tau[1], p->gm_tau[2]);
+    if (p->hdop_on)
+        fprintf(f, "  eph %g -> %g (tau %g s), epv %g -> %g (tau %g s), 3D fix <= %g, 2D fix <= %g\n", p->eph_initial,
+                p->eph_final, p->eph_tau, p->epv_initial, p->epv_final, p->epv_tau, p->fix_3d_max, p->fix_2d_max);
+    static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
+    fprintf(f, "  covariance %s (epe %g m, scale %g)\n", cov[p->cov_model], p->cov_epe, p->cov_scale);
+    fprintf(f, "  velocity sigma %g, %g, %g m/s\n", p->vel_sigma[0], p->vel_sigma[1], p->vel_sigma[2]);
+    if (p->n_outage_windows || p->outage_rate > 0)
+        fprintf(f, "  outages: %zu windows, rate %g /s of mean %g s\n", p->n_outage_windows, p->outage_rate,
+                p->outage_mean_duration);
+    if (p->outlier_probability > 0)
+        fprintf(f, "  outliers: probability %g, magnitude %g m\n", p->outlier_probability, p->outlier_magnitude);
+    if (p->rtk_on)
+        fprintf(f, "  rtk: mean fixed %g s, mean float %g s\n", p->rtk_mean_fixed, p->rtk_mean_float);
+    if (p->multipath_rate > 0)
+        fprintf(f, "  multipath: rate %g /s, mean %g s, sigma %g, %g, %g m\n", p->multipath_rate,
+                p->multipath_mean_duration, p->multipath_sigma[0], p->multipath_sigma[1], p->multipath_sigma[2]);
 }

@@ -8,6 +8,393 @@
 #include "sensim/gnss.h"
 #include "sensim/gt.h"
 #include "sensim/rig.h"
+#include "model_yaml.h"
+
+#define TRY(x)                         \
+    do {                               \
+        sensim_status s_ = (x);        \
+        if (s_ != SENSIM_OK)           \
+            return s_;                 \
+    } while (0)
+
+/* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
+
+static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
+                                               "origin_override", "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
+                                               "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
+
+static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)
+{
+    const char *model = NULL;
+    if (sensim_ynode_kind_of(m) != SENSIM_YNODE_MAPPING)
+        return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': expected a mapping with 'model'");
+    TRY(sensim_ynode_get_string(m, "model", 1, &model));
+    if (!strcmp(model, "gaussian")) {
+        static const char *const k[] = {"model", "sigma", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (gaussian)", k));
+        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gauss_sigma));
+        p->gauss_on = 1;
+        seen[0]++;
+    } else if (!strcmp(model, "chrono_random_walk")) {
+        static const char *const k[] = {"model", "sigma", "model_rate_hz", "max_velocity", "max_acceleration",
+                                        "max_error", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (chrono_random_walk)", k));
+        TRY(my_get_bounded(m, "sigma", SENSIM_DIM_ACCEL, 1, 0, &p->rw_sigma));
+        TRY(my_get_bounded(m, "model_rate_hz", SENSIM_DIM_FREQUENCY, 0, 1, &p->rw_model_rate_hz));
+        TRY(my_get_bounded(m, "max_velocity", SENSIM_DIM_VELOCITY, 0, 0, &p->rw_max_velocity));
+        TRY(my_get_bounded(m, "max_acceleration", SENSIM_DIM_ACCEL, 0, 0, &p->rw_max_acceleration));
+        TRY(my_get_bounded(m, "max_error", SENSIM_DIM_LENGTH, 0, 1, &p->rw_max_error));
+        p->rw_on = 1;
+        seen[1]++;
+    } else if (!strcmp(model, "gauss_markov")) {
+        static const char *const k[] = {"model", "sigma", "tau", NULL};
+        TRY(sensim_ynode_check_keys(m, "position_noise (gauss_markov)", k));
+        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gm_sigma));
+        TRY(my_get_axes(m, "tau", SENSIM_DIM_TIME, 1, 1, p->gm_tau));
+        p->gm_on = 1;
+        seen[2]++;
+    } else {
+        return sensim_ynode_error(sensim_ynode_get(m, "model"), SENSIM_EINVAL,
+                                  "key 'model': unknown position noise model '%s' (expected one of: gaussian, "
+                                  "chrono_random_walk, gauss_markov)",
+                                  model);
+    }
+    for (int i = 0; i < 3; i++)
+        if (seen[i] > 1)
+            return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': model '%s' given twice", model);
+    return SENSIM_OK;
+}
+
+static sensim_status parse_dop(const sensim_ynode *map, const char *key, double *ini, double *fin, double *tau,
+                               sensim_gnss_params *p)
+{
+    static const char *const hk[] = {"initial", "final", "tau", "fix_3d_max", "fix_2d_max", NULL};
+    static const char *const vk[] = {"initial", "final", "tau", NULL};
+    const sensim_ynode *m;
+    TRY(my_get_map(map, key, !strcmp(key, "hdop") ? hk : vk, &m));
+    if (!m)
+        return SENSIM_OK;
+    TRY(my_get_bounded(m, "initial", SENSIM_DIM_NONE, 0, 0, ini));
+    TRY(my_get_bounded(m, "final", SENSIM_DIM_NONE, 0, 0, fin));
+    TRY(my_get_bounded(m, "tau", SENSIM_DIM_TIME, 0, 1, tau));
+    if (!strcmp(key, "hdop")) {
+        TRY(my_get_bounded(m, "fix_3d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_3d_max));
+        TRY(my_get_bounded(m, "fix_2d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_2d_max));
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "gnss sensor", gnss_sensor_keys));
+    if (sensim_ynode_get(map, "origin_lla")) {
+        double o[3];
+        TRY(sensim_ynode_get_vector(map, "origin_lla", SENSIM_DIM_NONE, 1, 3, o));
+        if (!(fabs(o[0]) <= 90.0) || !isfinite(o[1]) || !isfinite(o[2]))
+            return sensim_ynode_error(sensim_ynode_get(map, "origin_lla"), SENSIM_EINVAL,
+                                      "key 'origin_lla': expected [lat deg in -90..90, lon deg, alt m], got [%g, %g, %g]",
+                                      o[0], o[1], o[2]);
+        memcpy(p->origin_lla, o, sizeof o);
+    }
+
+    const sensim_ynode *pn = sensim_ynode_get(map, "position_noise");
+    if (pn) {
+        int seen[3] = {0, 0, 0};
+        if (sensim_ynode_kind_of(pn) == SENSIM_YNODE_SEQUENCE) {
+            for (size_t i = 0; i < sensim_ynode_size(pn); i++)
+                TRY(parse_noise_item(sensim_ynode_item(pn, i), p, seen));
+        } else {
+            TRY(parse_noise_item(pn, p, seen));
+        }
+    }
+
+    /* The vertical filter follows the horizontal one unless given. */
+    if (sensim_ynode_get(map, "hdop")) {
+        p->hdop_on = 1;
+        TRY(parse_dop(map, "hdop", &p->eph_initial, &p->eph_final, &p->eph_tau, p));
+        p->epv_initial = p->eph_initial, p->epv_final = p->eph_final, p->epv_tau = p->eph_tau;
+    }
+    if (sensim_ynode_get(map, "vdop")) {
+        if (!p->hdop_on)
+            return sensim_ynode_error(sensim_ynode_get(map, "vdop"), SENSIM_EINVAL,
+                                      "key 'vdop': needs an 'hdop' block");
+        TRY(parse_dop(map, "vdop", &p->epv_initial, &p->epv_final, &p->epv_tau, p));
+    }
+
+    static const char *const ck[] = {"model", "quality", "epe", "scale", NULL};
+    const sensim_ynode *cv;
+    TRY(my_get_map(map, "covariance", ck, &cv));
+    if (cv) {
+        const char *model = NULL;
+        TRY(sensim_ynode_get_string(cv, "model", 1, &model));
+        if (!strcmp(model, "none"))
+            p->cov_model = SENSIM_GNSS_COV_NONE;
+        else if (!strcmp(model, "nmea"))
+            p->cov_model = SENSIM_GNSS_COV_NMEA;
+        else if (!strcmp(model, "scaled"))
+            p->cov_model = SENSIM_GNSS_COV_SCALED;
+        else if (!strcmp(model, "noise"))
+            p->cov_model = SENSIM_GNSS_COV_NOISE;
+        else
+            return sensim_ynode_error(sensim_ynode_get(cv, "model"), SENSIM_EINVAL,
+                                      "key 'model': unknown covariance model '%s' (expected one of: none, nmea, "
+                                      "scaled, noise)",
+                                      model);
+        if ((p->cov_model == SENSIM_GNSS_COV_NMEA || p->cov_model == SENSIM_GNSS_COV_SCALED) && !p->hdop_on)
+            return sensim_ynode_error(cv, SENSIM_EINVAL, "key 'covariance': model '%s' needs an 'hdop' block",
+                                      model);
+        const char *q = NULL;
+        TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
+        if (q) {
+            /* nmea_navsat_driver's default epe per GGA fix quality. */
+            static const struct { const char *name; double epe; } table[] = {
+                {"gps", 4.0}, {"dgps", 0.1}, {"rtk_fixed", 0.02}, {"rtk_float", 4.0}, {"waas", 3.0}};
+            size_t i = 0;
+            while (i < sizeof table / sizeof table[0] && strcmp(q, table[i].name))
+                i++;
+            if (i == sizeof table / sizeof table[0])
+                return sensim_ynode_error(sensim_ynode_get(cv, "quality"), SENSIM_EINVAL,
+                                          "key 'quality': unknown fix quality '%s' (expected one of: gps, dgps, "
+                                          "rtk_fixed, rtk_float, waas)",
+                                          q);
+            p->cov_epe = table[i].epe;
+        }
+        TRY(my_get_bounded(cv, "epe", SENSIM_DIM_LENGTH, 0, 0, &p->cov_epe));
+        TRY(my_get_bounded(cv, "scale", SENSIM_DIM_NONE, 0, 0, &p->cov_scale));
+    }
+
+    static const char *const vk[] = {"sigma", NULL};
+    const sensim_ynode *vn;
+    TRY(my_get_map(map, "velocity_noise", vk, &vn));
+    if (vn)
+        TRY(my_get_axes(vn, "sigma", SENSIM_DIM_VELOCITY, 1, 0, p->vel_sigma));
+
+    static const char *const ok[] = {"windows", "rate", "mean_duration", NULL};
+    const sensim_ynode *on;
+    TRY(my_get_map(map, "outages", ok, &on));
+    if (on) {
+        const sensim_ynode *w = sensim_ynode_get(on, "windows");
+        if (w) {
+            if (sensim_ynode_kind_of(w) != SENSIM_YNODE_SEQUENCE)
+                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': expected a list of [start, end] pairs");
+            size_t nw = sensim_ynode_size(w);
+            if (nw > SENSIM_GNSS_MAX_OUTAGES)
+                return sensim_ynode_error(w, SENSIM_EINVAL, "key 'windows': at most %d windows, got %zu",
+                                          SENSIM_GNSS_MAX_OUTAGES, nw);
+            for (size_t i = 0; i < nw; i++) {
+                const sensim_ynode *it = sensim_ynode_item(w, i);
+                double se[2];
+                if (sensim_ynode_kind_of(it) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(it) != 2)
+                    return sensim_ynode_error(it, SENSIM_EINVAL, "key 'windows': item %zu must be [start, end]", i);
+                for (int j = 0; j < 2; j++)
+                    TRY(sensim_ynode_as_quantity(sensim_ynode_item(it, (size_t)j), "key 'windows'", SENSIM_DIM_TIME,
+                                                 &se[j]));
+                if (!(se[1] > se[0]))
+                    return sensim_ynode_error(it, SENSIM_EINVAL,
+                                              "key 'windows': item %zu must have end > start (got [%g, %g])", i,
+                                              se[0], se[1]);
+                p->outage_windows[i][0] = se[0], p->outage_windows[i][1] = se[1];
+            }
+            p->n_outage_windows = nw;
+        }
+        TRY(my_get_bounded(on, "rate", SENSIM_DIM_FREQUENCY, 0, 0, &p->outage_rate));
+        TRY(my_get_bounded(on, "mean_duration", SENSIM_DIM_TIME, 0, 0, &p->outage_mean_duration));
+        if ((p->outage_rate > 0.0) != (p->outage_mean_duration > 0.0))
+            return sensim_ynode_error(on, SENSIM_EINVAL,
+                                      "key 'outages': random outages need both 'rate' and 'mean_duration' > 0");
+    }
+
+    static const char *const lk[] = {"probability", "magnitude", NULL};
+    const sensim_ynode *ln;
+    TRY(my_get_map(map, "outliers", lk, &ln));
+    if (ln) {
+        TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
+                                            &p->outlier_probability));
+        TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
+    }
+
+    /* Sigma per fix type; a type not listed gets none. */
+    static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float", NULL};
+    static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
+                                SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
+    const sensim_ynode *fn;
+    TRY(my_get_map(map, "fix_noise", fk, &fn));
+    if (fn) {
+        p->fix_noise_on = 1;
+        for (size_t i = 0; fk[i]; i++)
+            TRY(my_get_axes(fn, fk[i], SENSIM_DIM_LENGTH, 0, 0, p->fix_sigma[fcode[i]]));
+    }
+    static const char *const rk[] = {"mean_fixed", "mean_float", NULL};
+    const sensim_ynode *rn;
+    TRY(my_get_map(map, "rtk", rk, &rn));
+    if (rn) {
+        p->rtk_on = 1;
+        TRY(my_get_bounded(rn, "mean_fixed", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_fixed));
+        TRY(my_get_bounded(rn, "mean_float", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_float));
+    }
+    static const char *const mk[] = {"rate", "mean_duration", "sigma", NULL};
+    const sensim_ynode *mn;
+    TRY(my_get_map(map, "multipath", mk, &mn));
+    if (mn) {
+        TRY(my_get_bounded(mn, "rate", SENSIM_DIM_FREQUENCY, 1, 1, &p->multipath_rate));
+        TRY(my_get_bounded(mn, "mean_duration", SENSIM_DIM_TIME, 1, 1, &p->multipath_mean_duration));
+        TRY(my_get_axes(mn, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->multipath_sigma));
+    }
+    return SENSIM_OK;
+}
+
+/* ---- writing: the keys sensim_gnss_params_from_yaml reads, where they
+ * differ from the defaults, in SI ---- */
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+static void put_num(sensim_ywriter *w, const char *key, double v)
+{
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+static void put_vec(sensim_ywriter *w, const char *key, const double *v, size_t n)
+{
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_numbers(w, v, n);
+}
+
+static int vec_zero(const double v[3])
+{
+    return v[0] == 0 && v[1] == 0 && v[2] == 0;
+}
+
+void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_gnss_params *p)
+{
+    const sensim_gnss_params d = sensim_gnss_default_params();
+    sensim_sensor_write_yaml(w, s, "gnss");
+    if (!vec_zero(p->origin_lla))
+        put_vec(w, "origin_lla", p->origin_lla, 3);
+    const int nmodels = p->gauss_on + p->rw_on + p->gm_on;
+    if (nmodels) {
+        sensim_ywriter_key(w, "position_noise");
+        if (nmodels > 1)
+            sensim_ywriter_seq_begin(w, 0);
+        if (p->gm_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "gauss_markov");
+            put_vec(w, "sigma", p->gm_sigma, 3);
+            put_vec(w, "tau", p->gm_tau, 3);
+            sensim_ywriter_map_end(w);
+        }
+        if (p->gauss_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "gaussian");
+            put_vec(w, "sigma", p->gauss_sigma, 3);
+            sensim_ywriter_map_end(w);
+        }
+        if (p->rw_on) {
+            sensim_ywriter_map_begin(w, 0);
+            sensim_ywriter_key(w, "model");
+            sensim_ywriter_string(w, "chrono_random_walk");
+            put_num(w, "sigma", p->rw_sigma);
+            put_num(w, "model_rate_hz", p->rw_model_rate_hz);
+            put_num(w, "max_velocity", p->rw_max_velocity);
+            put_num(w, "max_acceleration", p->rw_max_acceleration);
+            put_num(w, "max_error", p->rw_max_error);
+            sensim_ywriter_map_end(w);
+        }
+        if (nmodels > 1)
+            sensim_ywriter_seq_end(w);
+    }
+    if (p->hdop_on) {
+        sensim_ywriter_key(w, "hdop");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "initial", p->eph_initial);
+        put_num(w, "final", p->eph_final);
+        put_num(w, "tau", p->eph_tau);
+        put_if(w, "fix_3d_max", p->fix_3d_max, d.fix_3d_max);
+        put_if(w, "fix_2d_max", p->fix_2d_max, d.fix_2d_max);
+        sensim_ywriter_map_end(w);
+        /* The vertical filter follows the horizontal one unless given. */
+        if (p->epv_initial != p->eph_initial || p->epv_final != p->eph_final || p->epv_tau != p->eph_tau) {
+            sensim_ywriter_key(w, "vdop");
+            sensim_ywriter_map_begin(w, 0);
+            put_num(w, "initial", p->epv_initial);
+            put_num(w, "final", p->epv_final);
+            put_num(w, "tau", p->epv_tau);
+            sensim_ywriter_map_end(w);
+        }
+    }
+    if (p->cov_model != d.cov_model || p->cov_epe != d.cov_epe || p->cov_scale != d.cov_scale) {
+        static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
+        sensim_ywriter_key(w, "covariance");
+        sensim_ywriter_map_begin(w, 0);
+        sensim_ywriter_key(w, "model");
+        sensim_ywriter_string(w, cov[p->cov_model]);
+        put_if(w, "epe", p->cov_epe, d.cov_epe);
+        put_if(w, "scale", p->cov_scale, d.cov_scale);
+        sensim_ywriter_map_end(w);
+    }
+    if (!vec_zero(p->vel_sigma)) {
+        sensim_ywriter_key(w, "velocity_noise");
+        sensim_ywriter_map_begin(w, 0);
+        put_vec(w, "sigma", p->vel_sigma, 3);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->n_outage_windows || p->outage_rate > 0 || p->outage_mean_duration > 0) {
+        sensim_ywriter_key(w, "outages");
+        sensim_ywriter_map_begin(w, 0);
+        if (p->n_outage_windows) {
+            sensim_ywriter_key(w, "windows");
+            sensim_ywriter_seq_begin(w, 0);
+            for (size_t i = 0; i < p->n_outage_windows; i++)
+                sensim_ywriter_numbers(w, p->outage_windows[i], 2);
+            sensim_ywriter_seq_end(w);
+        }
+        put_if(w, "rate", p->outage_rate, 0.0);
+        put_if(w, "mean_duration", p->outage_mean_duration, 0.0);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->outlier_probability > 0 || p->outlier_magnitude > 0) {
+        sensim_ywriter_key(w, "outliers");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "probability", p->outlier_probability);
+        put_num(w, "magnitude", p->outlier_magnitude);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->fix_noise_on) {
+        static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float"};
+        static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
+                                    SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
+        sensim_ywriter_key(w, "fix_noise");
+        sensim_ywriter_map_begin(w, 0);
+        for (size_t i = 0; i < sizeof fcode / sizeof fcode[0]; i++)
+            if (!vec_zero(p->fix_sigma[fcode[i]]))
+                put_vec(w, fk[i], p->fix_sigma[fcode[i]], 3);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->rtk_on) {
+        sensim_ywriter_key(w, "rtk");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "mean_fixed", p->rtk_mean_fixed);
+        put_num(w, "mean_float", p->rtk_mean_float);
+        sensim_ywriter_map_end(w);
+    }
+    if (p->multipath_rate > 0 || p->multipath_mean_duration > 0 || !vec_zero(p->multipath_sigma)) {
+        sensim_ywriter_key(w, "multipath");
+        sensim_ywriter_map_begin(w, 0);
+        put_num(w, "rate", p->multipath_rate);
+        put_num(w, "mean_duration", p->multipath_mean_duration);
+        put_vec(w, "sigma", p->multipath_sigma, 3);
+        sensim_ywriter_map_end(w);
+    }
+    sensim_ywriter_map_end(w);
+}
 
 typedef struct gnss_rig {
     sensim_gnss_params p;
@@ -55,7 +442,7 @@ static sensim_status gnss_rig_create(sensim_sensor *s)
      * the sampler (sensim_sampler_next) as for every sensor. */
     m->p.start_delay = 0.0;
     m->p.latency = 0.0;
-    sensim_gnss *g = sensim_gnss_create(&m->p);
+    sensim_gnss *g = sensim_gnss_create(&m->p, 0, s->id);
     if (!g) {
         st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
         goto fail;
@@ -155,7 +542,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
                           go_lla[0], go_lla[1], go_lla[2], sensim_log_path(in));
         goto done;
     }
-    if (!(g = sensim_gnss_create(&p))) {
+    if (!(g = sensim_gnss_create(&p, o->seed, s->id))) {
         st = sensim_error_prefix(sensim_last_status(), "gnss sensor '%s'", s->name);
         goto done;
     }
@@ -185,7 +572,7 @@ static sensim_status gnss_rig_simulate(const sensim_sensor *s, const sensim_inje
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     sensim_gnss_state gst;
-    sensim_gnss_state_init(g, &gst, o->seed, s->id, sp.t_first);
+    sensim_gnss_reset(g, &gst, sp.t_first);
     const sensim_gnss_out go = {b.t, b.ts, b.epoch, b.lla, b.enu, b.vel, b.hdop, b.cov, b.fix};
     for (int more = 1; more;) {
         size_t ne = 0;
@@ -226,4 +613,5 @@ done:
 
 const sensim_sensor_type sensim_gnss_type = {
     "gnss", gnss_keys, gnss_rig_create, gnss_rig_destroy, gnss_rig_simulate, NULL,
+    8.0 * (3 + 3 + 3 + 3 + 1 + 9) + 1, /* times, lla, enu, velocity, hdop, covariance, fix */
 };

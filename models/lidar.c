@@ -8,6 +8,7 @@
 #include "sensim/lidar.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,4 +183,15 @@ sensim_status sensim_lidar_apply(const sensim_lidar *l, const sensim_lidar_block
     if (kept)
         *kept = nk;
     return SENSIM_OK;
+}
+
+void sensim_lidar_print(const sensim_lidar *l, FILE *f)
+{
+    const sensim_lidar_params *p = &l->p;
+    fprintf(f,
+            "lidar: range sigma %g m + %g r, bias %g m, azimuth %g rad, elevation %g rad, intensity %g, resolution "
+            "%g m; dropout %g, intensity rule %g below %g, min intensity %g, range %g..%g m\n",
+            p->range_sigma_base, p->range_sigma_slope, p->range_bias, p->azimuth_sigma, p->elevation_sigma,
+            p->intensity_sigma, p->range_resolution, p->dropoff_general_rate, p->dropoff_zero_intensity,
+            p->dropoff_intensity_limit, p->min_intensity, p->min_range, p->max_range);
 }

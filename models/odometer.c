@@ -2,9 +2,9 @@
  * Sensor, seed 002: noise (31), binning (32), incremental wrap (33),
  * absolute clamp (34), odometer distance R_wheel * u (section 6). */
 #include "sensim/odometer.h"
-#include "model_yaml.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -12,10 +12,14 @@ enum { STREAM_NOISE = 0 };
 
 struct sensim_encoder {
     sensim_encoder_params p;
+    uint64_t seed; /* with sensor_id, the key of the noise stream */
+    uint32_t sensor_id;
 };
 
 struct sensim_odometer {
     sensim_odometer_params p;
+    uint64_t seed; /* with sensor_id, the key of the noise stream */
+    uint32_t sensor_id;
 };
 
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0.0; }
@@ -33,7 +37,7 @@ sensim_encoder_params sensim_encoder_default_params(void)
     return p;
 }
 
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "encoder: no parameters");
@@ -67,17 +71,18 @@ sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p)
         return NULL;
     }
     e->p = *p;
+    e->seed = seed;
+    e->sensor_id = sensor_id;
     return e;
 }
 
 void sensim_encoder_destroy(sensim_encoder *e) { free(e); }
 const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e) { return &e->p; }
 
-void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id)
+void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st)
 {
-    (void)e;
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+    st->rng = sensim_rng_make(e->seed, e->sensor_id, STREAM_NOISE);
 }
 
 void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
@@ -157,7 +162,7 @@ sensim_odometer_params sensim_odometer_default_params(void)
     return p;
 }
 
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p)
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id)
 {
     if (!p) {
         sensim_error(SENSIM_EINVAL, "odometer: no parameters");
@@ -183,18 +188,18 @@ sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p)
         return NULL;
     }
     o->p = *p;
+    o->seed = seed;
+    o->sensor_id = sensor_id;
     return o;
 }
 
 void sensim_odometer_destroy(sensim_odometer *o) { free(o); }
 const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o) { return &o->p; }
 
-void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
-                                uint32_t sensor_id)
+void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st)
 {
-    (void)o;
     memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(seed, sensor_id, STREAM_NOISE);
+    st->rng = sensim_rng_make(o->seed, o->sensor_id, STREAM_NOISE);
 }
 
 static double odo_reading(const sensim_odometer *o, sensim_odometer_state *st, double angle)
@@ -234,76 +239,17 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
 
 /* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
-#define TRY(x)                         \
-    do {                               \
-        sensim_status s_ = (x);        \
-        if (s_ != SENSIM_OK)           \
-            return s_;                 \
-    } while (0)
-
-static const char *const encoder_keys[] = {"name", "type", "rate_hz", "mount", "timing", "source", "wheel_radius",
-                                           "mode", "range", "resolution", "noise_sigma", "scale", "counter_bits",
-                                           NULL};
-static const char *const odometer_keys[] = {"name", "type", "rate_hz", "mount", "timing", "wheel_radius",
-                                            "pulses_per_rev", "scale_error", "slip", "noise_sigma", NULL};
-
-sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_encoder_params *p)
+void sensim_encoder_print(const sensim_encoder *e, FILE *f)
 {
-    TRY(sensim_ynode_check_keys(map, "encoder sensor", encoder_keys));
-    /* A linear encoder (source: distance) reads metres, the others radians. */
-    const char *source = "wheel";
-    TRY(sensim_ynode_get_string(map, "source", 0, &source));
-    sensim_dim dim = !strcmp(source, "distance") ? SENSIM_DIM_LENGTH : SENSIM_DIM_ANGLE;
-    /* A shaft angle wraps each turn ([0, 2 pi), the default); a distance
-     * has no natural period, so it is unbounded unless a range is given. */
-    if (!strcmp(source, "distance"))
-        p->lower = -INFINITY, p->upper = INFINITY;
-    const char *mode = NULL;
-    TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
-    if (mode) {
-        if (!strcmp(mode, "incremental"))
-            p->mode = SENSIM_ENCODER_INCREMENTAL;
-        else if (!strcmp(mode, "absolute"))
-            p->mode = SENSIM_ENCODER_ABSOLUTE;
-        else
-            return sensim_ynode_error(sensim_ynode_get(map, "mode"), SENSIM_EINVAL,
-                                      "key 'mode': unknown encoder mode '%s' (expected incremental or absolute)",
-                                      mode);
-    }
-    if (sensim_ynode_get(map, "range")) {
-        double r[2];
-        TRY(sensim_ynode_get_vector(map, "range", dim, 1, 2, r));
-        if (!(r[1] > r[0]))
-            return sensim_ynode_error(sensim_ynode_get(map, "range"), SENSIM_EINVAL,
-                                      "key 'range': must be [lower, upper] with upper > lower (got [%g, %g])", r[0],
-                                      r[1]);
-        p->lower = r[0], p->upper = r[1];
-    }
-    TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
-    TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
-    TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
-    if (sensim_ynode_get(map, "counter_bits")) {
-        long long b;
-        TRY(sensim_ynode_get_int(map, "counter_bits", 1, &b));
-        if (b < 1 || b > 62)
-            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
-                                      "key 'counter_bits': must be 1..62 (got %lld)", b);
-        if (!(p->resolution > 0.0) || p->mode != SENSIM_ENCODER_INCREMENTAL)
-            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
-                                      "key 'counter_bits': counts pulses, so it needs a resolution > 0 and mode "
-                                      "incremental");
-        p->counter_bits = (int)b;
-    }
-    return SENSIM_OK;
+    const sensim_encoder_params *p = &e->p;
+    fprintf(f, "encoder (%s) over [%g, %g], resolution %g, noise sigma %g, scale %g, counter %d bits\n",
+            p->mode == SENSIM_ENCODER_ABSOLUTE ? "absolute" : "incremental", p->lower, p->upper, p->resolution,
+            p->noise_sigma, p->scale, p->counter_bits);
 }
 
-sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_odometer_params *p)
+void sensim_odometer_print(const sensim_odometer *o, FILE *f)
 {
-    TRY(sensim_ynode_check_keys(map, "odometer sensor", odometer_keys));
-    TRY(my_get_bounded(map, "wheel_radius", SENSIM_DIM_LENGTH, 0, 1, &p->wheel_radius));
-    TRY(my_get_bounded(map, "pulses_per_rev", SENSIM_DIM_NONE, 0, 0, &p->pulses_per_rev));
-    TRY(sensim_ynode_get_quantity_range(map, "scale_error", SENSIM_DIM_NONE, 0, -0.5, 0.5, &p->scale_error));
-    TRY(sensim_ynode_get_quantity_range(map, "slip", SENSIM_DIM_NONE, 0, -0.99, 10.0, &p->slip));
-    TRY(my_get_bounded(map, "noise_sigma", SENSIM_DIM_LENGTH, 0, 0, &p->noise_sigma));
-    return SENSIM_OK;
+    const sensim_odometer_params *p = &o->p;
+    fprintf(f, "odometer: wheel radius %g m, %g pulses/rev, scale error %g, slip %g, noise sigma %g m\n",
+            p->wheel_radius, p->pulses_per_rev, p->scale_error, p->slip, p->noise_sigma);
 }

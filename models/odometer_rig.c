@@ -8,6 +8,140 @@
 #include "sensim/gt.h"
 #include "sensim/odometer.h"
 #include "sensim/rig.h"
+#include "model_yaml.h"
+
+#define TRY(x)                         \
+    do {                               \
+        sensim_status s_ = (x);        \
+        if (s_ != SENSIM_OK)           \
+            return s_;                 \
+    } while (0)
+
+static const char *const encoder_map_keys[] = {"name", "type", "rate_hz", "mount", "timing", "source", "wheel_radius",
+                                           "mode", "range", "resolution", "noise_sigma", "scale", "counter_bits",
+                                           NULL};
+static const char *const odometer_map_keys[] = {"name", "type", "rate_hz", "mount", "timing", "wheel_radius",
+                                            "pulses_per_rev", "scale_error", "slip", "noise_sigma", NULL};
+
+sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_encoder_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "encoder sensor", encoder_map_keys));
+    /* A linear encoder (source: distance) reads metres, the others radians. */
+    const char *source = "wheel";
+    TRY(sensim_ynode_get_string(map, "source", 0, &source));
+    sensim_dim dim = !strcmp(source, "distance") ? SENSIM_DIM_LENGTH : SENSIM_DIM_ANGLE;
+    /* A shaft angle wraps each turn ([0, 2 pi), the default); a distance
+     * has no natural period, so it is unbounded unless a range is given. */
+    if (!strcmp(source, "distance"))
+        p->lower = -INFINITY, p->upper = INFINITY;
+    const char *mode = NULL;
+    TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
+    if (mode) {
+        if (!strcmp(mode, "incremental"))
+            p->mode = SENSIM_ENCODER_INCREMENTAL;
+        else if (!strcmp(mode, "absolute"))
+            p->mode = SENSIM_ENCODER_ABSOLUTE;
+        else
+            return sensim_ynode_error(sensim_ynode_get(map, "mode"), SENSIM_EINVAL,
+                                      "key 'mode': unknown encoder mode '%s' (expected incremental or absolute)",
+                                      mode);
+    }
+    if (sensim_ynode_get(map, "range")) {
+        double r[2];
+        TRY(sensim_ynode_get_vector(map, "range", dim, 1, 2, r));
+        if (!(r[1] > r[0]))
+            return sensim_ynode_error(sensim_ynode_get(map, "range"), SENSIM_EINVAL,
+                                      "key 'range': must be [lower, upper] with upper > lower (got [%g, %g])", r[0],
+                                      r[1]);
+        p->lower = r[0], p->upper = r[1];
+    }
+    TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
+    TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
+    TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
+    if (sensim_ynode_get(map, "counter_bits")) {
+        long long b;
+        TRY(sensim_ynode_get_int(map, "counter_bits", 1, &b));
+        if (b < 1 || b > 62)
+            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
+                                      "key 'counter_bits': must be 1..62 (got %lld)", b);
+        if (!(p->resolution > 0.0) || p->mode != SENSIM_ENCODER_INCREMENTAL)
+            return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
+                                      "key 'counter_bits': counts pulses, so it needs a resolution > 0 and mode "
+                                      "incremental");
+        p->counter_bits = (int)b;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_odometer_params *p)
+{
+    TRY(sensim_ynode_check_keys(map, "odometer sensor", odometer_map_keys));
+    TRY(my_get_bounded(map, "wheel_radius", SENSIM_DIM_LENGTH, 0, 1, &p->wheel_radius));
+    TRY(my_get_bounded(map, "pulses_per_rev", SENSIM_DIM_NONE, 0, 0, &p->pulses_per_rev));
+    TRY(sensim_ynode_get_quantity_range(map, "scale_error", SENSIM_DIM_NONE, 0, -0.5, 0.5, &p->scale_error));
+    TRY(sensim_ynode_get_quantity_range(map, "slip", SENSIM_DIM_NONE, 0, -0.99, 10.0, &p->slip));
+    TRY(my_get_bounded(map, "noise_sigma", SENSIM_DIM_LENGTH, 0, 0, &p->noise_sigma));
+    return SENSIM_OK;
+}
+
+/* ---- writing: the keys the parsers above read, where they differ from
+ * the defaults, in SI ---- */
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+void sensim_odometer_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_odometer_params *p)
+{
+    const sensim_odometer_params d = sensim_odometer_default_params();
+    sensim_sensor_write_yaml(w, s, "odometer");
+    put_if(w, "wheel_radius", p->wheel_radius, d.wheel_radius);
+    put_if(w, "pulses_per_rev", p->pulses_per_rev, d.pulses_per_rev);
+    put_if(w, "scale_error", p->scale_error, d.scale_error);
+    put_if(w, "slip", p->slip, d.slip);
+    put_if(w, "noise_sigma", p->noise_sigma, d.noise_sigma);
+    sensim_ywriter_map_end(w);
+}
+
+void sensim_encoder_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_encoder_params *p,
+                               const char *source, double wheel_radius)
+{
+    const int distance = source && !strcmp(source, "distance");
+    sensim_encoder_params d = sensim_encoder_default_params();
+    if (distance)
+        d.lower = -INFINITY, d.upper = INFINITY;
+    sensim_sensor_write_yaml(w, s, "encoder");
+    if (source) {
+        sensim_ywriter_key(w, "source");
+        sensim_ywriter_string(w, source);
+    }
+    if (wheel_radius > 0 && wheel_radius != 0.1) {
+        sensim_ywriter_key(w, "wheel_radius");
+        sensim_ywriter_number(w, wheel_radius);
+    }
+    if (p->mode != d.mode) {
+        sensim_ywriter_key(w, "mode");
+        sensim_ywriter_string(w, p->mode == SENSIM_ENCODER_ABSOLUTE ? "absolute" : "incremental");
+    }
+    if (p->lower != d.lower || p->upper != d.upper) {
+        /* A non-finite bound is an error of the writer: only a distance
+         * encoder is unbounded, and only by default. */
+        sensim_ywriter_key(w, "range");
+        sensim_ywriter_numbers(w, (const double[]){p->lower, p->upper}, 2);
+    }
+    put_if(w, "resolution", p->resolution, d.resolution);
+    put_if(w, "noise_sigma", p->noise_sigma, d.noise_sigma);
+    put_if(w, "scale", p->scale, d.scale);
+    if (p->counter_bits != d.counter_bits) {
+        sensim_ywriter_key(w, "counter_bits");
+        sensim_ywriter_int(w, p->counter_bits);
+    }
+    sensim_ywriter_map_end(w);
+}
 
 typedef enum { SRC_WHEEL, SRC_HEADING, SRC_DISTANCE } enc_source;
 
@@ -64,7 +198,7 @@ static sensim_status rig_create(sensim_sensor *s, int is_encoder)
                                     "key 'wheel_radius': must be > 0 (got %g)", m->wheel_radius);
             goto fail;
         }
-        sensim_encoder *e = sensim_encoder_create(&m->ep);
+        sensim_encoder *e = sensim_encoder_create(&m->ep, 0, s->id);
         if (!e) {
             st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
             goto fail;
@@ -74,7 +208,7 @@ static sensim_status rig_create(sensim_sensor *s, int is_encoder)
         m->op = sensim_odometer_default_params();
         if ((st = sensim_odometer_params_from_yaml(s->node, &m->op)))
             goto fail;
-        sensim_odometer *od = sensim_odometer_create(&m->op);
+        sensim_odometer *od = sensim_odometer_create(&m->op, 0, s->id);
         if (!od) {
             st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
             goto fail;
@@ -134,7 +268,8 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
         st = sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
         goto done;
     }
-    if (m->is_encoder ? !(enc = sensim_encoder_create(&m->ep)) : !(odo = sensim_odometer_create(&m->op))) {
+    if (m->is_encoder ? !(enc = sensim_encoder_create(&m->ep, o->seed, s->id))
+                      : !(odo = sensim_odometer_create(&m->op, o->seed, s->id))) {
         st = sensim_error_prefix(sensim_last_status(), "sensor '%s'", s->name);
         goto done;
     }
@@ -157,9 +292,9 @@ static sensim_status rig_simulate(const sensim_sensor *s, const sensim_inject_op
     sensim_encoder_state est;
     sensim_odometer_state ost;
     if (enc)
-        sensim_encoder_state_init(enc, &est, o->seed, s->id);
+        sensim_encoder_reset(enc, &est);
     else
-        sensim_odometer_state_init(odo, &ost, o->seed, s->id);
+        sensim_odometer_reset(odo, &ost);
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     /* Inputs integrated here: along-track distance (trapezoid over the
@@ -234,9 +369,9 @@ done:
 }
 
 const sensim_sensor_type sensim_odometer_type = {
-    "odometer", odometer_keys, odometer_rig_create, rig_destroy, rig_simulate, NULL,
+    "odometer", odometer_keys, odometer_rig_create, rig_destroy, rig_simulate, NULL, 8.0 * 4,
 };
 
 const sensim_sensor_type sensim_encoder_type = {
-    "encoder", encoder_keys, encoder_rig_create, rig_destroy, rig_simulate, NULL,
+    "encoder", encoder_keys, encoder_rig_create, rig_destroy, rig_simulate, NULL, 8.0 * 5,
 };

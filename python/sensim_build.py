@@ -69,10 +69,14 @@ typedef struct sensim_triax sensim_triax;
 typedef struct sensim_triax_state { uint64_t k; ...; } sensim_triax_state;
 #define SENSIM_TRIAX_SET_MAX ...
 const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind);
+typedef struct sensim_triax_params { ...; } sensim_triax_params;
+sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz, uint64_t seed,
+                                  uint32_t sensor_id, const char *what);
+void sensim_triax_destroy(sensim_triax *m);
+const sensim_triax_params *sensim_triax_params_of(const sensim_triax *m);
 void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s);
-void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
-                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
-                            size_t n, double *const y[]);
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], size_t n,
+                            const double *t, const double *const u[], const double *const f[], double *const y[]);
 
 /* gnss.h */
 typedef struct sensim_gnss_params { double origin_lla[3]; ...; } sensim_gnss_params;
@@ -83,10 +87,9 @@ typedef struct sensim_gnss_out {
     double *hdop; double *covariance; int8_t *fix;
 } sensim_gnss_out;
 sensim_gnss_params sensim_gnss_default_params(void);
-sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p);
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_gnss_destroy(sensim_gnss *g);
-void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
-                            double t_on);
+void sensim_gnss_reset(const sensim_gnss *g, sensim_gnss_state *st, double t_on);
 size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
                          const double *position, const double *velocity, const sensim_gnss_out *out);
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
@@ -96,9 +99,9 @@ typedef struct sensim_encoder_params { ...; } sensim_encoder_params;
 typedef struct sensim_encoder sensim_encoder;
 typedef struct sensim_encoder_state { uint64_t k; uint64_t overruns; ...; } sensim_encoder_state;
 sensim_encoder_params sensim_encoder_default_params(void);
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p);
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_encoder_destroy(sensim_encoder *e);
-void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id);
+void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st);
 void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
                           const double *u, double *position, double *speed);
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
@@ -106,10 +109,9 @@ typedef struct sensim_odometer_params { ...; } sensim_odometer_params;
 typedef struct sensim_odometer sensim_odometer;
 typedef struct sensim_odometer_state { uint64_t k; ...; } sensim_odometer_state;
 sensim_odometer_params sensim_odometer_default_params(void);
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p);
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_odometer_destroy(sensim_odometer *o);
-void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
-                                uint32_t sensor_id);
+void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st);
 void sensim_odometer_apply_angle(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *angle,
                                  double *distance);
 void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *t,

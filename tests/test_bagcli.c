@@ -181,7 +181,7 @@ START_TEST(fit_imu_from_bag_recovers_noise)
     ck_assert_ptr_nonnull(k);
     ck_assert_ptr_nonnull(strstr(k, "rostopic: /imu\n"));
     ck_assert_ptr_nonnull(strstr(k, "update_rate: 100\n"));
-    double gnd = strtod(after(k, "gyroscope_noise_density: ") + strlen("gyroscope_noise_density: "), NULL);
+    double gnd = strtod(after(k, "\ngyroscope_noise_density: ") + strlen("\ngyroscope_noise_density: "), NULL);
     ck_assert_within(gnd, truth[0][0], 0.03 * truth[0][0]);
     free(k);
 

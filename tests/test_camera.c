@@ -619,7 +619,7 @@ START_TEST(bad_parameters)
 END_TEST
 
 
-/* ---- the camera sensor type through a rig (models/camera_sensor.c) ---- */
+/* ---- the camera sensor type through a rig (models/camera_rig.c) ---- */
 
 #include "sensim/log.h"
 #include "sensim/rig.h"

@@ -141,9 +141,9 @@ START_TEST(fit_camera_cli_round_trip)
     ck_assert_ptr_nonnull(strstr(txt, "type: camera"));
     ck_assert_ptr_nonnull(strstr(txt, "model: emva"));
     double yk = NAN;
-    const char *g = strstr(txt, "\n      gain: ");
+    const char *g = strstr(txt, "\n    gain: ");
     ck_assert_ptr_nonnull(g);
-    yk = strtod(g + strlen("\n      gain: "), NULL);
+    yk = strtod(g + strlen("\n    gain: "), NULL);
     ck_assert_within(yk, K, 1e-6 * K); /* the YAML holds what --json printed */
     free(txt);
     txt = tu_read_file(svg, &len);
@@ -653,7 +653,7 @@ static char *render_scans(const char *dir, int scans)
 static double yaml_num(const char *txt, const char *key)
 {
     char pat[64];
-    snprintf(pat, sizeof pat, "\n      %s: ", key);
+    snprintf(pat, sizeof pat, "\n    %s: ", key);
     const char *k = strstr(txt, pat);
     return k ? strtod(k + strlen(pat), NULL) : NAN;
 }

@@ -66,10 +66,10 @@ static void buf_free(run_buf *b)
 static size_t run_blocks(const sensim_gnss_params *p, run_buf *b, uint64_t seed, double t_on, const size_t *sizes,
                          size_t nsizes)
 {
-    sensim_gnss *g = sensim_gnss_create(p);
+    sensim_gnss *g = sensim_gnss_create(p, seed, 77);
     ck_assert_msg(g != NULL, "%s", sensim_last_error());
     sensim_gnss_state st;
-    sensim_gnss_state_init(g, &st, seed, 77, t_on);
+    sensim_gnss_reset(g, &st, t_on);
     size_t done = 0, m = 0;
     for (size_t c = 0; done < b->n; c++) {
         size_t len = nsizes ? sizes[c % nsizes] : b->n;
@@ -532,10 +532,10 @@ static void lla_of(const double origin[3], const double enu[3], double lla[3])
 {
     sensim_gnss_params p = sensim_gnss_default_params();
     memcpy(p.origin_lla, origin, sizeof p.origin_lla);
-    sensim_gnss *g = sensim_gnss_create(&p);
+    sensim_gnss *g = sensim_gnss_create(&p, 1, 1);
     ck_assert_msg(g != NULL, "%s", sensim_last_error());
     sensim_gnss_state st;
-    sensim_gnss_state_init(g, &st, 1, 1, 0.0);
+    sensim_gnss_reset(g, &st, 0.0);
     double t = 0.0;
     sensim_gnss_out o;
     memset(&o, 0, sizeof o);
@@ -607,22 +607,22 @@ START_TEST(bad_params_named)
     sensim_gnss_params p = sensim_gnss_default_params();
     p.gauss_on = 1;
     p.gauss_sigma[1] = -1;
-    ck_assert_ptr_null(sensim_gnss_create(&p));
+    ck_assert_ptr_null(sensim_gnss_create(&p, 1, 1));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "gaussian sigma"));
     p = sensim_gnss_default_params();
     p.gm_on = 1;
     p.gm_sigma[0] = 1;
     p.gm_tau[2] = 0;
-    ck_assert_ptr_null(sensim_gnss_create(&p));
+    ck_assert_ptr_null(sensim_gnss_create(&p, 1, 1));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "tau"));
     p = sensim_gnss_default_params();
     p.outlier_probability = 1.5;
-    ck_assert_ptr_null(sensim_gnss_create(&p));
+    ck_assert_ptr_null(sensim_gnss_create(&p, 1, 1));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "outlier probability"));
     p = sensim_gnss_default_params();
     p.n_outage_windows = 1;
     p.outage_windows[0][0] = 4, p.outage_windows[0][1] = 3;
-    ck_assert_ptr_null(sensim_gnss_create(&p));
+    ck_assert_ptr_null(sensim_gnss_create(&p, 1, 1));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "outage window 0"));
     sensim_gnss_destroy(NULL);
 }
@@ -700,7 +700,7 @@ START_TEST(yaml_forms_load)
     ck_assert(p.vel_sigma[1] == 0.05);
     ck_assert(p.n_outage_windows == 2 && p.outage_windows[1][0] == 30 && p.outage_rate == 0.001);
     ck_assert(p.outlier_probability == 0.01 && p.outlier_magnitude == 5);
-    sensim_gnss *g = sensim_gnss_create(&p);
+    sensim_gnss *g = sensim_gnss_create(&p, 1, 1);
     ck_assert_ptr_nonnull(g);
     sensim_gnss_destroy(g);
 }

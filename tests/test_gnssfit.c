@@ -33,14 +33,14 @@ static int covers(const sensim_fit_param *p, double truth)
 static void simulate(const sensim_gnss_params *p, uint64_t seed, size_t n, double rate, int jitter, double *t,
                      double *enu, double *hdop)
 {
-    sensim_gnss *g = sensim_gnss_create(p);
+    sensim_gnss *g = sensim_gnss_create(p, seed, 0);
     ck_assert_msg(g != NULL, "%s", sensim_last_error());
     double *pos = calloc(3 * n, sizeof *pos);
     ck_assert_ptr_nonnull(pos);
     for (size_t i = 0; i < n; i++)
         t[i] = (double)i / rate + (jitter ? 0.01 * (double)(i % 3) : 0.0);
     sensim_gnss_state st;
-    sensim_gnss_state_init(g, &st, seed, 0, 0.0);
+    sensim_gnss_reset(g, &st, 0.0);
     sensim_gnss_out o;
     memset(&o, 0, sizeof o);
     o.enu = enu;
@@ -484,6 +484,17 @@ static void check_yaml_loads(const char *yaml, const char *want)
     free(text);
 }
 
+/* The GNSS parameters of the fitted rig's only sensor, as inject reads them. */
+static sensim_gnss_params fitted_params(const char *yaml)
+{
+    sensim_rig *rig = sensim_rig_load(yaml);
+    ck_assert_msg(rig != NULL, "%s: %s", yaml, sensim_last_error());
+    sensim_gnss_params p = sensim_gnss_default_params();
+    ck_assert_msg(sensim_gnss_params_from_yaml(rig->sensors[0].node, &p) == SENSIM_OK, "%s", sensim_last_error());
+    sensim_rig_free(rig);
+    return p;
+}
+
 START_TEST(cli_fit_gnss_roundtrip)
 {
     char *dir = tu_mkdtemp(), *gt = tu_path(dir, "gt.h5"), *yaml = tu_path(dir, "fitted.yaml");
@@ -538,8 +549,15 @@ START_TEST(cli_fit_gnss_roundtrip)
     ck_assert_within(json_num(r.out, "\"hdop\"", "\"final\": {\"value\": "), 0.85, 1e-6);
     ck_assert_within(json_num(r.out, "\"hdop\"", "\"tau\": {\"value\": "), 12.4, 1e-5);
     tu_run_free(&r);
-    check_yaml_loads(yaml, "hdop: { initial: 100, final: 0.85, tau: 12.4 }");
-    check_yaml_loads(yaml, "covariance: { model: scaled, scale: 0.02 }");
+    check_yaml_loads(yaml, "hdop:");
+    sensim_gnss_params fp = fitted_params(yaml);
+    ck_assert(fp.hdop_on && !fp.gauss_on && !fp.gm_on && !fp.rw_on);
+    ck_assert_within(fp.eph_initial, 100, 1e-4);
+    ck_assert_within(fp.eph_final, 0.85, 1e-6);
+    ck_assert_within(fp.eph_tau, 12.4, 1e-5);
+    ck_assert(fp.epv_initial == fp.eph_initial && fp.epv_final == fp.eph_final && fp.epv_tau == fp.eph_tau);
+    ck_assert_int_eq(fp.cov_model, SENSIM_GNSS_COV_SCALED);
+    ck_assert_within(fp.cov_scale, 0.02, 1e-7);
 
     /* Forced Gauss-Markov on the Gaussian log, and a named sensor. */
     r = tu_run("fit", "gnss", ga, "--sensor", "gps", "-o", yaml, "--model", "gauss_markov", "--name", "rx", NULL);
@@ -599,9 +617,11 @@ START_TEST(cli_fit_gnss_standalone)
     }
     ck_assert_msg(ct >= 7 && cw >= 7 && cr >= 2, "covered: tau %d, sigma_white %d of 9; outlier rate %d of 3", ct, cw,
                   cr);
-    check_yaml_loads(yaml, "- { model: gauss_markov, sigma: [");
-    check_yaml_loads(yaml, "- { model: gaussian, sigma: [");
-    check_yaml_loads(yaml, "outliers: { probability: ");
+    check_yaml_loads(yaml, "- model: gauss_markov");
+    check_yaml_loads(yaml, "- model: gaussian");
+    sensim_gnss_params fp = fitted_params(yaml);
+    ck_assert(fp.gm_on && fp.gauss_on && !fp.rw_on);
+    ck_assert(fp.outlier_probability > 0 && fp.outlier_magnitude > 0);
     r = tu_run("inject", yaml, gt, "-o", back, "-j", "1", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);

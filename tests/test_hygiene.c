@@ -36,7 +36,7 @@ START_TEST(gsl_handler_is_the_hosts_after_sensim_calls)
         p.noise_density[a] = 1.92e-4;
         p.bias_instability[a] = 1.06e-4;
     }
-    sensim_triax *g = sensim_triax_create(&p, SENSIM_GYRO, 200.0, "hygiene gyro");
+    sensim_triax *g = sensim_triax_create(&p, SENSIM_GYRO, 200.0, 1, 1, "hygiene gyro");
     ck_assert_msg(g != NULL, "%s", sensim_last_error());
     sensim_triax_destroy(g);
     double lo, hi;

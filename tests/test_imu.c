@@ -15,7 +15,7 @@
 static double *run(const sensim_triax_params *p, sensim_instrument kind, double rate, size_t n, uint64_t seed,
                    size_t block)
 {
-    sensim_triax *m = sensim_triax_create(p, kind, rate, "test");
+    sensim_triax *m = sensim_triax_create(p, kind, rate, seed, 77, "test");
     ck_assert_msg(m != NULL, "%s", sensim_last_error());
     double *t = malloc(n * sizeof *t), *y = calloc(3 * n, sizeof *y);
     for (size_t k = 0; k < n; k++)
@@ -24,7 +24,7 @@ static double *run(const sensim_triax_params *p, sensim_instrument kind, double 
     sensim_triax_reset(m, &s);
     for (size_t k0 = 0; k0 < n; k0 += block) {
         size_t c = n - k0 < block ? n - k0 : block;
-        sensim_triax_apply(m, &s, seed, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+        sensim_triax_apply(m, &s, c, t + k0, y + 3 * k0, NULL, y + 3 * k0);
     }
     free(t);
     sensim_triax_destroy(m);
@@ -220,7 +220,7 @@ START_TEST(quantization_clamp_scale_cross_axis)
      * two independent uniform reading errors: variance q^2/6, |err| <= q. */
     sensim_triax_params q = sensim_triax_default_params();
     q.quantization[0] = 0.1;
-    sensim_triax *m = sensim_triax_create(&q, SENSIM_GYRO, 100, "test");
+    sensim_triax *m = sensim_triax_create(&q, SENSIM_GYRO, 100, 1, 1, "test");
     double *t = malloc(n * sizeof *t), *u = malloc(3 * n * sizeof *u), *out = malloc(3 * n * sizeof *out);
     sensim_rng r = sensim_rng_make(1, 1, 1);
     for (size_t k = 0; k < n; k++) {
@@ -230,7 +230,7 @@ START_TEST(quantization_clamp_scale_cross_axis)
     }
     sensim_triax_state s;
     sensim_triax_reset(m, &s);
-    sensim_triax_apply(m, &s, 1, 1, t, u, NULL, n, out, NULL);
+    sensim_triax_apply(m, &s, n, t, u, NULL, out);
     double *err = malloc(n * sizeof *err), sum = 0, emax = 0, smax = 0;
     for (size_t k = 0; k < n; k++) {
         err[k] = out[3 * k] - u[3 * k];
@@ -252,10 +252,10 @@ START_TEST(quantization_clamp_scale_cross_axis)
     c.scale[0] = 0.001;
     c.scale[1] = -0.002;
     c.scale[2] = 0.0005;
-    m = sensim_triax_create(&c, SENSIM_ACCEL, 100, "test");
+    m = sensim_triax_create(&c, SENSIM_ACCEL, 100, 1, 1, "test");
     double uu[3] = {1.5, -2.0, 9.81}, yy[3], tt = 0;
     sensim_triax_reset(m, &s);
-    sensim_triax_apply(m, &s, 1, 1, &tt, uu, NULL, 1, yy, NULL);
+    sensim_triax_apply(m, &s, 1, &tt, uu, NULL, yy);
     for (int a = 0; a < 3; a++) {
         double e = 0;
         for (int b = 0; b < 3; b++)
@@ -422,9 +422,9 @@ static void run_set(sensim_triax *const m[3], size_t n, double rate, size_t bloc
         double *o[3] = {y[0] + 3 * k0, y[1] + 3 * k0, y[2] + 3 * k0};
         if (count == 1)
             for (int i = 0; i < 3; i++)
-                sensim_triax_apply(m[i], sp[i], 5, 77, t + k0, u[i], NULL, c, o[i], NULL);
+                sensim_triax_apply(m[i], sp[i], c, t + k0, u[i], NULL, o[i]);
         else
-            sensim_triax_apply_set(count, (const sensim_triax *const *)m, sp, 5, 77, t + k0, u, NULL, c, o);
+            sensim_triax_apply_set(count, (const sensim_triax *const *)m, sp, c, t + k0, u, NULL, o);
     }
     free(t);
 }
@@ -445,9 +445,9 @@ START_TEST(apply_set_matches_apply)
         mg.noise_density[i] = 1e-7;
         mg.bias_instability[i] = 1e-7;
     }
-    sensim_triax *m[3] = {sensim_triax_create(&g, SENSIM_GYRO, 400, "g"),
-                          sensim_triax_create(&a, SENSIM_ACCEL, 400, "a"),
-                          sensim_triax_create(&mg, SENSIM_MAG, 400, "m")};
+    sensim_triax *m[3] = {sensim_triax_create(&g, SENSIM_GYRO, 400, 5, 77, "g"),
+                          sensim_triax_create(&a, SENSIM_ACCEL, 400, 5, 77, "a"),
+                          sensim_triax_create(&mg, SENSIM_MAG, 400, 5, 77, "m")};
     ck_assert(m[0] && m[1] && m[2]);
     const size_t n = 9000;
     double *ref[3], *got[3];
@@ -478,17 +478,17 @@ START_TEST(bad_parameters)
 {
     sensim_triax_params p = sensim_triax_default_params();
     p.noise_density[1] = -1;
-    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_GYRO, 100, "rig.yaml:5: imu"));
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_GYRO, 100, 0, 0, "rig.yaml:5: imu"));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rig.yaml:5: imu: gyro: noise_density must be finite and >= 0"));
     p = sensim_triax_default_params();
     p.gm_sigma[0] = 1;
-    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 100, "x"));
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 100, 0, 0, "x"));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "gauss_markov.tau must be > 0"));
     p = sensim_triax_default_params();
-    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 0, "x"));
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 0, 0, 0, "x"));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rate_hz must be > 0"));
     p.bias[0] = NAN;
-    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 10, "x"));
+    ck_assert_ptr_null(sensim_triax_create(&p, SENSIM_ACCEL, 10, 0, 0, "x"));
     sensim_triax_destroy(NULL);
 }
 END_TEST
@@ -533,7 +533,7 @@ START_TEST(noise_independent_of_start_time)
         p.gm_tau[a] = 50;
         p.random_walk[a] = 1e-4;
     }
-    sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rate, "test");
+    sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rate, 9, 77, "test");
     ck_assert_msg(m != NULL, "%s", sensim_last_error());
     double *t = malloc(n * sizeof *t), *y0 = calloc(3 * n, sizeof *y0), *y1 = calloc(3 * n, sizeof *y1);
     for (int run = 0; run < 3; run++) {
@@ -547,7 +547,7 @@ START_TEST(noise_independent_of_start_time)
         sensim_triax_reset(m, &s);
         for (size_t k0 = 0; k0 < n; k0 += block) {
             size_t c = n - k0 < block ? n - k0 : block;
-            sensim_triax_apply(m, &s, 9, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+            sensim_triax_apply(m, &s, c, t + k0, y + 3 * k0, NULL, y + 3 * k0);
         }
         if (run)
             ck_assert_msg(memcmp(y0, y1, 3 * n * sizeof *y0) == 0, "run %d differs from the run stamped from 0",
@@ -565,14 +565,14 @@ END_TEST
 static double *run_t(const sensim_triax_params *p, sensim_instrument kind, double rate, const double *t, size_t n,
                      uint64_t seed, size_t block)
 {
-    sensim_triax *m = sensim_triax_create(p, kind, rate, "test");
+    sensim_triax *m = sensim_triax_create(p, kind, rate, seed, 77, "test");
     ck_assert_msg(m != NULL, "%s", sensim_last_error());
     double *y = calloc(3 * n, sizeof *y);
     sensim_triax_state s;
     sensim_triax_reset(m, &s);
     for (size_t k0 = 0; k0 < n; k0 += block) {
         size_t c = n - k0 < block ? n - k0 : block;
-        sensim_triax_apply(m, &s, seed, 77, t + k0, y + 3 * k0, NULL, c, y + 3 * k0, NULL);
+        sensim_triax_apply(m, &s, c, t + k0, y + 3 * k0, NULL, y + 3 * k0);
     }
     sensim_triax_destroy(m);
     return y;
@@ -786,7 +786,7 @@ START_TEST(bias_instability_sampled_floor)
         p.bias_instability[0] = 1.0;
         p.bi_tau_min = tmin[c];
         p.bi_tau_max = tmax[c];
-        sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rates[c], "test");
+        sensim_triax *m = sensim_triax_create(&p, SENSIM_GYRO, rates[c], 0, 0, "test");
         ck_assert(m);
         double taus[SENSIM_BI_MAX_TERMS], sig[SENSIM_BI_MAX_TERMS];
         int nt = sensim_triax_bi_terms(m, 0, taus, sig);

@@ -638,7 +638,7 @@ START_TEST(lidar_plane_flatness)
 }
 END_TEST
 
-/* ---- the lidar sensor type through a rig (models/lidar_sensor.c) ---- */
+/* ---- the lidar sensor type through a rig (models/lidar_rig.c) ---- */
 
 #include "sensim/log.h"
 #include "sensim/rig.h"

@@ -12,9 +12,9 @@
 #include "sensim/yaml.h"
 #include "testutil.h"
 
-static sensim_encoder *enc_make(const sensim_encoder_params *p)
+static sensim_encoder *enc_make(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id)
 {
-    sensim_encoder *e = sensim_encoder_create(p);
+    sensim_encoder *e = sensim_encoder_create(p, seed, sensor_id);
     ck_assert_msg(e != NULL, "%s", sensim_last_error());
     return e;
 }
@@ -30,9 +30,9 @@ START_TEST(encoder_wrap_clamp_binning)
     sensim_encoder_params p = sensim_encoder_default_params();
     const double res = 2 * M_PI / 1024, range = 2 * M_PI;
     p.resolution = res;
-    sensim_encoder *e = enc_make(&p);
+    sensim_encoder *e = enc_make(&p, 1, 2);
     sensim_encoder_state st;
-    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder_reset(e, &st);
     sensim_encoder_apply(e, &st, n, t, u, r, NULL);
     for (size_t i = 0; i < n; i++) {
         double b = res * floor(u[i] / res);
@@ -50,8 +50,8 @@ START_TEST(encoder_wrap_clamp_binning)
     p = sensim_encoder_default_params();
     p.mode = SENSIM_ENCODER_ABSOLUTE;
     p.lower = -1.0, p.upper = 1.0, p.resolution = 0.01;
-    e = enc_make(&p);
-    sensim_encoder_state_init(e, &st, 1, 2);
+    e = enc_make(&p, 1, 2);
+    sensim_encoder_reset(e, &st);
     for (size_t i = 0; i < n; i++)
         u[i] = -3.0 + 0.0015 * (double)i;
     sensim_encoder_apply(e, &st, n, t, u, r, NULL);
@@ -85,9 +85,9 @@ START_TEST(encoder_speed_like_microcontroller)
             ud[i] = dir * u[i];
         sensim_encoder_params p = sensim_encoder_default_params();
         p.resolution = res;
-        sensim_encoder *e = enc_make(&p);
+        sensim_encoder *e = enc_make(&p, 1, 2);
         sensim_encoder_state st;
-        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder_reset(e, &st);
         sensim_encoder_apply(e, &st, n, t, ud, NULL, sp);
         for (size_t i = 20; i < 4000; i++) {
             double s = dir * sp[i];
@@ -121,9 +121,9 @@ START_TEST(encoder_noise_and_scale)
     sensim_encoder_params p = sensim_encoder_default_params();
     p.mode = SENSIM_ENCODER_ABSOLUTE;
     p.lower = -100, p.upper = 100, p.noise_sigma = 0.02, p.scale = 2.0;
-    sensim_encoder *e = enc_make(&p);
+    sensim_encoder *e = enc_make(&p, 8, 2);
     sensim_encoder_state st;
-    sensim_encoder_state_init(e, &st, 8, 2);
+    sensim_encoder_reset(e, &st);
     sensim_encoder_apply(e, &st, n, t, u, r, NULL);
     for (size_t i = 0; i < n; i++)
         r[i] -= 2.0 * u[i];
@@ -146,10 +146,10 @@ START_TEST(odometer_from_speed_and_angle)
         t[i] = 0.01 * (double)i, s[i] = v;
     sensim_odometer_params p = sensim_odometer_default_params();
     p.wheel_radius = R, p.slip = slip, p.scale_error = se, p.pulses_per_rev = 100;
-    sensim_odometer *o = sensim_odometer_create(&p);
+    sensim_odometer *o = sensim_odometer_create(&p, 1, 5);
     ck_assert_msg(o != NULL, "%s", sensim_last_error());
     sensim_odometer_state st;
-    sensim_odometer_state_init(o, &st, 1, 5);
+    sensim_odometer_reset(o, &st);
     sensim_odometer_apply_speed(o, &st, n, t, s, d);
     for (size_t i = 0; i < n; i++) {
         double ang = (1 + slip) * v * t[i] / R;
@@ -163,8 +163,8 @@ START_TEST(odometer_from_speed_and_angle)
      * (SE/var = sqrt(2/n) = 0.045). */
     p = sensim_odometer_default_params();
     p.wheel_radius = R, p.noise_sigma = 0.005;
-    o = sensim_odometer_create(&p);
-    sensim_odometer_state_init(o, &st, 1, 5);
+    o = sensim_odometer_create(&p, 1, 5);
+    sensim_odometer_reset(o, &st);
     for (size_t i = 0; i < n; i++)
         s[i] = 0.37 * (double)i; /* the angle */
     sensim_odometer_apply_angle(o, &st, n, s, d);
@@ -186,11 +186,11 @@ START_TEST(same_seed_any_block_size)
         t[i] = 0.002 * (double)i, u[i] = 5 * sin(t[i]) + t[i];
     sensim_encoder_params p = sensim_encoder_default_params();
     p.resolution = 0.01, p.noise_sigma = 0.003;
-    sensim_encoder *e = enc_make(&p);
+    sensim_encoder *e = enc_make(&p, 42, 9);
     sensim_encoder_state st;
-    sensim_encoder_state_init(e, &st, 42, 9);
+    sensim_encoder_reset(e, &st);
     sensim_encoder_apply(e, &st, n, t, u, a, sa);
-    sensim_encoder_state_init(e, &st, 42, 9);
+    sensim_encoder_reset(e, &st);
     const size_t sizes[] = {1, 3, 250, 17, 999};
     for (size_t done = 0, c = 0; done < n; c++) {
         size_t len = sizes[c % 5] < n - done ? sizes[c % 5] : n - done;
@@ -203,20 +203,22 @@ START_TEST(same_seed_any_block_size)
 
     sensim_odometer_params q = sensim_odometer_default_params();
     q.pulses_per_rev = 64, q.noise_sigma = 0.01, q.slip = 0.05;
-    sensim_odometer *o = sensim_odometer_create(&q);
+    sensim_odometer *o = sensim_odometer_create(&q, 42, 9);
     sensim_odometer_state os;
-    sensim_odometer_state_init(o, &os, 42, 9);
+    sensim_odometer_reset(o, &os);
     sensim_odometer_apply_speed(o, &os, n, t, u, a);
-    sensim_odometer_state_init(o, &os, 42, 9);
+    sensim_odometer_reset(o, &os);
     for (size_t done = 0, c = 0; done < n; c++) {
         size_t len = sizes[c % 5] < n - done ? sizes[c % 5] : n - done;
         sensim_odometer_apply_speed(o, &os, len, t + done, u + done, b + done);
         done += len;
     }
     ck_assert(memcmp(a, b, n * sizeof *a) == 0);
-    sensim_odometer_state_init(o, &os, 43, 9);
-    sensim_odometer_apply_speed(o, &os, n, t, u, b);
+    sensim_odometer *o43 = sensim_odometer_create(&q, 43, 9);
+    sensim_odometer_reset(o43, &os);
+    sensim_odometer_apply_speed(o43, &os, n, t, u, b);
     ck_assert(memcmp(a, b, n * sizeof *a) != 0);
+    sensim_odometer_destroy(o43);
     sensim_odometer_destroy(o);
     free(t), free(u), free(a), free(b), free(sa), free(sb);
 }
@@ -226,19 +228,19 @@ START_TEST(bad_params_named)
 {
     sensim_encoder_params p = sensim_encoder_default_params();
     p.upper = p.lower;
-    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_null(sensim_encoder_create(&p, 1, 2));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "upper > lower"));
     p = sensim_encoder_default_params();
     p.resolution = -0.1;
-    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_null(sensim_encoder_create(&p, 1, 2));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "resolution"));
     sensim_odometer_params q = sensim_odometer_default_params();
     q.wheel_radius = 0;
-    ck_assert_ptr_null(sensim_odometer_create(&q));
+    ck_assert_ptr_null(sensim_odometer_create(&q, 1, 2));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "wheel_radius"));
     q = sensim_odometer_default_params();
     q.slip = -1;
-    ck_assert_ptr_null(sensim_odometer_create(&q));
+    ck_assert_ptr_null(sensim_odometer_create(&q, 1, 2));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "slip"));
     sensim_encoder_destroy(NULL);
     sensim_odometer_destroy(NULL);
@@ -273,8 +275,8 @@ START_TEST(encoder_default_range_by_source)
     sensim_encoder_state st;
     for (int mode = 0; mode < 2; mode++) {
         p.mode = mode ? SENSIM_ENCODER_ABSOLUTE : SENSIM_ENCODER_INCREMENTAL;
-        sensim_encoder *e = enc_make(&p);
-        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder *e = enc_make(&p, 1, 2);
+        sensim_encoder_reset(e, &st);
         sensim_encoder_apply(e, &st, 4, t, u, pos, sp);
         for (int i = 0; i < 4; i++)
             ck_assert_double_eq_tol(pos[i], u[i], 1e-3 + 1e-12);
@@ -286,15 +288,15 @@ START_TEST(encoder_default_range_by_source)
     p = enc_from_yaml("{name: e, type: encoder, source: distance, range: [0, \"5 m\"]}");
     ck_assert_double_eq(p.lower, 0.0);
     ck_assert_double_eq(p.upper, 5.0);
-    sensim_encoder *e = enc_make(&p);
-    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder *e = enc_make(&p, 1, 2);
+    sensim_encoder_reset(e, &st);
     sensim_encoder_apply(e, &st, 4, t, u, pos, sp);
     ck_assert_double_eq_tol(pos[2], 0.0, 1e-12);
     ck_assert_double_eq_tol(pos[3], 4.0, 1e-12);
     sensim_encoder_destroy(e);
     /* NaN bounds are still refused. */
     p.upper = NAN;
-    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_null(sensim_encoder_create(&p, 1, 2));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "upper > lower"));
 }
 END_TEST
@@ -319,9 +321,9 @@ START_TEST(encoder_counter_bits_no_alias)
         sensim_encoder_params p = sensim_encoder_default_params();
         p.resolution = res;
         p.counter_bits = bits[c];
-        sensim_encoder *e = enc_make(&p);
+        sensim_encoder *e = enc_make(&p, 1, 2);
         sensim_encoder_state st;
-        sensim_encoder_state_init(e, &st, 1, 2);
+        sensim_encoder_reset(e, &st);
         sensim_encoder_apply(e, &st, 70, t, u, NULL, sp);
         sensim_encoder_apply(e, &st, n - 70, t + 70, u + 70, NULL, sp + 70);
         for (size_t i = 2; i < n; i++) {
@@ -341,16 +343,16 @@ START_TEST(encoder_counter_bits_no_alias)
     sensim_encoder_params p = sensim_encoder_default_params();
     p.resolution = res;
     p.counter_bits = 12; /* half range 2048 pulses = 12.6 rad > 4 rad */
-    sensim_encoder *e = enc_make(&p);
+    sensim_encoder *e = enc_make(&p, 1, 2);
     sensim_encoder_state st;
-    sensim_encoder_state_init(e, &st, 1, 2);
+    sensim_encoder_reset(e, &st);
     sensim_encoder_apply(e, &st, n, t, u, NULL, sp);
     for (size_t i = 2; i < n; i++)
         ck_assert_msg(fabs(sp[i] + w) <= res / dt, "12 bits backwards: speed %g at %zu", sp[i], i);
     sensim_encoder_destroy(e);
     /* A counter needs pulses to count. */
     p.resolution = 0;
-    ck_assert_ptr_null(sensim_encoder_create(&p));
+    ck_assert_ptr_null(sensim_encoder_create(&p, 1, 2));
 }
 END_TEST
 

@@ -24,8 +24,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -100,6 +102,8 @@ typedef struct sensim_camera sensim_camera;
 sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed, uint32_t sensor);
 void sensim_camera_destroy(sensim_camera *cam);
 const sensim_camera_params *sensim_camera_params_of(const sensim_camera *cam);
+/* Describes the model (its noise chain and parameters) on f. */
+void sensim_camera_print(const sensim_camera *cam, FILE *f);
 
 /* Applies noise to frame number `frame` (the noise index): in and out hold
  * H*W*C pixels of `type` (in == out allowed). Never allocates. Returns
@@ -125,6 +129,10 @@ const float *sensim_camera_offset_map(const sensim_camera *cam);
  * FOV remap. NULL when s is not a camera. For callers that make frames
  * themselves (sensim render --rig). */
 struct sensim_sensor;
+/* The rig sensor type "camera" (models/camera_rig.c): noise on recorded
+ * frames, and the noise and lens of rendered ones. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_camera_type;
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens);
 /* ------------------------------------------------------------------- lens */
 
@@ -170,6 +178,20 @@ void sensim_remap_destroy(sensim_remap *m);
 /* in: src W*H*C, out: dst W*H*C, of `type` (in != out). Never allocates. */
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
+
+/* (models/camera_rig.c) Parses the noise and lens keys of a rig sensor
+ * mapping into *p and *lens (model and hfov; NULL: not wanted), which the
+ * caller presets (usually with defaults; a lens without hfov leaves it);
+ * other keys are ignored. Errors name file, line and key. */
+sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sensim_camera_params *p,
+                                             sensim_lens *lens);
+/* Writes one camera sensor of a rig: the common keys of s
+ * (sensim_sensor_write_yaml), noise (model, then each parameter where it
+ * differs from the defaults) and, when lens is not NULL, its model and hfov
+ * (when > 0), in SI. sensim_camera_params_from_yaml reads back what it
+ * wrote. */
+void sensim_camera_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_camera_params *p,
+                              const sensim_lens *lens);
 
 #ifdef __cplusplus
 }

@@ -8,8 +8,8 @@
  * ellipsoid (not a sphere) from a local ENU frame at `origin_lla`.
  *
  * Use: params = sensim_gnss_default_params(), set fields (or
- * sensim_gnss_params_from_yaml), g = sensim_gnss_create(&params);
- * sensim_gnss_state_init(g, &st, seed, sensor_id, t_power_on); then call
+ * sensim_gnss_params_from_yaml), g = sensim_gnss_create(&params, seed,
+ * sensor_id); sensim_gnss_reset(g, &st, t_power_on); then call
  * sensim_gnss_apply() on consecutive blocks of epochs. Random draws are pure
  * functions of (seed, sensor id, stream, index) where the index counts
  * epochs (or inner random-walk steps, or outages) since power-on, so the
@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/rng.h"
 #include "sensim/status.h"
@@ -174,17 +175,17 @@ typedef struct sensim_gnss_out {
  * 0.1, tau 0.9 s, fix thresholds 3 and 4; nmea epe 4.0; scale 0.02). */
 sensim_gnss_params sensim_gnss_default_params(void);
 
-/* Validates and copies the parameters. NULL on error ("gnss: rw_sigma must
- * be >= 0, got -1"). */
-sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p);
+/* Validates and copies the parameters; every draw comes from the streams of
+ * (seed, sensor_id). NULL on error ("gnss: rw_sigma must be >= 0, got -1"). */
+sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_gnss_destroy(sensim_gnss *g);
 /* The parameters the model was created with (borrowed). */
 const sensim_gnss_params *sensim_gnss_params_of(const sensim_gnss *g);
+/* Describes the model (its effects and their parameters) on f. */
+void sensim_gnss_print(const sensim_gnss *g, FILE *f);
 
-/* Starts a run: random streams keyed by (seed, sensor_id), processes at
- * their initial values, power-on at t_on. */
-void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_t seed, uint32_t sensor_id,
-                            double t_on);
+/* Starts a run: processes at their initial values, power-on at t_on. */
+void sensim_gnss_reset(const sensim_gnss *g, sensim_gnss_state *st, double t_on);
 
 /* Processes n epochs at times t[i] (s, increasing, >= t_on) with the
  * antenna's true ENU position and velocity (position [n*3] m, velocity [n*3]
@@ -194,10 +195,20 @@ void sensim_gnss_state_init(const sensim_gnss *g, sensim_gnss_state *st, uint64_
 size_t sensim_gnss_apply(const sensim_gnss *g, sensim_gnss_state *st, size_t n, const double *t,
                          const double *position, const double *velocity, const sensim_gnss_out *out);
 
-/* Parses the GNSS keys of a rig sensor mapping (see sensim-inject(1), OTHER SENSOR TYPES)
+/* (models/gnss_rig.c) Parses the GNSS keys of a rig sensor mapping (see sensim-inject(1), OTHER SENSOR TYPES)
  * into *p, which the caller presets (usually with defaults). Errors name
  * file, line and key. */
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *sensor_map, sensim_gnss_params *p);
+
+/* (models/gnss_rig.c) Writes one gnss sensor of a rig: the common keys of
+ * s (sensim_sensor_write_yaml) and each GNSS key where it differs from the
+ * defaults, in SI: origin_lla when not (0, 0, 0); the position noise
+ * models switched on (a list when more than one); hdop, and vdop when it
+ * differs from hdop; covariance by epe (not quality). start_delay and
+ * latency are the rig's timing, not keys. sensim_gnss_params_from_yaml
+ * reads back what it wrote. */
+struct sensim_sensor;
+void sensim_gnss_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_gnss_params *p);
 
 /* The rig sensor type "gnss" (models/gnss_rig.c): samples the ground truth
  * with the rig's timing (sensim_sampler: clock offset and drift, start

@@ -59,7 +59,10 @@
  *
  * Ownership and threads: a sensim_triax is immutable after create and may be
  * shared; the mutable process state lives in a caller-owned
- * sensim_triax_state. sensim_triax_apply never allocates. */
+ * sensim_triax_state. sensim_triax_apply never allocates.
+ * Files: sensim_triax_* in models/triax.c, sensim_imu_specific_force in
+ * models/imu.c, the rig's imu sensor (sensim_imu_*_yaml, the kalibr
+ * writer) in models/imu_rig.c. */
 #ifndef SENSIM_IMU_H
 #define SENSIM_IMU_H
 
@@ -69,6 +72,7 @@
 
 #include "sensim/rng.h"
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -123,9 +127,11 @@ sensim_triax_params sensim_triax_default_params(void);
 typedef struct sensim_triax sensim_triax;
 
 /* Validates (negative sigmas, tau <= 0 with a sigma set, NaN, ...; messages
- * name `what`, e.g. "rig.yaml:7: imu.gyro") and precomputes. */
-sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz,
-                                  const char *what);
+ * name `what`, e.g. "rig.yaml:7: imu.gyro") and precomputes. Every draw of
+ * the model comes from the streams of (seed, sensor_id) (the model
+ * contract, libsensim(3)). */
+sensim_triax *sensim_triax_create(const sensim_triax_params *p, sensim_instrument kind, double rate_hz, uint64_t seed,
+                                  uint32_t sensor_id, const char *what);
 void sensim_triax_destroy(sensim_triax *m);
 const sensim_triax_params *sensim_triax_params_of(const sensim_triax *m);
 /* Bias-instability terms chosen at create: taus and stds for an axis. */
@@ -142,18 +148,16 @@ typedef struct sensim_triax_state {
     double dt_cached, gm_phi[3], gm_q[3], bi_phi[3][SENSIM_BI_MAX_TERMS], bi_q[3][SENSIM_BI_MAX_TERMS];
 } sensim_triax_state;
 
-/* Starts a run: sample index 0, states drawn at k = 0 from (seed, sensor). */
+/* Starts a run: sample index 0; the turn-on bias and the processes' start
+ * are drawn at the first sample, index 0 of the model's streams. */
 void sensim_triax_reset(const sensim_triax *m, sensim_triax_state *s);
-
-/* Number of doubles of work space sensim_triax_apply needs for n samples. */
-size_t sensim_triax_work_size(size_t n);
 
 /* Applies the pipeline to n samples: t[n] sample times (strictly increasing
  * across calls), u[n*3] true values in the sensor frame, f[n*3] the specific
- * force for g-sensitivity (NULL if none), y[n*3] output (may equal u). Draws
- * come from rng streams of (seed, sensor_id). Never allocates. */
-void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t seed, uint32_t sensor_id,
-                        const double *t, const double *u, const double *f, size_t n, double *y, double *work);
+ * force for g-sensitivity (NULL if none), y[n*3] output (may equal u).
+ * Never allocates. */
+void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, size_t n, const double *t, const double *u,
+                        const double *f, double *y);
 
 /* The same for up to SENSIM_TRIAX_SET_MAX instruments of one sensor sharing
  * the sample times t[n] (gyro, accelerometer, magnetometer): m[i], s[i],
@@ -162,15 +166,16 @@ void sensim_triax_apply(const sensim_triax *m, sensim_triax_state *s, uint64_t s
  * the work evenly (a larger count is taken SENSIM_TRIAX_SET_MAX at a time).
  * Results equal count calls of sensim_triax_apply bit for bit. */
 #define SENSIM_TRIAX_SET_MAX 3
-void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], uint64_t seed,
-                            uint32_t sensor_id, const double *t, const double *const u[], const double *const f[],
-                            size_t n, double *const y[]);
+void sensim_triax_apply_set(int count, const sensim_triax *const m[], sensim_triax_state *const s[], size_t n,
+                            const double *t, const double *const u[], const double *const f[], double *const y[]);
 
 /* The model of instrument `kind` of a rig sensor of type imu, borrowed from
  * the sensor (valid while its rig lives); NULL when s is not an imu or has
- * no such instrument. For callers that apply the noise to their own arrays
- * (the Python interface): sensim_triax_apply_set with the rig's seed and
- * s->id gives what `sensim inject` writes for recorded clean data. */
+ * no such instrument. It validated the rig's block (seed 0): for callers
+ * that apply the noise to their own arrays (the Python interface), a model
+ * created from its sensim_triax_params_of with the run's seed and s->id,
+ * applied with sensim_triax_apply_set, gives what `sensim inject` writes
+ * for recorded clean data. */
 struct sensim_sensor;
 const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind);
 
@@ -184,6 +189,55 @@ const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensi
  * +g upward), w and alpha the body angular velocity and acceleration. */
 void sensim_imu_specific_force(const double q[4], const double a_world[3], const double w_body[3],
                                const double alpha_body[3], const double r_body[3], double g, double f_body[3]);
+
+/* ---- the rig's imu sensor (models/imu_rig.c) ---- */
+
+/* An imu sensor's blocks as a rig gives them (sensim-inject(1)). */
+typedef struct sensim_imu_params {
+    int present[3];                /* gyro, accel, mag block given (index sensim_instrument) */
+    sensim_triax_params triax[3];  /* each block's parameters */
+    int mag_dipole;                /* 1: the Earth's dipole at the log's origin; 0: mag_field */
+    double mag_field[3];           /* T, world ENU (when mag_dipole is 0) */
+    double hard_iron[3];           /* T */
+    double soft_iron[3][3];        /* identity for none */
+} sensim_imu_params;
+
+/* No block; each triax at sensim_triax_default_params; the dipole field, no
+ * hard iron, identity soft iron. */
+sensim_imu_params sensim_imu_default_params(void);
+/* Parses the gyro, accel and mag keys of a rig sensor mapping into *p,
+ * which the caller presets (usually with defaults); other keys are ignored.
+ * Errors name file, line and key. */
+sensim_status sensim_imu_params_from_yaml(const sensim_ynode *sensor_map, sensim_imu_params *p);
+/* Writes one sensor of a rig: the common keys of s (sensim_sensor_write_yaml)
+ * and the blocks of p, each key where it differs from the defaults, in SI.
+ * Per-axis correlation times (gauss_markov.tau, airsim.tau,
+ * chrono_drift.tau_drift) are one value in a rig: the first axis's is
+ * written. sensim_imu_params_from_yaml reads back what it wrote. */
+struct sensim_sensor;
+void sensim_imu_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_imu_params *p);
+
+/* kalibr's IMU noise model (imu.yaml of ethz-asl/kalibr): one value per
+ * instrument, continuous-time densities in SI. */
+typedef struct sensim_kalibr_imu {
+    const char *rostopic;               /* NULL: /imu0 (borrowed) */
+    double update_rate;                 /* Hz */
+    int has_gyro, has_accel;            /* which pair of keys to write */
+    double gyroscope_noise_density;     /* rad/s/sqrt(Hz) */
+    double gyroscope_random_walk;       /* rad/s^2/sqrt(Hz) */
+    double accelerometer_noise_density; /* m/s^2/sqrt(Hz) */
+    double accelerometer_random_walk;   /* m/s^3/sqrt(Hz) */
+} sensim_kalibr_imu;
+/* Writes k's keys into the root mapping of w in kalibr's order
+ * (accelerometer, gyroscope, rostopic, update_rate). */
+void sensim_imu_write_kalibr(sensim_ywriter *w, const sensim_kalibr_imu *k);
+
+/* The rig sensor type "imu" (models/imu_rig.c): gyro, accel and mag blocks
+ * of a rig (sensim-inject(1)), simulated from ground truth with the rig's
+ * timing or added to recorded clean data; writes /sensors/<name>/{t,
+ * t_sample, t_sensor, angular_velocity, specific_force, magnetic_field}. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_imu_type;
 
 #ifdef __cplusplus
 }

@@ -19,8 +19,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
+#include "sensim/yaml.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +63,8 @@ typedef struct sensim_lidar sensim_lidar;
 sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p, uint64_t seed, uint32_t sensor);
 void sensim_lidar_destroy(sensim_lidar *l);
 const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l);
+/* Describes the model on f. */
+void sensim_lidar_print(const sensim_lidar *l, FILE *f);
 
 /* One block of points: n points with global indices first .. first+n-1.
  * Inputs: points[n*4] (x, y, z, intensity); range/azimuth/elevation may be
@@ -84,9 +88,23 @@ sensim_status sensim_lidar_apply(const sensim_lidar *l, const sensim_lidar_block
  * dropout: keys), borrowed from the sensor; NULL when s is not a lidar. For
  * callers that make scans themselves (sensim render --rig). */
 struct sensim_sensor;
+/* The rig sensor type "lidar" (models/lidar_rig.c): noise on recorded
+ * scans, and the noise of rendered ones. */
+struct sensim_sensor_type;
+extern const struct sensim_sensor_type sensim_lidar_type;
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s);
 /* Range sigma at range r: base + slope r. */
 double sensim_lidar_range_sigma(const sensim_lidar_params *p, double range);
+
+/* (models/lidar_rig.c) Parses the noise and dropout keys of a rig sensor
+ * mapping into *p, which the caller presets (usually with defaults); other
+ * keys are ignored. Errors name file, line and key. */
+sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *sensor_map, sensim_lidar_params *p);
+/* Writes one lidar sensor of a rig: the common keys of s
+ * (sensim_sensor_write_yaml), noise (the range sigmas always, the rest
+ * where it differs from the defaults) and dropout where any differs, in SI.
+ * sensim_lidar_params_from_yaml reads back what it wrote. */
+void sensim_lidar_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_lidar_params *p);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/rng.h"
 #include "sensim/status.h"
@@ -78,10 +79,15 @@ typedef struct sensim_encoder_state {
 
 /* Incremental over [0, 2 pi), no binning, no noise, scale 1. */
 sensim_encoder_params sensim_encoder_default_params(void);
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p);
+/* Validates and copies the parameters; the noise comes from the stream of
+ * (seed, sensor_id). NULL with a message naming the parameter. */
+sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_encoder_destroy(sensim_encoder *e);
 const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e);
-void sensim_encoder_state_init(const sensim_encoder *e, sensim_encoder_state *st, uint64_t seed, uint32_t sensor_id);
+/* Describes the model on f. */
+void sensim_encoder_print(const sensim_encoder *e, FILE *f);
+/* Starts a run: no reading yet, sample index 0. */
+void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st);
 /* n samples at times t (s, increasing) of the true position u: writes the
  * reading position[n] and speed[n] (either may be NULL). Never allocates. */
 void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
@@ -109,11 +115,15 @@ typedef struct sensim_odometer_state {
 
 /* Radius 0.1 m, no binning, no errors. */
 sensim_odometer_params sensim_odometer_default_params(void);
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p);
+/* Validates and copies the parameters; the noise comes from the stream of
+ * (seed, sensor_id). NULL with a message naming the parameter. */
+sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id);
 void sensim_odometer_destroy(sensim_odometer *o);
 const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o);
-void sensim_odometer_state_init(const sensim_odometer *o, sensim_odometer_state *st, uint64_t seed,
-                                uint32_t sensor_id);
+/* Describes the model on f. */
+void sensim_odometer_print(const sensim_odometer *o, FILE *f);
+/* Starts a run: wheel angle 0, sample index 0. */
+void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st);
 /* From the wheel angle (rad, unwrapped) per sample. */
 void sensim_odometer_apply_angle(const sensim_odometer *o, sensim_odometer_state *st, size_t n, const double *angle,
                                  double *distance);
@@ -128,6 +138,19 @@ void sensim_odometer_apply_speed(const sensim_odometer *o, sensim_odometer_state
  * (range [-inf, inf]). Errors name file, line and key. */
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *sensor_map, sensim_encoder_params *p);
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *sensor_map, sensim_odometer_params *p);
+
+/* (models/odometer_rig.c) Write one odometer or encoder sensor of a rig:
+ * the common keys of s (sensim_sensor_write_yaml) and each key where it
+ * differs from the defaults, in SI. The encoder's source ("wheel",
+ * "heading" or "distance"; NULL: not written, the default wheel) and the
+ * radius of its wheel (written when > 0 and not the default 0.1 m) are
+ * keys of the rig, not of sensim_encoder_params; a range is written when it
+ * differs from the source's default and must then be finite. The parsers
+ * read back what they wrote. */
+struct sensim_sensor;
+void sensim_odometer_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_odometer_params *p);
+void sensim_encoder_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_encoder_params *p,
+                               const char *source, double wheel_radius);
 
 /* Rig sensor types (models/odometer_rig.c), sampled with the rig's timing
  * (sensim_sampler; the encoder's speed timed on the sensor clock), writing

@@ -106,9 +106,14 @@ struct sensim_sensor_type {
      * the same group of `out`. NULL when the type cannot do it. */
     sensim_status (*noise_clean)(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
                                  sensim_log *out);
+    /* Bytes a simulated sample writes (its datasets, DESIGN.md), for the
+     * output estimate made before inject writes anything; 0: 256. */
+    double sample_bytes;
 };
 
-/* The registered types (lib/rig.c holds the table). */
+/* The registered types: imu (sensim/imu.h), gnss (sensim/gnss.h), odometer
+ * and encoder (sensim/odometer.h), camera (sensim/camera.h), lidar
+ * (sensim/lidar.h). The table and the loader are in models/registry.c. */
 const sensim_sensor_type *sensim_sensor_type_find(const char *type);
 
 typedef struct sensim_rig {
@@ -125,6 +130,22 @@ sensim_rig *sensim_rig_load(const char *path);
 sensim_rig *sensim_rig_load_string(const char *text, const char *name);
 void sensim_rig_free(sensim_rig *rig);
 const sensim_sensor *sensim_rig_find(const sensim_rig *rig, const char *name);
+
+/* ---- writing rigs (models/registry.c) ----
+ * A rig is written with a sensim_ywriter (sensim/yaml.h): begin, then one
+ * sensim_<type>_write_yaml per sensor, then sensim_ywriter_close. Names and
+ * strings are quoted as YAML needs, numbers written to read back exactly. */
+
+/* Fills s for writing: the name (copied; at most SENSIM_NAME_MAX - 1
+ * bytes), the rate (0: none), no mount offset or rotation, zero timing. */
+void sensim_sensor_init(sensim_sensor *s, const char *name, double rate_hz);
+/* Writes "seed" (and "description" when not NULL) and opens "sensors". */
+void sensim_rig_write_yaml_begin(sensim_ywriter *w, uint64_t seed, const char *description);
+/* Opens a sensor's mapping and writes its common keys: name, type, rate_hz
+ * (when > 0), mount (when not the identity at the origin: position, and
+ * orientation as a quaternion), timing (its non-zero fields). The type's
+ * writer adds its keys and closes the mapping. */
+void sensim_sensor_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const char *type);
 
 /* Applies every sensor of the rig: writes a new log at out_path with the
  * input's ground truth copied through and /sensors/<name>/ for each sensor

@@ -62,19 +62,19 @@ char *sensim_dim_format(sensim_dim d, char *buf, size_t size);
 /* Parses "VALUE [UNIT]" into an SI value and its dimension. *has_unit is set
  * to 0 when no unit was written. Errors (SENSIM_EFORMAT) say what was not
  * understood ("unknown unit 'dph'"). */
-sensim_status sensim_units_parse(const char *text, double *si_value, sensim_dim *dim, int *has_unit);
+sensim_status sensim_units_parse(const char *text, double *si, sensim_dim *dim, int *has_unit);
 
 /* Parses and checks against the expected dimension; a plain number passes.
  * A mismatch is SENSIM_EINVAL: "'36 ug' is m/s^2, expected rad/s". */
-sensim_status sensim_units_convert(const char *text, sensim_dim expected, double *si_value);
+sensim_status sensim_units_convert(const char *text, sensim_dim expected, double *si);
 
 /* Converts an SI value to the unit expression `unit` (e.g. "deg/sqrt(h)"):
  * the inverse direction, for printing. The unit expression is checked; the
  * value carries no dimension, so use sensim_units_from_si_dim to check that
  * the unit measures what the value is. */
-sensim_status sensim_units_from_si(double si_value, const char *unit, double *value);
+sensim_status sensim_units_from_si(double si, const char *unit, double *value);
 /* Same, failing (SENSIM_EINVAL) when `unit` is not of dimension `dim`. */
-sensim_status sensim_units_from_si_dim(double si_value, sensim_dim dim, const char *unit, double *value);
+sensim_status sensim_units_from_si_dim(double si, sensim_dim dim, const char *unit, double *value);
 
 /* Parses a unit expression alone ("deg/sqrt(h)"; "" is 1) into the SI value
  * of one such unit and its dimension. */

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
 #include "sensim/units.h"
@@ -92,6 +93,38 @@ sensim_status sensim_ynode_error(const sensim_ynode *n, sensim_status status, co
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ---- writing ----
+ * A YAML document written with libyaml's emitter, so that every string is
+ * quoted as YAML needs (a sensor named "imu: #1" comes back as that name).
+ * The root is a block mapping. Calls append to the innermost open mapping
+ * or sequence: in a mapping, a key then its value. Errors are sticky: after
+ * the first, calls do nothing and sensim_ywriter_close returns it.
+ * Numbers are written with 17 significant digits, so a finite double reads
+ * back bit for bit; a non-finite one is an error (sensim's getters refuse
+ * them). Comments cannot be emitted: write them to the FILE before
+ * sensim_ywriter_create.
+ * Ownership: the FILE is borrowed (left open); one writer per thread. */
+typedef struct sensim_ywriter sensim_ywriter;
+
+/* Starts a document on f; NULL on error (out of memory). */
+sensim_ywriter *sensim_ywriter_create(FILE *f);
+/* Ends the open collections and the document, flushes, frees w and returns
+ * the first error of any call (SENSIM_EIO for a failed write). NULL: OK. */
+sensim_status sensim_ywriter_close(sensim_ywriter *w);
+void sensim_ywriter_key(sensim_ywriter *w, const char *key);
+void sensim_ywriter_string(sensim_ywriter *w, const char *s);
+void sensim_ywriter_number(sensim_ywriter *w, double x);
+void sensim_ywriter_uint(sensim_ywriter *w, uint64_t x);
+void sensim_ywriter_int(sensim_ywriter *w, long long x);
+void sensim_ywriter_bool(sensim_ywriter *w, int x);
+/* n numbers as a flow sequence "[a, b, c]". */
+void sensim_ywriter_numbers(sensim_ywriter *w, const double *x, size_t n);
+/* A nested mapping or sequence; flow: on one line ({a: 1} or [1, 2]). */
+void sensim_ywriter_map_begin(sensim_ywriter *w, int flow);
+void sensim_ywriter_map_end(sensim_ywriter *w);
+void sensim_ywriter_seq_begin(sensim_ywriter *w, int flow);
+void sensim_ywriter_seq_end(sensim_ywriter *w);
 
 #ifdef __cplusplus
 }

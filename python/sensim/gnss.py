@@ -25,7 +25,10 @@ class Gnss:
             self.sensor_id = self.sensor.id
         else:
             self.sensor, self.sensor_id = None, 0
-        self._p = ffi.gc(check_ptr(lib.sensim_gnss_create(p)), lib.sensim_gnss_destroy)
+        # The seed enters at create (libsensim(3)): this model only validates;
+        # each stream makes its own.
+        self._params = p
+        self._p = ffi.gc(check_ptr(lib.sensim_gnss_create(p, 0, self.sensor_id)), lib.sensim_gnss_destroy)
 
     @classmethod
     def from_yaml(cls, source, name=None):
@@ -48,8 +51,10 @@ class GnssStream:
 
     def __init__(self, gnss, seed, t_on, sensor_id):
         self.gnss = gnss
+        self._p = ffi.gc(check_ptr(lib.sensim_gnss_create(gnss._params, int(seed), int(sensor_id))),
+                         lib.sensim_gnss_destroy)
         self._st = ffi.new("sensim_gnss_state *")
-        lib.sensim_gnss_state_init(gnss._p, self._st, int(seed), int(sensor_id), float(t_on))
+        lib.sensim_gnss_reset(self._p, self._st, float(t_on))
 
     def apply(self, t, position, velocity=None):
         t = array_in(t, "t")
@@ -65,5 +70,5 @@ class GnssStream:
                 ptr(o.hdop), ptr(o.covariance), ptr(o.fix, "int8_t")]
         (out.t, out.t_sample, out.epoch, out.lla, out.enu, out.velocity, out.hdop, out.covariance,
          out.fix) = keep
-        k = lib.sensim_gnss_apply(self.gnss._p, self._st, n, ptr(t), ptr(pos), ptr(vel), out)
+        k = lib.sensim_gnss_apply(self._p, self._st, n, ptr(t), ptr(pos), ptr(vel), out)
         return GnssOutput(*(a[:k] for a in o))

@@ -1,9 +1,9 @@
-"""IMU noise on arrays (sensim/imu.h). The lead may change the model contract
-(issue 12: where the seed enters, _reset): this file is the only place that
-calls sensim_triax_*."""
+"""IMU noise on arrays (sensim/imu.h); the only file that calls sensim_triax_*.
+The model contract (libsensim(3)): the seed enters at create, so each run's
+models are made from the rig's parameters with its seed."""
 import numpy as np
 
-from ._core import array_in, ffi, finite_or_raise, lib, ptr
+from ._core import array_in, check_ptr, ffi, finite_or_raise, lib, ptr
 from .rig import Rig
 
 _INSTRUMENTS = (("gyro", lib.SENSIM_GYRO), ("accel", lib.SENSIM_ACCEL), ("mag", lib.SENSIM_MAG))
@@ -17,11 +17,11 @@ class Imu:
     def __init__(self, rig, name=None):
         self._rig = Rig.from_source(rig)
         self.sensor = self._rig.sensor(name, type="imu")
-        self._tx = {}
+        self._tx, self._kind = {}, dict(_INSTRUMENTS)
         for key, kind in _INSTRUMENTS:
             p = lib.sensim_imu_sensor_triax(self.sensor._c, kind)
             if p != ffi.NULL:
-                self._tx[key] = p
+                self._tx[key] = p  # the rig's model, for its parameters
 
     @classmethod
     def from_yaml(cls, source, name=None):
@@ -63,10 +63,14 @@ class ImuStream:
     def __init__(self, imu, seed):
         self.imu = imu
         self.seed = int(seed)
-        self._st = {}
+        self._st, self._m = {}, {}
+        name = imu.sensor.name.encode()
         for key, tx in imu._tx.items():
+            m = lib.sensim_triax_create(lib.sensim_triax_params_of(tx), imu._kind[key], imu.rate_hz, self.seed,
+                                        imu.sensor.id, name)
+            self._m[key] = ffi.gc(check_ptr(m), lib.sensim_triax_destroy)
             s = ffi.new("sensim_triax_state *")
-            lib.sensim_triax_reset(tx, s)
+            lib.sensim_triax_reset(self._m[key], s)
             self._st[key] = s
 
     def apply(self, t, gyro=None, accel=None, mag=None, *, specific_force=None, out=None):
@@ -114,7 +118,7 @@ class ImuStream:
         keep = []
         for i, (key, arr) in enumerate(ins):
             y_i = np.empty_like(arr) if out is None else out[i]
-            m[i] = self.imu._tx[key]
+            m[i] = self._m[key]
             s[i] = self._st[key]
             pu, py = ptr(arr), ptr(y_i)
             keep += [pu, py]
@@ -123,5 +127,5 @@ class ImuStream:
             fp[i] = fptr if key == "gyro" else ffi.NULL
             results.append(y_i)
         if c:
-            lib.sensim_triax_apply_set(c, m, s, self.seed, self.imu.sensor.id, ptr(t), u, fp, n, y)
+            lib.sensim_triax_apply_set(c, m, s, n, ptr(t), u, fp, y)
         return tuple(results)

@@ -17,16 +17,22 @@ class Odometer:
             self.sensor = self._rig.sensor(name, type="odometer")
             check(lib.sensim_odometer_params_from_yaml(self.sensor._c.node, p))
             self.sensor_id = self.sensor.id
-        self._p = ffi.gc(check_ptr(lib.sensim_odometer_create(p)), lib.sensim_odometer_destroy)
+        # The seed enters at create (libsensim(3)): this model only validates.
+        self._params = p
+        self._p = ffi.gc(check_ptr(lib.sensim_odometer_create(p, 0, self.sensor_id)), lib.sensim_odometer_destroy)
 
     @classmethod
     def from_yaml(cls, source, name=None):
         return cls(source, name)
 
-    def _state(self, seed, sensor_id):
+    def _run(self, seed, sensor_id):
+        """A model of this seed and sensor, reset."""
+        sid = self.sensor_id if sensor_id is None else sensor_id
+        m = ffi.gc(check_ptr(lib.sensim_odometer_create(self._params, int(seed), int(sid))),
+                   lib.sensim_odometer_destroy)
         st = ffi.new("sensim_odometer_state *")
-        lib.sensim_odometer_state_init(self._p, st, int(seed), self.sensor_id if sensor_id is None else sensor_id)
-        return st
+        lib.sensim_odometer_reset(m, st)
+        return m, st
 
     def apply_speed(self, t, speed, *, seed, sensor_id=None):
         """Distance [n] (m) from the forward ground speed [n] (m/s) at t[n]."""
@@ -35,7 +41,8 @@ class Odometer:
         finite_or_raise(t, "t")
         finite_or_raise(v, "speed")
         out = np.empty_like(v)
-        lib.sensim_odometer_apply_speed(self._p, self._state(seed, sensor_id), t.shape[0], ptr(t), ptr(v), ptr(out))
+        m, st = self._run(seed, sensor_id)
+        lib.sensim_odometer_apply_speed(m, st, t.shape[0], ptr(t), ptr(v), ptr(out))
         return out
 
     def apply_angle(self, angle, *, seed, sensor_id=None):
@@ -43,7 +50,8 @@ class Odometer:
         a = array_in(angle, "angle")
         finite_or_raise(a, "angle")
         out = np.empty_like(a)
-        lib.sensim_odometer_apply_angle(self._p, self._state(seed, sensor_id), a.shape[0], ptr(a), ptr(out))
+        m, st = self._run(seed, sensor_id)
+        lib.sensim_odometer_apply_angle(m, st, a.shape[0], ptr(a), ptr(out))
         return out
 
 
@@ -58,7 +66,8 @@ class Encoder:
             self.sensor = self._rig.sensor(name, type="encoder")
             check(lib.sensim_encoder_params_from_yaml(self.sensor._c.node, p))
             self.sensor_id = self.sensor.id
-        self._p = ffi.gc(check_ptr(lib.sensim_encoder_create(p)), lib.sensim_encoder_destroy)
+        self._params = p
+        self._p = ffi.gc(check_ptr(lib.sensim_encoder_create(p, 0, self.sensor_id)), lib.sensim_encoder_destroy)
 
     @classmethod
     def from_yaml(cls, source, name=None):
@@ -70,9 +79,11 @@ class Encoder:
         u = array_in(position, "position", n=t.shape[0])
         finite_or_raise(t, "t")
         finite_or_raise(u, "position")
+        sid = self.sensor_id if sensor_id is None else sensor_id
+        m = ffi.gc(check_ptr(lib.sensim_encoder_create(self._params, int(seed), int(sid))), lib.sensim_encoder_destroy)
         st = ffi.new("sensim_encoder_state *")
-        lib.sensim_encoder_state_init(self._p, st, int(seed), self.sensor_id if sensor_id is None else sensor_id)
+        lib.sensim_encoder_reset(m, st)
         pos, spd = np.empty_like(u), np.empty_like(u)
-        lib.sensim_encoder_apply(self._p, st, u.shape[0], ptr(t), ptr(u), ptr(pos), ptr(spd))
+        lib.sensim_encoder_apply(m, st, u.shape[0], ptr(t), ptr(u), ptr(pos), ptr(spd))
         self.overruns = int(st.overruns)
         return pos, spd

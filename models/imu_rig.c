@@ -218,33 +218,32 @@ static void imu_destroy(void *model)
     free(m);
 }
 
-static sensim_status imu_create(sensim_sensor *s)
+sensim_imu_params sensim_imu_default_params(void)
+{
+    sensim_imu_params p;
+    memset(&p, 0, sizeof p);
+    for (int i = 0; i < 3; i++) {
+        p.triax[i] = sensim_triax_default_params();
+        p.soft_iron[i][i] = 1.0;
+    }
+    p.mag_dipole = 1;
+    return p;
+}
+
+sensim_status sensim_imu_params_from_yaml(const sensim_ynode *map, sensim_imu_params *p)
 {
     static const char *const names[] = {"gyro", "accel", "mag"};
-    if (!(s->rate_hz > 0))
-        return sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': missing key 'rate_hz'", s->name);
-    imu_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
     sensim_status st = SENSIM_OK;
-    int any = 0;
     for (int i = 0; i < 3 && !st; i++) {
-        const sensim_ynode *b = sensim_ynode_get(s->node, names[i]);
+        const sensim_ynode *b = sensim_ynode_get(map, names[i]);
         if (!b)
             continue;
-        any = 1;
-        sensim_triax_params p;
-        if ((st = parse_triax(b, (sensim_instrument)i, &p)))
+        p->present[i] = 1;
+        if ((st = parse_triax(b, (sensim_instrument)i, &p->triax[i])))
             break;
-        char what[256];
-        snprintf(what, sizeof what, "%s:%d: sensor '%s'", sensim_ynode_file(b), sensim_ynode_line(b), s->name);
-        if (!(m->tx[i] = sensim_triax_create(&p, (sensim_instrument)i, s->rate_hz, what)))
-            st = sensim_last_status();
-        if (!st && i == SENSIM_MAG) {
-            for (int a = 0; a < 3; a++)
-                m->soft_iron[a][a] = 1.0;
+        if (i == SENSIM_MAG) {
             /* Default: the Earth's dipole at the log's origin. */
-            m->mag_dipole = 1;
+            p->mag_dipole = 1;
             const sensim_ynode *f = sensim_ynode_get(b, "field");
             if (f && sensim_ynode_kind_of(f) == SENSIM_YNODE_MAPPING) {
                 static const char *const fk[] = {"model", NULL};
@@ -256,22 +255,197 @@ static sensim_status imu_create(sensim_sensor *s)
                     st = sensim_ynode_error(f, SENSIM_EINVAL, "key 'field.model': unknown '%s' (known: dipole)",
                                             model);
             } else if (f) {
-                m->mag_dipole = 0;
-                st = sensim_ynode_get_vector(b, "field", SENSIM_DIM_MAGNETIC, 1, 3, m->mag_field);
+                p->mag_dipole = 0;
+                st = sensim_ynode_get_vector(b, "field", SENSIM_DIM_MAGNETIC, 1, 3, p->mag_field);
             }
             if (!st)
-                st = sensim_ynode_get_vector(b, "hard_iron", SENSIM_DIM_MAGNETIC, 0, 3, m->hard_iron);
+                st = sensim_ynode_get_vector(b, "hard_iron", SENSIM_DIM_MAGNETIC, 0, 3, p->hard_iron);
             if (!st)
-                st = sensim_ynode_get_vector(b, "soft_iron", SENSIM_DIM_NONE, 0, 9, &m->soft_iron[0][0]);
+                st = sensim_ynode_get_vector(b, "soft_iron", SENSIM_DIM_NONE, 0, 9, &p->soft_iron[0][0]);
         }
     }
-    if (!st && !any)
-        st = sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': an imu needs at least one of gyro, accel, mag",
-                                s->name);
+    return st;
+}
+
+/* ---- writing: the keys parse_triax reads, where they differ from the
+ * defaults, in SI ---- */
+
+static int axes_set(const double v[3], double dflt)
+{
+    return v[0] != dflt || v[1] != dflt || v[2] != dflt;
+}
+
+/* One number when the axes agree, else a list of three. */
+static void put_axes(sensim_ywriter *w, const char *key, const double v[3])
+{
+    if (!axes_set(v, 0.0))
+        return;
+    sensim_ywriter_key(w, key);
+    if (v[0] == v[1] && v[1] == v[2])
+        sensim_ywriter_number(w, v[0]);
+    else
+        sensim_ywriter_numbers(w, v, 3);
+}
+
+static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_triax_params *p)
+{
+    const sensim_triax_params d = sensim_triax_default_params();
+    put_axes(w, "noise_density", p->noise_density);
+    put_axes(w, "noise_sigma", p->noise_sigma);
+    put_axes(w, "bias", p->bias);
+    put_axes(w, "turn_on_bias", p->turn_on_bias);
+    put_axes(w, "random_walk", p->random_walk);
+    put_axes(w, "bias_instability", p->bias_instability);
+    /* The parser takes a span with 0 < min < max only: the default (min 0,
+     * resolved to 1/rate at create) is left out. */
+    if (p->bi_tau_min > 0 || p->bi_tau_max != d.bi_tau_max) {
+        sensim_ywriter_key(w, "bias_instability_taus");
+        sensim_ywriter_numbers(w, (const double[]){p->bi_tau_min, p->bi_tau_max}, 2);
+    }
+    if (p->bi_terms != d.bi_terms) {
+        sensim_ywriter_key(w, "bias_instability_terms");
+        sensim_ywriter_int(w, p->bi_terms);
+    }
+    put_axes(w, "rate_ramp", p->rate_ramp);
+    put_axes(w, "quantization", p->quantization);
+    put_axes(w, "range", p->range);
+    put_axes(w, "scale", p->scale);
+    if (memcmp(p->cross_axis, d.cross_axis, sizeof d.cross_axis)) {
+        sensim_ywriter_key(w, "cross_axis");
+        sensim_ywriter_numbers(w, &p->cross_axis[0][0], 9);
+    }
+    if (kind == SENSIM_GYRO && memcmp(p->g_sensitivity, d.g_sensitivity, sizeof d.g_sensitivity)) {
+        sensim_ywriter_key(w, "g_sensitivity");
+        sensim_ywriter_numbers(w, &p->g_sensitivity[0][0], 9);
+    }
+    /* One correlation time per block (the first axis's). */
+    if (axes_set(p->gm_sigma, 0.0) || axes_set(p->gm_tau, 0.0)) {
+        sensim_ywriter_key(w, "gauss_markov");
+        sensim_ywriter_map_begin(w, 0);
+        put_axes(w, "sigma", p->gm_sigma);
+        sensim_ywriter_key(w, "tau");
+        sensim_ywriter_number(w, p->gm_tau[0]);
+        sensim_ywriter_map_end(w);
+    }
+    if (axes_set(p->chrono_mean, 0.0) || axes_set(p->chrono_stddev, 0.0) || axes_set(p->chrono_bias_drift, 0.0) ||
+        axes_set(p->chrono_drift_mean, 0.0) || axes_set(p->chrono_tau_drift, 0.0)) {
+        sensim_ywriter_key(w, "chrono_drift");
+        sensim_ywriter_map_begin(w, 0);
+        put_axes(w, "mean", p->chrono_mean);
+        put_axes(w, "stddev", p->chrono_stddev);
+        put_axes(w, "bias_drift", p->chrono_bias_drift);
+        put_axes(w, "drift_mean", p->chrono_drift_mean);
+        if (p->chrono_tau_drift[0] != 0.0) {
+            sensim_ywriter_key(w, "tau_drift");
+            sensim_ywriter_number(w, p->chrono_tau_drift[0]);
+        }
+        sensim_ywriter_map_end(w);
+    }
+    if (axes_set(p->airsim_arw, 0.0) || axes_set(p->airsim_bias_stability, 0.0) || axes_set(p->airsim_tau, 0.0)) {
+        sensim_ywriter_key(w, "airsim");
+        sensim_ywriter_map_begin(w, 0);
+        if (kind != SENSIM_MAG)
+            put_axes(w, kind == SENSIM_GYRO ? "arw" : "vrw", p->airsim_arw);
+        put_axes(w, "bias_stability", p->airsim_bias_stability);
+        sensim_ywriter_key(w, "tau");
+        sensim_ywriter_number(w, p->airsim_tau[0]);
+        sensim_ywriter_map_end(w);
+    }
+    if (axes_set(p->gz_mean, 0.0) || axes_set(p->gz_stddev, 0.0) || axes_set(p->gz_bias_mean, 0.0) ||
+        axes_set(p->gz_bias_stddev, 0.0) || axes_set(p->gz_dyn_stddev, 0.0) || axes_set(p->gz_dyn_tau, 0.0) ||
+        axes_set(p->gz_precision, 0.0)) {
+        sensim_ywriter_key(w, "gazebo");
+        sensim_ywriter_map_begin(w, 0);
+        put_axes(w, "mean", p->gz_mean);
+        put_axes(w, "stddev", p->gz_stddev);
+        put_axes(w, "bias_mean", p->gz_bias_mean);
+        put_axes(w, "bias_stddev", p->gz_bias_stddev);
+        put_axes(w, "dynamic_bias_stddev", p->gz_dyn_stddev);
+        put_axes(w, "dynamic_bias_correlation_time", p->gz_dyn_tau);
+        put_axes(w, "precision", p->gz_precision);
+        sensim_ywriter_map_end(w);
+    }
+}
+
+void sensim_imu_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_imu_params *p)
+{
+    static const char *const names[] = {"gyro", "accel", "mag"};
+    sensim_sensor_write_yaml(w, s, "imu");
+    for (int i = 0; i < 3; i++) {
+        if (!p->present[i])
+            continue;
+        sensim_ywriter_key(w, names[i]);
+        sensim_ywriter_map_begin(w, 0);
+        write_triax(w, (sensim_instrument)i, &p->triax[i]);
+        if (i == SENSIM_MAG) {
+            const sensim_imu_params d = sensim_imu_default_params();
+            if (!p->mag_dipole) {
+                sensim_ywriter_key(w, "field");
+                sensim_ywriter_numbers(w, p->mag_field, 3);
+            }
+            put_axes(w, "hard_iron", p->hard_iron);
+            if (memcmp(p->soft_iron, d.soft_iron, sizeof d.soft_iron)) {
+                sensim_ywriter_key(w, "soft_iron");
+                sensim_ywriter_numbers(w, &p->soft_iron[0][0], 9);
+            }
+        }
+        sensim_ywriter_map_end(w);
+    }
+    sensim_ywriter_map_end(w);
+}
+
+void sensim_imu_write_kalibr(sensim_ywriter *w, const sensim_kalibr_imu *k)
+{
+    if (k->has_accel) {
+        sensim_ywriter_key(w, "accelerometer_noise_density");
+        sensim_ywriter_number(w, k->accelerometer_noise_density);
+        sensim_ywriter_key(w, "accelerometer_random_walk");
+        sensim_ywriter_number(w, k->accelerometer_random_walk);
+    }
+    if (k->has_gyro) {
+        sensim_ywriter_key(w, "gyroscope_noise_density");
+        sensim_ywriter_number(w, k->gyroscope_noise_density);
+        sensim_ywriter_key(w, "gyroscope_random_walk");
+        sensim_ywriter_number(w, k->gyroscope_random_walk);
+    }
+    sensim_ywriter_key(w, "rostopic");
+    sensim_ywriter_string(w, k->rostopic ? k->rostopic : "/imu0");
+    sensim_ywriter_key(w, "update_rate");
+    sensim_ywriter_number(w, k->update_rate);
+}
+
+static sensim_status imu_create(sensim_sensor *s)
+{
+    static const char *const names[] = {"gyro", "accel", "mag"};
+    if (!(s->rate_hz > 0))
+        return sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': missing key 'rate_hz'", s->name);
+    sensim_imu_params p = sensim_imu_default_params();
+    sensim_status st = sensim_imu_params_from_yaml(s->node, &p);
+    if (st)
+        return st;
+    if (!p.present[0] && !p.present[1] && !p.present[2])
+        return sensim_ynode_error(s->node, SENSIM_EINVAL, "sensor '%s': an imu needs at least one of gyro, accel, mag",
+                                  s->name);
+    imu_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    for (int i = 0; i < 3 && !st; i++) {
+        if (!p.present[i])
+            continue;
+        const sensim_ynode *b = sensim_ynode_get(s->node, names[i]);
+        char what[256];
+        snprintf(what, sizeof what, "%s:%d: sensor '%s'", sensim_ynode_file(b), sensim_ynode_line(b), s->name);
+        if (!(m->tx[i] = sensim_triax_create(&p.triax[i], (sensim_instrument)i, s->rate_hz, 0, s->id, what)))
+            st = sensim_last_status();
+    }
     if (st) {
         imu_destroy(m);
         return st;
     }
+    m->mag_dipole = p.mag_dipole;
+    memcpy(m->mag_field, p.mag_field, sizeof m->mag_field);
+    memcpy(m->hard_iron, p.hard_iron, sizeof m->hard_iron);
+    memcpy(m->soft_iron, p.soft_iron, sizeof m->soft_iron);
     s->model = m;
     return SENSIM_OK;
 }
@@ -422,10 +596,40 @@ static sensim_status bufs_alloc(bufs *b, size_t n)
     return SENSIM_OK;
 }
 
+/* The run's pipelines: the rig's blocks keyed by the run's seed (the
+ * rig's or inject's --seed) and the sensor's id (sensim_triax_create). The
+ * models made at load only validate. */
+typedef struct run_models {
+    sensim_triax *tx[3];
+    sensim_triax_state st[3];
+} run_models;
+
+static void run_free(run_models *r)
+{
+    for (int i = 0; i < 3; i++)
+        sensim_triax_destroy(r->tx[i]);
+}
+
+static sensim_status run_start(run_models *r, const sensim_sensor *s, const imu_model *m, uint64_t seed)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < 3; i++) {
+        if (!m->tx[i])
+            continue;
+        if (!(r->tx[i] = sensim_triax_create(sensim_triax_params_of(m->tx[i]), (sensim_instrument)i, s->rate_hz, seed,
+                                             s->id, s->name))) {
+            run_free(r);
+            return sensim_last_status();
+        }
+        sensim_triax_reset(r->tx[i], &r->st[i]);
+    }
+    return SENSIM_OK;
+}
+
 /* Runs the triaxial pipelines over a block, all (instrument, axis) pairs in
  * one parallel loop (an axis's draws depend only on its sample index, so the
  * thread count cannot change the result). */
-static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t seed, uint32_t id, bufs *b, size_t n)
+static void apply_block(run_models *r, bufs *b, size_t n)
 {
     const sensim_triax *tx[3];
     sensim_triax_state *sp[3];
@@ -433,14 +637,14 @@ static void apply_block(const imu_model *m, sensim_triax_state st[3], uint64_t s
     double *y[3];
     int c = 0;
     for (int i = 0; i < 3; i++)
-        if (m->tx[i]) {
-            tx[c] = m->tx[i];
-            sp[c] = &st[i];
+        if (r->tx[i]) {
+            tx[c] = r->tx[i];
+            sp[c] = &r->st[i];
             u[c] = b->u[i];
             f[c] = i == SENSIM_GYRO ? b->f : NULL;
             y[c++] = b->u[i];
         }
-    sensim_triax_apply_set(c, tx, sp, seed, id, b->t, u, f, n, y);
+    sensim_triax_apply_set(c, tx, sp, n, b->t, u, f, y);
 }
 
 static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
@@ -454,6 +658,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     sensim_geo_enu frame;
     outsets os;
     bufs b;
+    run_models run = {{NULL, NULL, NULL}, {{0}}};
     sensim_status st = sensim_geo_enu_init(&frame, sensim_gt_cursor_origin(cur));
     if (st) {
         sensim_gt_cursor_destroy(cur);
@@ -465,10 +670,8 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     }
     if ((st = outsets_open(&os, s, m, out, 1)))
         goto done;
-    sensim_triax_state ts[3];
-    for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_reset(m->tx[i], &ts[i]);
+    if ((st = run_start(&run, s, m, o->seed)))
+        goto done;
     sensim_sampler sp;
     sensim_sampler_init(&sp, s, o->seed, sensim_gt_cursor_t_first(cur), sensim_gt_cursor_t_last(cur));
     const int M = sp.points;
@@ -500,7 +703,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
         }
         if (n == 0)
             break;
-        apply_block(m, ts, o->seed, s->id, &b, n);
+        apply_block(&run, &b, n);
         if ((st = sensim_log_dset_append(os.t, b.tdel, n)) || (st = sensim_log_dset_append(os.t_sample, b.t, n)) ||
             (st = sensim_log_dset_append(os.t_sensor, b.tsens, n)))
             goto done;
@@ -513,6 +716,7 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
     if (sp.k == 0)
         st = sensim_sampler_no_sample_error(&sp, in);
 done:
+    run_free(&run);
     outsets_close(&os);
     bufs_free(&b);
     sensim_gt_cursor_destroy(cur);
@@ -562,14 +766,13 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
     size_t B = o->block ? o->block : DEFAULT_BLOCK;
     bufs b;
     outsets os;
+    run_models run = {{NULL, NULL, NULL}, {{0}}};
     if ((st = bufs_alloc(&b, B)))
         return st;
     if ((st = outsets_open(&os, s, m, out, 0)))
         goto done;
-    sensim_triax_state ts[3];
-    for (int i = 0; i < 3; i++)
-        if (m->tx[i])
-            sensim_triax_reset(m->tx[i], &ts[i]);
+    if ((st = run_start(&run, s, m, o->seed)))
+        goto done;
     for (size_t r0 = 0; r0 < n_t; r0 += B) {
         size_t n = n_t - r0 < B ? n_t - r0 : B;
         snprintf(path, sizeof path, "/sensors/%s/t", s->name);
@@ -592,7 +795,7 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
             memcpy(b.f, b.u[SENSIM_ACCEL], 3 * n * sizeof(double));
         else
             memset(b.f, 0, 3 * n * sizeof(double));
-        apply_block(m, ts, o->seed, s->id, &b, n);
+        apply_block(&run, &b, n);
         if ((st = sensim_log_dset_append(os.t, b.t, n)))
             goto done;
         for (int i = 0; i < 3; i++)
@@ -600,6 +803,7 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
                 goto done;
     }
 done:
+    run_free(&run);
     outsets_close(&os);
     bufs_free(&b);
     return st;
@@ -607,6 +811,7 @@ done:
 
 const sensim_sensor_type sensim_imu_type = {
     "imu", imu_keys, imu_create, imu_destroy, imu_simulate, imu_noise_clean,
+    8.0 * (3 + 9), /* t, t_sample, t_sensor, up to 3 vectors */
 };
 
 const sensim_triax *sensim_imu_sensor_triax(const struct sensim_sensor *s, sensim_instrument kind)

@@ -29,15 +29,11 @@ static const char *const drop_keys[] = {"dropoff_general_rate", "dropoff_intensi
 
 static void lidar_destroy(void *m) { free(m); }
 
-static sensim_status lidar_create(sensim_sensor *s)
+sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *map, sensim_lidar_params *p)
 {
-    sensim_lidar_params *p = malloc(sizeof *p);
-    if (!p)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
-    *p = sensim_lidar_default_params();
     const sensim_dim L = SENSIM_DIM_LENGTH, A = SENSIM_DIM_ANGLE, N = SENSIM_DIM_NONE;
     sensim_status st = SENSIM_OK;
-    const sensim_ynode *noise = sensim_ynode_get(s->node, "noise"), *drop = sensim_ynode_get(s->node, "dropout");
+    const sensim_ynode *noise = sensim_ynode_get(map, "noise"), *drop = sensim_ynode_get(map, "dropout");
     if (noise &&
         ((st = sensim_ynode_check_keys(noise, "lidar noise", noise_keys)) ||
          (st = sensim_ynode_get_quantity_range(noise, "range_sigma_base", L, 0, 0, INFINITY, &p->range_sigma_base)) ||
@@ -47,7 +43,7 @@ static sensim_status lidar_create(sensim_sensor *s)
          (st = sensim_ynode_get_quantity_range(noise, "elevation_sigma", A, 0, 0, INFINITY, &p->elevation_sigma)) ||
          (st = sensim_ynode_get_quantity_range(noise, "intensity_sigma", N, 0, 0, INFINITY, &p->intensity_sigma)) ||
          (st = sensim_ynode_get_quantity_range(noise, "range_resolution", L, 0, 0, INFINITY, &p->range_resolution))))
-        goto fail;
+        return st;
     if (drop &&
         ((st = sensim_ynode_check_keys(drop, "lidar dropout", drop_keys)) ||
          (st = sensim_ynode_get_quantity_range(drop, "dropoff_general_rate", N, 0, 0, 1, &p->dropoff_general_rate)) ||
@@ -58,6 +54,19 @@ static sensim_status lidar_create(sensim_sensor *s)
          (st = sensim_ynode_get_double(drop, "min_intensity", 0, &p->min_intensity)) ||
          (st = sensim_ynode_get_quantity_range(drop, "min_range", L, 0, 0, INFINITY, &p->min_range)) ||
          (st = sensim_ynode_get_quantity_range(drop, "max_range", L, 0, 0, INFINITY, &p->max_range))))
+        return st;
+    return SENSIM_OK;
+}
+
+static sensim_status lidar_create(sensim_sensor *s)
+{
+    sensim_lidar_params *p = malloc(sizeof *p);
+    if (!p)
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    *p = sensim_lidar_default_params();
+    const sensim_ynode *noise = sensim_ynode_get(s->node, "noise"), *drop = sensim_ynode_get(s->node, "dropout");
+    sensim_status st = sensim_lidar_params_from_yaml(s->node, p);
+    if (st)
         goto fail;
     sensim_lidar *probe = sensim_lidar_create(p, 0, s->id);
     if (!probe) {
@@ -70,6 +79,47 @@ static sensim_status lidar_create(sensim_sensor *s)
 fail:
     free(p);
     return st;
+}
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+void sensim_lidar_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_lidar_params *p)
+{
+    const sensim_lidar_params d = sensim_lidar_default_params();
+    sensim_sensor_write_yaml(w, s, "lidar");
+    sensim_ywriter_key(w, "noise");
+    sensim_ywriter_map_begin(w, 0);
+    /* The fitted terms always, so that a fit that found none says so. */
+    sensim_ywriter_key(w, "range_sigma_base");
+    sensim_ywriter_number(w, p->range_sigma_base);
+    sensim_ywriter_key(w, "range_sigma_slope");
+    sensim_ywriter_number(w, p->range_sigma_slope);
+    put_if(w, "range_bias", p->range_bias, d.range_bias);
+    put_if(w, "azimuth_sigma", p->azimuth_sigma, d.azimuth_sigma);
+    put_if(w, "elevation_sigma", p->elevation_sigma, d.elevation_sigma);
+    put_if(w, "intensity_sigma", p->intensity_sigma, d.intensity_sigma);
+    put_if(w, "range_resolution", p->range_resolution, d.range_resolution);
+    sensim_ywriter_map_end(w);
+    if (p->dropoff_general_rate != d.dropoff_general_rate || p->dropoff_intensity_limit != d.dropoff_intensity_limit ||
+        p->dropoff_zero_intensity != d.dropoff_zero_intensity || p->min_intensity != d.min_intensity ||
+        p->min_range != d.min_range || p->max_range != d.max_range) {
+        sensim_ywriter_key(w, "dropout");
+        sensim_ywriter_map_begin(w, 0);
+        put_if(w, "dropoff_general_rate", p->dropoff_general_rate, d.dropoff_general_rate);
+        put_if(w, "dropoff_intensity_limit", p->dropoff_intensity_limit, d.dropoff_intensity_limit);
+        put_if(w, "dropoff_zero_intensity", p->dropoff_zero_intensity, d.dropoff_zero_intensity);
+        put_if(w, "min_intensity", p->min_intensity, d.min_intensity);
+        put_if(w, "min_range", p->min_range, d.min_range);
+        put_if(w, "max_range", p->max_range, d.max_range);
+        sensim_ywriter_map_end(w);
+    }
+    sensim_ywriter_map_end(w);
 }
 
 static sensim_status lidar_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
@@ -297,7 +347,7 @@ done:
 }
 
 const sensim_sensor_type sensim_lidar_type = {
-    "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean,
+    "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean, 0.0,
 };
 
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s)

@@ -42,88 +42,96 @@ static sensim_status get_nonneg(const sensim_ynode *map, const char *key, sensim
     return sensim_ynode_get_quantity_range(map, key, dim, 0, 0, INFINITY, v);
 }
 
+sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_camera_params *p, sensim_lens *lens)
+{
+    sensim_status st = SENSIM_OK;
+    const sensim_ynode *noise = sensim_ynode_get(map, "noise");
+    if (noise) {
+        if ((st = sensim_ynode_check_keys(noise, "camera noise", noise_keys)))
+            return st;
+        const char *model = "intensity";
+        if ((st = sensim_ynode_get_string(noise, "model", 0, &model)))
+            return st;
+        if (!strcmp(model, "none"))
+            p->model = SENSIM_CAMERA_NOISE_NONE;
+        else if (!strcmp(model, "intensity"))
+            p->model = SENSIM_CAMERA_NOISE_INTENSITY;
+        else if (!strcmp(model, "emva"))
+            p->model = SENSIM_CAMERA_NOISE_EMVA;
+        else
+            return sensim_ynode_error(sensim_ynode_get(noise, "model"), SENSIM_EINVAL,
+                                      "key 'model': unknown camera noise model '%s' (expected none, intensity, emva)",
+                                      model);
+        const sensim_dim N = SENSIM_DIM_NONE, T = SENSIM_DIM_TIME, F = SENSIM_DIM_FREQUENCY;
+        long long bits = p->adc_bits;
+        if ((st = get_nonneg(noise, "variance_slope", N, &p->variance_slope)) ||
+            (st = get_nonneg(noise, "variance_intercept", N, &p->variance_intercept)) ||
+            (st = get_nonneg(noise, "photons_full_scale", N, &p->photons_full_scale)) ||
+            (st = sensim_ynode_get_quantity_range(noise, "quantum_efficiency", N, 0, 1e-12, 1,
+                                                  &p->quantum_efficiency)) ||
+            (st = get_nonneg(noise, "exposure_time", T, &p->exposure_time)) ||
+            (st = get_nonneg(noise, "dark_current", F, &p->dark_current)) ||
+            (st = get_nonneg(noise, "read_noise", N, &p->read_noise)) ||
+            (st = sensim_ynode_get_quantity_range(noise, "gain", N, 0, 1e-12, INFINITY, &p->gain)) ||
+            (st = get_nonneg(noise, "black_level", N, &p->black_level)) ||
+            (st = sensim_ynode_get_quantity_range(noise, "full_well", N, 0, 1e-12, INFINITY, &p->full_well)) ||
+            (st = sensim_ynode_get_int(noise, "adc_bits", 0, &bits)) ||
+            (st = get_nonneg(noise, "prnu", N, &p->prnu)) || (st = get_nonneg(noise, "dsnu", N, &p->dsnu)) ||
+            (st = sensim_ynode_get_quantity_range(noise, "hot_pixel_fraction", N, 0, 0, 1,
+                                                  &p->hot_pixel_fraction)) ||
+            (st = get_nonneg(noise, "hot_pixel_dark_current", F, &p->hot_pixel_dark_current)) ||
+            (st = get_nonneg(noise, "row_offset_sigma", N, &p->row_offset_sigma)) ||
+            (st = get_nonneg(noise, "column_offset_sigma", N, &p->column_offset_sigma)) ||
+            (st = sensim_ynode_get_quantity_range(noise, "poisson_exact_below", N, 0, 0, INFINITY,
+                                                  &p->poisson_exact_below)))
+            return st;
+        if (bits < 1 || bits > 16)
+            return sensim_ynode_error(sensim_ynode_get(noise, "adc_bits"), SENSIM_EINVAL,
+                                      "key 'adc_bits': %lld must be in 1..16", bits);
+        p->adc_bits = (int)bits;
+    }
+    const sensim_ynode *ln = sensim_ynode_get(map, "lens");
+    if (ln) {
+        if ((st = sensim_ynode_check_keys(ln, "camera lens", lens_keys)))
+            return st;
+        const char *model = "pinhole";
+        if ((st = sensim_ynode_get_string(ln, "model", 0, &model)))
+            return st;
+        if (strcmp(model, "pinhole") && strcmp(model, "fov"))
+            return sensim_ynode_error(sensim_ynode_get(ln, "model"), SENSIM_EINVAL,
+                                      "key 'model': unknown lens '%s' (expected pinhole, fov)", model);
+        const int fov = !strcmp(model, "fov");
+        double hfov = 0.0;
+        if ((st = sensim_ynode_get_quantity_range(ln, "hfov", SENSIM_DIM_ANGLE, fov, 1e-9, M_PI - 1e-9, &hfov)))
+            return st;
+        /* The FOV model needs tan(w) < pi/2 on the horizontal axis already;
+         * the corners are checked when the frame size is known. */
+        sensim_lens axis = {SENSIM_LENS_FOV, 1u << 20, 1, hfov};
+        if (fov && sensim_lens_check(&axis) != SENSIM_OK)
+            return sensim_ynode_error(sensim_ynode_get(ln, "hfov"), SENSIM_EINVAL, "key 'hfov': %s",
+                                      sensim_last_error());
+        if (lens) {
+            lens->model = fov ? SENSIM_LENS_FOV : SENSIM_LENS_PINHOLE;
+            lens->hfov = hfov;
+        }
+    }
+    return SENSIM_OK;
+}
+
 static sensim_status camera_create(sensim_sensor *s)
 {
     camera_model *m = calloc(1, sizeof *m);
     if (!m)
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     m->p = sensim_camera_default_params();
-    sensim_status st = SENSIM_OK;
-    const sensim_ynode *noise = sensim_ynode_get(s->node, "noise");
-    if (noise) {
-        if ((st = sensim_ynode_check_keys(noise, "camera noise", noise_keys)))
-            goto fail;
-        const char *model = "intensity";
-        if ((st = sensim_ynode_get_string(noise, "model", 0, &model)))
-            goto fail;
-        if (!strcmp(model, "none"))
-            m->p.model = SENSIM_CAMERA_NOISE_NONE;
-        else if (!strcmp(model, "intensity"))
-            m->p.model = SENSIM_CAMERA_NOISE_INTENSITY;
-        else if (!strcmp(model, "emva"))
-            m->p.model = SENSIM_CAMERA_NOISE_EMVA;
-        else {
-            st = sensim_ynode_error(sensim_ynode_get(noise, "model"), SENSIM_EINVAL,
-                                    "key 'model': unknown camera noise model '%s' (expected none, intensity, emva)",
-                                    model);
-            goto fail;
-        }
-        const sensim_dim N = SENSIM_DIM_NONE, T = SENSIM_DIM_TIME, F = SENSIM_DIM_FREQUENCY;
-        long long bits = m->p.adc_bits;
-        if ((st = get_nonneg(noise, "variance_slope", N, &m->p.variance_slope)) ||
-            (st = get_nonneg(noise, "variance_intercept", N, &m->p.variance_intercept)) ||
-            (st = get_nonneg(noise, "photons_full_scale", N, &m->p.photons_full_scale)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "quantum_efficiency", N, 0, 1e-12, 1,
-                                                  &m->p.quantum_efficiency)) ||
-            (st = get_nonneg(noise, "exposure_time", T, &m->p.exposure_time)) ||
-            (st = get_nonneg(noise, "dark_current", F, &m->p.dark_current)) ||
-            (st = get_nonneg(noise, "read_noise", N, &m->p.read_noise)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "gain", N, 0, 1e-12, INFINITY, &m->p.gain)) ||
-            (st = get_nonneg(noise, "black_level", N, &m->p.black_level)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "full_well", N, 0, 1e-12, INFINITY, &m->p.full_well)) ||
-            (st = sensim_ynode_get_int(noise, "adc_bits", 0, &bits)) ||
-            (st = get_nonneg(noise, "prnu", N, &m->p.prnu)) || (st = get_nonneg(noise, "dsnu", N, &m->p.dsnu)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "hot_pixel_fraction", N, 0, 0, 1,
-                                                  &m->p.hot_pixel_fraction)) ||
-            (st = get_nonneg(noise, "hot_pixel_dark_current", F, &m->p.hot_pixel_dark_current)) ||
-            (st = get_nonneg(noise, "row_offset_sigma", N, &m->p.row_offset_sigma)) ||
-            (st = get_nonneg(noise, "column_offset_sigma", N, &m->p.column_offset_sigma)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "poisson_exact_below", N, 0, 0, INFINITY,
-                                                  &m->p.poisson_exact_below)))
-            goto fail;
-        if (bits < 1 || bits > 16) {
-            st = sensim_ynode_error(sensim_ynode_get(noise, "adc_bits"), SENSIM_EINVAL,
-                                    "key 'adc_bits': %lld must be in 1..16", bits);
-            goto fail;
-        }
-        m->p.adc_bits = (int)bits;
-    }
-    const sensim_ynode *lens = sensim_ynode_get(s->node, "lens");
-    if (lens) {
-        if ((st = sensim_ynode_check_keys(lens, "camera lens", lens_keys)))
-            goto fail;
-        const char *model = "pinhole";
-        if ((st = sensim_ynode_get_string(lens, "model", 0, &model)))
-            goto fail;
-        if (strcmp(model, "pinhole") && strcmp(model, "fov")) {
-            st = sensim_ynode_error(sensim_ynode_get(lens, "model"), SENSIM_EINVAL,
-                                    "key 'model': unknown lens '%s' (expected pinhole, fov)", model);
-            goto fail;
-        }
-        m->remap = !strcmp(model, "fov");
-        if ((st = sensim_ynode_get_quantity_range(lens, "hfov", SENSIM_DIM_ANGLE, m->remap, 1e-9, M_PI - 1e-9,
-                                                  &m->hfov)))
-            goto fail;
-        /* The FOV model needs tan(w) < pi/2 on the horizontal axis already;
-         * the corners are checked when the frame size is known. */
-        sensim_lens axis = {SENSIM_LENS_FOV, 1u << 20, 1, m->hfov};
-        if (m->remap && sensim_lens_check(&axis) != SENSIM_OK) {
-            st = sensim_ynode_error(sensim_ynode_get(lens, "hfov"), SENSIM_EINVAL, "key 'hfov': %s",
-                                    sensim_last_error());
-            goto fail;
-        }
-    }
+    sensim_lens lens = {SENSIM_LENS_PINHOLE, 0, 0, 0.0};
+    sensim_status st = sensim_camera_params_from_yaml(s->node, &m->p, &lens);
+    if (st)
+        goto fail;
+    m->remap = lens.model == SENSIM_LENS_FOV;
+    m->hfov = lens.hfov;
     /* Validate the rest now (sizes come with the data). */
+    const sensim_ynode *noise = sensim_ynode_get(s->node, "noise");
     m->p.width = m->p.height = 1;
     sensim_camera *probe = sensim_camera_create(&m->p, 0, s->id);
     if (!probe) {
@@ -136,6 +144,60 @@ static sensim_status camera_create(sensim_sensor *s)
 fail:
     free(m);
     return st;
+}
+
+static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
+}
+
+void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_camera_params *p,
+                              const sensim_lens *lens)
+{
+    static const char *const models[] = {"none", "intensity", "emva"};
+    const sensim_camera_params d = sensim_camera_default_params();
+    sensim_sensor_write_yaml(w, s, "camera");
+    sensim_ywriter_key(w, "noise");
+    sensim_ywriter_map_begin(w, 0);
+    sensim_ywriter_key(w, "model");
+    sensim_ywriter_string(w, models[p->model]);
+    put_if(w, "variance_slope", p->variance_slope, d.variance_slope);
+    put_if(w, "variance_intercept", p->variance_intercept, d.variance_intercept);
+    put_if(w, "photons_full_scale", p->photons_full_scale, d.photons_full_scale);
+    put_if(w, "quantum_efficiency", p->quantum_efficiency, d.quantum_efficiency);
+    put_if(w, "exposure_time", p->exposure_time, d.exposure_time);
+    put_if(w, "dark_current", p->dark_current, d.dark_current);
+    put_if(w, "read_noise", p->read_noise, d.read_noise);
+    put_if(w, "gain", p->gain, d.gain);
+    put_if(w, "black_level", p->black_level, d.black_level);
+    put_if(w, "full_well", p->full_well, d.full_well);
+    if (p->adc_bits != d.adc_bits) {
+        sensim_ywriter_key(w, "adc_bits");
+        sensim_ywriter_int(w, p->adc_bits);
+    }
+    put_if(w, "prnu", p->prnu, d.prnu);
+    put_if(w, "dsnu", p->dsnu, d.dsnu);
+    put_if(w, "hot_pixel_fraction", p->hot_pixel_fraction, d.hot_pixel_fraction);
+    put_if(w, "hot_pixel_dark_current", p->hot_pixel_dark_current, d.hot_pixel_dark_current);
+    put_if(w, "row_offset_sigma", p->row_offset_sigma, d.row_offset_sigma);
+    put_if(w, "column_offset_sigma", p->column_offset_sigma, d.column_offset_sigma);
+    put_if(w, "poisson_exact_below", p->poisson_exact_below, d.poisson_exact_below);
+    sensim_ywriter_map_end(w);
+    if (lens) {
+        sensim_ywriter_key(w, "lens");
+        sensim_ywriter_map_begin(w, 0);
+        sensim_ywriter_key(w, "model");
+        sensim_ywriter_string(w, lens->model == SENSIM_LENS_FOV ? "fov" : "pinhole");
+        if (lens->hfov > 0) {
+            sensim_ywriter_key(w, "hfov");
+            sensim_ywriter_number(w, lens->hfov);
+        }
+        sensim_ywriter_map_end(w);
+    }
+    sensim_ywriter_map_end(w);
 }
 
 static sensim_status camera_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
@@ -242,7 +304,7 @@ done:
 }
 
 const sensim_sensor_type sensim_camera_type = {
-    "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean,
+    "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean, 0.0,
 };
 
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens)
