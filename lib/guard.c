@@ -68,3 +68,73 @@ sensim_status sensim_guard_output(const char *path, double bytes, const char *fi
                             figure, path, bytes, bytes / 1e9, avail / 1e9);
     return SENSIM_OK;
 }
+
+void sensim_tcheck_init(sensim_tcheck *c, const char *what, double rate_hz, unsigned flags)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->what, sizeof c->what, "%s", what ? what : "t");
+    c->rate_hz = rate_hz > 0 && isfinite(rate_hz) ? rate_hz : 0;
+    c->flags = flags;
+}
+
+sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double v = t[i];
+        const size_t k = c->count + i;
+        if (!isfinite(v))
+            return sensim_error(SENSIM_EDATA, "%s: timestamp %zu is not finite (%g)", c->what, k, v);
+        if (fabs(v) >= 1e11) {
+            const double big = fabs(v);
+            return sensim_error(SENSIM_EDATA,
+                                "%s: timestamp %zu is %.6g, which as seconds is %.3g years: not seconds (%s?)",
+                                c->what, k, v, big / 3.15576e7, epoch_unit(big));
+        }
+        if (v < SENSIM_TCHECK_MIN_TIME)
+            return sensim_error(SENSIM_EDATA,
+                                "%s: timestamp %zu is %.9g s, %.3g years before time zero: times are seconds since "
+                                "the start of a run or since 1970",
+                                c->what, k, v, -v / 3.15576e7);
+        if (k == 0) {
+            c->first = v;
+        } else {
+            const double prev = i ? t[i - 1] : c->last;
+            if (v == prev && (c->flags & SENSIM_TCHECK_ALLOW_REPEATS))
+                c->repeats++;
+            else if (!(v > prev))
+                return sensim_error(SENSIM_EDATA,
+                                    "%s: timestamps not increasing at index %zu (%.9g after %.9g)%s", c->what, k, v,
+                                    prev, v == prev ? ": a repeated time" : "");
+            const double step = v - prev;
+            if (step > SENSIM_TCHECK_MAX_GAP)
+                return sensim_error(SENSIM_EDATA,
+                                    "%s: a gap of %.6g s between index %zu and %zu (%.9g to %.9g): more than %g s, "
+                                    "not one recording",
+                                    c->what, step, k - 1, k, prev, v, SENSIM_TCHECK_MAX_GAP);
+            if (step > c->max_step) {
+                c->max_step = step;
+                c->max_step_at = k;
+            }
+        }
+    }
+    if (n) {
+        c->last = t[n - 1];
+        c->count += n;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_tcheck_finish(const sensim_tcheck *c)
+{
+    if (c->count == 0)
+        return sensim_error(SENSIM_EDATA, "%s: no timestamps", c->what);
+    if (c->rate_hz > 0 && c->count >= 2) {
+        const double mean = (c->last - c->first) / (double)(c->count - 1), nominal = 1.0 / c->rate_hz;
+        if (mean > SENSIM_TCHECK_RATE_FACTOR * nominal || mean < nominal / SENSIM_TCHECK_RATE_FACTOR)
+            return sensim_error(SENSIM_EDATA,
+                                "%s: %zu times over %.6g s, a mean step of %.6g s, but rate_hz %g says %.6g s (a "
+                                "factor %.4g): times or rate in the wrong unit?",
+                                c->what, c->count, c->last - c->first, mean, c->rate_hz, nominal, mean / nominal);
+    }
+    return SENSIM_OK;
+}
