@@ -133,11 +133,10 @@ const char *sensim_log_path(const sensim_log *log) { return log->path; }
 sensim_log *sensim_log_open(const char *path)
 {
     H5_QUIET_SCOPE();
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        sensim_error(SENSIM_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+    /* A regular file this process may read: a FIFO would block HDF5's
+     * open, and an unreadable file is not "not an HDF5 file" (EACCES). */
+    if (sensim_input_check(path, 0))
         return NULL;
-    }
     if (H5Fis_hdf5(path) <= 0) {
         sensim_error(SENSIM_EFORMAT, "%s: not an HDF5 file", path);
         return NULL;

@@ -183,8 +183,18 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         int rank;
         size_t dims[SENSIM_LOG_MAX_RANK];
         sensim_dtype dt;
-        if (!per_scan && sensim_log_shape(in, p, &rank, dims) == SENSIM_OK && rank >= 1 && dims[0] == M &&
-            sensim_log_dtype(in, p, &dt) == SENSIM_OK) {
+        /* Every dataset's length against the points' and the scans' before
+         * anything is copied: one row per point (noised along), one per
+         * scan (copied), or refused. The times go through the validator. */
+        if (per_scan ? (st = sensim_log_check_time(in, p, &dims[0])) : (st = sensim_log_shape(in, p, &rank, dims)))
+            goto done;
+        if (per_scan ? dims[0] != S : rank >= 1 && dims[0] != M && dims[0] != S) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, but %s has %zu (one per point) and %s %zu (one "
+                                              "per scan)",
+                              file, p, dims[0], pp, M, so, S1);
+            goto done;
+        }
+        if (!per_scan && rank >= 1 && dims[0] == M && sensim_log_dtype(in, p, &dt) == SENSIM_OK) {
             extra *e = &ex[nex++];
             snprintf(e->path, sizeof e->path, "%s", p);
             e->type = dt;
