@@ -120,7 +120,7 @@ static int read_points(const sensim_log *log, const char *in, const char *name, 
     snprintf(p, sizeof p, "/sensors/%s/points", name);
     float *pts = malloc(M * 4 * sizeof *pts);
     if (!pts)
-        return cli_fail(VERB, "out of memory");
+        return cli_fail(VERB, "%s: %s: out of memory for %zu returns", in, p, M);
     if (sensim_log_check_shape(log, p, 1, &four, &n) || (n == M && sensim_log_read(log, p, SENSIM_F32, 0, M, pts))) {
         free(pts);
         return cli_fail_lib(VERB);
@@ -221,7 +221,7 @@ int cli_fit_lidar(int argc, char **argv)
     }
     off = malloc(S1 * sizeof *off);
     if (!off || sensim_log_read(log, p, SENSIM_U64, 0, S1, off)) {
-        rc = off ? cli_fail_lib(VERB) : cli_fail(VERB, "out of memory");
+        rc = off ? cli_fail_lib(VERB) : cli_fail(VERB, "%s: %s: out of memory for %zu scan offsets", in, p, S1);
         goto done;
     }
     size_t S = S1 - 1, P = (size_t)(off[1] - off[0]);
@@ -237,9 +237,27 @@ int cli_fit_lidar(int argc, char **argv)
                           in, p, k, (unsigned long long)(off[k + 1] - off[k]), P);
             goto done;
         }
+    /* The returns scan_offset promises, against the rows the file holds,
+     * before any buffer is sized from them. */
+    {
+        char q[600];
+        size_t n = 0, four = 4;
+        snprintf(q, sizeof q, "/sensors/%s/range", name);
+        int have_range = sensim_log_exists(log, q);
+        if (!have_range)
+            snprintf(q, sizeof q, "/sensors/%s/points", name);
+        if (sensim_log_check_shape(log, q, have_range ? 0 : 1, have_range ? NULL : &four, &n)) {
+            rc = cli_fail_lib(VERB);
+            goto done;
+        }
+        if (n != M) {
+            rc = cli_fail(VERB, "%s: %s ends at %zu returns but %s has %zu rows", in, p, M, q, n);
+            goto done;
+        }
+    }
     rg = malloc(M * sizeof *rg);
     if (!rg) {
-        rc = cli_fail(VERB, "out of memory");
+        rc = cli_fail(VERB, "%s: %s: out of memory for %zu returns", in, p, M);
         goto done;
     }
     snprintf(p, sizeof p, "/sensors/%s/range", name);
@@ -296,7 +314,7 @@ int cli_fit_lidar(int argc, char **argv)
         tgt = malloc(P * sizeof *tgt);
         tobj = malloc(P * sizeof *tobj);
         if (!lab || !tgt || !tobj) {
-            rc = cli_fail(VERB, "out of memory");
+            rc = cli_fail(VERB, "%s: %s: out of memory for %zu labels", in, labname, M);
             goto done;
         }
         if (sensim_log_read(log, labname, SENSIM_F64, 0, M, lab)) {
@@ -368,7 +386,7 @@ int cli_fit_lidar(int argc, char **argv)
         tcount = malloc(ntobj * sizeof *tcount);
         ref = malloc(P * sizeof *ref);
         if (!planes || !flat || !fsd || !tcount || !ref) {
-            rc = cli_fail(VERB, "out of memory");
+            rc = cli_fail(VERB, "%s: %s: out of memory for %zu targets", in, labname, ntobj);
             goto done;
         }
         if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, flat, fsd, tcount, NULL)) {
@@ -404,7 +422,7 @@ int cli_fit_lidar(int argc, char **argv)
     if (ch) {
         bbias = malloc(nbeams * sizeof *bbias);
         if (!bbias || !bsig) {
-            rc = cli_fail(VERB, "out of memory");
+            rc = cli_fail(VERB, "%s: /sensors/%s/channel: out of memory for %zu beams", in, name, nbeams);
             goto done;
         }
     }

@@ -26,12 +26,38 @@ struct sensim_afile {
 static atomic_int tmp_state[SENSIM_TMP_MAX];
 static char tmp_name[SENSIM_TMP_MAX][PATH_MAX];
 
+/* Room for ".tmp-<pid>-XXXXXX" (a pid has at most 10 digits). */
+#define TMP_SUFFIX_MAX 22
+
+/* The start of path's temporaries' names, stem[size >= 32]: the base name,
+ * or, where the suffix would push the name past NAME_MAX (a target name of
+ * 234 to 255 bytes, valid on ext4), a short hidden name derived from it
+ * (".sensim-" and its 64-bit FNV-1a hash), so that any name that can be
+ * written can be written atomically. */
+static void tmp_stem(const char *base, char *stem, size_t size)
+{
+    size_t blen = strlen(base);
+    if (blen + TMP_SUFFIX_MAX <= NAME_MAX) {
+        snprintf(stem, size, "%s", base);
+        return;
+    }
+    unsigned long long h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)base; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    snprintf(stem, size, ".sensim-%016llx", h);
+}
+
 char *sensim_tmp_template(const char *path)
 {
-    size_t n = strlen(path) + 40;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = (size_t)(base - path);
+    char stem[NAME_MAX + 1];
+    tmp_stem(base, stem, sizeof stem);
+    size_t n = dlen + strlen(stem) + 40;
     char *t = malloc(n);
     if (t)
-        snprintf(t, n, "%s.tmp-%ld-XXXXXX", path, (long)getpid());
+        snprintf(t, n, "%.*s%s.tmp-%ld-XXXXXX", (int)dlen, path, stem, (long)getpid());
     return t;
 }
 
@@ -111,10 +137,12 @@ size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp,
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    size_t dlen = slash ? (size_t)(slash - path) : 0, blen = strlen(base);
-    char dir[PATH_MAX], full[PATH_MAX];
-    if (dlen + 2 > sizeof dir || !blen)
+    size_t dlen = slash ? (size_t)(slash - path) : 0;
+    char dir[PATH_MAX], full[PATH_MAX], stem[NAME_MAX + 1];
+    if (dlen + 2 > sizeof dir || !*base)
         return 0;
+    tmp_stem(base, stem, sizeof stem);
+    size_t blen = strlen(stem);
     if (slash)
         memcpy(dir, path, dlen ? dlen : 1), dir[dlen ? dlen : 1] = '\0';
     else
@@ -125,7 +153,7 @@ size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp,
     size_t removed = 0;
     for (struct dirent *e; (e = readdir(d));) {
         const char *s = e->d_name;
-        if (strncmp(s, base, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0)
+        if (strncmp(s, stem, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0)
             continue;
         s += blen + 5;
         long pid = 0;

@@ -33,7 +33,7 @@ static sensim_status lidar_create(sensim_sensor *s)
 {
     sensim_lidar_params *p = malloc(sizeof *p);
     if (!p)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
+        return sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
     *p = sensim_lidar_default_params();
     const sensim_dim L = SENSIM_DIM_LENGTH, A = SENSIM_DIM_ANGLE, N = SENSIM_DIM_NONE;
     sensim_status st = SENSIM_OK;
@@ -124,7 +124,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
     static const char *const polar[3] = {"range", "azimuth", "elevation"};
     int have_polar = 1, npolar = 0;
     if (!off || !noff || !pts || !po || !keep) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
         goto done;
     }
     if ((st = sensim_log_read(in, so, SENSIM_U64, 0, S1, off)))
@@ -155,7 +155,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
             goto done;
         }
         if (!(pin[c] = malloc(BLOCK * 4)) || !(pol[c] = malloc(BLOCK * 4))) {
-            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
             goto done;
         }
     }
@@ -169,7 +169,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         goto done;
     ex = calloc(nn ? nn : 1, sizeof *ex);
     if (!ex) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
         goto done;
     }
     for (size_t i = 0; i < nn; i++) {
@@ -211,7 +211,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
             free(units);
             e->buf = malloc((size_t)BLOCK * e->width * sensim_dtype_size(dt));
             if (!e->out || !e->buf) {
-                st = e->out ? sensim_error(SENSIM_ENOMEM, "out of memory") : sensim_last_status();
+                st = e->out ? sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, p) : sensim_last_status();
                 goto done;
             }
         } else {

@@ -58,7 +58,10 @@ sensim_status sensim_afile_check_distinct(const char *output, const char *input)
 /* Largest number of temporaries open at once that a signal removes. */
 #define SENSIM_TMP_MAX 64
 
-/* A mkstemp template "<path>.tmp-<pid>-XXXXXX", malloc'd (NULL: no memory). */
+/* A mkstemp template "<path>.tmp-<pid>-XXXXXX", malloc'd (NULL: no memory).
+ * Where that name would pass NAME_MAX (a target name over 233 bytes), the
+ * temporary is "<dir>/.sensim-<hash of the name>.tmp-<pid>-XXXXXX", a short
+ * hidden name in the same directory. */
 char *sensim_tmp_template(const char *path);
 
 /* Lists a live temporary (the name is copied); returns its slot, or -1 when
