@@ -13,6 +13,7 @@
 #include "sensim/afile.h"
 #include "sensim/guard.h"
 #include "sensim/log.h"
+#include "sensim/plot.h"
 #include "sensim/status.h"
 #include "testutil.h"
 
@@ -37,8 +38,9 @@ static const char rig_imu_text[] = "seed: 5\n"
                                    "    rate_hz: 100\n"
                                    "    gyro: { noise_density: 1.0e-3 }\n";
 
-static const char *const mutations[] = {"allnan", "onenan", "inf",     "big",     "reversed",
-                                        "constant", "duplicated", "swapped", "shifted", "int32"};
+/* Issue 21's damages; int32 (a type, not values) stays last. */
+static const char *const mutations[] = {"allnan",  "onenan",  "inf",     "big",    "reversed", "constant",
+                                        "duplicated", "swapped", "shifted", "scaled", "gap",      "int32"};
 #define NMUT (sizeof mutations / sizeof *mutations)
 
 /* ---- the validator itself, block by block ---- */
@@ -97,6 +99,13 @@ START_TEST(tcheck_blocks)
                 for (int i = 0; i < N; i++)
                     m[i] -= 1e9;
                 expect = 0;
+            } else if (!strcmp(name, "scaled")) {
+                for (int i = 0; i < N; i++)
+                    m[i] *= 1e6;
+                expect = 1;
+            } else if (!strcmp(name, "gap")) {
+                for (int i = N / 2; i < N; i++)
+                    m[i] += 1e7;
             }
             ck_assert_msg(check_blocks(m, N, block, 100, 0) == SENSIM_EDATA, "%s, block %zu accepted", name, block);
             char needle[64];
@@ -462,14 +471,16 @@ START_TEST(fit_camera_exposure_order)
 }
 END_TEST
 
-static void write_vepd_csv(const char *dir, const char *name, double speed)
+/* A test of 10 s at 30 Hz; a non-zero spike replaces one ground-truth speed. */
+static void write_vepd_csv(const char *dir, const char *name, double speed, double spike)
 {
     char *p = tu_path(dir, name);
     FILE *fp = fopen(p, "w");
     ck_assert_ptr_nonnull(fp);
     fprintf(fp, "se_time,gt_time,se_vel,gt_vel\n");
     for (int i = 0; i < 300; i++)
-        fprintf(fp, "%.6f,%.6f,%.6f,%.6f\n", i / 30.0, i / 30.0, speed + 0.1 * sin(i * 0.37), speed);
+        fprintf(fp, "%.6f,%.6f,%.6f,%.6g\n", i / 30.0, i / 30.0, speed + 0.1 * sin(i * 0.37),
+                spike != 0 && i == 150 ? spike : speed);
     fclose(fp);
     free(p);
 }
@@ -483,10 +494,10 @@ START_TEST(vepd_regular_files_only)
     char *real = tu_path(dir, "real"), *sim = tu_path(dir, "sim");
     ck_assert_int_eq(mkdir(real, 0777), 0);
     ck_assert_int_eq(mkdir(sim, 0777), 0);
-    write_vepd_csv(real, "path_1.csv", 2.0);
-    write_vepd_csv(real, "path_2.csv", 2.0);
-    write_vepd_csv(sim, "path_1.csv", 2.1);
-    write_vepd_csv(sim, "path_2.csv", 2.1);
+    write_vepd_csv(real, "path_1.csv", 2.0, 0);
+    write_vepd_csv(real, "path_2.csv", 2.0, 0);
+    write_vepd_csv(sim, "path_1.csv", 2.1, 0);
+    write_vepd_csv(sim, "path_2.csv", 2.1, 0);
     tu_run_result r = tu_run("vepd", "--real", real, "--sim", sim, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
@@ -666,6 +677,194 @@ START_TEST(utf8_bom)
 }
 END_TEST
 
+/* The error texts issue 21 listed, each now naming what is wrong. */
+START_TEST(error_texts)
+{
+    fixture f;
+    fixture_make(&f);
+    /* judge --rate 0 said "0: '0' is not a positive number". */
+    tu_run_result r = tu_run("judge", f.log, "-o", f.out, "--rate", "0", NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "--rate: '0' is not a positive number"), "exit %d, %s", r.status,
+                  r.err);
+    tu_run_free(&r);
+    r = tu_run("judge", f.log, "-o", f.out, "--gyro-sigma=-1", NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "--gyro-sigma: '-1' is not a positive number"), "exit %d, %s",
+                  r.status, r.err);
+    tu_run_free(&r);
+    /* Usage errors exit 2, naming the option. */
+    static const char *const bad_values[][2] = {{"--duration", "-5"}, {"--rate", "0"}, {"--origin", "91,0,0"}};
+    for (int i = 0; i < 3; i++) {
+        r = tu_run("trajectory", "--shape", "line", "--duration", "1", bad_values[i][0], bad_values[i][1], "-o",
+                   f.out, NULL);
+        ck_assert_msg(r.status == 2 && strstr(r.err, bad_values[i][0]), "trajectory %s %s: exit %d, %s",
+                      bad_values[i][0], bad_values[i][1], r.status, r.err);
+        ck_assert(!tu_file_exists(f.out));
+        tu_run_free(&r);
+    }
+    /* A t one row longer than the data said "rows 0..2002 requested,
+     * dataset has 2001": now which datasets disagree. */
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py, numpy as np, shutil; shutil.copyfile('%s', '%s'); f = h5py.File('%s', "
+             "'r+'); g = f['sensors/imu']; t = g['t'][...]; del g['t']; g['t'] = np.append(t, t[-1] + 0.01); f.close()\"",
+             f.log, f.bad, f.bad);
+    ck_assert_int_eq(system(cmd), 0);
+    r = tu_run("allan", "--input", f.bad, "--sensor", "imu", NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "bad.h5: /sensors/imu/t has 6002 rows but "
+                                                 "/sensors/imu/angular_velocity has 6001: the datasets disagree"),
+                  "exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    r = tu_run("fit", "imu", f.bad, "--sensor", "imu", "-o", f.yaml, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "/sensors/imu/t has 6002 rows but"), "exit %d, %s", r.status, r.err);
+    ck_assert(!tu_file_exists(f.yaml));
+    tu_run_free(&r);
+    /* An SVG that cannot be written: the errno, and the path where there is one. */
+    double x[3] = {1, 2, 3}, y[3] = {1, 4, 9};
+    sensim_plot *p = sensim_plot_create("t", "x", "y");
+    ck_assert_int_eq(sensim_plot_add(p, "y", x, y, NULL, NULL, 3, SENSIM_PLOT_LINE, 0), SENSIM_OK);
+    FILE *full = fopen("/dev/full", "w");
+    ck_assert_ptr_nonnull(full);
+    setvbuf(full, NULL, _IONBF, 0);
+    ck_assert_int_eq(sensim_plot_svg(p, full, 400, 300), SENSIM_EIO);
+    ck_assert_msg(strstr(sensim_last_error(), "SVG plot: write error: No space left on device"), "%s",
+                  sensim_last_error());
+    fclose(full);
+    char *nodir = tu_path(f.dir, "missing/plot.svg");
+    ck_assert_int_ne(sensim_plot_write_svg(p, nodir, 400, 300), SENSIM_OK);
+    ck_assert_msg(strstr(sensim_last_error(), "missing/plot.svg") && strstr(sensim_last_error(), "No such file"), "%s",
+                  sensim_last_error());
+    free(nodir);
+    sensim_plot_destroy(p);
+    fixture_free(&f);
+}
+END_TEST
+
+/* vepd on a test whose speeds reach 1e300 said "wasserstein: second value
+ * 0 is not finite": now the file and what overflowed. */
+START_TEST(vepd_overflow_names_test)
+{
+    char *dir = tu_mkdtemp();
+    char *real = tu_path(dir, "real"), *sim = tu_path(dir, "sim");
+    ck_assert_int_eq(mkdir(real, 0777), 0);
+    ck_assert_int_eq(mkdir(sim, 0777), 0);
+    write_vepd_csv(real, "path_1.csv", 2.0, 0);
+    write_vepd_csv(real, "path_2.csv", 2.0, 0);
+    write_vepd_csv(sim, "path_1.csv", 2.1, 0);
+    write_vepd_csv(sim, "path_2.csv", 2.1, 1e300);
+    tu_run_result r = tu_run("vepd", "--real", real, "--sim", sim, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "sim/path_2.csv: vepd: the RMSE of the test overflows: speeds reach "
+                                                 "1e+300 m/s"),
+                  "exit %d, %s", r.status, r.err);
+    tu_run_free(&r);
+    free(real);
+    free(sim);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* fit lidar sized its buffers from scan_offset's last value and said only
+ * "out of memory" when that promised 1e10 returns. */
+START_TEST(fit_lidar_offsets_checked)
+{
+    fixture f;
+    fixture_make(&f);
+    char *scene = tu_src("data/scenes/walls.yaml"), *sgt = tu_path(f.dir, "static.h5"), *lid = tu_path(f.dir, "l.h5");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "0.5", "--rate", "100", "-o", sgt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "--trajectory", sgt, "--sensor", "lidar", "-o", lid, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd,
+             "/usr/bin/python3 -c \"import h5py, shutil; shutil.copyfile('%s', '%s'); f = h5py.File('%s', 'r+'); "
+             "d = f['sensors/lidar/scan_offset']; d[...] = d[...] * 100000; f.close()\"",
+             lid, f.bad, f.bad);
+    ck_assert_int_eq(system(cmd), 0);
+    r = tu_run("fit", "lidar", f.bad, "--sensor", "lidar", "-o", f.yaml, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "bad.h5: /sensors/lidar/scan_offset ends at ") &&
+                      strstr(r.err, "returns but /sensors/lidar/range has "),
+                  "exit %d, %s", r.status, r.err);
+    ck_assert(!tu_file_exists(f.yaml));
+    tu_run_free(&r);
+    free(scene);
+    free(sgt);
+    free(lid);
+    fixture_free(&f);
+}
+END_TEST
+
+/* PLY and PCD header errors echoed the file's raw bytes (escape sequences
+ * reached the terminal): now \xNN. */
+START_TEST(point_cloud_header_bytes_escaped)
+{
+    char *dir = tu_mkdtemp();
+    char *ply = tu_path(dir, "bad.ply"), *pcd = tu_path(dir, "bad.pcd"), *out = tu_path(dir, "out.h5");
+    ck_assert_int_eq(tu_write_file(ply, "ply\nformat binary_\xff\x1b[31m_endian 1.0\nend_header\n"), 0);
+    ck_assert_int_eq(tu_write_file(pcd, "# .PCD\nVERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F \x1b[2J\n"), 0);
+    tu_run_result r = tu_run("import", ply, "-o", out, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "bad.ply:2: PLY format 'binary_\\xFF\\x1B[31m_endian' not supported"),
+                  "exit %d, %s", r.status, r.err);
+    ck_assert_ptr_null(strchr(r.err, '\x1b'));
+    tu_run_free(&r);
+    r = tu_run("import", pcd, "-o", out, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.err, "bad.pcd:5: bad TYPE '\\x1B[2J'"), "exit %d, %s", r.status, r.err);
+    ck_assert_ptr_null(strchr(r.err, '\x1b'));
+    tu_run_free(&r);
+    ck_assert(!tu_file_exists(out));
+    tu_rmtree(dir);
+    free(dir);
+    free(ply);
+    free(pcd);
+    free(out);
+}
+END_TEST
+
+/* vepd on logs: the estimate's and the ground truth's t through the
+ * validator, the error naming the test's file and dataset. */
+START_TEST(vepd_log_t_mutations)
+{
+    fixture f;
+    fixture_make(&f);
+    char *real = tu_path(f.dir, "real"), *sim = tu_path(f.dir, "sim");
+    ck_assert_int_eq(mkdir(real, 0777), 0);
+    ck_assert_int_eq(mkdir(sim, 0777), 0);
+    char *judged = tu_path(f.dir, "judged.h5"), *p1 = tu_path(real, "path_1.h5"), *p2 = tu_path(real, "path_2.h5");
+    char *s1 = tu_path(sim, "path_1.h5"), *s2 = tu_path(sim, "path_2.h5");
+    tu_run_result r = tu_run("judge", f.log, "-o", judged, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "cp %s %s && cp %s %s && cp %s %s && cp %s %s", judged, p1, judged, p2, judged, s1, judged,
+             s2);
+    ck_assert_int_eq(system(cmd), 0);
+    r = tu_run("vepd", "--real", real, "--sim", sim, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    static const char *const dsets[2] = {"/estimates/judge/t", "/ground_truth/t"};
+    for (int d = 0; d < 2; d++)
+        for (size_t m = 0; m < NMUT; m++) {
+            mutate(&f, judged, dsets[d], mutations[m]);
+            ck_assert_int_eq(rename(f.bad, s2), 0);
+            r = tu_run("vepd", "--real", real, "--sim", sim, NULL);
+            char needle[512];
+            snprintf(needle, sizeof needle, "sim/path_2.h5: %s", dsets[d]);
+            ck_assert_msg(r.status == 1 && strstr(r.err, needle), "%s %s: exit %d, %s", dsets[d], mutations[m],
+                          r.status, r.err);
+            tu_run_free(&r);
+        }
+    free(real);
+    free(sim);
+    free(judged);
+    free(p1);
+    free(p2);
+    free(s1);
+    free(s2);
+    fixture_free(&f);
+}
+END_TEST
+
 Suite *suite_validate(void)
 {
     Suite *s = suite_create("validate");
@@ -673,6 +872,8 @@ Suite *suite_validate(void)
     tcase_add_test(tc, tcheck_blocks);
     tcase_add_test(tc, long_output_names);
     tcase_add_test(tc, utf8_bom);
+    tcase_add_test(tc, vepd_overflow_names_test);
+    tcase_add_test(tc, point_cloud_header_bytes_escaped);
     suite_add_tcase(s, tc);
     TCase *tm = tcase_create("mutations");
     tcase_set_timeout(tm, 600);
@@ -685,6 +886,9 @@ Suite *suite_validate(void)
     tcase_add_test(tm, fit_camera_exposure_order);
     tcase_add_test(tm, vepd_regular_files_only);
     tcase_add_test(tm, unreadable_log_says_eacces);
+    tcase_add_test(tm, error_texts);
+    tcase_add_test(tm, fit_lidar_offsets_checked);
+    tcase_add_test(tm, vepd_log_t_mutations);
     suite_add_tcase(s, tm);
     return s;
 }

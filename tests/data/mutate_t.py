@@ -5,7 +5,8 @@ usage: mutate_t.py IN.h5 OUT.h5 DATASET MUTATION
 
 Mutations: allnan, onenan, inf, big (1e300), reversed, constant,
 duplicated (one stamp repeats the one before), swapped (two neighbours
-exchanged), shifted (-1e9 s), int32 (the same seconds stored as int32).
+exchanged), shifted (-1e9 s), scaled (x 1e6), gap (1e7 s from the middle
+on), int32 (the same seconds stored as int32).
 """
 import shutil
 import sys
@@ -37,6 +38,10 @@ with h5py.File(dst, "r+") as f:
         t[k], t[k + 1] = t[k + 1], t[k]
     elif how == "shifted":
         t = t - 1e9
+    elif how == "scaled":
+        t = t * 1e6
+    elif how == "gap":
+        t[k:] += 1e7
     elif how != "int32":
         sys.exit("unknown mutation " + how)
     if how == "int32":
