@@ -170,7 +170,7 @@ int cmd_trajectory(int argc, char **argv)
     p.yaw = (90.0 - heading) * M_PI / 180.0;
     sensim_geo_enu frame;
     if (sensim_geo_enu_init(&frame, origin))
-        return cli_usage_error(verb, "--origin: %s", sensim_last_error());
+        return cli_fail(verb, "--origin: %s", sensim_last_error());
     /* Samples at t0 + k/rate for k = 0 .. floor(duration * rate), both ends included. */
     double nd = floor(duration * rate * (1 + 1e-12)) + 1;
     if (nd > 1e12)

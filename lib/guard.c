@@ -85,10 +85,11 @@ sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
         if (!isfinite(v))
             return sensim_error(SENSIM_EDATA, "%s: timestamp %zu is not finite (%g)", c->what, k, v);
         if (fabs(v) >= 1e11) {
-            const double big = fabs(v);
+            const double big = fabs(v), div = big >= 1e17 ? 1e9 : big >= 1e14 ? 1e6 : 1e3;
             return sensim_error(SENSIM_EDATA,
-                                "%s: timestamp %zu is %.6g, which as seconds is %.3g years: not seconds (%s?)",
-                                c->what, k, v, big / 3.15576e7, epoch_unit(big));
+                                "%s: timestamp %zu is %.6g, which as seconds is %.3g years: it looks like %s; "
+                                "convert the times to seconds (divide by %.0e)",
+                                c->what, k, v, big / 3.15576e7, epoch_unit(big), div);
         }
         if (v < SENSIM_TCHECK_MIN_TIME)
             return sensim_error(SENSIM_EDATA,
@@ -106,11 +107,6 @@ sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
                                     "%s: timestamps not increasing at index %zu (%.9g after %.9g)%s", c->what, k, v,
                                     prev, v == prev ? ": a repeated time" : "");
             const double step = v - prev;
-            if (step > SENSIM_TCHECK_MAX_GAP)
-                return sensim_error(SENSIM_EDATA,
-                                    "%s: a gap of %.6g s between index %zu and %zu (%.9g to %.9g): more than %g s, "
-                                    "not one recording",
-                                    c->what, step, k - 1, k, prev, v, SENSIM_TCHECK_MAX_GAP);
             if (step > c->max_step) {
                 c->max_step = step;
                 c->max_step_at = k;
@@ -128,6 +124,22 @@ sensim_status sensim_tcheck_finish(const sensim_tcheck *c)
 {
     if (c->count == 0)
         return sensim_error(SENSIM_EDATA, "%s: no timestamps", c->what);
+    /* Long steps, told apart once the whole span is known: one gap in an
+     * otherwise plausible series is named where it is; steps long
+     * throughout are times in another unit (sensim_guard_times). */
+    const size_t n = c->count;
+    const int gap = c->max_step > SENSIM_TCHECK_MAX_GAP;
+    if (!(gap && n >= 3 && (c->last - c->first - c->max_step) / (double)(n - 2) <= SENSIM_GUARD_MAX_STEP)) {
+        sensim_status st = sensim_guard_times(c->first, c->last, n, c->what);
+        if (st)
+            return st;
+    }
+    if (gap) {
+        const size_t k = c->max_step_at;
+        return sensim_error(SENSIM_EDATA,
+                            "%s: a gap of %.6g s between index %zu and %zu: more than %g s, not one recording",
+                            c->what, c->max_step, k - 1, k, SENSIM_TCHECK_MAX_GAP);
+    }
     if (c->rate_hz > 0 && c->count >= 2) {
         const double mean = (c->last - c->first) / (double)(c->count - 1), nominal = 1.0 / c->rate_hz;
         if (mean > SENSIM_TCHECK_RATE_FACTOR * nominal || mean < nominal / SENSIM_TCHECK_RATE_FACTOR)

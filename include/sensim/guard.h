@@ -84,8 +84,10 @@ void sensim_tcheck_init(sensim_tcheck *c, const char *what, double rate_hz, unsi
  * `what`, the index and the values on the first bad one; the state is then
  * unusable. */
 sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n);
-/* The whole-span checks: at least one time and the mean step against
- * rate_hz. */
+/* The whole-span checks: at least one time, steps (one gap longer than
+ * SENSIM_TCHECK_MAX_GAP named by index; long steps throughout refused as
+ * sensim_guard_times does, as times in another unit) and the mean step
+ * against rate_hz. */
 sensim_status sensim_tcheck_finish(const sensim_tcheck *c);
 
 #ifdef __cplusplus
