@@ -266,6 +266,7 @@ START_TEST(imu_t_mutations)
         {"inject (recorded)", {"inject", "RIGIMU", "@", "-o", "OUT", "-q"}},
         {"judge", {"judge", "@", "-o", "OUT"}},
         {"export euroc", {"export", "@", "-g", "/sensors/imu", "--format", "euroc", "-o", "CSV"}},
+        {"export bag", {"export", "@", "-g", "/sensors/imu", "--format", "bag", "-o", "CSV"}},
     };
     all_mutations(&f, f.log, "/sensors/imu/t", cmds, sizeof cmds / sizeof *cmds);
     fixture_free(&f);
