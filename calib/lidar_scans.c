@@ -63,7 +63,7 @@ static sensim_status read_layout(const sensim_log *log, sensim_lidar_scans *s)
         return sensim_error(SENSIM_EDATA, "%s: %s: empty scans", in, p);
     uint64_t *off = malloc(S1 * sizeof *off);
     if (!off)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
+        return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for %zu scan offsets", in, p, S1);
     if ((st = sensim_log_read(log, p, SENSIM_U64, 0, S1, off))) {
         free(off);
         return st;
@@ -100,10 +100,13 @@ static sensim_status read_points(const sensim_log *log, sensim_lidar_scans *s, s
     char p[600];
     const size_t four = 4;
     snprintf(p, sizeof p, "/sensors/%s/points", s->sensor);
-    if (!(s->points = malloc(M * 4 * sizeof *s->points)))
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    /* The rows the file holds before a buffer is sized from scan_offset. */
     sensim_status st = check_rows(log, p, 1, &four, M, "");
-    return st ? st : sensim_log_read(log, p, SENSIM_F32, 0, M, s->points);
+    if (st)
+        return st;
+    if (!(s->points = malloc(M * 4 * sizeof *s->points)))
+        return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for %zu returns", sensim_log_path(log), p, M);
+    return sensim_log_read(log, p, SENSIM_F32, 0, M, s->points);
 }
 
 /* Ranges (from the points without a range dataset) and channels. */
@@ -112,15 +115,20 @@ static sensim_status read_ranges(const sensim_log *log, sensim_lidar_scans *s)
     const size_t M = s->nscans * s->npoints, P = s->npoints;
     char p[600];
     sensim_status st;
-    if (!(s->range = malloc(M * sizeof *s->range)))
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
     snprintf(p, sizeof p, "/sensors/%s/range", s->sensor);
     if (sensim_log_exists(log, p)) {
-        if ((st = check_rows(log, p, 0, NULL, M, "")) || (st = sensim_log_read(log, p, SENSIM_F32, 0, M, s->range)))
+        if ((st = check_rows(log, p, 0, NULL, M, "")))
+            return st;
+        if (!(s->range = malloc(M * sizeof *s->range)))
+            return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for %zu returns", sensim_log_path(log), p, M);
+        if ((st = sensim_log_read(log, p, SENSIM_F32, 0, M, s->range)))
             return st;
     } else {
         if ((st = read_points(log, s, M)))
             return st;
+        if (!(s->range = malloc(M * sizeof *s->range)))
+            return sensim_error(SENSIM_ENOMEM, "%s: /sensors/%s/points: out of memory for %zu ranges",
+                                sensim_log_path(log), s->sensor, M);
         const float *q = s->points;
         for (size_t i = 0; i < M; i++)
             s->range[i] = sqrtf(q[4 * i] * q[4 * i] + q[4 * i + 1] * q[4 * i + 1] + q[4 * i + 2] * q[4 * i + 2]);
@@ -129,7 +137,7 @@ static sensim_status read_ranges(const sensim_log *log, sensim_lidar_scans *s)
     if (!sensim_log_exists(log, p))
         return SENSIM_OK;
     if (!(s->channel = malloc(P * sizeof *s->channel)))
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
+        return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for %zu beams", sensim_log_path(log), p, P);
     if ((st = sensim_log_read(log, p, SENSIM_U16, 0, P, s->channel)))
         return st;
     for (size_t i = 0; i < P; i++)
@@ -207,7 +215,7 @@ static sensim_status read_labels(const sensim_log *log, sensim_lidar_scans *s, c
     s->target = malloc(P * sizeof *s->target);
     s->objects = malloc(P * sizeof *s->objects);
     if (!lab || !s->target || !s->objects)
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for %zu labels", sensim_log_path(log), s->labels, M);
     if (!st && !(st = sensim_log_read(log, s->labels, SENSIM_F64, 0, M, lab)) && !(st = check_labels(log, s, lab, M)))
         st = label_targets(log, s, lab, want, nwant);
     free(lab);

@@ -27,6 +27,8 @@ int cli_is_bag(const char *path)
         free(m);
         return ok;
     }
+    if (!S_ISREG(sb.st_mode)) /* a FIFO would block the sniffing read; the reader names what it is */
+        return 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return 0;

@@ -115,8 +115,20 @@ sensim_status cli_series_h5(const char *path, const char *sensor, const char *qu
     int has_attr = sensim_log_has_attr(log, group, "rate_hz") && !sensim_log_get_attr_f64(log, group, "rate_hz", &attr, 1) &&
                    attr > 0;
     int has_t = sensim_log_exists(log, tpath);
-    if (has_t && (st = median_dt(log, tpath, n, &dt)))
-        goto done;
+    if (has_t) {
+        /* The whole of t through the one validator before any value is
+         * trusted, and its length against the data's. */
+        size_t nt = 0;
+        if ((st = sensim_log_check_time(log, tpath, &nt)))
+            goto done;
+        if (nt != n) {
+            st = sensim_error(SENSIM_EDATA, "%s: %s has %zu rows but %s has %zu: the datasets disagree", path, tpath,
+                              nt, dset, n);
+            goto done;
+        }
+        if ((st = median_dt(log, tpath, n, &dt)))
+            goto done;
+    }
     if (rate > 0) {
         if (has_t && dt > 0 && fabs(rate * dt - 1) > 0.01) {
             st = sensim_error(SENSIM_EDATA, "%s: --rate %g Hz does not match %s (median spacing %g s, %g Hz)", path,

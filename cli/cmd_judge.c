@@ -41,6 +41,16 @@ const char cmd_judge_usage[] =
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
     "2 usage error.\n";
 
+/* The long name of option c, for messages (argv[optind - 1] is the value
+ * when the option and its value are separate words). */
+static const char *option_name(const struct option *lo, int c)
+{
+    for (; lo->name; lo++)
+        if (lo->val == c)
+            return lo->name;
+    return "?";
+}
+
 int cmd_judge(int argc, char **argv)
 {
     static const struct option lo[] = {
@@ -80,7 +90,7 @@ int cmd_judge(int argc, char **argv)
         case 'P':
             val = c == 'r' ? &rate : c == 'G' ? &gs : c == 'A' ? &as : &ps;
             if (cli_parse_double(optarg, val) || !(*val > 0))
-                return cli_usage_error("judge", "%s: '%s' is not a positive number", argv[optind - 1], optarg);
+                return cli_usage_error("judge", "--%s: '%s' is not a positive number", option_name(lo, c), optarg);
             break;
         case 'h': cli_print_help("judge", stdout); return CLI_OK;
         case ':': return cli_usage_error("judge", "option '%s' needs a value", argv[optind - 1]);

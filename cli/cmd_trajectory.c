@@ -199,9 +199,9 @@ int cmd_trajectory(int argc, char **argv)
     if (isnan(duration))
         return cli_usage_error(verb, "--duration is required");
     if (!(duration > 0))
-        return cli_fail(verb, "--duration must be > 0, got %g", duration);
+        return cli_usage_error(verb, "--duration must be > 0, got %g", duration);
     if (!(rate > 0))
-        return cli_fail(verb, "--rate must be > 0, got %g", rate);
+        return cli_usage_error(verb, "--rate must be > 0, got %g", rate);
     /* Compass heading (clockwise from north) to ENU yaw (counter-clockwise from east). */
     p.yaw = (90.0 - heading) * M_PI / 180.0;
     sensim_geo_enu frame;

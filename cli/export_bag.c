@@ -607,12 +607,10 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
     snprintf(g->type, sizeof g->type, "%s", ros2 ? sensim_msg_ros2_type(g->kind) : sensim_msg_ros1_type(g->kind));
     char t[400];
     snprintf(t, sizeof t, "%s/t", path);
-    int rank;
-    size_t dims[SENSIM_LOG_MAX_RANK];
-    sensim_status st = sensim_log_shape(log, t, &rank, dims);
+    /* The stamps of every message: through the one validator first. */
+    sensim_status st = sensim_log_check_time(log, t, &g->n);
     if (st)
         return st;
-    g->n = dims[0];
     g->group = path;
     return SENSIM_OK;
 }

@@ -187,6 +187,15 @@ int cli_fit_camera(int argc, char **argv)
         rc = cli_fail(VERB, "%s: /stack/exposure has %zu values for %zu levels", in, ne, L);
         goto done;
     }
+    /* The dark signal's slope over exposure is the dark current: exposures
+     * out of order (a stack written backwards) made it negative, exit 0. */
+    for (size_t k = 0; k < L; k++)
+        if (!(exp_s[k] > 0) || !isfinite(exp_s[k]) || (k && !(exp_s[k] > exp_s[k - 1]))) {
+            rc = cli_fail(VERB, "%s: /stack/exposure[%zu] is %.9g s%s: exposures must be positive and increasing, one "
+                                "per level",
+                          in, k, exp_s[k], k && exp_s[k] <= exp_s[k - 1] ? " after a longer or equal one" : "");
+            goto done;
+        }
     for (size_t k = 0; k < L; k++) {
         if (sensim_log_read(log, "/stack/light", dt, k, 1, fr[0]) ||
             (dark && sensim_log_read(log, "/stack/dark", dt, k, 1, fr[1]))) {

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -25,12 +26,38 @@ struct sensim_afile {
 static atomic_int tmp_state[SENSIM_TMP_MAX];
 static char tmp_name[SENSIM_TMP_MAX][PATH_MAX];
 
+/* Room for ".tmp-<pid>-XXXXXX" (a pid has at most 10 digits). */
+#define TMP_SUFFIX_MAX 22
+
+/* The start of path's temporaries' names, stem[size >= 32]: the base name,
+ * or, where the suffix would push the name past NAME_MAX (a target name of
+ * 234 to 255 bytes, valid on ext4), a short hidden name derived from it
+ * (".sensim-" and its 64-bit FNV-1a hash), so that any name that can be
+ * written can be written atomically. */
+static void tmp_stem(const char *base, char *stem, size_t size)
+{
+    size_t blen = strlen(base);
+    if (blen + TMP_SUFFIX_MAX <= NAME_MAX) {
+        snprintf(stem, size, "%s", base);
+        return;
+    }
+    unsigned long long h = 14695981039346656037ull;
+    for (const unsigned char *p = (const unsigned char *)base; *p; p++)
+        h = (h ^ *p) * 1099511628211ull;
+    snprintf(stem, size, ".sensim-%016llx", h);
+}
+
 char *sensim_tmp_template(const char *path)
 {
-    size_t n = strlen(path) + 40;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = (size_t)(base - path);
+    char stem[NAME_MAX + 1];
+    tmp_stem(base, stem, sizeof stem);
+    size_t n = dlen + strlen(stem) + 40;
     char *t = malloc(n);
     if (t)
-        snprintf(t, n, "%s.tmp-%ld-XXXXXX", path, (long)getpid());
+        snprintf(t, n, "%.*s%s.tmp-%ld-XXXXXX", (int)dlen, path, stem, (long)getpid());
     return t;
 }
 
@@ -110,10 +137,12 @@ size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp,
 {
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
-    size_t dlen = slash ? (size_t)(slash - path) : 0, blen = strlen(base);
-    char dir[PATH_MAX], full[PATH_MAX];
-    if (dlen + 2 > sizeof dir || !blen)
+    size_t dlen = slash ? (size_t)(slash - path) : 0;
+    char dir[PATH_MAX], full[PATH_MAX], stem[NAME_MAX + 1];
+    if (dlen + 2 > sizeof dir || !*base)
         return 0;
+    tmp_stem(base, stem, sizeof stem);
+    size_t blen = strlen(stem);
     if (slash)
         memcpy(dir, path, dlen ? dlen : 1), dir[dlen ? dlen : 1] = '\0';
     else
@@ -124,7 +153,7 @@ size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp,
     size_t removed = 0;
     for (struct dirent *e; (e = readdir(d));) {
         const char *s = e->d_name;
-        if (strncmp(s, base, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0)
+        if (strncmp(s, stem, blen) != 0 || strncmp(s + blen, ".tmp-", 5) != 0)
             continue;
         s += blen + 5;
         long pid = 0;
@@ -249,4 +278,75 @@ sensim_status sensim_afile_check_distinct(const char *output, const char *input)
         return sensim_error(SENSIM_EINVAL, "%s: the output is the input %s (the same file); write to another name",
                             output, input);
     return SENSIM_OK;
+}
+
+/* ---- inputs ---- */
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISFIFO(m) ? "a FIFO (named pipe)"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "not a regular file";
+}
+
+/* Opens path read-only without blocking and checks what it is; returns the
+ * descriptor (blocking again) or -1 with the error set. */
+static int input_open(const char *path, double max_bytes)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        if (e == EISDIR) /* a directory opened for reading does not fail on every system; said the same way */
+            sensim_error(SENSIM_EFORMAT, "%s: is a directory, not a file", path);
+        else
+            sensim_error(e == ENOENT || e == ENOTDIR ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path,
+                         strerror(e));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        sensim_error(SENSIM_EIO, "%s: cannot stat: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        sensim_error(SENSIM_EFORMAT, "%s: is %s, not a regular file", path, file_kind(st.st_mode));
+        close(fd);
+        return -1;
+    }
+    if (max_bytes > 0 && (double)st.st_size > max_bytes) {
+        sensim_error(SENSIM_EDATA, "%s: %.0f bytes, more than the %.0f this input may have", path,
+                     (double)st.st_size, max_bytes);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl != -1)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+sensim_status sensim_input_check(const char *path, double max_bytes)
+{
+    int fd = input_open(path, max_bytes);
+    if (fd < 0)
+        return sensim_last_status();
+    close(fd);
+    return SENSIM_OK;
+}
+
+FILE *sensim_input_fopen(const char *path, double max_bytes)
+{
+    int fd = input_open(path, max_bytes);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
 }

@@ -157,6 +157,14 @@ void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
     free(r);
 }
 
+/* The first line without the UTF-8 byte-order mark that Excel and Windows
+ * editors put before it (read as part of the first cell, it made an
+ * invisible unknown column, or a number taken for a header). */
+static char *skip_bom(char *line, size_t lineno)
+{
+    return lineno == 1 && !strncmp(line, "\xEF\xBB\xBF", 3) ? line + 3 : line;
+}
+
 /* Next line that is neither blank nor a comment; NULL at end of file (or a
  * read error, reported through *st). */
 static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
@@ -173,7 +181,7 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
         r->lineno++;
         if (nul_byte(r->path, r->lineno, r->line, (size_t)len, st))
             return NULL;
-        char *s = trim(r->line);
+        char *s = trim(skip_bom(r->line, r->lineno));
         if (!skippable(s))
             return s;
         /* Before the header, remember an origin comment written by the exporter. */
@@ -555,7 +563,7 @@ static sensim_status read_column(const char *path, size_t column, const char *na
         lineno++;
         if (nul_byte(path, lineno, line, (size_t)len, &st))
             break;
-        char *s = trim(line);
+        char *s = trim(skip_bom(line, lineno));
         if (skippable(s))
             continue;
         size_t nc = split(s, cells, maxc);

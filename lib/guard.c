@@ -68,3 +68,85 @@ sensim_status sensim_guard_output(const char *path, double bytes, const char *fi
                             figure, path, bytes, bytes / 1e9, avail / 1e9);
     return SENSIM_OK;
 }
+
+void sensim_tcheck_init(sensim_tcheck *c, const char *what, double rate_hz, unsigned flags)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->what, sizeof c->what, "%s", what ? what : "t");
+    c->rate_hz = rate_hz > 0 && isfinite(rate_hz) ? rate_hz : 0;
+    c->flags = flags;
+}
+
+sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const double v = t[i];
+        const size_t k = c->count + i;
+        if (!isfinite(v))
+            return sensim_error(SENSIM_EDATA, "%s: timestamp %zu is not finite (%g)", c->what, k, v);
+        if (fabs(v) >= 1e11) {
+            const double big = fabs(v), div = big >= 1e17 ? 1e9 : big >= 1e14 ? 1e6 : 1e3;
+            return sensim_error(SENSIM_EDATA,
+                                "%s: timestamp %zu is %.6g, which as seconds is %.3g years: it looks like %s; "
+                                "convert the times to seconds (divide by %.0e)",
+                                c->what, k, v, big / 3.15576e7, epoch_unit(big), div);
+        }
+        if (v < SENSIM_TCHECK_MIN_TIME)
+            return sensim_error(SENSIM_EDATA,
+                                "%s: timestamp %zu is %.9g s, %.3g years before time zero: times are seconds since "
+                                "the start of a run or since 1970",
+                                c->what, k, v, -v / 3.15576e7);
+        if (k == 0) {
+            c->first = v;
+        } else {
+            const double prev = i ? t[i - 1] : c->last;
+            if (v == prev && (c->flags & SENSIM_TCHECK_ALLOW_REPEATS))
+                c->repeats++;
+            else if (!(v > prev))
+                return sensim_error(SENSIM_EDATA,
+                                    "%s: timestamps not increasing at index %zu (%.9g after %.9g)%s", c->what, k, v,
+                                    prev, v == prev ? ": a repeated time" : "");
+            const double step = v - prev;
+            if (step > c->max_step) {
+                c->max_step = step;
+                c->max_step_at = k;
+            }
+        }
+    }
+    if (n) {
+        c->last = t[n - 1];
+        c->count += n;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_tcheck_finish(const sensim_tcheck *c)
+{
+    if (c->count == 0)
+        return sensim_error(SENSIM_EDATA, "%s: no timestamps", c->what);
+    /* Long steps, told apart once the whole span is known: one gap in an
+     * otherwise plausible series is named where it is; steps long
+     * throughout are times in another unit (sensim_guard_times). */
+    const size_t n = c->count;
+    const int gap = c->max_step > SENSIM_TCHECK_MAX_GAP;
+    if (!(gap && n >= 3 && (c->last - c->first - c->max_step) / (double)(n - 2) <= SENSIM_GUARD_MAX_STEP)) {
+        sensim_status st = sensim_guard_times(c->first, c->last, n, c->what);
+        if (st)
+            return st;
+    }
+    if (gap) {
+        const size_t k = c->max_step_at;
+        return sensim_error(SENSIM_EDATA,
+                            "%s: a gap of %.6g s between index %zu and %zu: more than %g s, not one recording",
+                            c->what, c->max_step, k - 1, k, SENSIM_TCHECK_MAX_GAP);
+    }
+    if (c->rate_hz > 0 && c->count >= 2) {
+        const double mean = (c->last - c->first) / (double)(c->count - 1), nominal = 1.0 / c->rate_hz;
+        if (mean > SENSIM_TCHECK_RATE_FACTOR * nominal || mean < nominal / SENSIM_TCHECK_RATE_FACTOR)
+            return sensim_error(SENSIM_EDATA,
+                                "%s: %zu times over %.6g s, a mean step of %.6g s, but rate_hz %g says %.6g s (a "
+                                "factor %.4g): times or rate in the wrong unit?",
+                                c->what, c->count, c->last - c->first, mean, c->rate_hz, nominal, mean / nominal);
+    }
+    return SENSIM_OK;
+}

@@ -6,6 +6,7 @@
 #include "sensim/log.h"
 
 #include "sensim/afile.h"
+#include "sensim/guard.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -143,11 +144,10 @@ const char *sensim_log_path(const sensim_log *log) { return log->path; }
 sensim_log *sensim_log_open(const char *path)
 {
     H5_QUIET_SCOPE();
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        sensim_error(SENSIM_ENOTFOUND, "%s: cannot open: %s", path, strerror(errno));
+    /* A regular file this process may read: a FIFO would block HDF5's
+     * open, and an unreadable file is not "not an HDF5 file" (EACCES). */
+    if (sensim_input_check(path, 0))
         return NULL;
-    }
     if (H5Fis_hdf5(path) <= 0) {
         sensim_error(SENSIM_EFORMAT, "%s: not an HDF5 file", path);
         return NULL;
@@ -1071,6 +1071,12 @@ void sensim_log_free_names(char **names, size_t count)
 
 #define CHECK_BLOCK 65536
 
+/* "int32", "uint64", ... for messages about integer time datasets. */
+static void int_type_name(hid_t t, char *buf, size_t size)
+{
+    snprintf(buf, size, "%sint%zu", H5Tget_sign(t) == H5T_SGN_2 ? "" : "u", 8 * H5Tget_size(t));
+}
+
 sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, size_t *n)
 {
     H5_QUIET_SCOPE();
@@ -1078,30 +1084,49 @@ sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, siz
     sensim_status st = sensim_log_check_shape(log, dset, 0, NULL, &rows);
     if (st)
         return st;
+    /* Integer stamps are not the layout's f64 seconds: truncated seconds
+     * repeat, and nanoseconds read as seconds span centuries. */
+    hid_t d = H5Dopen2(log->file, dset, H5P_DEFAULT);
+    if (d >= 0) {
+        hid_t ty = H5Dget_type(d);
+        if (ty >= 0 && H5Tget_class(ty) != H5T_FLOAT) {
+            char tn[32] = "not a float";
+            if (H5Tget_class(ty) == H5T_INTEGER)
+                int_type_name(ty, tn, sizeof tn);
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s is %s; timestamps are floating-point seconds (f64)",
+                              log->path, dset, tn);
+        }
+        if (ty >= 0)
+            H5Tclose(ty);
+        H5Dclose(d);
+        if (st)
+            return st;
+    }
+    /* The rate of the group holding t, when it says one, bounds the mean step. */
+    char group[512], what[640];
+    double rate = 0;
+    snprintf(group, sizeof group, "%s", dset);
+    char *slash = strrchr(group, '/');
+    if (slash && slash != group) {
+        *slash = '\0';
+        if (sensim_log_has_attr(log, group, "rate_hz") && sensim_log_get_attr_f64(log, group, "rate_hz", &rate, 1))
+            rate = 0;
+    }
+    snprintf(what, sizeof what, "%s: %s", log->path, dset);
+    sensim_tcheck c;
+    sensim_tcheck_init(&c, what, rate, 0);
     double *buf = malloc(CHECK_BLOCK * sizeof *buf);
     if (!buf)
-        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
-    double prev = -INFINITY;
+        return sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory for a block of %d times", log->path, dset,
+                            CHECK_BLOCK);
     for (size_t r0 = 0; r0 < rows && !st; r0 += CHECK_BLOCK) {
-        size_t c = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
-        if ((st = sensim_log_read_f64(log, dset, r0, c, buf)))
-            break;
-        for (size_t i = 0; i < c; i++) {
-            if (!isfinite(buf[i])) {
-                st = sensim_error(SENSIM_EDATA, "%s: %s: timestamp %zu is not finite (%g)", log->path, dset,
-                                  r0 + i, buf[i]);
-                break;
-            }
-            if (!(buf[i] > prev)) {
-                st = sensim_error(SENSIM_EDATA,
-                                  "%s: %s: timestamps not increasing at index %zu (%.9g after %.9g)", log->path,
-                                  dset, r0 + i, buf[i], prev);
-                break;
-            }
-            prev = buf[i];
-        }
+        size_t k = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
+        if (!(st = sensim_log_read_f64(log, dset, r0, k, buf)))
+            st = sensim_tcheck_block(&c, buf, k);
     }
     free(buf);
+    if (!st && rows)
+        st = sensim_tcheck_finish(&c);
     if (!st && n)
         *n = rows;
     return st;

@@ -3,6 +3,7 @@
 
 #include "sensim/afile.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,6 +237,7 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
 {
     if (width < 200 || height < 150)
         return sensim_error(SENSIM_EINVAL, "plot: size %dx%d is too small (at least 200x150)", width, height);
+    errno = 0; /* what a failed write leaves here is the cause reported */
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
     for (size_t i = 0; i < p->ns; i++) {
         const series *s = &p->s[i];
@@ -347,7 +349,7 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
     }
     fputs("</svg>\n", f);
     if (ferror(f))
-        return sensim_error(SENSIM_EIO, "plot: write error");
+        return sensim_error(SENSIM_EIO, "SVG plot: write error: %s", errno ? strerror(errno) : "unknown cause");
     return SENSIM_OK;
 }
 
@@ -359,8 +361,7 @@ sensim_status sensim_plot_write_svg(const sensim_plot *p, const char *path, int 
     sensim_status st = sensim_plot_svg(p, sensim_afile_stream(a), width, height);
     if (st) {
         sensim_afile_abort(a);
-        if (st == SENSIM_EDATA || st == SENSIM_EINVAL)
-            sensim_error_prefix(st, "%s", path);
+        sensim_error_prefix(st, "%s", path);
         return st;
     }
     return sensim_afile_commit(a);

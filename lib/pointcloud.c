@@ -262,6 +262,25 @@ static int parse_count(const char *tok, size_t *v)
     return 1;
 }
 
+/* Header text for a message: at most 40 bytes, each byte outside printable
+ * ASCII as \xNN, so a binary file's bytes never reach the terminal raw.
+ * Returns buf (size >= 4 * 40 + 8). */
+static const char *shown(const char *s, char *buf, size_t size)
+{
+    size_t k = 0, i = 0;
+    for (; s && s[i] && i < 40 && k + 5 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\'')
+            buf[k++] = (char)c;
+        else
+            k += (size_t)snprintf(buf + k, size - k, "\\x%02X", c);
+    }
+    if (s && s[i] && k + 4 < size)
+        k += (size_t)snprintf(buf + k, size - k, "...");
+    buf[k] = '\0';
+    return buf;
+}
+
 static sensim_status read_ply(const char *path, char *buf, size_t len, float **xyzi, size_t *n, int *has_i,
                               sensim_cloud_format *fmt)
 {
@@ -269,7 +288,7 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
     memset(&L, 0, sizeof L);
     size_t pos = 0, nv = 0;
     int line = 0, binary = -1, in_vertex = 0, seen_vertex = 0, after_vertex = 0;
-    char *s;
+    char *s, sh[176];
     while ((s = next_line(buf, len, &pos))) {
         line++;
         char w1[64] = "", w2[64] = "", w3[64] = "";
@@ -287,7 +306,7 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
                 binary = 1;
             else
                 return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: PLY format '%s' not supported (ascii or "
-                                    "binary_little_endian)", path, line, w2);
+                                    "binary_little_endian)", path, line, shown(w2, sh, sizeof sh));
         } else if (!strcmp(w1, "element")) {
             in_vertex = !strcmp(w2, "vertex");
             if (in_vertex) {
@@ -296,7 +315,7 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
                 if (after_vertex)
                     return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: the vertex element must come first", path, line);
                 if (nw < 3 || !parse_count(w3, &nv))
-                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad vertex count '%s'", path, line, w3);
+                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad vertex count '%s'", path, line, shown(w3, sh, sizeof sh));
                 seen_vertex = 1;
             } else {
                 after_vertex = 1;
@@ -310,12 +329,12 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
                 return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: more than %d vertex properties", path, line, MAXPROP);
             prop *q = &L.p[L.np];
             if (nw < 3 || !ply_type(w2, &q->kind, &q->size))
-                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad property '%s'", path, line, s);
+                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad property '%s'", path, line, shown(s, sh, sizeof sh));
             snprintf(q->name, sizeof q->name, "%s", w3);
             q->count = 1;
             L.np++;
         } else {
-            return sensim_error(SENSIM_EFORMAT, "%s:%d: unexpected header line '%s'", path, line, s);
+            return sensim_error(SENSIM_EFORMAT, "%s:%d: unexpected header line '%s'", path, line, shown(s, sh, sizeof sh));
         }
     }
     if (!s)
@@ -353,7 +372,7 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
     memset(&L, 0, sizeof L);
     size_t pos = 0, npoints = 0, width = 0, height = 1;
     int line = 0, binary = -1, have_points = 0, have_width = 0, nsize = 0, ntype = 0, ncount = 0;
-    char *s;
+    char *s, sh[176];
     while (binary < 0 && (s = next_line(buf, len, &pos))) {
         line++;
         if (s[0] == '#' || s[0] == '\0')
@@ -379,13 +398,13 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
                 prop *q = &L.p[ntype++];
                 q->kind = tok[0] == 'F' ? K_FLOAT : tok[0] == 'U' ? K_UINT : K_INT;
                 if (tok[1] || !strchr("FUI", tok[0]))
-                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad TYPE '%s'", path, line, tok);
+                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad TYPE '%s'", path, line, shown(tok, sh, sizeof sh));
             }
         } else if (!strcmp(key, "COUNT")) {
             while ((tok = strtok_r(NULL, " \t", &save)) && ncount < L.np) {
                 size_t c;
                 if (!parse_count(tok, &c) || c < 1 || c > PCD_MAXCOUNT)
-                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad COUNT '%s' (1 to %d)", path, line, tok,
+                    return sensim_error(SENSIM_EFORMAT, "%s:%d: bad COUNT '%s' (1 to %d)", path, line, shown(tok, sh, sizeof sh),
                                         PCD_MAXCOUNT);
                 L.p[ncount++].count = (int)c;
             }
@@ -393,7 +412,7 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
             tok = strtok_r(NULL, " \t", &save);
             size_t v;
             if (!parse_count(tok, &v))
-                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad %s '%s'", path, line, key, tok ? tok : "");
+                return sensim_error(SENSIM_EFORMAT, "%s:%d: bad %s '%s'", path, line, key, shown(tok, sh, sizeof sh));
             if (key[0] == 'W')
                 width = v, have_width = 1;
             else if (key[0] == 'H')
@@ -408,9 +427,9 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
                 binary = 1;
             else
                 return sensim_error(SENSIM_EUNSUPPORTED, "%s:%d: DATA '%s' not supported (ascii or binary)", path,
-                                    line, tok ? tok : "");
+                                    line, shown(tok, sh, sizeof sh));
         } else {
-            return sensim_error(SENSIM_EFORMAT, "%s:%d: unknown PCD header key '%s'", path, line, key);
+            return sensim_error(SENSIM_EFORMAT, "%s:%d: unknown PCD header key '%s'", path, line, shown(key, sh, sizeof sh));
         }
     }
     if (binary < 0)
@@ -422,7 +441,7 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
         int ok = q->count >= 1 && (q->kind == K_FLOAT ? (q->size == 4 || q->size == 8)
                                                       : (q->size == 1 || q->size == 2 || q->size == 4 || q->size == 8));
         if (!ok)
-            return sensim_error(SENSIM_EFORMAT, "%s: PCD field '%s': bad size %d or count %d", path, q->name, q->size,
+            return sensim_error(SENSIM_EFORMAT, "%s: PCD field '%s': bad size %d or count %d", path, shown(q->name, sh, sizeof sh), q->size,
                                 q->count);
     }
     /* PCL: POINTS is the total, WIDTH x HEIGHT the organisation; they must

@@ -161,14 +161,20 @@ static sensim_status check_sensors(sensim_judge_log *io)
     snprintf(io->gt, sizeof io->gt, "%s/t", gg);
     snprintf(io->genu, sizeof io->genu, "%s/enu", gg);
     snprintf(io->gcov, sizeof io->gcov, "%s/position_covariance", gg);
-    if ((st = sensim_log_check_shape(log, io->it, 0, NULL, &ni)) ||
+    /* Every t the output carries is checked (sensim_tcheck), the ground
+     * truth copied beside the estimates included. */
+    double lla[3];
+    size_t ngt;
+    if (sensim_log_exists(log, "/ground_truth") && (st = sensim_gt_check(log, &ngt, lla)))
+        return st;
+    if ((st = sensim_log_check_time(log, io->it, &ni)) ||
         (st = sensim_log_check_shape(log, io->iw, 1, &three, &n2)) ||
         (st = sensim_log_check_shape(log, io->isf, 1, &three, &n3)))
         return st;
     if (n2 != ni || n3 != ni)
         return sensim_error(SENSIM_EFORMAT, "%s: %s: t, angular_velocity and specific_force differ in length (%zu, %zu, %zu)",
                             in, ig, ni, n2, n3);
-    if ((st = sensim_log_check_shape(log, io->gt, 0, NULL, &ng)) ||
+    if ((st = sensim_log_check_time(log, io->gt, &ng)) ||
         (st = sensim_log_check_shape(log, io->genu, 1, &three, &ng2)))
         return st;
     if (ng2 != ng)

@@ -3,6 +3,8 @@
  * empty cells (and, for ground truth, by trailing rows of exact zeros). */
 #include "sensim/metrics.h"
 
+#include "sensim/afile.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -48,6 +50,9 @@ static int push(column *c, double x)
     return 0;
 }
 
+/* Largest CSV test file read (bytes). */
+#define VEPD_CSV_MAX_BYTES 2147483648.0
+
 sensim_status sensim_vepd_read_csv(const char *path, sensim_vepd_series *out)
 {
     return sensim_vepd_read_csv_ex(path, 0, out);
@@ -58,9 +63,12 @@ sensim_status sensim_vepd_read_csv_ex(const char *path, unsigned flags, sensim_v
     if (!path || !out)
         return sensim_error(SENSIM_EINVAL, "vepd csv: NULL argument");
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
+    /* Regular files only (a FIFO blocked forever, a link to /dev/zero grew
+     * without end), and no larger than a test can be: the score's grid
+     * holds at most 2^20 points, a few tens of MB of rows. */
+    FILE *f = sensim_input_fopen(path, VEPD_CSV_MAX_BYTES);
     if (!f)
-        return sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+        return sensim_last_status();
     column col[NCOL] = {{0}};
     int where[NCOL] = {-1, -1, -1, -1}; /* field index of each column */
     char *line = NULL;
@@ -173,7 +181,7 @@ sensim_status sensim_vepd_read_csv_ex(const char *path, unsigned flags, sensim_v
         }
     }
     if (ferror(f)) {
-        st = sensim_error(SENSIM_EIO, "%s: read error after line %zu", path, lineno);
+        st = sensim_error(SENSIM_EIO, "%s: read error after line %zu: %s", path, lineno, strerror(errno));
         goto done;
     }
     if (lineno == 0) {

@@ -12,7 +12,10 @@
 
 static sensim_status read_vec(const sensim_log *log, const char *d, size_t cols, double **out, size_t *n)
 {
-    sensim_status st = sensim_log_check_shape(log, d, cols ? 1 : 0, cols ? &cols : NULL, n);
+    /* Times go through the one validator (sensim_tcheck) first. */
+    const char *slash = strrchr(d, '/');
+    sensim_status st = slash && !strcmp(slash, "/t") ? sensim_log_check_time(log, d, n)
+                                                     : sensim_log_check_shape(log, d, cols ? 1 : 0, cols ? &cols : NULL, n);
     if (st)
         return st;
     *out = malloc((*n ? *n : 1) * (cols ? cols : 1) * sizeof **out);

@@ -263,9 +263,24 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
         st = sensim_error(SENSIM_ENOMEM, "%s: %s: cannot allocate a %zux%zux%zu frame", file, img, H, W, C);
         goto done;
     }
-    /* Everything else in the group passes through. */
+    /* Everything else in the group passes through, once its length agrees
+     * with the frames' (times through the validator). */
     if ((st = sensim_log_list(in, g, &names, &nn)))
         goto done;
+    for (size_t i = 0; i < nn && !st; i++)
+        if (strcmp(names[i], "image")) {
+            char p2[512];
+            snprintf(p2, sizeof p2, "%s/%s", g, names[i]);
+            int r2;
+            size_t d2[SENSIM_LOG_MAX_RANK];
+            const int is_t = !strcmp(names[i], "t") || !strcmp(names[i], "t_sample") || !strcmp(names[i], "t_sensor");
+            if (is_t ? (st = sensim_log_check_time(in, p2, &d2[0])) : (st = sensim_log_shape(in, p2, &r2, d2)))
+                break;
+            if ((is_t || r2 >= 1) && d2[0] != N) {
+                st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu frames but %s has %zu rows", file, img, N, p2, d2[0]);
+                break;
+            }
+        }
     for (size_t i = 0; i < nn && !st; i++)
         if (strcmp(names[i], "image")) {
             char p2[512];
@@ -283,6 +298,14 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
     for (size_t k = 0; k < N; k++) {
         if ((st = sensim_log_read(in, img, dt, k, 1, buf)))
             goto done;
+        if (dt == SENSIM_F32) /* a NaN or infinite pixel is no photon count */
+            for (size_t i = 0; i < frame; i++)
+                if (!isfinite(((const float *)buf)[i])) {
+                    st = sensim_error(SENSIM_EDATA, "%s: %s: frame %zu, row %zu, column %zu%s is %s", file, img, k,
+                                      i / C / W, i / C % W, C > 1 ? (i % C == 0 ? " (R)" : i % C == 1 ? " (G)" : " (B)") : "",
+                                      isnan(((const float *)buf)[i]) ? "NaN" : "infinite");
+                    goto done;
+                }
         if (rm) {
             if ((st = sensim_remap_apply(rm, pixel_type(dt), C, 0.0, buf, tmp)))
                 goto done;

@@ -62,7 +62,7 @@ static sensim_status lidar_create(sensim_sensor *s)
 {
     sensim_lidar_params *p = malloc(sizeof *p);
     if (!p)
-        return sensim_error(SENSIM_ENOMEM, "out of memory");
+        return sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
     *p = sensim_lidar_default_params();
     const sensim_ynode *noise = sensim_ynode_get(s->node, "noise"), *drop = sensim_ynode_get(s->node, "dropout");
     sensim_status st = sensim_lidar_params_from_yaml(s->node, p);
@@ -174,7 +174,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
     static const char *const polar[3] = {"range", "azimuth", "elevation"};
     int have_polar = 1, npolar = 0;
     if (!off || !noff || !pts || !po || !keep) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
         goto done;
     }
     if ((st = sensim_log_read(in, so, SENSIM_U64, 0, S1, off)))
@@ -205,7 +205,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
             goto done;
         }
         if (!(pin[c] = malloc(BLOCK * 4)) || !(pol[c] = malloc(BLOCK * 4))) {
-            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
             goto done;
         }
     }
@@ -219,7 +219,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         goto done;
     ex = calloc(nn ? nn : 1, sizeof *ex);
     if (!ex) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+        st = sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, g);
         goto done;
     }
     for (size_t i = 0; i < nn; i++) {
@@ -233,8 +233,18 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
         int rank;
         size_t dims[SENSIM_LOG_MAX_RANK];
         sensim_dtype dt;
-        if (!per_scan && sensim_log_shape(in, p, &rank, dims) == SENSIM_OK && rank >= 1 && dims[0] == M &&
-            sensim_log_dtype(in, p, &dt) == SENSIM_OK) {
+        /* Every dataset's length against the points' and the scans' before
+         * anything is copied: one row per point (noised along), one per
+         * scan (copied), or refused. The times go through the validator. */
+        if (per_scan ? (st = sensim_log_check_time(in, p, &dims[0])) : (st = sensim_log_shape(in, p, &rank, dims)))
+            goto done;
+        if (per_scan ? dims[0] != S : rank >= 1 && dims[0] != M && dims[0] != S) {
+            st = sensim_error(SENSIM_EFORMAT, "%s: %s has %zu rows, but %s has %zu (one per point) and %s %zu (one "
+                                              "per scan)",
+                              file, p, dims[0], pp, M, so, S1);
+            goto done;
+        }
+        if (!per_scan && rank >= 1 && dims[0] == M && sensim_log_dtype(in, p, &dt) == SENSIM_OK) {
             extra *e = &ex[nex++];
             snprintf(e->path, sizeof e->path, "%s", p);
             e->type = dt;
@@ -251,7 +261,7 @@ static sensim_status lidar_noise_clean(const sensim_sensor *s, const sensim_inje
             free(units);
             e->buf = malloc((size_t)BLOCK * e->width * sensim_dtype_size(dt));
             if (!e->out || !e->buf) {
-                st = e->out ? sensim_error(SENSIM_ENOMEM, "out of memory") : sensim_last_status();
+                st = e->out ? sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", file, p) : sensim_last_status();
                 goto done;
             }
         } else {

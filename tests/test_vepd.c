@@ -417,7 +417,7 @@ START_TEST(csv_errors)
                      "no ground-truth rows besides padding");
     sensim_vepd_series s;
     char *p = tu_path(dir, "absent.csv");
-    ck_assert_int_eq(sensim_vepd_read_csv(p, &s), SENSIM_EIO);
+    ck_assert_int_eq(sensim_vepd_read_csv(p, &s), SENSIM_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), p));
     free(p);
     /* Reordered columns, extra columns, a byte-order mark, CRLF and short

@@ -58,7 +58,10 @@ sensim_status sensim_afile_check_distinct(const char *output, const char *input)
 /* Largest number of temporaries open at once that a signal removes. */
 #define SENSIM_TMP_MAX 64
 
-/* A mkstemp template "<path>.tmp-<pid>-XXXXXX", malloc'd (NULL: no memory). */
+/* A mkstemp template "<path>.tmp-<pid>-XXXXXX", malloc'd (NULL: no memory).
+ * Where that name would pass NAME_MAX (a target name over 233 bytes), the
+ * temporary is "<dir>/.sensim-<hash of the name>.tmp-<pid>-XXXXXX", a short
+ * hidden name in the same directory. */
 char *sensim_tmp_template(const char *path);
 
 /* Lists a live temporary (the name is copied); returns its slot, or -1 when
@@ -82,6 +85,23 @@ sensim_status sensim_tmp_install_signal_handlers(void);
  * notify (may be NULL) is called with each name and pid as it goes.
  * Returns how many were removed. */
 size_t sensim_tmp_remove_stale(const char *path, void (*notify)(const char *tmp, long pid, void *ctx), void *ctx);
+
+/* ---- inputs ----
+ *
+ * Readers open only regular files: a FIFO named like a test file would block
+ * the reader forever, a link to /dev/zero would feed it without end, and a
+ * directory fails at the first read with a misleading error. */
+
+/* Checks that path names a regular file (following links) that this process
+ * may read, of at most max_bytes bytes (0: no bound). SENSIM_ENOTFOUND,
+ * SENSIM_EIO (with strerror, e.g. EACCES), SENSIM_EFORMAT for another kind
+ * of file ("is a FIFO", "is a directory") or SENSIM_EDATA for one too big,
+ * each naming path. Opens without blocking (O_NONBLOCK) to tell. */
+sensim_status sensim_input_check(const char *path, double max_bytes);
+
+/* sensim_input_check, then fopen(path, "rb") (the same file: opened once
+ * and checked with fstat). NULL with the error set. */
+FILE *sensim_input_fopen(const char *path, double max_bytes);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,55 @@ sensim_status sensim_guard_output(const char *path, double bytes, const char *fi
  * directory; INFINITY when it cannot be told. */
 double sensim_guard_free_bytes(const char *path);
 
+/* ---- timestamps ----
+ *
+ * One validator for every reader of a `t` (ground truth and every sensor),
+ * fed block by block so that streaming readers check as they go: times
+ * finite, strictly increasing (or, for readers that allow it, never
+ * decreasing with the repeats counted), magnitudes that can be seconds
+ * (|t| < 1e11, not before SENSIM_TCHECK_MIN_TIME), no step longer than
+ * SENSIM_TCHECK_MAX_GAP, and, when the sensor's rate is known, a mean step
+ * within a factor SENSIM_TCHECK_RATE_FACTOR of 1 / rate_hz. Messages name
+ * `what` (e.g. "imu.h5: /sensors/imu/t") and the first bad index.
+ *
+ * Usage: sensim_tcheck_init, then sensim_tcheck_block for consecutive
+ * blocks, then sensim_tcheck_finish for the whole-span checks. The struct is
+ * plain state (no allocation; `what` is copied, truncated to its buffer). */
+
+/* Seconds before time zero that no recording starts at (one day): times are
+ * seconds since the start of a run or since 1970. */
+#define SENSIM_TCHECK_MIN_TIME (-86400.0)
+/* A longer step between two rows is not one recording (one hour). */
+#define SENSIM_TCHECK_MAX_GAP 3600.0
+/* The mean step may differ from 1 / rate_hz by at most this factor. */
+#define SENSIM_TCHECK_RATE_FACTOR 100.0
+/* Flag: equal consecutive times are allowed (and counted in `repeats`). */
+#define SENSIM_TCHECK_ALLOW_REPEATS 1u
+
+typedef struct sensim_tcheck {
+    char what[320];  /* start of every message */
+    double rate_hz;  /* nominal rate, or 0 when unknown */
+    unsigned flags;  /* SENSIM_TCHECK_* */
+    size_t count;    /* times seen so far */
+    size_t repeats;  /* equal consecutive times (with ALLOW_REPEATS) */
+    double first;    /* first time (valid when count > 0) */
+    double last;     /* latest time, the previous sample of the next block */
+    double max_step; /* longest step so far, s */
+    size_t max_step_at; /* index of the sample after it */
+} sensim_tcheck;
+
+/* Starts a check; rate_hz <= 0 or non-finite means unknown. */
+void sensim_tcheck_init(sensim_tcheck *c, const char *what, double rate_hz, unsigned flags);
+/* Checks the next n times (t borrowed for the call). SENSIM_EDATA names
+ * `what`, the index and the values on the first bad one; the state is then
+ * unusable. */
+sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n);
+/* The whole-span checks: at least one time, steps (one gap longer than
+ * SENSIM_TCHECK_MAX_GAP named by index; long steps throughout refused as
+ * sensim_guard_times does, as times in another unit) and the mean step
+ * against rate_hz. */
+sensim_status sensim_tcheck_finish(const sensim_tcheck *c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -113,8 +113,11 @@ sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, co
 sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count);
 void sensim_log_free_names(char **names, size_t count);
 
-/* Checks a time vector in blocks: finite and strictly increasing. The error
- * names file, dataset and first bad index. Sets *n. */
+/* Checks a time vector in blocks with sensim_tcheck (sensim/guard.h):
+ * floating-point, finite, strictly increasing, magnitudes and steps that can
+ * be seconds, and a mean step that agrees with the rate_hz attribute of the
+ * group holding it (when it has one). The error names file, dataset and
+ * first bad index. Sets *n. */
 sensim_status sensim_log_check_time(const sensim_log *log, const char *dset, size_t *n);
 
 /* ---- writing ---- */
