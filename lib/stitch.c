@@ -6,6 +6,7 @@
 #include <hdf5_hl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -649,6 +650,12 @@ static sensim_status make_vds(hid_t out, const char *out_path, shard *const *sh,
     } else {
         dims[0] = total;
         hid_t vs = H5Screate_simple(rank, dims, NULL), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        /* HDF5 reads a source it cannot find as the fill value: NaN makes a
+         * shard left behind show, where 0 would pass for data. */
+        if (H5Tget_class(type) == H5T_FLOAT) {
+            const double nan = NAN;
+            H5Pset_fill_value(dcpl, H5T_NATIVE_DOUBLE, &nan);
+        }
         hsize_t off = 0;
         for (size_t k = 0; k < m && !st; k++) {
             if (!r[k])
