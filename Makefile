@@ -15,6 +15,7 @@
 #   make check-install   install to a temporary DESTDIR and PREFIX and use it
 #   make python          the Python package (cffi) in $(BUILD)/python: PYTHONPATH=$(BUILD)/python
 #   make check-python    its pytest suite (python/tests), against the CLI and the C library
+#   make check-slurm     a private one-node Slurm cluster runs a sharded job (tests/slurm.sh)
 #   make install / uninstall  (PREFIX=/usr/local, DESTDIR=)
 
 VERSION   = 0.1.0
@@ -68,7 +69,7 @@ PROG   = $(BUILD)/sensim
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
-.PHONY: all check check-examples check-install check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean FORCE
+.PHONY: all check check-examples check-install check-slurm check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man install uninstall clean FORCE
 all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
 
 $(BUILD)/%.o: %.c
@@ -173,6 +174,10 @@ python: $(STATIC)
 check-python: python $(PROG) $(STATIC)
 	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) SENSIM_BUILD=$(abspath $(BUILD)) \
 	  PYTHONPATH=$(PYBUILD) $(PYTHON) -m pytest -q -p no:cacheprovider python/tests
+# A real Slurm: a 4-task job array and a dependent stitch on a private
+# one-node cluster; SKIPPED (with the reason) where the daemons cannot start.
+check-slurm: $(PROG)
+	$(Q)sh tests/slurm.sh $(PROG)
 
 check-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \

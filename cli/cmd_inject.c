@@ -8,10 +8,13 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "sensim/afile.h"
 #include "sensim/rig.h"
+#include "sensim/stitch.h"
 
 const char cmd_inject_usage[] =
     "usage: sensim inject RIG.yaml IN.h5 -o OUT.h5 [--seed N] [--threads N] [--block N]\n"
+    "       sensim inject RIG.yaml IN.h5 -o 'OUT-{seed}.h5' --seeds A..B [--shard I/N]\n"
     "\n"
     "Applies every sensor of the rig to IN.h5 and writes OUT.h5: the ground truth\n"
     "copied through and /sensors/<name>/ for each sensor. A sensor whose group\n"
@@ -23,6 +26,12 @@ const char cmd_inject_usage[] =
     "  -s, --seed N        seed for every random stream (default: the rig's seed)\n"
     "  -j, --threads N     OpenMP threads (default: all cores)\n"
     "  -b, --block N       samples per streamed block (default 65536)\n"
+    "      --seeds A..B    one realisation per seed A to B (inclusive), each a log\n"
+    "                      named by -o with {seed} replaced; each records its seed\n"
+    "                      and range so that 'sensim stitch' joins them\n"
+    "      --shard I/N     with --seeds: only the I-th of N contiguous parts of the\n"
+    "                      seeds (I from 0), for job arrays; the union of the N\n"
+    "                      shards is the run of all the seeds, bit for bit\n"
     "  -q, --quiet         no progress on stderr (shown only on a terminal)\n"
     "  -h, --help          this text\n"
     "\n"
@@ -34,6 +43,95 @@ static void print_warning(void *ctx, const char *msg)
     fprintf(stderr, "sensim inject: warning: %s\n", msg);
 }
 
+/* "A..B" with A <= B, both non-negative integers. */
+static int parse_seeds(const char *text, unsigned long long *a, unsigned long long *b)
+{
+    const char *dots = strstr(text, "..");
+    if (!dots || dots == text || (size_t)(dots - text) >= 32)
+        return -1;
+    char first[32];
+    memcpy(first, text, (size_t)(dots - text));
+    first[dots - text] = 0;
+    return cli_parse_u64(first, a) || cli_parse_u64(dots + 2, b) || *a > *b || *b - *a >= 1000000 ? -1 : 0;
+}
+
+/* -o with {seed} replaced by seed (the first occurrence). */
+static char *seed_path(const char *pattern, unsigned long long seed)
+{
+    const char *k = strstr(pattern, "{seed}");
+    size_t n = strlen(pattern) + 32;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%.*s%llu%s", (int)(k - pattern), pattern, seed, k + 6);
+    return p;
+}
+
+/* --seeds A..B [--shard I/N]: one complete log per seed, tagged as a shard
+ * of kind "seeds" (sensim/stitch.h). Realisations are independent (every
+ * stream is keyed by the seed), so any split gives the same files. */
+static int inject_seeds(const char *output, const char *rig_path, const char *in_path, const char *seeds_arg,
+                        const char *shard_arg, int have_seed, int threads, size_t block, int quiet)
+{
+    unsigned long long a, b;
+    if (!seeds_arg)
+        return cli_usage_error("inject", "--shard needs --seeds A..B: inject splits realisations, not time (a time "
+                                         "split would restart the bias random walks at every shard boundary)");
+    if (have_seed)
+        return cli_usage_error("inject", "--seed and --seeds exclude each other");
+    if (parse_seeds(seeds_arg, &a, &b))
+        return cli_usage_error("inject", "--seeds: '%s' is not A..B with 0 <= A <= B and at most 1000000 seeds",
+                               seeds_arg);
+    if (!strstr(output, "{seed}"))
+        return cli_usage_error("inject", "with --seeds, -o names one file per seed and must contain {seed} (got '%s')",
+                               output);
+    int64_t index = 0, count = 1, first, end;
+    if (shard_arg && sensim_shard_parse(shard_arg, &index, &count)) {
+        return cli_usage_error("inject", "--shard: %s", sensim_last_error());
+    }
+    const int64_t nseeds = (int64_t)(b - a + 1);
+    sensim_shard_split(nseeds, count, index, &first, &end);
+    sensim_rig *rig = sensim_rig_load(rig_path);
+    if (!rig)
+        return cli_fail_lib("inject");
+    if (threads)
+        omp_set_num_threads(threads);
+    int rc = CLI_OK;
+    for (int64_t k = first; k < end && rc == CLI_OK; k++) {
+        unsigned long long seed = a + (unsigned long long)k;
+        char *path = seed_path(output, seed);
+        if (!path) {
+            rc = cli_fail("inject", "out of memory");
+            break;
+        }
+        if (cli_check_output("inject", path, rig_path, in_path, NULL)) {
+            free(path);
+            rc = CLI_FAIL;
+            break;
+        }
+        sensim_inject_opts o = {seed, threads, block, print_warning, NULL};
+        sensim_shard tag = {"seeds", k, nseeds, (int64_t)seed, (int64_t)seed + 1, (int64_t)b + 1, NULL};
+        cli_progress prog;
+        cli_progress_init(&prog, "inject", quiet);
+        sensim_afile *af = sensim_afile_open(path);
+        sensim_status st = af ? SENSIM_OK : sensim_last_status();
+        if (!st)
+            st = sensim_rig_inject_progress(rig, &o, in_path, sensim_afile_tmp_path(af), cli_progress_fn, &prog);
+        cli_progress_done(&prog);
+        if (!st)
+            st = sensim_shard_tag(sensim_afile_tmp_path(af), &tag);
+        if (!st) {
+            st = sensim_afile_commit(af);
+            af = NULL;
+        }
+        sensim_afile_abort(af);
+        if (st)
+            rc = cli_fail_lib("inject");
+        free(path);
+    }
+    sensim_rig_free(rig);
+    return rc;
+}
+
 int cmd_inject(int argc, char **argv)
 {
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
@@ -41,11 +139,14 @@ int cmd_inject(int argc, char **argv)
                                          {"threads", required_argument, NULL, 'j'},
                                          {"block", required_argument, NULL, 'b'},
                                          {"quiet", no_argument, NULL, 'q'},
+                                         {"seeds", required_argument, NULL, 'S'},
+                                         {"shard", required_argument, NULL, 'P'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *output = NULL;
     unsigned long long seed = 0, threads = 0, block = 0;
     int have_seed = 0, quiet = 0, c;
+    const char *seeds_arg = NULL, *shard_arg = NULL;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:s:j:b:qh", opts, NULL)) != -1) {
         switch (c) {
@@ -64,6 +165,8 @@ int cmd_inject(int argc, char **argv)
                 return cli_usage_error("inject", "--block: '%s' is not 1..67108864", optarg);
             break;
         case 'q': quiet = 1; break;
+        case 'S': seeds_arg = optarg; break;
+        case 'P': shard_arg = optarg; break;
         case 'h': cli_print_help("inject", stdout); return CLI_OK;
         default: return cli_usage_error("inject", "unknown option");
         }
@@ -83,6 +186,9 @@ int cmd_inject(int argc, char **argv)
         return cli_usage_error("inject", "%s is an HDF5 log, not a rig: the first argument is the rig (YAML)",
                                rig_path);
     }
+    if (seeds_arg || shard_arg)
+        return inject_seeds(output, rig_path, in_path, seeds_arg, shard_arg, have_seed, (int)threads, (size_t)block,
+                            quiet);
     if (cli_check_output("inject", output, rig_path, in_path, NULL))
         return CLI_FAIL;
     sensim_rig *rig = sensim_rig_load(rig_path);

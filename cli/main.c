@@ -30,6 +30,7 @@ VERB_DECL(judge)
 VERB_DECL(vepd)
 VERB_DECL(sim2real)
 VERB_DECL(demo)
+VERB_DECL(stitch)
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -45,6 +46,7 @@ static const cli_command commands[] = {
     VERB(judge, "run the velocity estimator (EKF judge) on a log")
     VERB(vepd, "sim2real score (VEPD) between real and simulated test sets")
     VERB(sim2real, "seed 004's GNSS experiment in simulation: rank five models by VEPD")
+    VERB(stitch, "one log of HDF5 virtual datasets over the shards of a job (--shard, --seeds)")
     VERB(demo, "run the whole pipeline on the bundled data")
 
 
