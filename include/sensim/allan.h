@@ -121,6 +121,39 @@ sensim_status sensim_allan_compute(const double *x, size_t n, size_t stride, con
 sensim_status sensim_allan_compute_axes(const double *x, size_t n, size_t naxes, const sensim_allan_opts *o,
                                         const size_t *m, size_t nm, sensim_allan_point *out);
 
+/* A series read from storage in blocks, for sensim_allan_compute_stream:
+ * read(ctx, start, count, a0, a1, buf) fills buf[(i - start) * (a1 - a0) +
+ * (a - a0)] with sample i of axis a for start <= i < start + count and a0 <=
+ * a < a1 (count > 0). It is called with increasing or arbitrary starts, the
+ * same block possibly more than once, and must return the same values each
+ * time; an error it returns (with its message) ends the computation. */
+typedef sensim_status (*sensim_allan_read_fn)(void *ctx, size_t start, size_t count, size_t a0, size_t a1,
+                                              double *buf);
+
+typedef struct sensim_allan_source {
+    sensim_allan_read_fn read;
+    void *ctx;
+    size_t n;     /* samples per axis */
+    size_t naxes; /* axes, >= 1 */
+} sensim_allan_source;
+
+/* The default memory budget of sensim_allan_compute_stream (bytes). */
+#define SENSIM_ALLAN_STREAM_BYTES ((size_t)96 << 20)
+
+/* The same results as sensim_allan_compute_axes on the series src->read
+ * returns (out is [naxes][nm]; the same numbers, bit for bit, at any
+ * thread count), in memory that does not grow with the series: at most
+ * about max_bytes (0: SENSIM_ALLAN_STREAM_BYTES) beside a few MB. While the
+ * phases of a group of axes fit in max_bytes, each group is read once and
+ * computed in memory; beyond, every axis is streamed: two passes for the
+ * mean and phase checkpoints, then cursors over the phase rebuilt from the
+ * checkpoints (one per lag for OADEV/OHDEV/MDEV/TDEV/TOTDEV, the TOTDEV
+ * reflections read backwards; ADEV/HDEV in one pass for all taus), and the
+ * noise identification from decimated phase (a few passes per batch of
+ * taus). Error messages name the axis when naxes > 1. */
+sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const sensim_allan_opts *o, const size_t *m,
+                                          size_t nm, size_t max_bytes, sensim_allan_point *out);
+
 /* Equivalent degrees of freedom for a deviation at averaging factor m with
  * nphase phase points and noise exponent alpha (+2..-2). */
 double sensim_allan_edf(sensim_allan_dev dev, int alpha, size_t m, size_t nphase);
