@@ -483,7 +483,64 @@ typedef struct id_view {
 
 static double robs_mem(const id_view *v, size_t np)
 {
+    /* stream (in memory) points at the R(m) over all np points when known. */
+    if (v->stream && np == v->axis)
+        return *(const double *)v->stream;
     return rn_observed(v->ph, np, v->m);
+}
+
+/* rn_observed of three axes p0, p1, p2 at once, the same arithmetic per
+ * axis: three independent chains keep the pipeline full. */
+static void rn_observed3(const double *p0, const double *p1, const double *p2, size_t np, size_t m, double r[3])
+{
+    if (np < 3 * m + 1) {
+        r[0] = r[1] = r[2] = 0;
+        return;
+    }
+    double sd0 = 0, sd1 = 0, sd2 = 0, sv0 = 0, sv1 = 0, sv2 = 0, v0 = 0, v1 = 0, v2 = 0;
+    size_t nd = 0, nv = 0, i = 0;
+#define RN_D(p) ((p)[i + 2 * m] - 2 * (p)[i + m] + (p)[i])
+#define RN_E(p) ((p)[i + m] - 2 * (p)[i] + (p)[i - m])
+    for (; i + 1 < m && i + 2 * m < np; i++) {
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        nd++;
+    }
+    for (; i < m && i + 2 * m < np; i++) { /* i = m - 1 */
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
+        nd++, nv++;
+    }
+    for (; i + 2 * m < np; i++) {
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        v0 -= RN_E(p0), v1 -= RN_E(p1), v2 -= RN_E(p2);
+        sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
+        nd++, nv++;
+    }
+#undef RN_D
+#undef RN_E
+    const double sd[3] = {sd0, sd1, sd2}, sv[3] = {sv0, sv1, sv2};
+    for (int a = 0; a < 3; a++)
+        r[a] = sd[a] > 0 && nv ? (sv[a] / (double)nv) / ((double)m * (double)m * sd[a] / (double)nd) : 0;
+}
+
+/* rn_observed of na axes ph + a * pstride into r[a * rs], three at a time. */
+static void rn_observed_axes(const double *ph, size_t pstride, size_t na, size_t np, size_t m, double *r, size_t rs)
+{
+    size_t a = 0;
+    for (; a + 3 <= na; a += 3) {
+        double t[3];
+        rn_observed3(ph + a * pstride, ph + (a + 1) * pstride, ph + (a + 2) * pstride, np, m, t);
+        for (int j = 0; j < 3; j++)
+            r[(a + (size_t)j) * rs] = t[j];
+    }
+    for (; a < na; a++)
+        r[a * rs] = rn_observed(ph + a * pstride, np, m);
 }
 
 /* thr: the two splits at m (rn_thresholds), or NULL to compute them. */
@@ -572,9 +629,10 @@ static int noise_id_view(const id_view *v, size_t np, int freq, size_t m, int dm
     return alpha;
 }
 
-static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work, const double *thr)
+static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work, const double *thr,
+                          const double *robs)
 {
-    id_view v = {ph, m, robs_mem, ph, m, NULL, 0};
+    id_view v = {ph, m, robs_mem, ph, m, (void *)robs, np};
     return noise_id_view(&v, np, freq, m, dmax, work, thr);
 }
 
@@ -942,6 +1000,20 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
                 rnthr[2 * k] = rnthr[2 * k + 1] = NAN; /* computed when needed */
         }
     }
+    /* Where B1 decides (too few points for lag-1), R(m) over every point is
+     * always needed: all axes at once, per tau. */
+    double *robs = rnthr ? malloc(na * nm * sizeof *robs) : NULL;
+    if (robs) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (size_t k = 0; k < nm; k++) {
+            size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+            if (L < NOISE_ID_MIN && m[k] >= 2 && (np - 1) / m[k] >= 5)
+                rn_observed_axes(ph, pstride, na, np, m[k], robs + k, nm);
+            else
+                for (size_t a = 0; a < na; a++)
+                    robs[a * nm + k] = NAN;
+        }
+    }
     int failed = 0;
     size_t items = na * nm;
 #pragma omp parallel
@@ -967,12 +1039,14 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
             out[it].dev = sqrt(var > 0 ? var : 0);
             out[it].n = terms;
             const double *thr = rnthr && !isnan(rnthr[2 * k]) ? rnthr + 2 * k : NULL;
-            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work, thr) : 0;
+            const double *ro = robs && !isnan(robs[it]) ? robs + it : NULL;
+            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work, thr, ro) : 0;
         }
         free(work);
     }
     free(sums);
     free(rnthr);
+    free(robs);
     if (failed)
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
     finish_points(o, np, out, items);
@@ -1711,7 +1785,7 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     const size_t off = freq ? 1 : 0;
     sensim_status st = SENSIM_OK;
     size_t *nonfinite = malloc(g * sizeof *nonfinite);
-    double *mean = malloc(g * sizeof *mean);
+    double *mean = malloc(4 * g * sizeof *mean), *first = mean + g, *bsum = mean + 2 * g, *bmax = mean + 3 * g;
     int *same = malloc(g * sizeof *same);
     *bad = 0;
     if (!nonfinite || !mean || !same) {
@@ -1730,28 +1804,32 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
             *bad = SIZE_MAX; /* the source's own message */
             break;
         }
-        for (size_t a = 0; a < g; a++) {
-            double *p = ph + a * pstride + off + r0;
-            for (size_t i = 0; i < cnt; i++)
-                p[i] = raw[i * g + a];
-        }
+        if (r0 == 0)
+            for (size_t a = 0; a < g; a++)
+                first[a] = raw[a];
+        /* Row by row, every axis of the row: the axes' sums are independent
+         * chains; each is still summed in sample order per PH_BLOCK. */
         for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
             size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
             for (size_t a = 0; a < g; a++) {
-                const double *p = ph + a * pstride + off + r0, first = ph[a * pstride + off];
-                double sum = 0, mx = 0;
-                int sm = 1;
-                for (size_t i = b0; i < b1; i++) {
-                    double v = p[i];
-                    sum += v;
-                    mx = fabs(v) > mx ? fabs(v) : mx;
-                    sm &= v == first;
+                bsum[a] = 0;
+                bmax[a] = 0;
+            }
+            for (size_t i = b0; i < b1; i++) {
+                const double *row = raw + i * g;
+                for (size_t a = 0; a < g; a++) {
+                    double v = row[a];
+                    ph[a * pstride + off + r0 + i] = v;
+                    bsum[a] += v;
+                    bmax[a] = fabs(v) > bmax[a] ? fabs(v) : bmax[a];
+                    same[a] &= v == first[a];
                     if (!isfinite(v) && nonfinite[a] == SIZE_MAX)
                         nonfinite[a] = r0 + i;
                 }
-                mean[a] += sum;
-                big[a] = fmax(big[a], mx);
-                same[a] &= sm;
+            }
+            for (size_t a = 0; a < g; a++) {
+                mean[a] += bsum[a];
+                big[a] = fmax(big[a], bmax[a]);
             }
         }
     }
@@ -1767,17 +1845,37 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     }
     if (st)
         goto done;
-    for (size_t a = 0; a < g && !st; a++) {
+    if (freq) {
+        /* The running sums of all axes side by side (bsum holds them). */
+        const double tau0 = o->tau0;
+        for (size_t a = 0; a < g; a++) {
+            ph[a * pstride] = 0;
+            bsum[a] = 0;
+        }
+        for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
+            size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
+            if (g <= 8) {
+                for (size_t i = i0; i < i1; i++)
+                    for (size_t a = 0; a < g; a++) {
+                        double *p = ph + a * pstride;
+                        bsum[a] += (p[i + 1] - mean[a]) * tau0;
+                        p[i + 1] = bsum[a];
+                    }
+            } else
+                for (size_t a = 0; a < g; a++) {
+                    double *p = ph + a * pstride, run = bsum[a];
+                    const double mu = mean[a];
+                    for (size_t i = i0; i < i1; i++) {
+                        run += (p[i + 1] - mu) * tau0;
+                        p[i + 1] = run;
+                    }
+                    bsum[a] = run;
+                }
+        }
+    }
+    for (size_t a = 0; a < g && !st && !freq; a++) {
         double *p = ph + a * pstride;
-        if (freq) {
-            const double mu = mean[a], tau0 = o->tau0;
-            double run = 0;
-            p[0] = 0;
-            for (size_t i = 0; i < n; i++) {
-                run += (p[i + 1] - mu) * tau0;
-                p[i + 1] = run;
-            }
-        } else {
+        {
             const double x0 = p[0], slope = (p[n - 1] - p[0]) / (double)(n - 1);
             for (size_t i = 0; i < n; i++)
                 p[i] = p[i] - x0 - slope * (double)i;

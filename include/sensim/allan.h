@@ -138,7 +138,7 @@ typedef struct sensim_allan_source {
 } sensim_allan_source;
 
 /* The default memory budget of sensim_allan_compute_stream (bytes). */
-#define SENSIM_ALLAN_STREAM_BYTES ((size_t)96 << 20)
+#define SENSIM_ALLAN_STREAM_BYTES ((size_t)112 << 20)
 
 /* The same results as sensim_allan_compute_axes on the series src->read
  * returns (out is [naxes][nm]; the same numbers, bit for bit, at any
