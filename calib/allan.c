@@ -1229,6 +1229,7 @@ typedef struct stream_st {
     double *ck;   /* [nck][na] unscaled phase at multiples of ST_ROWS (rate data) */
     double *raw;  /* ST_ROWS * na samples */
     sensim_status st;
+    size_t max_bytes;
 } stream_st;
 
 static sensim_status st_read(stream_st *s, size_t start, size_t count, size_t a0, size_t a1, double *buf)
@@ -1309,42 +1310,155 @@ static void cur_reset(cursor *c)
     c->cnt = 0;
 }
 
-/* Overlapping sums of squared order-th differences at spacing m, with the
- * lanes and chunks of ov_sums: sum[a] for every axis. */
-static sensim_status st_ov(stream_st *s, cursor *cu, size_t m, int order, double *sum, double *lane)
+/* A cursor that only moves forward: it carries the running sums, so it
+ * needs a checkpoint only where it starts. */
+typedef struct seqcur {
+    size_t next; /* the next phase row it produces */
+    double *run; /* [na] unscaled phase at next (rate data) */
+    double *buf; /* rows [next - filled, next) after seq_fill */
+} seqcur;
+
+/* Advances the running sums of c over sample rows [c->next, c->next + cnt),
+ * writing the scaled phase rows to out (NULL: none). */
+static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
 {
-    const size_t na = s->na, cnt = s->np - (size_t)order * m;
-    for (int k = 0; k < 4; k++)
-        cur_reset(&cu[k]);
-    for (size_t a = 0; a < na; a++)
-        sum[a] = 0;
-    memset(lane, 0, na * OV_LANES * sizeof *lane);
-    for (size_t i = 0; i < cnt; i++) {
-        const double *p0 = cur_row(&cu[0], i), *p1 = cur_row(&cu[1], i + m), *p2 = cur_row(&cu[2], i + 2 * m);
-        const double *p3 = order == 3 ? cur_row(&cu[3], i + 3 * m) : p2;
-        if (!p0 || !p1 || !p2 || !p3)
+    const size_t na = s->na, j0 = c->next;
+    if (s->freq) {
+        size_t r1 = j0 + cnt < s->n ? j0 + cnt : s->n;
+        if (r1 > j0 && st_read(s, j0, r1 - j0, 0, na, s->raw))
             return s->st;
-        double *l = lane + i % OV_LANES;
-        if (order == 2)
-            for (size_t a = 0; a < na; a++) {
-                double d = p2[a] - 2 * p1[a] + p0[a];
-                l[a * OV_LANES] += d * d;
+        const double tau0 = s->o->tau0;
+        for (size_t a = 0; a < na; a++) {
+            double run = c->run[a];
+            const double mu = s->mu[a], sc = s->scl[a];
+            for (size_t r = 0; r < cnt; r++) {
+                if (out)
+                    out[r * na + a] = run * sc;
+                if (j0 + r < r1)
+                    run += (s->raw[r * na + a] - mu) * tau0;
             }
-        else
-            for (size_t a = 0; a < na; a++) {
-                double d = p3[a] - 3 * p2[a] + 3 * p1[a] - p0[a];
-                l[a * OV_LANES] += d * d;
-            }
-        if ((i + 1) % OV_CHUNK == 0 || i + 1 == cnt)
-            for (size_t a = 0; a < na; a++) {
-                double t = 0;
-                for (int j = 0; j < OV_LANES; j++)
-                    t += lane[a * OV_LANES + j];
-                sum[a] += t;
-                memset(lane + a * OV_LANES, 0, OV_LANES * sizeof *lane);
-            }
+            c->run[a] = run;
+        }
+    } else if (out) {
+        if (st_read(s, j0, cnt, 0, na, s->raw))
+            return s->st;
+        for (size_t a = 0; a < na; a++)
+            for (size_t r = 0; r < cnt; r++)
+                out[r * na + a] = (s->raw[r * na + a] - s->x0[a] - s->mu[a] * (double)(j0 + r)) * s->scl[a];
     }
+    c->next = j0 + cnt;
     return SENSIM_OK;
+}
+
+static sensim_status seq_seek(stream_st *s, seqcur *c, size_t j)
+{
+    size_t ck = j / ST_ROWS;
+    c->next = ck * ST_ROWS;
+    if (s->freq)
+        memcpy(c->run, s->ck + ck * s->na, s->na * sizeof *c->run);
+    return j > c->next ? seq_run(s, c, j - c->next, NULL) : SENSIM_OK;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The overlapping sums of every tau at once (st_ov's arithmetic): one
+ * forward cursor per distinct lag j m (j <= order), all moving together, so
+ * the phase is rebuilt once per lag rather than order + 1 times per tau.
+ * sum[k * na + a]. */
+static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int order, double *sum)
+{
+    const size_t na = s->na, np = s->np, per = (size_t)order + 1;
+    size_t *off = malloc(nm * per * sizeof *off), *idx = malloc(nm * per * sizeof *idx), nd = 0;
+    seqcur *cur = NULL;
+    double *mem = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
+    sensim_status st = SENSIM_OK;
+    if (!off || !idx || !lane) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
+        goto done;
+    }
+    for (size_t k = 0; k < nm; k++)
+        for (size_t j = 0; j < per; j++)
+            off[nd++] = j * m[k];
+    qsort(off, nd, sizeof *off, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (!u || off[i] != off[u - 1])
+            off[u++] = off[i];
+    nd = u;
+    for (size_t k = 0; k < nm; k++)
+        for (size_t j = 0; j < per; j++) {
+            size_t *f = bsearch(&(size_t){j * m[k]}, off, nd, sizeof *off, cmp_size);
+            idx[k * per + j] = (size_t)(f - off);
+        }
+    /* Window rows: a power of two dividing OV_CHUNK, within half the budget. */
+    size_t W = OV_CHUNK, room = s->max_bytes / 2 > ((size_t)8 << 20) ? s->max_bytes / 2 : ((size_t)8 << 20);
+    while (W > 1024 && nd * W * na * sizeof(double) > room)
+        W /= 2;
+    cur = malloc(nd * sizeof *cur);
+    mem = malloc(nd * (W + 1) * na * sizeof *mem);
+    if (!cur || !mem) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu cursors", nd);
+        goto done;
+    }
+    for (size_t d = 0; d < nd && !st; d++) {
+        cur[d].buf = mem + d * W * na;
+        cur[d].run = mem + nd * W * na + d * na;
+        st = seq_seek(s, &cur[d], off[d]);
+    }
+    for (size_t i = 0; i < nm * na; i++)
+        sum[i] = 0;
+    size_t cntmax = 0;
+    for (size_t k = 0; k < nm; k++)
+        cntmax = np - (size_t)order * m[k] > cntmax ? np - (size_t)order * m[k] : cntmax;
+    for (size_t i0 = 0; i0 < cntmax && !st; i0 += W) {
+        for (size_t d = 0; d < nd && !st; d++)
+            if (i0 + off[d] < np) {
+                size_t rows = np - (i0 + off[d]) < W ? np - (i0 + off[d]) : W;
+                st = seq_run(s, &cur[d], rows, cur[d].buf);
+            }
+        for (size_t k = 0; k < nm && !st; k++) {
+            const size_t cnt = np - (size_t)order * m[k];
+            if (i0 >= cnt)
+                continue;
+            const size_t i1 = i0 + W < cnt ? i0 + W : cnt, *ix = idx + k * per;
+            const double *b0 = cur[ix[0]].buf, *b1 = cur[ix[1]].buf, *b2 = cur[ix[2]].buf,
+                         *b3 = order == 3 ? cur[ix[3]].buf : b2;
+            double *lk = lane + k * na * OV_LANES, *sk = sum + k * na;
+            for (size_t i = i0; i < i1; i++) {
+                const size_t r = (i - i0) * na;
+                double *l = lk + i % OV_LANES;
+                if (order == 2)
+                    for (size_t a = 0; a < na; a++) {
+                        double dd = b2[r + a] - 2 * b1[r + a] + b0[r + a];
+                        l[a * OV_LANES] += dd * dd;
+                    }
+                else
+                    for (size_t a = 0; a < na; a++) {
+                        double dd = b3[r + a] - 3 * b2[r + a] + 3 * b1[r + a] - b0[r + a];
+                        l[a * OV_LANES] += dd * dd;
+                    }
+                if ((i + 1) % OV_CHUNK == 0 || i + 1 == cnt)
+                    for (size_t a = 0; a < na; a++) {
+                        double t = 0;
+                        for (int j = 0; j < OV_LANES; j++)
+                            t += lk[a * OV_LANES + j];
+                        sk[a] += t;
+                        memset(lk + a * OV_LANES, 0, OV_LANES * sizeof *lk);
+                    }
+            }
+        }
+    }
+done:
+    free(off);
+    free(idx);
+    free(cur);
+    free(mem);
+    free(lane);
+    return st;
 }
 
 /* MDEV/TDEV window sums (variance_at): sum[a] of v^2, *terms. */
@@ -1417,7 +1531,42 @@ static sensim_status st_totdev(stream_st *s, cursor *cu, size_t m, double *sum, 
 typedef struct st_robs_ctx {
     stream_st *s;
     cursor *cu;
+    const double *cache; /* [na] R(m) over all points, or NULL */
 } st_robs_ctx;
+
+/* R(m) over all np points for every axis at once into r[a]; w holds 3 na. */
+static sensim_status st_robs_all(stream_st *s, cursor *cu, size_t m, double *r, double *w)
+{
+    const size_t na = s->na, np = s->np;
+    double *sd = w, *sv = w + na, *v = w + 2 * na;
+    for (size_t a = 0; a < na; a++)
+        sd[a] = sv[a] = v[a] = r[a] = 0;
+    if (np < 3 * m + 1)
+        return SENSIM_OK;
+    for (int k = 0; k < 4; k++)
+        cur_reset(&cu[k]);
+    size_t nd = 0, nv = 0;
+    for (size_t i = 0; i + 2 * m < np; i++) {
+        const double *p0 = cur_row(&cu[0], i), *p1 = cur_row(&cu[1], i + m), *p2 = cur_row(&cu[2], i + 2 * m);
+        const double *pm = i >= m ? cur_row(&cu[3], i - m) : p0;
+        if (!p0 || !p1 || !p2 || !pm)
+            return s->st;
+        for (size_t a = 0; a < na; a++) {
+            double d = p2[a] - 2 * p1[a] + p0[a];
+            sd[a] += d * d;
+            v[a] += d;
+            if (i >= m)
+                v[a] -= p1[a] - 2 * p0[a] + pm[a];
+            if (i + 1 >= m)
+                sv[a] += v[a] * v[a];
+        }
+        nd++;
+        nv += i + 1 >= m;
+    }
+    for (size_t a = 0; a < na; a++)
+        r[a] = sd[a] > 0 && nv ? (sv[a] / (double)nv) / ((double)m * (double)m * sd[a] / (double)nd) : 0;
+    return SENSIM_OK;
+}
 
 static double robs_stream(const id_view *v, size_t np)
 {
@@ -1425,6 +1574,8 @@ static double robs_stream(const id_view *v, size_t np)
     stream_st *s = c->s;
     cursor *cu = c->cu;
     const size_t m = v->m, a = v->axis;
+    if (c->cache && np == s->np)
+        return c->cache[a];
     if (np < 3 * m + 1)
         return 0;
     for (int k = 0; k < 4; k++)
@@ -1610,8 +1761,8 @@ static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim
     double *cbuf = malloc(4 * ST_ROWS * na * sizeof *cbuf), *sum = malloc(4 * na * sizeof *sum),
            *lane = malloc(na * OV_LANES * sizeof *lane), *work = malloc(NOISE_ID_MAX * sizeof *work);
     size_t *dec_off = malloc((nm + 1) * sizeof *dec_off);
-    double *dec = NULL, *rnthr = NULL;
-    if (!cbuf || !sum || !lane || !work || !dec_off) {
+    double *dec = NULL, *rnthr = NULL, *rcache = malloc(4 * na * sizeof *rcache);
+    if (!cbuf || !sum || !lane || !work || !dec_off || !rcache) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for the stream buffers");
         goto done;
     }
@@ -1673,11 +1824,16 @@ static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim
         free(cnt);
         free(seen);
     } else {
+        double *ovsum = o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV ? malloc(nm * na * sizeof *ovsum) : NULL;
+        if ((o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV) && !ovsum)
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
         for (size_t k = 0; k < nm && !st; k++) {
             double tau = (double)m[k] * o->tau0, den;
             size_t terms = 0;
             if (o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV) {
-                st = st_ov(s, cu, m[k], order, sum, lane);
+                if (k == 0)
+                    st = st_ov_all(s, m, nm, order, ovsum);
+                memcpy(sum, ovsum + k * na, na * sizeof *sum);
                 terms = np - (size_t)order * m[k];
                 den = (order == 2 ? 2 : 6) * tau * tau * (double)terms;
             } else if (o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV) {
@@ -1699,6 +1855,7 @@ static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim
                 q->n = terms;
             }
         }
+        free(ovsum);
     }
     if (st)
         goto done;
@@ -1747,8 +1904,17 @@ static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim
                             dk[a * c + j / mk] = cu[0].buf[(j - j0) * na + a];
                 }
             }
-            st_robs_ctx rc = {s, cu};
-            for (size_t k = k0; k < k1 && !st; k++)
+            st_robs_ctx rc = {s, cu, NULL};
+            for (size_t k = k0; k < k1 && !st; k++) {
+                /* Where B1 decides, R(m) over every point is always needed:
+                 * all axes in one pass. */
+                size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+                rc.cache = NULL;
+                if (L < NOISE_ID_MIN && m[k] >= 2 && (np - 1) / m[k] >= 5) {
+                    if ((st = st_robs_all(s, cu, m[k], rcache, rcache + na)))
+                        break;
+                    rc.cache = rcache;
+                }
                 for (size_t a = 0; a < na; a++) {
                     const size_t c = dcount(np, m[k]);
                     id_view v = {dec + dec_off[k - k0] + a * c, 1, robs_stream, NULL, m[k], &rc, a};
@@ -1759,6 +1925,7 @@ static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim
                         break;
                     }
                 }
+            }
             k0 = k1;
         }
     }
@@ -1772,6 +1939,7 @@ done:
     free(dec_off);
     free(dec);
     free(rnthr);
+    free(rcache);
     return st;
 }
 
@@ -1934,7 +2102,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
         return st;
     }
     stream_st s = {src, o, n, na, nphase_of(o->data, n), o->data == SENSIM_ALLAN_FREQ, NULL, NULL, NULL, NULL,
-                   NULL, NULL, SENSIM_OK};
+                   NULL, NULL, SENSIM_OK, max_bytes};
     double *v = malloc(4 * na * sizeof *v);
     s.ck = malloc((n / ST_ROWS + 1) * na * sizeof *s.ck);
     s.raw = malloc(ST_ROWS * na * sizeof *s.raw);

@@ -264,7 +264,7 @@ int cmd_allan(int argc, char **argv)
     }
     if (cs) {
         sensim_allan_source src = cli_stream_source(cs);
-        st = sensim_allan_compute_stream(&src, &o, m, nm, 0, p);
+        st = sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), p);
         if (st && !cli_stream_failed(cs)) {
             /* "axis K" of six: name the quantity and its axis. */
             const char *msg = sensim_last_error();

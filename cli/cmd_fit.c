@@ -529,7 +529,7 @@ static int fit_imu(int argc, char **argv)
         if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm))) {
             in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
             sensim_allan_source src = cli_stream_source(s);
-            st = in[i].pt ? sensim_allan_compute_stream(&src, &o, m, nm, 0, in[i].pt)
+            st = in[i].pt ? sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), in[i].pt)
                           : sensim_error(SENSIM_ENOMEM, "out of memory");
             if (st && !cli_stream_failed(s))
                 sensim_error_prefix(st, "%s: /sensors/%s/%s", input, sensor, instr_quantity[i]);

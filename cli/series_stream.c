@@ -282,3 +282,14 @@ void cli_stream_close(cli_stream *s)
 {
     stream_free(s);
 }
+
+size_t cli_stream_budget(void)
+{
+    const char *e = getenv("SENSIM_ALLAN_MB");
+    char *end;
+    double mb = e && *e ? strtod(e, &end) : 0;
+    if (!e || !*e || *end || !(mb > 0) || mb > 1e6)
+        return 0;
+    size_t b = (size_t)(mb * 1048576.0);
+    return b ? b : 1;
+}

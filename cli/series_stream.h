@@ -29,5 +29,8 @@ sensim_allan_source cli_stream_source(cli_stream *s);
  * file and dataset already). */
 int cli_stream_failed(const cli_stream *s);
 void cli_stream_close(cli_stream *s);
+/* The memory budget for sensim_allan_compute_stream: $SENSIM_ALLAN_MB
+ * (MiB) when set to a positive number, else 0 (the library's default). */
+size_t cli_stream_budget(void);
 
 #endif
