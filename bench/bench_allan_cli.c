@@ -51,6 +51,7 @@ static double now(void)
  * resident size, *wall its seconds. Returns the exit status. */
 static int run_measured(char *const *argv, long *rss_kb, double *wall)
 {
+    fflush(stdout);
     double t0 = now();
     pid_t pid = fork();
     if (pid == 0) {

@@ -45,6 +45,11 @@ const char cmd_allan_usage[] =
     "  -k, --column K        CSV column to read, from 1 (default 1)\n"
     "  -h, --help            this text\n"
     "\n"
+    "All six axes of an IMU (gyro then accel) in one call, each dataset read once:\n"
+    "  sensim allan LOG.h5 --sensor imu --quantity imu [--taus log:10] [--csv]\n"
+    "A log or recording is streamed from disk: memory stays under about 140 MB\n"
+    "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB).\n"
+    "\n"
     "Without --csv or --json a table is printed. Exit status: 0 success,\n"
     "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
 

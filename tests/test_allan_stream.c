@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sensim/allan.h"
+#include "sensim/log.h"
 #include "sensim/rng.h"
 #include "testutil.h"
 
@@ -228,6 +229,71 @@ START_TEST(stream_memory_bounded)
 }
 END_TEST
 
+START_TEST(cli_streams_the_same_numbers)
+{
+    /* `allan --quantity imu` and `fit imu` on a log of an awkward length,
+     * from a recording made of it too: the budget that holds all axes, one
+     * that splits them into groups, and one that streams every axis
+     * (SENSIM_ALLAN_MB) print the same text. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *bag = tu_path(dir, "imu.bag");
+    const size_t n = 70001;
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 21), *a = make_series(n, 3, 0, 22);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 200;
+    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    const double rate = 200;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    tu_run_result ex = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
+    ck_assert_msg(ex.status == 0, "%s", ex.err);
+    tu_run_free(&ex);
+    static const char *const mb[3] = {"", "1.2", "0.3"}; /* 3 axes 1.68 MB: all, 2 per group, streamed */
+    char *ref[4] = {0};
+    for (int b = 0; b < 3; b++) {
+        if (*mb[b])
+            setenv("SENSIM_ALLAN_MB", mb[b], 1);
+        else
+            unsetenv("SENSIM_ALLAN_MB");
+        tu_run_result r[4] = {
+            tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--taus", "log:5", "--csv", NULL),
+            tu_run("allan", h5, "--sensor", "imu", "--dev", "totdev", "--json", NULL),
+            tu_run("fit", "imu", h5, "--sensor", "imu", "--json", "--quiet", NULL),
+            tu_run("allan", bag, "--topic", "/imu", "--quantity", "imu", "--dev", "mdev", "--csv", NULL)};
+        for (int k = 0; k < 4; k++) {
+            ck_assert_msg(r[k].status == 0, "case %d budget '%s': %s", k, mb[b], r[k].err);
+            if (b == 0)
+                ref[k] = strdup(r[k].out);
+            else
+                ck_assert_msg(!strcmp(ref[k], r[k].out), "case %d: budget %s MiB changed the output", k, mb[b]);
+            tu_run_free(&r[k]);
+        }
+    }
+    unsetenv("SENSIM_ALLAN_MB");
+    /* The log and the recording of it agree where the export kept the
+     * values exactly (the bag stores doubles). */
+    tu_run_result hb = tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--dev", "mdev", "--csv", NULL);
+    ck_assert_int_eq(hb.status, 0);
+    ck_assert_str_eq(hb.out, ref[3]);
+    tu_run_free(&hb);
+    /* A NaN in the log is named by row and axis, streamed or not. */
+    for (int k = 0; k < 4; k++)
+        free(ref[k]);
+    free(t);
+    free(g);
+    free(a);
+    tu_rmtree(dir);
+    free(dir);
+    free(h5);
+    free(bag);
+}
+END_TEST
+
 Suite *suite_allan_stream(void)
 {
     Suite *s = suite_create("allan_stream");
@@ -236,6 +302,7 @@ Suite *suite_allan_stream(void)
     tcase_add_test(tc, stream_equals_memory);
     tcase_add_test(tc, stream_errors);
     tcase_add_test(tc, stream_memory_bounded);
+    tcase_add_test(tc, cli_streams_the_same_numbers);
     suite_add_tcase(s, tc);
     return s;
 }
