@@ -11,12 +11,21 @@
  * best of three runs of the command (the machine may be shared), with the
  * CPU seconds of the command beside the wall time; the taus
  * of the baseline are those sensim printed, and the largest relative
- * difference of the deviations is printed beside the ratio. */
+ * difference of the deviations is printed beside the ratio.
+ *
+ *   build/bench/bench_allan_cli --memory H [H ...]
+ *
+ * Peak memory (the child's ru_maxrss) and wall time of `sensim allan
+ * --quantity imu` and `sensim fit imu` on a 1 kHz 6-axis log of H hours
+ * (written in blocks, so the bench itself stays small; 24 h is a 4.8 GB
+ * log). The commands stream the series, so the peak does not grow with H. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,8 +47,123 @@ static double now(void)
     return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+/* Runs argv (NULL-terminated) with stdout to /dev/null; *rss_kb its peak
+ * resident size, *wall its seconds. Returns the exit status. */
+static int run_measured(char *const *argv, long *rss_kb, double *wall)
+{
+    fflush(stdout);
+    double t0 = now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout))
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int status = 0;
+    struct rusage u;
+    if (pid < 0 || wait4(pid, &status, 0, &u) < 0)
+        return -1;
+    *wall = now() - t0;
+    *rss_kb = u.ru_maxrss;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+static int memory_bench(int argc, char **argv, const char *bin)
+{
+    const double rate = 1000;
+    char dir[] = "/tmp/sensim-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char logp[96], yamlp[96];
+    snprintf(logp, sizeof logp, "%s/imu.h5", dir);
+    snprintf(yamlp, sizeof yamlp, "%s/fit.yaml", dir);
+    int rc = 0;
+    printf("peak memory of the streaming commands, 1 kHz 6-axis logs (%s)\n", bin);
+    for (int h = 0; h < argc && !rc; h++) {
+        const double hours = strtod(argv[h], NULL);
+        const size_t n = (size_t)(hours * 3600 * rate), blk = 1 << 16;
+        if (n < 1000)
+            continue;
+        /* Gyro and accel white noise plus a random walk, in blocks. */
+        sensim_log *log = sensim_log_create(logp, "bench_allan_cli");
+        const size_t tail[1] = {3};
+        sensim_log_dset *dt = log ? sensim_log_dset_create(log, "/sensors/imu/t", SENSIM_F64, 0, NULL, "s", 0) : NULL;
+        sensim_log_dset *dg = log ? sensim_log_dset_create(log, "/sensors/imu/angular_velocity", SENSIM_F64, 1, tail,
+                                                           "rad/s", 0)
+                                  : NULL;
+        sensim_log_dset *da = log ? sensim_log_dset_create(log, "/sensors/imu/specific_force", SENSIM_F64, 1, tail,
+                                                           "m/s^2", 0)
+                                  : NULL;
+        double *t = malloc(blk * sizeof *t), *g = malloc(3 * blk * sizeof *g), *a = malloc(3 * blk * sizeof *a),
+               *z = malloc(blk * sizeof *z), rw[6] = {0};
+        sensim_status st = log && dt && dg && da && t && g && a && z ? SENSIM_OK : SENSIM_EIO;
+        for (size_t i0 = 0; i0 < n && !st; i0 += blk) {
+            size_t cnt = n - i0 < blk ? n - i0 : blk;
+            for (int ax = 0; ax < 6; ax++) {
+                sensim_rng r = sensim_rng_make(5, 1, (uint32_t)ax);
+                sensim_rng_normal_fill(&r, i0, cnt, z);
+                double *o = ax < 3 ? g : a;
+                for (size_t i = 0; i < cnt; i++) {
+                    rw[ax] += 1e-6 * z[(i * 7 + 3) % cnt];
+                    o[3 * i + ax % 3] = (ax < 3 ? 1e-3 : 2e-2) * z[i] + rw[ax] + (ax == 5 ? 9.80665 : 0);
+                }
+            }
+            for (size_t i = 0; i < cnt; i++)
+                t[i] = (double)(i0 + i) / rate;
+            st = sensim_log_dset_append(dt, t, cnt);
+            if (!st)
+                st = sensim_log_dset_append(dg, g, cnt);
+            if (!st)
+                st = sensim_log_dset_append(da, a, cnt);
+        }
+        sensim_log_dset_close(dt);
+        sensim_log_dset_close(dg);
+        sensim_log_dset_close(da);
+        if (!st)
+            st = sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1);
+        if (!st)
+            st = sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu");
+        if (!st)
+            st = sensim_log_commit(log);
+        else
+            sensim_log_close(log);
+        free(t);
+        free(g);
+        free(a);
+        free(z);
+        if (st) {
+            fprintf(stderr, "bench_allan_cli: writing the log: %s\n", sensim_last_error());
+            rc = 1;
+            break;
+        }
+        struct stat sb;
+        stat(logp, &sb);
+        char *allan[] = {(char *)bin, "allan", logp, "--sensor", "imu", "--quantity", "imu", "--csv", NULL};
+        char *fit[] = {(char *)bin, "fit", "imu", logp, "--sensor", "imu", "-o", yamlp, "--quiet", NULL};
+        long r1 = 0, r2 = 0;
+        double w1 = 0, w2 = 0;
+        int e1 = run_measured(allan, &r1, &w1), e2 = run_measured(fit, &r2, &w2);
+        printf("%5.1f h  %10zu samples x 6  log %6.0f MB | allan --quantity imu: peak %6.1f MB, %7.1f s | "
+               "fit imu: peak %6.1f MB, %7.1f s%s\n",
+               hours, n, sb.st_size / 1e6, r1 / 1024.0, w1, r2 / 1024.0, w2, e1 || e2 ? "  (FAILED)" : "");
+        fflush(stdout);
+        rc = e1 || e2;
+        remove(logp);
+        remove(yamlp);
+    }
+    rmdir(dir);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "--memory")) {
+        const char *b = getenv("SENSIM_BIN");
+        return memory_bench(argc - 2, argv + 2, b && *b ? b : "build/sensim");
+    }
     const size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 470000;
     const double rate = 400, tau0 = 1 / rate;
     if (n < 1000) {

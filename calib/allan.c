@@ -468,10 +468,85 @@ static void rn_thresholds(size_t m, double thr[2])
     thr[1] = sqrt(e1 * rn_expected(0, m));
 }
 
-/* thr: the two splits at m (rn_thresholds), or NULL to compute them. */
-static int rn_classify(const double *ph, size_t np, size_t m, const double *thr)
+/* Where noise identification reads the phase: dec[k * dstride] = ph[k m]
+ * (k up to what the caller needs), and robs(v, np) the observed R(m) over
+ * ph[0..np): from a phase array in memory, or from a stream. */
+typedef struct id_view {
+    const double *dec;
+    size_t dstride;
+    double (*robs)(const struct id_view *v, size_t np);
+    const double *ph; /* in memory */
+    size_t m;
+    void *stream; /* streamed: the state and the axis */
+    size_t axis;
+} id_view;
+
+static double robs_mem(const id_view *v, size_t np)
 {
-    double r = rn_observed(ph, np, m), t[2];
+    /* stream (in memory) points at the R(m) over all np points when known. */
+    if (v->stream && np == v->axis)
+        return *(const double *)v->stream;
+    return rn_observed(v->ph, np, v->m);
+}
+
+/* rn_observed of three axes p0, p1, p2 at once, the same arithmetic per
+ * axis: three independent chains keep the pipeline full. */
+static void rn_observed3(const double *p0, const double *p1, const double *p2, size_t np, size_t m, double r[3])
+{
+    if (np < 3 * m + 1) {
+        r[0] = r[1] = r[2] = 0;
+        return;
+    }
+    double sd0 = 0, sd1 = 0, sd2 = 0, sv0 = 0, sv1 = 0, sv2 = 0, v0 = 0, v1 = 0, v2 = 0;
+    size_t nd = 0, nv = 0, i = 0;
+#define RN_D(p) ((p)[i + 2 * m] - 2 * (p)[i + m] + (p)[i])
+#define RN_E(p) ((p)[i + m] - 2 * (p)[i] + (p)[i - m])
+    for (; i + 1 < m && i + 2 * m < np; i++) {
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        nd++;
+    }
+    for (; i < m && i + 2 * m < np; i++) { /* i = m - 1 */
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
+        nd++, nv++;
+    }
+    for (; i + 2 * m < np; i++) {
+        double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
+        sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
+        v0 += d0, v1 += d1, v2 += d2;
+        v0 -= RN_E(p0), v1 -= RN_E(p1), v2 -= RN_E(p2);
+        sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
+        nd++, nv++;
+    }
+#undef RN_D
+#undef RN_E
+    const double sd[3] = {sd0, sd1, sd2}, sv[3] = {sv0, sv1, sv2};
+    for (int a = 0; a < 3; a++)
+        r[a] = sd[a] > 0 && nv ? (sv[a] / (double)nv) / ((double)m * (double)m * sd[a] / (double)nd) : 0;
+}
+
+/* rn_observed of na axes ph + a * pstride into r[a * rs], three at a time. */
+static void rn_observed_axes(const double *ph, size_t pstride, size_t na, size_t np, size_t m, double *r, size_t rs)
+{
+    size_t a = 0;
+    for (; a + 3 <= na; a += 3) {
+        double t[3];
+        rn_observed3(ph + a * pstride, ph + (a + 1) * pstride, ph + (a + 2) * pstride, np, m, t);
+        for (int j = 0; j < 3; j++)
+            r[(a + (size_t)j) * rs] = t[j];
+    }
+    for (; a < na; a++)
+        r[a * rs] = rn_observed(ph + a * pstride, np, m);
+}
+
+/* thr: the two splits at m (rn_thresholds), or NULL to compute them. */
+static int rn_classify(const id_view *v, size_t np, size_t m, const double *thr)
+{
+    double r = m >= 2 ? v->robs(v, np) : 0, t[2];
     if (m < 2 || !(r > 0))
         return 1;
     if (!thr) {
@@ -494,19 +569,21 @@ static double b1_expected(double N, double mu)
  * frequencies (ph[(k+1)m] - ph[k m]) picks mu in -2..1 (alpha 2/1, 0, -1,
  * -2), split at geometric means of neighbouring expected values, after
  * R(m) has ruled out white and flicker PM. ALPHA_UNKNOWN below 4 points. */
-static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L, const double *thr)
+static int noise_id_b1(const id_view *v, size_t np, size_t m, size_t L, const double *thr)
 {
     if (L < 4)
         return ALPHA_UNKNOWN;
+    const double *dec = v->dec;
+    const size_t ds = v->dstride;
     double mean = 0, s2 = 0, a2 = 0;
     for (size_t k = 0; k < L; k++)
-        mean += ph[(k + 1) * m] - ph[k * m];
+        mean += dec[(k + 1) * ds] - dec[k * ds];
     mean /= (double)L;
     for (size_t k = 0; k < L; k++) {
-        double y = ph[(k + 1) * m] - ph[k * m] - mean;
+        double y = dec[(k + 1) * ds] - dec[k * ds] - mean;
         s2 += y * y;
         if (k + 1 < L) {
-            double d = ph[(k + 2) * m] - 2 * ph[(k + 1) * m] + ph[k * m];
+            double d = dec[(k + 2) * ds] - 2 * dec[(k + 1) * ds] + dec[k * ds];
             a2 += d * d;
         }
     }
@@ -519,7 +596,7 @@ static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L, const do
             mu = u;
     /* B1 tells the PM types from white FM poorly with few points; R(m),
      * from every overlapping term at m, decides there. */
-    int pm = rn_classify(ph, np, m, thr);
+    int pm = rn_classify(v, np, m, thr);
     if (pm)
         return pm;
     return mu == -2 ? 0 : -mu - 1;
@@ -532,22 +609,31 @@ static int noise_id_b1(const double *ph, size_t np, size_t m, size_t L, const do
  * Lag-1 where at least NOISE_ID_MIN averaged points remain, B1 below; on
  * phase data, white versus flicker PM (which the decimated lag-1 estimate
  * tells apart poorly) by R(m). */
-static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work, const double *thr)
+static int noise_id_view(const id_view *v, size_t np, int freq, size_t m, int dmax, double *work, const double *thr)
 {
     size_t L = freq ? (np - 1) / m : (np - 1) / m + 1;
     if (L < NOISE_ID_MIN)
-        return noise_id_b1(ph, np, m, (np - 1) / m - 1, thr);
+        return noise_id_b1(v, np, m, (np - 1) / m - 1, thr);
     if (L > NOISE_ID_MAX)
         L = NOISE_ID_MAX;
+    const double *dec = v->dec;
+    const size_t ds = v->dstride;
     for (size_t k = 0; k < L; k++)
-        work[k] = freq ? ph[(k + 1) * m] - ph[k * m] : ph[k * m];
+        work[k] = freq ? dec[(k + 1) * ds] - dec[k * ds] : dec[k * ds];
     int alpha = noise_id_series(work, L, !freq, dmax);
     if ((alpha == 1 || alpha == 2) && m >= 2) {
         size_t span = NOISE_ID_MAX * m + 1;
-        alpha = rn_classify(ph, np < span ? np : span, m, thr);
+        alpha = rn_classify(v, np < span ? np : span, m, thr);
         alpha = alpha ? alpha : 1;
     }
     return alpha;
+}
+
+static int noise_id_phase(const double *ph, size_t np, int freq, size_t m, int dmax, double *work, const double *thr,
+                          const double *robs)
+{
+    id_view v = {ph, m, robs_mem, ph, m, (void *)robs, np};
+    return noise_id_view(&v, np, freq, m, dmax, work, thr);
 }
 
 /* ---- estimators on phase ---- */
@@ -883,6 +969,8 @@ static sensim_status make_phase(const double *x, size_t n, size_t stride, size_t
     return st;
 }
 
+static void finish_points(const sensim_allan_opts *o, size_t np, sensim_allan_point *out, size_t items);
+
 /* The deviations of na axes from their phases ph + a * pstride (np points
  * each) into out[a * nm + k]. Parallel over (axis, tau) pairs; each value is
  * computed by one thread in a fixed order. */
@@ -912,6 +1000,20 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
                 rnthr[2 * k] = rnthr[2 * k + 1] = NAN; /* computed when needed */
         }
     }
+    /* Where B1 decides (too few points for lag-1), R(m) over every point is
+     * always needed: all axes at once, per tau. */
+    double *robs = rnthr ? malloc(na * nm * sizeof *robs) : NULL;
+    if (robs) {
+#pragma omp parallel for schedule(dynamic, 1)
+        for (size_t k = 0; k < nm; k++) {
+            size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+            if (L < NOISE_ID_MIN && m[k] >= 2 && (np - 1) / m[k] >= 5)
+                rn_observed_axes(ph, pstride, na, np, m[k], robs + k, nm);
+            else
+                for (size_t a = 0; a < na; a++)
+                    robs[a * nm + k] = NAN;
+        }
+    }
     int failed = 0;
     size_t items = na * nm;
 #pragma omp parallel
@@ -937,14 +1039,24 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
             out[it].dev = sqrt(var > 0 ? var : 0);
             out[it].n = terms;
             const double *thr = rnthr && !isnan(rnthr[2 * k]) ? rnthr + 2 * k : NULL;
-            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work, thr) : 0;
+            const double *ro = robs && !isnan(robs[it]) ? robs + it : NULL;
+            out[it].alpha = o->fixed_alpha ? o->alpha : work ? noise_id_phase(pa, np, freq, m[k], dmax, work, thr, ro) : 0;
         }
         free(work);
     }
     free(sums);
     free(rnthr);
+    free(robs);
     if (failed)
         return sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise-identification workspace");
+    finish_points(o, np, out, items);
+    return SENSIM_OK;
+}
+
+/* EDF and interval of each point from its deviation and noise type. */
+static void finish_points(const sensim_allan_opts *o, size_t np, sensim_allan_point *out, size_t items)
+{
+    int dmax = diff_order(o->dev) == 3 && o->dev != SENSIM_MDEV && o->dev != SENSIM_TDEV ? 3 : 2;
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t it = 0; it < items; it++) {
         sensim_allan_point *q = &out[it];
@@ -966,7 +1078,6 @@ static sensim_status compute_phases(const double *ph, size_t pstride, size_t na,
         }
         sensim_allan_ci(q->dev, q->edf, o->confidence, &q->lo, &q->hi);
     }
-    return SENSIM_OK;
 }
 
 static sensim_status check_grid(const sensim_allan_opts *o, size_t n, const size_t *m, size_t nm)
@@ -983,6 +1094,42 @@ static sensim_status check_grid(const sensim_allan_opts *o, size_t n, const size
                                 dev_names[o->dev], (double)m[k] * o->tau0, m[k], n, mmax, (double)mmax * o->tau0);
         }
     return SENSIM_OK;
+}
+
+/* Data near the ends of the double range (1e160, 1e-300) would overflow or
+ * underflow in the squares: such an axis's phase is scaled by a power of two
+ * (exact) and its results scaled back. The noise type and EDF do not depend
+ * on the scale. scale[a] is the factor applied to axis a's phase. */
+static double phase_scale(double big, double tau0)
+{
+    int e = big > 0 ? ilogb(big * fmax(tau0, 1.0)) : 0;
+    return e > 200 || e < -200 ? ldexp(1.0, -e) : 1;
+}
+
+/* Scales the phases as phase_scale says, computes the points and scales the
+ * results back; scale[g] is workspace. */
+static sensim_status phases_to_points(double *ph, size_t pstride, size_t g, size_t np, const sensim_allan_opts *o,
+                                      const double *big, double *scale, const size_t *m, size_t nm,
+                                      sensim_allan_point *out)
+{
+    for (size_t a = 0; a < g; a++) {
+        scale[a] = 1;
+        double s = phase_scale(big[a], o->tau0);
+        if (s != 1) {
+            for (size_t i = 0; i < np; i++)
+                ph[a * pstride + i] *= s;
+            scale[a] = 1 / s;
+        }
+    }
+    sensim_status st = compute_phases(ph, pstride, g, np, o, m, nm, out);
+    for (size_t a = 0; a < g && !st; a++)
+        for (size_t k = 0; k < nm && scale[a] != 1; k++) {
+            sensim_allan_point *q = &out[a * nm + k];
+            q->dev *= scale[a];
+            q->lo *= scale[a];
+            q->hi *= scale[a];
+        }
+    return st;
 }
 
 /* The most phase memory compute_axes holds at once (the input aside). */
@@ -1035,29 +1182,8 @@ static sensim_status compute_axes(const double *x, size_t n, size_t stride, size
     for (size_t a0 = 0; a0 < na && !st; a0 += group) {
         size_t g = na - a0 < group ? na - a0 : group, np = 0, bad = 0;
         st = make_phase(x + a0, n, stride, g, o, ph, &np, &bad, big);
-        /* Data near the ends of the double range (1e160, 1e-300) would
-         * overflow or underflow in the squares: such an axis's phase is
-         * scaled by a power of two (exact) and its results scaled back. The
-         * noise type and EDF do not depend on the scale. */
-        for (size_t a = 0; a < g && !st; a++) {
-            scale[a] = 1;
-            int e = big[a] > 0 ? ilogb(big[a] * fmax(o->tau0, 1.0)) : 0;
-            if (e > 200 || e < -200) {
-                double s = ldexp(1.0, -e);
-                for (size_t i = 0; i < np; i++)
-                    ph[a * (n + 1) + i] *= s;
-                scale[a] = ldexp(1.0, e);
-            }
-        }
         if (!st)
-            st = compute_phases(ph, n + 1, g, np, o, m, nm, out + a0 * nm);
-        for (size_t a = 0; a < g && !st; a++)
-            for (size_t k = 0; k < nm && scale[a] != 1; k++) {
-                sensim_allan_point *q = &out[(a0 + a) * nm + k];
-                q->dev *= scale[a];
-                q->lo *= scale[a];
-                q->hi *= scale[a];
-            }
+            st = phases_to_points(ph, n + 1, g, np, o, big, scale, m, nm, out + a0 * nm);
         if (st && name_axis)
             sensim_error_prefix(st, "axis %zu", a0 + bad);
     }
@@ -1076,4 +1202,938 @@ sensim_status sensim_allan_compute_axes(const double *x, size_t n, size_t naxes,
                                         const size_t *m, size_t nm, sensim_allan_point *out)
 {
     return compute_axes(x, n, naxes, naxes, 1, o, m, nm, out);
+}
+
+/* ---- streaming from a sensim_allan_source ----
+ *
+ * The same arithmetic as make_phase, compute_phases and variance_at, in the
+ * same order for each axis, so the results are the same bits. */
+
+/* Rows per read and per phase window, and the spacing of the phase
+ * checkpoints (a multiple of PH_BLOCK, so the block sums of the mean are
+ * those of make_phase). */
+#define ST_ROWS 65536
+_Static_assert(ST_ROWS % PH_BLOCK == 0, "reads must hold whole mean blocks");
+/* The most decimated phase the noise identification holds at once. */
+#define ST_DEC_BYTES ((size_t)16 << 20)
+
+typedef struct stream_st {
+    const sensim_allan_source *src;
+    const sensim_allan_opts *o;
+    size_t n, na, np;
+    int freq;
+    double *mu;   /* [na] mean (rate data) or slope (phase data) */
+    double *x0;   /* [na] the first sample */
+    double *big;  /* [na] the largest magnitude */
+    double *scl;  /* [na] the phase scale (phase_scale) */
+    double *ck;   /* [nck][na] unscaled phase at multiples of ST_ROWS (rate data) */
+    double *raw;  /* ST_ROWS * na samples */
+    sensim_status st;
+    size_t max_bytes;
+} stream_st;
+
+static sensim_status st_read(stream_st *s, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+{
+    sensim_status st = s->src->read(s->src->ctx, start, count, a0, a1, buf);
+    if (st && !s->st)
+        s->st = st;
+    return st;
+}
+
+/* Phase rows [j0, j0 + cnt) of every axis into out[(j - j0) * na + a], j0 a
+ * multiple of ST_ROWS, cnt <= ST_ROWS. */
+static sensim_status st_produce(stream_st *s, size_t j0, size_t cnt, double *out)
+{
+    const size_t na = s->na;
+    const double tau0 = s->o->tau0;
+    if (s->freq) {
+        /* ph[j] for j >= 1 is the running sum after sample j - 1. */
+        const double *c = s->ck + (j0 / ST_ROWS) * na;
+        for (size_t a = 0; a < na; a++)
+            out[a] = c[a] * s->scl[a];
+        size_t r1 = j0 + cnt - 1 < s->n ? j0 + cnt - 1 : s->n;
+        if (r1 > j0) {
+            sensim_status st = st_read(s, j0, r1 - j0, 0, na, s->raw);
+            if (st)
+                return st;
+            for (size_t a = 0; a < na; a++) {
+                double run = c[a];
+                const double mu = s->mu[a], sc = s->scl[a];
+                for (size_t i = j0; i < r1; i++) {
+                    run += (s->raw[(i - j0) * na + a] - mu) * tau0;
+                    out[(i + 1 - j0) * na + a] = run * sc;
+                }
+            }
+        }
+    } else {
+        sensim_status st = st_read(s, j0, cnt, 0, na, s->raw);
+        if (st)
+            return st;
+        for (size_t a = 0; a < na; a++)
+            for (size_t i = j0; i < j0 + cnt; i++)
+                out[(i - j0) * na + a] = (s->raw[(i - j0) * na + a] - s->x0[a] - s->mu[a] * (double)i) * s->scl[a];
+    }
+    return SENSIM_OK;
+}
+
+/* A window of ST_ROWS phase rows that follows a position. */
+typedef struct cursor {
+    stream_st *s;
+    double *buf;
+    size_t base, cnt;
+} cursor;
+
+static const double *cur_load(cursor *c, size_t j)
+{
+    if (c->s->st)
+        return NULL;
+    c->base = j / ST_ROWS * ST_ROWS;
+    c->cnt = c->s->np - c->base < ST_ROWS ? c->s->np - c->base : ST_ROWS;
+    if (st_produce(c->s, c->base, c->cnt, c->buf)) {
+        c->cnt = 0;
+        return NULL;
+    }
+    return c->buf + (j - c->base) * c->s->na;
+}
+
+/* The row of phase j (na values); NULL after a read error. */
+static inline const double *cur_row(cursor *c, size_t j)
+{
+    if (j - c->base < c->cnt)
+        return c->buf + (j - c->base) * c->s->na;
+    return cur_load(c, j);
+}
+
+static void cur_reset(cursor *c)
+{
+    c->base = 0;
+    c->cnt = 0;
+}
+
+/* A cursor that only moves forward: it carries the running sums, so it
+ * needs a checkpoint only where it starts. */
+typedef struct seqcur {
+    size_t next; /* the next phase row it produces */
+    double *run; /* [na] unscaled phase at next (rate data) */
+    double *buf; /* rows [next - filled, next) after seq_fill */
+} seqcur;
+
+/* Advances the running sums of c over sample rows [c->next, c->next + cnt),
+ * writing the scaled phase rows to out (NULL: none). */
+static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
+{
+    const size_t na = s->na, j0 = c->next;
+    if (s->freq) {
+        size_t r1 = j0 + cnt < s->n ? j0 + cnt : s->n;
+        if (r1 > j0 && st_read(s, j0, r1 - j0, 0, na, s->raw))
+            return s->st;
+        const double tau0 = s->o->tau0;
+        for (size_t a = 0; a < na; a++) {
+            double run = c->run[a];
+            const double mu = s->mu[a], sc = s->scl[a];
+            for (size_t r = 0; r < cnt; r++) {
+                if (out)
+                    out[r * na + a] = run * sc;
+                if (j0 + r < r1)
+                    run += (s->raw[r * na + a] - mu) * tau0;
+            }
+            c->run[a] = run;
+        }
+    } else if (out) {
+        if (st_read(s, j0, cnt, 0, na, s->raw))
+            return s->st;
+        for (size_t a = 0; a < na; a++)
+            for (size_t r = 0; r < cnt; r++)
+                out[r * na + a] = (s->raw[r * na + a] - s->x0[a] - s->mu[a] * (double)(j0 + r)) * s->scl[a];
+    }
+    c->next = j0 + cnt;
+    return SENSIM_OK;
+}
+
+static sensim_status seq_seek(stream_st *s, seqcur *c, size_t j)
+{
+    size_t ck = j / ST_ROWS;
+    c->next = ck * ST_ROWS;
+    if (s->freq)
+        memcpy(c->run, s->ck + ck * s->na, s->na * sizeof *c->run);
+    return j > c->next ? seq_run(s, c, j - c->next, NULL) : SENSIM_OK;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The overlapping sums of every tau at once (st_ov's arithmetic): one
+ * forward cursor per distinct lag j m (j <= order), all moving together, so
+ * the phase is rebuilt once per lag rather than order + 1 times per tau.
+ * sum[k * na + a]. */
+static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int order, double *sum)
+{
+    const size_t na = s->na, np = s->np, per = (size_t)order + 1;
+    size_t *off = malloc(nm * per * sizeof *off), *idx = malloc(nm * per * sizeof *idx), nd = 0;
+    seqcur *cur = NULL;
+    double *mem = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
+    sensim_status st = SENSIM_OK;
+    if (!off || !idx || !lane) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
+        goto done;
+    }
+    for (size_t k = 0; k < nm; k++)
+        for (size_t j = 0; j < per; j++)
+            off[nd++] = j * m[k];
+    qsort(off, nd, sizeof *off, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < nd; i++)
+        if (!u || off[i] != off[u - 1])
+            off[u++] = off[i];
+    nd = u;
+    for (size_t k = 0; k < nm; k++)
+        for (size_t j = 0; j < per; j++) {
+            size_t *f = bsearch(&(size_t){j * m[k]}, off, nd, sizeof *off, cmp_size);
+            idx[k * per + j] = (size_t)(f - off);
+        }
+    /* Window rows: a power of two dividing OV_CHUNK, within half the budget. */
+    size_t W = OV_CHUNK, room = s->max_bytes / 2 > ((size_t)8 << 20) ? s->max_bytes / 2 : ((size_t)8 << 20);
+    while (W > 1024 && nd * W * na * sizeof(double) > room)
+        W /= 2;
+    cur = malloc(nd * sizeof *cur);
+    mem = malloc(nd * (W + 1) * na * sizeof *mem);
+    if (!cur || !mem) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu cursors", nd);
+        goto done;
+    }
+    for (size_t d = 0; d < nd && !st; d++) {
+        cur[d].buf = mem + d * W * na;
+        cur[d].run = mem + nd * W * na + d * na;
+        st = seq_seek(s, &cur[d], off[d]);
+    }
+    for (size_t i = 0; i < nm * na; i++)
+        sum[i] = 0;
+    size_t cntmax = 0;
+    for (size_t k = 0; k < nm; k++)
+        cntmax = np - (size_t)order * m[k] > cntmax ? np - (size_t)order * m[k] : cntmax;
+    for (size_t i0 = 0; i0 < cntmax && !st; i0 += W) {
+        for (size_t d = 0; d < nd && !st; d++)
+            if (i0 + off[d] < np) {
+                size_t rows = np - (i0 + off[d]) < W ? np - (i0 + off[d]) : W;
+                st = seq_run(s, &cur[d], rows, cur[d].buf);
+            }
+        for (size_t k = 0; k < nm && !st; k++) {
+            const size_t cnt = np - (size_t)order * m[k];
+            if (i0 >= cnt)
+                continue;
+            const size_t i1 = i0 + W < cnt ? i0 + W : cnt, *ix = idx + k * per;
+            const double *b0 = cur[ix[0]].buf, *b1 = cur[ix[1]].buf, *b2 = cur[ix[2]].buf,
+                         *b3 = order == 3 ? cur[ix[3]].buf : b2;
+            double *lk = lane + k * na * OV_LANES, *sk = sum + k * na;
+            for (size_t i = i0; i < i1; i++) {
+                const size_t r = (i - i0) * na;
+                double *l = lk + i % OV_LANES;
+                if (order == 2)
+                    for (size_t a = 0; a < na; a++) {
+                        double dd = b2[r + a] - 2 * b1[r + a] + b0[r + a];
+                        l[a * OV_LANES] += dd * dd;
+                    }
+                else
+                    for (size_t a = 0; a < na; a++) {
+                        double dd = b3[r + a] - 3 * b2[r + a] + 3 * b1[r + a] - b0[r + a];
+                        l[a * OV_LANES] += dd * dd;
+                    }
+                if ((i + 1) % OV_CHUNK == 0 || i + 1 == cnt)
+                    for (size_t a = 0; a < na; a++) {
+                        double t = 0;
+                        for (int j = 0; j < OV_LANES; j++)
+                            t += lk[a * OV_LANES + j];
+                        sk[a] += t;
+                        memset(lk + a * OV_LANES, 0, OV_LANES * sizeof *lk);
+                    }
+            }
+        }
+    }
+done:
+    free(off);
+    free(idx);
+    free(cur);
+    free(mem);
+    free(lane);
+    return st;
+}
+
+/* MDEV/TDEV window sums (variance_at): sum[a] of v^2, *terms. */
+static sensim_status st_mdev(stream_st *s, cursor *cu, size_t m, double *sum, double *v, size_t *terms)
+{
+    const size_t na = s->na, np = s->np;
+    for (int k = 0; k < 4; k++)
+        cur_reset(&cu[k]);
+    for (size_t a = 0; a < na; a++)
+        v[a] = 0;
+    for (size_t i = 0; i < m; i++) {
+        const double *p0 = cur_row(&cu[0], i), *p1 = cur_row(&cu[1], i + m), *p2 = cur_row(&cu[2], i + 2 * m);
+        if (!p0 || !p1 || !p2)
+            return s->st;
+        for (size_t a = 0; a < na; a++)
+            v[a] += p2[a] - 2 * p1[a] + p0[a];
+    }
+    for (size_t a = 0; a < na; a++)
+        sum[a] = v[a] * v[a];
+    size_t cnt = 1;
+    /* cu[0..2] now stand at m, 2m, 3m: they serve j + m, j + 2m, j + 3m. */
+    for (size_t j = 0; j + 3 * m < np; j++) {
+        const double *p0 = cur_row(&cu[3], j), *p1 = cur_row(&cu[0], j + m), *p2 = cur_row(&cu[1], j + 2 * m),
+                     *p3 = cur_row(&cu[2], j + 3 * m);
+        if (!p0 || !p1 || !p2 || !p3)
+            return s->st;
+        for (size_t a = 0; a < na; a++) {
+            v[a] += p3[a] - 3 * p2[a] + 3 * p1[a] - p0[a];
+            sum[a] += v[a] * v[a];
+        }
+        cnt++;
+    }
+    *terms = cnt;
+    return SENSIM_OK;
+}
+
+/* TOTDEV (variance_at): the reflections are read by cursors running
+ * backwards. sum[a]; e0/e1 hold ph[0] and ph[np-1] of every axis. */
+static sensim_status st_totdev(stream_st *s, cursor *cu, size_t m, double *sum, double *e0, double *e1)
+{
+    const size_t na = s->na, N = s->np;
+    for (int k = 0; k < 4; k++)
+        cur_reset(&cu[k]);
+    const double *p = cur_row(&cu[0], 0);
+    if (!p)
+        return s->st;
+    memcpy(e0, p, na * sizeof *e0);
+    if (!(p = cur_row(&cu[0], N - 1)))
+        return s->st;
+    memcpy(e1, p, na * sizeof *e1);
+    for (size_t a = 0; a < na; a++)
+        sum[a] = 0;
+    for (size_t i = 1; i + 2 <= N; i++) {
+        /* lo: x*(i - m), hi: x*(i + m), each either a row or a reflection. */
+        int lr = i < m, hr = i + m >= N;
+        const double *pl = cur_row(&cu[1], lr ? m - i : i - m), *pc = cur_row(&cu[0], i),
+                     *ph = cur_row(&cu[2], hr ? 2 * (N - 1) - (i + m) : i + m);
+        if (!pl || !pc || !ph)
+            return s->st;
+        for (size_t a = 0; a < na; a++) {
+            double xl = lr ? 2 * e0[a] - pl[a] : pl[a], xh = hr ? 2 * e1[a] - ph[a] : ph[a];
+            double d = xl - 2 * pc[a] + xh;
+            sum[a] += d * d;
+        }
+    }
+    return SENSIM_OK;
+}
+
+/* Observed R(m) of one axis over ph[0..np) (rn_observed), streamed. */
+typedef struct st_robs_ctx {
+    stream_st *s;
+    cursor *cu;
+    const double *cache; /* [na] R(m) over all points, or NULL */
+} st_robs_ctx;
+
+/* R(m) over all np points for every axis at once into r[a]; w holds 3 na. */
+static sensim_status st_robs_all(stream_st *s, cursor *cu, size_t m, double *r, double *w)
+{
+    const size_t na = s->na, np = s->np;
+    double *sd = w, *sv = w + na, *v = w + 2 * na;
+    for (size_t a = 0; a < na; a++)
+        sd[a] = sv[a] = v[a] = r[a] = 0;
+    if (np < 3 * m + 1)
+        return SENSIM_OK;
+    for (int k = 0; k < 4; k++)
+        cur_reset(&cu[k]);
+    size_t nd = 0, nv = 0;
+    for (size_t i = 0; i + 2 * m < np; i++) {
+        const double *p0 = cur_row(&cu[0], i), *p1 = cur_row(&cu[1], i + m), *p2 = cur_row(&cu[2], i + 2 * m);
+        const double *pm = i >= m ? cur_row(&cu[3], i - m) : p0;
+        if (!p0 || !p1 || !p2 || !pm)
+            return s->st;
+        for (size_t a = 0; a < na; a++) {
+            double d = p2[a] - 2 * p1[a] + p0[a];
+            sd[a] += d * d;
+            v[a] += d;
+            if (i >= m)
+                v[a] -= p1[a] - 2 * p0[a] + pm[a];
+            if (i + 1 >= m)
+                sv[a] += v[a] * v[a];
+        }
+        nd++;
+        nv += i + 1 >= m;
+    }
+    for (size_t a = 0; a < na; a++)
+        r[a] = sd[a] > 0 && nv ? (sv[a] / (double)nv) / ((double)m * (double)m * sd[a] / (double)nd) : 0;
+    return SENSIM_OK;
+}
+
+static double robs_stream(const id_view *v, size_t np)
+{
+    st_robs_ctx *c = v->stream;
+    stream_st *s = c->s;
+    cursor *cu = c->cu;
+    const size_t m = v->m, a = v->axis;
+    if (c->cache && np == s->np)
+        return c->cache[a];
+    if (np < 3 * m + 1)
+        return 0;
+    for (int k = 0; k < 4; k++)
+        cur_reset(&cu[k]);
+    double sd = 0, sv = 0, w = 0;
+    size_t nd = 0, nv = 0;
+    for (size_t i = 0; i + 2 * m < np; i++) {
+        const double *p0 = cur_row(&cu[0], i), *p1 = cur_row(&cu[1], i + m), *p2 = cur_row(&cu[2], i + 2 * m);
+        if (!p0 || !p1 || !p2)
+            return 0;
+        double d = p2[a] - 2 * p1[a] + p0[a];
+        sd += d * d;
+        nd++;
+        w += d;
+        if (i >= m) {
+            const double *pm = cur_row(&cu[3], i - m);
+            if (!pm)
+                return 0;
+            w -= p1[a] - 2 * p0[a] + pm[a];
+        }
+        if (i + 1 >= m) {
+            sv += w * w;
+            nv++;
+        }
+    }
+    (void)s;
+    return sd > 0 && nv ? (sv / (double)nv) / ((double)m * (double)m * sd / (double)nd) : 0;
+}
+
+/* Pass 1: mean (or slope), largest magnitude, the checks of make_phase;
+ * pass 2: the phase checkpoints (rate data) or the straight-line check
+ * (phase data). *bad is the axis at fault on SENSIM_EDATA. */
+static sensim_status st_prepare(stream_st *s, size_t *bad)
+{
+    const size_t n = s->n, na = s->na;
+    size_t *nonfinite = malloc(na * sizeof *nonfinite);
+    double *xl = malloc(2 * na * sizeof *xl), *bsum = xl + na;
+    int *same = malloc(na * sizeof *same);
+    sensim_status st = SENSIM_OK;
+    *bad = 0;
+    if (!nonfinite || !xl || !same) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", na);
+        goto done;
+    }
+    for (size_t a = 0; a < na; a++) {
+        nonfinite[a] = SIZE_MAX;
+        s->mu[a] = 0;
+        s->big[a] = 0;
+        same[a] = 1;
+    }
+    for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
+        size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
+        if ((st = st_read(s, r0, cnt, 0, na, s->raw)))
+            break;
+        if (r0 == 0)
+            for (size_t a = 0; a < na; a++)
+                s->x0[a] = s->raw[a];
+        if (r0 + cnt == n)
+            for (size_t a = 0; a < na; a++)
+                xl[a] = s->raw[(cnt - 1) * na + a];
+        for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
+            size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
+            for (size_t a = 0; a < na; a++) {
+                double sum = 0, mx = 0;
+                const double first = s->x0[a];
+                int sm = 1;
+                for (size_t i = b0; i < b1; i++) {
+                    double v = s->raw[i * na + a];
+                    sum += v;
+                    mx = fabs(v) > mx ? fabs(v) : mx;
+                    sm &= v == first;
+                    if (!isfinite(v) && nonfinite[a] == SIZE_MAX)
+                        nonfinite[a] = r0 + i;
+                }
+                s->mu[a] += sum;
+                s->big[a] = fmax(s->big[a], mx);
+                same[a] &= sm;
+            }
+        }
+    }
+    if (st)
+        goto done;
+    for (size_t a = 0; a < na && !st; a++) {
+        *bad = a;
+        size_t i = nonfinite[a];
+        if (i != SIZE_MAX) {
+            double v = 0;
+            if ((st = st_read(s, i, 1, a, a + 1, &v)))
+                break;
+            st = sensim_error(SENSIM_EDATA, "sample %zu is %s", i, isnan(v) ? "NaN" : "infinite");
+        } else if (s->freq && same[a])
+            st = sensim_error(SENSIM_EDATA, "all %zu samples equal %g: constant data has no noise to analyse", n,
+                              s->x0[a]);
+        s->mu[a] /= (double)n;
+    }
+    if (st)
+        goto done;
+    for (size_t a = 0; a < na; a++)
+        s->scl[a] = 1; /* checkpoints and the line check are unscaled */
+    if (s->freq) {
+        for (size_t a = 0; a < na; a++)
+            s->ck[a] = 0;
+        for (size_t a = 0; a < na; a++)
+            bsum[a] = 0; /* the running sums */
+        for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
+            size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
+            if ((st = st_read(s, r0, cnt, 0, na, s->raw)))
+                break;
+            for (size_t a = 0; a < na; a++) {
+                double run = bsum[a];
+                const double mu = s->mu[a], tau0 = s->o->tau0;
+                for (size_t i = 0; i < cnt; i++)
+                    run += (s->raw[i * na + a] - mu) * tau0;
+                bsum[a] = run;
+                /* ph[r0 + cnt] ends this read; cnt == ST_ROWS but at the end. */
+                if (cnt == ST_ROWS)
+                    s->ck[((r0 + cnt) / ST_ROWS) * na + a] = run;
+            }
+        }
+    } else {
+        for (size_t a = 0; a < na; a++)
+            s->mu[a] = (xl[a] - s->x0[a]) / (double)(n - 1);
+        /* The straight-line check of make_phase on the second differences. */
+        double *dev = bsum, *prev = malloc(2 * na * sizeof *prev);
+        if (!prev) {
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", na);
+            goto done;
+        }
+        for (size_t a = 0; a < na; a++)
+            dev[a] = 0;
+        double *buf = malloc(ST_ROWS * na * sizeof *buf);
+        if (!buf)
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", na);
+        for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
+            size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
+            if ((st = st_produce(s, r0, cnt, buf)))
+                break;
+            for (size_t a = 0; a < na; a++)
+                for (size_t i = r0; i < r0 + cnt; i++) {
+                    double p = buf[(i - r0) * na + a];
+                    if (i >= 2)
+                        dev[a] = fmax(dev[a], fabs(p - 2 * prev[2 * a + 1] + prev[2 * a]));
+                    prev[2 * a] = prev[2 * a + 1];
+                    prev[2 * a + 1] = p;
+                }
+        }
+        free(buf);
+        free(prev);
+        for (size_t a = 0; a < na && !st; a++) {
+            *bad = a;
+            if (dev[a] <= 1e-13 * s->big[a])
+                st = sensim_error(SENSIM_EDATA,
+                                  "the %zu phase samples lie on a straight line: constant rate has no noise to analyse",
+                                  n);
+        }
+    }
+    for (size_t a = 0; a < na; a++)
+        s->scl[a] = phase_scale(s->big[a], s->o->tau0);
+done:
+    free(nonfinite);
+    free(xl);
+    free(same);
+    return st;
+}
+
+/* Decimated phase for the noise identification of taus [k0, k1): dec
+ * holds, per tau, [na][cnt] values ph[k m] with cnt = dcount(m). */
+static size_t dcount(size_t np, size_t m)
+{
+    size_t c = (np - 1) / m + 1;
+    return c < NOISE_ID_MAX + 1 ? c : NOISE_ID_MAX + 1;
+}
+
+/* All axes streamed: variances, noise types, intervals into out[a * nm + k]. */
+static sensim_status stream_all(stream_st *s, const size_t *m, size_t nm, sensim_allan_point *out)
+{
+    const sensim_allan_opts *o = s->o;
+    const size_t na = s->na, np = s->np;
+    const int freq = s->freq, order = diff_order(o->dev);
+    const int dmax = order == 3 && o->dev != SENSIM_MDEV && o->dev != SENSIM_TDEV ? 3 : 2;
+    sensim_status st = SENSIM_OK;
+    cursor cu[4];
+    double *cbuf = malloc(4 * ST_ROWS * na * sizeof *cbuf), *sum = malloc(4 * na * sizeof *sum),
+           *lane = malloc(na * OV_LANES * sizeof *lane), *work = malloc(NOISE_ID_MAX * sizeof *work);
+    size_t *dec_off = malloc((nm + 1) * sizeof *dec_off);
+    double *dec = NULL, *rnthr = NULL, *rcache = malloc(4 * na * sizeof *rcache);
+    if (!cbuf || !sum || !lane || !work || !dec_off || !rcache) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for the stream buffers");
+        goto done;
+    }
+    for (int k = 0; k < 4; k++)
+        cu[k] = (cursor){s, cbuf + (size_t)k * ST_ROWS * na, 0, 0};
+    /* Variances. ADEV and HDEV: one pass, every tau, from ph[j m]. */
+    if (o->dev == SENSIM_ADEV || o->dev == SENSIM_HDEV) {
+        double *z = malloc(nm * na * 4 * sizeof *z), *acc = malloc(nm * na * sizeof *acc);
+        size_t *cnt = calloc(nm, sizeof *cnt), *seen = calloc(nm, sizeof *seen);
+        if (!z || !acc || !cnt || !seen)
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
+        for (size_t i = 0; i < nm * na && !st; i++)
+            acc[i] = 0;
+        for (size_t j0 = 0; j0 < np && !st; j0 += ST_ROWS) {
+            const double *p = cur_row(&cu[0], j0);
+            if (!p) {
+                st = s->st;
+                break;
+            }
+            size_t j1 = j0 + cu[0].cnt;
+            for (size_t k = 0; k < nm; k++) {
+                const size_t mk = m[k];
+                for (size_t j = (j0 + mk - 1) / mk * mk; j < j1; j += mk) {
+                    const double *r = cu[0].buf + (j - j0) * na;
+                    double *zk = z + k * na * 4;
+                    size_t q = seen[k]++; /* r is ph[q m] */
+                    for (size_t a = 0; a < na; a++) {
+                        double *za = zk + a * 4;
+                        za[0] = za[1];
+                        za[1] = za[2];
+                        za[2] = za[3];
+                        za[3] = r[a];
+                        if (order == 2 && q >= 2) {
+                            double d = za[3] - 2 * za[2] + za[1];
+                            acc[k * na + a] += d * d;
+                        } else if (order == 3 && q >= 3) {
+                            double d = za[3] - 3 * za[2] + 3 * za[1] - za[0];
+                            acc[k * na + a] += d * d;
+                        }
+                    }
+                    if (q >= (size_t)order)
+                        cnt[k]++;
+                }
+            }
+        }
+        for (size_t k = 0; k < nm && !st; k++) {
+            double tau = (double)m[k] * o->tau0;
+            for (size_t a = 0; a < na; a++) {
+                sensim_allan_point *q = &out[a * nm + k];
+                double var = acc[k * na + a] / ((order == 2 ? 2 : 6) * tau * tau * (double)cnt[k]);
+                q->m = m[k];
+                q->tau = tau;
+                q->dev = sqrt(var > 0 ? var : 0);
+                q->n = cnt[k];
+            }
+        }
+        free(z);
+        free(acc);
+        free(cnt);
+        free(seen);
+    } else {
+        double *ovsum = o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV ? malloc(nm * na * sizeof *ovsum) : NULL;
+        if ((o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV) && !ovsum)
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
+        for (size_t k = 0; k < nm && !st; k++) {
+            double tau = (double)m[k] * o->tau0, den;
+            size_t terms = 0;
+            if (o->dev == SENSIM_OADEV || o->dev == SENSIM_OHDEV) {
+                if (k == 0)
+                    st = st_ov_all(s, m, nm, order, ovsum);
+                memcpy(sum, ovsum + k * na, na * sizeof *sum);
+                terms = np - (size_t)order * m[k];
+                den = (order == 2 ? 2 : 6) * tau * tau * (double)terms;
+            } else if (o->dev == SENSIM_MDEV || o->dev == SENSIM_TDEV) {
+                st = st_mdev(s, cu, m[k], sum, sum + na, &terms);
+                den = 2 * (double)m[k] * m[k] * tau * tau * (double)terms;
+            } else {
+                st = st_totdev(s, cu, m[k], sum, sum + na, sum + 2 * na);
+                terms = np - 2;
+                den = 2 * tau * tau * (double)(np - 2);
+            }
+            for (size_t a = 0; a < na && !st; a++) {
+                sensim_allan_point *q = &out[a * nm + k];
+                double var = sum[a] / den;
+                if (o->dev == SENSIM_TDEV)
+                    var = tau * tau / 3 * var;
+                q->m = m[k];
+                q->tau = tau;
+                q->dev = sqrt(var > 0 ? var : 0);
+                q->n = terms;
+            }
+        }
+        free(ovsum);
+    }
+    if (st)
+        goto done;
+    /* Noise types, from decimated phase in batches of taus. */
+    if (o->fixed_alpha) {
+        for (size_t it = 0; it < na * nm; it++)
+            out[it].alpha = o->alpha;
+    } else {
+        if (!(rnthr = malloc(2 * nm * sizeof *rnthr))) {
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
+            goto done;
+        }
+        for (size_t k = 0; k < nm; k++) {
+            size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+            if (L < NOISE_ID_MIN && m[k] >= 2)
+                rn_thresholds(m[k], rnthr + 2 * k);
+            else
+                rnthr[2 * k] = rnthr[2 * k + 1] = NAN;
+        }
+        const size_t cap = ST_DEC_BYTES / sizeof(double);
+        for (size_t k0 = 0; k0 < nm && !st;) {
+            size_t k1 = k0, tot = 0, jmax = 0;
+            while (k1 < nm && (k1 == k0 || tot + na * dcount(np, m[k1]) <= cap)) {
+                dec_off[k1 - k0] = tot;
+                tot += na * dcount(np, m[k1]);
+                size_t last = (dcount(np, m[k1]) - 1) * m[k1];
+                jmax = last > jmax ? last : jmax;
+                k1++;
+            }
+            free(dec);
+            if (!(dec = malloc(tot * sizeof *dec))) {
+                st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for the noise identification");
+                break;
+            }
+            for (size_t j0 = 0; j0 <= jmax; j0 += ST_ROWS) {
+                if (!cur_row(&cu[0], j0)) {
+                    st = s->st;
+                    break;
+                }
+                size_t j1 = j0 + cu[0].cnt;
+                for (size_t k = k0; k < k1; k++) {
+                    const size_t mk = m[k], c = dcount(np, mk);
+                    double *dk = dec + dec_off[k - k0];
+                    for (size_t j = (j0 + mk - 1) / mk * mk; j < j1 && j / mk < c; j += mk)
+                        for (size_t a = 0; a < na; a++)
+                            dk[a * c + j / mk] = cu[0].buf[(j - j0) * na + a];
+                }
+            }
+            st_robs_ctx rc = {s, cu, NULL};
+            for (size_t k = k0; k < k1 && !st; k++) {
+                /* Where B1 decides, R(m) over every point is always needed:
+                 * all axes in one pass. */
+                size_t L = freq ? (np - 1) / m[k] : (np - 1) / m[k] + 1;
+                rc.cache = NULL;
+                if (L < NOISE_ID_MIN && m[k] >= 2 && (np - 1) / m[k] >= 5) {
+                    if ((st = st_robs_all(s, cu, m[k], rcache, rcache + na)))
+                        break;
+                    rc.cache = rcache;
+                }
+                for (size_t a = 0; a < na; a++) {
+                    const size_t c = dcount(np, m[k]);
+                    id_view v = {dec + dec_off[k - k0] + a * c, 1, robs_stream, NULL, m[k], &rc, a};
+                    const double *thr = !isnan(rnthr[2 * k]) ? rnthr + 2 * k : NULL;
+                    out[a * nm + k].alpha = noise_id_view(&v, np, freq, m[k], dmax, work, thr);
+                    if (s->st) {
+                        st = s->st;
+                        break;
+                    }
+                }
+            }
+            k0 = k1;
+        }
+    }
+    if (!st)
+        finish_points(o, np, out, na * nm);
+done:
+    free(cbuf);
+    free(sum);
+    free(lane);
+    free(work);
+    free(dec_off);
+    free(dec);
+    free(rnthr);
+    free(rcache);
+    return st;
+}
+
+/* A group of axes [a0, a0 + g) read whole into ph (g rows of pstride), with
+ * the arithmetic of make_phase; *np the phase points. */
+static sensim_status load_group(const sensim_allan_source *src, const sensim_allan_opts *o, size_t a0, size_t g,
+                                double *ph, size_t pstride, size_t *np, double *big, double *raw, size_t *bad)
+{
+    const size_t n = src->n;
+    const int freq = o->data == SENSIM_ALLAN_FREQ;
+    const size_t off = freq ? 1 : 0;
+    sensim_status st = SENSIM_OK;
+    size_t *nonfinite = malloc(g * sizeof *nonfinite);
+    double *mean = malloc(4 * g * sizeof *mean), *first = mean + g, *bsum = mean + 2 * g, *bmax = mean + 3 * g;
+    int *same = malloc(g * sizeof *same);
+    *bad = 0;
+    if (!nonfinite || !mean || !same) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", g);
+        goto done;
+    }
+    for (size_t a = 0; a < g; a++) {
+        nonfinite[a] = SIZE_MAX;
+        mean[a] = 0;
+        big[a] = 0;
+        same[a] = 1;
+    }
+    for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
+        size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
+        if ((st = src->read(src->ctx, r0, cnt, a0, a0 + g, raw))) {
+            *bad = SIZE_MAX; /* the source's own message */
+            break;
+        }
+        if (r0 == 0)
+            for (size_t a = 0; a < g; a++)
+                first[a] = raw[a];
+        /* Row by row, every axis of the row: the axes' sums are independent
+         * chains; each is still summed in sample order per PH_BLOCK. */
+        for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
+            size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
+            for (size_t a = 0; a < g; a++) {
+                bsum[a] = 0;
+                bmax[a] = 0;
+            }
+            for (size_t i = b0; i < b1; i++) {
+                const double *row = raw + i * g;
+                for (size_t a = 0; a < g; a++) {
+                    double v = row[a];
+                    ph[a * pstride + off + r0 + i] = v;
+                    bsum[a] += v;
+                    bmax[a] = fabs(v) > bmax[a] ? fabs(v) : bmax[a];
+                    same[a] &= v == first[a];
+                    if (!isfinite(v) && nonfinite[a] == SIZE_MAX)
+                        nonfinite[a] = r0 + i;
+                }
+            }
+            for (size_t a = 0; a < g; a++) {
+                mean[a] += bsum[a];
+                big[a] = fmax(big[a], bmax[a]);
+            }
+        }
+    }
+    for (size_t a = 0; a < g && !st; a++) {
+        *bad = a;
+        size_t i = nonfinite[a];
+        const double *x = ph + a * pstride + off;
+        if (i != SIZE_MAX)
+            st = sensim_error(SENSIM_EDATA, "sample %zu is %s", i, isnan(x[i]) ? "NaN" : "infinite");
+        else if (freq && same[a])
+            st = sensim_error(SENSIM_EDATA, "all %zu samples equal %g: constant data has no noise to analyse", n, x[0]);
+        mean[a] /= (double)n;
+    }
+    if (st)
+        goto done;
+    if (freq) {
+        /* The running sums of all axes side by side (bsum holds them). */
+        const double tau0 = o->tau0;
+        for (size_t a = 0; a < g; a++) {
+            ph[a * pstride] = 0;
+            bsum[a] = 0;
+        }
+        for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
+            size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
+            if (g <= 8) {
+                for (size_t i = i0; i < i1; i++)
+                    for (size_t a = 0; a < g; a++) {
+                        double *p = ph + a * pstride;
+                        bsum[a] += (p[i + 1] - mean[a]) * tau0;
+                        p[i + 1] = bsum[a];
+                    }
+            } else
+                for (size_t a = 0; a < g; a++) {
+                    double *p = ph + a * pstride, run = bsum[a];
+                    const double mu = mean[a];
+                    for (size_t i = i0; i < i1; i++) {
+                        run += (p[i + 1] - mu) * tau0;
+                        p[i + 1] = run;
+                    }
+                    bsum[a] = run;
+                }
+        }
+    }
+    for (size_t a = 0; a < g && !st && !freq; a++) {
+        double *p = ph + a * pstride;
+        {
+            const double x0 = p[0], slope = (p[n - 1] - p[0]) / (double)(n - 1);
+            for (size_t i = 0; i < n; i++)
+                p[i] = p[i] - x0 - slope * (double)i;
+            double dev = 0;
+            for (size_t i = 1; i + 1 < n; i++)
+                dev = fmax(dev, fabs(p[i + 1] - 2 * p[i] + p[i - 1]));
+            *bad = a;
+            if (dev <= 1e-13 * big[a])
+                st = sensim_error(SENSIM_EDATA,
+                                  "the %zu phase samples lie on a straight line: constant rate has no noise to analyse",
+                                  n);
+        }
+    }
+    *np = freq ? n + 1 : n;
+done:
+    free(nonfinite);
+    free(mean);
+    free(same);
+    return st;
+}
+
+sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const sensim_allan_opts *o, const size_t *m,
+                                          size_t nm, size_t max_bytes, sensim_allan_point *out)
+{
+    sensim_status st = check_opts(o);
+    if (st)
+        return st;
+    if (!src || !src->read || src->naxes < 1)
+        return sensim_error(SENSIM_EINVAL, "allan: a stream needs a read function and at least one axis");
+    if ((st = check_grid(o, src->n, m, nm)))
+        return st;
+    const size_t n = src->n, na = src->naxes, name_axis = na > 1;
+    if (max_bytes == 0)
+        max_bytes = SENSIM_ALLAN_STREAM_BYTES;
+    size_t g = max_bytes / ((n + 1) * sizeof(double));
+    g = g > na ? na : g;
+    /* Whole vector quantities per group where that fits: each is then read
+     * once. */
+    if (g >= 3 && g < na && na % 3 == 0)
+        g -= g % 3;
+    size_t bad = 0;
+    if (g >= 1) {
+        /* Groups of axes in memory, each read once. */
+        double *ph = phase_alloc(g * (n + 1)), *raw = malloc(ST_ROWS * g * sizeof *raw),
+               *big = malloc(2 * g * sizeof *big);
+        if (!ph || !raw || !big)
+            st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", g, n + 1);
+        for (size_t a0 = 0; a0 < na && !st; a0 += g) {
+            size_t gg = na - a0 < g ? na - a0 : g, np = 0;
+            bad = 0;
+            st = load_group(src, o, a0, gg, ph, n + 1, &np, big, raw, &bad);
+            if (!st)
+                st = phases_to_points(ph, n + 1, gg, np, o, big, big + g, m, nm, out + a0 * nm);
+            if (st && name_axis && bad != SIZE_MAX && st != SENSIM_ENOMEM)
+                sensim_error_prefix(st, "axis %zu", a0 + bad);
+        }
+        free(ph);
+        free(raw);
+        free(big);
+        return st;
+    }
+    stream_st s = {src, o, n, na, nphase_of(o->data, n), o->data == SENSIM_ALLAN_FREQ, NULL, NULL, NULL, NULL,
+                   NULL, NULL, SENSIM_OK, max_bytes};
+    double *v = malloc(4 * na * sizeof *v);
+    s.ck = malloc((n / ST_ROWS + 1) * na * sizeof *s.ck);
+    s.raw = malloc(ST_ROWS * na * sizeof *s.raw);
+    if (!v || !s.ck || !s.raw) {
+        st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for the stream of %zu axes", na);
+        goto done;
+    }
+    s.mu = v;
+    s.x0 = v + na;
+    s.big = v + 2 * na;
+    s.scl = v + 3 * na;
+    if ((st = st_prepare(&s, &bad))) {
+        if (name_axis && st == SENSIM_EDATA && !s.st)
+            sensim_error_prefix(st, "axis %zu", bad);
+        goto done;
+    }
+    if (!(st = stream_all(&s, m, nm, out)))
+        for (size_t a = 0; a < na; a++)
+            for (size_t k = 0; k < nm && s.scl[a] != 1; k++) {
+                sensim_allan_point *q = &out[a * nm + k];
+                q->dev /= s.scl[a];
+                q->lo /= s.scl[a];
+                q->hi /= s.scl[a];
+            }
+done:
+    free(v);
+    free(s.ck);
+    free(s.raw);
+    return st;
 }

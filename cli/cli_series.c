@@ -81,7 +81,8 @@ static sensim_status median_dt(const sensim_log *log, const char *tpath, size_t 
     return st;
 }
 
-sensim_status cli_series_h5(const char *path, const char *sensor, const char *quantity, double rate, cli_series *s)
+static sensim_status series_h5(const char *path, const char *sensor, const char *quantity, double rate, cli_series *s,
+                               int load)
 {
     memset(s, 0, sizeof *s);
     sensim_log *log = sensim_log_open(path);
@@ -155,6 +156,8 @@ sensim_status cli_series_h5(const char *path, const char *sensor, const char *qu
         st = sensim_error(SENSIM_ENOTFOUND, "%s: %s has no rate_hz attribute and no usable t; give --rate", path, group);
         goto done;
     }
+    if (!load)
+        goto meta;
     s->x = malloc(n * 3 * sizeof *s->x);
     if (!s->x) {
         st = sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu samples", path, n);
@@ -168,6 +171,7 @@ sensim_status cli_series_h5(const char *path, const char *sensor, const char *qu
                               isnan(s->x[i]) ? "NaN" : "infinite");
             goto done;
         }
+meta:;
     /* The read converted the values to the layout's unit; the label follows. */
     const char *lu = sensim_log_layout_units(dset);
     char *u = NULL;
@@ -184,4 +188,15 @@ done:
         cli_series_free(s);
     sensim_log_close(log);
     return st;
+}
+
+sensim_status cli_series_h5(const char *path, const char *sensor, const char *quantity, double rate, cli_series *s)
+{
+    return series_h5(path, sensor, quantity, rate, s, 1);
+}
+
+sensim_status cli_series_h5_info(const char *path, const char *sensor, const char *quantity, double rate,
+                                 cli_series *s)
+{
+    return series_h5(path, sensor, quantity, rate, s, 0);
 }

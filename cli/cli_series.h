@@ -27,4 +27,9 @@ sensim_status cli_series_csv(const char *path, size_t column, double rate, cli_s
  * naming file and dataset, listing the sensors present. */
 sensim_status cli_series_h5(const char *path, const char *sensor, const char *quantity, double rate, cli_series *s);
 
+/* The same checks, rate and units without reading the samples: s->x stays
+ * NULL (cli_series_stream.h reads them in blocks). */
+sensim_status cli_series_h5_info(const char *path, const char *sensor, const char *quantity, double rate,
+                                 cli_series *s);
+
 #endif

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "bagcli.h"
 #include "cli_series.h"
+#include "series_stream.h"
 #include "sensim/allan.h"
 #include "sensim/plot.h"
 
@@ -43,6 +44,11 @@ const char cmd_allan_usage[] =
     "                        six axes in one call (gyro_x..accel_z)\n"
     "  -k, --column K        CSV column to read, from 1 (default 1)\n"
     "  -h, --help            this text\n"
+    "\n"
+    "All six axes of an IMU (gyro then accel) in one call, each dataset read once:\n"
+    "  sensim allan LOG.h5 --sensor imu --quantity imu [--taus log:10] [--csv]\n"
+    "A log or recording is streamed from disk: memory stays under about 140 MB\n"
+    "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB).\n"
     "\n"
     "Without --csv or --json a table is printed. Exit status: 0 success,\n"
     "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
@@ -231,35 +237,26 @@ int cmd_allan(int argc, char **argv)
     if (cli_check_output("allan", plot, input, NULL))
         return CLI_FAIL;
 
-    cli_series s, s2 = {0};
+    /* A log or a recording is streamed (memory does not grow with it); a
+     * CSV column is read whole. */
+    cli_series s = {0};
+    cli_stream *cs = NULL;
     int imu = (sensor || topic) && !strcmp(quantity, "imu");
-    const char *q1 = imu ? "angular_velocity" : quantity;
-    sensim_status st = topic    ? cli_series_bag(input, topic, q1, rate, 0, &s)
-                       : sensor ? cli_series_h5(input, sensor, q1, rate, &s)
+    const char *const qs[2] = {imu ? "angular_velocity" : quantity, "specific_force"};
+    sensim_status st = topic    ? cli_stream_open_bag(input, topic, qs, imu ? 2 : 1, rate, &cs)
+                       : sensor ? cli_stream_open_h5(input, sensor, qs, imu ? 2 : 1, rate, &cs)
                                 : cli_series_csv(input, (size_t)column - 1, rate, &s);
-    const char *bag_topic = topic;
     if (topic)
         sensor = topic;
     if (st)
         return cli_fail_lib("allan");
-    if (imu) {
-        /* Six axes: the two quantities are computed one after the other
-         * into one result, without copying them into one array. */
-        st = bag_topic ? cli_series_bag(input, bag_topic, "specific_force", s.rate, 0, &s2)
-                       : cli_series_h5(input, sensor, "specific_force", s.rate, &s2);
-        if (st) {
-            cli_series_free(&s);
-            return cli_fail_lib("allan");
-        }
-        if (s2.n != s.n) {
-            cli_series_free(&s);
-            cli_series_free(&s2);
-            return cli_fail("allan", "%s: sensor %s: angular_velocity has %zu samples, specific_force %zu", input,
-                            sensor, s.n, s2.n);
-        }
-        snprintf(s.units, sizeof s.units, "%s", "");
+    if (cs) {
+        s.n = cli_stream_n(cs);
+        s.naxes = imu ? 6 : 3;
+        s.rate = cli_stream_rate(cs);
+        snprintf(s.units, sizeof s.units, "%s", imu ? "" : cli_stream_units(cs));
     }
-    const size_t naxes = imu ? 6 : s.naxes;
+    const size_t naxes = s.naxes;
     o.tau0 = 1 / s.rate;
     size_t *m = NULL, nm = 0;
     sensim_allan_point *p = NULL;
@@ -270,15 +267,29 @@ int cmd_allan(int argc, char **argv)
         st = sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;
     }
-    for (int part = 0; part < (imu ? 2 : 1); part++) {
-        const cli_series *q = part ? &s2 : &s;
-        if ((st = sensim_allan_compute_axes(q->x, q->n, q->naxes, &o, m, nm, p + 3 * nm * (size_t)part))) {
-            sensim_error_prefix(st, "%s%s%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "",
-                                imu ? " " : "", imu ? (part ? "specific_force" : "angular_velocity") : "");
-            goto fail;
+    if (cs) {
+        sensim_allan_source src = cli_stream_source(cs);
+        st = sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), p);
+        if (st && !cli_stream_failed(cs)) {
+            /* "axis K" of six: name the quantity and its axis. */
+            const char *msg = sensim_last_error();
+            unsigned ax = 0;
+            if (imu && sscanf(msg, "axis %u", &ax) == 1 && ax < 6) {
+                char *rest = strdup(strchr(msg, ':') ? strchr(msg, ':') + 2 : msg);
+                sensim_error(st, "%s: sensor %s %s: axis %u: %s", input, sensor, qs[ax / 3], ax % 3,
+                             rest ? rest : msg);
+                free(rest);
+            } else
+                sensim_error_prefix(st, "%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "");
         }
+        cli_stream_close(cs);
+        cs = NULL;
+        if (st)
+            goto fail;
+    } else if ((st = sensim_allan_compute_axes(s.x, s.n, s.naxes, &o, m, nm, p))) {
+        sensim_error_prefix(st, "%s", input);
+        goto fail;
     }
-    cli_series_free(&s2);
     char what[300];
     snprintf(what, sizeof what, "%s%s%s", sensor ? sensor : input, sensor ? " " : "", sensor ? quantity : "");
     if (plot && (st = write_plot(plot, &o, p, nm, naxes, what, s.units)))
@@ -297,6 +308,6 @@ fail:
     free(m);
     free(p);
     cli_series_free(&s);
-    cli_series_free(&s2);
+    cli_stream_close(cs);
     return cli_fail_lib("allan");
 }

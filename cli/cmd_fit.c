@@ -14,6 +14,7 @@
 #include "fit.h"
 #include "bagcli.h"
 #include "cli_series.h"
+#include "series_stream.h"
 #include "sensim/allan.h"
 #include "sensim/imufit.h"
 #include "sensim/plot.h"
@@ -538,10 +539,11 @@ static int fit_imu(int argc, char **argv)
     cli_progress prog;
     cli_progress_init(&prog, "fit imu", quiet);
     for (int i = 0; i < NINSTR && !st; i++) {
-        cli_series s;
+        /* Streamed from the file: memory does not grow with the log. */
+        cli_stream *s = NULL;
         cli_progress_update(&prog, instr_quantity[i], (double)i / NINSTR);
-        st = topic ? cli_series_bag(input, topic, instr_quantity[i], rate, 0, &s)
-                   : cli_series_h5(input, sensor, instr_quantity[i], rate, &s);
+        st = topic ? cli_stream_open_bag(input, topic, &instr_quantity[i], 1, rate, &s)
+                   : cli_stream_open_h5(input, sensor, &instr_quantity[i], 1, rate, &s);
         if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
             st = SENSIM_OK; /* this IMU has no such instrument */
             continue;
@@ -549,23 +551,25 @@ static int fit_imu(int argc, char **argv)
         if (st)
             break;
         sensim_allan_opts o = sensim_allan_default_opts();
-        o.tau0 = 1 / s.rate;
+        const size_t n = cli_stream_n(s);
+        o.tau0 = 1 / cli_stream_rate(s);
         o.confidence = confidence;
         size_t *m = NULL, nm = 0;
         cli_progress_update(&prog, instr_quantity[i], (i + 0.3) / NINSTR);
-        if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, s.n, &m, &nm))) {
+        if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm))) {
             in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
-            st = in[i].pt ? sensim_allan_compute_axes(s.x, s.n, 3, &o, m, nm, in[i].pt)
+            sensim_allan_source src = cli_stream_source(s);
+            st = in[i].pt ? sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), in[i].pt)
                           : sensim_error(SENSIM_ENOMEM, "out of memory");
-            if (st)
+            if (st && !cli_stream_failed(s))
                 sensim_error_prefix(st, "%s: /sensors/%s/%s", input, sensor, instr_quantity[i]);
         }
         in[i].present = 1;
-        in[i].n = s.n;
+        in[i].n = n;
         in[i].nm = nm;
-        in[i].rate = s.rate;
+        in[i].rate = cli_stream_rate(s);
         free(m);
-        cli_series_free(&s);
+        cli_stream_close(s);
         sensim_imu_fit_opts fo = sensim_imu_fit_default_opts();
         fo.confidence = confidence;
         cli_progress_update(&prog, instr_quantity[i], (i + 0.8) / NINSTR);

@@ -15,7 +15,8 @@
  * Memory: N+1 doubles of phase per axis, all axes at once up to 1 GiB
  * (sensim_allan_compute_axes then reads the interleaved input in two
  * passes), in groups of axes beyond; the TOTDEV reflection is indexed on
- * the fly, never stored.
+ * the fly, never stored. sensim_allan_compute_stream reads the series from
+ * a block reader instead, in memory that does not grow with it.
  *
  * Confidence intervals: noise type per tau by the lag-1 autocorrelation
  * method (Riley & Greenhall 2004) where at least 30 averaged points remain,
@@ -120,6 +121,43 @@ sensim_status sensim_allan_compute(const double *x, size_t n, size_t stride, con
  * [naxes][nm]. Error messages name the axis. */
 sensim_status sensim_allan_compute_axes(const double *x, size_t n, size_t naxes, const sensim_allan_opts *o,
                                         const size_t *m, size_t nm, sensim_allan_point *out);
+
+/* A series read from storage in blocks, for sensim_allan_compute_stream:
+ * read(ctx, start, count, a0, a1, buf) fills buf[(i - start) * (a1 - a0) +
+ * (a - a0)] with sample i of axis a for start <= i < start + count and a0 <=
+ * a < a1 (count > 0). It is called with increasing or arbitrary starts, the
+ * same block possibly more than once, and must return the same values each
+ * time; an error it returns (with its message) ends the computation. */
+typedef sensim_status (*sensim_allan_read_fn)(void *ctx, size_t start, size_t count, size_t a0, size_t a1,
+                                              double *buf);
+
+typedef struct sensim_allan_source {
+    sensim_allan_read_fn read;
+    void *ctx;
+    size_t n;     /* samples per axis */
+    size_t naxes; /* axes, >= 1 */
+} sensim_allan_source;
+
+/* The default memory budget of sensim_allan_compute_stream (bytes). */
+#define SENSIM_ALLAN_STREAM_BYTES ((size_t)112 << 20)
+
+/* The same results as sensim_allan_compute_axes on the series src->read
+ * returns (out is [naxes][nm]; the same numbers, bit for bit, at any
+ * thread count), in memory that does not grow with the series: about
+ * max_bytes (0: SENSIM_ALLAN_STREAM_BYTES) at most for the phases, beside
+ * some 20-40 MB of windows. While the phases of a group of axes fit in
+ * max_bytes (whole 3-axis quantities where possible), each group is read
+ * once and computed in memory; beyond, all axes are streamed together: two
+ * passes for the mean and the phase checkpoints, then cursors over the phase
+ * rebuilt from the checkpoints (OADEV/OHDEV: one forward cursor per distinct
+ * lag, all taus at once; MDEV/TDEV/TOTDEV: four per tau, the TOTDEV
+ * reflections read backwards; ADEV/HDEV: one pass for all taus), and the
+ * noise identification from decimated phase (a pass per batch of taus).
+ * Streaming costs several passes over the source per octave of taus.
+ * Error messages name the axis when naxes > 1; the source's own errors pass
+ * through unchanged. */
+sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const sensim_allan_opts *o, const size_t *m,
+                                          size_t nm, size_t max_bytes, sensim_allan_point *out);
 
 /* Equivalent degrees of freedom for a deviation at averaging factor m with
  * nphase phase points and noise exponent alpha (+2..-2). */

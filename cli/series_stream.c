@@ -1,0 +1,295 @@
+/* Sensor series read in blocks for allan and fit imu (series_stream.h). */
+#include "series_stream.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bagcli.h"
+#include "cli_series.h"
+#include "sensim/log.h"
+
+struct cli_stream {
+    const char *path;
+    sensim_log *log;  /* HDF5: the log and its datasets */
+    char dset[2][320];
+    int fd;           /* recording: the spool of n rows of naxes doubles */
+    size_t nq, naxes, n;
+    double rate;
+    char units[32];
+    double *tmp;      /* 3 columns of a block (HDF5) or naxes (spool) */
+    size_t tmprows;
+    int failed;
+};
+
+static void stream_free(cli_stream *s)
+{
+    if (!s)
+        return;
+    if (s->log)
+        sensim_log_close(s->log);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s->tmp);
+    free(s);
+}
+
+static cli_stream *stream_new(const char *path, size_t nq)
+{
+    cli_stream *s = calloc(1, sizeof *s);
+    if (!s) {
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        return NULL;
+    }
+    s->path = path;
+    s->fd = -1;
+    s->nq = nq;
+    s->naxes = 3 * nq;
+    return s;
+}
+
+static sensim_status tmp_rows(cli_stream *s, size_t rows, size_t width)
+{
+    if (rows > s->tmprows) {
+        free(s->tmp);
+        s->tmp = malloc(rows * width * sizeof *s->tmp);
+        s->tmprows = s->tmp ? rows : 0;
+        if (!s->tmp)
+            return sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu rows", s->path, rows);
+    }
+    return SENSIM_OK;
+}
+
+static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+{
+    cli_stream *s = ctx;
+    const size_t w = a1 - a0;
+    sensim_status st = tmp_rows(s, count, 3);
+    for (size_t q = a0 / 3; q < s->nq && 3 * q < a1 && !st; q++) {
+        if ((st = sensim_log_read_f64(s->log, s->dset[q], start, count, s->tmp)))
+            break;
+        for (size_t i = 0; i < count && !st; i++)
+            for (size_t k = 0; k < 3; k++) {
+                double v = s->tmp[3 * i + k];
+                if (!isfinite(v)) {
+                    st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu axis %zu is %s", s->path, s->dset[q], start + i,
+                                      k, isnan(v) ? "NaN" : "infinite");
+                    break;
+                }
+                size_t a = 3 * q + k;
+                if (a >= a0 && a < a1)
+                    buf[i * w + a - a0] = v;
+            }
+    }
+    s->failed = st != SENSIM_OK;
+    return st;
+}
+
+static sensim_status spool_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+{
+    cli_stream *s = ctx;
+    const size_t w = a1 - a0, na = s->naxes;
+    sensim_status st = tmp_rows(s, count, na);
+    if (!st) {
+        size_t want = count * na * sizeof(double), got = 0;
+        off_t off = (off_t)(start * na * sizeof(double));
+        while (got < want) {
+            ssize_t r = pread(s->fd, (char *)s->tmp + got, want - got, off + (off_t)got);
+            if (r <= 0) {
+                st = sensim_error(SENSIM_EIO, "%s: reading the temporary copy of the series failed", s->path);
+                break;
+            }
+            got += (size_t)r;
+        }
+    }
+    for (size_t i = 0; i < count && !st; i++)
+        for (size_t a = a0; a < a1; a++)
+            buf[i * w + a - a0] = s->tmp[i * na + a];
+    s->failed = st != SENSIM_OK;
+    return st;
+}
+
+sensim_status cli_stream_open_h5(const char *path, const char *sensor, const char *const *quantities, size_t nq,
+                                 double rate, cli_stream **out)
+{
+    *out = NULL;
+    cli_stream *s = stream_new(path, nq);
+    if (!s)
+        return sensim_last_status();
+    sensim_status st = SENSIM_OK;
+    for (size_t q = 0; q < nq && !st; q++) {
+        cli_series info;
+        if ((st = cli_series_h5_info(path, sensor, quantities[q], q ? s->rate : rate, &info)))
+            break;
+        if (q == 0) {
+            s->n = info.n;
+            s->rate = info.rate;
+            snprintf(s->units, sizeof s->units, "%s", info.units);
+        } else if (info.n != s->n)
+            st = sensim_error(SENSIM_EDATA, "%s: sensor %s: %s has %zu samples, %s %zu", path, sensor, quantities[0],
+                              s->n, quantities[q], info.n);
+        snprintf(s->dset[q], sizeof s->dset[q], "/sensors/%s/%s", sensor, quantities[q]);
+    }
+    if (!st && !(s->log = sensim_log_open(path)))
+        st = sensim_last_status();
+    if (st) {
+        stream_free(s);
+        return st;
+    }
+    *out = s;
+    return SENSIM_OK;
+}
+
+typedef struct spool_ctx {
+    cli_stream *s;
+    const sensim_bag_topic *t;
+    sensim_msg_kind kind;
+    int q[2]; /* 0 angular_velocity, 1 specific_force, 2 magnetic_field */
+    FILE *f;
+    size_t n;
+} spool_ctx;
+
+static sensim_status spool_emit(void *ctx, size_t sel, int64_t stamp, uint64_t index, const uint8_t *data,
+                                size_t size)
+{
+    (void)sel;
+    (void)stamp;
+    spool_ctx *c = ctx;
+    sensim_msg_imu imu;
+    sensim_msg_magnetic_field mag;
+    sensim_status st = c->kind == SENSIM_MSG_IMU ? sensim_msg_decode_imu(c->t->encoding, data, size, &imu)
+                                                 : sensim_msg_decode_magnetic_field(c->t->encoding, data, size, &mag);
+    if (st)
+        return sensim_error_prefix(st, "%s: topic '%s': message %llu", c->s->path, c->t->name,
+                                   (unsigned long long)index);
+    double row[6];
+    for (size_t q = 0; q < c->s->nq; q++) {
+        const double *v = c->q[q] == 0 ? imu.angular_velocity : c->q[q] == 1 ? imu.linear_acceleration
+                                                                              : mag.magnetic_field;
+        for (int i = 0; i < 3; i++) {
+            if (!isfinite(v[i]))
+                return sensim_error(SENSIM_EDATA, "%s: topic '%s': message %llu: axis %d is %s", c->s->path,
+                                    c->t->name, (unsigned long long)index, i, isnan(v[i]) ? "NaN" : "infinite");
+            row[3 * q + (size_t)i] = v[i];
+        }
+    }
+    if (fwrite(row, sizeof *row, c->s->naxes, c->f) != c->s->naxes)
+        return sensim_error(SENSIM_EIO, "%s: cannot write the temporary copy of the series (disk full?)", c->s->path);
+    c->n++;
+    return SENSIM_OK;
+}
+
+sensim_status cli_stream_open_bag(const char *path, const char *topic, const char *const *quantities, size_t nq,
+                                  double rate, cli_stream **out)
+{
+    *out = NULL;
+    cli_stream *s = stream_new(path, nq);
+    if (!s)
+        return sensim_last_status();
+    spool_ctx c = {.s = s};
+    for (size_t q = 0; q < nq; q++)
+        c.q[q] = !strcmp(quantities[q], "angular_velocity") ? 0 : !strcmp(quantities[q], "specific_force") ? 1 : 2;
+    sensim_status st = SENSIM_OK;
+    cli_bag_stream *bs = cli_bag_stream_open(path, &topic, 1, 0, NULL, NULL);
+    if (!bs) {
+        stream_free(s);
+        return sensim_last_status();
+    }
+    c.t = cli_bag_stream_topic(bs, 0);
+    c.kind = cli_bag_stream_kind(bs, 0);
+    if (c.kind != SENSIM_MSG_IMU && c.kind != SENSIM_MSG_MAGNETIC_FIELD) {
+        st = sensim_error(SENSIM_EUNSUPPORTED, "%s: topic '%s' holds %s; a series needs sensor_msgs/Imu or "
+                          "sensor_msgs/MagneticField", path, c.t->name, c.t->type);
+        goto done;
+    }
+    for (size_t q = 0; q < nq && !st; q++)
+        if ((c.kind == SENSIM_MSG_IMU) != (c.q[q] < 2))
+            st = sensim_error(SENSIM_ENOTFOUND, "%s: topic '%s' (%s) has no %s", path, c.t->name, c.t->type,
+                              quantities[q]);
+    if (st)
+        goto done;
+    /* The spool: a temporary file, unlinked at once. */
+    const char *dir = getenv("TMPDIR");
+    char tpl[4096];
+    snprintf(tpl, sizeof tpl, "%s/sensim-series-XXXXXX", dir && *dir ? dir : "/tmp");
+    s->fd = mkstemp(tpl);
+    if (s->fd < 0) {
+        st = sensim_error(SENSIM_EIO, "cannot create a temporary file %s", tpl);
+        goto done;
+    }
+    unlink(tpl);
+    int fd2 = dup(s->fd);
+    if (fd2 < 0 || !(c.f = fdopen(fd2, "wb"))) {
+        if (fd2 >= 0)
+            close(fd2);
+        st = sensim_error(SENSIM_EIO, "cannot open a temporary file");
+        goto done;
+    }
+    st = cli_bag_stream_run(bs, spool_emit, &c);
+    if (fclose(c.f) && !st)
+        st = sensim_error(SENSIM_EIO, "%s: cannot write the temporary copy of the series (disk full?)", path);
+    if (st)
+        goto done;
+    const cli_bag_stats *bst = cli_bag_stream_stats(bs, 0);
+    if (c.n < 3) {
+        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': %zu messages; need at least 3", path, c.t->name, c.n);
+        goto done;
+    }
+    double dt = bst->median_dt;
+    if (rate > 0) {
+        if (dt > 0 && fabs(rate * dt - 1) > 0.01) {
+            st = sensim_error(SENSIM_EDATA, "%s: topic '%s': --rate %g Hz does not match the stamps (median spacing "
+                              "%g s, %g Hz)", path, c.t->name, rate, dt, 1 / dt);
+            goto done;
+        }
+        s->rate = rate;
+    } else if (dt > 0)
+        s->rate = 1 / dt;
+    else {
+        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': no usable stamps for a rate; give --rate", path, c.t->name);
+        goto done;
+    }
+    if (bst->gaps || bst->duplicates)
+        fprintf(stderr, "sensim: %s: topic '%s': %llu gaps, %llu duplicate stamps dropped; the series is taken as "
+                "evenly spaced at %.6g Hz\n", path, c.t->name, (unsigned long long)bst->gaps,
+                (unsigned long long)bst->duplicates, s->rate);
+    s->n = c.n;
+    snprintf(s->units, sizeof s->units, "%s", c.q[0] == 0 ? "rad/s" : c.q[0] == 1 ? "m/s^2" : "T");
+done:
+    cli_bag_stream_free(bs);
+    if (st) {
+        stream_free(s);
+        return st;
+    }
+    *out = s;
+    return SENSIM_OK;
+}
+
+size_t cli_stream_n(const cli_stream *s) { return s->n; }
+double cli_stream_rate(const cli_stream *s) { return s->rate; }
+const char *cli_stream_units(const cli_stream *s) { return s->units; }
+int cli_stream_failed(const cli_stream *s) { return s->failed; }
+
+sensim_allan_source cli_stream_source(cli_stream *s)
+{
+    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes};
+    return src;
+}
+
+void cli_stream_close(cli_stream *s)
+{
+    stream_free(s);
+}
+
+size_t cli_stream_budget(void)
+{
+    const char *e = getenv("SENSIM_ALLAN_MB");
+    char *end;
+    double mb = e && *e ? strtod(e, &end) : 0;
+    if (!e || !*e || *end || !(mb > 0) || mb > 1e6)
+        return 0;
+    size_t b = (size_t)(mb * 1048576.0);
+    return b ? b : 1;
+}

@@ -1,0 +1,330 @@
+/* Allan deviations streamed from a block reader (sensim_allan_compute_stream)
+ * against the in-memory path, on awkward lengths, every estimator, both
+ * kinds of data, 1/3/6 axes, in groups and fully streamed; the errors; and
+ * peak memory of a long stream measured in a child process. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sensim/allan.h"
+#include "sensim/log.h"
+#include "sensim/rng.h"
+#include "testutil.h"
+
+typedef struct arr_src {
+    const double *x;
+    size_t n, na;
+    size_t reads;
+    size_t fail_at; /* a read touching this row fails (SIZE_MAX: never) */
+} arr_src;
+
+static sensim_status arr_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+{
+    arr_src *s = ctx;
+    ck_assert(count > 0 && start + count <= s->n && a0 < a1 && a1 <= s->na);
+    s->reads++;
+    if (s->fail_at >= start && s->fail_at < start + count)
+        return sensim_error(SENSIM_EIO, "test source: row %zu unreadable", s->fail_at);
+    for (size_t i = 0; i < count; i++)
+        for (size_t a = a0; a < a1; a++)
+            buf[i * (a1 - a0) + (a - a0)] = s->x[(start + i) * s->na + a];
+    return SENSIM_OK;
+}
+
+/* White noise plus a random walk of a different size per axis (several
+ * noise types along the taus); phase data: integrated white FM plus white
+ * PM, which R(m) has to tell apart. */
+static double *make_series(size_t n, size_t na, int phase, uint32_t seed)
+{
+    double *x = malloc(n * na * sizeof *x);
+    for (size_t a = 0; a < na; a++) {
+        sensim_rng r = sensim_rng_make(11, seed, (uint32_t)a);
+        double rw = 0, ph = 0;
+        for (size_t i = 0; i < n; i++) {
+            double w = sensim_rng_normal(&r, 2 * i), u = sensim_rng_normal(&r, 2 * i + 1);
+            rw += 1e-3 * (double)(a + 1) * u;
+            if (phase) {
+                ph += (a % 2 ? 0.01 : 1.0) * w;
+                x[i * na + a] = 5 + ph + (a % 2 ? 3.0 : 0.05) * u + 1e-3 * (double)i;
+            } else
+                x[i * na + a] = 0.3 * (double)a + (double)(a + 1) * w + rw;
+        }
+    }
+    return x;
+}
+
+static void compare(const sensim_allan_point *p, const sensim_allan_point *q, size_t cnt, const char *what)
+{
+    for (size_t k = 0; k < cnt; k++) {
+        const double v[4][2] = {{p[k].dev, q[k].dev}, {p[k].lo, q[k].lo}, {p[k].hi, q[k].hi}, {p[k].edf, q[k].edf}};
+        for (int j = 0; j < 4; j++)
+            ck_assert_msg(v[j][0] == v[j][1] || fabs(v[j][0] - v[j][1]) <= 1e-12 * fabs(v[j][1]),
+                          "%s: point %zu (m %zu) field %d: streamed %.17g, in memory %.17g", what, k, q[k].m, j,
+                          v[j][0], v[j][1]);
+        ck_assert_msg(p[k].n == q[k].n && p[k].m == q[k].m && p[k].alpha == q[k].alpha,
+                      "%s: point %zu: n %zu/%zu m %zu/%zu alpha %d/%d", what, k, p[k].n, q[k].n, p[k].m, q[k].m,
+                      p[k].alpha, q[k].alpha);
+    }
+}
+
+START_TEST(stream_equals_memory)
+{
+    /* Lengths around the 65536-row read and checkpoint blocks and the 32768
+     * chunks of the overlapping sums; budgets that force groups of axes and
+     * full streaming (below one axis's phase). */
+    static const size_t lens[] = {1000, 65535, 65537, 131073};
+    static const size_t axes[] = {1, 3, 6};
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int phase = 0; phase < 2; phase++)
+            for (size_t ai = 0; ai < 3; ai++) {
+                const size_t n = lens[li], na = axes[ai];
+                /* The longer cases on fewer axis counts (time): 3 axes
+                 * around the 65536-row blocks, 1 (rate) or 3 (phase) axes
+                 * over two blocks. */
+                if (n > 1000 && n < 100000 && na != 3)
+                    continue;
+                if (n > 100000 && na != (phase ? 3u : 1u))
+                    continue;
+                double *x = make_series(n, na, phase, (uint32_t)(li + 1));
+                for (int d = 0; d < SENSIM_ALLAN_NDEV; d++) {
+                    sensim_allan_opts o = sensim_allan_default_opts();
+                    o.dev = (sensim_allan_dev)d;
+                    o.data = phase ? SENSIM_ALLAN_PHASE : SENSIM_ALLAN_FREQ;
+                    o.tau0 = 0.01;
+                    size_t *m, nm;
+                    ck_assert_int_eq(sensim_allan_taus(n > 70000 ? SENSIM_TAUS_OCTAVE : SENSIM_TAUS_LOG, 4, o.dev,
+                                                       o.data, n, &m, &nm),
+                                     SENSIM_OK);
+                    sensim_allan_point *ref = malloc(na * nm * sizeof *ref), *got = malloc(na * nm * sizeof *got);
+                    ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
+                    const size_t budgets[3] = {0, 2 * (n + 1) * sizeof(double), (n + 1) * sizeof(double) / 2};
+                    for (int b = 0; b < 3; b++) {
+                        arr_src as = {x, n, na, 0, SIZE_MAX};
+                        sensim_allan_source src = {arr_read, &as, n, na};
+                        char what[160];
+                        snprintf(what, sizeof what, "n %zu, %zu axes, %s, %s, budget %d", n, na,
+                                 phase ? "phase" : "freq", sensim_allan_dev_name(o.dev), b);
+                        memset(got, 0, na * nm * sizeof *got);
+                        ck_assert_msg(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], got) == SENSIM_OK,
+                                      "%s: %s", what, sensim_last_error());
+                        compare(got, ref, na * nm, what);
+                    }
+                    free(ref);
+                    free(got);
+                    free(m);
+                }
+                free(x);
+            }
+}
+END_TEST
+
+START_TEST(stream_errors)
+{
+    const size_t n = 70001;
+    double *x = make_series(n, 3, 0, 7);
+    sensim_allan_opts o = sensim_allan_default_opts();
+    size_t *m, nm;
+    ck_assert_int_eq(sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm), SENSIM_OK);
+    sensim_allan_point *p = malloc(3 * nm * sizeof *p);
+    const size_t budgets[2] = {0, 1000};
+    for (int b = 0; b < 2; b++) {
+        /* A NaN names the axis and the sample, as in memory. */
+        x[3 * 66000 + 2] = NAN;
+        arr_src as = {x, n, 3, 0, SIZE_MAX};
+        sensim_allan_source src = {arr_read, &as, n, 3};
+        ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], p), SENSIM_EDATA);
+        ck_assert_msg(strstr(sensim_last_error(), "axis 2") && strstr(sensim_last_error(), "sample 66000 is NaN"),
+                      "%s", sensim_last_error());
+        x[3 * 66000 + 2] = 0.5;
+        /* The source's own error comes through unchanged. */
+        as.fail_at = 69999;
+        ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], p), SENSIM_EIO);
+        ck_assert_str_eq(sensim_last_error(), "test source: row 69999 unreadable");
+        /* Constant data. */
+        double *c = malloc(n * sizeof *c);
+        for (size_t i = 0; i < n; i++)
+            c[i] = 2.5;
+        arr_src cs = {c, n, 1, 0, SIZE_MAX};
+        sensim_allan_source csrc = {arr_read, &cs, n, 1};
+        ck_assert_int_eq(sensim_allan_compute_stream(&csrc, &o, m, 1, budgets[b], p), SENSIM_EDATA);
+        ck_assert_msg(strstr(sensim_last_error(), "constant"), "%s", sensim_last_error());
+        free(c);
+    }
+    /* A tau beyond the data. */
+    arr_src as = {x, n, 3, 0, SIZE_MAX};
+    sensim_allan_source src = {arr_read, &as, n, 3};
+    size_t big = n;
+    ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, &big, 1, 0, p), SENSIM_EDATA);
+    free(p);
+    free(m);
+    free(x);
+}
+END_TEST
+
+/* A series generated on the fly (hash of the index): nothing held. */
+static uint64_t mix(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static sensim_status gen_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+{
+    (void)ctx;
+    for (size_t i = 0; i < count; i++)
+        for (size_t a = a0; a < a1; a++)
+            buf[i * (a1 - a0) + a - a0] = (double)(mix((start + i) * 8 + a) >> 11) * 0x1p-53 - 0.5;
+    return SENSIM_OK;
+}
+
+static long maxrss_kb(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+}
+
+START_TEST(stream_memory_bounded)
+{
+    /* 3e6 samples of 2 axes: in memory their phase alone is 48 MB. Streamed
+     * with a 4 MB budget, the peak resident size of the process grows by
+     * less than 24 MB (cursor windows, checkpoints, the decimated phase of
+     * the noise identification). Measured in a child, whose high-water mark
+     * starts at its size after fork. */
+    const size_t n = 3000000, na = 2;
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long before = maxrss_kb();
+        sensim_allan_opts o = sensim_allan_default_opts();
+        size_t *m, nm;
+        sensim_allan_point *p = malloc(64 * na * sizeof *p);
+        long grow = -1;
+        if (!sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm) && nm <= 64) {
+            sensim_allan_source src = {gen_read, NULL, n, na};
+            if (!sensim_allan_compute_stream(&src, &o, m, nm, (size_t)4 << 20, p) && fabs(p[0].dev / sqrt(1.0 / 12) - 1) < 0.01)
+                grow = maxrss_kb() - before;
+        }
+        ssize_t w = write(fd[1], &grow, sizeof grow);
+        _exit(w == (ssize_t)sizeof grow ? 0 : 1);
+    }
+    close(fd[1]);
+    long grow = -2;
+    ck_assert_int_eq(read(fd[0], &grow, sizeof grow), (ssize_t)sizeof grow);
+    close(fd[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    ck_assert_msg(grow >= 0, "the streamed computation failed in the child");
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (AddressSanitizer's shadow and quarantine make the size meaningless.) */
+    ck_assert_msg(grow < 24 * 1024, "peak memory grew by %ld kB", grow);
+#endif
+}
+END_TEST
+
+START_TEST(cli_streams_the_same_numbers)
+{
+    /* `allan --quantity imu` and `fit imu` on a log of an awkward length,
+     * from a recording made of it too: the budget that holds all axes, one
+     * that splits them into groups, and one that streams every axis
+     * (SENSIM_ALLAN_MB) print the same text. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *bag = tu_path(dir, "imu.bag");
+    const size_t n = 70001;
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 21), *a = make_series(n, 3, 0, 22);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 200;
+    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    const double rate = 200;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    tu_run_result ex = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
+    ck_assert_msg(ex.status == 0, "%s", ex.err);
+    tu_run_free(&ex);
+    static const char *const mb[3] = {"", "1.2", "0.3"}; /* 3 axes 1.68 MB: all, 2 per group, streamed */
+    char *ref[4] = {0};
+    for (int b = 0; b < 3; b++) {
+        if (*mb[b])
+            setenv("SENSIM_ALLAN_MB", mb[b], 1);
+        else
+            unsetenv("SENSIM_ALLAN_MB");
+        tu_run_result r[4] = {
+            tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--taus", "log:5", "--csv", NULL),
+            tu_run("allan", h5, "--sensor", "imu", "--dev", "totdev", "--json", NULL),
+            tu_run("fit", "imu", h5, "--sensor", "imu", "--json", "--quiet", NULL),
+            tu_run("allan", bag, "--topic", "/imu", "--quantity", "imu", "--dev", "mdev", "--csv", NULL)};
+        for (int k = 0; k < 4; k++) {
+            ck_assert_msg(r[k].status == 0, "case %d budget '%s': %s", k, mb[b], r[k].err);
+            if (b == 0)
+                ref[k] = strdup(r[k].out);
+            else
+                ck_assert_msg(!strcmp(ref[k], r[k].out), "case %d: budget %s MiB changed the output", k, mb[b]);
+            tu_run_free(&r[k]);
+        }
+    }
+    unsetenv("SENSIM_ALLAN_MB");
+    /* The log and the recording of it agree where the export kept the
+     * values exactly (the bag stores doubles). */
+    tu_run_result hb = tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--dev", "mdev", "--csv", NULL);
+    ck_assert_int_eq(hb.status, 0);
+    ck_assert_str_eq(hb.out, ref[3]);
+    tu_run_free(&hb);
+    /* A NaN in the log is named by dataset, row and axis, streamed or not. */
+    char *bad = tu_path(dir, "nan.h5");
+    a[3 * 66000 + 1] = NAN;
+    log = sensim_log_create(bad, "test_allan_stream");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    for (int b = 0; b < 3; b++) {
+        if (*mb[b])
+            setenv("SENSIM_ALLAN_MB", mb[b], 1);
+        tu_run_result r = tu_run("allan", bad, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
+        ck_assert_int_eq(r.status, 1);
+        ck_assert_msg(strstr(r.err, "/sensors/imu/specific_force: row 66000 axis 1 is NaN") && !*r.out, "%s", r.err);
+        tu_run_free(&r);
+    }
+    unsetenv("SENSIM_ALLAN_MB");
+    free(bad);
+    for (int k = 0; k < 4; k++)
+        free(ref[k]);
+    free(t);
+    free(g);
+    free(a);
+    tu_rmtree(dir);
+    free(dir);
+    free(h5);
+    free(bag);
+}
+END_TEST
+
+Suite *suite_allan_stream(void)
+{
+    Suite *s = suite_create("allan_stream");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, stream_equals_memory);
+    tcase_add_test(tc, stream_errors);
+    tcase_add_test(tc, stream_memory_bounded);
+    tcase_add_test(tc, cli_streams_the_same_numbers);
+    suite_add_tcase(s, tc);
+    return s;
+}
