@@ -135,6 +135,7 @@ check: $(RUNNER) $(PROG) $(SHARED) $(PCFILE)
 	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-900} \
 	  $(RUNNER)
 	$(Q)sh tests/exports.sh $(BUILD)/libsensim.so
+	$(Q)/usr/bin/python3 tests/layering.py $(CURDIR)
 ifeq ($(SAN),)
 	$(Q)sh tests/lint-man.sh $(MAN1) $(MAN3)
 	$(Q)/usr/bin/python3 tests/examples.py run --sensim $(PROG) --build $(BUILD) README.md $(MAN1) $(MAN3)
