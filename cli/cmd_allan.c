@@ -12,7 +12,7 @@
 #include "sensim/allan.h"
 #include "sensim/plot.h"
 
-const char cmd_allan_usage[] =
+static const char cmd_allan_usage[] =
     "usage: sensim allan --input FILE [--rate HZ] [--data freq|phase] [--dev DEV]\n"
     "                    [--taus GRID] [--confidence P] [--csv | --json] [--plot OUT.svg]\n"
     "                    [--sensor NAME [--quantity Q]] [--topic TOPIC] [--column K]\n"
@@ -46,6 +46,7 @@ const char cmd_allan_usage[] =
     "\n"
     "Without --csv or --json a table is printed. Exit status: 0 success,\n"
     "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
+const cli_spec cmd_allan_spec = {.verb = "allan", .head = cmd_allan_usage};
 
 /* Three axes are x, y, z; the six of --quantity imu are gyro then accel. */
 static const char *const axis3[3] = {"x", "y", "z"};

@@ -21,7 +21,7 @@
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
-const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
+static const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
                                    "\n"
                                    "Converts IMU datasheet figures, written with their units, into sensim model\n"
                                    "parameters (SI) and shows each conversion step by step.\n"
@@ -59,6 +59,7 @@ const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
                                    "Example:\n"
                                    "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
                                    "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
+const cli_spec cmd_datasheet_spec = {.verb = "datasheet", .head = cmd_datasheet_usage};
 
 enum { F_ARW, F_GND, F_GBI, F_GRW, F_GRANGE, F_GRES, F_VRW, F_AND, F_ABI, F_ARW_ACC, F_ARANGE, F_ARES, F_RATE, NFIG };
 

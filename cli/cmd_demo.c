@@ -18,7 +18,7 @@
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-const char cmd_demo_usage[] =
+static const char cmd_demo_usage[] =
     "usage: sensim demo [--dir DIR] [--data DIR]\n"
     "\n"
     "Runs the pipeline on the bundled presets, printing each step as the\n"
@@ -44,6 +44,7 @@ const char cmd_demo_usage[] =
     "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, the\n"
     "               program's ../share/sensim, or " SENSIM_DATADIR ")\n"
     "  -h, --help   this text\n";
+const cli_spec cmd_demo_spec = {.verb = "demo", .head = cmd_demo_usage};
 
 /* Mean and the white-noise sigma from first differences (var(diff)/2),
  * which the slow bias processes barely touch. */

@@ -9,7 +9,7 @@
 #include "sensim/csv.h"
 #include "sensim/log.h"
 
-const char cmd_export_usage[] =
+static const char cmd_export_usage[] =
     "usage: sensim export --ground-truth LOG.h5 -o OUT.csv\n"
     "       sensim export LOG.h5 [-g GROUP] [--format csv|euroc|tum] -o OUT\n"
     "\n"
@@ -41,6 +41,7 @@ const char cmd_export_usage[] =
     CLI_EXPORT_BAG_USAGE
     "\n"
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-export(1).\n";
+const cli_spec cmd_export_spec = {.verb = "export", .head = cmd_export_usage};
 
 #define BLOCK_ROWS 4096
 

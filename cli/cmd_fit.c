@@ -18,7 +18,7 @@
 #include "sensim/imufit.h"
 #include "sensim/plot.h"
 
-const char cmd_fit_usage[] =
+static const char cmd_fit_usage[] =
     "usage: sensim fit KIND [options]\n"
     "\n"
     "Fits noise-model parameters to recorded stationary data. Kinds:\n"
@@ -67,6 +67,7 @@ const char cmd_fit_usage[] =
     "  -h, --help            this text\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
+const cli_spec cmd_fit_spec = {.verb = "fit", .head = cmd_fit_usage};
 
 typedef struct fit_kind {
     const char *name;

@@ -16,7 +16,7 @@
 #include "sensim/guard.h"
 #include "sensim/log.h"
 
-const char cmd_import_usage[] =
+static const char cmd_import_usage[] =
     "usage: sensim import FILE... -o OUT.h5 [--format F] [--time-unit U] [--columns MAP]\n"
     "                     [--name NAME] [--rate HZ] [--times FILE] [--origin LAT,LON,ALT]\n"
     "       sensim import --ground-truth IN.csv -o OUT.h5 [--origin LAT,LON,ALT]\n"
@@ -77,6 +77,7 @@ const char cmd_import_usage[] =
     CLI_IMPORT_BAG_USAGE
     "\n"
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-import(1).\n";
+const cli_spec cmd_import_spec = {.verb = "import", .head = cmd_import_usage};
 
 #define BLOCK_ROWS 4096
 enum { OPT_ORIGIN = 256, OPT_COLUMNS, OPT_RATE, OPT_TIMES };

@@ -8,7 +8,7 @@
 #include "cli.h"
 #include "sensim/log.h"
 
-const char cmd_info_usage[] = "usage: sensim info FILE.h5|BAG [--json]\n"
+static const char cmd_info_usage[] = "usage: sensim info FILE.h5|BAG [--json]\n"
                               "\n"
                               "Describes a sensim log: its format, the ground truth (samples, duration,\n"
                               "rate, origin), each sensor (type, rate, seed, datasets with shapes and\n"
@@ -20,6 +20,7 @@ const char cmd_info_usage[] = "usage: sensim info FILE.h5|BAG [--json]\n"
                               "\n"
                               "  --json      one JSON object instead of text\n"
                               "  -h, --help  this text\n";
+const cli_spec cmd_info_spec = {.verb = "info", .head = cmd_info_usage};
 
 typedef struct {
     FILE *f;

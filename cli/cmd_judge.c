@@ -11,7 +11,7 @@
 #include "sensim/judge.h"
 #include "sensim/log.h"
 
-const char cmd_judge_usage[] =
+static const char cmd_judge_usage[] =
     "usage: sensim judge LOG.h5 -o OUT.h5 [options]\n"
     "\n"
     "Fuses a log's IMU (yaw rate, planar specific force) and GNSS (ENU\n"
@@ -41,6 +41,7 @@ const char cmd_judge_usage[] =
     "\n"
     "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
     "2 usage error.\n";
+const cli_spec cmd_judge_spec = {.verb = "judge", .head = cmd_judge_usage};
 
 /* The output side: the estimate datasets the blocks are appended to. */
 typedef struct {

@@ -21,7 +21,7 @@
 #include "sensim/rig.h"
 #include "sensim/render.h"
 
-const char cmd_render_usage[] =
+static const char cmd_render_usage[] =
     "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
     "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
     "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
@@ -72,6 +72,7 @@ const char cmd_render_usage[] =
     "  -q, --quiet             no progress (shown on stderr only when it is a\n"
     "                          terminal)\n"
     "  -h, --help              this text\n";
+const cli_spec cmd_render_spec = {.verb = "render", .head = cmd_render_usage};
 
 /* The bird's-eye view of one scan as an 8-bit RGB PNG (written atomically
  * by sensim_png_write). */

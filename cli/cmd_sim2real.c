@@ -26,7 +26,7 @@
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
+static const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
                                   "\n"
                                   "Reproduces the GNSS experiment of \"Quantifying the Sim2real Gap for GPS and\n"
                                   "IMU Sensors\" in simulation. For each generator, \"real\" logs are made with\n"
@@ -79,6 +79,7 @@ const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
                                   "says whether two sets are indistinguishable.\n"
                                   "\n"
                                   "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n";
+const cli_spec cmd_sim2real_spec = {.verb = "sim2real", .head = cmd_sim2real_usage};
 
 /* The five GNSS variants of seed 004, section III-B, in the paper's order. */
 typedef struct {

@@ -14,7 +14,7 @@
 #include "sensim/log.h"
 #include "sensim/trajectory.h"
 
-const char cmd_trajectory_usage[] =
+static const char cmd_trajectory_usage[] =
     "usage: sensim trajectory --shape SHAPE --duration S [options] -o OUT.h5\n"
     "\n"
     "Writes a ground-truth log whose position, orientation, velocity, body\n"
@@ -47,6 +47,7 @@ const char cmd_trajectory_usage[] =
     "  -h, --help             this text\n"
     "\n"
     "Exit status: 0 success, 1 failure, 2 usage error. See sensim-trajectory(1).\n";
+const cli_spec cmd_trajectory_spec = {.verb = "trajectory", .head = cmd_trajectory_usage};
 
 enum { OPT_START_TIME = 256, OPT_ORIGIN, OPT_START, OPT_HEADING, OPT_SPEED, OPT_ACCEL, OPT_RADIUS, OPT_DIRECTION,
        OPT_WIDTH, OPT_LENGTH, OPT_LEAD, OPT_SIZE, OPT_PERIOD };

@@ -12,7 +12,7 @@
 #include "progress.h"
 #include "sensim/metrics.h"
 
-const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]\n"
+static const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]\n"
                               "       sensim vepd --csv-layout ROOT [options]\n"
                               "       sensim vepd ROOT [options]\n"
                               "\n"
@@ -62,6 +62,7 @@ const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]
                               "\n"
                               "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
                               "column), 2 usage error.\n";
+const cli_spec cmd_vepd_spec = {.verb = "vepd", .head = cmd_vepd_usage};
 
 typedef struct {
     char *name;     /* file name without .csv */
