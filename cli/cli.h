@@ -48,7 +48,7 @@ void cli_help(const cli_spec *s, FILE *f);
 /* Option parsing from a spec: getopt_long's array and short-option string
  * are made from the table, and every option error reads the same:
  * "sensim VERB: unknown option '--x' (did you mean --y?)", "option '--x'
- * needs an argument", "option '--x' takes no argument", each followed by
+ * needs a value", "option '--x' takes no value", each followed by
  * "Try 'sensim VERB --help'." on stderr.
  *
  *     cli_parser p;

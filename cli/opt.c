@@ -129,15 +129,15 @@ static int option_error(cli_parser *p, int c)
             else if (!o)
                 unknown_long(s, name, len);
             else if (o->arg)
-                cli_usage_error(s->verb, "option '--%s' needs an argument", o->name);
+                cli_usage_error(s->verb, "option '--%s' needs a value", o->name);
             else
-                cli_usage_error(s->verb, "option '--%s' takes no argument", o->name);
+                cli_usage_error(s->verb, "option '--%s' takes no value", o->name);
             return CLI_OPT_BAD;
         }
     }
     const cli_opt *o = find_short(s, optopt);
     if (c == ':' && o)
-        cli_usage_error(s->verb, "option '-%c' (--%s) needs an argument", optopt, o->name);
+        cli_usage_error(s->verb, "option '-%c' (--%s) needs a value", optopt, o->name);
     else if (optopt > 32 && optopt < 127)
         cli_usage_error(s->verb, "unknown option '-%c'", optopt);
     else
