@@ -57,7 +57,6 @@ const cli_spec cmd_trajectory_spec = {
             "Exit status: 0 success, 1 failure, 2 usage error. See sensim-trajectory(1).\n",
 };
 
-
 #define BLOCK_ROWS 4096
 
 /* The option behind a parameter named in a library message
