@@ -6,11 +6,11 @@
 #ifndef SENSIM_CLI_FIT_H
 #define SENSIM_CLI_FIT_H
 
+#include "cli.h"
+
 int cli_fit_camera(int argc, char **argv);
 int cli_fit_lidar(int argc, char **argv);
 int cli_fit_gnss(int argc, char **argv);
-extern const char cli_fit_camera_usage[];
-extern const char cli_fit_lidar_usage[];
-extern const char cli_fit_gnss_usage[];
+extern const cli_spec cli_fit_camera_spec, cli_fit_lidar_spec, cli_fit_gnss_spec;
 
 #endif

@@ -16,8 +16,12 @@ static void help_line(const cli_spec *s, const cli_opt *o, FILE *f)
         n = snprintf(pre, sizeof pre, "%s--%s", s->long_flush ? "  " : "      ", o->name);
     if (o->arg && n < (int)sizeof pre)
         n += snprintf(pre + n, sizeof pre - (size_t)n, " %s", o->arg);
-    /* A name longer than the column gets two spaces before its text. */
-    fprintf(f, "%-*s%s", s->column, pre, n >= s->column ? "  " : "");
+    /* A name longer than the column gets two spaces before its text, or
+     * its text starts on the next line (help beginning with '\n'). */
+    if (o->help[0] == '\n')
+        fputs(pre, f);
+    else
+        fprintf(f, "%-*s%s", s->column, pre, n >= s->column ? "  " : "");
     for (const char *h = o->help; *h; h++) {
         fputc(*h, f);
         if (*h == '\n')
@@ -157,7 +161,7 @@ int cli_parse_next(cli_parser *p)
             cli_help(p->spec, stdout);
             return CLI_OPT_HELP;
         }
-    return c;
+    return c & 0xffff;
 }
 
 int cli_parse_exit(int c) { return c == CLI_OPT_HELP ? CLI_OK : CLI_USAGE; }
