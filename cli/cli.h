@@ -18,7 +18,8 @@
  * the option's lines in --help. A table of them ends with an entry whose
  * name and help are both NULL. */
 typedef struct cli_opt {
-    int key;          /* the short letter, or CLI_LONG + n for a long-only option */
+    int key;          /* the short letter; for a long-only option CLI_LONG + n,
+                       * or CLI_NOSHORT(letter) to keep a letter as its key */
     const char *name; /* the long name without "--"; NULL: `help` is a line of
                        * text printed as is among the options */
     const char *arg;  /* the argument's name in --help; NULL: the option takes none */
@@ -27,6 +28,7 @@ typedef struct cli_opt {
                        * (its main option's text names it) */
 } cli_opt;
 #define CLI_LONG 256
+#define CLI_NOSHORT(c) ((c) | 0x10000)
 
 /* A verb's --help: head, the option lines, tail. An option line is
  * "  -k, --name ARG" (or "      --name ARG", or "  --name ARG" when
@@ -70,7 +72,7 @@ typedef struct cli_parser {
 #define CLI_OPT_HELP (-1) /* --help was given and printed */
 #define CLI_OPT_BAD (-2)  /* an option error, already reported */
 void cli_parse_begin(cli_parser *p, const cli_spec *s, int argc, char **argv);
-/* The next option's key (optarg set as by getopt_long), 0 after the last
+/* The next option's key (without CLI_NOSHORT; optarg set as by getopt_long), 0 after the last
  * option, CLI_OPT_HELP or CLI_OPT_BAD. */
 int cli_parse_next(cli_parser *p);
 /* The exit status after a nonzero cli_parse_next: CLI_OK for --help,
