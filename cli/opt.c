@@ -158,7 +158,10 @@ int cli_parse_next(cli_parser *p)
         return option_error(p, c);
     for (const cli_opt *o = p->spec->opts; o && (o->name || o->help); o++)
         if (o->name && o->key == c && !strcmp(o->name, "help")) {
-            cli_help(p->spec, stdout);
+            /* The whole verb's help, also from a second form's parser
+             * (import BAG, export --format bag). */
+            const cli_command *cmd = cli_find(p->spec->verb);
+            cli_help(cmd ? cmd->spec : p->spec, stdout);
             return CLI_OPT_HELP;
         }
     return c & 0xffff;
