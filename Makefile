@@ -115,6 +115,9 @@ $(BUILD)/gen/suites.h: $(TEST_SRC)
 	$(Q)grep -ho '^Suite \*suite_[a-z0-9_]*(void)' $(TEST_SRC) | \
 	  sed 's/^Suite \*\(suite_[a-z0-9_]*\)(void)/SENSIM_SUITE(\1)/' > $@.tmp && mv $@.tmp $@
 
+# cli/ sub-folders (fit/, demo/) include the shared headers of cli/.
+$(BUILD)/cli/%.o: ALL_CFLAGS += -Icli
+
 $(BUILD)/tests/runner.o: $(BUILD)/gen/suites.h
 $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # The camera's per-pixel loops call sqrt (on values never negative) and floor

@@ -1,5 +1,6 @@
 /* Shared pieces of the sensim command-line program. Every verb lives in
- * cli/cmd_<verb>.c as `int cmd_<verb>(int argc, char **argv)` and is listed
+ * cli/cmd_<verb>.c (cli/fit/, cli/demo/ for fit and demo) as `int
+ * cmd_<verb>(int argc, char **argv)`, declared below, and is listed
  * in the table in cli/main.c. Exit status: 0 success, 1 failure (with a
  * message on stderr), 2 usage error. */
 #ifndef SENSIM_CLI_H

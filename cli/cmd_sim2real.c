@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "progress.h"
-#include "demo.h"
+#include "demo/demo.h"
 #include "judge_log.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"

@@ -1,7 +1,7 @@
 /* sensim demo: the whole pipeline on the bundled data, each step printed as
  * the command a user would type, then a summary that checks the outputs
  * against what the models promise. Each later step lives in its own
- * cli/demo_<part>.c and is listed in demo_steps below. */
+ * cli/demo/demo_<part>.c and is listed in demo_steps below. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>

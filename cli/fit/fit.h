@@ -1,4 +1,4 @@
-/* The camera, lidar and gnss parts of `sensim fit`, for cli/cmd_fit.c to dispatch
+/* The camera, lidar and gnss parts of `sensim fit`, for cli/fit/cmd_fit.c to dispatch
  * to (`sensim fit camera ...`, `sensim fit lidar ...`, `sensim fit gnss ...`).
  * argv[0] is the sub-verb ("camera", "lidar" or "gnss"); options are parsed with getopt_long.
  * Exit status 0 success, 1 failure, 2 usage error; the output YAML is
