@@ -221,10 +221,7 @@ int cli_fit_camera(int argc, char **argv)
         printf("{");
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
             /* JSON has no NaN: unknown values are null. */
-            if (isfinite(f[i].v))
-                printf("\"%s\": %.9g, ", f[i].k, f[i].v);
-            else
-                printf("\"%s\": null, ", f[i].k);
+            printf("\"%s\": %s, ", f[i].k, CLI_JSON_G(f[i].v, 9));
         }
         if (!r.saturation_reached)
             printf("\"saturation_note\": \"not reached: the variance still grows at the brightest level; "
