@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 
@@ -209,6 +210,75 @@ START_TEST(help_of_a_fit_kind)
 }
 END_TEST
 
+/* Every --json output is strict JSON (tu_run checks it with Python's json
+ * module when the run succeeds) also when the paths it names hold quotes
+ * and backslashes: info (log and recording), allan, fit imu (log and
+ * recording), fit gnss, datasheet, sim2real and vepd. fit camera and fit
+ * lidar print no input-derived strings. */
+static void run_json_ok(const char *what, tu_run_result r)
+{
+    ck_assert_msg(r.status == 0, "%s: status %d: %s", what, r.status, r.err);
+    ck_assert_msg(r.out[0] == '{', "%s: %.200s", what, r.out);
+    tu_run_free(&r);
+}
+
+START_TEST(json_with_quotes_in_paths)
+{
+    char *top = tu_mkdtemp(), *dir = tu_path(top, "q\"d\\ir");
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    char *gt = tu_path(dir, "g\"t.h5"), *imu = tu_path(dir, "i\\mu.h5"), *gnss = tu_path(dir, "gn\"ss.h5");
+    char *bag = tu_path(dir, "r\"ec.bag"), *yaml = tu_path(dir, "fit.yaml"), *preset = tu_path(dir, "p\"re.yaml");
+    char *runs = tu_path(dir, "s\"2r"), *data = tu_src("data"), *rig = tu_src("data/rigs/imu-adis16448.yaml");
+    char *grig = tu_src("data/gnss-chrono-gauss.yaml"), *src_preset = tu_src("data/presets/adis16448.yaml");
+    tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "120", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", rig, gt, "-o", imu, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("inject", grig, gt, "-o", gnss, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("export", imu, "-g", "/sensors/imu", "--format", "bag", "-o", bag, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    size_t len;
+    char *text = tu_read_file(src_preset, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(tu_write_file(preset, text), 0);
+    free(text);
+
+    run_json_ok("info log", tu_run("info", imu, "--json", NULL));
+    run_json_ok("info bag", tu_run("info", bag, "--json", NULL));
+    run_json_ok("allan", tu_run("allan", "-i", imu, "--sensor", "imu", "--json", NULL));
+    run_json_ok("fit imu log", tu_run("fit", "imu", imu, "--sensor", "imu", "--json", "-q", NULL));
+    run_json_ok("fit imu bag", tu_run("fit", "imu", bag, "--topic", "/imu", "--json", "-q", NULL));
+    run_json_ok("fit gnss", tu_run("fit", "gnss", gnss, "--sensor", "gps", "-o", yaml, "--json", NULL));
+    run_json_ok("datasheet", tu_run("datasheet", "--preset", preset, "--json", NULL));
+    run_json_ok("sim2real", tu_run("sim2real", "--generator", "ch-gauss", "--tests", "2", "--duration", "15",
+                                   "--bootstrap", "0", "--permutations", "0", "--data", data, "--dir", runs, "--keep",
+                                   "--json", "-q", NULL));
+    char *real = tu_path(runs, "real-ch-gauss"), *sim = tu_path(runs, "sim/ch-rw");
+    run_json_ok("vepd", tu_run("vepd", "--real", real, "--sim", sim, "--json", NULL));
+    tu_rmtree(top);
+    free(top);
+    free(dir);
+    free(gt);
+    free(imu);
+    free(gnss);
+    free(bag);
+    free(yaml);
+    free(preset);
+    free(runs);
+    free(data);
+    free(rig);
+    free(grig);
+    free(src_preset);
+    free(real);
+    free(sim);
+}
+END_TEST
+
 Suite *suite_cliopts(void)
 {
     Suite *s = suite_create("cliopts");
@@ -218,6 +288,7 @@ Suite *suite_cliopts(void)
     tcase_add_test(tc, missing_value_is_one_message);
     tcase_add_test(tc, fit_camera_output_without_value);
     tcase_add_test(tc, help_of_a_fit_kind);
+    tcase_add_test(tc, json_with_quotes_in_paths);
     suite_add_tcase(s, tc);
     return s;
 }
