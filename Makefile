@@ -38,7 +38,7 @@ DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
               $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lm -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
-ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -fopenmp -fPIC -Iinclude $(CPPFLAGS) \
+ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Wmissing-prototypes -fopenmp -fPIC -Iinclude $(CPPFLAGS) \
              -DSENSIM_VERSION='"$(VERSION)"' -DSENSIM_DATADIR='"$(DATADIR)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = -fopenmp $(LDFLAGS) $(SAN)
 
@@ -113,12 +113,14 @@ FORCE:
 $(BUILD)/gen/suites.h: $(TEST_SRC)
 	@mkdir -p $(dir $@)
 	$(Q)grep -ho '^Suite \*suite_[a-z0-9_]*(void)' $(TEST_SRC) | \
-	  sed 's/^Suite \*\(suite_[a-z0-9_]*\)(void)/SENSIM_SUITE(\1)/' > $@.tmp && mv $@.tmp $@
+	  sed 's/^Suite \*\(suite_[a-z0-9_]*\)(void)/SENSIM_SUITE(\1)/' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
 # cli/ sub-folders (fit/, demo/) include the shared headers of cli/.
 $(BUILD)/cli/%.o: ALL_CFLAGS += -Icli
 
-$(BUILD)/tests/runner.o: $(BUILD)/gen/suites.h
+# testutil.h declares the suites from it (rewritten only when the list changes).
+$(TEST_OBJ): $(BUILD)/gen/suites.h
 $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # The camera's per-pixel loops call sqrt (on values never negative) and floor
 # and compare doubles: GCC 12 vectorizes them only without errno and without
