@@ -76,35 +76,42 @@ static sensim_status io_write(void *ctx, const sensim_judge_output *b)
     return st;
 }
 
-int cmd_judge(int argc, char **argv)
+/* The command line of judge; parse_args returns -1 to go on, else the
+ * exit status. */
+typedef struct judge_args {
+    const char *in, *out, *imu_name, *gnss_name, *name;
+    int mode, align, quiet;
+    double rate, gs, as, ps;
+} judge_args;
+
+static int parse_args(int argc, char **argv, judge_args *a)
 {
-    const char *out = NULL, *imu_name = NULL, *gnss_name = NULL, *name = "judge";
-    int mode = SENSIM_JUDGE_ROBOT_LOCALIZATION, align = 1, quiet = 0;
-    double rate = 35, gs = NAN, as = NAN, ps = NAN, *val;
+    *a = (judge_args){NULL, NULL, NULL, NULL, "judge", SENSIM_JUDGE_ROBOT_LOCALIZATION, 1, 0, 35, NAN, NAN, NAN};
+    double *val;
     int c;
     cli_parser op;
     cli_parse_begin(&op, &cmd_judge_spec, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'i': imu_name = optarg; break;
-        case 'g': gnss_name = optarg; break;
-        case 'N': align = 0; break;
+        case 'o': a->out = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'i': a->imu_name = optarg; break;
+        case 'g': a->gnss_name = optarg; break;
+        case 'N': a->align = 0; break;
         case 'n':
             if (!*optarg || strchr(optarg, '/'))
                 return cli_usage_error("judge", "--name: '%s' is not a group name", optarg);
-            name = optarg;
+            a->name = optarg;
             break;
         case 'm':
-            if ((mode = sensim_judge_mode_parse(optarg)) < 0)
+            if ((a->mode = sensim_judge_mode_parse(optarg)) < 0)
                 return cli_usage_error("judge", "--mode: '%s' is not robot_localization, rl or corrected", optarg);
             break;
         case 'r':
         case 'G':
         case 'A':
         case 'P':
-            val = c == 'r' ? &rate : c == 'G' ? &gs : c == 'A' ? &as : &ps;
+            val = c == 'r' ? &a->rate : c == 'G' ? &a->gs : c == 'A' ? &a->as : &a->ps;
             if (cli_parse_double(optarg, val) || !(*val > 0))
                 return cli_usage_error("judge", "%s: '%s' is not a positive number", argv[optind - 1], optarg);
             break;
@@ -114,11 +121,23 @@ int cmd_judge(int argc, char **argv)
         return cli_parse_exit(c);
     if (optind + 1 != argc)
         return cli_usage_error("judge", optind >= argc ? "no input log" : "one input log only");
-    if (!out)
+    if (!a->out)
         return cli_usage_error("judge", "no output: -o OUT.h5");
-    const char *in = argv[optind];
-    if (cli_check_output("judge", out, in, NULL))
+    a->in = argv[optind];
+    if (cli_check_output("judge", a->out, a->in, NULL))
         return CLI_FAIL;
+    return -1;
+}
+
+int cmd_judge(int argc, char **argv)
+{
+    judge_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *in = a.in, *out = a.out, *imu_name = a.imu_name, *gnss_name = a.gnss_name, *name = a.name;
+    int mode = a.mode, align = a.align, quiet = a.quiet;
+    double rate = a.rate, gs = a.gs, as = a.as, ps = a.ps;
 
     sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)mode);
     o.rate_hz = rate;
@@ -129,7 +148,7 @@ int cmd_judge(int argc, char **argv)
     if (!isnan(ps))
         o.gnss_sigma = ps;
 
-    int rc = CLI_OK;
+    rc = CLI_OK;
     sensim_status st = SENSIM_OK;
     sensim_log *log = sensim_log_open(in), *w = NULL;
     cli_judge_input ji;
