@@ -75,12 +75,18 @@ static const char *option_of(const char *msg)
     return "";
 }
 
-int cmd_trajectory(int argc, char **argv)
+/* The options of trajectory; parse_options returns -1 to go on, else the
+ * exit status. */
+typedef struct traj_args {
+    sensim_trajectory_params p;
+    double duration, rate, heading, origin[3];
+    const char *out, *shape;
+} traj_args;
+
+static int parse_options(int argc, char **argv, traj_args *a)
 {
     const char *verb = "trajectory";
-    sensim_trajectory_params p = sensim_trajectory_default_params();
-    double duration = NAN, rate = 100, heading = 90, origin[3] = {CLI_DEFAULT_ORIGIN};
-    const char *out = NULL, *shape = NULL;
+    *a = (traj_args){sensim_trajectory_default_params(), NAN, 100, 90, {CLI_DEFAULT_ORIGIN}, NULL, NULL};
     int c;
     cli_parser op;
     cli_parse_begin(&op, &cmd_trajectory_spec, argc, argv);
@@ -91,46 +97,82 @@ int cmd_trajectory(int argc, char **argv)
             if (cmd_trajectory_opts[i].key == c)
                 oname = cmd_trajectory_opts[i].name;
         switch (c) {
-        case 's': shape = optarg; continue;
-        case 'o': out = optarg; continue;
-        case 'd': dst = &duration; break;
-        case 'r': dst = &rate; break;
-        case OPT_START_TIME: dst = &p.t0; break;
-        case OPT_HEADING: dst = &heading; break;
-        case OPT_SPEED: dst = &p.speed; break;
-        case OPT_ACCEL: dst = &p.accel; break;
-        case OPT_RADIUS: dst = &p.radius; break;
-        case OPT_WIDTH: dst = &p.width; break;
-        case OPT_LENGTH: dst = &p.length; break;
-        case OPT_LEAD: dst = &p.lead; break;
-        case OPT_SIZE: dst = &p.size; break;
-        case OPT_PERIOD: dst = &p.period; break;
+        case 's': a->shape = optarg; continue;
+        case 'o': a->out = optarg; continue;
+        case 'd': dst = &a->duration; break;
+        case 'r': dst = &a->rate; break;
+        case OPT_START_TIME: dst = &a->p.t0; break;
+        case OPT_HEADING: dst = &a->heading; break;
+        case OPT_SPEED: dst = &a->p.speed; break;
+        case OPT_ACCEL: dst = &a->p.accel; break;
+        case OPT_RADIUS: dst = &a->p.radius; break;
+        case OPT_WIDTH: dst = &a->p.width; break;
+        case OPT_LENGTH: dst = &a->p.length; break;
+        case OPT_LEAD: dst = &a->p.lead; break;
+        case OPT_SIZE: dst = &a->p.size; break;
+        case OPT_PERIOD: dst = &a->p.period; break;
         case OPT_ORIGIN:
-            if (cli_parse_triple(optarg, origin))
+            if (cli_parse_triple(optarg, a->origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
             continue;
         case OPT_START:
-            if (cli_parse_triple(optarg, p.start))
+            if (cli_parse_triple(optarg, a->p.start))
                 return cli_usage_error(verb, "--start: expected E,N,U in metres, got '%s'", optarg);
             continue;
         case OPT_DIRECTION:
             if (!strcmp(optarg, "left") || !strcmp(optarg, "ccw"))
-                p.direction = 1;
+                a->p.direction = 1;
             else if (!strcmp(optarg, "right") || !strcmp(optarg, "cw"))
-                p.direction = -1;
+                a->p.direction = -1;
             else
                 return cli_usage_error(verb, "--direction: expected left or right, got '%s'", optarg);
             continue;
         }
-        if (dst == &duration || dst == &p.period ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
+        int secs = dst == &a->duration || dst == &a->p.period;
+        if (secs ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
             return cli_usage_error(verb, "--%s: '%s' is not a %s", oname, optarg,
-                                   dst == &duration || dst == &p.period ? "duration (seconds, or e.g. '5 min')"
-                                                                        : "number");
+                                   secs ? "duration (seconds, or e.g. '5 min')" : "number");
     }
     if (c)
         return cli_parse_exit(c);
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+/* The parameters that made the log, those the shape uses: the
+ * /ground_truth attribute "trajectory". */
+static void describe(char *desc, size_t size, const sensim_trajectory_params *p, double rate, double heading)
+{
+    int len = snprintf(desc, size, "shape=%s rate_hz=%.17g start_time=%.17g start=%.17g,%.17g,%.17g heading_deg=%.17g",
+                       sensim_trajectory_shape_name(p->shape), rate, p->t0, p->start[0], p->start[1], p->start[2],
+                       heading);
+    size_t room = size - (size_t)len;
+    switch (p->shape) {
+    case SENSIM_TRAJ_STATIC: break;
+    case SENSIM_TRAJ_LINE: snprintf(desc + len, room, " speed=%.17g accel=%.17g", p->speed, p->accel); break;
+    case SENSIM_TRAJ_CIRCLE:
+        snprintf(desc + len, room, " speed=%.17g radius=%.17g direction=%s", p->speed, p->radius,
+                 p->direction > 0 ? "left" : "right");
+        break;
+    case SENSIM_TRAJ_SINE:
+        snprintf(desc + len, room, " speed=%.17g width=%.17g length=%.17g lead=%.17g", p->speed, p->width, p->length,
+                 p->lead);
+        break;
+    case SENSIM_TRAJ_FIGURE8: snprintf(desc + len, room, " size=%.17g period=%.17g", p->size, p->period); break;
+    }
+}
+
+int cmd_trajectory(int argc, char **argv)
+{
+    const char *verb = "trajectory";
+    traj_args a;
+    int arc = parse_options(argc, argv, &a);
+    if (arc >= 0)
+        return arc;
+    sensim_trajectory_params p = a.p;
+    double duration = a.duration, rate = a.rate, heading = a.heading, *origin = a.origin;
+    const char *out = a.out, *shape = a.shape;
     if (!shape)
         return cli_usage_error(verb, "--shape is required");
     /* The shape first: a misspelt one is the mistake to report, not the
@@ -179,24 +221,8 @@ int cmd_trajectory(int argc, char **argv)
     sensim_log *log = sensim_log_create(out, cmdline ? cmdline : "sensim trajectory");
     if (!log || sensim_gt_block_init(&b, BLOCK_ROWS) || !(w = sensim_gt_writer_create(log, origin)))
         goto done;
-    /* The parameters that made the log, those the shape uses. */
     char desc[512];
-    int len = snprintf(desc, sizeof desc, "shape=%s rate_hz=%.17g start_time=%.17g start=%.17g,%.17g,%.17g heading_deg=%.17g",
-                       sensim_trajectory_shape_name(p.shape), rate, p.t0, p.start[0], p.start[1], p.start[2], heading);
-    size_t room = sizeof desc - (size_t)len;
-    switch (p.shape) {
-    case SENSIM_TRAJ_STATIC: break;
-    case SENSIM_TRAJ_LINE: snprintf(desc + len, room, " speed=%.17g accel=%.17g", p.speed, p.accel); break;
-    case SENSIM_TRAJ_CIRCLE:
-        snprintf(desc + len, room, " speed=%.17g radius=%.17g direction=%s", p.speed, p.radius,
-                 p.direction > 0 ? "left" : "right");
-        break;
-    case SENSIM_TRAJ_SINE:
-        snprintf(desc + len, room, " speed=%.17g width=%.17g length=%.17g lead=%.17g", p.speed, p.width, p.length,
-                 p.lead);
-        break;
-    case SENSIM_TRAJ_FIGURE8: snprintf(desc + len, room, " size=%.17g period=%.17g", p.size, p.period); break;
-    }
+    describe(desc, sizeof desc, &p, rate, heading);
     if (sensim_log_set_attr_string(log, "/ground_truth", "trajectory", desc))
         goto done;
     int progress = isatty(STDERR_FILENO) && n > 1000000;
