@@ -171,6 +171,19 @@ void sensim_remap_destroy(sensim_remap *m);
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
 
+/* Simulates a photon-transfer stack with the camera model (16-bit
+ * samples), for checking a fit against known parameters: level k gets
+ * p->exposure_time = exposure[k], two light frames of the uniform
+ * normalized intensity[k] into light + 2k H*W and two dark frames (intensity
+ * 0) into dark + 2k H*W (the /stack/light and /stack/dark layouts of
+ * sensim-fit(1)). One camera per level from the same (seed, sensor), so the
+ * fixed patterns are the same at every level; frame numbers 4k..4k+3, so no
+ * two frames share noise. p->model must be EMVA. Allocates a camera and two
+ * frames per level. */
+sensim_status sensim_ptc_simulate(const sensim_camera_params *p, uint64_t seed, uint32_t sensor, size_t levels,
+                                  const double *exposure, const double *intensity, uint16_t *light,
+                                  uint16_t *dark);
+
 #ifdef __cplusplus
 }
 #endif
