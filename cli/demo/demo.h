@@ -6,21 +6,8 @@
 
 #include <stddef.h>
 
+#include "cli.h" /* the verbs a step may run in-process */
 #include "sensim/log.h"
-
-/* The verbs a step may run in-process. */
-int cmd_trajectory(int argc, char **argv);
-int cmd_inject(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_allan(int argc, char **argv);
-int cmd_fit(int argc, char **argv);
-int cmd_datasheet(int argc, char **argv);
-int cmd_render(int argc, char **argv);
-int cmd_judge(int argc, char **argv);
-int cmd_vepd(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_sim2real(int argc, char **argv);
 
 /* Runs a verb with a NULL-terminated argument list (at most 30), echoing it
  * as "$ sensim verb args"; returns the verb's exit status. */
