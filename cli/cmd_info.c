@@ -138,7 +138,8 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
             if (isfinite(seed))
                 fprintf(o->f, ", \"seed\": %.0f", seed);
             if (has_t)
-                fprintf(o->f, ", \"samples\": %zu, \"t_first\": %.17g, \"t_last\": %.17g", count, first, last);
+                fprintf(o->f, ", \"samples\": %zu, \"t_first\": %s, \"t_last\": %s", count, CLI_JSON_G(first, 17),
+                        CLI_JSON_G(last, 17));
             fprintf(o->f, ", ");
             describe_datasets(o, log, g);
             fprintf(o->f, "}");
