@@ -53,6 +53,7 @@ void cli_parse_begin(cli_parser *p, const cli_spec *s, int argc, char **argv)
     p->argc = argc;
     p->argv = argv;
     /* ':' first: a missing argument is told apart from an unknown option. */
+    memset(p->shorts, 0, sizeof p->shorts); /* strchr below reads what is built so far */
     p->shorts[k++] = ':';
     for (const cli_opt *o = s->opts; o && (o->name || o->help) && n < CLI_OPT_MAX; o++) {
         if (!o->name)
