@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "cli_series.h"
 #include "sensim/bag.h"
 #include "sensim/rosmsg.h"
@@ -93,56 +94,8 @@ sensim_status cli_series_bag(const char *path, const char *topic, const char *qu
  * (malloc'd; remove it and free), *sensor the group name (malloc'd). */
 sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_receive, char **tmp, char **sensor);
 
-#define CLI_IMPORT_BAG_USAGE \
-    "usage: sensim import BAG --topic TOPIC[:NAME] [--topic ...] -o OUT.h5\n" \
-    "                     [--time header|receive] [--tf PARENT:CHILD] [--origin LAT,LON,ALT]\n" \
-    "\n" \
-    "Reads topics of a ROS 1 bag, a rosbag2 .db3 or .mcap file or a rosbag2\n" \
-    "directory and writes them as groups of a new log:\n" \
-    "  sensor_msgs/Imu            /sensors/NAME (imu): angular_velocity, specific_force\n" \
-    "  sensor_msgs/MagneticField  /sensors/NAME (imu): magnetic_field; under the NAME of\n" \
-    "                             an Imu topic with the same stamps, in that topic's group\n" \
-    "  sensor_msgs/NavSatFix      /sensors/NAME (gnss): lla, fix, position_covariance\n" \
-    "  sensor_msgs/PointCloud2    /sensors/NAME (lidar): points (x, y, z, intensity),\n" \
-    "                             scan_offset, channel (ring), time_offset (time)\n" \
-    "  sensor_msgs/Image          /sensors/NAME (camera): image (mono8, mono16, rgb8, bgr8)\n" \
-    "  nav_msgs/Odometry, geometry_msgs/PoseStamped, TransformStamped,\n" \
-    "  tf2_msgs/TFMessage (with --tf)  /ground_truth (velocities from the poses)\n" \
-    "NAME defaults to the topic without its leading '/' ('/' becoming '_').\n" \
-    "Messages are sorted by stamp (a window of 4096 messages per topic);\n" \
-    "reordered messages, dropped duplicate stamps and gaps (intervals over 1.5x\n" \
-    "the median) are counted on stderr. t is in seconds from time_epoch_ns (an\n" \
-    "attribute: the whole second of the first stamp, in ns since 1970); each\n" \
-    "group records ros_topic, ros_type, ros_frame_id and source, so 'sensim\n" \
-    "export' can write it back with the same topic, frames and stamps.\n" \
-    "\n" \
-    "  -t, --topic T[:NAME]     a topic to import (repeatable)\n" \
-    "  -o, --output FILE        the log to write (temporary name, renamed when complete)\n" \
-    "      --time header|receive  stamps from the message headers (default) or the\n" \
-    "                           recorder's receive times\n" \
-    "      --tf PARENT:CHILD    the transform a TFMessage topic contributes\n" \
-    "      --origin LAT,LON,ALT WGS84 origin of /ground_truth's ENU frame (the poses'\n" \
-    "                           frame; default 43.0731,-89.4012,260)\n" \
-    "  -h, --help               this text\n"
-
-#define CLI_EXPORT_BAG_USAGE \
-    "usage: sensim export LOG.h5 -g GROUP [-g GROUP ...] --format bag|mcap|db3 -o OUT\n" \
-    "\n" \
-    "Writes sensor groups (/sensors/NAME) and /ground_truth of a log as a ROS 1 bag\n" \
-    "(bag) or a ROS 2 recording in CDR (mcap, db3), one message per row:\n" \
-    "  imu      sensor_msgs/Imu (sensor_msgs/MagneticField for a magnetometer-only group;\n" \
-    "           both, on two topics, for a group with both)\n" \
-    "  gnss     sensor_msgs/NavSatFix      lidar   sensor_msgs/PointCloud2 (one per scan)\n" \
-    "  camera   sensor_msgs/Image          /ground_truth  nav_msgs/Odometry\n" \
-    "A group imported from a recording keeps its topic, message type, frame ids\n" \
-    "and header stamps (ros_* and time_epoch_ns attributes), and the fields sensim\n" \
-    "does not model (orientation, covariances) come back as recorded; other groups\n" \
-    "get topic /NAME, frame NAME and stamps t seconds.\n" \
-    "\n" \
-    "  -g, --group GROUP     /sensors/NAME, NAME or /ground_truth (repeatable)\n" \
-    "  -f, --format FORMAT   bag (ROS 1, uncompressed), mcap or db3 (ROS 2, CDR)\n" \
-    "      --topic TOPIC     topic for a single group (default: as imported, or /NAME)\n" \
-    "  -o, --output FILE     the recording to write (temporary name, renamed when complete)\n" \
-    "  -h, --help            this text\n"
+/* The --help and options of the recording forms of import and export,
+ * printed after those of the text forms (cmd_import_spec.next). */
+extern const cli_spec cli_import_bag_spec, cli_export_bag_spec;
 
 #endif

@@ -1,10 +1,12 @@
 /* Shared pieces of the sensim command-line program. Every verb lives in
- * cli/cmd_<verb>.c as `int cmd_<verb>(int argc, char **argv)` and is listed
+ * cli/cmd_<verb>.c (cli/fit/, cli/demo/ for fit and demo) as `int
+ * cmd_<verb>(int argc, char **argv)`, declared below, and is listed
  * in the table in cli/main.c. Exit status: 0 success, 1 failure (with a
  * message on stderr), 2 usage error. */
 #ifndef SENSIM_CLI_H
 #define SENSIM_CLI_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 #include "sensim/status.h"
@@ -13,12 +15,97 @@
 #define CLI_FAIL 1
 #define CLI_USAGE 2
 
+/* One option of a verb, written once: it makes the getopt_long entry and
+ * the option's lines in --help. A table of them ends with an entry whose
+ * name and help are both NULL. */
+typedef struct cli_opt {
+    int key;          /* the short letter; for a long-only option CLI_LONG + n,
+                       * or CLI_NOSHORT(letter) to keep a letter as its key */
+    const char *name; /* the long name without "--"; NULL: `help` is a line of
+                       * text printed as is among the options */
+    const char *arg;  /* the argument's name in --help; NULL: the option takes none */
+    const char *help; /* the text beside it; each '\n' continues it on the next
+                       * line at the same column. NULL: an alias, not listed
+                       * (its main option's text names it) */
+} cli_opt;
+#define CLI_LONG 256
+#define CLI_NOSHORT(c) ((c) | 0x10000)
+
+/* A verb's --help: head, the option lines, tail. An option line is
+ * "  -k, --name ARG" (or "      --name ARG", or "  --name ARG" when
+ * long_flush) padded to `column`, then the help text. The option named
+ * "help" prints this text and ends the verb with status 0. */
+typedef struct cli_spec {
+    const char *verb;         /* in messages: "inject", "fit camera" */
+    const char *head;         /* usage and description, up to the options */
+    const cli_opt *opts;
+    int column;               /* where the help text of each option starts */
+    int long_flush;           /* long-only options at "  --" rather than "      --" */
+    const char *tail;         /* after the options (may be NULL) */
+    const struct cli_spec *next; /* printed after this one (a second form of the verb) */
+} cli_spec;
+
+/* Writes the spec's --help (and that of the specs chained by `next`). */
+void cli_help(const cli_spec *s, FILE *f);
+
+/* Option parsing from a spec: getopt_long's array and short-option string
+ * are made from the table, and every option error reads the same:
+ * "sensim VERB: unknown option '--x' (did you mean --y?)", "option '--x'
+ * needs a value", "option '--x' takes no value", each followed by
+ * "Try 'sensim VERB --help'." on stderr.
+ *
+ *     cli_parser p;
+ *     cli_parse_begin(&p, &spec, argc, argv);
+ *     while ((c = cli_parse_next(&p)) > 0)
+ *         switch (c) { case 'o': output = optarg; break; ... }
+ *     if (c)
+ *         return cli_parse_exit(c);
+ *
+ * Operands are then argv[optind..argc-1], as with getopt_long. */
+#define CLI_OPT_MAX 64
+typedef struct cli_parser {
+    const cli_spec *spec;
+    int argc;
+    char **argv;
+    struct option lo[CLI_OPT_MAX + 1];
+    char shorts[3 * CLI_OPT_MAX + 2];
+} cli_parser;
+#define CLI_OPT_HELP (-1) /* --help was given and printed */
+#define CLI_OPT_BAD (-2)  /* an option error, already reported */
+void cli_parse_begin(cli_parser *p, const cli_spec *s, int argc, char **argv);
+/* The next option's key (without CLI_NOSHORT; optarg set as by getopt_long), 0 after the last
+ * option, CLI_OPT_HELP or CLI_OPT_BAD. */
+int cli_parse_next(cli_parser *p);
+/* The exit status after a nonzero cli_parse_next: CLI_OK for --help,
+ * CLI_USAGE for an option error. */
+int cli_parse_exit(int c);
+
 typedef struct cli_command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
-    const char *usage; /* the full --help text */
+    const cli_spec *spec; /* its --help */
 } cli_command;
+
+/* The verbs: `sensim VERB` runs cmd_VERB (argv[0] is the verb) and
+ * cmd_VERB_spec is its options and --help, both in cli/cmd_VERB.c. */
+int cmd_trajectory(int argc, char **argv);
+int cmd_inject(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_allan(int argc, char **argv);
+int cmd_fit(int argc, char **argv);
+int cmd_datasheet(int argc, char **argv);
+int cmd_render(int argc, char **argv);
+int cmd_judge(int argc, char **argv);
+int cmd_vepd(int argc, char **argv);
+int cmd_sim2real(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+int cmd_stitch(int argc, char **argv);
+extern const cli_spec cmd_trajectory_spec, cmd_inject_spec, cmd_info_spec, cmd_import_spec, cmd_export_spec,
+    cmd_allan_spec, cmd_fit_spec, cmd_datasheet_spec, cmd_render_spec, cmd_judge_spec, cmd_vepd_spec,
+    cmd_sim2real_spec, cmd_demo_spec, cmd_stitch_spec;
 
 /* Looks a verb up in the table (NULL if unknown). */
 const cli_command *cli_find(const char *name);
@@ -45,7 +132,7 @@ int cli_usage_error(const char *verb, const char *fmt, ...)
  * NULL output is never refused. */
 int cli_check_output(const char *verb, const char *output, ...);
 
-/* Prints the verb's help text to f. */
+/* Prints the verb's help text to f (cli_help of its spec). */
 void cli_print_help(const char *verb, FILE *f);
 
 /* The name in the NULL-terminated list `names` closest to `word` by edit

@@ -1,6 +1,5 @@
 /* sensim allan: Allan-family deviations with confidence intervals of a CSV
  * column or an HDF5 sensor, as a table, CSV, JSON and an SVG plot. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,45 +12,52 @@
 #include "sensim/allan.h"
 #include "sensim/plot.h"
 
-const char cmd_allan_usage[] =
-    "usage: sensim allan --input FILE [--rate HZ] [--data freq|phase] [--dev DEV]\n"
-    "                    [--taus GRID] [--confidence P] [--csv | --json] [--plot OUT.svg]\n"
-    "                    [--sensor NAME [--quantity Q]] [--topic TOPIC] [--column K]\n"
-    "\n"
-    "Allan-family deviations with chi-squared confidence intervals (NIST SP 1065).\n"
-    "Input is one column of numbers (CSV, '#' comments allowed) or, with --sensor,\n"
-    "the 3-axis quantity of /sensors/NAME in a sensim HDF5 log, or, with --topic,\n"
-    "that of a sensor_msgs/Imu or MagneticField topic of a ROS 1 bag or rosbag2\n"
-    "recording (messages in header-stamp order, as 'sensim import' reads them).\n"
-    "\n"
-    "  -i, --input FILE      CSV or HDF5 log\n"
-    "  -r, --rate HZ         sample rate (required for CSV; HDF5 default: the\n"
-    "                        sensor's rate_hz, checked against its timestamps)\n"
-    "  -d, --data KIND       freq: rate samples (rad/s, m/s^2, fractional frequency;\n"
-    "                        default); phase: integrated samples (rad, s)\n"
-    "  -D, --dev DEV         adev, oadev (default), mdev, hdev, ohdev, tdev, totdev\n"
-    "  -t, --taus GRID       octave (default), decade (1,2,4 per decade), all, or\n"
-    "                        log:N (N log-spaced points per decade)\n"
-    "  -c, --confidence P    two-sided level of the intervals (default 0.683)\n"
-    "      --csv             print CSV: tau,dev,lo,hi,n (axis,tau,... for 3 axes)\n"
-    "      --json            print JSON with edf and noise type per point\n"
-    "  -p, --plot OUT.svg    write a log-log plot with the confidence bars\n"
-    "  -s, --sensor NAME     read /sensors/NAME of an HDF5 log\n"
-    "  -T, --topic TOPIC     read a topic of a recording (rate: the median interval\n"
-    "                        of its stamps, or --rate checked against them)\n"
-    "  -q, --quantity Q      angular_velocity (default), specific_force,\n"
-    "                        magnetic_field, or imu: the first two together,\n"
-    "                        six axes in one call (gyro_x..accel_z)\n"
-    "  -k, --column K        CSV column to read, from 1 (default 1)\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "All six axes of an IMU (gyro then accel) in one call, each dataset read once:\n"
-    "  sensim allan LOG.h5 --sensor imu --quantity imu [--taus log:10] [--csv]\n"
-    "A log or recording is streamed from disk: memory stays under about 140 MB\n"
-    "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB).\n"
-    "\n"
-    "Without --csv or --json a table is printed. Exit status: 0 success,\n"
-    "1 failure (bad or too short data, unreadable file), 2 usage error.\n";
+static const cli_opt cmd_allan_opts[] = {
+    {'i', "input", "FILE", "CSV or HDF5 log"},
+    {'r', "rate", "HZ", "sample rate (required for CSV; HDF5 default: the\n"
+                        "sensor's rate_hz, checked against its timestamps)"},
+    {'d', "data", "KIND", "freq: rate samples (rad/s, m/s^2, fractional frequency;\n"
+                          "default); phase: integrated samples (rad, s)"},
+    {'D', "dev", "DEV", "adev, oadev (default), mdev, hdev, ohdev, tdev, totdev"},
+    {'t', "taus", "GRID", "octave (default), decade (1,2,4 per decade), all, or\n"
+                          "log:N (N log-spaced points per decade)"},
+    {'c', "confidence", "P", "two-sided level of the intervals (default 0.683)"},
+    {CLI_NOSHORT('C'), "csv", NULL, "print CSV: tau,dev,lo,hi,n (axis,tau,... for 3 axes)"},
+    {CLI_NOSHORT('J'), "json", NULL, "print JSON with edf and noise type per point"},
+    {'p', "plot", "OUT.svg", "write a log-log plot with the confidence bars"},
+    {'s', "sensor", "NAME", "read /sensors/NAME of an HDF5 log"},
+    {'T', "topic", "TOPIC", "read a topic of a recording (rate: the median interval\n"
+                            "of its stamps, or --rate checked against them)"},
+    {'q', "quantity", "Q", "angular_velocity (default), specific_force,\n"
+                           "magnetic_field, or imu: the first two together,\n"
+                           "six axes in one call (gyro_x..accel_z)"},
+    {'k', "column", "K", "CSV column to read, from 1 (default 1)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_allan_spec = {
+    .verb = "allan",
+    .head = "usage: sensim allan --input FILE [--rate HZ] [--data freq|phase] [--dev DEV]\n"
+            "                    [--taus GRID] [--confidence P] [--csv | --json] [--plot OUT.svg]\n"
+            "                    [--sensor NAME [--quantity Q]] [--topic TOPIC] [--column K]\n"
+            "\n"
+            "Allan-family deviations with chi-squared confidence intervals (NIST SP 1065).\n"
+            "Input is one column of numbers (CSV, '#' comments allowed) or, with --sensor,\n"
+            "the 3-axis quantity of /sensors/NAME in a sensim HDF5 log, or, with --topic,\n"
+            "that of a sensor_msgs/Imu or MagneticField topic of a ROS 1 bag or rosbag2\n"
+            "recording (messages in header-stamp order, as 'sensim import' reads them).\n"
+            "\n",
+    .opts = cmd_allan_opts,
+    .column = 24,
+    .tail = "\n"
+            "All six axes of an IMU (gyro then accel) in one call, each dataset read once:\n"
+            "  sensim allan LOG.h5 --sensor imu --quantity imu [--taus log:10] [--csv]\n"
+            "A log or recording is streamed from disk: memory stays under about 140 MB\n"
+            "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB).\n"
+            "\n"
+            "Without --csv or --json a table is printed. Exit status: 0 success,\n"
+            "1 failure (bad or too short data, unreadable file), 2 usage error.\n",
+};
 
 /* Three axes are x, y, z; the six of --quantity imu are gyro then accel. */
 static const char *const axis3[3] = {"x", "y", "z"};
@@ -154,15 +160,6 @@ static sensim_status write_plot(const char *path, const sensim_allan_opts *o, co
 
 int cmd_allan(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"input", required_argument, 0, 'i'},    {"rate", required_argument, 0, 'r'},
-        {"data", required_argument, 0, 'd'},     {"dev", required_argument, 0, 'D'},
-        {"taus", required_argument, 0, 't'},     {"confidence", required_argument, 0, 'c'},
-        {"csv", no_argument, 0, 'C'},            {"json", no_argument, 0, 'J'},
-        {"plot", required_argument, 0, 'p'},     {"sensor", required_argument, 0, 's'},
-        {"quantity", required_argument, 0, 'q'}, {"column", required_argument, 0, 'k'},
-        {"topic", required_argument, 0, 'T'},
-        {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
     const char *input = NULL, *plot = NULL, *sensor = NULL, *topic = NULL, *quantity = "angular_velocity";
     double rate = 0;
     unsigned long long column = 1;
@@ -170,9 +167,9 @@ int cmd_allan(int argc, char **argv)
     sensim_allan_grid grid = SENSIM_TAUS_OCTAVE;
     sensim_allan_opts o = sensim_allan_default_opts();
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":i:r:d:D:t:c:p:s:q:k:T:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_allan_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'i': input = optarg; break;
         case 'r':
@@ -215,11 +212,10 @@ int cmd_allan(int argc, char **argv)
             if (cli_parse_u64(optarg, &column) || column < 1)
                 return cli_usage_error("allan", "--column '%s': expected a column number from 1", optarg);
             break;
-        case 'h': cli_print_help("allan", stdout); return CLI_OK;
-        case ':': return cli_usage_error("allan", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("allan", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc && !input)
         input = argv[optind++];
     if (optind < argc)

@@ -4,7 +4,6 @@
  * imu.yaml. Per-sample values at the rate f (white sigma_d = N sqrt(f),
  * random-walk step sigma_bd = K / sqrt(f)) are shown for reference. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,44 +18,57 @@
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
-const char cmd_datasheet_usage[] = "usage: sensim datasheet [options]\n"
-                                   "\n"
-                                   "Converts IMU datasheet figures, written with their units, into sensim model\n"
-                                   "parameters (SI) and shows each conversion step by step.\n"
-                                   "\n"
-                                   "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is in\n"
-                                   "the unit shown in parentheses):\n"
-                                   "  --arw Q                      gyro angle random walk (deg/sqrt(h))\n"
-                                   "  --gyro-noise-density Q       gyro noise density (deg/s/sqrt(Hz))\n"
-                                   "  --gyro-bias-instability Q    gyro in-run bias instability (deg/h)\n"
-                                   "  --gyro-random-walk Q         gyro rate random walk (deg/h/sqrt(h))\n"
-                                   "  --gyro-range Q               gyro full-scale range (deg/s)\n"
-                                   "  --gyro-resolution Q          gyro quantization step, one LSB (deg/s)\n"
-                                   "  --vrw Q                      velocity random walk (m/s/sqrt(h))\n"
-                                   "  --accel-noise-density Q      accel noise density (ug/sqrt(Hz))\n"
-                                   "  --accel-bias-instability Q   accel in-run bias instability (ug)\n"
-                                   "  --accel-random-walk Q        accel bias random walk (m/s^3/sqrt(Hz))\n"
-                                   "  --accel-range Q              accel full-scale range (g)\n"
-                                   "  --accel-resolution Q         accel quantization step, one LSB (mg)\n"
-                                   "  --rate Q                     output data rate (Hz)\n"
-                                   "\n"
-                                   "Options:\n"
-                                   "  --preset FILE.yaml           read figures from FILE (keys as the options,\n"
-                                   "                               with '_' for '-'); options override it\n"
-                                   "  --name NAME                  sensor name in the rig (default imu)\n"
-                                   "  --seed N                     rig seed (default 1)\n"
-                                   "  -o, --output FILE            write a rig YAML with one imu sensor\n"
-                                   "  --kalibr FILE                write kalibr's imu.yaml\n"
-                                   "  --json                       print the conversion as JSON instead of a table\n"
-                                   "  -h, --help                   this text\n"
-                                   "\n"
-                                   "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
-                                   "are given, the random-walk figure is used and a warning is printed if they\n"
-                                   "differ by more than 10%.\n"
-                                   "\n"
-                                   "Example:\n"
-                                   "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
-                                   "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n";
+enum { O_PRESET = CLI_LONG, O_NAME, O_SEED, O_KALIBR, O_JSON, O_FIG };
+
+/* The figures' options are O_FIG + SENSIM_DATASHEET_*; sensim_datasheet_figures
+ * gives each its preset key, label and units. */
+static const cli_opt cmd_datasheet_opts[] = {
+    {O_FIG + SENSIM_DATASHEET_ARW, "arw", "Q", "gyro angle random walk (deg/sqrt(h))"},
+    {O_FIG + SENSIM_DATASHEET_GYRO_ND, "gyro-noise-density", "Q", "gyro noise density (deg/s/sqrt(Hz))"},
+    {O_FIG + SENSIM_DATASHEET_GYRO_BI, "gyro-bias-instability", "Q", "gyro in-run bias instability (deg/h)"},
+    {O_FIG + SENSIM_DATASHEET_GYRO_RW, "gyro-random-walk", "Q", "gyro rate random walk (deg/h/sqrt(h))"},
+    {O_FIG + SENSIM_DATASHEET_GYRO_RANGE, "gyro-range", "Q", "gyro full-scale range (deg/s)"},
+    {O_FIG + SENSIM_DATASHEET_GYRO_RES, "gyro-resolution", "Q", "gyro quantization step, one LSB (deg/s)"},
+    {O_FIG + SENSIM_DATASHEET_VRW, "vrw", "Q", "velocity random walk (m/s/sqrt(h))"},
+    {O_FIG + SENSIM_DATASHEET_ACCEL_ND, "accel-noise-density", "Q", "accel noise density (ug/sqrt(Hz))"},
+    {O_FIG + SENSIM_DATASHEET_ACCEL_BI, "accel-bias-instability", "Q", "accel in-run bias instability (ug)"},
+    {O_FIG + SENSIM_DATASHEET_ACCEL_RW, "accel-random-walk", "Q", "accel bias random walk (m/s^3/sqrt(Hz))"},
+    {O_FIG + SENSIM_DATASHEET_ACCEL_RANGE, "accel-range", "Q", "accel full-scale range (g)"},
+    {O_FIG + SENSIM_DATASHEET_ACCEL_RES, "accel-resolution", "Q", "accel quantization step, one LSB (mg)"},
+    {O_FIG + SENSIM_DATASHEET_RATE, "rate", "Q", "output data rate (Hz)"},
+    {0, NULL, NULL, "\nOptions:\n"},
+    {O_PRESET, "preset", "FILE.yaml", "read figures from FILE (keys as the options,\n"
+                                      "with '_' for '-'); options override it"},
+    {O_NAME, "name", "NAME", "sensor name in the rig (default imu)"},
+    {O_SEED, "seed", "N", "rig seed (default 1)"},
+    {'o', "output", "FILE", "write a rig YAML with one imu sensor"},
+    {O_KALIBR, "kalibr", "FILE", "write kalibr's imu.yaml"},
+    {O_JSON, "json", NULL, "print the conversion as JSON instead of a table"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_datasheet_spec = {
+    .verb = "datasheet",
+    .head = "usage: sensim datasheet [options]\n"
+            "\n"
+            "Converts IMU datasheet figures, written with their units, into sensim model\n"
+            "parameters (SI) and shows each conversion step by step.\n"
+            "\n"
+            "Figures (a number and a unit, e.g. \"0.66 deg/sqrt(h)\"; a bare number is in\n"
+            "the unit shown in parentheses):\n",
+    .opts = cmd_datasheet_opts,
+    .column = 31,
+    .long_flush = 1,
+    .tail = "\n"
+            "When both --arw and --gyro-noise-density (or --vrw and --accel-noise-density)\n"
+            "are given, the random-walk figure is used and a warning is printed if they\n"
+            "differ by more than 10%.\n"
+            "\n"
+            "Example:\n"
+            "  sensim datasheet --arw \"0.66 deg/sqrt(h)\" --vrw \"0.11 m/s/sqrt(h)\" \\\n"
+            "      --gyro-bias-instability \"14.5 deg/h\" --rate 400 -o rig.yaml\n",
+};
+
 
 /* The conversion is calib/datasheet.c's; these are its names here. */
 typedef sensim_datasheet ds;
@@ -339,19 +351,6 @@ static int write_outputs(const char *verb, const ds *d, const char *output, cons
 int cmd_datasheet(int argc, char **argv)
 {
     static const char *verb = "datasheet";
-    enum { O_PRESET = 1000, O_NAME, O_SEED, O_KALIBR, O_JSON, O_FIG };
-    struct option longopts[SENSIM_DATASHEET_NFIG + 7];
-    int n = 0;
-    longopts[n++] = (struct option){"preset", required_argument, NULL, O_PRESET};
-    longopts[n++] = (struct option){"name", required_argument, NULL, O_NAME};
-    longopts[n++] = (struct option){"seed", required_argument, NULL, O_SEED};
-    longopts[n++] = (struct option){"output", required_argument, NULL, 'o'};
-    longopts[n++] = (struct option){"kalibr", required_argument, NULL, O_KALIBR};
-    longopts[n++] = (struct option){"json", no_argument, NULL, O_JSON};
-    for (int i = 0; i < SENSIM_DATASHEET_NFIG; i++)
-        longopts[n++] = (struct option){figs[i].opt, required_argument, NULL, O_FIG + i};
-    longopts[n] = (struct option){NULL, 0, NULL, 0};
-
     ds d = sensim_datasheet_default();
     const char *preset = NULL;
     const char *opt_text[SENSIM_DATASHEET_NFIG] = {0};
@@ -359,10 +358,10 @@ int cmd_datasheet(int argc, char **argv)
     int json = 0, seed_given = 0;
     unsigned long long seed = 1;
 
-    opterr = 0;
-    optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_datasheet_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case O_PRESET: preset = optarg; break;
         case O_NAME: name = optarg; break;
@@ -374,16 +373,11 @@ int cmd_datasheet(int argc, char **argv)
         case 'o': output = optarg; break;
         case O_KALIBR: kalibr = optarg; break;
         case O_JSON: json = 1; break;
-        case ':': return cli_usage_error(verb, "option '%s' needs a value", argv[optind - 1]);
-        case '?': return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
-        default:
-            if (c >= O_FIG && c < O_FIG + SENSIM_DATASHEET_NFIG) {
-                opt_text[c - O_FIG] = optarg;
-                break;
-            }
-            return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+        default: opt_text[c - O_FIG] = optarg; break;
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
     if (name && (!*name || strlen(name) >= sizeof d.name))

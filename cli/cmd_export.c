@@ -1,5 +1,4 @@
 /* sensim export: /ground_truth of a log to CSV, streamed in blocks. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,38 +8,44 @@
 #include "sensim/csv.h"
 #include "sensim/log.h"
 
-const char cmd_export_usage[] =
-    "usage: sensim export --ground-truth LOG.h5 -o OUT.csv\n"
-    "       sensim export LOG.h5 [-g GROUP] [--format csv|euroc|tum] -o OUT\n"
-    "\n"
-    "Writes /ground_truth of a log as CSV with the header\n"
-    "  " SENSIM_CSV_GT_HEADER "\n"
-    "(units as in the log: s, m, quaternion w,x,y,z body to world, m/s, rad/s\n"
-    "body, m/s^2 kinematic), preceded by a comment line '# origin_lla: LAT,LON,ALT'.\n"
-    "Numbers have 17 significant digits, so 'sensim import' restores them exactly.\n"
-    "\n"
-    "With a LOG argument, GROUP (default /ground_truth) is written as FORMAT:\n"
-    "  csv    the ground-truth CSV above (/ground_truth only)\n"
-    "  euroc  an IMU group (/sensors/NAME) as EuRoC's imu0/data.csv\n"
-    "         ('#timestamp [ns],w_RS_S_x [rad s^-1],...,a_RS_S_z [m s^-2]'), or\n"
-    "         /ground_truth as state_groundtruth_estimate0/data.csv (p_RS_R,\n"
-    "         q_RS wxyz, v_RS_R; the bias columns are 0)\n"
-    "  tum    /ground_truth as 'timestamp tx ty tz qx qy qz qw' (seconds)\n"
-    "Stamps are exact integer ns: the log's time_epoch_ns (as 'sensim import'\n"
-    "records it; else 0) plus t rounded to the ns. OUT may be a directory\n"
-    "(data.csv or trajectory.txt in it) or '-'.\n"
-    "\n"
-    "Options:\n"
-    "  -g, --ground-truth LOG  the log to read (its /ground_truth is validated first);\n"
-    "      --group GROUP       with a LOG argument, -g names the group instead\n"
-    "  -f, --format F          csv (default), euroc or tum\n"
-    "  -o, --output FILE       the file to write ('-' for standard output); written to a\n"
-    "                          temporary name and renamed when complete\n"
-    "  -h, --help              this text\n"
-    "\n"
-    CLI_EXPORT_BAG_USAGE
-    "\n"
-    "Exit status: 0 success, 1 failure, 2 usage error. See sensim-export(1).\n";
+static const cli_opt cmd_export_opts[] = {
+    {'g', "ground-truth", "LOG", "the log to read (its /ground_truth is validated first);"},
+    {CLI_NOSHORT('g'), "group", "GROUP", "with a LOG argument, -g names the group instead"},
+    {'f', "format", "F", "csv (default), euroc or tum"},
+    {'o', "output", "FILE", "the file to write ('-' for standard output); written to a\n"
+                            "temporary name and renamed when complete"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_export_spec = {
+    .verb = "export",
+    .head = "usage: sensim export --ground-truth LOG.h5 -o OUT.csv\n"
+            "       sensim export LOG.h5 [-g GROUP] [--format csv|euroc|tum] -o OUT\n"
+            "\n"
+            "Writes /ground_truth of a log as CSV with the header\n"
+            "  " SENSIM_CSV_GT_HEADER "\n"
+            "(units as in the log: s, m, quaternion w,x,y,z body to world, m/s, rad/s\n"
+            "body, m/s^2 kinematic), preceded by a comment line '# origin_lla: LAT,LON,ALT'.\n"
+            "Numbers have 17 significant digits, so 'sensim import' restores them exactly.\n"
+            "\n"
+            "With a LOG argument, GROUP (default /ground_truth) is written as FORMAT:\n"
+            "  csv    the ground-truth CSV above (/ground_truth only)\n"
+            "  euroc  an IMU group (/sensors/NAME) as EuRoC's imu0/data.csv\n"
+            "         ('#timestamp [ns],w_RS_S_x [rad s^-1],...,a_RS_S_z [m s^-2]'), or\n"
+            "         /ground_truth as state_groundtruth_estimate0/data.csv (p_RS_R,\n"
+            "         q_RS wxyz, v_RS_R; the bias columns are 0)\n"
+            "  tum    /ground_truth as 'timestamp tx ty tz qx qy qz qw' (seconds)\n"
+            "Stamps are exact integer ns: the log's time_epoch_ns (as 'sensim import'\n"
+            "records it; else 0) plus t rounded to the ns. OUT may be a directory\n"
+            "(data.csv or trajectory.txt in it) or '-'.\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_export_opts,
+    .column = 26,
+    .tail = "\n",
+    .next = &cli_export_bag_spec,
+};
+
 
 #define BLOCK_ROWS 4096
 
@@ -48,19 +53,11 @@ int cmd_export(int argc, char **argv)
 {
     if (cli_export_wants_bag(argc, argv))
         return cli_export_bag(argc, argv);
-    static const struct option opts[] = {
-        {"ground-truth", required_argument, NULL, 'g'},
-        {"group", required_argument, NULL, 'g'},
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *verb = "export", *in = NULL, *out = NULL, *format = NULL;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:o:f:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_export_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'g': in = optarg; break;
         case 'o': out = optarg; break;
@@ -69,11 +66,10 @@ int cmd_export(int argc, char **argv)
                 return cli_usage_error(verb, "--format: '%s' is not csv, euroc or tum", optarg);
             format = optarg;
             break;
-        case 'h': cli_print_help(verb, stdout); return CLI_OK;
-        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (argc - optind > 1)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind + 1]);
     if (optind < argc) {

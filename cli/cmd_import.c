@@ -1,6 +1,5 @@
 /* sensim import: a ground-truth CSV to the /ground_truth of a new log,
  * streamed in blocks. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,70 +15,76 @@
 #include "sensim/guard.h"
 #include "sensim/log.h"
 
-const char cmd_import_usage[] =
-    "usage: sensim import FILE... -o OUT.h5 [--format F] [--time-unit U] [--columns MAP]\n"
-    "                     [--name NAME] [--rate HZ] [--times FILE] [--origin LAT,LON,ALT]\n"
-    "       sensim import --ground-truth IN.csv -o OUT.h5 [--origin LAT,LON,ALT]\n"
-    "\n"
-    "Writes a new log from recordings. Each FILE is one of:\n"
-    "  EuRoC/ASL   mav0/imu0/data.csv ('#timestamp [ns],w_RS_S_x [rad s^-1],...')\n"
-    "              -> /sensors/imu; mav0/state_groundtruth_estimate0/data.csv\n"
-    "              (p_RS_R, q_RS wxyz, v_RS_R) -> /ground_truth\n"
-    "  TUM         'timestamp tx ty tz qx qy qz qw' (blank-separated, '#' comments)\n"
-    "              -> /ground_truth\n"
-    "  CSV         a header naming t and wx,wy,wz / ax,ay,az / mx,my,mz (an IMU) or\n"
-    "              px,py,pz, qw,qx,qy,qz [vx,vy,vz] (poses), directly, by common\n"
-    "              names (x, tx, gyro_x, acc_x, ...), or mapped with --columns;\n"
-    "              a unit in brackets ('gyro_x [deg/s]') is converted to SI\n"
-    "  clouds      KITTI velodyne .bin (float32 x,y,z,reflectance), PLY or PCD:\n"
-    "              one scan each, in the order given -> /sensors/lidar (points,\n"
-    "              scan_offset, t, range, azimuth, elevation), ready for inject\n"
-    "The format is told from the header (EuRoC's names; 8 numeric columns are\n"
-    "TUM) and the file name (.bin, .ply, .pcd). Sensim's own ground-truth CSV\n"
-    "(" SENSIM_CSV_GT_HEADER ")\n"
-    "and position-only t,x,y,z tracks are read as with --ground-truth.\n"
-    "\n"
-    "Stamps are kept as exact integer nanoseconds: t is seconds after the root\n"
-    "attribute time_epoch_ns (the first whole second of an epoch clock, else 0).\n"
-    "The time unit is --time-unit, the header's ('[ns]', 'time_us'), EuRoC's\n"
-    "(ns), TUM's (s), or told from the stamps (an epoch or a clock started at 0,\n"
-    "at 0.5 Hz..100 kHz; said on stderr); stamps whose unit cannot be told are\n"
-    "refused, never read as seconds.\n"
-    "\n"
-    "The --ground-truth form reads sensim's ground-truth CSV: every row checked\n"
-    "(17 finite cells, t strictly increasing, quaternion norm within 1e-3 of 1),\n"
-    "or a position-only track (t,x,y,z, ENU metres): velocity and acceleration\n"
-    "from quadratics through each sample and its neighbours, yaw from the\n"
-    "horizontal velocity (held below 0.05 m/s), yaw rate from the curvature.\n"
-    "Poses from EuRoC, TUM and CSV files get velocity (unless recorded) and\n"
-    "acceleration the same way, and the body rate from successive rotations.\n"
-    "Errors name the file, line and column.\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output FILE        the log to write (temporary name, renamed when complete)\n"
-    "  -f, --format F           euroc, tum, csv (text), kitti, ply, pcd (clouds)\n"
-    "  -u, --time-unit U        s, ms, us or ns: the unit of the time column\n"
-    "      --columns MAP        KEY=NAME,... with keys " SENSIM_TEXT_KEYS "\n"
-    "                           and NAME a header name or a column number from 1\n"
-    "  -n, --name NAME          the sensor group of an IMU or cloud input (default\n"
-    "                           imu, lidar)\n"
-    "      --rate HZ            scans per second of the clouds (scan k at k/HZ s)\n"
-    "      --times FILE         one stamp per scan (numbers in --time-unit, default s,\n"
-    "                           or KITTI raw 'YYYY-MM-DD hh:mm:ss.sssssssss')\n"
-    "  -g, --ground-truth FILE  sensim's ground-truth CSV ('-' for standard input)\n"
-    "      --origin LAT,LON,ALT WGS84 origin of the ENU frame (deg, deg, m); default:\n"
-    "                           the file's '# origin_lla:' comment (as 'sensim export'\n"
-    "                           writes it), else 43.0731,-89.4012,260\n"
-    "  -q, --quiet              no progress (shown on stderr only when it is a\n"
-    "                           terminal)\n"
-    "  -h, --help               this text\n"
-    "\n"
-    CLI_IMPORT_BAG_USAGE
-    "\n"
-    "Exit status: 0 success, 1 failure, 2 usage error. See sensim-import(1).\n";
+enum { OPT_ORIGIN = CLI_LONG, OPT_COLUMNS, OPT_RATE, OPT_TIMES };
+
+static const cli_opt cmd_import_opts[] = {
+    {'o', "output", "FILE", "the log to write (temporary name, renamed when complete)"},
+    {'f', "format", "F", "euroc, tum, csv (text), kitti, ply, pcd (clouds)"},
+    {'u', "time-unit", "U", "s, ms, us or ns: the unit of the time column"},
+    {OPT_COLUMNS, "columns", "MAP", "KEY=NAME,... with keys " SENSIM_TEXT_KEYS "\n"
+                                    "and NAME a header name or a column number from 1"},
+    {'n', "name", "NAME", "the sensor group of an IMU or cloud input (default\n"
+                          "imu, lidar)"},
+    {OPT_RATE, "rate", "HZ", "scans per second of the clouds (scan k at k/HZ s)"},
+    {OPT_TIMES, "times", "FILE", "one stamp per scan (numbers in --time-unit, default s,\n"
+                                 "or KITTI raw 'YYYY-MM-DD hh:mm:ss.sssssssss')"},
+    {'g', "ground-truth", "FILE", "sensim's ground-truth CSV ('-' for standard input)"},
+    {OPT_ORIGIN, "origin", "LAT,LON,ALT", "WGS84 origin of the ENU frame (deg, deg, m); default:\n"
+                                          "the file's '# origin_lla:' comment (as 'sensim export'\n"
+                                          "writes it), else 43.0731,-89.4012,260"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
+                         "terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_import_spec = {
+    .verb = "import",
+    .head = "usage: sensim import FILE... -o OUT.h5 [--format F] [--time-unit U] [--columns MAP]\n"
+            "                     [--name NAME] [--rate HZ] [--times FILE] [--origin LAT,LON,ALT]\n"
+            "       sensim import --ground-truth IN.csv -o OUT.h5 [--origin LAT,LON,ALT]\n"
+            "\n"
+            "Writes a new log from recordings. Each FILE is one of:\n"
+            "  EuRoC/ASL   mav0/imu0/data.csv ('#timestamp [ns],w_RS_S_x [rad s^-1],...')\n"
+            "              -> /sensors/imu; mav0/state_groundtruth_estimate0/data.csv\n"
+            "              (p_RS_R, q_RS wxyz, v_RS_R) -> /ground_truth\n"
+            "  TUM         'timestamp tx ty tz qx qy qz qw' (blank-separated, '#' comments)\n"
+            "              -> /ground_truth\n"
+            "  CSV         a header naming t and wx,wy,wz / ax,ay,az / mx,my,mz (an IMU) or\n"
+            "              px,py,pz, qw,qx,qy,qz [vx,vy,vz] (poses), directly, by common\n"
+            "              names (x, tx, gyro_x, acc_x, ...), or mapped with --columns;\n"
+            "              a unit in brackets ('gyro_x [deg/s]') is converted to SI\n"
+            "  clouds      KITTI velodyne .bin (float32 x,y,z,reflectance), PLY or PCD:\n"
+            "              one scan each, in the order given -> /sensors/lidar (points,\n"
+            "              scan_offset, t, range, azimuth, elevation), ready for inject\n"
+            "The format is told from the header (EuRoC's names; 8 numeric columns are\n"
+            "TUM) and the file name (.bin, .ply, .pcd). Sensim's own ground-truth CSV\n"
+            "(" SENSIM_CSV_GT_HEADER ")\n"
+            "and position-only t,x,y,z tracks are read as with --ground-truth.\n"
+            "\n"
+            "Stamps are kept as exact integer nanoseconds: t is seconds after the root\n"
+            "attribute time_epoch_ns (the first whole second of an epoch clock, else 0).\n"
+            "The time unit is --time-unit, the header's ('[ns]', 'time_us'), EuRoC's\n"
+            "(ns), TUM's (s), or told from the stamps (an epoch or a clock started at 0,\n"
+            "at 0.5 Hz..100 kHz; said on stderr); stamps whose unit cannot be told are\n"
+            "refused, never read as seconds.\n"
+            "\n"
+            "The --ground-truth form reads sensim's ground-truth CSV: every row checked\n"
+            "(17 finite cells, t strictly increasing, quaternion norm within 1e-3 of 1),\n"
+            "or a position-only track (t,x,y,z, ENU metres): velocity and acceleration\n"
+            "from quadratics through each sample and its neighbours, yaw from the\n"
+            "horizontal velocity (held below 0.05 m/s), yaw rate from the curvature.\n"
+            "Poses from EuRoC, TUM and CSV files get velocity (unless recorded) and\n"
+            "acceleration the same way, and the body rate from successive rotations.\n"
+            "Errors name the file, line and column.\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_import_opts,
+    .column = 27,
+    .tail = "\n",
+    .next = &cli_import_bag_spec,
+};
 
 #define BLOCK_ROWS 4096
-enum { OPT_ORIGIN = 256, OPT_COLUMNS, OPT_RATE, OPT_TIMES };
 
 static int import_gt_csv(const char *verb, const char *in, const char *out, double origin[3], int have_origin,
                          int quiet, int argc, char **argv);
@@ -98,27 +103,13 @@ int cmd_import(int argc, char **argv)
 {
     if (cli_import_wants_bag(argc, argv))
         return cli_import_bag(argc, argv);
-    static const struct option opts[] = {
-        {"ground-truth", required_argument, NULL, 'g'},
-        {"output", required_argument, NULL, 'o'},
-        {"origin", required_argument, NULL, OPT_ORIGIN},
-        {"format", required_argument, NULL, 'f'},
-        {"time-unit", required_argument, NULL, 'u'},
-        {"columns", required_argument, NULL, OPT_COLUMNS},
-        {"name", required_argument, NULL, 'n'},
-        {"rate", required_argument, NULL, OPT_RATE},
-        {"times", required_argument, NULL, OPT_TIMES},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *verb = "import", *in = NULL, *out = NULL;
     double origin[3] = {CLI_DEFAULT_ORIGIN};
     int have_origin = 0, quiet = 0, c;
     import_text_opts to = {sensim_text_default_opts(), NULL, NULL, 0, NULL, {0, 0, 0}, NULL};
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:o:f:u:n:qh", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_import_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'g': in = optarg; break;
         case 'o': out = optarg; break;
@@ -149,11 +140,10 @@ int cmd_import(int argc, char **argv)
             have_origin = 1;
             break;
         case 'q': quiet = 1; break;
-        case 'h': cli_print_help(verb, stdout); return CLI_OK;
-        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     int nfiles = argc - optind;
     if (in && nfiles)
         return cli_usage_error(verb, "--ground-truth and FILE arguments do not go together");

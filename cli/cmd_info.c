@@ -1,5 +1,4 @@
 /* sensim info: describe a log. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,18 +7,27 @@
 #include "cli.h"
 #include "sensim/log.h"
 
-const char cmd_info_usage[] = "usage: sensim info FILE.h5|BAG [--json]\n"
-                              "\n"
-                              "Describes a sensim log: its format, the ground truth (samples, duration,\n"
-                              "rate, origin), each sensor (type, rate, seed, datasets with shapes and\n"
-                              "units) and each estimate.\n"
-                              "\n"
-                              "Of a recording (ROS 1 bag, rosbag2 .db3/.mcap file or directory): its\n"
-                              "format and time span, and per topic the message type, count, mean rate\n"
-                              "(receive times) and span, marking the types sensim cannot read.\n"
-                              "\n"
-                              "  --json      one JSON object instead of text\n"
-                              "  -h, --help  this text\n";
+static const cli_opt cmd_info_opts[] = {
+    {CLI_NOSHORT('J'), "json", NULL, "one JSON object instead of text"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_info_spec = {
+    .verb = "info",
+    .head = "usage: sensim info FILE.h5|BAG [--json]\n"
+            "\n"
+            "Describes a sensim log: its format, the ground truth (samples, duration,\n"
+            "rate, origin), each sensor (type, rate, seed, datasets with shapes and\n"
+            "units) and each estimate.\n"
+            "\n"
+            "Of a recording (ROS 1 bag, rosbag2 .db3/.mcap file or directory): its\n"
+            "format and time span, and per topic the message type, count, mean rate\n"
+            "(receive times) and span, marking the types sensim cannot read.\n"
+            "\n",
+    .opts = cmd_info_opts,
+    .column = 14,
+    .long_flush = 1,
+};
 
 typedef struct {
     FILE *f;
@@ -130,7 +138,8 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
             if (isfinite(seed))
                 fprintf(o->f, ", \"seed\": %.0f", seed);
             if (has_t)
-                fprintf(o->f, ", \"samples\": %zu, \"t_first\": %.17g, \"t_last\": %.17g", count, first, last);
+                fprintf(o->f, ", \"samples\": %zu, \"t_first\": %s, \"t_last\": %s", count, CLI_JSON_G(first, 17),
+                        CLI_JSON_G(last, 17));
             fprintf(o->f, ", ");
             describe_datasets(o, log, g);
             fprintf(o->f, "}");
@@ -158,18 +167,16 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, NULL, 'J'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_info_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'J': json = 1; break;
-        case 'h': cli_print_help("info", stdout); return CLI_OK;
-        default: return cli_usage_error("info", "unknown option");
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (argc - optind != 1)
         return cli_usage_error("info", "expected one FILE.h5 or recording");
     const char *path = argv[optind];

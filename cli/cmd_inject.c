@@ -1,6 +1,5 @@
 /* sensim inject: apply a rig's models to a ground-truth log, or add noise to
  * recorded clean sensor data. */
-#include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,30 +11,37 @@
 #include "sensim/rig.h"
 #include "sensim/stitch.h"
 
-const char cmd_inject_usage[] =
-    "usage: sensim inject RIG.yaml IN.h5 -o OUT.h5 [--seed N] [--threads N] [--block N]\n"
-    "       sensim inject RIG.yaml IN.h5 -o 'OUT-{seed}.h5' --seeds A..B [--shard I/N]\n"
-    "\n"
-    "Applies every sensor of the rig to IN.h5 and writes OUT.h5: the ground truth\n"
-    "copied through and /sensors/<name>/ for each sensor. A sensor whose group\n"
-    "already exists in IN.h5 (recorded clean data) gets noise added to that data;\n"
-    "otherwise it is simulated from /ground_truth. Output is bit-identical for a\n"
-    "seed at any thread count and block size.\n"
-    "\n"
-    "  -o, --output FILE   output log (written to a temporary name, then renamed)\n"
-    "  -s, --seed N        seed for every random stream (default: the rig's seed)\n"
-    "  -j, --threads N     OpenMP threads (default: all cores)\n"
-    "  -b, --block N       samples per streamed block (default 65536)\n"
-    "      --seeds A..B    one realisation per seed A to B (inclusive), each a log\n"
-    "                      named by -o with {seed} replaced; each records its seed\n"
-    "                      and range so that 'sensim stitch' joins them\n"
-    "      --shard I/N     with --seeds: only the I-th of N contiguous parts of the\n"
-    "                      seeds (I from 0), for job arrays; the union of the N\n"
-    "                      shards is the run of all the seeds, bit for bit\n"
-    "  -q, --quiet         no progress on stderr (shown only on a terminal)\n"
-    "  -h, --help          this text\n"
-    "\n"
-    "See sensim-inject(1) for the rig format.\n";
+static const cli_opt opts[] = {
+    {'o', "output", "FILE", "output log (written to a temporary name, then renamed)"},
+    {'s', "seed", "N", "seed for every random stream (default: the rig's seed)"},
+    {'j', "threads", "N", "OpenMP threads (default: all cores)"},
+    {'b', "block", "N", "samples per streamed block (default 65536)"},
+    {CLI_NOSHORT('S'), "seeds", "A..B", "one realisation per seed A to B (inclusive), each a log\n"
+                                        "named by -o with {seed} replaced; each records its seed\n"
+                                        "and range so that 'sensim stitch' joins them"},
+    {CLI_NOSHORT('P'), "shard", "I/N", "with --seeds: only the I-th of N contiguous parts of the\n"
+                                       "seeds (I from 0), for job arrays; the union of the N\n"
+                                       "shards is the run of all the seeds, bit for bit"},
+    {'q', "quiet", NULL, "no progress on stderr (shown only on a terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_inject_spec = {
+    .verb = "inject",
+    .head = "usage: sensim inject RIG.yaml IN.h5 -o OUT.h5 [--seed N] [--threads N] [--block N]\n"
+            "       sensim inject RIG.yaml IN.h5 -o 'OUT-{seed}.h5' --seeds A..B [--shard I/N]\n"
+            "\n"
+            "Applies every sensor of the rig to IN.h5 and writes OUT.h5: the ground truth\n"
+            "copied through and /sensors/<name>/ for each sensor. A sensor whose group\n"
+            "already exists in IN.h5 (recorded clean data) gets noise added to that data;\n"
+            "otherwise it is simulated from /ground_truth. Output is bit-identical for a\n"
+            "seed at any thread count and block size.\n"
+            "\n",
+    .opts = opts,
+    .column = 22,
+    .tail = "\n"
+            "See sensim-inject(1) for the rig format.\n",
+};
 
 static void print_warning(void *ctx, const char *msg)
 {
@@ -134,21 +140,13 @@ static int inject_seeds(const char *output, const char *rig_path, const char *in
 
 int cmd_inject(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"threads", required_argument, NULL, 'j'},
-                                         {"block", required_argument, NULL, 'b'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"seeds", required_argument, NULL, 'S'},
-                                         {"shard", required_argument, NULL, 'P'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *output = NULL;
     unsigned long long seed = 0, threads = 0, block = 0;
     int have_seed = 0, quiet = 0, c;
     const char *seeds_arg = NULL, *shard_arg = NULL;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:s:j:b:qh", opts, NULL)) != -1) {
+    cli_parser p;
+    cli_parse_begin(&p, &cmd_inject_spec, argc, argv);
+    while ((c = cli_parse_next(&p)) > 0) {
         switch (c) {
         case 'o': output = optarg; break;
         case 's':
@@ -167,10 +165,10 @@ int cmd_inject(int argc, char **argv)
         case 'q': quiet = 1; break;
         case 'S': seeds_arg = optarg; break;
         case 'P': shard_arg = optarg; break;
-        case 'h': cli_print_help("inject", stdout); return CLI_OK;
-        default: return cli_usage_error("inject", "unknown option");
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (argc - optind != 2)
         return cli_usage_error("inject", "expected RIG.yaml and IN.h5");
     if (!output)

@@ -1,6 +1,5 @@
 /* sensim judge - run the velocity estimator (seed 004's "judge") on a log
  * and write its estimates to /estimates/<name>/. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,100 +9,117 @@
 #include "sensim/judge.h"
 #include "sensim/log.h"
 
-const char cmd_judge_usage[] =
-    "usage: sensim judge LOG.h5 -o OUT.h5 [options]\n"
-    "\n"
-    "Fuses a log's IMU (yaw rate, planar specific force) and GNSS (ENU\n"
-    "position) with a planar extended Kalman filter and writes velocity\n"
-    "estimates at a fixed rate to OUT.h5 under /estimates/NAME/ (t, velocity,\n"
-    "speed), beside a copy of the input's ground truth and sensors. The IMU is\n"
-    "taken as mounted level and aligned with the body (x forward, z up).\n"
-    "\n"
-    "Options:\n"
-    "  -o, --output FILE    the output log (written to a temporary name, then renamed)\n"
-    "  --mode MODE          robot_localization (default; rl) reproduces the EKF of\n"
-    "                       seed 004 with its traps; corrected: INS/GNSS with\n"
-    "                       position updates, the GNSS covariance and gating\n"
-    "  --rate HZ            output rate (default 35)\n"
-    "  --imu NAME           the IMU sensor (default: the only type=imu sensor,\n"
-    "                       else a group named imu without a type)\n"
-    "  --gnss NAME          the GNSS sensor (default: the only type=gnss sensor,\n"
-    "                       else a group named gnss or gps without a type)\n"
-    "  --name NAME          estimate group name (default judge)\n"
-    "  --gyro-sigma S       yaw-rate noise per sample, rad/s (default 0.003)\n"
-    "  --accel-sigma S      specific-force noise per sample, m/s^2 (default 0.05)\n"
-    "  --gnss-sigma S       GNSS sigma, m, when a fix has no usable covariance (0.5)\n"
-    "  --no-align           do not start from the ground truth's heading and\n"
-    "                       velocity at the first IMU sample\n"
-    "  -q, --quiet          no summary line and no progress on stderr\n"
-    "  -h, --help           this text\n"
-    "\n"
-    "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
-    "2 usage error.\n";
+static const cli_opt cmd_judge_opts[] = {
+    {'o', "output", "FILE", "the output log (written to a temporary name, then renamed)"},
+    {CLI_NOSHORT('m'), "mode", "MODE", "robot_localization (default; rl) reproduces the EKF of\n"
+                                       "seed 004 with its traps; corrected: INS/GNSS with\n"
+                                       "position updates, the GNSS covariance and gating"},
+    {CLI_NOSHORT('r'), "rate", "HZ", "output rate (default 35)"},
+    {CLI_NOSHORT('i'), "imu", "NAME", "the IMU sensor (default: the only type=imu sensor,\n"
+                                      "else a group named imu without a type)"},
+    {CLI_NOSHORT('g'), "gnss", "NAME", "the GNSS sensor (default: the only type=gnss sensor,\n"
+                                       "else a group named gnss or gps without a type)"},
+    {CLI_NOSHORT('n'), "name", "NAME", "estimate group name (default judge)"},
+    {CLI_NOSHORT('G'), "gyro-sigma", "S", "yaw-rate noise per sample, rad/s (default 0.003)"},
+    {CLI_NOSHORT('A'), "accel-sigma", "S", "specific-force noise per sample, m/s^2 (default 0.05)"},
+    {CLI_NOSHORT('P'), "gnss-sigma", "S", "GNSS sigma, m, when a fix has no usable covariance (0.5)"},
+    {CLI_NOSHORT('N'), "no-align", NULL, "do not start from the ground truth's heading and\n"
+                                         "velocity at the first IMU sample"},
+    {'q', "quiet", NULL, "no summary line and no progress on stderr"},
+    {'h', "help", NULL, "this text"},
+    {0}};
 
-/* The long name of option c, for messages (argv[optind - 1] is the value
- * when the option and its value are separate words). */
-static const char *option_name(const struct option *lo, int c)
+const cli_spec cmd_judge_spec = {
+    .verb = "judge",
+    .head = "usage: sensim judge LOG.h5 -o OUT.h5 [options]\n"
+            "\n"
+            "Fuses a log's IMU (yaw rate, planar specific force) and GNSS (ENU\n"
+            "position) with a planar extended Kalman filter and writes velocity\n"
+            "estimates at a fixed rate to OUT.h5 under /estimates/NAME/ (t, velocity,\n"
+            "speed), beside a copy of the input's ground truth and sensors. The IMU is\n"
+            "taken as mounted level and aligned with the body (x forward, z up).\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_judge_opts,
+    .column = 23,
+    .long_flush = 1,
+    .tail = "\n"
+            "Exit status: 0 success, 1 bad input (the message names file and dataset),\n"
+            "2 usage error.\n",
+};
+
+/* The long name of the option whose key is c, for messages (argv[optind -
+ * 1] is the value when the option and its value are separate words). */
+static const char *option_name(int c)
 {
-    for (; lo->name; lo++)
-        if (lo->val == c)
-            return lo->name;
+    for (const cli_opt *o = cmd_judge_opts; o->name || o->help; o++)
+        if (o->name && (o->key & ~CLI_NOSHORT(0)) == c)
+            return o->name;
     return "?";
 }
 
-int cmd_judge(int argc, char **argv)
+/* The command line of judge; parse_args returns -1 to go on, else the
+ * exit status. */
+typedef struct judge_args {
+    const char *in, *out, *imu_name, *gnss_name, *name;
+    int mode, align, quiet;
+    double rate, gs, as, ps;
+} judge_args;
+
+static int parse_args(int argc, char **argv, judge_args *a)
 {
-    static const struct option lo[] = {
-        {"output", required_argument, NULL, 'o'},      {"mode", required_argument, NULL, 'm'},
-        {"rate", required_argument, NULL, 'r'},        {"imu", required_argument, NULL, 'i'},
-        {"gnss", required_argument, NULL, 'g'},        {"name", required_argument, NULL, 'n'},
-        {"gyro-sigma", required_argument, NULL, 'G'},  {"accel-sigma", required_argument, NULL, 'A'},
-        {"gnss-sigma", required_argument, NULL, 'P'},  {"no-align", no_argument, NULL, 'N'},
-        {"quiet", no_argument, NULL, 'q'},             {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *out = NULL, *imu_name = NULL, *gnss_name = NULL, *name = "judge";
-    int mode = SENSIM_JUDGE_ROBOT_LOCALIZATION, align = 1, quiet = 0;
-    double rate = 35, gs = NAN, as = NAN, ps = NAN, *val;
+    *a = (judge_args){NULL, NULL, NULL, NULL, "judge", SENSIM_JUDGE_ROBOT_LOCALIZATION, 1, 0, 35, NAN, NAN, NAN};
+    double *val;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":o:qh", lo, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_judge_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'q': quiet = 1; break;
-        case 'i': imu_name = optarg; break;
-        case 'g': gnss_name = optarg; break;
-        case 'N': align = 0; break;
+        case 'o': a->out = optarg; break;
+        case 'q': a->quiet = 1; break;
+        case 'i': a->imu_name = optarg; break;
+        case 'g': a->gnss_name = optarg; break;
+        case 'N': a->align = 0; break;
         case 'n':
             if (!*optarg || strchr(optarg, '/'))
                 return cli_usage_error("judge", "--name: '%s' is not a group name", optarg);
-            name = optarg;
+            a->name = optarg;
             break;
         case 'm':
-            if ((mode = sensim_judge_mode_parse(optarg)) < 0)
+            if ((a->mode = sensim_judge_mode_parse(optarg)) < 0)
                 return cli_usage_error("judge", "--mode: '%s' is not robot_localization, rl or corrected", optarg);
             break;
         case 'r':
         case 'G':
         case 'A':
         case 'P':
-            val = c == 'r' ? &rate : c == 'G' ? &gs : c == 'A' ? &as : &ps;
+            val = c == 'r' ? &a->rate : c == 'G' ? &a->gs : c == 'A' ? &a->as : &a->ps;
             if (cli_parse_double(optarg, val) || !(*val > 0))
-                return cli_usage_error("judge", "--%s: '%s' is not a positive number", option_name(lo, c), optarg);
+                return cli_usage_error("judge", "--%s: '%s' is not a positive number", option_name(c), optarg);
             break;
-        case 'h': cli_print_help("judge", stdout); return CLI_OK;
-        case ':': return cli_usage_error("judge", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("judge", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind + 1 != argc)
         return cli_usage_error("judge", optind >= argc ? "no input log" : "one input log only");
-    if (!out)
+    if (!a->out)
         return cli_usage_error("judge", "no output: -o OUT.h5");
-    const char *in = argv[optind];
-    if (cli_check_output("judge", out, in, NULL))
+    a->in = argv[optind];
+    if (cli_check_output("judge", a->out, a->in, NULL))
         return CLI_FAIL;
+    return -1;
+}
+
+int cmd_judge(int argc, char **argv)
+{
+    judge_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *in = a.in, *out = a.out, *imu_name = a.imu_name, *gnss_name = a.gnss_name, *name = a.name;
+    int mode = a.mode, align = a.align, quiet = a.quiet;
+    double rate = a.rate, gs = a.gs, as = a.as, ps = a.ps;
 
     sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)mode);
     o.rate_hz = rate;

@@ -1,6 +1,5 @@
 /* sensim render: lidar scans or camera frames of a scene along a trajectory
  * (the pipeline is sensim_render_log; this file parses and prints). */
-#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -13,57 +12,64 @@
 #include "sensim/render.h"
 #include "sensim/rig.h"
 
-const char cmd_render_usage[] =
-    "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
-    "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
-    "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
-    "                     [--gt-window ROWS]\n"
-    "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
-    "\n"
-    "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
-    "along the ground truth of GT.h5 (the body pose; the sensor's mount is\n"
-    "applied). Each lidar beam and each camera sample is cast from the pose at\n"
-    "its own time, so motion distorts scans and blurs frames as in a real\n"
-    "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
-    "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
-    "return_index, time_offset, object, scan_offset, and t, t_sample and\n"
-    "t_sensor per scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
-    "t is the delivery time (the end of the scan or exposure plus the lag),\n"
-    "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
-    "clock's stamp of it. A lidar's object (u32 per point) is the scene object\n"
-    "the return hit: its place in the scene's objects: list counted from 0 (an\n"
-    "entry with repeat: {count: n} takes n numbers), 4294967295 for a return\n"
-    "from the air.\n"
-    "Without --rig the data are noise-free and the lag is zero.\n"
-    "\n"
-    "  -t, --trajectory GT.h5  ground-truth log (required)\n"
-    "  -s, --sensor NAME       sensor to render (required)\n"
-    "  -o, --output OUT.h5     output log (required; written atomically)\n"
-    "      --ply DIR           also write each scan as DIR/NAME_NNNNN.ply\n"
-    "      --png DIR           also write each frame as DIR/NAME_NNNNN.png\n"
-    "      --start T           first scan/frame time, s (default: trajectory start)\n"
-    "      --end T             no scan/frame ends after T, s (default: trajectory end)\n"
-    "  -n, --count N           at most N scans/frames\n"
-    "      --bev DIR           also write a bird's-eye view of each scan as\n"
-    "                          DIR/NAME_NNNNN.png (top-down, +x up the image)\n"
-    "      --bev-extent M      half-width of the view, m (default 40)\n"
-    "      --bev-size PX       view side in pixels (default 512)\n"
-    "      --bev-color WHAT    height (default; -2..4 m in the sensor frame) or\n"
-    "                          intensity (0..the scan's largest)\n"
-    "      --float             camera images as linear f32 instead of sRGB u8\n"
-    "  -j, --threads N         OpenMP threads (default: all; output is identical)\n"
-    "      --gt-window ROWS    ground-truth rows held in memory at a time (default\n"
-    "                          65536, at least 2; grows to one frame's rows if a\n"
-    "                          frame needs more); the output does not depend on it\n"
-    "      --rig RIG.yaml      noise and timing from the sensor of the same NAME\n"
-    "                          in the rig file of sensim inject (type lidar or\n"
-    "                          camera; its noise:, dropout: and timing: keys,\n"
-    "                          drawn from the rig's seed exactly as inject\n"
-    "                          would on the clean log)\n"
-    "      --seed N            seed of the rig's noise (default: the rig's)\n"
-    "  -q, --quiet             no progress (shown on stderr only when it is a\n"
-    "                          terminal)\n"
-    "  -h, --help              this text\n";
+static const cli_opt cmd_render_opts[] = {
+    {'t', "trajectory", "GT.h5", "ground-truth log (required)"},
+    {'s', "sensor", "NAME", "sensor to render (required)"},
+    {'o', "output", "OUT.h5", "output log (required; written atomically)"},
+    {CLI_NOSHORT('P'), "ply", "DIR", "also write each scan as DIR/NAME_NNNNN.ply"},
+    {CLI_NOSHORT('G'), "png", "DIR", "also write each frame as DIR/NAME_NNNNN.png"},
+    {CLI_NOSHORT('S'), "start", "T", "first scan/frame time, s (default: trajectory start)"},
+    {CLI_NOSHORT('E'), "end", "T", "no scan/frame ends after T, s (default: trajectory end)"},
+    {'n', "count", "N", "at most N scans/frames"},
+    {CLI_NOSHORT('B'), "bev", "DIR", "also write a bird's-eye view of each scan as\n"
+                                     "DIR/NAME_NNNNN.png (top-down, +x up the image)"},
+    {CLI_NOSHORT('X'), "bev-extent", "M", "half-width of the view, m (default 40)"},
+    {CLI_NOSHORT('Z'), "bev-size", "PX", "view side in pixels (default 512)"},
+    {CLI_NOSHORT('C'), "bev-color", "WHAT", "height (default; -2..4 m in the sensor frame) or\n"
+                                            "intensity (0..the scan's largest)"},
+    {CLI_NOSHORT('F'), "float", NULL, "camera images as linear f32 instead of sRGB u8"},
+    {'j', "threads", "N", "OpenMP threads (default: all; output is identical)"},
+    {CLI_NOSHORT('W'), "gt-window", "ROWS", "ground-truth rows held in memory at a time (default\n"
+                                            "65536, at least 2; grows to one frame's rows if a\n"
+                                            "frame needs more); the output does not depend on it"},
+    {CLI_NOSHORT('R'), "rig", "RIG.yaml", "noise and timing from the sensor of the same NAME\n"
+                                          "in the rig file of sensim inject (type lidar or\n"
+                                          "camera; its noise:, dropout: and timing: keys,\n"
+                                          "drawn from the rig's seed exactly as inject\n"
+                                          "would on the clean log)"},
+    {CLI_NOSHORT('D'), "seed", "N", "seed of the rig's noise (default: the rig's)"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
+                         "terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_render_spec = {
+    .verb = "render",
+    .head = "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
+            "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
+            "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
+            "                     [--gt-window ROWS]\n"
+            "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
+            "\n"
+            "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
+            "along the ground truth of GT.h5 (the body pose; the sensor's mount is\n"
+            "applied). Each lidar beam and each camera sample is cast from the pose at\n"
+            "its own time, so motion distorts scans and blurs frames as in a real\n"
+            "sensor. OUT.h5 receives /ground_truth (copied) and /sensors/NAME in the\n"
+            "layout of sensim(1): points, range, azimuth, elevation, channel,\n"
+            "return_index, time_offset, object, scan_offset, and t, t_sample and\n"
+            "t_sensor per scan for a lidar; image [N,H,W,3], t, t_sample and t_sensor for a camera.\n"
+            "t is the delivery time (the end of the scan or exposure plus the lag),\n"
+            "t_sample the true time the scan or exposure began, t_sensor the sensor\n"
+            "clock's stamp of it. A lidar's object (u32 per point) is the scene object\n"
+            "the return hit: its place in the scene's objects: list counted from 0 (an\n"
+            "entry with repeat: {count: n} takes n numbers), 4294967295 for a return\n"
+            "from the air.\n"
+            "Without --rig the data are noise-free and the lag is zero.\n"
+            "\n",
+    .opts = cmd_render_opts,
+    .column = 26,
+};
 
 /* Loads the scene and the rig, prints the scene summary, renders. */
 static int render(const char *name, sensim_render_log_opts *ro, const char *gt_path, const char *out_path, int quiet,
@@ -105,23 +111,13 @@ static int render(const char *name, sensim_render_log_opts *ro, const char *gt_p
 
 int cmd_render(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"trajectory", required_argument, NULL, 't'}, {"sensor", required_argument, NULL, 's'},
-        {"output", required_argument, NULL, 'o'}, {"ply", required_argument, NULL, 'P'},
-        {"png", required_argument, NULL, 'G'}, {"start", required_argument, NULL, 'S'},
-        {"end", required_argument, NULL, 'E'}, {"count", required_argument, NULL, 'n'},
-        {"float", no_argument, NULL, 'F'}, {"bev", required_argument, NULL, 'B'},
-        {"rig", required_argument, NULL, 'R'}, {"seed", required_argument, NULL, 'D'},
-        {"bev-extent", required_argument, NULL, 'X'}, {"bev-size", required_argument, NULL, 'Z'},
-        {"bev-color", required_argument, NULL, 'C'}, {"threads", required_argument, NULL, 'j'},
-        {"gt-window", required_argument, NULL, 'W'}, {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *gt_path = NULL, *name = NULL, *out_path = NULL;
     sensim_render_log_opts ro = sensim_render_log_default_opts();
     unsigned long long count = 0, threads = 0, bev_size = 512, rows = 65536, seed = 0;
     int c, quiet = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "t:s:o:n:j:qh", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_render_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 't': gt_path = optarg; break;
         case 's': name = optarg; break;
@@ -174,10 +170,10 @@ int cmd_render(int argc, char **argv)
                 return cli_usage_error("render", "--threads: need 1..1024, got '%s'", optarg);
             break;
         case 'q': quiet = 1; break;
-        case 'h': cli_print_help("render", stdout); return CLI_OK;
-        default: return cli_usage_error("render", "unknown option");
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind != argc - 1)
         return cli_usage_error("render", "need exactly one SCENE.yaml");
     if (!gt_path || !name || !out_path)

@@ -5,7 +5,6 @@
  * the generator first. The experiment is sensim_sim2real_run; this file
  * parses and prints. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +13,7 @@
 
 #include "cli.h"
 #include "progress.h"
-#include "demo.h"
+#include "demo/demo.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
@@ -23,59 +22,69 @@
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-const char cmd_sim2real_usage[] = "usage: sensim sim2real [options]\n"
-                                  "\n"
-                                  "Reproduces the GNSS experiment of \"Quantifying the Sim2real Gap for GPS and\n"
-                                  "IMU Sensors\" in simulation. For each generator, \"real\" logs are made with\n"
-                                  "that GNSS model (plus the IMU rig); simulated logs are made with each of\n"
-                                  "the paper's five variants: Ch:Gauss, Ch:RW, AirSim, Ch:Gauss+AirSim and\n"
-                                  "Ch:RW+AirSim. Every log is a line, circle or sine trajectory (N tests\n"
-                                  "each, speeds 1.5 to 2.4 m/s); the judge runs on every log, each variant's\n"
-                                  "set is scored against the real set by VEPD (see sensim-vepd(1)), and the\n"
-                                  "variants are ranked. A score that works ranks the generator first.\n"
-                                  "\n"
-                                  "The simulated tests use seeds 1..3N and the real tests seeds from\n"
-                                  "--real-seed on: the generator's own simulated set is an independent draw\n"
-                                  "of the same model, not a copy of the real logs. All variants share the\n"
-                                  "simulated IMU logs (common random numbers), so they differ only in GNSS.\n"
-                                  "\n"
-                                  "Options:\n"
-                                  "  -g, --generator LIST  the models that make the real logs, comma-separated\n"
-                                  "                        (default ch-gauss,ch-rw); models: ch-gauss, ch-rw,\n"
-                                  "                        airsim, ch-gauss+airsim, ch-rw+airsim (or the\n"
-                                  "                        paper's names Ch:Gauss, ...)\n"
-                                  "  -n, --tests N         tests per scenario (default 10, as the paper)\n"
-                                  "  -t, --duration S      seconds per test, or e.g. '2 min' (default 60)\n"
-                                  "      --real-seed S     first seed of the real tests (default 1001; must not\n"
-                                  "                        overlap 1..3N)\n"
-                                  "      --mode MODE       judge mode: robot_localization (default) or corrected\n"
-                                  "      --imu RIG         the IMU rig (default DATA/rigs/imu-seed004.yaml)\n"
-                                  "      --permutations N  relabelings of the permutation test whose p says\n"
-                                  "                        whether a variant's set can be told from the real set\n"
-                                  "                        (default 999; 0: none)\n"
-                                  "      --bootstrap N     replicates of the VEPD bootstrap percentile intervals\n"
-                                  "                        (default 200; 0: none)\n"
-                                  "      --dir DIR         where the logs go (default ./sensim-sim2real)\n"
-                                  "      --data DIR        the bundled presets (default: $SENSIM_DATA, ./data, the\n"
-                                  "                        program's ../share/sensim, or " SENSIM_DATADIR ")\n"
-                                  "      --keep            also write the judged logs: DIR/real-<generator>/ and\n"
-                                  "                        DIR/sim/<model>/ then hold the tests for sensim vepd\n"
-                                  "                        (by default the estimates are scored in memory)\n"
-                                  "      --json            print one JSON object instead of the tables\n"
-                                  "  -q, --quiet           no progress (shown on stderr only when it is a\n"
-                                  "                        terminal)\n"
-                                  "  -h, --help            this text\n"
-                                  "\n"
-                                  "p is the permutation test of \"this variant's tests and the real tests\n"
-                                  "come from one distribution\": the real and simulated test of each pair\n"
-                                  "(same path and speed) swap labels at random, and p is the fraction of\n"
-                                  "relabelings scoring a VEPD at least the observed one. The generator should show a "
-                                  "large p, the other variants a small one.\n"
-                                  "VEPD is above 0 even between two draws of one model, so the bootstrap\n"
-                                  "percentile interval of a VEPD near 0 lies above it; p, not the interval,\n"
-                                  "says whether two sets are indistinguishable.\n"
-                                  "\n"
-                                  "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n";
+enum { O_REAL_SEED = CLI_LONG, O_MODE, O_IMU, O_BOOT, O_DIR, O_DATA, O_KEEP, O_JSON, O_PERM };
+
+static const cli_opt cmd_sim2real_opts[] = {
+    {'g', "generator", "LIST", "the models that make the real logs, comma-separated\n"
+                               "(default ch-gauss,ch-rw); models: ch-gauss, ch-rw,\n"
+                               "airsim, ch-gauss+airsim, ch-rw+airsim (or the\n"
+                               "paper's names Ch:Gauss, ...)"},
+    {'n', "tests", "N", "tests per scenario (default 10, as the paper)"},
+    {'t', "duration", "S", "seconds per test, or e.g. '2 min' (default 60)"},
+    {O_REAL_SEED, "real-seed", "S", "first seed of the real tests (default 1001; must not\n"
+                                    "overlap 1..3N)"},
+    {O_MODE, "mode", "MODE", "judge mode: robot_localization (default) or corrected"},
+    {O_IMU, "imu", "RIG", "the IMU rig (default DATA/rigs/imu-seed004.yaml)"},
+    {O_PERM, "permutations", "N", "relabelings of the permutation test whose p says\n"
+                                  "whether a variant's set can be told from the real set\n"
+                                  "(default 999; 0: none)"},
+    {O_BOOT, "bootstrap", "N", "replicates of the VEPD bootstrap percentile intervals\n"
+                               "(default 200; 0: none)"},
+    {O_DIR, "dir", "DIR", "where the logs go (default ./sensim-sim2real)"},
+    {O_DATA, "data", "DIR", "the bundled presets (default: $SENSIM_DATA, ./data, the\n"
+                            "program's ../share/sensim, or " SENSIM_DATADIR ")"},
+    {O_KEEP, "keep", NULL, "also write the judged logs: DIR/real-<generator>/ and\n"
+                           "DIR/sim/<model>/ then hold the tests for sensim vepd\n"
+                           "(by default the estimates are scored in memory)"},
+    {O_JSON, "json", NULL, "print one JSON object instead of the tables"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
+                         "terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_sim2real_spec = {
+    .verb = "sim2real",
+    .head = "usage: sensim sim2real [options]\n"
+            "\n"
+            "Reproduces the GNSS experiment of \"Quantifying the Sim2real Gap for GPS and\n"
+            "IMU Sensors\" in simulation. For each generator, \"real\" logs are made with\n"
+            "that GNSS model (plus the IMU rig); simulated logs are made with each of\n"
+            "the paper's five variants: Ch:Gauss, Ch:RW, AirSim, Ch:Gauss+AirSim and\n"
+            "Ch:RW+AirSim. Every log is a line, circle or sine trajectory (N tests\n"
+            "each, speeds 1.5 to 2.4 m/s); the judge runs on every log, each variant's\n"
+            "set is scored against the real set by VEPD (see sensim-vepd(1)), and the\n"
+            "variants are ranked. A score that works ranks the generator first.\n"
+            "\n"
+            "The simulated tests use seeds 1..3N and the real tests seeds from\n"
+            "--real-seed on: the generator's own simulated set is an independent draw\n"
+            "of the same model, not a copy of the real logs. All variants share the\n"
+            "simulated IMU logs (common random numbers), so they differ only in GNSS.\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_sim2real_opts,
+    .column = 24,
+    .tail = "\n"
+            "p is the permutation test of \"this variant's tests and the real tests\n"
+            "come from one distribution\": the real and simulated test of each pair\n"
+            "(same path and speed) swap labels at random, and p is the fraction of\n"
+            "relabelings scoring a VEPD at least the observed one. The generator should show a "
+            "large p, the other variants a small one.\n"
+            "VEPD is above 0 even between two draws of one model, so the bootstrap\n"
+            "percentile interval of a VEPD near 0 lies above it; p, not the interval,\n"
+            "says whether two sets are indistinguishable.\n"
+            "\n"
+            "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n",
+};
 
 /* The experiment is sensim_sim2real_run's; these are its names here. */
 #define NMODELS SENSIM_SIM2REAL_NMODELS
@@ -232,26 +241,15 @@ static int experiment(const config *c)
 
 int cmd_sim2real(int argc, char **argv)
 {
-    enum { O_REAL_SEED = 256, O_MODE, O_IMU, O_BOOT, O_DIR, O_DATA, O_KEEP, O_JSON, O_PERM };
-    static const struct option lo[] = {
-        {"generator", required_argument, NULL, 'g'}, {"tests", required_argument, NULL, 'n'},
-        {"duration", required_argument, NULL, 't'},  {"real-seed", required_argument, NULL, O_REAL_SEED},
-        {"mode", required_argument, NULL, O_MODE},   {"imu", required_argument, NULL, O_IMU},
-        {"bootstrap", required_argument, NULL, O_BOOT}, {"dir", required_argument, NULL, O_DIR},
-        {"data", required_argument, NULL, O_DATA},   {"keep", no_argument, NULL, O_KEEP},
-        {"json", no_argument, NULL, O_JSON},         {"permutations", required_argument, NULL, O_PERM},
-        {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     config c = {.dir = "sensim-sim2real", .mode = "robot_localization", .tests = 10, .duration = 60,
                 .real_seed = 1001, .n_boot = 200, .n_perm = 999};
     const char *gens = "ch-gauss,ch-rw", *data = NULL;
     char imu[1100];
     unsigned long long u;
     int ch;
-    optind = 1;
-    opterr = 0;
-    while ((ch = getopt_long(argc, argv, ":g:n:t:qh", lo, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_sim2real_spec, argc, argv);
+    while ((ch = cli_parse_next(&op)) > 0) {
         switch (ch) {
         case 'g': gens = optarg; break;
         case 'n':
@@ -289,11 +287,10 @@ int cmd_sim2real(int argc, char **argv)
         case O_KEEP: c.keep = 1; break;
         case O_JSON: c.json = 1; break;
         case 'q': c.quiet = 1; break;
-        case 'h': cli_print_help("sim2real", stdout); return CLI_OK;
-        case ':': return cli_usage_error("sim2real", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("sim2real", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (ch)
+        return cli_parse_exit(ch);
     if (optind != argc)
         return cli_usage_error("sim2real", "unexpected argument '%s'", argv[optind]);
     for (const char *s = gens; *s;) {

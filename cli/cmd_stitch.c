@@ -1,13 +1,15 @@
 /* sensim stitch: one log of HDF5 virtual datasets over the shards of a job
  * (sensim/stitch.h does the work). */
-#include <getopt.h>
 #include <stdio.h>
 
 #include "cli.h"
 #include "sensim/stitch.h"
 
-const char cmd_stitch_usage[] =
-    "usage: sensim stitch OUT.h5 SHARD.h5...\n"
+static const cli_opt cmd_stitch_opts[] = {{'h', "help", NULL, "this text"}, {0}};
+
+const cli_spec cmd_stitch_spec = {
+    .verb = "stitch",
+    .head = "usage: sensim stitch OUT.h5 SHARD.h5...\n"
     "\n"
     "Writes OUT.h5: a small log of HDF5 virtual datasets over the shards of one job\n"
     "(outputs of --shard I/N or --seeds A..B), read by h5py and sensim as one log.\n"
@@ -17,22 +19,22 @@ const char cmd_stitch_usage[] =
     "with the shared ground truth once. The shards must belong together (same kind\n"
     "and count, every index once, contiguous ranges, the same datasets and the same\n"
     "rig, model and seed attributes); the first one that does not is named.\n"
-    "\n"
-    "  -h, --help   this text\n"
-    "\n"
-    "See sensim-stitch(1).\n";
+    "\n",
+    .opts = cmd_stitch_opts,
+    .column = 15,
+    .tail = "\n"
+            "See sensim-stitch(1).\n",
+};
 
 int cmd_stitch(int argc, char **argv)
 {
-    static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'h': cli_print_help("stitch", stdout); return CLI_OK;
-        default: return cli_usage_error("stitch", "unknown option");
-        }
-    }
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_stitch_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0)
+        ;
+    if (c)
+        return cli_parse_exit(c);
     if (argc - optind < 2)
         return cli_usage_error("stitch", "expected OUT.h5 and at least one SHARD.h5");
     const char *out = argv[optind];

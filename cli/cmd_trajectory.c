@@ -1,6 +1,5 @@
 /* sensim trajectory: write an analytic ground-truth log (/ground_truth of
  * DESIGN.md) in blocks, so an hour at 1 kHz never sits in memory. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,42 +13,49 @@
 #include "sensim/log.h"
 #include "sensim/trajectory.h"
 
-const char cmd_trajectory_usage[] =
-    "usage: sensim trajectory --shape SHAPE --duration S [options] -o OUT.h5\n"
-    "\n"
-    "Writes a ground-truth log whose position, orientation, velocity, body\n"
-    "angular velocity and kinematic acceleration are exact analytic functions\n"
-    "of time (planar vehicle, ENU world, yaw along the velocity).\n"
-    "\n"
-    "Shapes: static, line, circle, sine (lane change), figure8.\n"
-    "\n"
-    "Options:\n"
-    "  -s, --shape SHAPE      static | line | circle | sine | figure8 (required)\n"
-    "  -d, --duration S       length of the log in seconds, or with a unit such as\n"
-    "                         '5 min' (required, > 0)\n"
-    "  -r, --rate HZ          sample rate (default 100)\n"
-    "      --start-time S     time of the first sample and of the start of motion (default 0)\n"
-    "      --origin LAT,LON,ALT  WGS84 origin of the ENU frame, deg, deg, m\n"
-    "                         (default 43.0731,-89.4012,260)\n"
-    "      --start E,N,U      start position in the ENU frame, m (default 0,0,0)\n"
-    "      --heading DEG      initial heading, compass degrees clockwise from north\n"
-    "                         (default 90 = east); figure8: direction of the long axis\n"
-    "      --speed M/S        line, circle, sine (along track) speed (default 1)\n"
-    "      --accel M/S2       line: start from rest and accelerate to --speed (default 0)\n"
-    "      --radius M         circle radius (default 10)\n"
-    "      --direction DIR    circle: left (counter-clockwise, default) or right\n"
-    "      --width M          sine: lateral offset, + left, - right (default 3.5)\n"
-    "      --length M         sine: along-track length of the lane change (default 30)\n"
-    "      --lead M           sine: straight distance before it (default 20)\n"
-    "      --size M           figure8: extent along the long axis (default 20)\n"
-    "      --period S         figure8: time of one figure (default 60)\n"
-    "  -o, --output FILE      output HDF5 log (written to a temporary name, then renamed)\n"
-    "  -h, --help             this text\n"
-    "\n"
-    "Exit status: 0 success, 1 failure, 2 usage error. See sensim-trajectory(1).\n";
-
 enum { OPT_START_TIME = 256, OPT_ORIGIN, OPT_START, OPT_HEADING, OPT_SPEED, OPT_ACCEL, OPT_RADIUS, OPT_DIRECTION,
        OPT_WIDTH, OPT_LENGTH, OPT_LEAD, OPT_SIZE, OPT_PERIOD };
+
+static const cli_opt cmd_trajectory_opts[] = {
+    {'s', "shape", "SHAPE", "static | line | circle | sine | figure8 (required)"},
+    {'d', "duration", "S", "length of the log in seconds, or with a unit such as\n"
+                           "'5 min' (required, > 0)"},
+    {'r', "rate", "HZ", "sample rate (default 100)"},
+    {OPT_START_TIME, "start-time", "S", "time of the first sample and of the start of motion (default 0)"},
+    {OPT_ORIGIN, "origin", "LAT,LON,ALT", "WGS84 origin of the ENU frame, deg, deg, m\n"
+                                          "(default 43.0731,-89.4012,260)"},
+    {OPT_START, "start", "E,N,U", "start position in the ENU frame, m (default 0,0,0)"},
+    {OPT_HEADING, "heading", "DEG", "initial heading, compass degrees clockwise from north\n"
+                                    "(default 90 = east); figure8: direction of the long axis"},
+    {OPT_SPEED, "speed", "M/S", "line, circle, sine (along track) speed (default 1)"},
+    {OPT_ACCEL, "accel", "M/S2", "line: start from rest and accelerate to --speed (default 0)"},
+    {OPT_RADIUS, "radius", "M", "circle radius (default 10)"},
+    {OPT_DIRECTION, "direction", "DIR", "circle: left (counter-clockwise, default) or right"},
+    {OPT_WIDTH, "width", "M", "sine: lateral offset, + left, - right (default 3.5)"},
+    {OPT_LENGTH, "length", "M", "sine: along-track length of the lane change (default 30)"},
+    {OPT_LEAD, "lead", "M", "sine: straight distance before it (default 20)"},
+    {OPT_SIZE, "size", "M", "figure8: extent along the long axis (default 20)"},
+    {OPT_PERIOD, "period", "S", "figure8: time of one figure (default 60)"},
+    {'o', "output", "FILE", "output HDF5 log (written to a temporary name, then renamed)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_trajectory_spec = {
+    .verb = "trajectory",
+    .head = "usage: sensim trajectory --shape SHAPE --duration S [options] -o OUT.h5\n"
+            "\n"
+            "Writes a ground-truth log whose position, orientation, velocity, body\n"
+            "angular velocity and kinematic acceleration are exact analytic functions\n"
+            "of time (planar vehicle, ENU world, yaw along the velocity).\n"
+            "\n"
+            "Shapes: static, line, circle, sine (lane change), figure8.\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_trajectory_opts,
+    .column = 25,
+    .tail = "\n"
+            "Exit status: 0 success, 1 failure, 2 usage error. See sensim-trajectory(1).\n",
+};
 
 /* The option behind a parameter named in a library message
  * ("circle trajectory: radius must be ..."), as a "--radius: " prefix. */
@@ -105,84 +111,81 @@ static int write_log(const sensim_trajectory_params *p, double rate, double head
     return rc;
 }
 
-int cmd_trajectory(int argc, char **argv)
+/* The options of trajectory; parse_options returns -1 to go on, else the
+ * exit status. */
+typedef struct traj_args {
+    sensim_trajectory_params p;
+    double duration, rate, heading, origin[3];
+    const char *out, *shape;
+} traj_args;
+
+static int parse_options(int argc, char **argv, traj_args *a)
 {
-    static const struct option opts[] = {
-        {"shape", required_argument, NULL, 's'},
-        {"duration", required_argument, NULL, 'd'},
-        {"rate", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'},
-        {"start-time", required_argument, NULL, OPT_START_TIME},
-        {"origin", required_argument, NULL, OPT_ORIGIN},
-        {"start", required_argument, NULL, OPT_START},
-        {"heading", required_argument, NULL, OPT_HEADING},
-        {"speed", required_argument, NULL, OPT_SPEED},
-        {"accel", required_argument, NULL, OPT_ACCEL},
-        {"radius", required_argument, NULL, OPT_RADIUS},
-        {"direction", required_argument, NULL, OPT_DIRECTION},
-        {"width", required_argument, NULL, OPT_WIDTH},
-        {"length", required_argument, NULL, OPT_LENGTH},
-        {"lead", required_argument, NULL, OPT_LEAD},
-        {"size", required_argument, NULL, OPT_SIZE},
-        {"period", required_argument, NULL, OPT_PERIOD},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *verb = "trajectory";
-    sensim_trajectory_params p = sensim_trajectory_default_params();
-    double duration = NAN, rate = 100, heading = 90, origin[3] = {CLI_DEFAULT_ORIGIN};
-    const char *out = NULL, *shape = NULL;
+    *a = (traj_args){sensim_trajectory_default_params(), NAN, 100, 90, {CLI_DEFAULT_ORIGIN}, NULL, NULL};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:d:r:o:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_trajectory_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         double *dst = NULL;
         const char *oname = "?";
-        for (size_t i = 0; opts[i].name; i++)
-            if (opts[i].val == c)
-                oname = opts[i].name;
+        for (size_t i = 0; cmd_trajectory_opts[i].name; i++)
+            if (cmd_trajectory_opts[i].key == c)
+                oname = cmd_trajectory_opts[i].name;
         switch (c) {
-        case 's': shape = optarg; continue;
-        case 'o': out = optarg; continue;
-        case 'h': cli_print_help(verb, stdout); return CLI_OK;
-        case 'd': dst = &duration; break;
-        case 'r': dst = &rate; break;
-        case OPT_START_TIME: dst = &p.t0; break;
-        case OPT_HEADING: dst = &heading; break;
-        case OPT_SPEED: dst = &p.speed; break;
-        case OPT_ACCEL: dst = &p.accel; break;
-        case OPT_RADIUS: dst = &p.radius; break;
-        case OPT_WIDTH: dst = &p.width; break;
-        case OPT_LENGTH: dst = &p.length; break;
-        case OPT_LEAD: dst = &p.lead; break;
-        case OPT_SIZE: dst = &p.size; break;
-        case OPT_PERIOD: dst = &p.period; break;
+        case 's': a->shape = optarg; continue;
+        case 'o': a->out = optarg; continue;
+        case 'd': dst = &a->duration; break;
+        case 'r': dst = &a->rate; break;
+        case OPT_START_TIME: dst = &a->p.t0; break;
+        case OPT_HEADING: dst = &a->heading; break;
+        case OPT_SPEED: dst = &a->p.speed; break;
+        case OPT_ACCEL: dst = &a->p.accel; break;
+        case OPT_RADIUS: dst = &a->p.radius; break;
+        case OPT_WIDTH: dst = &a->p.width; break;
+        case OPT_LENGTH: dst = &a->p.length; break;
+        case OPT_LEAD: dst = &a->p.lead; break;
+        case OPT_SIZE: dst = &a->p.size; break;
+        case OPT_PERIOD: dst = &a->p.period; break;
         case OPT_ORIGIN:
-            if (cli_parse_triple(optarg, origin))
+            if (cli_parse_triple(optarg, a->origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
             continue;
         case OPT_START:
-            if (cli_parse_triple(optarg, p.start))
+            if (cli_parse_triple(optarg, a->p.start))
                 return cli_usage_error(verb, "--start: expected E,N,U in metres, got '%s'", optarg);
             continue;
         case OPT_DIRECTION:
             if (!strcmp(optarg, "left") || !strcmp(optarg, "ccw"))
-                p.direction = 1;
+                a->p.direction = 1;
             else if (!strcmp(optarg, "right") || !strcmp(optarg, "cw"))
-                p.direction = -1;
+                a->p.direction = -1;
             else
                 return cli_usage_error(verb, "--direction: expected left or right, got '%s'", optarg);
             continue;
-        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
-        if (dst == &duration || dst == &p.period ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
+        int secs = dst == &a->duration || dst == &a->p.period;
+        if (secs ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
             return cli_usage_error(verb, "--%s: '%s' is not a %s", oname, optarg,
-                                   dst == &duration || dst == &p.period ? "duration (seconds, or e.g. '5 min')"
-                                                                        : "number");
+                                   secs ? "duration (seconds, or e.g. '5 min')" : "number");
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc)
         return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
+int cmd_trajectory(int argc, char **argv)
+{
+    const char *verb = "trajectory";
+    traj_args a;
+    int arc = parse_options(argc, argv, &a);
+    if (arc >= 0)
+        return arc;
+    sensim_trajectory_params p = a.p;
+    double duration = a.duration, rate = a.rate, heading = a.heading, *origin = a.origin;
+    const char *out = a.out, *shape = a.shape;
     if (!shape)
         return cli_usage_error(verb, "--shape is required");
     /* The shape first: a misspelt one is the mistake to report, not the

@@ -2,7 +2,6 @@
  * and one or more sets of simulated tests. */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,60 +11,69 @@
 #include "progress.h"
 #include "sensim/metrics.h"
 
-const char cmd_vepd_usage[] = "usage: sensim vepd --real DIR --sim DIR [options]\n"
-                              "       sensim vepd --csv-layout ROOT [options]\n"
-                              "       sensim vepd ROOT [options]\n"
-                              "\n"
-                              "Scores how far simulated sensors are from real ones by the Velocity\n"
-                              "Estimation Performance Difference of \"Quantifying the Sim2real Gap for GPS\n"
-                              "and IMU Sensors\": per test the RMSE of the judge's speed estimate against\n"
-                              "ground truth and the difference of their spectral flatness, on a 15 Hz\n"
-                              "grid; over the tests the 1-D Wasserstein distances W1 (RMSE) and W2\n"
-                              "(flatness), and VEPD = (W1+W2)/2, per scenario and combined.\n"
-                              "\n"
-                              "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
-                              "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
-                              "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
-                              "scenario is the file name without the trailing _<number> and extension\n"
-                              "(path_3.csv: path). Trailing ground-truth rows of zeros are padding; a zero\n"
-                              "speed at a real time is a stop and counts. The scenario rest (the\n"
-                              "authors' scenario 0) gets its own row and stays out of the combined score\n"
-                              "and the mean, as in their script; a rest test whose ground-truth speed is\n"
-                              "0 throughout is listed as unscored (warning), not an error. When the real\n"
-                              "and simulated sets hold the same test names the permutation test pairs\n"
-                              "them; sets of other names or sizes are scored too (per scenario where both\n"
-                              "have tests).\n"
-                              "\n"
-                              "Options:\n"
-                              "  --real DIR         the real tests (DIR/*.csv, DIR/*.h5)\n"
-                              "  --sim DIR          the simulated tests (DIR/*.csv, DIR/*.h5)\n"
-                              "  --estimate NAME    in logs, score /estimates/NAME (default: the only one)\n"
-                              "  --csv-layout ROOT  the authors' tree: ROOT/Real/*.csv and\n"
-                              "                     ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
-                              "                     A lone ROOT argument with Real/ and Sim/ means the same.\n"
-                              "  --json             print one JSON object (see sensim-vepd(1))\n"
-                              "  --drop-zeros       drop every ground-truth row whose time or speed is\n"
-                              "                     exactly 0, as the authors' script does (reproduces\n"
-                              "                     the paper; stops are lost)\n"
-                              "  --permutations N   add the p-value of a permutation test of \"the real and\n"
-                              "                     simulated tests come from one distribution\": N\n"
-                              "                     relabelings, each swapping the real and simulated test\n"
-                              "                     of a name at random (default 0: none; 999 take ms)\n"
-                              "  --bootstrap N      add a bootstrap percentile interval of VEPD (N >= 10)\n"
-                              "  --seed S           seed of the permutations and bootstrap (default 1)\n"
-                              "  --level L          confidence level of the interval (default 0.95)\n"
-                              "  --plot DIR         write SVG histograms of the RMSE and flatness sets\n"
-                              "  -q, --quiet        no progress (shown on stderr only when it is a terminal)\n"
-                              "  -h, --help         this text\n"
-                              "\n"
-                              "VEPD is a distance between two finite samples, so it is above 0 even for\n"
-                              "two draws of one model, and a bootstrap interval of a VEPD near 0 lies\n"
-                              "above it. Whether the sets can be told apart at all is what p answers: a\n"
-                              "small p (say < 0.05) means they can; a large p means VEPD is no larger\n"
-                              "than relabeling the tests gives.\n"
-                              "\n"
-                              "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
-                              "column), 2 usage error.\n";
+static const cli_opt cmd_vepd_opts[] = {
+    {CLI_NOSHORT('r'), "real", "DIR", "the real tests (DIR/*.csv, DIR/*.h5)"},
+    {CLI_NOSHORT('s'), "sim", "DIR", "the simulated tests (DIR/*.csv, DIR/*.h5)"},
+    {CLI_NOSHORT('e'), "estimate", "NAME", "in logs, score /estimates/NAME (default: the only one)"},
+    {CLI_NOSHORT('c'), "csv-layout", "ROOT", "the authors' tree: ROOT/Real/*.csv and\n"
+                                             "ROOT/Sim/<model>_results/*.csv; every model is scored.\n"
+                                             "A lone ROOT argument with Real/ and Sim/ means the same."},
+    {CLI_NOSHORT('j'), "json", NULL, "print one JSON object (see sensim-vepd(1))"},
+    {CLI_NOSHORT('Z'), "drop-zeros", NULL, "drop every ground-truth row whose time or speed is\n"
+                                           "exactly 0, as the authors' script does (reproduces\n"
+                                           "the paper; stops are lost)"},
+    {CLI_NOSHORT('P'), "permutations", "N", "add the p-value of a permutation test of \"the real and\n"
+                                            "simulated tests come from one distribution\": N\n"
+                                            "relabelings, each swapping the real and simulated test\n"
+                                            "of a name at random (default 0: none; 999 take ms)"},
+    {CLI_NOSHORT('b'), "bootstrap", "N", "add a bootstrap percentile interval of VEPD (N >= 10)"},
+    {CLI_NOSHORT('S'), "seed", "S", "seed of the permutations and bootstrap (default 1)"},
+    {CLI_NOSHORT('l'), "level", "L", "confidence level of the interval (default 0.95)"},
+    {CLI_NOSHORT('p'), "plot", "DIR", "write SVG histograms of the RMSE and flatness sets"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only when it is a terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_vepd_spec = {
+    .verb = "vepd",
+    .head = "usage: sensim vepd --real DIR --sim DIR [options]\n"
+            "       sensim vepd --csv-layout ROOT [options]\n"
+            "       sensim vepd ROOT [options]\n"
+            "\n"
+            "Scores how far simulated sensors are from real ones by the Velocity\n"
+            "Estimation Performance Difference of \"Quantifying the Sim2real Gap for GPS\n"
+            "and IMU Sensors\": per test the RMSE of the judge's speed estimate against\n"
+            "ground truth and the difference of their spectral flatness, on a 15 Hz\n"
+            "grid; over the tests the 1-D Wasserstein distances W1 (RMSE) and W2\n"
+            "(flatness), and VEPD = (W1+W2)/2, per scenario and combined.\n"
+            "\n"
+            "A test is a CSV file in the authors' layout (header se_time, gt_time,\n"
+            "se_vel, gt_vel; shorter columns padded with empty cells) or a sensim log\n"
+            "(.h5) holding an estimate (see sensim-judge(1)) and the ground truth. Its\n"
+            "scenario is the file name without the trailing _<number> and extension\n"
+            "(path_3.csv: path). Trailing ground-truth rows of zeros are padding; a zero\n"
+            "speed at a real time is a stop and counts. The scenario rest (the\n"
+            "authors' scenario 0) gets its own row and stays out of the combined score\n"
+            "and the mean, as in their script; a rest test whose ground-truth speed is\n"
+            "0 throughout is listed as unscored (warning), not an error. When the real\n"
+            "and simulated sets hold the same test names the permutation test pairs\n"
+            "them; sets of other names or sizes are scored too (per scenario where both\n"
+            "have tests).\n"
+            "\n"
+            "Options:\n",
+    .opts = cmd_vepd_opts,
+    .column = 21,
+    .long_flush = 1,
+    .tail = "\n"
+            "VEPD is a distance between two finite samples, so it is above 0 even for\n"
+            "two draws of one model, and a bootstrap interval of a VEPD near 0 lies\n"
+            "above it. Whether the sets can be told apart at all is what p answers: a\n"
+            "small p (say < 0.05) means they can; a large p means VEPD is no larger\n"
+            "than relabeling the tests gives.\n"
+            "\n"
+            "Exit status: 0 success, 1 bad input (the message names the file, line and\n"
+            "column), 2 usage error.\n",
+};
 
 typedef struct {
     char *name;     /* file name without .csv */
@@ -620,30 +628,14 @@ done:
 
 int cmd_vepd(int argc, char **argv)
 {
-    static const struct option lo[] = {
-        {"real", required_argument, NULL, 'r'},
-        {"sim", required_argument, NULL, 's'},
-        {"csv-layout", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'j'},
-        {"bootstrap", required_argument, NULL, 'b'},
-        {"seed", required_argument, NULL, 'S'},
-        {"level", required_argument, NULL, 'l'},
-        {"plot", required_argument, NULL, 'p'},
-        {"estimate", required_argument, NULL, 'e'},
-        {"permutations", required_argument, NULL, 'P'},
-        {"drop-zeros", no_argument, NULL, 'Z'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     options o = {.seed = 1, .level = 0.95};
     int quiet = 0;
     const char *real = NULL, *sim = NULL, *root = NULL;
     unsigned long long u;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", lo, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_vepd_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'r': real = optarg; break;
         case 's': sim = optarg; break;
@@ -673,11 +665,10 @@ int cmd_vepd(int argc, char **argv)
                 return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
             break;
         case 'q': quiet = 1; break;
-        case 'h': cli_print_help("vepd", stdout); return CLI_OK;
-        case ':': return cli_usage_error("vepd", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("vepd", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc) {
         if (root || real || sim || optind + 1 < argc)
             return cli_usage_error("vepd", "unexpected argument '%s'", argv[optind]);

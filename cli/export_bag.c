@@ -2,7 +2,6 @@
  * and the ground truth of a log as messages of a recording, with the topic,
  * frames and stamps 'sensim import' recorded when they came from one. Rows
  * are read in blocks and messages written one at a time. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,7 +540,36 @@ static sensim_status export_gt(ex *x, const group_out *g)
 /* ---- the verb ---- */
 
 #define MAX_GROUPS 32
-enum { OPT_TOPIC = 256 };
+enum { OPT_TOPIC = CLI_LONG };
+
+static const cli_opt cli_export_bag_opts[] = {
+    {'g', "group", "GROUP", "/sensors/NAME, NAME or /ground_truth (repeatable)"},
+    {'f', "format", "FORMAT", "bag (ROS 1, uncompressed), mcap or db3 (ROS 2, CDR)"},
+    {OPT_TOPIC, "topic", "TOPIC", "topic for a single group (default: as imported, or /NAME)"},
+    {'o', "output", "FILE", "the recording to write (temporary name, renamed when complete)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cli_export_bag_spec = {
+    .verb = "export",
+    .head = "usage: sensim export LOG.h5 -g GROUP [-g GROUP ...] --format bag|mcap|db3 -o OUT\n"
+            "\n"
+            "Writes sensor groups (/sensors/NAME) and /ground_truth of a log as a ROS 1 bag\n"
+            "(bag) or a ROS 2 recording in CDR (mcap, db3), one message per row:\n"
+            "  imu      sensor_msgs/Imu (sensor_msgs/MagneticField for a magnetometer-only group;\n"
+            "           both, on two topics, for a group with both)\n"
+            "  gnss     sensor_msgs/NavSatFix      lidar   sensor_msgs/PointCloud2 (one per scan)\n"
+            "  camera   sensor_msgs/Image          /ground_truth  nav_msgs/Odometry\n"
+            "A group imported from a recording keeps its topic, message type, frame ids\n"
+            "and header stamps (ros_* and time_epoch_ns attributes), and the fields sensim\n"
+            "does not model (orientation, covariances) come back as recorded; other groups\n"
+            "get topic /NAME, frame NAME and stamps t seconds.\n"
+            "\n",
+    .opts = cli_export_bag_opts,
+    .column = 24,
+    .tail = "\n"
+            "Exit status: 0 success, 1 failure, 2 usage error. See sensim-export(1).\n",
+};
 
 static sensim_status describe(const sensim_log *log, const char *path, group_out *g, int ros2)
 {
@@ -617,18 +645,13 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
 
 int cli_export_bag(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"group", required_argument, NULL, 'g'}, {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'}, {"topic", required_argument, NULL, OPT_TOPIC},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
-    };
     const char *verb = "export", *out = NULL, *in = NULL, *format = NULL, *topic = NULL;
     char groups[MAX_GROUPS][256];
     size_t ng = 0;
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":g:f:o:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cli_export_bag_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'g':
             if (ng == MAX_GROUPS)
@@ -639,11 +662,10 @@ int cli_export_bag(int argc, char **argv)
         case 'f': format = optarg; break;
         case 'o': out = optarg; break;
         case OPT_TOPIC: topic = optarg; break;
-        case 'h': cli_print_help(verb, stdout); return CLI_OK;
-        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc)
         in = argv[optind++];
     if (optind < argc)

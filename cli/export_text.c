@@ -43,6 +43,31 @@ static int64_t stamp_ns(int64_t epoch, double t) { return epoch + (int64_t)llrou
 
 static void put_num(FILE *f, double x) { fprintf(f, ",%.17g", x == 0 ? 0.0 : x); }
 
+/* One ground-truth row: TUM ("s.nnnnnnnnn tx ty tz qx qy qz qw") or
+ * EuRoC's state_groundtruth_estimate0 CSV. */
+static void put_gt_row(FILE *f, int tum, int64_t ns, const double *p, const double *q, const double *v)
+{
+    if (tum) {
+        /* Seconds with all nine decimals: the stamp stays exact. */
+        int64_t s = ns / 1000000000, frac = ns % 1000000000;
+        if (frac < 0) {
+            s -= 1;
+            frac += 1000000000;
+        }
+        fprintf(f, "%lld.%09lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (long long)s, (long long)frac, p[0],
+                p[1], p[2], q[1], q[2], q[3], q[0]);
+        return;
+    }
+    fprintf(f, "%lld", (long long)ns);
+    for (int k = 0; k < 3; k++)
+        put_num(f, p[k]);
+    for (int k = 0; k < 4; k++)
+        put_num(f, q[k]);
+    for (int k = 0; k < 3; k++)
+        put_num(f, v[k]);
+    fputs(",0,0,0,0,0,0\n", f); /* the biases are not ground truth sensim knows */
+}
+
 int export_text(const char *verb, const char *in, const char *group, const char *format, const char *out)
 {
     int rc = CLI_FAIL;
@@ -90,29 +115,9 @@ int export_text(const char *verb, const char *in, const char *group, const char 
             size_t m = n - r0 < BLOCK ? n - r0 : BLOCK;
             if (sensim_gt_read(log, r0, m, &b))
                 goto lib_fail;
-            for (size_t i = 0; i < m; i++) {
-                int64_t ns = stamp_ns(epoch, b.t[i]);
-                const double *p = b.position + 3 * i, *q = b.orientation + 4 * i, *v = b.velocity + 3 * i;
-                if (tum) {
-                    /* Seconds with all nine decimals: the stamp stays exact. */
-                    int64_t s = ns / 1000000000, frac = ns % 1000000000;
-                    if (frac < 0) {
-                        s -= 1;
-                        frac += 1000000000;
-                    }
-                    fprintf(f, "%lld.%09lld %.17g %.17g %.17g %.17g %.17g %.17g %.17g\n", (long long)s,
-                            (long long)frac, p[0], p[1], p[2], q[1], q[2], q[3], q[0]);
-                } else {
-                    fprintf(f, "%lld", (long long)ns);
-                    for (int k = 0; k < 3; k++)
-                        put_num(f, p[k]);
-                    for (int k = 0; k < 4; k++)
-                        put_num(f, q[k]);
-                    for (int k = 0; k < 3; k++)
-                        put_num(f, v[k]);
-                    fputs(",0,0,0,0,0,0\n", f); /* the biases are not ground truth sensim knows */
-                }
-            }
+            for (size_t i = 0; i < m; i++)
+                put_gt_row(f, tum, stamp_ns(epoch, b.t[i]), b.position + 3 * i, b.orientation + 4 * i,
+                           b.velocity + 3 * i);
         }
     } else {
         char pt[512], pw[512], pa[512], *type = NULL;

@@ -1,7 +1,6 @@
 /* sensim import BAG: topics of a recording into the groups of a new log,
  * streamed (see bagcli.h for the stamp order; memory holds one reorder
  * window per topic and a block of rows per dataset). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -696,18 +695,53 @@ int cli_export_wants_bag(int argc, char **argv)
 }
 
 #define MAX_TOPICS 64
-enum { OPT_TIME = 256, OPT_TF, OPT_ORIGIN };
+enum { OPT_TIME = CLI_LONG, OPT_TF, OPT_ORIGIN };
+
+static const cli_opt cli_import_bag_opts[] = {
+    {'t', "topic", "T[:NAME]", "a topic to import (repeatable)"},
+    {'o', "output", "FILE", "the log to write (temporary name, renamed when complete)"},
+    {OPT_TIME, "time", "header|receive", "stamps from the message headers (default) or the\n"
+                                         "recorder's receive times"},
+    {OPT_TF, "tf", "PARENT:CHILD", "the transform a TFMessage topic contributes"},
+    {OPT_ORIGIN, "origin", "LAT,LON,ALT", "WGS84 origin of /ground_truth's ENU frame (the poses'\n"
+                                          "frame; default 43.0731,-89.4012,260)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cli_import_bag_spec = {
+    .verb = "import",
+    .head = "usage: sensim import BAG --topic TOPIC[:NAME] [--topic ...] -o OUT.h5\n"
+            "                     [--time header|receive] [--tf PARENT:CHILD] [--origin LAT,LON,ALT]\n"
+            "\n"
+            "Reads topics of a ROS 1 bag, a rosbag2 .db3 or .mcap file or a rosbag2\n"
+            "directory and writes them as groups of a new log:\n"
+            "  sensor_msgs/Imu            /sensors/NAME (imu): angular_velocity, specific_force\n"
+            "  sensor_msgs/MagneticField  /sensors/NAME (imu): magnetic_field; under the NAME of\n"
+            "                             an Imu topic with the same stamps, in that topic's group\n"
+            "  sensor_msgs/NavSatFix      /sensors/NAME (gnss): lla, fix, position_covariance\n"
+            "  sensor_msgs/PointCloud2    /sensors/NAME (lidar): points (x, y, z, intensity),\n"
+            "                             scan_offset, channel (ring), time_offset (time)\n"
+            "  sensor_msgs/Image          /sensors/NAME (camera): image (mono8, mono16, rgb8, bgr8)\n"
+            "  nav_msgs/Odometry, geometry_msgs/PoseStamped, TransformStamped,\n"
+            "  tf2_msgs/TFMessage (with --tf)  /ground_truth (velocities from the poses)\n"
+            "NAME defaults to the topic without its leading '/' ('/' becoming '_').\n"
+            "Messages are sorted by stamp (a window of 4096 messages per topic);\n"
+            "reordered messages, dropped duplicate stamps and gaps (intervals over 1.5x\n"
+            "the median) are counted on stderr. t is in seconds from time_epoch_ns (an\n"
+            "attribute: the whole second of the first stamp, in ns since 1970); each\n"
+            "group records ros_topic, ros_type, ros_frame_id and source, so 'sensim\n"
+            "export' can write it back with the same topic, frames and stamps.\n"
+            "\n",
+    .opts = cli_import_bag_opts,
+    .column = 27,
+    .tail = "\n"
+            "Exit status: 0 success, 1 failure, 2 usage error. See sensim-import(1).\n",
+};
 
 int cli_import_bag(int argc, char **argv) { return cli_import_bag_run(argc, argv, stderr); }
 
 int cli_import_bag_run(int argc, char **argv, FILE *report)
 {
-    static const struct option opts[] = {
-        {"topic", required_argument, NULL, 't'}, {"output", required_argument, NULL, 'o'},
-        {"time", required_argument, NULL, OPT_TIME}, {"tf", required_argument, NULL, OPT_TF},
-        {"origin", required_argument, NULL, OPT_ORIGIN}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *verb = "import", *out = NULL, *bag = NULL;
     char topic[MAX_TOPICS][256], name[MAX_TOPICS][128], tfbuf[512];
     const char *topics[MAX_TOPICS];
@@ -716,9 +750,9 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
     memset(&m, 0, sizeof m);
     double origin[3] = {CLI_DEFAULT_ORIGIN};
     int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":t:o:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cli_import_bag_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 't': {
             if (nt == MAX_TOPICS)
@@ -768,11 +802,10 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
             if (cli_parse_triple(optarg, origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
             break;
-        case 'h': cli_print_help(verb, stdout); return CLI_OK;
-        case ':': return cli_usage_error(verb, "option %s needs a value", argv[optind - 1]);
-        default: return cli_usage_error(verb, "unknown option %s", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc)
         bag = argv[optind++];
     if (optind < argc)

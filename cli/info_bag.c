@@ -8,20 +8,6 @@
 #include "bagcli.h"
 #include "cli.h"
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static const char *format_name(sensim_bag_format f)
 {
     return f == SENSIM_BAG_ROS1 ? "ROS 1 bag" : f == SENSIM_BAG_DB3 ? "rosbag2 sqlite3" : "MCAP";
@@ -46,9 +32,9 @@ int cli_info_bag(const char *path, int json)
     double span = total ? (double)(t1 - t0) / 1e9 : 0;
     if (json) {
         printf("{\"file\": ");
-        json_str(stdout, path);
+        cli_json_str(stdout, path);
         printf(", \"format\": ");
-        json_str(stdout, format_name(sensim_bag_get_format(bag)));
+        cli_json_str(stdout, format_name(sensim_bag_get_format(bag)));
         printf(", \"messages\": %" PRIu64 ", \"start_ns\": %" PRId64 ", \"end_ns\": %" PRId64
                ", \"duration_s\": %.9g, \"topics\": [",
                total, total ? t0 : 0, total ? t1 : 0, span);
@@ -66,9 +52,9 @@ int cli_info_bag(const char *path, int json)
         sensim_msg_kind k = sensim_msg_kind_of(t->type);
         if (json) {
             printf("%s{\"name\": ", i ? ", " : "");
-            json_str(stdout, t->name);
+            cli_json_str(stdout, t->name);
             printf(", \"type\": ");
-            json_str(stdout, t->type);
+            cli_json_str(stdout, t->type);
             printf(", \"encoding\": \"%s\", \"count\": %" PRIu64 ", \"rate_hz\": %.9g, \"start_ns\": %" PRId64
                    ", \"end_ns\": %" PRId64 ", \"supported\": %s}",
                    t->encoding == SENSIM_ENC_ROS1 ? "ros1" : "cdr", t->count, rate, t->t_first_ns, t->t_last_ns,

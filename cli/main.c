@@ -12,25 +12,9 @@
 #include "sensim/units.h"
 #include "sensim/afile.h"
 
-/* Each verb: `int cmd_VERB(int, char **)` and its help text
- * `const char cmd_VERB_usage[]`, both in cli/cmd_VERB.c. */
-#define VERB_DECL(name) int cmd_##name(int argc, char **argv); extern const char cmd_##name##_usage[];
-#define VERB(name, summary) {#name, cmd_##name, summary, cmd_##name##_usage},
-/* VERB_DECL lines */
-VERB_DECL(trajectory)
-VERB_DECL(inject)
-VERB_DECL(info)
-VERB_DECL(import)
-VERB_DECL(export)
-VERB_DECL(allan)
-VERB_DECL(fit)
-VERB_DECL(datasheet)
-VERB_DECL(render)
-VERB_DECL(judge)
-VERB_DECL(vepd)
-VERB_DECL(sim2real)
-VERB_DECL(demo)
-VERB_DECL(stitch)
+/* A verb's line of the table: name, entry point, summary, options and help
+ * (declared in cli.h). */
+#define VERB(name, summary) {#name, cmd_##name, summary, &cmd_##name##_spec},
 
 static const cli_command commands[] = {
     /* VERB lines, in the order `sensim --help` lists them */
@@ -115,7 +99,7 @@ void cli_print_help(const char *verb, FILE *f)
 {
     const cli_command *c = cli_find(verb);
     if (c)
-        fputs(c->usage, f);
+        cli_help(c->spec, f);
 }
 
 /* Damerau-Levenshtein (optimal string alignment) distance, for short words. */
@@ -248,8 +232,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "sensim: unknown verb '%s'\n", argv[2]);
             return CLI_USAGE;
         }
-        fputs(c->usage, stdout);
-        return CLI_OK;
+        if (argc == 3) {
+            cli_help(c->spec, stdout);
+            return CLI_OK;
+        }
+        /* `sensim help fit camera` is `sensim fit camera --help`. */
+        char **av = malloc((size_t)argc * sizeof *av);
+        if (!av)
+            return CLI_FAIL;
+        for (int i = 2; i < argc; i++)
+            av[i - 2] = argv[i];
+        av[argc - 2] = "--help";
+        av[argc - 1] = NULL;
+        int rc = c->run(argc - 1, av);
+        free(av);
+        return rc;
     }
     const cli_command *c = cli_find(verb);
     if (!c) {
@@ -268,7 +265,7 @@ int main(int argc, char **argv)
     /* `sensim fit KIND --help` is the kind's own help: fit dispatches it. */
     for (int i = 2; i < argc && strcmp(verb, "fit"); i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            fputs(c->usage, stdout);
+            cli_help(c->spec, stdout);
             return CLI_OK;
         }
     return c->run(argc - 1, argv + 1);

@@ -127,9 +127,9 @@ static int usable(double v, int lg)
     return isfinite(v) && (!lg || v > 0);
 }
 
-static void xml_text(FILE *f, const char *s)
+void sensim_plot_xml_text(FILE *f, const char *s)
 {
-    for (; *s; s++)
+    for (; s && *s; s++)
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
@@ -276,17 +276,17 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             width, height, width, height);
     fprintf(f, "<text x=\"%.1f\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">", (L + width - R) / 2);
-    xml_text(f, p->title);
+    sensim_plot_xml_text(f, p->title);
     fputs("</text>\n", f);
     draw_ticks(f, &ax, 0, height - B, T, height - B);
     draw_ticks(f, &ay, 1, L, L, width - R);
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"black\"/>\n", L, T,
             width - R - L, height - B - T);
     fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", (L + width - R) / 2, height - 14);
-    xml_text(f, p->xlabel);
+    sensim_plot_xml_text(f, p->xlabel);
     fprintf(f, "</text>\n<text transform=\"translate(18 %.1f) rotate(-90)\" text-anchor=\"middle\">",
             (T + height - B) / 2);
-    xml_text(f, p->ylabel);
+    sensim_plot_xml_text(f, p->ylabel);
     fputs("</text>\n", f);
     fprintf(f, "<clipPath id=\"area\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n", L, T,
             width - R - L, height - B - T);
@@ -343,7 +343,7 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
         if (s->style & SENSIM_PLOT_POINTS)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" stroke=\"none\"/>", lx + 12, ly - 4);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" stroke=\"none\" fill=\"black\">", lx + 30, ly);
-        xml_text(f, s->label);
+        sensim_plot_xml_text(f, s->label);
         fputs("</text></g>\n", f);
         ly += 16;
     }

@@ -3,6 +3,7 @@
 #include "sensim/metrics.h"
 
 #include "sensim/afile.h"
+#include "sensim/plot.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,19 +11,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void put_escaped(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
 
 sensim_status sensim_svg_histogram(const char *path, const char *title, const char *xlabel, const double *a,
                                    size_t na, const char *label_a, const double *b, size_t nb, const char *label_b,
@@ -69,7 +57,7 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
                "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             W, H, W, H);
     fprintf(f, "<text x=\"%g\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">", W / 2);
-    put_escaped(f, title);
+    sensim_plot_xml_text(f, title);
     fputs("</text>\n", f);
     for (int s = 0; s < (nb ? 2 : 1); s++)
         for (int k = 0; k < bins; k++) {
@@ -96,7 +84,7 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
                 L - 5, y, L, y, L - 8, y + 4, (double)cmax * i / 4.0);
     }
     fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">", L + pw / 2, H - 12);
-    put_escaped(f, xlabel);
+    sensim_plot_xml_text(f, xlabel);
     fprintf(f, "</text>\n<text x=\"16\" y=\"%g\" text-anchor=\"middle\" transform=\"rotate(-90 16 %g)\">tests</text>\n",
             T + ph / 2, T + ph / 2);
     for (int s = 0; s < (nb ? 2 : 1); s++) {
@@ -104,7 +92,7 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
         fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"12\" fill=\"%s\" fill-opacity=\"0.5\"/>"
                    "<text x=\"%g\" y=\"%g\">",
                 L + pw - 150, y - 10, color[s], L + pw - 132, y);
-        put_escaped(f, s ? label_b : label_a);
+        sensim_plot_xml_text(f, s ? label_b : label_a);
         fprintf(f, " (n=%zu)</text>\n", s ? nb : na);
     }
     fputs("</svg>\n", f);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "render_internal.h"
+#include "sensim/camera.h"
 #include "sensim/rng.h"
 
 enum { STREAM_PX = 0, STREAM_PY = 1, STREAM_TIME = 2 };
@@ -36,10 +37,6 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
 {
     if (p->width < 1 || p->height < 1 || p->width > 65536 || p->height > 65536)
         goto bad_size;
-    if (!(p->hfov > 0 && p->hfov < M_PI)) {
-        sensim_error(SENSIM_EINVAL, "camera: hfov must be in (0, pi) rad (got %g)", p->hfov);
-        return NULL;
-    }
     if (p->samples < 1 || p->samples > 4096) {
         sensim_error(SENSIM_EINVAL, "camera: samples must be 1..4096 (got %d)", p->samples);
         return NULL;
@@ -52,17 +49,17 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
         return NULL;
     }
-    double tw = tan(0.5 * p->hfov);
-    if (p->lens == SENSIM_RENDER_LENS_FOV) {
-        /* tan(r1 tan w) must stay below its pole over the whole image: the
-         * corner has r1 = sqrt(1 + (H/W)^2). */
-        double rmax = hypot(1.0, (double)p->height / p->width);
-        if (!(rmax * tw < M_PI / 2 * 0.999) || !(tw < M_PI / 2 * 0.999)) {
-            sensim_error(SENSIM_EINVAL, "camera: the FOV lens is undefined at hfov %g deg for a %dx%d image "
-                         "(needs r1 tan(w) < pi/2 at the corners)", p->hfov * 180 / M_PI, p->width, p->height);
-            return NULL;
-        }
+    /* The field of view and, for the FOV lens, tan(r1 tan w) below its
+     * pole up to the image corner: the lens model's own check, so that a
+     * lens the camera model takes is one the renderer takes. */
+    sensim_lens lens = {p->lens == SENSIM_RENDER_LENS_FOV ? SENSIM_LENS_FOV : SENSIM_LENS_PINHOLE, (size_t)p->width,
+                        (size_t)p->height, p->hfov};
+    sensim_status st = sensim_lens_check(&lens);
+    if (st) {
+        sensim_error_prefix(st, "camera");
+        return NULL;
     }
+    double tw = tan(0.5 * p->hfov);
     sensim_render_camera *c = calloc(1, sizeof *c);
     if (!c) {
         sensim_error(SENSIM_ENOMEM, "camera: out of memory");

@@ -458,7 +458,7 @@ START_TEST(bad_params)
     c.lens = SENSIM_RENDER_LENS_FOV;
     c.hfov = 150 * M_PI / 180;
     ck_assert_ptr_null(sensim_render_camera_create(&c));
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "FOV lens is undefined"));
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "must stay below pi/2"));
     sensim_render_lidar_destroy(NULL);
     sensim_render_camera_destroy(NULL);
     sensim_render_lidar_points_destroy(NULL);

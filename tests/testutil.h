@@ -6,6 +6,12 @@
 #include <check.h>
 #include <stddef.h>
 
+/* Every suite_NAME of tests/ (the list the runner is built from), declared
+ * for the files that define them (-Wmissing-prototypes). */
+#define SENSIM_SUITE(f) Suite *f(void);
+#include "suites.h"
+#undef SENSIM_SUITE
+
 /* A fresh directory under $TMPDIR (or /tmp), malloc'd; remove it with
  * tu_rmtree and free the string. */
 char *tu_mkdtemp(void);

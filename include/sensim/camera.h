@@ -192,6 +192,18 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sen
  * wrote. */
 void sensim_camera_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_camera_params *p,
                               const sensim_lens *lens);
+/* Simulates a photon-transfer stack with the camera model (16-bit
+ * samples), for checking a fit against known parameters: level k gets
+ * p->exposure_time = exposure[k], two light frames of the uniform
+ * normalized intensity[k] into light + 2k H*W and two dark frames (intensity
+ * 0) into dark + 2k H*W (the /stack/light and /stack/dark layouts of
+ * sensim-fit(1)). One camera per level from the same (seed, sensor), so the
+ * fixed patterns are the same at every level; frame numbers 4k..4k+3, so no
+ * two frames share noise. p->model must be EMVA. Allocates a camera and two
+ * frames per level. */
+sensim_status sensim_ptc_simulate(const sensim_camera_params *p, uint64_t seed, uint32_t sensor, size_t levels,
+                                  const double *exposure, const double *intensity, uint16_t *light,
+                                  uint16_t *dark);
 
 #ifdef __cplusplus
 }

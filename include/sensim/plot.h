@@ -54,6 +54,11 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
 /* Writes to path through a temporary file renamed on success. */
 sensim_status sensim_plot_write_svg(const sensim_plot *p, const char *path, int width, int height);
 
+/* Writes s as SVG/XML text or attribute value: <, >, & and " as entities,
+ * everything else as is (UTF-8 passes through). NULL writes nothing. The
+ * one escaper of every SVG writer in the library. */
+void sensim_plot_xml_text(FILE *f, const char *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  *
  * Usage: one sensim_ptc_level per exposure (sensim_ptc_level_compute on the
  * four frames), then sensim_ptc_fit over the levels, then optionally
- * sensim_ptc_plot_svg.
+ * sensim_ptc_plot_svg. A stack to fit is simulated by sensim_ptc_simulate
+ * of sensim/camera.h (the camera model makes the frames).
  *
  * Ownership: frames are borrowed for the call; results are plain structs.
  * Thread safety: no shared state (level_compute uses OpenMP reductions, whose
@@ -80,19 +81,6 @@ sensim_status sensim_ptc_fit(const sensim_ptc_level *levels, size_t n, double fu
  * point) as SVG; temporary name and rename. */
 sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *levels, size_t n,
                                   const sensim_ptc_result *r);
-
-/* Simulates a photon-transfer stack with the camera model (16-bit
- * samples), for checking a fit against known parameters: level k gets
- * p->exposure_time = exposure[k], two light frames of the uniform
- * normalized intensity[k] into light + 2k H*W and two dark frames (intensity
- * 0) into dark + 2k H*W (the /stack/light and /stack/dark layouts of
- * sensim-fit(1)). One camera per level from the same (seed, sensor), so the
- * fixed patterns are the same at every level; frame numbers 4k..4k+3, so no
- * two frames share noise. p->model must be EMVA. Allocates a camera and two
- * frames per level. */
-sensim_status sensim_ptc_simulate(const sensim_camera_params *p, uint64_t seed, uint32_t sensor, size_t levels,
-                                  const double *exposure, const double *intensity, uint16_t *light,
-                                  uint16_t *dark);
 
 #ifdef __cplusplus
 }

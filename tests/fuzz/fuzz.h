@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The entry point libFuzzer calls, defined by each fuzz_*.c target. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
 /* The scratch directory (created on first use, removed at exit). */
 const char *fuzz_dir(void);
 /* Writes data to fuzz_dir()/name and returns that path (static buffer,

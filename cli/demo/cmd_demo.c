@@ -1,9 +1,8 @@
 /* sensim demo: the whole pipeline on the bundled data, each step printed as
  * the command a user would type, then a summary that checks the outputs
  * against what the models promise. Each later step lives in its own
- * cli/demo_<part>.c and is listed in demo_steps below. */
+ * cli/demo/demo_<part>.c and is listed in demo_steps below. */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,32 +17,40 @@
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-const char cmd_demo_usage[] =
-    "usage: sensim demo [--dir DIR] [--data DIR]\n"
-    "\n"
-    "Runs the pipeline on the bundled presets, printing each step as the\n"
-    "command a user would type, then a summary checked against the models:\n"
-    "  - a ground-truth circle and an ADIS16448 IMU injected onto it, its\n"
-    "    measured noise beside the datasheet's values;\n"
-    "  - an hour of the IMU lying still, its white noise N, bias instability B\n"
-    "    and rate random walk K fitted back (sensim fit imu) beside the rig's\n"
-    "    values;\n"
-    "  - the circle seen by each bundled GNSS model, with its horizontal error;\n"
-    "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
-    "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
-    "    presets' values;\n"
-    "  - seed 004's GNSS experiment at a small size: five GNSS models ranked\n"
-    "    by VEPD against \"real\" logs from Ch:Gauss and then from Ch:RW;\n"
-    "  - a camera frame through the EMVA 1288 chain (PNG) and the photon-\n"
-    "    transfer fit of a simulated flat-field stack beside the true values;\n"
-    "  - a lidar scan and a camera frame of the bundled outdoor scene (a PNG\n"
-    "    of each: a bird's-eye view of the scan, the image), and the scan\n"
-    "    again with the VLP-16's datasheet range noise.\n"
-    "\n"
-    "  --dir DIR    where the files go (default: ./sensim-demo)\n"
-    "  --data DIR   the bundled data (default: $SENSIM_DATA, ./data, the\n"
-    "               program's ../share/sensim, or " SENSIM_DATADIR ")\n"
-    "  -h, --help   this text\n";
+static const cli_opt cmd_demo_opts[] = {
+    {CLI_NOSHORT('d'), "dir", "DIR", "where the files go (default: ./sensim-demo)"},
+    {CLI_NOSHORT('D'), "data", "DIR", "the bundled data (default: $SENSIM_DATA, ./data, the\n"
+                                      "program's ../share/sensim, or " SENSIM_DATADIR ")"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_demo_spec = {
+    .verb = "demo",
+    .head = "usage: sensim demo [--dir DIR] [--data DIR]\n"
+            "\n"
+            "Runs the pipeline on the bundled presets, printing each step as the\n"
+            "command a user would type, then a summary checked against the models:\n"
+            "  - a ground-truth circle and an ADIS16448 IMU injected onto it, its\n"
+            "    measured noise beside the datasheet's values;\n"
+            "  - an hour of the IMU lying still, its white noise N, bias instability B\n"
+            "    and rate random walk K fitted back (sensim fit imu) beside the rig's\n"
+            "    values;\n"
+            "  - the circle seen by each bundled GNSS model, with its horizontal error;\n"
+            "  - GNSS noise fitted back from 15-minute standstill logs of the Ch:RW\n"
+            "    and NEO-M8N (Gauss-Markov + white + outliers) presets, beside the\n"
+            "    presets' values;\n"
+            "  - seed 004's GNSS experiment at a small size: five GNSS models ranked\n"
+            "    by VEPD against \"real\" logs from Ch:Gauss and then from Ch:RW;\n"
+            "  - a camera frame through the EMVA 1288 chain (PNG) and the photon-\n"
+            "    transfer fit of a simulated flat-field stack beside the true values;\n"
+            "  - a lidar scan and a camera frame of the bundled outdoor scene (a PNG\n"
+            "    of each: a bird's-eye view of the scan, the image), and the scan\n"
+            "    again with the VLP-16's datasheet range noise.\n"
+            "\n",
+    .opts = cmd_demo_opts,
+    .column = 15,
+    .long_flush = 1,
+};
 
 /* Mean and the white-noise sigma from first differences (var(diff)/2),
  * which the slow bias processes barely touch. */
@@ -74,21 +81,18 @@ static int (*const demo_steps[])(const char *data, const char *dir, const char *
 
 int cmd_demo(int argc, char **argv)
 {
-    static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
-                                         {"data", required_argument, NULL, 'D'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
     const char *dir = "sensim-demo", *data = NULL;
     int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_demo_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 'D': data = optarg; break;
-        case 'h': cli_print_help("demo", stdout); return CLI_OK;
-        default: return cli_usage_error("demo", "unknown option");
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind != argc)
         return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
     data = demo_find_data(data);

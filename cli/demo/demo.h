@@ -1,26 +1,13 @@
 /* Shared pieces of `sensim demo`: each step after the IMU summary lives in
- * its own cli/demo_<part>.c as `int demo_<part>(data, dir, gt)` and is listed
+ * its own cli/demo/demo_<part>.c as `int demo_<part>(data, dir, gt)` and is listed
  * in demo_steps in cmd_demo.c. Not thread-safe (the verbs use getopt). */
 #ifndef SENSIM_CLI_DEMO_H
 #define SENSIM_CLI_DEMO_H
 
 #include <stddef.h>
 
+#include "cli.h" /* the verbs a step may run in-process */
 #include "sensim/log.h"
-
-/* The verbs a step may run in-process. */
-int cmd_trajectory(int argc, char **argv);
-int cmd_inject(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_allan(int argc, char **argv);
-int cmd_fit(int argc, char **argv);
-int cmd_datasheet(int argc, char **argv);
-int cmd_render(int argc, char **argv);
-int cmd_judge(int argc, char **argv);
-int cmd_vepd(int argc, char **argv);
-int cmd_export(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_sim2real(int argc, char **argv);
 
 /* Runs a verb with a NULL-terminated argument list (at most 30), echoing it
  * as "$ sensim verb args"; returns the verb's exit status. */

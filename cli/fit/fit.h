@@ -1,4 +1,4 @@
-/* The camera, lidar and gnss parts of `sensim fit`, for cli/cmd_fit.c to dispatch
+/* The camera, lidar and gnss parts of `sensim fit`, for cli/fit/cmd_fit.c to dispatch
  * to (`sensim fit camera ...`, `sensim fit lidar ...`, `sensim fit gnss ...`).
  * argv[0] is the sub-verb ("camera", "lidar" or "gnss"); options are parsed with getopt_long.
  * Exit status 0 success, 1 failure, 2 usage error; the output YAML is
@@ -6,11 +6,11 @@
 #ifndef SENSIM_CLI_FIT_H
 #define SENSIM_CLI_FIT_H
 
+#include "cli.h"
+
 int cli_fit_camera(int argc, char **argv);
 int cli_fit_lidar(int argc, char **argv);
 int cli_fit_gnss(int argc, char **argv);
-extern const char cli_fit_camera_usage[];
-extern const char cli_fit_lidar_usage[];
-extern const char cli_fit_gnss_usage[];
+extern const cli_spec cli_fit_camera_spec, cli_fit_lidar_spec, cli_fit_gnss_spec;
 
 #endif

@@ -1,6 +1,5 @@
 /* sensim fit camera - photon-transfer calibration (EMVA 1288) of a frame
  * stack, written as a rig YAML with the fitted camera noise. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +16,35 @@
 
 #define VERB "fit camera"
 
-const char cli_fit_camera_usage[] =
-    "usage: sensim fit camera STACK.h5 -o CAM.yaml [options]\n"
-    "\n"
-    "Fits camera noise by the photon-transfer method (EMVA 1288) from flat-field\n"
-    "frame pairs at increasing exposure and dark pairs at the same exposures:\n"
-    "gain K, read noise, dark current, saturation, PRNU, DSNU, and the two\n"
-    "parameters of the intensity model sigma^2 = s1^2 I + s2^2.\n"
-    "\n"
-    "STACK.h5 layout:\n"
-    "  /stack/exposure  f64[L]            s, one per level\n"
-    "  /stack/light     u8|u16|f32 [L,2,H,W]  two flat-field frames per level\n"
-    "  /stack/dark      same shape (optional) two dark frames per level\n"
-    "\n"
-    "options:\n"
-    "  -o, --output FILE     rig YAML to write (required)\n"
-    "      --name NAME       sensor name in the YAML (default cam)\n"
-    "      --model M         intensity (default) or emva: the noise model written\n"
-    "      --full-scale X    DN of intensity 1 (default 255, 65535 or 1 by type)\n"
-    "      --plot FILE       photon-transfer plot (SVG); --svg is the same\n"
-    "      --json            print the results as JSON on stdout\n"
-    "  -h, --help            this text\n";
+static const cli_opt cli_fit_camera_opts[] = {
+    {'o', "output", "FILE", "rig YAML to write (required)"},
+    {CLI_NOSHORT('n'), "name", "NAME", "sensor name in the YAML (default cam)"},
+    {CLI_NOSHORT('m'), "model", "M", "intensity (default) or emva: the noise model written"},
+    {CLI_NOSHORT('f'), "full-scale", "X", "DN of intensity 1 (default 255, 65535 or 1 by type)"},
+    {CLI_NOSHORT('s'), "plot", "FILE", "photon-transfer plot (SVG); --svg is the same"},
+    {CLI_NOSHORT('s'), "svg", "FILE", NULL},
+    {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cli_fit_camera_spec = {
+    .verb = VERB,
+    .head = "usage: sensim fit camera STACK.h5 -o CAM.yaml [options]\n"
+            "\n"
+            "Fits camera noise by the photon-transfer method (EMVA 1288) from flat-field\n"
+            "frame pairs at increasing exposure and dark pairs at the same exposures:\n"
+            "gain K, read noise, dark current, saturation, PRNU, DSNU, and the two\n"
+            "parameters of the intensity model sigma^2 = s1^2 I + s2^2.\n"
+            "\n"
+            "STACK.h5 layout:\n"
+            "  /stack/exposure  f64[L]            s, one per level\n"
+            "  /stack/light     u8|u16|f32 [L,2,H,W]  two flat-field frames per level\n"
+            "  /stack/dark      same shape (optional) two dark frames per level\n"
+            "\n"
+            "options:\n",
+    .opts = cli_fit_camera_opts,
+    .column = 24,
+};
 
 static int write_yaml(const char *path, const char *name, int emva, const sensim_ptc_result *r, const char *src,
                       size_t L)
@@ -96,21 +103,12 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
 
 int cli_fit_camera(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                          {"name", required_argument, NULL, 'n'},
-                                          {"model", required_argument, NULL, 'm'},
-                                          {"full-scale", required_argument, NULL, 'f'},
-                                          {"plot", required_argument, NULL, 's'},
-                                          {"svg", required_argument, NULL, 's'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     const char *out = NULL, *name = "cam", *svg = NULL;
     int emva = 0, json = 0, c;
     double fs = 0;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cli_fit_camera_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'n': name = optarg; break;
@@ -126,10 +124,10 @@ int cli_fit_camera(int argc, char **argv)
             break;
         case 's': svg = optarg; break;
         case 'j': json = 1; break;
-        case 'h': fputs(cli_fit_camera_usage, stdout); return CLI_OK;
-        default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind != argc - 1)
         return cli_usage_error(VERB, "expected one STACK.h5");
     if (!out)
@@ -259,10 +257,7 @@ int cli_fit_camera(int argc, char **argv)
         printf("{");
         for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
             /* JSON has no NaN: unknown values are null. */
-            if (isfinite(f[i].v))
-                printf("\"%s\": %.9g, ", f[i].k, f[i].v);
-            else
-                printf("\"%s\": null, ", f[i].k);
+            printf("\"%s\": %s, ", f[i].k, CLI_JSON_G(f[i].v, 9));
         }
         if (r.quantization_limited)
             printf("\"validity_note\": \"temporal variance %.3g DN^2 below 0.24 DN^2: outside EMVA 1288's validity, "

@@ -1,7 +1,6 @@
 /* sensim fit KIND: fit noise-model parameters from stationary data. Each
  * kind is one entry of the table below (fit imu here; camera, lidar and gnss
  * join the table from their own files). */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,55 +20,62 @@
 #include "sensim/rig.h"
 #include "sensim/imu.h"
 
-const char cmd_fit_usage[] =
-    "usage: sensim fit KIND [options]\n"
-    "\n"
-    "Fits noise-model parameters to recorded stationary data. Kinds:\n"
-    "  imu     Allan-variance fit of a static IMU log\n"
-    "  camera  photon transfer (EMVA 1288) from a flat-field stack\n"
-    "          (sensim fit camera --help)\n"
-    "  lidar   range-noise line from repeated scans of a static scene, and the\n"
-    "          angular sigma on labelled planar targets\n"
-    "          (sensim fit lidar --help)\n"
-    "  gnss    Ch:Gauss / Gauss-Markov / Chrono Ch:RW position noise and the\n"
-    "          AirSim HDOP low-pass from a standstill GNSS log\n"
-    "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
-    "          sensim fit gnss --help)\n"
-    "\n"
-    "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml [--rostopic T]]\n"
-    "sensim fit imu BAG --topic TOPIC [-o FITTED.yaml] [--kalibr IMU.yaml]\n"
-    "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
-    "               [--rate HZ] [--name NAME]\n"
-    "\n"
-    "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
-    "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
-    "  quantization Q, white noise N, bias instability B, rate random walk K and\n"
-    "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
-    "  confidence interval; terms the data cannot identify are named, never NaN.\n"
-    "\n"
-    "  -s, --sensor NAME     the IMU group in the log (required for a log)\n"
-    "  -t, --topic TOPIC     a sensor_msgs/Imu topic of a ROS 1 bag or rosbag2\n"
-    "                        recording instead (header-stamp order, rate from the\n"
-    "                        median interval; the kalibr rostopic)\n"
-    "  -o, --output FILE     rig YAML with an imu sensor (gyro:/accel: blocks, SI)\n"
-    "  -k, --kalibr FILE     kalibr imu.yaml (noise densities and random walks, the\n"
-    "                        mean of the axes; an axis whose term is not\n"
-    "                        identified gives its upper bound, flagged in a comment)\n"
-    "      --rostopic TOPIC  the kalibr file's rostopic (default: --topic, else /imu0)\n"
-    "  -p, --plot FILE.svg   Allan-deviation plot with intervals and fitted terms\n"
-    "                        (FILE-gyro.svg and FILE-accel.svg when both exist)\n"
-    "  -c, --confidence P    two-sided level of the intervals (default 0.95)\n"
-    "  -g, --gauss-markov    also fit white noise + one Gauss-Markov bias and write\n"
-    "                        gauss_markov: {sigma, tau} instead of B and K\n"
-    "  -r, --rate HZ         sample rate (default: the sensor's rate_hz, checked\n"
-    "                        against its timestamps)\n"
-    "  -n, --name NAME       sensor name in the YAML (default: --sensor)\n"
-    "      --json            print the fit (values, intervals, flags, classic\n"
-    "                        read-offs) as JSON; otherwise a table\n"
-    "  -q, --quiet           no progress (shown on stderr only on a terminal)\n"
-    "  -h, --help            this text\n"
-    "\n"
-    "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n";
+static const cli_opt cmd_fit_opts[] = {
+    {'s', "sensor", "NAME", "the IMU group in the log (required for a log)"},
+    {'t', "topic", "TOPIC", "a sensor_msgs/Imu topic of a ROS 1 bag or rosbag2\n"
+                            "recording instead (header-stamp order, rate from the\n"
+                            "median interval; the kalibr rostopic)"},
+    {'o', "output", "FILE", "rig YAML with an imu sensor (gyro:/accel: blocks, SI)"},
+    {'k', "kalibr", "FILE", "kalibr imu.yaml (noise densities and random walks, the\n"
+                            "mean of the axes; an axis whose term is not\n"
+                            "identified gives its upper bound, flagged in a comment)"},
+    {CLI_NOSHORT('T'), "rostopic", "TOPIC", "the kalibr file's rostopic (default: --topic, else /imu0)"},
+    {'p', "plot", "FILE.svg", "Allan-deviation plot with intervals and fitted terms\n"
+                              "(FILE-gyro.svg and FILE-accel.svg when both exist)"},
+    {'c', "confidence", "P", "two-sided level of the intervals (default 0.95)"},
+    {'g', "gauss-markov", NULL, "also fit white noise + one Gauss-Markov bias and write\n"
+                                "gauss_markov: {sigma, tau} instead of B and K"},
+    {'r', "rate", "HZ", "sample rate (default: the sensor's rate_hz, checked\n"
+                        "against its timestamps)"},
+    {'n', "name", "NAME", "sensor name in the YAML (default: --sensor)"},
+    {CLI_NOSHORT('J'), "json", NULL, "print the fit (values, intervals, flags, classic\n"
+                                     "read-offs) as JSON; otherwise a table"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cmd_fit_spec = {
+    .verb = "fit",
+    .head = "usage: sensim fit KIND [options]\n"
+            "\n"
+            "Fits noise-model parameters to recorded stationary data. Kinds:\n"
+            "  imu     Allan-variance fit of a static IMU log\n"
+            "  camera  photon transfer (EMVA 1288) from a flat-field stack\n"
+            "          (sensim fit camera --help)\n"
+            "  lidar   range-noise line from repeated scans of a static scene, and the\n"
+            "          angular sigma on labelled planar targets\n"
+            "          (sensim fit lidar --help)\n"
+            "  gnss    Ch:Gauss / Gauss-Markov / Chrono Ch:RW position noise and the\n"
+            "          AirSim HDOP low-pass from a standstill GNSS log\n"
+            "          (sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [--json];\n"
+            "          sensim fit gnss --help)\n"
+            "\n"
+            "sensim fit imu LOG.h5 --sensor NAME -o FITTED.yaml [--kalibr IMU.yaml [--rostopic T]]\n"
+            "sensim fit imu BAG --topic TOPIC [-o FITTED.yaml] [--kalibr IMU.yaml]\n"
+            "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
+            "               [--rate HZ] [--name NAME]\n"
+            "\n"
+            "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
+            "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
+            "  quantization Q, white noise N, bias instability B, rate random walk K and\n"
+            "  rate ramp R by weighted least squares on the Allan variance, each with a\n"
+            "  confidence interval; terms the data cannot identify are named, never NaN.\n"
+            "\n",
+    .opts = cmd_fit_opts,
+    .column = 24,
+    .tail = "\n"
+            "Exit status: 0 success, 1 failure, 2 usage error (also for an unknown KIND).\n",
+};
 
 typedef struct fit_kind {
     const char *name;
@@ -458,21 +464,13 @@ static char *suffixed(const char *path, const char *suffix)
 
 static int fit_imu(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"sensor", required_argument, 0, 's'}, {"output", required_argument, 0, 'o'},
-        {"kalibr", required_argument, 0, 'k'}, {"plot", required_argument, 0, 'p'},
-        {"confidence", required_argument, 0, 'c'}, {"gauss-markov", no_argument, 0, 'g'},
-        {"rate", required_argument, 0, 'r'},   {"name", required_argument, 0, 'n'},
-        {"json", no_argument, 0, 'J'},         {"help", no_argument, 0, 'h'},
-        {"topic", required_argument, 0, 't'}, {"rostopic", required_argument, 0, 'T'},
-        {"quiet", no_argument, 0, 'q'},        {0, 0, 0, 0}};
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
                *topic = NULL, *rostopic = NULL;
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, quiet = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:k:p:c:gr:n:t:qh", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cmd_fit_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 's': sensor = optarg; break;
         case 't': topic = optarg; break;
@@ -499,11 +497,10 @@ static int fit_imu(int argc, char **argv)
             rostopic = optarg;
             break;
         case 'q': quiet = 1; break;
-        case 'h': cli_print_help("fit", stdout); return CLI_OK;
-        case ':': return cli_usage_error("fit", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("fit", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind < argc)
         input = argv[optind++];
     if (optind < argc)

@@ -2,7 +2,6 @@
  * Ch:Gauss / Ch:RW, Gauss-Markov, Gauss-Markov plus white noise, outliers,
  * AirSim HDOP low-pass), written as a rig
  * YAML that `sensim inject` takes back. Estimators: sensim/gnssfit.h. */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,57 +20,66 @@
 
 #define VERB "fit gnss"
 
-const char cli_fit_gnss_usage[] =
-    "usage: sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [options]\n"
-    "       sensim fit gnss BAG --topic TOPIC -o FITTED.yaml [options]\n"
-    "\n"
-    "Fits GNSS noise parameters to a standstill log: /sensors/NAME/t with enu\n"
-    "(or lla, converted to ENU metres) and, when present, hdop. First,\n"
-    "single-epoch outliers (jumps from the median of the neighbours beyond\n"
-    "--outlier-threshold robust standard deviations) are rejected and their rate\n"
-    "reported with an exact binomial interval. Per ENU axis: the lag-1\n"
-    "autocorrelation (white or not), the white sigma (Chrono Ch:Gauss), a\n"
-    "first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum likelihood and\n"
-    "Gauss-Markov plus white noise (sigma_gm, tau, sigma_white) by the exact\n"
-    "Kalman-filter likelihood; pooled: Chrono's Ch:RW sigma from the standard\n"
-    "deviation of the second derivative of position (seed 004), corrected for\n"
-    "Chrono's inner model rate; the AirSim HDOP low-pass (initial, final, tau)\n"
-    "by nonlinear least squares. Every estimate comes with a confidence\n"
-    "interval. The YAML's covariance is the log's position_covariance rule\n"
-    "(scaled or nmea of the HDOP) when it follows one, else none.\n"
-    "\n"
-    "options:\n"
-    "  -s, --sensor NAME        the GNSS group in the log (required for a log)\n"
-    "      --topic TOPIC        a sensor_msgs/NavSatFix topic of a ROS 1 bag or rosbag2\n"
-    "                           recording (read as 'sensim import' reads it)\n"
-    "  -o, --output FILE        rig YAML with one gnss sensor (same keys as\n"
-    "                           data/gnss-*.yaml)\n"
-    "  -m, --model M            position noise written to the YAML: auto (default),\n"
-    "                           gaussian, gauss_markov, gauss_markov_white,\n"
-    "                           chrono_random_walk, none. auto: none if positions\n"
-    "                           are constant, else chrono_random_walk if the first\n"
-    "                           differences are smooth (lag-1 autocorrelation >\n"
-    "                           0.5), else gaussian if every axis is white, else\n"
-    "                           gauss_markov_white if the white part is significant\n"
-    "                           on some axis (likelihood ratio, Bonferroni over the\n"
-    "                           axes), else gauss_markov\n"
-    "      --outlier-threshold K\n"
-    "                           reject epochs more than K robust standard\n"
-    "                           deviations from their neighbours (default 6)\n"
-    "      --keep-outliers      reject nothing\n"
-    "      --rw-model-rate HZ   Chrono's inner model rate (default 100)\n"
-    "      --rw-max-acceleration A\n"
-    "                           the clamp written for Ch:RW, m/s^2 (default 4 sigma;\n"
-    "                           not identifiable at the output rate)\n"
-    "      --power-on T         time the receiver was switched on, the HDOP\n"
-    "                           low-pass's start (default: the first time stamp)\n"
-    "  -c, --confidence P       two-sided level of the intervals (default 0.95)\n"
-    "  -n, --name NAME          sensor name in the YAML (default: --sensor)\n"
-    "      --json               print the estimates as JSON; otherwise a table\n"
-    "  -h, --help               this text\n"
-    "\n"
-    "Exit status: 0 success, 1 failure (the message names file and dataset;\n"
-    "FITTED.yaml is not touched), 2 usage error.\n";
+enum { O_RATE = CLI_LONG, O_AMAX, O_POWER, O_JSON, O_OTHR, O_KEEP, O_TOPIC };
+
+static const cli_opt cli_fit_gnss_opts[] = {
+    {'s', "sensor", "NAME", "the GNSS group in the log (required for a log)"},
+    {O_TOPIC, "topic", "TOPIC", "a sensor_msgs/NavSatFix topic of a ROS 1 bag or rosbag2\n"
+                                "recording (read as 'sensim import' reads it)"},
+    {'o', "output", "FILE", "rig YAML with one gnss sensor (same keys as\n"
+                            "data/gnss-*.yaml)"},
+    {'m', "model", "M", "position noise written to the YAML: auto (default),\n"
+                        "gaussian, gauss_markov, gauss_markov_white,\n"
+                        "chrono_random_walk, none. auto: none if positions\n"
+                        "are constant, else chrono_random_walk if the first\n"
+                        "differences are smooth (lag-1 autocorrelation >\n"
+                        "0.5), else gaussian if every axis is white, else\n"
+                        "gauss_markov_white if the white part is significant\n"
+                        "on some axis (likelihood ratio, Bonferroni over the\n"
+                        "axes), else gauss_markov"},
+    {O_OTHR, "outlier-threshold", "K", "\n"
+                                       "reject epochs more than K robust standard\n"
+                                       "deviations from their neighbours (default 6)"},
+    {O_KEEP, "keep-outliers", NULL, "reject nothing"},
+    {O_RATE, "rw-model-rate", "HZ", "Chrono's inner model rate (default 100)"},
+    {O_AMAX, "rw-max-acceleration", "A", "\n"
+                                         "the clamp written for Ch:RW, m/s^2 (default 4 sigma;\n"
+                                         "not identifiable at the output rate)"},
+    {O_POWER, "power-on", "T", "time the receiver was switched on, the HDOP\n"
+                               "low-pass's start (default: the first time stamp)"},
+    {'c', "confidence", "P", "two-sided level of the intervals (default 0.95)"},
+    {'n', "name", "NAME", "sensor name in the YAML (default: --sensor)"},
+    {O_JSON, "json", NULL, "print the estimates as JSON; otherwise a table"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cli_fit_gnss_spec = {
+    .verb = VERB,
+    .head = "usage: sensim fit gnss LOG.h5 --sensor NAME -o FITTED.yaml [options]\n"
+            "       sensim fit gnss BAG --topic TOPIC -o FITTED.yaml [options]\n"
+            "\n"
+            "Fits GNSS noise parameters to a standstill log: /sensors/NAME/t with enu\n"
+            "(or lla, converted to ENU metres) and, when present, hdop. First,\n"
+            "single-epoch outliers (jumps from the median of the neighbours beyond\n"
+            "--outlier-threshold robust standard deviations) are rejected and their rate\n"
+            "reported with an exact binomial interval. Per ENU axis: the lag-1\n"
+            "autocorrelation (white or not), the white sigma (Chrono Ch:Gauss), a\n"
+            "first-order Gauss-Markov (sigma, tau) by exact AR(1) maximum likelihood and\n"
+            "Gauss-Markov plus white noise (sigma_gm, tau, sigma_white) by the exact\n"
+            "Kalman-filter likelihood; pooled: Chrono's Ch:RW sigma from the standard\n"
+            "deviation of the second derivative of position (seed 004), corrected for\n"
+            "Chrono's inner model rate; the AirSim HDOP low-pass (initial, final, tau)\n"
+            "by nonlinear least squares. Every estimate comes with a confidence\n"
+            "interval. The YAML's covariance is the log's position_covariance rule\n"
+            "(scaled or nmea of the HDOP) when it follows one, else none.\n"
+            "\n"
+            "options:\n",
+    .opts = cli_fit_gnss_opts,
+    .column = 27,
+    .tail = "\n"
+            "Exit status: 0 success, 1 failure (the message names file and dataset;\n"
+            "FITTED.yaml is not touched), 2 usage error.\n",
+};
 
 enum { M_AUTO, M_NONE, M_GAUSS, M_GM, M_RW, M_GMW };
 static const char *const model_names[] = {"auto",         "none",   "gaussian", "gauss_markov", "chrono_random_walk",
@@ -598,21 +606,6 @@ static void print_table(FILE *f, const gfit *g)
 
 int cli_fit_gnss(int argc, char **argv)
 {
-    enum { O_RATE = 256, O_AMAX, O_POWER, O_JSON, O_OTHR, O_KEEP, O_TOPIC };
-    static const struct option opts[] = {{"sensor", required_argument, NULL, 's'},
-                                          {"output", required_argument, NULL, 'o'},
-                                          {"model", required_argument, NULL, 'm'},
-                                          {"rw-model-rate", required_argument, NULL, O_RATE},
-                                          {"rw-max-acceleration", required_argument, NULL, O_AMAX},
-                                          {"power-on", required_argument, NULL, O_POWER},
-                                          {"confidence", required_argument, NULL, 'c'},
-                                          {"name", required_argument, NULL, 'n'},
-                                          {"json", no_argument, NULL, O_JSON},
-                                          {"outlier-threshold", required_argument, NULL, O_OTHR},
-                                          {"keep-outliers", no_argument, NULL, O_KEEP},
-                                          {"topic", required_argument, NULL, O_TOPIC},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     gfit g;
     memset(&g, 0, sizeof g);
     g.confidence = 0.95;
@@ -622,9 +615,9 @@ int cli_fit_gnss(int argc, char **argv)
     const char *output = NULL, *topic = NULL;
     int model = M_AUTO, json = 0, c;
     double power_on = NAN;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":s:o:m:c:n:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cli_fit_gnss_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 's': g.sensor = optarg; break;
         case 'o': output = optarg; break;
@@ -665,11 +658,10 @@ int cli_fit_gnss(int argc, char **argv)
             break;
         case O_KEEP: g.reject = 0; break;
         case O_TOPIC: topic = optarg; break;
-        case 'h': fputs(cli_fit_gnss_usage, stdout); return CLI_OK;
-        case ':': return cli_usage_error(VERB, "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind != argc - 1)
         return cli_usage_error(VERB, optind < argc ? "expected one LOG.h5, got more" : "expected one LOG.h5");
     if (!g.sensor && !topic)

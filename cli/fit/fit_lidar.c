@@ -1,7 +1,6 @@
 /* sensim fit lidar - range noise sigma = base + slope * range from repeated
  * scans of a static scene, and with per-return target labels the azimuth
  * and elevation sigma from planar targets, written as a rig YAML. */
-#include <getopt.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,58 +77,59 @@ static void json_array(const char *key, const double *v, size_t n)
     putchar(']');
 }
 
-const char cli_fit_lidar_usage[] =
-    "usage: sensim fit lidar SCANS.h5 -o LIDAR.yaml [options]\n"
-    "\n"
-    "Fits the lidar range noise sigma = range_sigma_base + range_sigma_slope *\n"
-    "range (weighted least squares, 95 % confidence intervals) from repeated scans\n"
-    "of a static scene by a static sensor: /sensors/NAME/ with scan_offset and\n"
-    "range (or points), every scan holding the same returns in the same order;\n"
-    "NaN ranges are missing returns. With a channel dataset, the per-beam\n"
-    "spread is reported too.\n"
-    "\n"
-    "With per-return labels (an integer dataset object or target, one row per\n"
-    "return, the same in every scan, as sensim render writes; -1 and 4294967295\n"
-    "mean no target), azimuth_sigma and elevation_sigma are fitted too from the\n"
-    "point-to-plane spread on planar targets: those of --targets, or else every\n"
-    "labelled object with at least 10 returns whose scan-mean points lie on a\n"
-    "plane within their scatter (flatness <= 3 and within 4 sd of 1, see\n"
-    "sensim-fit(1)). The targets\n"
-    "must include planes tilted about a vertical and about a horizontal axis.\n"
-    "The per-beam range bias against the fitted planes is then reported as\n"
-    "comments and in --json (the noise model has one range_bias for all beams).\n"
-    "\n"
-    "options:\n"
-    "  -o, --output FILE   rig YAML to write (required)\n"
-    "      --sensor NAME   the lidar group (default: the only /sensors group with\n"
-    "                      scan_offset)\n"
-    "      --targets LIST  comma-separated object numbers of the planar targets\n"
-    "                      (needs labels; default: the flat ones, chosen as above)\n"
-    "      --json          print the results as JSON on stdout\n"
-    "  -h, --help          this text\n";
+static const cli_opt cli_fit_lidar_opts[] = {
+    {'o', "output", "FILE", "rig YAML to write (required)"},
+    {CLI_NOSHORT('s'), "sensor", "NAME", "the lidar group (default: the only /sensors group with\n"
+                                         "scan_offset)"},
+    {CLI_NOSHORT('T'), "targets", "LIST", "comma-separated object numbers of the planar targets\n"
+                                          "(needs labels; default: the flat ones, chosen as above)"},
+    {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
+    {'h', "help", NULL, "this text"},
+    {0}};
+
+const cli_spec cli_fit_lidar_spec = {
+    .verb = VERB,
+    .head = "usage: sensim fit lidar SCANS.h5 -o LIDAR.yaml [options]\n"
+            "\n"
+            "Fits the lidar range noise sigma = range_sigma_base + range_sigma_slope *\n"
+            "range (weighted least squares, 95 % confidence intervals) from repeated scans\n"
+            "of a static scene by a static sensor: /sensors/NAME/ with scan_offset and\n"
+            "range (or points), every scan holding the same returns in the same order;\n"
+            "NaN ranges are missing returns. With a channel dataset, the per-beam\n"
+            "spread is reported too.\n"
+            "\n"
+            "With per-return labels (an integer dataset object or target, one row per\n"
+            "return, the same in every scan, as sensim render writes; -1 and 4294967295\n"
+            "mean no target), azimuth_sigma and elevation_sigma are fitted too from the\n"
+            "point-to-plane spread on planar targets: those of --targets, or else every\n"
+            "labelled object with at least 10 returns whose scan-mean points lie on a\n"
+            "plane within their scatter (flatness <= 3 and within 4 sd of 1, see\n"
+            "sensim-fit(1)). The targets\n"
+            "must include planes tilted about a vertical and about a horizontal axis.\n"
+            "The per-beam range bias against the fitted planes is then reported as\n"
+            "comments and in --json (the noise model has one range_bias for all beams).\n"
+            "\n"
+            "options:\n",
+    .opts = cli_fit_lidar_opts,
+    .column = 22,
+};
 
 int cli_fit_lidar(int argc, char **argv)
 {
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                          {"sensor", required_argument, NULL, 's'},
-                                          {"json", no_argument, NULL, 'j'},
-                                          {"targets", required_argument, NULL, 'T'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
     const char *out = NULL, *sensor = NULL, *targets_arg = NULL;
     int json = 0, c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    cli_parser op;
+    cli_parse_begin(&op, &cli_fit_lidar_spec, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
         case 'o': out = optarg; break;
         case 's': sensor = optarg; break;
         case 'j': json = 1; break;
         case 'T': targets_arg = optarg; break;
-        case 'h': fputs(cli_fit_lidar_usage, stdout); return CLI_OK;
-        default: return cli_usage_error(VERB, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (c)
+        return cli_parse_exit(c);
     if (optind != argc - 1)
         return cli_usage_error(VERB, "expected one SCANS.h5");
     if (!out)
