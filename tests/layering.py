@@ -25,10 +25,9 @@ import sys
 RANK = {"lib": 0, "io": 1, "models": 2, "calib": 3, "metrics": 3, "render": 3}
 LIBRARY = list(RANK)
 
-# Files that still name a sensor type of models/ from lib/: the registry and
-# the size guard, which the rig-registry move (issue 12 item 3) takes out of
-# lib/. Remove this list once that branch is merged.
-KNOWN_SENSOR_TYPE_EXCEPTIONS = {"lib/rig.c", "lib/guard.c"}
+# Files of lib/ allowed to name a sensor type of models/: none since the
+# rig registry moved to models/registry.c (issue 12 item 3).
+KNOWN_SENSOR_TYPE_EXCEPTIONS = set()
 
 
 def sources(root, folder):
