@@ -57,35 +57,6 @@ struct sensim_log_dset {
     char *name;
 };
 
-/* HDF5 prints its error stack to stderr unless told not to, and the setting
- * belongs to the host program too (one per thread in a thread-safe HDF5,
- * else one per process). sensim reports HDF5's failures itself, so each
- * public function here switches the printing off for its own calls and puts
- * the caller's setting back when it returns (nested calls save and restore
- * the same way). */
-typedef struct {
-    H5E_auto2_t func;
-    void *data;
-    int saved;
-} h5_quiet;
-
-static h5_quiet h5_quiet_begin(void)
-{
-    h5_quiet q = {NULL, NULL, 0};
-    if (H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data) >= 0) {
-        q.saved = 1;
-        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    }
-    return q;
-}
-
-static void h5_quiet_end(h5_quiet *q)
-{
-    if (q->saved)
-        H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
-
-#define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end), unused)) = h5_quiet_begin()
 
 static char *dupstr(const char *s)
 {

@@ -1,7 +1,9 @@
-/* What lib/gt.c needs of a log beyond the public API. Not installed; hidden
- * from the shared library's exports. */
+/* What lib/gt.c and lib/stitch.c need of a log beyond the public API. Not
+ * installed; hidden from the shared library's exports. */
 #ifndef SENSIM_LOG_INTERNAL_H
 #define SENSIM_LOG_INTERNAL_H
+
+#include <hdf5.h>
 
 #include "sensim/log.h"
 
@@ -10,6 +12,36 @@
 /* Tells the log's sensim_log_on_gt_read function (if any) that a reader has
  * read the ground truth up to row rows_done. */
 void sensim_log_report_gt_read(const sensim_log *log, size_t rows_done);
+
+/* HDF5 prints its error stack to stderr unless told not to, and the setting
+ * belongs to the host program too (one per thread in a thread-safe HDF5,
+ * else one per process). sensim reports HDF5's failures itself, so each
+ * public function that calls HDF5 switches the printing off for its own
+ * calls and puts the caller's setting back when it returns (nested calls
+ * save and restore the same way): H5_QUIET_SCOPE() at its top. */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+    int saved;
+} h5_quiet;
+
+static inline h5_quiet h5_quiet_begin(void)
+{
+    h5_quiet q = {NULL, NULL, 0};
+    if (H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data) >= 0) {
+        q.saved = 1;
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    }
+    return q;
+}
+
+static inline void h5_quiet_end(h5_quiet *q)
+{
+    if (q->saved)
+        H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+}
+
+#define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end), unused)) = h5_quiet_begin()
 
 #pragma GCC visibility pop
 

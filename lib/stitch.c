@@ -13,30 +13,8 @@
 #include "sensim/afile.h"
 #include "sensim/log.h"
 #include "sensim/stitch.h"
+#include "log_internal.h"
 
-typedef struct {
-    H5E_auto2_t func;
-    void *data;
-    int saved;
-} quiet;
-
-static quiet quiet_begin(void)
-{
-    quiet q = {NULL, NULL, 0};
-    if (H5Eget_auto2(H5E_DEFAULT, &q.func, &q.data) >= 0) {
-        q.saved = 1;
-        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    }
-    return q;
-}
-
-static void quiet_end(quiet *q)
-{
-    if (q->saved)
-        H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-}
-
-#define QUIET_SCOPE() quiet quiet_ __attribute__((cleanup(quiet_end), unused)) = quiet_begin()
 
 void sensim_shard_split(int64_t total, int64_t count, int64_t index, int64_t *first, int64_t *end)
 {
@@ -94,7 +72,7 @@ static int set_str(hid_t obj, const char *name, const char *v)
 
 sensim_status sensim_shard_tag(const char *path, const sensim_shard *s)
 {
-    QUIET_SCOPE();
+    H5_QUIET_SCOPE();
     if (!s || !s->kind || (strcmp(s->kind, "rows") && strcmp(s->kind, "seeds")) || s->count < 1 || s->index < 0 ||
         s->index >= s->count || s->first > s->end || s->end > s->total)
         return sensim_error(SENSIM_EINVAL, "%s: bad shard description", path);
@@ -879,7 +857,7 @@ static sensim_status write_seeds(hid_t out, shard *sh, size_t n, tree *t0)
 
 sensim_status sensim_stitch(const char *out_path, const char *const *paths, size_t n, const char *created_by)
 {
-    QUIET_SCOPE();
+    H5_QUIET_SCOPE();
     if (!n)
         return sensim_error(SENSIM_EINVAL, "no shards to stitch");
     shard *sh = calloc(n, sizeof *sh);
