@@ -228,6 +228,9 @@ typedef struct sensim_lidar_angular_result {
 sensim_status sensim_lidar_fit_angular(const float *points, size_t nscans, size_t npoints, const int32_t *target,
                                        size_t ntargets, double range_sigma_base, double range_sigma_slope,
                                        double *planes, sensim_lidar_angular_result *r);
+sensim_status sensim_lidar_fit_joint(const float *points, size_t nscans, size_t npoints, const int32_t *target,
+                                     size_t ntargets, double base0, double slope0, double *planes,
+                                     sensim_lidar_fit_result *range, sensim_lidar_angular_result *angular);
 sensim_status sensim_lidar_fit_planes(const float *points, size_t nscans, size_t npoints, const int32_t *target,
                                       size_t ntargets, double *planes, double *flatness, double *flatness_sd,
                                       size_t *count, float *reference);
@@ -244,6 +247,7 @@ typedef struct sensim_ptc_result {
     double dark_offset; double saturation_dn; double saturation_capacity; int saturation_reached;
     double prnu; double dsnu; double variance_slope, variance_slope_ci;
     double variance_intercept, variance_intercept_ci; size_t levels_used;
+    int quantization_limited; double min_temporal_var_dn2;
 } sensim_ptc_result;
 sensim_status sensim_ptc_fit(const sensim_ptc_level *levels, size_t n, double full_scale, sensim_ptc_result *r);
 

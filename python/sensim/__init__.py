@@ -20,7 +20,7 @@ from .bag import Bag
 from .camera import Camera
 from .datasheet import datasheet, from_si, quantity
 from .fit import (FitResult, Param, find_gnss_outliers, fit_camera, fit_gauss_markov_allan, fit_gnss_gm,
-                  fit_gnss_gmw, fit_gnss_hdop, fit_gnss_rw, fit_imu, fit_imu_allan, fit_lidar_angular,
+                  fit_gnss_gmw, fit_gnss_hdop, fit_gnss_rw, fit_imu, fit_imu_allan, fit_lidar_angular, fit_lidar_joint,
                   fit_lidar_planes, fit_lidar_range, ptc_level)
 from .gnss import Gnss
 from .imu import Imu

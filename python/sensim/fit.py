@@ -222,6 +222,7 @@ def fit_camera(light, dark, exposure, full_scale=None):
         "prnu": Param(r.prnu, nan, nan, "ok"), "dsnu": Param(r.dsnu, nan, nan, "ok")},
         dark_offset=r.dark_offset, saturation_dn=r.saturation_dn, saturation_capacity=r.saturation_capacity,
         saturation_reached=bool(r.saturation_reached), levels_used=int(r.levels_used),
+        quantization_limited=bool(r.quantization_limited), min_temporal_var_dn2=r.min_temporal_var_dn2,
         ci={"gain": r.gain_ci, "read_noise": r.read_noise_ci, "dark_current": r.dark_current_ci,
             "variance_slope": r.variance_slope_ci, "variance_intercept": r.variance_intercept_ci})
 
@@ -259,6 +260,34 @@ def _scan_points(points, target):
     if p.ndim != 3 or p.shape[2] != 4:
         raise ValueError("points: shape %s; expected [scans, points, 4]" % (p.shape,))
     return p, array_in(target, "target", np.int32, n=p.shape[1])
+
+
+def fit_lidar_joint(points, target, ntargets, base0=0.0, slope0=0.0):
+    """Range and angular noise fitted together on planar targets, as
+    `sensim fit lidar` does when targets are given: right under
+    beam-pointing jitter, where a range-only line takes the beam's motion for
+    range noise. points [scans, npoints, 4] float32, target [npoints] int32
+    (-1: none); base0, slope0 the starting line (fit_lidar_range's). Returns
+    (range, angular): range with sigma_base, sigma_slope and chi2_dof, angular
+    with azimuth_sigma, elevation_sigma and chi2_dof, each value with its 95 %
+    interval."""
+    p, tg = _scan_points(points, target)
+    S, M = p.shape[:2]
+    planes = np.full((ntargets, 4), np.nan)
+    rr = ffi.new("sensim_lidar_fit_result *")
+    ar = ffi.new("sensim_lidar_angular_result *")
+    check(lib.sensim_lidar_fit_joint(ptr(p, "float"), S, M, ptr(tg, "int32_t"), ntargets, base0, slope0,
+                                     ptr(planes), rr, ar))
+    rng = FitResult("LidarRangeFit", {"sigma_base": _ci(rr.sigma_base, rr.sigma_base_ci),
+                                      "sigma_slope": _ci(rr.sigma_slope, rr.sigma_slope_ci)},
+                    chi2_dof=rr.chi2_dof, points_used=int(rr.points_used),
+                    ci={"sigma_base": rr.sigma_base_ci, "sigma_slope": rr.sigma_slope_ci})
+    ang = FitResult("LidarAngularFit", {"azimuth_sigma": _ci(ar.azimuth_sigma, ar.azimuth_sigma_ci),
+                                        "elevation_sigma": _ci(ar.elevation_sigma, ar.elevation_sigma_ci)},
+                    chi2_dof=ar.chi2_dof, points_used=int(ar.points_used), targets_used=int(ar.targets_used),
+                    planes=planes, ci={"azimuth_sigma": ar.azimuth_sigma_ci,
+                                       "elevation_sigma": ar.elevation_sigma_ci})
+    return rng, ang
 
 
 def fit_lidar_planes(points, target, ntargets):
