@@ -8,6 +8,8 @@
  * on the document's allocation list, which is how they are freed. */
 #include "sensim/yaml.h"
 
+#include "sensim/afile.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -321,11 +323,11 @@ sensim_yaml *sensim_yaml_load_file(const char *path)
         sensim_error(SENSIM_EINVAL, "yaml: no file name");
         return NULL;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sensim_error(SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
+    /* A regular file of at most 64 MiB: a rig, scene or lidar definition
+     * naming a FIFO or /dev/zero must fail, not block or grow for ever. */
+    FILE *f = sensim_input_fopen(path, SENSIM_YAML_MAX_BYTES);
+    if (!f)
         return NULL;
-    }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {

@@ -394,8 +394,12 @@ END_TEST
 START_TEST(missing_file)
 {
     ck_assert_ptr_null(sensim_yaml_load_file("/nonexistent/dir/rig.yaml"));
-    ck_assert_int_eq(sensim_last_status(), SENSIM_EIO);
+    ck_assert_int_eq(sensim_last_status(), SENSIM_ENOTFOUND);
     ck_assert_str_eq(sensim_last_error(), "/nonexistent/dir/rig.yaml: cannot open: No such file or directory");
+    /* Only regular files: a device (or a FIFO) would block or never end. */
+    ck_assert_ptr_null(sensim_yaml_load_file("/dev/zero"));
+    ck_assert_int_eq(sensim_last_status(), SENSIM_EFORMAT);
+    ck_assert_str_eq(sensim_last_error(), "/dev/zero: is a character device, not a regular file");
     ck_assert_ptr_null(sensim_yaml_load_file(NULL));
     ck_assert_ptr_null(sensim_yaml_load_string(NULL, 0, "x"));
 }

@@ -32,7 +32,10 @@ typedef enum sensim_ynode_kind {
 } sensim_ynode_kind;
 
 /* Loads the first document of a file; NULL on error, with "file:line:col:
- * message" for syntax errors and "file: cannot open: reason" for I/O. */
+ * message" for syntax errors and the file named for I/O. Only regular files
+ * of at most SENSIM_YAML_MAX_BYTES are read (a FIFO, a device or a
+ * directory is refused, see sensim_input_check). */
+#define SENSIM_YAML_MAX_BYTES (64.0 * 1024 * 1024)
 sensim_yaml *sensim_yaml_load_file(const char *path);
 /* Same from memory; `name` stands for the file name in messages. */
 sensim_yaml *sensim_yaml_load_string(const char *text, size_t len, const char *name);
