@@ -53,6 +53,28 @@ static sensim_status series_emit(void *ctx, size_t sel, int64_t stamp, uint64_t 
     return SENSIM_OK;
 }
 
+sensim_status cli_bag_series_rate(const char *path, const char *topic, const cli_bag_stats *bst, size_t n,
+                                  double rate, double *out)
+{
+    if (n < 3)
+        return sensim_error(SENSIM_EDATA, "%s: topic '%s': %zu messages; need at least 3", path, topic, n);
+    double dt = bst->median_dt;
+    if (rate > 0) {
+        if (dt > 0 && fabs(rate * dt - 1) > 0.01)
+            return sensim_error(SENSIM_EDATA, "%s: topic '%s': --rate %g Hz does not match the stamps (median spacing "
+                                "%g s, %g Hz)", path, topic, rate, dt, 1 / dt);
+        *out = rate;
+    } else if (dt > 0)
+        *out = 1 / dt;
+    else
+        return sensim_error(SENSIM_EDATA, "%s: topic '%s': no usable stamps for a rate; give --rate", path, topic);
+    if (bst->gaps || bst->duplicates)
+        fprintf(stderr, "sensim: %s: topic '%s': %llu gaps, %llu duplicate stamps dropped; the series is taken as "
+                "evenly spaced at %.6g Hz\n", path, topic, (unsigned long long)bst->gaps,
+                (unsigned long long)bst->duplicates, *out);
+    return SENSIM_OK;
+}
+
 sensim_status cli_series_bag(const char *path, const char *topic, const char *quantity, double rate, int time_receive,
                              cli_series *s)
 {
@@ -76,29 +98,8 @@ sensim_status cli_series_bag(const char *path, const char *topic, const char *qu
     }
     if ((st = cli_bag_stream_run(bs, series_emit, &c)))
         goto done;
-    const cli_bag_stats *bst = cli_bag_stream_stats(bs, 0);
-    if (c.n < 3) {
-        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': %zu messages; need at least 3", path, c.t->name, c.n);
+    if ((st = cli_bag_series_rate(path, c.t->name, cli_bag_stream_stats(bs, 0), c.n, rate, &s->rate)))
         goto done;
-    }
-    double dt = bst->median_dt;
-    if (rate > 0) {
-        if (dt > 0 && fabs(rate * dt - 1) > 0.01) {
-            st = sensim_error(SENSIM_EDATA, "%s: topic '%s': --rate %g Hz does not match the stamps (median spacing "
-                              "%g s, %g Hz)", path, c.t->name, rate, dt, 1 / dt);
-            goto done;
-        }
-        s->rate = rate;
-    } else if (dt > 0)
-        s->rate = 1 / dt;
-    else {
-        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': no usable stamps for a rate; give --rate", path, c.t->name);
-        goto done;
-    }
-    if (bst->gaps || bst->duplicates)
-        fprintf(stderr, "sensim: %s: topic '%s': %llu gaps, %llu duplicate stamps dropped; the series is taken as "
-                "evenly spaced at %.6g Hz\n", path, c.t->name, (unsigned long long)bst->gaps,
-                (unsigned long long)bst->duplicates, s->rate);
     s->x = c.x;
     c.x = NULL;
     s->n = c.n;

@@ -94,6 +94,13 @@ sensim_status cli_series_bag(const char *path, const char *topic, const char *qu
  * (malloc'd; remove it and free), *sensor the group name (malloc'd). */
 sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_receive, char **tmp, char **sensor);
 
+/* The sample rate of a series of n messages read from topic of path: rate
+ * when given (> 0; it must match the median spacing of the stamps within
+ * 1 %), else 1 / the median spacing; fewer than 3 messages or no usable
+ * stamps are errors. Gaps and dropped duplicates are reported on stderr. */
+sensim_status cli_bag_series_rate(const char *path, const char *topic, const cli_bag_stats *bst, size_t n,
+                                  double rate, double *out);
+
 /* The --help and options of the recording forms of import and export,
  * printed after those of the text forms (cmd_import_spec.next). */
 extern const cli_spec cli_import_bag_spec, cli_export_bag_spec;

@@ -232,29 +232,8 @@ sensim_status cli_stream_open_bag(const char *path, const char *topic, const cha
         st = sensim_error(SENSIM_EIO, "%s: cannot write the temporary copy of the series (disk full?)", path);
     if (st)
         goto done;
-    const cli_bag_stats *bst = cli_bag_stream_stats(bs, 0);
-    if (c.n < 3) {
-        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': %zu messages; need at least 3", path, c.t->name, c.n);
+    if ((st = cli_bag_series_rate(path, c.t->name, cli_bag_stream_stats(bs, 0), c.n, rate, &s->rate)))
         goto done;
-    }
-    double dt = bst->median_dt;
-    if (rate > 0) {
-        if (dt > 0 && fabs(rate * dt - 1) > 0.01) {
-            st = sensim_error(SENSIM_EDATA, "%s: topic '%s': --rate %g Hz does not match the stamps (median spacing "
-                              "%g s, %g Hz)", path, c.t->name, rate, dt, 1 / dt);
-            goto done;
-        }
-        s->rate = rate;
-    } else if (dt > 0)
-        s->rate = 1 / dt;
-    else {
-        st = sensim_error(SENSIM_EDATA, "%s: topic '%s': no usable stamps for a rate; give --rate", path, c.t->name);
-        goto done;
-    }
-    if (bst->gaps || bst->duplicates)
-        fprintf(stderr, "sensim: %s: topic '%s': %llu gaps, %llu duplicate stamps dropped; the series is taken as "
-                "evenly spaced at %.6g Hz\n", path, c.t->name, (unsigned long long)bst->gaps,
-                (unsigned long long)bst->duplicates, s->rate);
     s->n = c.n;
     snprintf(s->units, sizeof s->units, "%s", c.q[0] == 0 ? "rad/s" : c.q[0] == 1 ? "m/s^2" : "T");
 done:
