@@ -21,6 +21,8 @@
 #include "sensim/camera.h"
 #include "sensim/rig.h"
 
+#include "model_yaml.h"
+
 typedef struct camera_model {
     sensim_camera_params p; /* width/height/channels filled from the log */
     int remap;              /* 1: pinhole frames -> FOV lens */
@@ -144,14 +146,6 @@ static sensim_status camera_create(sensim_sensor *s)
 fail:
     free(m);
     return st;
-}
-
-static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
-{
-    if (v == dflt)
-        return;
-    sensim_ywriter_key(w, key);
-    sensim_ywriter_number(w, v);
 }
 
 void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_camera_params *p,

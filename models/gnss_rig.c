@@ -246,14 +246,6 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
 /* ---- writing: the keys sensim_gnss_params_from_yaml reads, where they
  * differ from the defaults, in SI ---- */
 
-static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
-{
-    if (v == dflt)
-        return;
-    sensim_ywriter_key(w, key);
-    sensim_ywriter_number(w, v);
-}
-
 static void put_num(sensim_ywriter *w, const char *key, double v)
 {
     sensim_ywriter_key(w, key);

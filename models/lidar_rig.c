@@ -19,6 +19,8 @@
 #include "sensim/lidar.h"
 #include "sensim/rig.h"
 
+#include "model_yaml.h"
+
 #define BLOCK (1u << 18)
 
 static const char *const lidar_keys[] = {"noise", "dropout", NULL};
@@ -79,14 +81,6 @@ static sensim_status lidar_create(sensim_sensor *s)
 fail:
     free(p);
     return st;
-}
-
-static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
-{
-    if (v == dflt)
-        return;
-    sensim_ywriter_key(w, key);
-    sensim_ywriter_number(w, v);
 }
 
 void sensim_lidar_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_lidar_params *p)

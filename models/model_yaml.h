@@ -1,4 +1,4 @@
-/* Internal helpers for the models' YAML parsers (not installed): quantities
+/* Internal helpers for the models' YAML parsers and writers (not installed): quantities
  * that must be strictly positive, and values given either as one number for
  * all three axes or as a list of three. Errors read "file:line: key 'k':
  * ..." like the getters of sensim/yaml.h. */
@@ -70,6 +70,16 @@ static inline sensim_status my_get_map(const sensim_ynode *map, const char *key,
     char what[96];
     snprintf(what, sizeof what, "'%s'", key);
     return sensim_ynode_check_keys(*out, what, allowed);
+}
+
+/* Writes key: v unless v equals the default dflt (the writers of the
+ * *_rig.c files leave defaults out). */
+static inline void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
+{
+    if (v == dflt)
+        return;
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_number(w, v);
 }
 
 #endif

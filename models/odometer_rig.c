@@ -87,14 +87,6 @@ sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_o
 /* ---- writing: the keys the parsers above read, where they differ from
  * the defaults, in SI ---- */
 
-static void put_if(sensim_ywriter *w, const char *key, double v, double dflt)
-{
-    if (v == dflt)
-        return;
-    sensim_ywriter_key(w, key);
-    sensim_ywriter_number(w, v);
-}
-
 void sensim_odometer_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_odometer_params *p)
 {
     const sensim_odometer_params d = sensim_odometer_default_params();
