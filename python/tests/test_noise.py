@@ -114,7 +114,7 @@ def test_bad_yaml_key_message(tmp_path):
     with pytest.raises(sensim.FormatError, match=r"bad\.yaml"):
         rig.write_text("seed: [1\n")
         sensim.Rig(str(rig))
-    with pytest.raises(sensim.IOFailure, match=r"nonexistent\.yaml"):
+    with pytest.raises(sensim.NotFoundError, match=r"nonexistent\.yaml"):
         sensim.Rig(str(tmp_path / "nonexistent.yaml"))
 
 
