@@ -1448,7 +1448,6 @@ sensim_status sensim_log_copy(sensim_log *dst, const sensim_log *src, const char
 /* ---- commit: dimension scales, close, rename ---- */
 
 typedef struct {
-    sensim_log *log;
     int err;
 } scale_ctx;
 
@@ -1501,6 +1500,13 @@ static herr_t scale_visit(hid_t obj, const char *name, const H5O_info_t *info, v
     return 0;
 }
 
+int sensim_log_attach_scales_(hid_t file)
+{
+    scale_ctx c = {0};
+    H5Ovisit(file, H5_INDEX_NAME, H5_ITER_INC, scale_visit, &c);
+    return c.err;
+}
+
 sensim_status sensim_log_commit(sensim_log *log)
 {
     H5_QUIET_SCOPE();
@@ -1508,9 +1514,7 @@ sensim_status sensim_log_commit(sensim_log *log)
         sensim_log_close(log);
         return sensim_error(SENSIM_EINVAL, "%s: not opened for writing", log->path);
     }
-    scale_ctx c = {log, 0};
-    H5Ovisit(log->file, H5_INDEX_NAME, H5_ITER_INC, scale_visit, &c);
-    if (c.err) {
+    if (sensim_log_attach_scales_(log->file)) {
         sensim_status st = sensim_error(SENSIM_EIO, "%s: cannot attach dimension scales", log->path);
         sensim_log_close(log);
         return st;

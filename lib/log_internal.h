@@ -13,6 +13,11 @@
  * read the ground truth up to row rows_done. */
 void sensim_log_report_gt_read(const sensim_log *log, size_t rows_done);
 
+/* Makes every group's 1-D `t` a dimension scale (H5DS) and attaches it to
+ * dimension 0 of each dataset beside it with as many rows (once: scales and
+ * attachments already there are kept). Non-zero when HDF5 refused one. */
+int sensim_log_attach_scales_(hid_t file);
+
 /* HDF5 prints its error stack to stderr unless told not to, and the setting
  * belongs to the host program too (one per thread in a thread-safe HDF5,
  * else one per process). sensim reports HDF5's failures itself, so each

@@ -732,55 +732,6 @@ static sensim_status make_scan_offset(hid_t out, const char *path, shard *sh, si
 
 /* Each group's t becomes the dimension scale of the datasets beside it with
  * as many rows (as sensim_log_commit does). */
-static herr_t scale_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
-{
-    int *err = data;
-    if (info->type != H5O_TYPE_GROUP)
-        return 0;
-    hid_t g = H5Gopen2(obj, name, H5P_DEFAULT);
-    if (g < 0 || H5Lexists(g, "t", H5P_DEFAULT) <= 0) {
-        if (g >= 0)
-            H5Gclose(g);
-        return 0;
-    }
-    hid_t t = H5Dopen2(g, "t", H5P_DEFAULT);
-    hid_t ts = t >= 0 ? H5Dget_space(t) : -1;
-    hsize_t tn = 0;
-    if (ts >= 0 && H5Sget_simple_extent_ndims(ts) == 1) {
-        H5Sget_simple_extent_dims(ts, &tn, NULL);
-        if (H5DSset_scale(t, "t") < 0)
-            *err = 1;
-        H5G_info_t gi;
-        H5Gget_info(g, &gi);
-        for (hsize_t i = 0; i < gi.nlinks; i++) {
-            char member[256];
-            if (H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, member, sizeof member, H5P_DEFAULT) < 0 ||
-                !strcmp(member, "t"))
-                continue;
-            H5O_info_t mi;
-            if (H5Oget_info_by_name(g, member, &mi, H5P_DEFAULT) < 0 || mi.type != H5O_TYPE_DATASET)
-                continue;
-            hid_t d = H5Dopen2(g, member, H5P_DEFAULT);
-            hid_t ds = H5Dget_space(d);
-            hsize_t dd[H5S_MAX_RANK];
-            int r = H5Sget_simple_extent_ndims(ds);
-            if (r >= 1) {
-                H5Sget_simple_extent_dims(ds, dd, NULL);
-                if (dd[0] == tn && H5DSattach_scale(d, t, 0) < 0)
-                    *err = 1;
-            }
-            H5Sclose(ds);
-            H5Dclose(d);
-        }
-    }
-    if (ts >= 0)
-        H5Sclose(ts);
-    if (t >= 0)
-        H5Dclose(t);
-    H5Gclose(g);
-    return 0;
-}
-
 static sensim_status write_rows(hid_t out, shard *sh, size_t n, tree *t0)
 {
     shard **ptr = malloc(n * sizeof *ptr);
@@ -928,9 +879,7 @@ sensim_status sensim_stitch(const char *out_path, const char *const *paths, size
     }
     if ((st = seeds ? write_seeds(out, sh, n, &t0) : write_rows(out, sh, n, &t0)))
         goto done;
-    int err = 0;
-    H5Ovisit(out, H5_INDEX_NAME, H5_ITER_INC, scale_cb, &err);
-    if (err) {
+    if (sensim_log_attach_scales_(out)) {
         st = sensim_error(SENSIM_EIO, "%s: cannot attach dimension scales", out_path);
         goto done;
     }
