@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sensim/imu.h"
+#include "sensim/rig.h"
 #include "sensim/units.h"
 #include "sensim/yaml.h"
 
@@ -222,3 +224,63 @@ const sensim_datasheet_value *sensim_datasheet_model_value(const sensim_datashee
             return &d->f[i];
     return NULL;
 }
+
+static const char *const model_blocks[2] = {"gyro", "accel"};
+#define NMODEL_KEYS 5
+static const char *const model_keys[NMODEL_KEYS] = {"noise_density", "bias_instability", "random_walk", "range",
+                                                    "quantization"};
+
+/* A comment-safe copy: control characters become spaces. */
+static void comment_text(FILE *out, const char *s)
+{
+    for (; *s; s++)
+        fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
+}
+
+sensim_status sensim_datasheet_write_rig(const sensim_datasheet *d, FILE *out)
+{
+    if (!d->f[SENSIM_DATASHEET_RATE].set)
+        return sensim_error(SENSIM_EINVAL, "datasheet: the rig needs the sensor's rate (figure 'rate')");
+    fprintf(out, "# sensim rig written by 'sensim datasheet' (sensim %s)", SENSIM_VERSION);
+    if (d->part[0]) {
+        fprintf(out, " for ");
+        comment_text(out, d->part);
+    }
+    fprintf(out, "\n");
+    if (d->datasheet[0]) {
+        fprintf(out, "# source: ");
+        comment_text(out, d->datasheet);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "# Values are SI; the datasheet figure each came from:\n");
+    sensim_imu_params p = sensim_imu_default_params();
+    for (int b = 0; b < 2; b++) {
+        sensim_triax_params *t = &p.triax[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL];
+        for (int k = 0; k < NMODEL_KEYS; k++) {
+            const sensim_datasheet_value *f = sensim_datasheet_model_value(d, model_blocks[b], model_keys[k]);
+            if (!f)
+                continue;
+            int i = (int)(f - d->f);
+            p.present[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL] = 1;
+            double *v = !strcmp(model_keys[k], "noise_density")      ? t->noise_density
+                        : !strcmp(model_keys[k], "bias_instability") ? t->bias_instability
+                        : !strcmp(model_keys[k], "random_walk")      ? t->random_walk
+                        : !strcmp(model_keys[k], "range")            ? t->range
+                                                                     : t->quantization;
+            v[0] = v[1] = v[2] = sensim_datasheet_model_si(model_keys[k], f->si);
+            fprintf(out, "#   %s.%s %s <- %s%s ", model_blocks[b], model_keys[k], sensim_datasheet_figures[i].si_unit, sensim_datasheet_figures[i].opt,
+                    strcmp(model_keys[k], "bias_instability") ? "" : " / 0.664 (IEEE B)");
+            comment_text(out, f->given);
+            fprintf(out, "\n");
+        }
+    }
+    sensim_ywriter *w = sensim_ywriter_create(out);
+    if (!w)
+        return sensim_last_status();
+    sensim_sensor s;
+    sensim_sensor_init(&s, d->name, d->f[SENSIM_DATASHEET_RATE].si);
+    sensim_rig_write_yaml_begin(w, d->seed, NULL);
+    sensim_imu_write_yaml(w, &s, &p);
+    return sensim_ywriter_close(w);
+}
+

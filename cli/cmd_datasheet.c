@@ -227,51 +227,6 @@ static void comment_text(FILE *out, const char *s)
         fputc((unsigned char)*s < 0x20 ? ' ' : *s, out);
 }
 
-static sensim_status write_rig(const ds *d, FILE *out)
-{
-    fprintf(out, "# sensim rig written by 'sensim datasheet' (sensim %s)", SENSIM_VERSION);
-    if (d->part[0]) {
-        fprintf(out, " for ");
-        comment_text(out, d->part);
-    }
-    fprintf(out, "\n");
-    if (d->datasheet[0]) {
-        fprintf(out, "# source: ");
-        comment_text(out, d->datasheet);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "# Values are SI; the datasheet figure each came from:\n");
-    sensim_imu_params p = sensim_imu_default_params();
-    for (int b = 0; b < 2; b++) {
-        sensim_triax_params *t = &p.triax[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL];
-        for (int k = 0; k < NMODEL_KEYS; k++) {
-            const figure *f = sensim_datasheet_model_value(d, blocks[b], model_keys[k]);
-            if (!f)
-                continue;
-            int i = (int)(f - d->f);
-            p.present[b == 0 ? SENSIM_GYRO : SENSIM_ACCEL] = 1;
-            double *v = !strcmp(model_keys[k], "noise_density")      ? t->noise_density
-                        : !strcmp(model_keys[k], "bias_instability") ? t->bias_instability
-                        : !strcmp(model_keys[k], "random_walk")      ? t->random_walk
-                        : !strcmp(model_keys[k], "range")            ? t->range
-                                                                     : t->quantization;
-            v[0] = v[1] = v[2] = sensim_datasheet_model_si(model_keys[k], f->si);
-            fprintf(out, "#   %s.%s %s <- %s%s ", blocks[b], model_keys[k], figs[i].si_unit, figs[i].opt,
-                    strcmp(model_keys[k], "bias_instability") ? "" : " / 0.664 (IEEE B)");
-            comment_text(out, f->given);
-            fprintf(out, "\n");
-        }
-    }
-    sensim_ywriter *w = sensim_ywriter_create(out);
-    if (!w)
-        return sensim_last_status();
-    sensim_sensor s;
-    sensim_sensor_init(&s, d->name, d->f[SENSIM_DATASHEET_RATE].si);
-    sensim_rig_write_yaml_begin(w, d->seed, NULL);
-    sensim_imu_write_yaml(w, &s, &p);
-    return sensim_ywriter_close(w);
-}
-
 static sensim_status write_kalibr(const ds *d, FILE *out)
 {
     fprintf(out, "# kalibr IMU noise model written by 'sensim datasheet' (sensim %s)", SENSIM_VERSION);
@@ -330,7 +285,7 @@ static int write_outputs(const char *verb, const ds *d, const char *output, cons
             sensim_afile_abort(outs[0]);
             return cli_fail_lib(verb);
         }
-        sensim_status st = k == 0 ? write_rig(d, sensim_afile_stream(outs[k]))
+        sensim_status st = k == 0 ? sensim_datasheet_write_rig(d, sensim_afile_stream(outs[k]))
                                   : write_kalibr(d, sensim_afile_stream(outs[k]));
         if (st) {
             sensim_afile_abort(outs[0]);

@@ -127,6 +127,15 @@ void sensim_camera_destroy(sensim_camera *cam);
 sensim_status sensim_camera_apply(const sensim_camera *cam, uint64_t frame, sensim_pixel_type type,
                                   const void *in, void *out);
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens);
+typedef enum sensim_lens_model { SENSIM_LENS_PINHOLE, SENSIM_LENS_FOV, ... } sensim_lens_model;
+typedef struct sensim_lens { sensim_lens_model model; size_t width, height; double hfov; ...; } sensim_lens;
+sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sensim_camera_params *p,
+                                             sensim_lens *lens);
+typedef struct sensim_remap sensim_remap;
+sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst);
+void sensim_remap_destroy(sensim_remap *m);
+sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
+                                 const void *in, void *out);
 
 /* lidar.h */
 typedef struct sensim_lidar_params { ...; } sensim_lidar_params;
@@ -349,6 +358,33 @@ sensim_status sensim_units_convert(const char *text, sensim_dim expected, double
 sensim_status sensim_units_unit(const char *unit, double *scale, sensim_dim *dim);
 sensim_status sensim_units_from_si(double si_value, const char *unit, double *value);
 char *sensim_dim_format(sensim_dim d, char *buf, size_t size);
+
+/* datasheet.h */
+typedef enum sensim_datasheet_fig { SENSIM_DATASHEET_RATE, SENSIM_DATASHEET_NFIG, ... } sensim_datasheet_fig;
+typedef struct sensim_datasheet_figure_def {
+    const char *opt, *key, *label, *block, *model_key, *si_unit; int positive; const char *unit;
+} sensim_datasheet_figure_def;
+extern const sensim_datasheet_figure_def sensim_datasheet_figures[];
+typedef struct sensim_datasheet_value {
+    int set; int used; char given[...]; char source[...]; double si; double number; double scale;
+    char unit[...]; char explain[...];
+} sensim_datasheet_value;
+typedef struct sensim_datasheet {
+    sensim_datasheet_value f[...]; char name[...]; char part[...]; char datasheet[...]; uint64_t seed;
+} sensim_datasheet;
+sensim_datasheet sensim_datasheet_default(void);
+sensim_status sensim_datasheet_set(sensim_datasheet *d, sensim_datasheet_fig fig, const char *text, const char *where);
+sensim_status sensim_datasheet_load_preset(sensim_datasheet *d, const char *path);
+int sensim_datasheet_resolve(sensim_datasheet *d, char *warn, size_t size);
+const sensim_datasheet_value *sensim_datasheet_model_value(const sensim_datasheet *d, const char *block,
+                                                           const char *key);
+double sensim_datasheet_model_si(const char *key, double si);
+sensim_status sensim_datasheet_write_rig(const sensim_datasheet *d, FILE *out);
+FILE *tmpfile(void);
+int fclose(FILE *f);
+size_t fread(void *ptr, size_t size, size_t n, FILE *f);
+long ftell(FILE *f);
+void rewind(FILE *f);
 
 /* log.h */
 typedef struct sensim_log sensim_log;

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sensim/status.h"
 
@@ -100,6 +101,12 @@ const sensim_datasheet_value *sensim_datasheet_model_value(const sensim_datashee
 /* The model key's value from a figure's SI value: the figure itself, but
  * B = floor / 0.664 for bias_instability. */
 double sensim_datasheet_model_si(const char *key, double si);
+/* Writes a rig YAML with one imu sensor (d->name, d->seed, the rate) whose
+ * gyro and accel blocks hold the figures resolved into the model, each
+ * named in a comment beside the figure it came from (what `sensim
+ * datasheet -o` writes). Needs the rate (EINVAL without it); EIO on a
+ * write error. Call sensim_datasheet_resolve first. */
+sensim_status sensim_datasheet_write_rig(const sensim_datasheet *d, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,7 @@
-"""Camera pixel noise on arrays (sensim/camera.h); the only file that calls
-sensim_camera_* (the seed enters at create today, issue 12 may move it)."""
+"""Camera pixel noise on arrays (sensim/camera.h), with the rig's lens
+remap (a camera with `lens: fov` takes pinhole frames of the same hfov
+through Chrono's FOV lens first, as `sensim inject` does); the only file
+that calls sensim_camera_* and sensim_remap_*."""
 import numpy as np
 
 from ._core import check, check_ptr, ffi, lib, ptr
@@ -19,7 +21,14 @@ class Camera:
         fov = ffi.new("int *")
         self._params = lib.sensim_camera_sensor_params(self.sensor._c, fov)
         self.fov_lens = bool(fov[0])
+        self.hfov = None
+        if self.fov_lens:
+            lens = ffi.new("sensim_lens *")
+            scratch = ffi.new("sensim_camera_params *", self._params[0])
+            check(lib.sensim_camera_params_from_yaml(self.sensor._c.node, scratch, lens))
+            self.hfov = lens.hfov
         self._cache = {}
+        self._remaps = {}
 
     @classmethod
     def from_yaml(cls, source, name=None):
@@ -35,13 +44,26 @@ class Camera:
             self._cache = {key: m}  # the fixed-pattern maps are frame-sized: keep one
         return m
 
+    def _remap(self, h, w):
+        """The pinhole -> FOV remap for h x w frames (kept per size)."""
+        key = (h, w)
+        rm = self._remaps.get(key)
+        if rm is None:
+            src = ffi.new("sensim_lens *", {"model": lib.SENSIM_LENS_PINHOLE, "width": w, "height": h,
+                                            "hfov": self.hfov})
+            dst = ffi.new("sensim_lens *", {"model": lib.SENSIM_LENS_FOV, "width": w, "height": h,
+                                            "hfov": self.hfov})
+            rm = ffi.gc(check_ptr(lib.sensim_remap_create(src, dst)), lib.sensim_remap_destroy)
+            self._remaps = {key: rm}
+        return rm
+
     def apply(self, frames, *, seed, first_frame=0, out=None):
         """Noisy copies of frames [N, H, W] or [N, H, W, C] (C 1 or 3; uint8,
         uint16 or float32), frame k taking noise index first_frame + k, as
-        `sensim inject` numbers the frames of a log. out may be frames itself."""
-        if self.fov_lens:
-            raise NotImplementedError("camera '%s' has lens: fov; the Python interface applies pixel noise "
-                                      "only (remap the frames first)" % self.sensor.name)
+        `sensim inject` numbers the frames of a log. out may be frames itself.
+        With `lens: fov` each frame is first remapped from a pinhole of the
+        lens's hfov to the FOV lens (bilinear, 0 outside), as inject does.
+        float32 frames must be finite (ValueError naming the pixel)."""
         if not isinstance(frames, np.ndarray):
             raise TypeError("frames: expected a NumPy array of uint8, uint16 or float32")
         if frames.dtype not in _PIXEL:
@@ -50,6 +72,10 @@ class Camera:
             raise ValueError("frames: shape %s; expected [N, H, W] or [N, H, W, C] with C 1 or 3"
                              % (frames.shape,))
         frames = np.ascontiguousarray(frames)
+        if frames.dtype == np.float32 and not np.isfinite(frames).all():
+            bad = np.argwhere(~np.isfinite(frames))[0]
+            raise ValueError("frames: frame %d, row %d, column %d is %s" % (
+                bad[0], bad[1], bad[2], "NaN" if np.isnan(frames[tuple(bad)]) else "infinite"))
         n, h, w = frames.shape[:3]
         c = frames.shape[3] if frames.ndim == 4 else 1
         if out is None:
@@ -61,6 +87,13 @@ class Camera:
         fsz = h * w * c
         fi = frames.reshape(n, fsz)
         fo = out.reshape(n, fsz)
+        if self.fov_lens:
+            rm = self._remap(h, w)
+            tmp = np.empty(fsz, dtype=frames.dtype)
+            for k in range(n):
+                check(lib.sensim_remap_apply(rm, kind, c, 0.0, ptr(fi[k], "char"), ptr(tmp, "char")))
+                check(lib.sensim_camera_apply(m, first_frame + k, kind, ptr(tmp, "char"), ptr(fo[k], "char")))
+            return out
         for k in range(n):
             check(lib.sensim_camera_apply(m, first_frame + k, kind, ptr(fi[k], "char"), ptr(fo[k], "char")))
         return out

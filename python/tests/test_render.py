@@ -1,6 +1,9 @@
 """Rendering a scan and a frame into arrays against `sensim render` on the
 same scene along a static trajectory (identical bits), and reading logs and
 recordings through the library."""
+import json
+import os
+
 import numpy as np
 import pytest
 
@@ -111,7 +114,6 @@ def test_bag_imu_against_cli(tmp_path):
     """sensor_msgs/Imu from a bag (python3-rosbag) as arrays: the values
     written, and the Allan deviation `sensim allan --topic` computes."""
     rosbag = pytest.importorskip("rosbag")
-    import json
     import rospy
     from sensor_msgs.msg import Imu
     rng = np.random.default_rng(8)
@@ -150,3 +152,33 @@ def test_datasheet_and_units():
     assert imu.rate_hz == 200 and imu.instruments == ("gyro",)
     with pytest.raises(sensim.InvalidError, match="arw"):
         sensim.datasheet({"arw": "3 m"})
+
+
+def test_datasheet_is_the_library_call_the_cli_makes(tmp_path):
+    """sensim.datasheet() is the library's conversion: the same JSON numbers
+    as `sensim datasheet --json` bit for bit, the same rig file as -o, and
+    no subprocess (it works with no sensim program on PATH)."""
+    figs = {"arw": "0.66 deg/sqrt(h)", "gyro_noise_density": "0.0035 °/s/√Hz", "vrw": "0.11 m/s/sqrt(h)",
+            "gyro_bias_instability": "14.5 deg/h", "accel_random_walk": "3e-4 m/s^3/sqrt(Hz)", "rate": "400 Hz"}
+    name = 'imu: #1 "q"'
+    args = ["datasheet", "--json", "--name", name, "--seed", "7", "-o", tmp_path / "rig.yaml"]
+    for k, v in figs.items():
+        args += ["--" + k.replace("_", "-"), v]
+    cli = json.loads(run(*args).stdout)
+    env = dict(os.environ)
+    os.environ["PATH"] = "/nonexistent"
+    os.environ.pop("SENSIM_BIN", None)
+    try:
+        py = sensim.datasheet(figs, name=name, seed=7)
+    finally:
+        os.environ.clear()
+        os.environ.update(env)
+    with open(tmp_path / "rig.yaml") as f:
+        assert py.pop("rig_yaml") == f.read()
+    assert py == cli
+    assert py["warnings"] and "differ" in py["warnings"][0]
+    with pytest.raises(sensim.InvalidError, match="--vrw"):
+        sensim.datasheet({"vrw": "0.11 deg/h"})
+    with pytest.raises(KeyError, match="unknown figure 'arww'"):
+        sensim.datasheet({"arww": "1"})
+    assert "rig_yaml" not in sensim.datasheet({"arw": "0.66"})
