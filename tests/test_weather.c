@@ -224,12 +224,12 @@ static double echo(const model *m, int j, double d, double x)
     return m->rho[j] * fmin(1.0, M_PI * d * d * 1e-6 / 4 / area(m, x)) * gain(m, x);
 }
 
-/* Detectable particles per metre at x: A(x) int N(D) [echo >= thr] dD, the
- * edge by bisection. */
-static double rate_at(const model *m, int j, double x)
+/* The smallest diameter (mm) whose echo at x reaches the threshold, by
+ * bisection; INFINITY when none does. */
+static double dmin_of(const model *m, int j, double x)
 {
     if (echo(m, j, 1e6, x) < m->thr)
-        return 0;
+        return INFINITY;
     double lo = 0, hi = 1e6;
     for (int it = 0; it < 64; it++) {
         double mid = 0.5 * (lo + hi);
@@ -238,7 +238,14 @@ static double rate_at(const model *m, int j, double x)
         else
             lo = mid;
     }
-    return area(m, x) * m->n0[j] / m->la[j] * exp(-m->la[j] * hi);
+    return hi;
+}
+
+/* Detectable particles per metre at x: A(x) int N(D) [echo >= thr] dD. */
+static double rate_at(const model *m, int j, double x)
+{
+    double d = dmin_of(m, j, x);
+    return isfinite(d) ? area(m, x) * m->n0[j] / m->la[j] * exp(-m->la[j] * d) : 0;
 }
 
 static double rate_all(const model *m, double x)
@@ -280,7 +287,9 @@ static model make_model(double rain, double snow, double thr)
  * beams with an echo is 1 - exp(-L), L the expected count to max_range;
  * the first echo's range has density lambda(x) exp(-L(x)) / (1 - exp(-L)),
  * checked by its mean (z) and on 8 bins of equal probability (chi-square,
- * 7 degrees of freedom, 41.8 at 5 sigma). */
+ * 7 degrees of freedom, 41.8 at 5 sigma). With one precipitation, the
+ * echo's size: past 3 m (where no drop fills the beam) I / T = (D / Dmin)^2,
+ * and Lambda (D - Dmin) must be Exp(1) (mean by z, 8 bins by chi-square). */
 static void sky_rate(const char *weather, double rain, double snow, double thr)
 {
     char t[1024];
@@ -318,8 +327,9 @@ static void sky_rate(const char *weather, double rain, double snow, double thr)
     mean /= P;
     double sd = sqrt(m2 / P - mean * mean);
     ck_assert_msg(fabs(cum / L - 1) < 1e-6, "grid %g vs %g", cum, L);
-    size_t n = 0, beams = 0, bins[NB] = {0};
-    double sum = 0;
+    size_t n = 0, beams = 0, bins[NB] = {0}, nsize = 0, sbins[NB] = {0};
+    const int one = (rain > 0) != (snow > 0), pop = rain > 0 ? 0 : 1;
+    double sum = 0, ssum = 0;
     for (int k = 0; k < nscan; k++) {
         scan(&r, (uint64_t)k, NULL);
         beams += 16 * 1000;
@@ -329,6 +339,13 @@ static void sky_rate(const char *weather, double rain, double snow, double thr)
             ck_assert(x >= 0.5 && x <= 100);
             ck_assert(r.pt->xyzi[4 * i + 3] >= thr * (1 - 1e-6));
             sum += x;
+            if (one && x >= 3) {
+                double dm = dmin_of(&m, pop, x), e = m.la[pop] * dm * (sqrt(r.pt->xyzi[4 * i + 3] / thr) - 1);
+                ssum += e;
+                nsize++;
+                int sb = (int)(NB * (1 - exp(-e))); /* Exp(1) CDF: equal-probability bins */
+                sbins[sb < 0 ? 0 : sb >= NB ? NB - 1 : sb]++;
+            }
             int b = 0;
             while (b < NB - 1 && x >= edge[b + 1])
                 b++;
@@ -345,8 +362,20 @@ static void sky_rate(const char *weather, double rain, double snow, double thr)
     for (int b = 0; b < NB; b++)
         chi += pow(bins[b] - n / (double)NB, 2) / (n / (double)NB);
     ck_assert_msg(chi < 41.8, "%s: chi-square %.1f over %d bins", weather, chi, NB);
-    fprintf(stderr, "weather %s: L %.4f, %zu/%zu beams (z %.2f), mean range %.3f m (z %.2f), chi2 %.1f\n", weather, L,
-            n, beams, z, sum / n, zm, chi);
+    double zs = 0, chis = 0;
+    if (one) {
+        ck_assert_uint_gt(nsize, 1000);
+        zs = (ssum / nsize - 1) * sqrt((double)nsize);
+        ck_assert_msg(fabs(zs) < 5, "%s: Lambda (D - Dmin) has mean %.4f over %zu echoes: z = %.2f", weather,
+                      ssum / nsize, nsize, zs);
+        for (int b = 0; b < NB; b++)
+            chis += pow(sbins[b] - nsize / (double)NB, 2) / (nsize / (double)NB);
+        ck_assert_msg(chis < 41.8, "%s: sizes: chi-square %.1f over %d bins", weather, chis, NB);
+    }
+    fprintf(stderr,
+            "weather %s: L %.4f, %zu/%zu beams (z %.2f), mean range %.3f m (z %.2f), chi2 %.1f; "
+            "sizes of %zu: z %.2f, chi2 %.1f\n",
+            weather, L, n, beams, z, sum / n, zm, chi, nsize, zs, chis);
     unload(&r);
 }
 
