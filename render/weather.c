@@ -130,8 +130,8 @@ sensim_status sensim_scene_set_weather(sensim_scene *s, const sensim_weather *w)
                             w->snow_temperature);
     if (!(w->rain_reflectance >= 0 && w->rain_reflectance <= 1) ||
         !(w->snow_reflectance >= 0 && w->snow_reflectance <= 1))
-        return sensim_error(SENSIM_EINVAL, "weather: reflectances must be in [0, 1] (got %g, %g)",
-                            w->rain_reflectance, w->snow_reflectance);
+        return sensim_error(SENSIM_EINVAL, "weather: reflectances must be in [0, 1] (got %g, %g)", w->rain_reflectance,
+                            w->snow_reflectance);
     if (w->extinction != SENSIM_WEATHER_EXTINCTION_MAVS && w->extinction != SENSIM_WEATHER_EXTINCTION_DSD)
         return sensim_error(SENSIM_EINVAL, "weather: unknown extinction model %d", (int)w->extinction);
     s->weather = *w;

@@ -57,7 +57,8 @@ START_TEST(extinction_closed_forms)
             double r = rates[c][kind];
             if (!(r > 0))
                 continue;
-            double a = kind == 0 ? 8000 : 3800 * pow(r, -0.87), b = kind == 0 ? 4.1 * pow(r, -0.21) : 2.55 * pow(r, -0.48);
+            double a = kind == 0 ? 8000 : 3800 * pow(r, -0.87),
+                   b = kind == 0 ? 4.1 * pow(r, -0.21) : 2.55 * pow(r, -0.48);
             const double h = 1e-4;
             for (double d = 0.5 * h; d < 40; d += h)
                 q += 2 * (M_PI * d * d / 4) * a * exp(-b * d) * h;
@@ -293,12 +294,13 @@ static model make_model(double rain, double snow, double thr)
 static void sky_rate(const char *weather, double rain, double snow, double thr)
 {
     char t[1024];
-    snprintf(t, sizeof t,
-             "seed: 11\nmeshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b, position: [0, 0, -900]}\n"
-             "weather: %s\nsensors:\n  - {name: l, type: lidar, channels: 16, vfov: [10 deg, 60 deg], columns: 1000,\n"
-             "     divergence: 3 mrad, max_range: 100, min_range: 0.5, threshold: %g, returns: first,\n"
-             "     echo_separation: 0}\n",
-             weather, thr);
+    snprintf(
+        t, sizeof t,
+        "seed: 11\nmeshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b, position: [0, 0, -900]}\n"
+        "weather: %s\nsensors:\n  - {name: l, type: lidar, channels: 16, vfov: [10 deg, 60 deg], columns: 1000,\n"
+        "     divergence: 3 mrad, max_range: 100, min_range: 0.5, threshold: %g, returns: first,\n"
+        "     echo_separation: 0}\n",
+        weather, thr);
     rig r = load(t);
     model m = make_model(rain, snow, thr);
     const int nscan = 3;
@@ -379,10 +381,7 @@ static void sky_rate(const char *weather, double rain, double snow, double thr)
     unload(&r);
 }
 
-START_TEST(rain_false_return_rate)
-{
-    sky_rate("{rain_rate: 10}", 10, 0, 0.005);
-}
+START_TEST(rain_false_return_rate) { sky_rate("{rain_rate: 10}", 10, 0, 0.005); }
 END_TEST
 
 START_TEST(snow_false_return_rate)
@@ -616,8 +615,7 @@ static void demo(const char *file, double alpha)
     ck_assert_int_eq(tu_write_file(clear, text), 0);
     sensim_scene *s[2] = {sensim_scene_load(path), sensim_scene_load(clear)};
     ck_assert_msg(s[0] && s[1], "%s", sensim_last_error());
-    ck_assert_within(sensim_scene_extinction_at(s[0], 905e-9) - sensim_scene_extinction_at(s[1], 905e-9), alpha,
-                     1e-12);
+    ck_assert_within(sensim_scene_extinction_at(s[0], 905e-9) - sensim_scene_extinction_at(s[1], 905e-9), alpha, 1e-12);
     sensim_render_sensor sen;
     ck_assert_msg(sensim_render_sensor_load(path, "vlp16", &sen) == SENSIM_OK, "%s", sensim_last_error());
     sensim_render_lidar *l = sensim_render_lidar_create(&sen.lidar);
@@ -669,8 +667,8 @@ START_TEST(demo_scenes)
     demo("data/scenes/rain.yaml", 0.01 * pow(25, 0.6));
     demo("data/scenes/snow.yaml", (15 * 2 + 1) / 1e4);
     /* And through the program, with a bird's-eye PNG. */
-    char *dir = tu_mkdtemp(), *out = tu_path(dir, "rain.h5"), *bev = tu_path(dir, "bev"), *scene = tu_src("data/scenes/rain.yaml"),
-         *traj = tu_path(dir, "line.h5");
+    char *dir = tu_mkdtemp(), *out = tu_path(dir, "rain.h5"), *bev = tu_path(dir, "bev"),
+         *scene = tu_src("data/scenes/rain.yaml"), *traj = tu_path(dir, "line.h5");
     tu_run_result r = tu_run("trajectory", "--shape", "static", "--duration", "1", "-o", traj, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
