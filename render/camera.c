@@ -200,7 +200,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                     acc[j][i] += s->sky[i];
                 continue;
             }
-            double tr = exp(-s->extinction * rh.ray.tfar[j]);
+            double tr = exp(-(s->extinction + s->weather_alpha) * rh.ray.tfar[j]);
             for (int i = 0; i < 3; i++) {
                 double surf = mat[j]->albedo[i] * (s->ambient[i] + s->sun[i] * lit[j]);
                 acc[j][i] += tr * surf + (1 - tr) * s->sky[i];

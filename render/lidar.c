@@ -23,7 +23,8 @@
  * direction back to the sensor (seed 002 eq. 12; pi f cos = rho cos for
  * Lambert). Atmospheric returns (seed 002 eq. 14) add one echo per beam at a
  * gamma-distributed range with the scene's probability, only from air the
- * beam lights: in front of the first hit of at least one of its sub-rays. */
+ * beam lights: in front of the first hit of at least one of its sub-rays.
+ * Rain and snow particles in the beam (weather.c) add echoes the same way. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -549,7 +550,7 @@ static inline void shade_packet(const sensim_render_lidar *l, const sensim_scene
  * one padded with invalid copies of its first lane. */
 static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
                           double t_start, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out,
-                          size_t at)
+                          size_t at, const sensim_weather_table *wt)
 {
     const sensim_render_lidar_params *p = &l->p;
     const int nr = l->nrays;
@@ -659,7 +660,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         rtcIntersect16(valid, s->top, &ctx, &rh);
         shade_packet(l, s, &rh, n, first, sub, beam, tt, alpha, rr, ri, ro);
     }
-    const int atmo_on = s->atmo_probability > 0;
+    const int atmo_on = s->atmo_probability > 0 || wt->on; /* air or weather echoes */
     size_t m = at;
     if (nr == 1 && !atmo_on) {
         /* One ray, no air: a beam's one echo is its hit, whatever the
@@ -688,8 +689,8 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     const sensim_rng rrange = sensim_rng_make(p->seed, p->sensor, SENSIM_RENDER_STREAM_ATMO_RANGE);
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
-        subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS + 1];
-        echo e[SENSIM_RENDER_LIDAR_MAX_RAYS + 1], ret[2];
+        subhit h[SENSIM_RENDER_LIDAR_MAX_RAYS + 1 + 2 * SENSIM_WEATHER_MAX_ECHOES];
+        echo e[SENSIM_RENDER_LIDAR_MAX_RAYS + 1 + 2 * SENSIM_WEATHER_MAX_ECHOES], ret[2];
         int nh = 0, atmo = 0;
         /* How far the beam's light reaches: a sub-ray stops at its first
          * hit, and one that misses lights the air up to max_range. */
@@ -702,12 +703,12 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
                 reach = fmax(reach, rr[q * nr + j]);
             } else
                 reach = INFINITY;
-        if (atmo_on) {
+        const uint64_t idx = scan * (uint64_t)p->columns * p->channels + (uint64_t)column * p->channels + k;
+        if (s->atmo_probability > 0) {
             /* Seed 002 eq. 14: an echo from the air at x ~ Gamma(k, theta)
              * from the sensor, for a fraction `probability` of the beams,
              * as bright as a Lambertian target of the return reflectance
              * seen head-on at x. */
-            uint64_t idx = scan * (uint64_t)p->columns * p->channels + (uint64_t)column * p->channels + k;
             if (sensim_rng_uniform(&rhit, idx) < s->atmo_probability) {
                 double x = s->atmo_scale * sensim_rng_gamma(&rrange, idx, s->atmo_shape);
                 /* Air behind the first surface on every sub-ray is dark:
@@ -720,6 +721,15 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
                         (float)(s->atmo_reflectance * falloff(&l->fall, x) * (alpha > 0 ? exp(-2 * alpha * x) : 1.0));
                     atmo = 1;
                 }
+            }
+        }
+        if (wt->on) {
+            /* Rain and snow particles in the beam (weather.c). */
+            float wr[2 * SENSIM_WEATHER_MAX_ECHOES], wi[2 * SENSIM_WEATHER_MAX_ECHOES];
+            for (int j = 0, nw = sensim_weather_beam(wt, idx, reach, wr, wi); j < nw; j++, atmo = 1) {
+                h[nh].r = wr[j];
+                h[nh].o = SENSIM_RENDER_NO_OBJECT;
+                h[nh++].i = wi[j];
             }
         }
         int nret;
@@ -802,6 +812,8 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
     /* Counts of two waves: the moves of one overlap the tracing of the
      * next, which writes only its own slots. */
     size_t cnt[2][LIDAR_WAVE], total = 0;
+    sensim_weather_table wt; /* rain and snow echoes for this lidar */
+    sensim_weather_table_make(s, l, &wt);
 #pragma omp parallel
     {
         size_t m = 0; /* points before the wave, the same in every thread */
@@ -814,7 +826,7 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
                 int c = (int)(task / groups), g = (int)(task % groups);
                 int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
                 size_t at = ((size_t)c * C + k0) * l->nret;
-                n[i] = trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out, at);
+                n[i] = trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out, at, &wt);
             }
 #pragma omp for schedule(dynamic, 1) nowait
             for (int a = 0; a < 8; a++) {

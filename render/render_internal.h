@@ -63,6 +63,9 @@ struct sensim_scene {
     double visibility; /* m; 0: extinction is fixed, else from visibility */
     /* Atmospheric returns (seed 002 eq. 14); probability 0: off. */
     double atmo_probability, atmo_shape, atmo_scale, atmo_reflectance;
+    /* Rain and snow (weather.c); weather_alpha: their extinction, 1/m. */
+    sensim_weather weather;
+    double weather_alpha;
 };
 
 /* Ray time in [0, 1] for scene time t. */
@@ -133,6 +136,30 @@ static inline void mesh_y_up_to_z_up(float *v, size_t nv)
         v[3 * i + 2] = y;
     }
 }
+
+/* A lidar's rain and snow for one scan (weather.c): per precipitation the
+ * expected number of echoing particles in the beam from min_range to each
+ * range node, cum[k] at x[k] = min + (max - min) (k / K)^2. */
+#define SENSIM_WEATHER_NODES 257
+typedef struct sensim_weather_table {
+    int on; /* particle echoes to draw */
+    struct {
+        int on;
+        double rho, n0, lambda; /* reflectance; N(D) = n0 exp(-lambda D) */
+        double cum[SENSIM_WEATHER_NODES];
+    } pop[2];
+    double x0, x1;       /* min and max range */
+    double alpha;        /* total extinction at the lidar's wavelength */
+    double thr;          /* weakest echo detected */
+    double th, tv, w0;   /* tan of the half divergences, waist */
+    const sensim_render_lidar *l;
+} sensim_weather_table;
+/* Fills t for lidar l in scene s (t->on = 0 when nothing echoes). */
+void sensim_weather_table_make(const sensim_scene *s, const sensim_render_lidar *l, sensim_weather_table *t);
+/* Particle echoes of beam `beam` (scan * beams + beam index) lit up to
+ * `reach` (m; INFINITY: to max_range): ranges and intensities into r, in
+ * (room for 2 * SENSIM_WEATHER_MAX_ECHOES); returns how many. */
+int sensim_weather_beam(const sensim_weather_table *t, uint64_t beam, double reach, float *r, float *in);
 
 /* glTF 2.0 (.gltf, or .glb when glb is 1) into one mesh (gltf.c). */
 int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);

@@ -76,6 +76,7 @@ sensim_scene *sensim_scene_create(void)
     }
     rtcSetDeviceErrorFunction(s->dev, rtc_error_cb, s);
     rtcSetDeviceMemoryMonitorFunction(s->dev, rtc_memory_cb, s);
+    s->weather = sensim_weather_default();
     sensim_material d = sensim_material_default();
     if (sensim_scene_add_material(s, &d) < 0) {
         sensim_scene_destroy(s);
@@ -737,7 +738,7 @@ sensim_status sensim_scene_set_atmosphere(sensim_scene *s, double extinction)
     return SENSIM_OK;
 }
 
-double sensim_scene_extinction(const sensim_scene *s) { return s->extinction; }
+double sensim_scene_extinction(const sensim_scene *s) { return s->extinction + s->weather_alpha; }
 
 double sensim_visibility_extinction(double visibility, double wavelength)
 {
@@ -771,7 +772,8 @@ double sensim_scene_visibility(const sensim_scene *s) { return s->visibility; }
 
 double sensim_scene_extinction_at(const sensim_scene *s, double wavelength)
 {
-    return s->visibility > 0 ? sensim_visibility_extinction(s->visibility, wavelength) : s->extinction;
+    return (s->visibility > 0 ? sensim_visibility_extinction(s->visibility, wavelength) : s->extinction) +
+           s->weather_alpha;
 }
 
 sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double probability, double shape, double scale,

@@ -346,6 +346,56 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
     return SENSIM_OK;
 }
 
+/* A precipitation rate: a plain number is mm/h (as weather services give
+ * it), or a speed with its unit ("10 mm/h"). */
+static sensim_status get_rate(const sensim_ynode *n, const char *key, double hi, double *out)
+{
+    const sensim_ynode *v = sensim_ynode_get(n, key);
+    const char *text = NULL;
+    char *end;
+    if (!v)
+        return SENSIM_OK;
+    TRY(sensim_ynode_get_string(n, key, 1, &text));
+    double x = strtod(text, &end);
+    while (end != text && (*end == ' ' || *end == '\t'))
+        end++;
+    if (end == text || *end) {
+        TRY(sensim_ynode_get_quantity(n, key, SENSIM_DIM_VELOCITY, 1, &x));
+        x *= 3.6e6; /* m/s to mm/h */
+    }
+    if (!(x >= 0 && x <= hi))
+        return sensim_ynode_error(v, SENSIM_EINVAL, "weather: key '%s': must be 0..%g mm/h (got %g mm/h)", key, hi, x);
+    *out = x;
+    return SENSIM_OK;
+}
+
+/* `weather:` rain and snow (weather.c; sensim-render(1)). */
+static sensim_status load_weather(sensim_scene *s, const sensim_ynode *root)
+{
+    static const char *const k[] = {"rain_rate",        "snow_rate",  "snow_temperature", "rain_reflectance",
+                                    "snow_reflectance", "extinction", "false_returns",    NULL};
+    static const char *const models[] = {"mavs", "dsd", NULL};
+    const sensim_ynode *n = sensim_ynode_get(root, "weather");
+    if (!n)
+        return SENSIM_OK;
+    TRY(sensim_ynode_check_keys(n, "weather", k));
+    if (!sensim_ynode_get(n, "rain_rate") && !sensim_ynode_get(n, "snow_rate"))
+        return sensim_ynode_error(n, SENSIM_ENOTFOUND, "weather: missing key 'rain_rate' or 'snow_rate'");
+    sensim_weather w = sensim_weather_default();
+    int model = (int)w.extinction;
+    TRY(get_rate(n, "rain_rate", 500, &w.rain_rate));
+    TRY(get_rate(n, "snow_rate", 50, &w.snow_rate));
+    TRY(sensim_ynode_get_quantity_range(n, "snow_temperature", SENSIM_DIM_NONE, 0, -60, 10, &w.snow_temperature));
+    TRY(sensim_ynode_get_quantity_range(n, "rain_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.rain_reflectance));
+    TRY(sensim_ynode_get_quantity_range(n, "snow_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.snow_reflectance));
+    TRY(enum_key(n, "extinction", models, &model));
+    TRY(sensim_ynode_get_bool(n, "false_returns", 0, &w.false_returns));
+    w.extinction = (sensim_weather_extinction_model)model;
+    if (sensim_scene_set_weather(s, &w))
+        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+    return SENSIM_OK;
+}
+
 static sensim_status for_each(const sensim_ynode *root, const char *key, int required,
                               sensim_status (*fn)(sensim_scene *, const sensim_ynode *, const char *), sensim_scene *s,
                               const char *dir)
@@ -387,7 +437,7 @@ static void dir_of(const char *path, char *dir, size_t size)
 sensim_scene *sensim_scene_load(const char *path)
 {
     static const char *const keys[] = {"seed", "materials", "meshes", "objects", "sun", "ambient",
-                                       "atmosphere", "sensors", "instancing", NULL};
+                                       "atmosphere", "weather", "sensors", "instancing", NULL};
     static const char *const modes[] = {"auto", "always", "never", NULL};
     sensim_yaml *doc = sensim_yaml_load_file(path);
     if (!doc)
@@ -406,7 +456,7 @@ sensim_scene *sensim_scene_load(const char *path)
     int mode = SENSIM_INSTANCING_AUTO;
     if (!s || enum_key(root, "instancing", modes, &mode) || sensim_scene_set_instancing(s, (sensim_instancing)mode) ||
         for_each(root, "materials", 0, mat_cb, s, dir) || for_each(root, "meshes", 1, load_mesh, s, dir) ||
-        for_each(root, "objects", 1, obj_cb, s, dir) || load_lights(s, root))
+        for_each(root, "objects", 1, obj_cb, s, dir) || load_lights(s, root) || load_weather(s, root))
         goto fail;
     if (sensim_scene_commit(s)) {
         sensim_error_prefix(sensim_last_status(), "%s", path);

@@ -271,10 +271,11 @@ double sensim_visibility_extinction(double visibility, double wavelength);
 sensim_status sensim_scene_set_visibility(sensim_scene *s, double visibility);
 /* The visibility set (m), or 0 when the atmosphere is an extinction. */
 double sensim_scene_visibility(const sensim_scene *s);
-/* Extinction (1/m) at the camera (550 nm, or the fixed coefficient). */
+/* Extinction (1/m) at the camera (550 nm, or the fixed coefficient), plus
+ * the weather's (rain and snow, sensim_scene_set_weather). */
 double sensim_scene_extinction(const sensim_scene *s);
 /* Extinction (1/m) at a wavelength (m): from the visibility if one is set,
- * else the fixed coefficient. */
+ * else the fixed coefficient; plus the weather's. */
 double sensim_scene_extinction_at(const sensim_scene *s, double wavelength);
 /* Atmospheric returns (seed 002 eq. 14): each lidar beam, with probability
  * `probability`, gets an echo from the air at a range drawn from
@@ -287,6 +288,65 @@ sensim_status sensim_scene_set_atmospheric_returns(sensim_scene *s, double proba
                                                    double reflectance);
 #define SENSIM_RENDER_STREAM_ATMO_HIT 0x41544d01u
 #define SENSIM_RENDER_STREAM_ATMO_RANGE 0x41544d02u
+
+/* ---- weather: rain and snow (render/weather.c) ----
+ *
+ * Precipitation of rate R (mm/h; snow as melted water) attenuates lidar and
+ * camera alike (drops and flakes are far larger than the wavelengths, so
+ * the extinction alpha does not depend on them) and, for a lidar, puts
+ * particles in the beam that echo. The extinction (1/m):
+ *   MAVS (default; Goodin et al. 2019, Electronics 8(1) 89, as MAVS codes
+ *   it in src/sensors/lidar/lidar.cpp Lidar::Update):
+ *     rain alpha = 0.01 R^0.6;
+ *   snow (MAVS src/mavs_core/environment/snow/snow.cpp Snow::Initialize,
+ *   after Rasshofer et al. 2011, eqs. 25-26, with MAVS's factor 1/10):
+ *     dry (T <= -1 C) alpha = (15 R + 1) / 1e4, wet alpha = (2 R - 0.1) / 1e4
+ *     (0 below R = 0.05);
+ *   DSD: geometric optics (extinction efficiency 2) over the particle size
+ *     distribution N(D) = N0 exp(-Lambda D) (D in mm, N in m^-3 mm^-1):
+ *     alpha = 2 int (pi D^2 / 4) N(D) dD = pi N0 / Lambda^3 (mm^2/m^3).
+ * Size distributions: rain, Marshall & Palmer (1948): N0 = 8000,
+ * Lambda = 4.1 R^-0.21; snow, Gunn & Marshall (1958): N0 = 3800 R^-0.87,
+ * Lambda = 2.55 R^-0.48 (D the melted diameter, taken as the flake's).
+ * Lidar particle echoes: see sensim-render(1) and render/weather.c. */
+typedef enum sensim_weather_extinction_model {
+    SENSIM_WEATHER_EXTINCTION_MAVS = 0,
+    SENSIM_WEATHER_EXTINCTION_DSD
+} sensim_weather_extinction_model;
+typedef enum sensim_precipitation { SENSIM_PRECIPITATION_RAIN = 0, SENSIM_PRECIPITATION_SNOW } sensim_precipitation;
+typedef struct sensim_weather {
+    double rain_rate;        /* mm/h, 0..500; 0: no rain */
+    double snow_rate;        /* mm/h of melted water, 0..50; 0: no snow */
+    double snow_temperature; /* deg C: dry snow at or below -1, wet above (MAVS) */
+    /* Backscatter of a particle as the reflectance of a Lambertian disc of
+     * its cross-section seen head-on: 2 pi / S for a lidar ratio S (sr);
+     * default 2 pi / 18.8 sr (water spheres) for both. */
+    double rain_reflectance, snow_reflectance;
+    sensim_weather_extinction_model extinction;
+    int false_returns; /* 1 (default): particles in a lidar beam echo */
+} sensim_weather;
+/* No rain, no snow, -5 C, reflectances 2 pi / 18.8, MAVS extinction,
+ * false returns on. */
+sensim_weather sensim_weather_default(void);
+/* Size distribution N(D) = n0 exp(-lambda D) of a precipitation at rate
+ * (mm/h, > 0): n0 in m^-3 mm^-1, lambda in 1/mm. */
+sensim_status sensim_weather_size_distribution(sensim_precipitation kind, double rate, double *n0, double *lambda);
+/* Extinction (1/m) of the weather, rain plus snow, by its model. */
+double sensim_weather_extinction(const sensim_weather *w);
+/* Sets (replaces) the scene's weather; checks the ranges above. Its
+ * extinction adds to the atmosphere's in sensim_scene_extinction and
+ * sensim_scene_extinction_at. */
+sensim_status sensim_scene_set_weather(sensim_scene *s, const sensim_weather *w);
+/* The scene's weather (sensim_weather_default() when none was set). */
+sensim_weather sensim_scene_weather(const sensim_scene *s);
+/* Draws of the lidar particle echoes: from the lidar's seed and sensor id,
+ * stream base + 16 * precipitation + (0: count, 1: range, 2: size),
+ * indexed by scan * beams + beam (count) and that times
+ * SENSIM_WEATHER_MAX_ECHOES plus the particle (range, size). */
+#define SENSIM_RENDER_STREAM_WEATHER 0x57545200u
+/* At most this many echoing particles of each precipitation in one beam
+ * (a Poisson count above it is clamped). */
+#define SENSIM_WEATHER_MAX_ECHOES 16
 
 /* Builds the Embree scene. After this the scene is read-only; adding to a
  * committed scene is an error. */
