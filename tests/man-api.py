@@ -143,7 +143,9 @@ def main(argv):
             return 1
         head, rest = text.split(BEGIN, 1)
         tail = rest.split(END, 1)[1].lstrip('\n')
-        open(man, 'w').write(head + generate(so) + tail)
+        new = head + generate(so) + tail  # before opening: a failure keeps the page
+        with open(man, 'w') as f:
+            f.write(new)
         return 0
     print(__doc__.strip())
     return 2
