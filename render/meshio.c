@@ -1,9 +1,12 @@
 /* Mesh files: Wavefront OBJ (v and f records; polygons fanned into
  * triangles; texture/normal indices ignored) and PLY (ascii and
- * binary_little_endian; vertex x, y, z and a face index list); glTF 2.0 is
- * in gltf.c. Coordinates are taken as Z-up unless the caller says Y-up. Every vertex
- * and triangle remembers its source line, so a NaN or a degenerate face is
- * reported as "file:line: ...". */
+ * binary_little_endian; vertex x, y, z, a face index list and the
+ * tristrips element some scanners write); glTF 2.0 is in gltf.c. Every
+ * other extension Debian's assimp reads (STL, Collada DAE, FBX, 3DS, ...)
+ * goes through assimp's C API. Coordinates are taken as Z-up unless the
+ * caller says Y-up. Every vertex and triangle of OBJ and PLY remembers its
+ * source line, so a NaN or a degenerate face is reported as
+ * "file:line: ..." (assimp gives no lines: its meshes are named instead). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +16,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+
+#include <assimp/cimport.h>
+#include <assimp/config.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
 
 #include "render_internal.h"
 
@@ -240,6 +248,48 @@ static int ply_read(FILE *f, int binary, ptype t, char **cursor, double *out)
     return next_double(cursor, out);
 }
 
+/* A tristrips list (the PLY convention of Stanford's scanners and
+ * Cyberware: vertex indices, -1 ending a strip): triangle k of a strip is
+ * (s[k], s[k+1], s[k+2]), its winding flipped on odd k so all face one
+ * way. Triangles repeating an index are the zero-area joints strips use to
+ * turn corners, not geometry: skipped. */
+static int ply_strips(FILE *f, int binary, ptype t, char **cur, size_t n, mbuild *b, const char *path, int where)
+{
+    uint32_t w[2];
+    size_t have = 0;
+    for (size_t m = 0; m < n; m++) {
+        double v;
+        if (ply_read(f, binary, t, cur, &v) < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s:%d: tristrips list: too few values (%zu of %zu)", path, where, m, n);
+            return -1;
+        }
+        if (v == -1) {
+            have = 0;
+            continue;
+        }
+        if (!(v >= 0 && v < (double)b->nv) || v != floor(v)) {
+            sensim_error(SENSIM_EDATA, "%s:%d: tristrips value %zu: vertex index %g out of range (%zu vertices)",
+                         path, where, m, v, b->nv);
+            return -1;
+        }
+        uint32_t x = (uint32_t)v;
+        if (have >= 2 && w[0] != w[1] && w[1] != x && w[0] != x) {
+            int odd = (have & 1) == 1;
+            if (mb_tri(b, odd ? w[1] : w[0], odd ? w[0] : w[1], x, where) < 0) {
+                sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+                return -1;
+            }
+        }
+        if (have >= 2) {
+            w[0] = w[1];
+            w[1] = x;
+        } else
+            w[have] = x;
+        have++;
+    }
+    return 0;
+}
+
 static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
     mbuild b;
@@ -332,7 +382,8 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
     }
     for (int ei = 0; ei < nel; ei++) {
         pelem *E = &el[ei];
-        int is_v = strcmp(E->name, "vertex") == 0, is_f = strcmp(E->name, "face") == 0;
+        int is_v = strcmp(E->name, "vertex") == 0, is_f = strcmp(E->name, "face") == 0,
+            is_s = strcmp(E->name, "tristrips") == 0;
         int ix = -1, iy = -1, iz = -1, il = -1;
         for (int k = 0; k < E->nprop; k++) {
             if (strcmp(E->prop[k].name, "x") == 0) ix = k;
@@ -346,8 +397,8 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
             sensim_error(SENSIM_EFORMAT, "%s: vertex element lacks x, y or z", path);
             goto fail;
         }
-        if (is_f && il < 0) {
-            sensim_error(SENSIM_EFORMAT, "%s: face element lacks a vertex_indices list", path);
+        if ((is_f || is_s) && il < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s element lacks a vertex_indices list", path, E->name);
             goto fail;
         }
         for (size_t r = 0; r < E->count; r++) {
@@ -377,11 +428,20 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
                     continue;
                 }
                 double cnt;
-                if (ply_read(f, binary, pp->count_type, &cur, &cnt) < 0 || !(cnt >= 0 && cnt <= 64)) {
+                /* A face has a few corners; a strip list holds a whole
+                 * mesh, bounded like an element count by the file size. */
+                double maxcnt = is_s && k == il ? (double)fsize : 64;
+                if (ply_read(f, binary, pp->count_type, &cur, &cnt) < 0 || !(cnt >= 0 && cnt <= maxcnt) ||
+                    cnt != floor(cnt)) {
                     sensim_error(SENSIM_EFORMAT, "%s:%d: bad list length", path, where);
                     goto fail;
                 }
-                for (int m = 0; m < (int)cnt; m++) {
+                if (is_s && k == il) {
+                    if (ply_strips(f, binary, pp->type, &cur, (size_t)cnt, &b, path, where) < 0)
+                        goto fail;
+                    continue;
+                }
+                for (size_t m = 0; m < (size_t)cnt; m++) {
                     if (ply_read(f, binary, pp->type, &cur, &v) < 0)
                         goto short_read;
                     if (k == il) {
@@ -421,10 +481,91 @@ fail:
     return -1;
 }
 
+/* Any format Debian's assimp reads, through its C API: triangulated, node
+ * transforms baked in (aiProcess_PreTransformVertices), identical positions
+ * joined (STL repeats them per facet), point and line primitives left
+ * out. Collada's up_axis is not applied (assimp would turn a Z_UP file
+ * Y-up): like OBJ and PLY, coordinates are taken as written. */
+static int load_assimp(sensim_scene *s, const char *name, const char *path, int up_y)
+{
+    struct aiPropertyStore *props = aiCreatePropertyStore();
+    if (!props) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return -1;
+    }
+    aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    /* Only positions are used: dropping the rest first lets vertices that
+     * differ by a facet normal (STL) or a UV seam join. */
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_RVC_FLAGS,
+                               aiComponent_NORMALS | aiComponent_TANGENTS_AND_BITANGENTS | aiComponent_COLORS |
+                                   aiComponent_TEXCOORDS | aiComponent_BONEWEIGHTS);
+    const struct aiScene *sc = aiImportFileExWithProperties(
+        path, aiProcess_RemoveComponent | aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                  aiProcess_JoinIdenticalVertices | aiProcess_SortByPType,
+        NULL, props);
+    aiReleasePropertyStore(props);
+    if (!sc) {
+        sensim_error(SENSIM_EFORMAT, "%s: assimp: %s", path, aiGetErrorString());
+        return -1;
+    }
+    mbuild b;
+    memset(&b, 0, sizeof b);
+    for (unsigned mi = 0; mi < sc->mNumMeshes; mi++) {
+        const struct aiMesh *m = sc->mMeshes[mi];
+        if (!(m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE))
+            continue;
+        size_t base = b.nv;
+        if (m->mNumVertices > UINT32_MAX - base) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: more than 2^32 vertices", path);
+            goto fail;
+        }
+        for (unsigned i = 0; i < m->mNumVertices; i++) {
+            const struct aiVector3D *p = &m->mVertices[i];
+            if (!isfinite(p->x) || !isfinite(p->y) || !isfinite(p->z)) {
+                sensim_error(SENSIM_EDATA, "%s: mesh %u ('%s') vertex %u is not finite", path, mi, m->mName.data, i);
+                goto fail;
+            }
+            if (mb_vertex(&b, p->x, p->y, p->z, 0) < 0)
+                goto nomem;
+        }
+        for (unsigned k = 0; k < m->mNumFaces; k++) {
+            const struct aiFace *fc = &m->mFaces[k];
+            if (fc->mNumIndices != 3)
+                continue;
+            for (int r = 0; r < 3; r++)
+                if (fc->mIndices[r] >= m->mNumVertices) {
+                    sensim_error(SENSIM_EDATA, "%s: mesh %u ('%s') face %u: vertex index %u out of range", path, mi,
+                                 m->mName.data, k, fc->mIndices[r]);
+                    goto fail;
+                }
+            if (mb_tri(&b, (uint32_t)(base + fc->mIndices[0]), (uint32_t)(base + fc->mIndices[1]),
+                       (uint32_t)(base + fc->mIndices[2]), 0) < 0)
+                goto nomem;
+        }
+    }
+    aiReleaseImport(sc);
+    if (b.nt == 0) {
+        mb_free(&b);
+        sensim_error(SENSIM_EDATA, "%s: assimp found no triangles in the file", path);
+        return -1;
+    }
+    free(b.vline);
+    free(b.tline);
+    b.vline = b.tline = NULL;
+    return mb_finish(s, name, path, &b, up_y);
+nomem:
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+fail:
+    aiReleaseImport(sc);
+    mb_free(&b);
+    return -1;
+}
+
 int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up)
 {
     const char *dot = strrchr(path, '.');
-    enum { OBJ, PLY, GLTF, GLB } kind;
+    enum { OBJ, PLY, GLTF, GLB, ASSIMP } kind;
     if (dot && strcasecmp(dot, ".obj") == 0)
         kind = OBJ;
     else if (dot && strcasecmp(dot, ".ply") == 0)
@@ -433,19 +574,32 @@ int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *pat
         kind = GLTF;
     else if (dot && strcasecmp(dot, ".glb") == 0)
         kind = GLB;
+    else if (dot && aiIsExtensionSupported(dot))
+        kind = ASSIMP;
     else {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj, .ply, .gltf or .glb)", path);
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj, .ply, .gltf, .glb, or one "
+                     "assimp reads: .stl, .dae, .fbx, .3ds, ...)", path);
         return -1;
     }
     if (up != SENSIM_MESH_UP_AUTO && up != SENSIM_MESH_UP_Y && up != SENSIM_MESH_UP_Z) {
         sensim_error(SENSIM_EINVAL, "%s: bad up axis %d", path, (int)up);
         return -1;
     }
-    /* glTF is Y-up by its specification; OBJ and PLY have no convention and
-     * are taken as they are (Z-up) unless told otherwise. */
+    /* glTF is Y-up by its specification; OBJ, PLY and the formats assimp
+     * reads are taken as they are (Z-up) unless told otherwise. */
     int up_y = up == SENSIM_MESH_UP_Y || (up == SENSIM_MESH_UP_AUTO && (kind == GLTF || kind == GLB));
     if (kind == GLTF || kind == GLB)
         return sensim_gltf_load(s, name, path, kind == GLB, up_y);
+    if (kind == ASSIMP) {
+        /* assimp opens the file itself: say plainly when it cannot. */
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));
+            return -1;
+        }
+        fclose(f);
+        return load_assimp(s, name, path, up_y);
+    }
     FILE *f = fopen(path, kind == PLY ? "rb" : "r");
     if (!f) {
         sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));

@@ -40,22 +40,32 @@ static void torus_vertex(int k, double p[3], double n[3])
     }
 }
 
-static void torus_triangle(int t, uint32_t f[3])
+/* Triangle t of the torus: quad (a, b, c, d) of rings i, i+1 and
+ * columns j, j+1 split along a-d ((a, b, d), (a, d, c)), or with `strip`
+ * along b-c as a triangle strip a_0 b_0 a_1 b_1 ... makes it ((a, b, c),
+ * (c, b, d)); both wind the same way. */
+static void torus_triangle_split(int t, uint32_t f[3], int strip)
 {
     int q = t / 2, i = q / NV, j = q % NV;
     uint32_t a = (uint32_t)(i * NV + j), b = (uint32_t)(((i + 1) % NU) * NV + j),
              c = (uint32_t)(i * NV + (j + 1) % NV), d = (uint32_t)(((i + 1) % NU) * NV + (j + 1) % NV);
-    if (t % 2 == 0)
+    if (strip && t % 2 == 0)
+        f[0] = a, f[1] = b, f[2] = c;
+    else if (strip)
+        f[0] = c, f[1] = b, f[2] = d;
+    else if (t % 2 == 0)
         f[0] = a, f[1] = b, f[2] = d;
     else
         f[0] = a, f[1] = d, f[2] = c;
 }
 
+static void torus_triangle(int t, uint32_t f[3]) { torus_triangle_split(t, f, 0); }
+
 /* The largest extent of the torus's bounding box: what 14-bit (gltfpack)
  * and 11-bit (Draco) position grids divide. */
 static double torus_extent(void) { return 2 * (TR + Tr); }
 
-static void write_obj(const char *path)
+static void write_obj_split(const char *path, int strip)
 {
     FILE *f = fopen(path, "w");
     ck_assert_ptr_nonnull(f);
@@ -70,11 +80,13 @@ static void write_obj(const char *path)
     }
     for (int t = 0; t < NTRI; t++) {
         uint32_t v[3];
-        torus_triangle(t, v);
+        torus_triangle_split(t, v, strip);
         fprintf(f, "f %u//%u %u//%u %u//%u\n", v[0] + 1, v[0] + 1, v[1] + 1, v[1] + 1, v[2] + 1, v[2] + 1);
     }
     ck_assert_int_eq(fclose(f), 0);
 }
+
+static void write_obj(const char *path) { write_obj_split(path, 0); }
 
 typedef struct {
     float *v, *n; /* [nv*3], normals [nv*4] (may be NULL) */
@@ -607,6 +619,180 @@ START_TEST(gltf_quantization_errors)
 }
 END_TEST
 
+/* PLY triangle strips (the tristrips element of Stanford's and
+ * Cyberware's scanners): one list of all the torus's bands, a_0 b_0 a_1
+ * b_1 ... a_NV b_NV per band and -1 between bands, ascii and binary; the
+ * triangles are the strip triangulation of the same torus written as OBJ.
+ * A strip turning a corner through a repeated index adds no triangle. */
+START_TEST(ply_tristrips)
+{
+    char *dir = tu_mkdtemp(), *obj = tu_path(dir, "strip.obj"), *pa = tu_path(dir, "a.ply"),
+         *pb = tu_path(dir, "b.ply");
+    write_obj_split(obj, 1);
+    tmesh ref, m;
+    ck_assert_ptr_null(load_mesh(obj, &ref));
+    int32_t list[NU * (2 * (NV + 1) + 1) + 2];
+    int n = 0;
+    for (int i = 0; i < NU; i++) {
+        for (int j = 0; j <= NV; j++) {
+            list[n++] = i * NV + j % NV;
+            list[n++] = ((i + 1) % NU) * NV + j % NV;
+        }
+        if (i == 0) { /* a zero-area joint: b_NV repeated, then -1 */
+            list[n] = list[n - 1];
+            n++;
+        }
+        list[n++] = -1;
+    }
+    for (int binary = 0; binary < 2; binary++) {
+        FILE *f = fopen(binary ? pb : pa, "wb");
+        fprintf(f, "ply\nformat %s 1.0\ncomment strips as scanners write them\nelement vertex %d\n"
+                   "property float x\nproperty float y\nproperty float z\nelement tristrips 1\n"
+                   "property list int int vertex_indices\nend_header\n",
+                binary ? "binary_little_endian" : "ascii", NVERT);
+        for (int k = 0; k < NVERT; k++) {
+            double p[3], nn[3];
+            torus_vertex(k, p, nn);
+            float x[3] = {(float)p[0], (float)p[1], (float)p[2]};
+            if (binary)
+                fwrite(x, sizeof x, 1, f);
+            else
+                fprintf(f, "%.9g %.9g %.9g\n", x[0], x[1], x[2]);
+        }
+        int32_t cnt = n;
+        if (binary) {
+            fwrite(&cnt, 4, 1, f);
+            fwrite(list, 4, (size_t)n, f);
+        } else {
+            fprintf(f, "%d", n);
+            for (int k = 0; k < n; k++)
+                fprintf(f, " %d", list[k]);
+            fprintf(f, "\n");
+        }
+        ck_assert_int_eq(fclose(f), 0);
+        const char *err = load_mesh(binary ? pb : pa, &m);
+        ck_assert_msg(err == NULL, "%s", err);
+        expect_same(binary ? "b.ply" : "a.ply", &ref, &m, 1e-6, -1);
+        tmesh_free(&m);
+    }
+    /* An index past the vertices, with the list's position. */
+    FILE *f = fopen(pa, "w");
+    fprintf(f, "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n"
+               "element tristrips 1\nproperty list int int vertex_indices\nend_header\n0 0 0\n1 0 0\n0 1 0\n"
+               "5 0 1 2 -1 3\n");
+    fclose(f);
+    const char *err = load_mesh(pa, &m);
+    ck_assert_msg(err && strstr(err, "a.ply:13: tristrips value 4: vertex index 3 out of range (3 vertices)"), "%s",
+                  err);
+    tmesh_free(&ref);
+    free(obj);
+    free(pa);
+    free(pb);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
+/* Formats from game engines and CAD through assimp: the torus OBJ
+ * exported by assimp-utils (`assimp export`, its own OBJ reader and
+ * writers) to Collada, ASCII FBX and ASCII and binary STL, an ASCII
+ * STL written here, and a Collada file written here with Z_UP and the
+ * torus's centre as a node translation (taken as written: no up-axis
+ * turn; the node transform baked in). Text formats print floats to 6 or
+ * more significant digits: 0.5 units of the 6th digit of |x| <= 5.6 is
+ * 5e-6 a coordinate, 9e-6 in 3-D. (assimp 5.2's binary FBX writer makes
+ * files its own reader refuses, "block offset is out of range": the ASCII
+ * one is used. Its 3DS writer turns the coordinates to 3DS's Z-up, which
+ * its reader keeps, so 3DS is not among these.) */
+START_TEST(assimp_formats)
+{
+    char *dir = tu_mkdtemp(), *obj = tu_path(dir, "torus.obj"), cmd[2048];
+    write_obj(obj);
+    tmesh ref, m;
+    ck_assert_ptr_null(load_mesh(obj, &ref));
+    static const struct {
+        const char *file, *format;
+    } ex[] = {{"x.dae", "collada"}, {"x.fbx", "fbxa"}, {"x.stl", "stl"}, {"xb.stl", "stlb"}};
+    for (size_t i = 0; i < sizeof ex / sizeof *ex; i++) {
+        char *out = tu_path(dir, ex[i].file);
+        snprintf(cmd, sizeof cmd, "assimp export '%s' '%s' -f%s >/dev/null 2>&1", obj, out, ex[i].format);
+        ck_assert_msg(system(cmd) == 0, "'%s' failed: assimp comes from Debian's assimp-utils", cmd);
+        const char *err = load_mesh(out, &m);
+        ck_assert_msg(err == NULL, "%s: %s", ex[i].file, err);
+        expect_same(ex[i].file, &ref, &m, 9e-6, -1);
+        tmesh_free(&m);
+        free(out);
+    }
+    /* ASCII STL and Collada as the test writes them. */
+    char *stl = tu_path(dir, "w.stl"), *dae = tu_path(dir, "w.dae");
+    FILE *f = fopen(stl, "w");
+    fprintf(f, "solid torus\n");
+    for (int t = 0; t < NTRI; t++) {
+        uint32_t v[3];
+        torus_triangle(t, v);
+        fprintf(f, " facet normal 0 0 0\n  outer loop\n");
+        for (int r = 0; r < 3; r++) {
+            double p[3], nn[3];
+            torus_vertex((int)v[r], p, nn);
+            fprintf(f, "   vertex %.9g %.9g %.9g\n", p[0], p[1], p[2]);
+        }
+        fprintf(f, "  endloop\n endfacet\n");
+    }
+    fprintf(f, "endsolid torus\n");
+    ck_assert_int_eq(fclose(f), 0);
+    const char *err = load_mesh(stl, &m);
+    ck_assert_msg(err == NULL, "w.stl: %s", err);
+    expect_same("w.stl", &ref, &m, 1e-6, -1);
+    tmesh_free(&m);
+    f = fopen(dae, "w");
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<COLLADA xmlns=\"http://www.collada.org/2005/11/"
+               "COLLADASchema\" version=\"1.4.1\">\n<asset><unit name=\"meter\" meter=\"1\"/><up_axis>Z_UP</up_axis>"
+               "</asset>\n<library_geometries><geometry id=\"g\"><mesh>\n<source id=\"p\"><float_array id=\"pa\" "
+               "count=\"%d\">",
+            3 * NVERT);
+    for (int k = 0; k < NVERT; k++) {
+        double p[3], nn[3];
+        torus_vertex(k, p, nn);
+        fprintf(f, "%.9g %.9g %.9g ", p[0] - TC[0], p[1] - TC[1], p[2] - TC[2]);
+    }
+    fprintf(f, "</float_array><technique_common><accessor source=\"#pa\" count=\"%d\" stride=\"3\"><param name=\"X\" "
+               "type=\"float\"/><param name=\"Y\" type=\"float\"/><param name=\"Z\" type=\"float\"/></accessor>"
+               "</technique_common></source>\n<vertices id=\"v\"><input semantic=\"POSITION\" source=\"#p\"/>"
+               "</vertices>\n<triangles count=\"%d\"><input semantic=\"VERTEX\" source=\"#v\" offset=\"0\"/><p>",
+            NVERT, NTRI);
+    for (int t = 0; t < NTRI; t++) {
+        uint32_t v[3];
+        torus_triangle(t, v);
+        fprintf(f, "%u %u %u ", v[0], v[1], v[2]);
+    }
+    fprintf(f, "</p></triangles>\n</mesh></geometry></library_geometries>\n<library_visual_scenes><visual_scene "
+               "id=\"s\"><node id=\"n\"><translate>%g %g %g</translate><instance_geometry url=\"#g\"/></node>"
+               "</visual_scene></library_visual_scenes>\n<scene><instance_visual_scene url=\"#s\"/></scene>\n"
+               "</COLLADA>\n",
+            TC[0], TC[1], TC[2]);
+    ck_assert_int_eq(fclose(f), 0);
+    err = load_mesh(dae, &m);
+    ck_assert_msg(err == NULL, "w.dae: %s", err);
+    expect_same("w.dae", &ref, &m, 2e-6, -1);
+    tmesh_free(&m);
+    /* A broken file: assimp's reason, with the file name. */
+    ck_assert_int_eq(tu_write_file(stl, "solid x\n facet normal 0 0 1\n  outer loop\n   vertex 0 0\n"), 0);
+    err = load_mesh(stl, &m);
+    ck_assert_msg(err && strstr(err, "w.stl: assimp: "), "%s", err);
+    char *xyz = tu_path(dir, "m.xyz1");
+    ck_assert_int_eq(tu_write_file(xyz, "0 0 0\n"), 0);
+    err = load_mesh(xyz, &m);
+    ck_assert_msg(err && strstr(err, "m.xyz1: unknown mesh format"), "%s", err);
+    free(xyz);
+    free(stl);
+    free(dae);
+    tmesh_free(&ref);
+    free(obj);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_meshes(void)
 {
     Suite *s = suite_create("meshes");
@@ -616,6 +802,11 @@ Suite *suite_meshes(void)
     tcase_add_test(tc, gltf_sparse);
     tcase_add_test(tc, gltf_meshopt_filters);
     tcase_add_test(tc, gltf_quantization_errors);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("formats");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, ply_tristrips);
+    tcase_add_test(tc, assimp_formats);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -169,8 +169,10 @@ void sensim_scene_destroy(sensim_scene *s);
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
                           const uint32_t *triangles, size_t ntriangles);
 /* Wavefront OBJ (v and f lines; polygons fanned) or PLY (ascii or
- * binary_little_endian; vertex x y z and a face list). Errors name the file
- * and line. */
+ * binary_little_endian; vertex x y z and a face list or tristrips), and
+ * any other format assimp reads (STL, Collada, FBX, ...: triangulated,
+ * node transforms applied). Errors name the file and line (assimp: the
+ * file and assimp's message). */
 int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path);
 /* Up axis of a mesh file. Y-up files are turned Z-up by the rotation
  * (x, y, z) -> (z, x, y): file +Y (up) becomes +z, file +Z (glTF's
