@@ -793,6 +793,43 @@ START_TEST(assimp_formats)
 }
 END_TEST
 
+/* data/scenes/compressed.yaml: the shipped cone as gltfpack -cc and
+ * draco_transcoder wrote it loads to the plain cone's bounds within the
+ * position grids (gltfpack 14 bits, Draco 11 bits over the cone's 0.73 m
+ * height: half a step, 2.2e-5 and 1.8e-4 m), and a ray along each row hits
+ * its first cone's side where the plain row's ray does. */
+START_TEST(shipped_compressed_scene)
+{
+    char *path = tu_src("data/scenes/compressed.yaml");
+    sensim_scene *s = sensim_scene_load(path);
+    ck_assert_msg(s != NULL, "%s", sensim_last_error());
+    double lo[3][3], hi[3][3];
+    size_t nt[3];
+    static const char *const names[3] = {"plain", "meshopt", "draco"};
+    static const double tol[3] = {0, 0.73 / 16383 / 2 + 1e-6, 0.73 / 2047 / 2 + 1e-6};
+    for (int k = 0; k < 3; k++) {
+        int m = sensim_scene_find_mesh(s, names[k]);
+        ck_assert_int_ge(m, 0);
+        ck_assert_int_eq(sensim_scene_mesh_info(s, m, NULL, &nt[k], lo[k], hi[k]), SENSIM_OK);
+        ck_assert_uint_eq(nt[k], nt[0]);
+        for (int a = 0; a < 3; a++) {
+            ck_assert_within(lo[k][a], lo[0][a], tol[k]);
+            ck_assert_within(hi[k][a], hi[0][a], tol[k]);
+        }
+    }
+    sensim_hit h[3];
+    for (int k = 0; k < 3; k++)
+        ck_assert_int_eq(sensim_scene_intersect(s, sensim_vec3_make(0, -2 + 2 * k, 0.3), sensim_vec3_make(1, 0, 0), 0,
+                                                0, 100, &h[k]),
+                         SENSIM_OK);
+    ck_assert(h[0].distance > 5.5 && h[0].distance < 6);
+    ck_assert_within(h[1].distance, h[0].distance, 2 * tol[1]);
+    ck_assert_within(h[2].distance, h[0].distance, 2 * tol[2]);
+    sensim_scene_destroy(s);
+    free(path);
+}
+END_TEST
+
 Suite *suite_meshes(void)
 {
     Suite *s = suite_create("meshes");
@@ -807,6 +844,7 @@ Suite *suite_meshes(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, ply_tristrips);
     tcase_add_test(tc, assimp_formats);
+    tcase_add_test(tc, shipped_compressed_scene);
     suite_add_tcase(s, tc);
     return s;
 }
