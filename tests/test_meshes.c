@@ -367,8 +367,9 @@ START_TEST(gltf_sparse)
         torus_vertex(k, p, n);
         for (int a = 0; a < 3; a++) {
             nrm[k][a] = (float)n[a];
-            moved[ns][a] = (float)p[a];
             pos[k][a] = k % 3 ? (float)p[a] : 0.0f;
+            if (k % 3 == 0)
+                moved[ns][a] = (float)p[a];
         }
         if (k % 3 == 0)
             sidx[ns++] = (uint16_t)k;
