@@ -32,18 +32,25 @@ DESTDIR    ?=
 BUILD      ?= build
 
 CC     ?= cc
+CXX    ?= c++
 CFLAGS ?= -O2 -g
+CXXFLAGS ?= $(CFLAGS)
 SAN    ?=
 
-PKGS       = hdf5 yaml-0.1 gsl libpng liblz4 libzstd sqlite3 zlib
+PKGS       = hdf5 yaml-0.1 gsl libpng liblz4 libzstd sqlite3 zlib draco assimp
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# meshoptimizer (glTF EXT_meshopt_compression) ships no .pc file; libdraco is
+# C++ (render/draco.cc), hence libstdc++ for static links.
 DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
-              $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lm -lpthread
+              $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lmeshoptimizer -lstdc++ -lm -lpthread
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 ALL_CFLAGS = -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Wmissing-prototypes -fopenmp -fPIC -Iinclude $(CPPFLAGS) \
              -DSENSIM_VERSION='"$(VERSION)"' -DSENSIM_DATADIR='"$(DATADIR)"' $(DEP_CFLAGS) $(CFLAGS) $(SAN)
 ALL_LDFLAGS = -fopenmp $(LDFLAGS) $(SAN)
+# The one C++ file (render/draco.cc, a C interface to libdraco): no
+# exceptions cross it, and it sees the same include paths and sanitizers.
+ALL_CXXFLAGS = -std=c++17 -Wall -Wextra -fPIC -Iinclude $(CPPFLAGS) $(DEP_CFLAGS) $(CXXFLAGS) $(SAN)
 
 ifeq ($(V),1)
 Q =
@@ -52,6 +59,7 @@ Q = @
 endif
 
 LIB_SRC   := $(sort $(wildcard lib/*.c io/*.c models/*.c calib/*.c metrics/*.c render/*.c))
+LIB_CXX   := $(sort $(wildcard render/*.cc))
 CLI_SRC   := $(sort $(wildcard cli/*.c cli/*/*.c))
 TEST_SRC  := $(sort $(wildcard tests/*.c))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
@@ -59,7 +67,7 @@ HEADERS   := $(sort $(wildcard include/sensim/*.h))
 MAN1      := $(sort $(wildcard man/*.1))
 MAN3      := $(sort $(wildcard man/*.3))
 
-LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ   := $(LIB_SRC:%.c=$(BUILD)/%.o) $(LIB_CXX:%.cc=$(BUILD)/%.o)
 CLI_OBJ   := $(CLI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
@@ -77,6 +85,11 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.cc
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(CXX) $(ALL_CXXFLAGS) -MMD -MP -c $< -o $@
 
 $(STATIC): $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
@@ -102,7 +115,7 @@ define write_pc
 printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(call pc_rel,$(LIBDIR))' 'includedir=$(call pc_rel,$(INCLUDEDIR))' '' \
   'Name: sensim' 'Description: sensor-noise simulation, calibration and sim2real metrics' \
   'Version: $(VERSION)' 'Requires.private: $(PKGS)' \
-  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -lbz2 -fopenmp -lm' \
+  'Libs: -L$${libdir} -lsensim' 'Libs.private: -lhdf5_hl -lembree3 -lbz2 -lmeshoptimizer -lstdc++ -fopenmp -lm' \
   'Cflags: -I$${includedir}' > $(1)
 endef
 
@@ -187,14 +200,16 @@ check-python: python $(PROG) $(STATIC)
 check-slurm: $(PROG)
 	$(Q)sh tests/slurm.sh $(PROG)
 
+# tests/lsan.supp: leaks inside Debian's libraries, not sensim's (assimp).
 check-asan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \
+	$(Q)LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) --no-print-directory BUILD=build-asan CFLAGS="-O1 -g" \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" check
 
 # Fuzzing: every tests/fuzz/fuzz_*.c is a libFuzzer target, linked with the
 # library and the program's objects (main renamed, for in-process runs of a
 # verb); fuzz_log.c makes one target per verb reading HDF5 logs.
 FUZZ_CC   ?= clang-16
+FUZZ_CXX  ?= clang++-16
 FUZZ_SAN   = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_VERBS = info inject allan fit judge vepd
 FUZZ_NAMES = $(filter-out log,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))) \
@@ -203,7 +218,7 @@ FUZZ_BIN   = $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_NAMES))
 FUZZ_SECS ?= 20
 
 fuzz:
-	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) CFLAGS="-O1 -g" \
+	$(Q)$(MAKE) --no-print-directory BUILD=build-fuzz CC=$(FUZZ_CC) CXX=$(FUZZ_CXX) CFLAGS="-O1 -g" \
 	  SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" fuzz-bins
 
 fuzz-bins: $(FUZZ_BIN)

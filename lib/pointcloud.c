@@ -500,34 +500,109 @@ sensim_status sensim_cloud_read(const char *path, float **xyzi, size_t *n, int *
 
 sensim_status sensim_cloud_write(const char *path, sensim_cloud_format fmt, const float *xyzi, size_t n)
 {
+    return sensim_cloud_write_fields(path, fmt, xyzi, NULL, n);
+}
+
+/* The lidar fields, in the names and types of the drivers whose PCL point
+ * types users load them with (velodyne_pointcloud's PointXYZIR: ring u16,
+ * time f32 s; return index and reflectivity as u8). PLY's ring is spelled
+ * "uint16", not "ushort": Open3D 0.16 reads only the former. */
+static const struct {
+    const char *name, *ply, *pcd_type;
+    int size;
+} lidar_field[4] = {{"ring", "uint16", "U", 2},
+                    {"time", "float", "F", 4},
+                    {"return_index", "uchar", "U", 1},
+                    {"reflectivity", "uchar", "U", 1}};
+
+static const void *field_data(const sensim_cloud_fields *fl, int k)
+{
+    if (!fl)
+        return NULL;
+    return k == 0 ? (const void *)fl->ring : k == 1 ? (const void *)fl->time
+                                 : k == 2 ? (const void *)fl->return_index : (const void *)fl->reflectivity;
+}
+
+sensim_status sensim_cloud_write_fields(const char *path, sensim_cloud_format fmt, const float *xyzi,
+                                        const sensim_cloud_fields *fields, size_t n)
+{
     if (!xyzi && n > 0)
         return sensim_error(SENSIM_EINVAL, "%s: NULL points", path);
     if (fmt != SENSIM_CLOUD_PLY_ASCII && fmt != SENSIM_CLOUD_PLY_BINARY && fmt != SENSIM_CLOUD_PCD_ASCII &&
         fmt != SENSIM_CLOUD_PCD_BINARY)
         return sensim_error(SENSIM_EINVAL, "%s: unknown point cloud format %d", path, (int)fmt);
+    int has[4], nf = 0;
+    size_t record = 16;
+    for (int k = 0; k < 4; k++) {
+        has[k] = field_data(fields, k) != NULL && n > 0;
+        nf += has[k];
+        record += has[k] ? (size_t)lidar_field[k].size : 0;
+    }
     sensim_afile *af = sensim_afile_open(path);
     if (!af)
         return sensim_last_status();
     FILE *f = sensim_afile_stream(af);
     int binary = fmt == SENSIM_CLOUD_PLY_BINARY || fmt == SENSIM_CLOUD_PCD_BINARY;
-    if (fmt == SENSIM_CLOUD_PLY_ASCII || fmt == SENSIM_CLOUD_PLY_BINARY)
+    if (fmt == SENSIM_CLOUD_PLY_ASCII || fmt == SENSIM_CLOUD_PLY_BINARY) {
         fprintf(f,
                 "ply\nformat %s 1.0\ncomment written by sensim\nelement vertex %zu\nproperty float x\n"
-                "property float y\nproperty float z\nproperty float intensity\nend_header\n",
+                "property float y\nproperty float z\nproperty float intensity\n",
                 binary ? "binary_little_endian" : "ascii", n);
-    else
-        fprintf(f,
-                "# .PCD v0.7 - Point Cloud Data file format (written by sensim)\nVERSION 0.7\nFIELDS x y z intensity\n"
-                "SIZE 4 4 4 4\nTYPE F F F F\nCOUNT 1 1 1 1\nWIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\n"
-                "POINTS %zu\nDATA %s\n",
-                n, n, binary ? "binary" : "ascii");
-    /* Little-endian hosts: the float rows are the records. */
-    if (binary && n && fwrite(xyzi, 4 * sizeof *xyzi, n, f) != n) {
+        for (int k = 0; k < 4; k++)
+            if (has[k])
+                fprintf(f, "property %s %s\n", lidar_field[k].ply, lidar_field[k].name);
+        fprintf(f, "end_header\n");
+    } else {
+        fprintf(f, "# .PCD v0.7 - Point Cloud Data file format (written by sensim)\nVERSION 0.7\nFIELDS x y z intensity");
+        for (int k = 0; k < 4; k++)
+            if (has[k])
+                fprintf(f, " %s", lidar_field[k].name);
+        fprintf(f, "\nSIZE 4 4 4 4");
+        for (int k = 0; k < 4; k++)
+            if (has[k])
+                fprintf(f, " %d", lidar_field[k].size);
+        fprintf(f, "\nTYPE F F F F");
+        for (int k = 0; k < 4; k++)
+            if (has[k])
+                fprintf(f, " %s", lidar_field[k].pcd_type);
+        fprintf(f, "\nCOUNT 1 1 1 1%s\nWIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n",
+                nf == 0 ? "" : nf == 1 ? " 1" : nf == 2 ? " 1 1" : nf == 3 ? " 1 1 1" : " 1 1 1 1", n, n,
+                binary ? "binary" : "ascii");
+    }
+    int bad = 0;
+    if (binary && nf == 0) {
+        /* Little-endian hosts: the float rows are the records. */
+        bad = n && fwrite(xyzi, 4 * sizeof *xyzi, n, f) != n;
+    } else if (binary) {
+        unsigned char rec[32];
+        for (size_t i = 0; i < n && !bad; i++) {
+            memcpy(rec, xyzi + 4 * i, 16);
+            size_t at = 16;
+            for (int k = 0; k < 4; k++)
+                if (has[k]) {
+                    memcpy(rec + at, (const unsigned char *)field_data(fields, k) + i * (size_t)lidar_field[k].size,
+                           (size_t)lidar_field[k].size);
+                    at += (size_t)lidar_field[k].size;
+                }
+            bad = fwrite(rec, record, 1, f) != 1;
+        }
+    } else
+        for (size_t i = 0; i < n; i++) {
+            fprintf(f, "%.9g %.9g %.9g %.9g", xyzi[4 * i], xyzi[4 * i + 1], xyzi[4 * i + 2], xyzi[4 * i + 3]);
+            if (has[0])
+                fprintf(f, " %u", (unsigned)fields->ring[i]);
+            if (has[1])
+                fprintf(f, " %.9g", fields->time[i]);
+            if (has[2])
+                fprintf(f, " %u", (unsigned)fields->return_index[i]);
+            if (has[3])
+                fprintf(f, " %u", (unsigned)fields->reflectivity[i]);
+            fputc('\n', f);
+        }
+    if (bad) {
         sensim_status st = sensim_error(SENSIM_EIO, "%s: write failed: %s", path, strerror(errno));
         sensim_afile_abort(af);
         return st;
     }
-    for (size_t i = 0; !binary && i < n; i++)
-        fprintf(f, "%.9g %.9g %.9g %.9g\n", xyzi[4 * i], xyzi[4 * i + 1], xyzi[4 * i + 2], xyzi[4 * i + 3]);
     return sensim_afile_commit(af);
 }

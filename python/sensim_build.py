@@ -459,7 +459,7 @@ def _version_from_makefile(build=None):
     return None
 
 
-DEPS = ["hdf5", "yaml-0.1", "gsl", "libpng", "liblz4", "libzstd", "sqlite3", "zlib"]
+DEPS = ["hdf5", "yaml-0.1", "gsl", "libpng", "liblz4", "libzstd", "sqlite3", "zlib", "draco", "assimp"]
 
 
 def _locate():
@@ -472,7 +472,7 @@ def _locate():
             inc = os.path.join(os.path.dirname(os.path.abspath(build)), "include")
         cflags = _pkg(["--cflags"] + DEPS)
         libs = _pkg(["--libs"] + DEPS)
-        link = ["-fopenmp"] + libs + ["-lhdf5_hl", "-lembree3", "-lbz2", "-lm", "-lpthread"]
+        link = ["-fopenmp"] + libs + ["-lhdf5_hl", "-lembree3", "-lbz2", "-lmeshoptimizer", "-lstdc++", "-lm", "-lpthread"]
         return [inc], [static], cflags, link, _version_from_makefile(build)
     if _pkg(["--modversion", "sensim"]):
         ver = _pkg(["--modversion", "sensim"])[0]

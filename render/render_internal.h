@@ -163,6 +163,14 @@ int sensim_weather_beam(const sensim_weather_table *t, uint64_t beam, double rea
 
 /* glTF 2.0 (.gltf, or .glb when glb is 1) into one mesh (gltf.c). */
 int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);
+/* The same, also collecting vertex attribute `attribute` ("NORMAL",
+ * "TEXCOORD_0", ...) of every primitive: *values (malloc'd, the caller
+ * frees) gets 4 floats a vertex of the mesh, in the mesh's vertex order,
+ * the first *ncomp of them set (normalized integers mapped to [0, 1] or
+ * [-1, 1]; meshopt filters and Draco decoded), zeros where a primitive
+ * lacks it; in the accessor's own space (no node transform, no up axis). */
+int sensim_gltf_load_attribute(sensim_scene *s, const char *name, const char *path, int glb, int up_y,
+                               const char *attribute, float **values, int *ncomp);
 
 #pragma GCC visibility pop
 

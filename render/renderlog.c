@@ -385,7 +385,10 @@ static sensim_status lidar_frame(job *j, lidar_run *r, const frame *f)
     char file[4096];
     if (o->ply_dir) {
         frame_file(file, sizeof file, o->ply_dir, j->rs->name, f->k, "ply");
-        if ((st = sensim_cloud_write(file, SENSIM_CLOUD_PLY_BINARY, r->pts->xyzi, r->pts->count)))
+        /* Ring, time, return index and reflectivity beside x, y, z,
+         * intensity, as the HDF5 log has them (r->refl: lidar_append). */
+        sensim_cloud_fields fl = {r->pts->channel, r->pts->time_offset, r->pts->return_index, r->refl};
+        if ((st = sensim_cloud_write_fields(file, SENSIM_CLOUD_PLY_BINARY, r->pts->xyzi, &fl, r->pts->count)))
             return st;
     }
     if (o->bev_dir) {

@@ -3,7 +3,7 @@
  * with TRS; bounds and triangle counts exact, Y-up to Z-up as documented,
  * ranges to a glTF plane against geometry, and the errors for bad files
  * (truncated GLB, bad JSON with its byte offset, out-of-range index and
- * accessor, unknown componentType, sparse, NaN, degenerate, missing
+ * accessor, unknown componentType, bad sparse, NaN, degenerate, missing
  * buffer). */
 #include <math.h>
 #include <stdint.h>
@@ -367,11 +367,11 @@ START_TEST(bad_files)
     }
     expect_error("sparse.gltf",
                  "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{\"primitives\": [{\"attributes\": {\"POSITION\": 0}}]}],"
-                 "\"accessors\": [{\"bufferView\": 0, \"componentType\": 5126, \"count\": 3, \"type\": \"VEC3\", "
-                 "\"sparse\": {}}]}",
-                 0, "accessors[0].sparse: sparse accessors are not supported");
-    expect_error("ext.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"extensionsRequired\": [\"KHR_draco_mesh_compression\"]}",
-                 0, "extension 'KHR_draco_mesh_compression' is not supported");
+                 "\"accessors\": [{\"componentType\": 5126, \"count\": 3, \"type\": \"VEC3\", "
+                 "\"sparse\": {\"count\": 1}}]}",
+                 0, "accessors[0].sparse: needs 'indices' and 'values' objects");
+    expect_error("ext.gltf", "{\"asset\": {\"version\": \"2.0\"}, \"extensionsRequired\": [\"KHR_mesh_quantization\", \"EXT_mesh_gpu_instancing\"]}",
+                 0, "extensionsRequired[1]: extension 'EXT_mesh_gpu_instancing' is not supported");
     expect_error("lines.gltf",
                  "{\"asset\": {\"version\": \"2.0\"}, \"meshes\": [{\"primitives\": [{\"attributes\": {\"POSITION\": 0}, "
                  "\"mode\": 1}]}]}",

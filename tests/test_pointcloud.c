@@ -1,6 +1,7 @@
 /* PLY and PCD import/export: bit-exact round trips in all four encodings,
  * files written by other tools (extra properties, doubles, faces, no
- * intensity), and errors that name the file and line. */
+ * intensity), errors that name the file and line, and the lidar fields
+ * (ring, time, return index, reflectivity) as Open3D and PCL read them. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -208,6 +209,128 @@ START_TEST(cloud_declared_counts)
 }
 END_TEST
 
+/* The lidar fields (ring, time, return_index, reflectivity) as other
+ * software reads them (issue 20): the four encodings written here, and
+ * the PLY scans of `sensim render --ply`, loaded by Open3D
+ * (python3-open3d's tensor reader, which keeps custom fields) and by PCL's
+ * tools (pcl-tools: pcl_ply2pcd reads our PLY, pcl_convert_pcd_ascii_binary
+ * reads our PCD; both write ASCII PCD, parsed back by NumPy). Every value
+ * is the one written: integers exactly, floats exactly (binary, and %.9g
+ * round-trips float32). */
+static const char lidar_fields_py[] =
+    "import subprocess, sys, os, numpy as np\n"
+    "import open3d as o3d\n"
+    "o3d.utility.set_verbosity_level(o3d.utility.VerbosityLevel.Error)\n"
+    "d = sys.argv[1]; N = 50; i = np.arange(N)\n"
+    "want = {'ring': (i % 16).astype(np.uint16), 'time': (i * np.float32(1e-4)).astype(np.float32),\n"
+    "        'return_index': (i % 3).astype(np.uint8), 'reflectivity': ((i * 7) % 256).astype(np.uint8),\n"
+    "        'intensity': (np.float32(0.01) * i).astype(np.float32)}\n"
+    "xyz = np.stack([i * np.float32(0.5), -i.astype(np.float32), np.float32(0.25) * i], 1).astype(np.float32)\n"
+    "# rtol: floats as PCL prints them in ASCII PCD, 8 significant digits\n"
+    "# (half a unit of the 8th: 5e-7 of the value at most); 0 where read from our bytes.\n"
+    "def check(tag, got, rtol=0):\n"
+    "    for k, v in want.items():\n"
+    "        g = np.asarray(got[k]).reshape(-1)\n"
+    "        ok = np.array_equal(g.astype(v.dtype), v) if v.dtype.kind == 'u' or not rtol else \\\n"
+    "            np.allclose(g, v, rtol=rtol, atol=0)\n"
+    "        assert g.shape == v.shape and ok, (tag, k, g[:5], v[:5])\n"
+    "    g = np.asarray(got['xyz']).reshape(-1, 3)\n"
+    "    assert np.allclose(g, xyz, rtol=rtol, atol=0) if rtol else np.array_equal(g.astype(np.float32), xyz), tag\n"
+    "def o3d_read(path):\n"
+    "    p = o3d.t.io.read_point_cloud(path)\n"
+    "    got = {k: p.point[k].numpy() for k in want}\n"
+    "    got['xyz'] = p.point['positions'].numpy()\n"
+    "    for k, dt in (('ring', np.uint16), ('return_index', np.uint8), ('reflectivity', np.uint8)):\n"
+    "        assert got[k].dtype == dt, (path, k, got[k].dtype)\n"
+    "    return got\n"
+    "def pcd_ascii(path):\n"
+    "    lines = open(path).read().split('\\n')\n"
+    "    fields = next(l for l in lines if l.startswith('FIELDS')).split()[1:]\n"
+    "    start = next(n for n, l in enumerate(lines) if l.startswith('DATA')) + 1\n"
+    "    a = np.array([[float(x) for x in l.split()] for l in lines[start:] if l.strip()])\n"
+    "    got = {f: a[:, n] for n, f in enumerate(fields)}\n"
+    "    got['xyz'] = np.stack([got['x'], got['y'], got['z']], 1)\n"
+    "    return got\n"
+    "def pcl(cmd, out):\n"
+    "    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "    a = os.path.join(d, 'ascii.pcd')\n"
+    "    subprocess.run(['pcl_convert_pcd_ascii_binary', out, a, '0'], check=True, stdout=subprocess.DEVNULL,\n"
+    "                   stderr=subprocess.DEVNULL)\n"
+    "    return pcd_ascii(a)\n"
+    "for f in ('b.ply', 'a.ply', 'b.pcd', 'a.pcd'):\n"
+    "    path = os.path.join(d, f)\n"
+    "    check('open3d ' + f, o3d_read(path))\n"
+    "    if f.endswith('.ply'):\n"
+    "        check('pcl_ply2pcd ' + f, pcl(['pcl_ply2pcd', path, os.path.join(d, 'c.pcd')], os.path.join(d, 'c.pcd')), 5e-7)\n"
+    "    else:\n"
+    "        check('pcl ' + f, pcl(['true'], path), 5e-7)\n"
+    "# A scan of `sensim render --ply`: 32 rings of an HDL-32E, times within\n"
+    "# its 0.1 s revolution (fig5's targets span a part of it), reflectivity bytes.\n"
+    "scan = os.path.join(d, 'ply', 'hdl32e_00000.ply')\n"
+    "p = o3d.t.io.read_point_cloud(scan)\n"
+    "ring = p.point['ring'].numpy().ravel(); t = p.point['time'].numpy().ravel()\n"
+    "assert len(ring) > 1000 and set(np.unique(ring)) <= set(range(32)) and len(np.unique(ring)) > 16, np.unique(ring)\n"
+    "assert t.min() >= 0 and t.max() < 0.1 and t.max() - t.min() > 0.02, (t.min(), t.max())\n"
+    "assert p.point['return_index'].numpy().dtype == np.uint8 and p.point['reflectivity'].numpy().max() > 0\n"
+    "g = pcl(['pcl_ply2pcd', scan, os.path.join(d, 's.pcd')], os.path.join(d, 's.pcd'))\n"
+    "assert np.array_equal(g['ring'].astype(np.uint16), ring) and np.allclose(g['time'], t, rtol=5e-7, atol=0)\n"
+    "print('ok')\n";
+
+START_TEST(cloud_lidar_fields_foreign)
+{
+    enum { N = 50 };
+    char *dir = tu_mkdtemp(), cmd[4096];
+    float x[4 * N], t[N];
+    uint16_t ring[N];
+    uint8_t ret[N], refl[N];
+    for (int i = 0; i < N; i++) {
+        x[4 * i] = i * 0.5f;
+        x[4 * i + 1] = (float)-i;
+        x[4 * i + 2] = 0.25f * (float)i;
+        x[4 * i + 3] = 0.01f * (float)i;
+        ring[i] = (uint16_t)(i % 16);
+        t[i] = (float)i * 1e-4f;
+        ret[i] = (uint8_t)(i % 3);
+        refl[i] = (uint8_t)((i * 7) % 256);
+    }
+    sensim_cloud_fields fl = {ring, t, ret, refl};
+    static const char *const names[4] = {"a.ply", "b.ply", "a.pcd", "b.pcd"};
+    static const sensim_cloud_format fmts[4] = {SENSIM_CLOUD_PLY_ASCII, SENSIM_CLOUD_PLY_BINARY,
+                                                SENSIM_CLOUD_PCD_ASCII, SENSIM_CLOUD_PCD_BINARY};
+    for (int k = 0; k < 4; k++) {
+        char *p = tu_path(dir, names[k]);
+        ck_assert_int_eq(sensim_cloud_write_fields(p, fmts[k], x, &fl, N), SENSIM_OK);
+        /* sensim's own reader takes x, y, z, intensity and skips the rest. */
+        float *back;
+        size_t n;
+        int hi;
+        ck_assert_int_eq(sensim_cloud_read(p, &back, &n, &hi, NULL), SENSIM_OK);
+        ck_assert(n == N && hi && memcmp(back, x, sizeof x) == 0);
+        free(back);
+        free(p);
+    }
+    char *gt = tu_path(dir, "gt.h5"), *out = tu_path(dir, "out.h5"), *ply = tu_path(dir, "ply"),
+         *scene = tu_src("data/scenes/fig5.yaml"), *py = tu_path(dir, "check.py");
+    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "0.5", "--speed", "5", "-o", gt, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--ply", ply, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    tu_run_free(&r);
+    ck_assert_int_eq(tu_write_file(py, lidar_fields_py), 0);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s %s", py, dir);
+    ck_assert_msg(system(cmd) == 0, "%s failed: Open3D and PCL come from Debian's python3-open3d and pcl-tools "
+                  "(scripts/setup.sh)", cmd);
+    free(gt);
+    free(out);
+    free(ply);
+    free(scene);
+    free(py);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_pointcloud(void)
 {
     Suite *s = suite_create("pointcloud");
@@ -216,6 +339,10 @@ Suite *suite_pointcloud(void)
     tcase_add_test(tc, cloud_foreign_files);
     tcase_add_test(tc, cloud_errors);
     tcase_add_test(tc, cloud_declared_counts);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("foreign");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, cloud_lidar_fields_foreign);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -267,7 +267,7 @@ START_TEST(bad_meshes)
     expect_mesh_error("trunc.ply", "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\n"
                                    "property float z\nend_header\n0 0 0\n",
                       "file ends inside element 'vertex'");
-    expect_mesh_error("x.stl", "solid\n", "unknown mesh format");
+    expect_mesh_error("x.mesh3", "solid\n", "unknown mesh format");
     sensim_scene *s = sensim_scene_create();
     ck_assert_int_lt(sensim_scene_load_mesh(s, "m", "/nonexistent/dir/tree.obj"), 0);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "/nonexistent/dir/tree.obj: cannot open mesh"));

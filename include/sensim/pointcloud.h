@@ -14,6 +14,7 @@
 #define SENSIM_POINTCLOUD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sensim/status.h"
 
@@ -39,6 +40,23 @@ sensim_status sensim_cloud_read(const char *path, float **xyzi, size_t *n, int *
 
 /* Writes n points (x, y, z, intensity). */
 sensim_status sensim_cloud_write(const char *path, sensim_cloud_format fmt, const float *xyzi, size_t n);
+
+/* Per-point lidar fields written after x, y, z, intensity (each borrowed
+ * for the call, n values; NULL leaves the field out), in the names and
+ * types PCL's point types for Velodyne and Ouster drivers use: ring
+ * (channel, u16), time (s since the scan's start, f32), return_index (u8)
+ * and reflectivity (calibrated, 0..255, u8). PLY properties ushort, float,
+ * uchar; PCD SIZE/TYPE 2 U, 4 F, 1 U. Read back by Open3D and PCL. */
+typedef struct sensim_cloud_fields {
+    const uint16_t *ring;
+    const float *time;
+    const uint8_t *return_index;
+    const uint8_t *reflectivity;
+} sensim_cloud_fields;
+
+/* sensim_cloud_write with the lidar fields (fields may be NULL). */
+sensim_status sensim_cloud_write_fields(const char *path, sensim_cloud_format fmt, const float *xyzi,
+                                        const sensim_cloud_fields *fields, size_t n);
 
 #ifdef __cplusplus
 }

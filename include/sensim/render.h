@@ -169,8 +169,10 @@ void sensim_scene_destroy(sensim_scene *s);
 int sensim_scene_add_mesh(sensim_scene *s, const char *name, const float *vertices, size_t nvertices,
                           const uint32_t *triangles, size_t ntriangles);
 /* Wavefront OBJ (v and f lines; polygons fanned) or PLY (ascii or
- * binary_little_endian; vertex x y z and a face list). Errors name the file
- * and line. */
+ * binary_little_endian; vertex x y z and a face list or tristrips), and
+ * any other format assimp reads (STL, Collada, FBX, ...: triangulated,
+ * node transforms applied). Errors name the file and line (assimp: the
+ * file and assimp's message). */
 int sensim_scene_load_mesh(sensim_scene *s, const char *name, const char *path);
 /* Up axis of a mesh file. Y-up files are turned Z-up by the rotation
  * (x, y, z) -> (z, x, y): file +Y (up) becomes +z, file +Z (glTF's
@@ -184,11 +186,13 @@ typedef enum sensim_mesh_up {
 } sensim_mesh_up;
 /* sensim_scene_load_mesh with an up axis; also reads glTF 2.0 (.gltf with
  * external or base64 buffers, .glb): triangle primitives (modes 4, 5, 6)
- * with float VEC3 positions and u8/u16/u32 indices of every mesh placed by
- * the node hierarchy (matrix or TRS) of the default scene (else scene 0,
- * else all root nodes), merged into one mesh. Sparse accessors, quantized
- * positions and required extensions are rejected. Errors name the file and
- * the JSON path (accessors[3].componentType) or byte offset. */
+ * with VEC3 positions (float, or the 8/16-bit integers of
+ * KHR_mesh_quantization, normalized or not) and u8/u16/u32 indices, sparse
+ * accessors, EXT_meshopt_compression and KHR_draco_mesh_compression, of
+ * every mesh placed by the node hierarchy (matrix or TRS) of the default
+ * scene (else scene 0, else all root nodes), merged into one mesh. Other
+ * required extensions are rejected. Errors name the file and the JSON path
+ * (accessors[3].componentType) or byte offset. */
 int sensim_scene_load_mesh_up(sensim_scene *s, const char *name, const char *path, sensim_mesh_up up);
 /* Size and axis-aligned bounds (local frame) of mesh `mesh`; any output
  * may be NULL. */

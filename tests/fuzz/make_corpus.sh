@@ -14,6 +14,14 @@ cp data/scenes/cone.gltf $C/mesh_gltf/
 cp tests/data/png-bomb.png $C/png/
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+# Compressed and quantized GLB as tools ship them (gltfpack, draco_transcoder):
+# an octahedron with normals, quantized, meshopt with filters, and Draco.
+printf 'v 1 0 0\nv -1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nv 0 0 -1\nvn 1 0 0\nvn -1 0 0\nvn 0 1 0\nvn 0 -1 0\nvn 0 0 1\nvn 0 0 -1\n' > $t/oct.obj
+printf 'f 1//1 3//3 5//5\nf 3//3 2//2 5//5\nf 2//2 4//4 5//5\nf 4//4 1//1 5//5\nf 3//3 1//1 6//6\nf 2//2 3//3 6//6\nf 4//4 2//2 6//6\nf 1//1 4//4 6//6\n' >> $t/oct.obj
+gltfpack -i $t/oct.obj -o $C/mesh_glb/quant.glb >/dev/null
+gltfpack -cc -i $t/oct.obj -o $C/mesh_glb/meshopt.glb >/dev/null
+gltfpack -noq -i $t/oct.obj -o $t/oct.gltf >/dev/null
+draco_transcoder -i $t/oct.gltf -o $C/mesh_glb/draco.glb >/dev/null
 mkdir -p $t/big
 $S trajectory --shape circle --duration 2 --rate 50 --speed 2 --radius 10 -o $t/gt.h5
 $S export -g $t/gt.h5 -o $C/csv_gt/circle.csv
