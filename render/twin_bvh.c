@@ -405,6 +405,18 @@ sensim_twin *sensim_twin_build(const sensim_scene *s, int threads)
         sensim_twin_destroy(t);
         return NULL;
     }
+    /* Nodes on 64-byte lines: one line per visited node, not two. */
+    size_t nb = ((size_t)t->view.nnode * sizeof *t->node + 63) / 64 * 64;
+    sg_node *aligned = aligned_alloc(64, nb ? nb : 64);
+    if (!aligned) {
+        sensim_twin_destroy(t);
+        sensim_error(SENSIM_ENOMEM, "twin: out of memory");
+        return NULL;
+    }
+    if (t->view.nnode)
+        memcpy(aligned, t->node, t->view.nnode * sizeof *t->node);
+    free(t->node);
+    t->node = aligned;
     t->view.node = t->node;
     t->view.tri = t->tri;
     t->view.blas = t->blas;

@@ -18,6 +18,7 @@
 typedef struct sg_rayp {
     float org[3], dir[3];
     float idir[3];     /* 1 / dir, +1e30 for a zero component (no NaN in slabs) */
+    int nearx, neary, nearz; /* index in a box (lower xyz, upper xyz) of the entry planes */
     int kx, ky, kz;
     float sx, sy, sz;
     float tnear;
@@ -46,6 +47,11 @@ SENSIM_HD static inline void sg_rayp_make(sg_rayp *r, const float o[3], const fl
         r->dir[a] = d[a];
         r->idir[a] = d[a] != 0 ? 1.0f / d[a] : 1e30f;
     }
+    /* The slab an axis enters by: the lower plane when the direction
+     * (its reciprocal as used) is positive. */
+    r->nearx = r->idir[0] >= 0 ? 0 : 3;
+    r->neary = r->idir[1] >= 0 ? 1 : 4;
+    r->nearz = r->idir[2] >= 0 ? 2 : 5;
     r->kx = kx;
     r->ky = ky;
     r->kz = kz;
