@@ -120,8 +120,7 @@ int main(int argc, char **argv)
     }
     const sensim_twin *tw = s->twin;
     printf("scene: %zu triangles, Embree commit %.2f s, twin build %.2f s (%u nodes, %.1f MB), %d threads\n",
-           sensim_scene_triangle_count(s), tc - tb, now() - tc, tw->view.nnode, tw->bytes / 1e6,
-           omp_get_max_threads());
+           sensim_scene_triangle_count(s), tc - tb, now() - tc, tw->view.nnode, tw->bytes / 1e6, omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     const int per_beam[3] = {1, 2, 3};
@@ -152,11 +151,14 @@ int main(int argc, char **argv)
                 double ch = hypot(e.x, e.y);
                 sensim_vec3 u = sensim_vec3_make(-e.y / ch, e.x / ch, 0), vv = sensim_vec3_cross(e, u);
                 for (int j = 0; j < nr; j++, i++) {
-                    sensim_vec3 d = sensim_vec3_add(e, sensim_vec3_add(sensim_vec3_scale(u, a[j]),
-                                                                       sensim_vec3_scale(vv, b[j])));
+                    sensim_vec3 d =
+                        sensim_vec3_add(e, sensim_vec3_add(sensim_vec3_scale(u, a[j]), sensim_vec3_scale(vv, b[j])));
                     d = sensim_vec3_scale(d, 1 / sensim_vec3_norm(d));
-                    sg_ray r = {{(float)pose.p.x, (float)pose.p.y, (float)pose.p.z}, 0.0f,
-                                {(float)d.x, (float)d.y, (float)d.z}, 200.0f, 0.0f};
+                    sg_ray r = {{(float)pose.p.x, (float)pose.p.y, (float)pose.p.z},
+                                0.0f,
+                                {(float)d.x, (float)d.y, (float)d.z},
+                                200.0f,
+                                0.0f};
                     rays[i] = r;
                 }
             }

@@ -48,8 +48,10 @@ sensim_status sensim_scene_backend_check(const sensim_scene *s, sensim_render_ba
         return sensim_error(SENSIM_EINVAL, "%s: unknown backend %d", who, (int)b);
     b = sensim_render_backend_resolve(b);
     if (b == SENSIM_RENDER_BACKEND_TWIN && !s->twin)
-        return sensim_error(SENSIM_EINVAL, "%s: the scene is not prepared for the twin backend "
-                                           "(sensim_scene_prepare_backend)", who);
+        return sensim_error(SENSIM_EINVAL,
+                            "%s: the scene is not prepared for the twin backend "
+                            "(sensim_scene_prepare_backend)",
+                            who);
     return SENSIM_OK;
 }
 

@@ -42,8 +42,11 @@ void sensim_twin_occluded16(const sensim_twin *t, const int *valid, struct RTCRa
     for (int j = 0; j < 16; j++) {
         if (!valid[j])
             continue;
-        sg_ray q = {{r->org_x[j], r->org_y[j], r->org_z[j]}, r->tnear[j], {r->dir_x[j], r->dir_y[j], r->dir_z[j]},
-                    r->tfar[j], r->time[j]};
+        sg_ray q = {{r->org_x[j], r->org_y[j], r->org_z[j]},
+                    r->tnear[j],
+                    {r->dir_x[j], r->dir_y[j], r->dir_z[j]},
+                    r->tfar[j],
+                    r->time[j]};
         sg_hit h;
         sg_trace(&t->view, &q, &h, 0);
         if (h.geom != SG_INVALID)

@@ -23,10 +23,10 @@
  * thread-local memory, freed with the RTCBVH). */
 typedef struct bnode {
     int leaf;
-    unsigned n;          /* leaf: item count */
+    unsigned n; /* leaf: item count */
     struct bnode *kid[2];
     float box[2][6];
-    unsigned ids[];      /* leaf: items, sorted */
+    unsigned ids[]; /* leaf: items, sorted */
 } bnode;
 
 static void *cb_create_node(RTCThreadLocalAllocator a, unsigned int n, void *user)
@@ -78,13 +78,13 @@ static void *cb_create_leaf(RTCThreadLocalAllocator a, const struct RTCBuildPrim
 typedef struct acc {
     sensim_twin *t;
     size_t cap_node, cap_tri, cap_blas;
-    uint32_t *order;     /* leaf order of the current tree's items */
+    uint32_t *order; /* leaf order of the current tree's items */
     size_t norder, cap_order;
 } acc;
 
-#define GROW(a, field, need)                                                                         \
+#define GROW(a, field, need) \
     (sensim_render_grow((void **)&(a)->t->field, &(a)->cap_##field, (need), sizeof *(a)->t->field) < 0 \
-         ? (sensim_error(SENSIM_ENOMEM, "twin: out of memory"), -1)                                   \
+         ? (sensim_error(SENSIM_ENOMEM, "twin: out of memory"), -1) \
          : 0)
 
 /* Depth-first flattening of b's subtree: child reference and item count
@@ -130,7 +130,8 @@ static int build_tree(acc *a, RTCDevice dev, struct RTCBuildPrimitive *prims, si
     RTCBVH bvh = rtcNewBVH(dev);
     if (!bvh)
         return sensim_error(SENSIM_EINTERNAL, "twin: embree cannot create a BVH (error %d)",
-                            (int)rtcGetDeviceError(dev)), -1;
+                            (int)rtcGetDeviceError(dev)),
+               -1;
     struct RTCBuildArguments args = rtcDefaultBuildArguments();
     args.buildQuality = RTC_BUILD_QUALITY_MEDIUM;
     args.maxBranchingFactor = 2;
@@ -178,8 +179,7 @@ static int add_blas(acc *a, RTCDevice dev, const sg_tri *cand, size_t n, uint32_
     sensim_twin *t = a->t;
     struct RTCBuildPrimitive *prims = malloc((n ? n : 1) * sizeof *prims);
     a->order = malloc((n ? n : 1) * sizeof *a->order);
-    if (!prims || !a->order || GROW(a, blas, t->view.nblas + 1) < 0 ||
-        GROW(a, tri, t->view.ntri + n) < 0) {
+    if (!prims || !a->order || GROW(a, blas, t->view.nblas + 1) < 0 || GROW(a, tri, t->view.ntri + n) < 0) {
         free(prims);
         free(a->order);
         a->order = NULL;
@@ -234,7 +234,7 @@ static void inst_box(const sensim_twin *t, const sg_inst *in, float lo[3], float
     double big = 0;
     for (int r = 0; r < 3; r++) {
         double m = (l[r] < 0 ? -l[r] : l[r]) > (h[r] < 0 ? -h[r] : h[r]) ? (l[r] < 0 ? -l[r] : l[r])
-                                                                           : (h[r] < 0 ? -h[r] : h[r]);
+                                                                         : (h[r] < 0 ? -h[r] : h[r]);
         big = m + (h[r] - l[r]) > big ? m + (h[r] - l[r]) : big;
     }
     const double pad = 1e-5 * big + 1e-20;

@@ -295,7 +295,7 @@ static int is_tie(const sensim_scene *s, const sg_ray *r, uint32_t geom, uint32_
 
 typedef struct {
     size_t rays, hits, ties;
-    int aimed;    /* the ray aims at a triangle (ties counted apart) */
+    int aimed; /* the ray aims at a triangle (ties counted apart) */
     size_t aimed_ties;
     double worst; /* |dt| over the tolerance's scale, same primitive */
 } cmp_stats;
@@ -337,8 +337,8 @@ static void cmp_ray(const sensim_scene *s, const float o[3], const float d[3], f
         cth = 1e-3; /* object-space normal: bound the cosine from below instead */
     const double scale = (fabs(o[0]) + fabs(o[1]) + fabs(o[2]) + 2 * h.t * dl) * 0x1p-24 / fmax(cth, 1e-3);
     const double dt = fabs((double)h.t - rh.ray.tfar);
-    ck_assert_msg(dt <= 64 * scale, "ray %zu: twin t %.9g, embree %.9g (%.3g units of eps (|o| + 2t) / cos)",
-                  st->rays, h.t, rh.ray.tfar, dt / scale);
+    ck_assert_msg(dt <= 64 * scale, "ray %zu: twin t %.9g, embree %.9g (%.3g units of eps (|o| + 2t) / cos)", st->rays,
+                  h.t, rh.ray.tfar, dt / scale);
     if (rh.hit.geomID == h.geom && rh.hit.primID == h.prim && rh.hit.instID[0] == h.inst) {
         st->worst = fmax(st->worst, dt / scale);
     } else {
@@ -387,7 +387,8 @@ static cmp_stats cmp_scene(sensim_scene *s, size_t n, uint64_t seed)
         double u[8];
         sensim_rng_uniform_fill(&r, 8 * i, 8, u);
         float o[3], d[3];
-        double z[3] = {sensim_rng_normal(&r, 3 * i), sensim_rng_normal(&r, 3 * i + 1), sensim_rng_normal(&r, 3 * i + 2)};
+        double z[3] = {sensim_rng_normal(&r, 3 * i), sensim_rng_normal(&r, 3 * i + 1),
+                       sensim_rng_normal(&r, 3 * i + 2)};
         double zn = sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
         for (int k = 0; k < 3; k++) {
             o[k] = (float)(lo[k] + (hi[k] - lo[k]) * u[k]);
@@ -524,9 +525,8 @@ START_TEST(lidar_analytic)
     mat.reflectance = 0.8;
     snprintf(mat.name, sizeof mat.name, "paint");
     int mi = sensim_scene_add_material(s, &mat);
-    ck_assert_int_ge(sensim_scene_add_object(s, sensim_scene_add_plane(s, "g", 400, 400, 2, 2), mi,
-                                             sensim_pose_identity()),
-                     0);
+    ck_assert_int_ge(
+        sensim_scene_add_object(s, sensim_scene_add_plane(s, "g", 400, 400, 2, 2), mi, sensim_pose_identity()), 0);
     ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
     sensim_render_lidar_params p = sensim_render_lidar_default_params();
     p.channels = 16;

@@ -48,8 +48,8 @@ typedef struct sg_best {
 /* One step of the inner loop at interior node `n`: the next reference to
  * visit (the nearer child hit), the farther one pushed; returns 0 when
  * neither child is hit. */
-SENSIM_HD static inline int sg_node_step(const sg_node *n, const sg_rayp *r, float tfar, int32_t *ref,
-                                         uint32_t *cnt, int32_t *stack, uint32_t *scnt, float *stmin, int *sp)
+SENSIM_HD static inline int sg_node_step(const sg_node *n, const sg_rayp *r, float tfar, int32_t *ref, uint32_t *cnt,
+                                         int32_t *stack, uint32_t *scnt, float *stmin, int *sp)
 {
     float t0, t1;
     const int h0 = sg_box_hit(n->box[0], r, tfar, &t0), h1 = sg_box_hit(n->box[1], r, tfar, &t1);

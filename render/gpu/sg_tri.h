@@ -17,7 +17,7 @@
  * tests, the reciprocal direction. */
 typedef struct sg_rayp {
     float org[3], dir[3];
-    float idir[3];     /* 1 / dir, +1e30 for a zero component (no NaN in slabs) */
+    float idir[3];           /* 1 / dir, +1e30 for a zero component (no NaN in slabs) */
     int nearx, neary, nearz; /* index in a box (lower xyz, upper xyz) of the entry planes */
     int kx, ky, kz;
     float sx, sy, sz;

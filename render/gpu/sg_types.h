@@ -49,10 +49,10 @@
 #define SG_MAX_DEPTH 48
 
 typedef struct sg_node {
-    float box[2][6];    /* child c: lower x y z, upper x y z */
-    int32_t child[2];   /* >= 0: interior node; < 0: leaf, items from ~child */
-    uint32_t count[2];  /* leaf item count (0 for an interior child) */
-} sg_node;              /* 64 bytes */
+    float box[2][6];   /* child c: lower x y z, upper x y z */
+    int32_t child[2];  /* >= 0: interior node; < 0: leaf, items from ~child */
+    uint32_t count[2]; /* leaf item count (0 for an interior child) */
+} sg_node;             /* 64 bytes */
 
 typedef struct sg_tri {
     float v0[3], v1[3], v2[3]; /* vertices as Embree has them (world or object space) */
@@ -84,8 +84,8 @@ typedef struct sg_scene {
      * (world to object) in the same layout. */
     const float *xfm, *ixfm;
     uint32_t nnode, ntri, nblas, ninst, nxfm;
-    int32_t world;     /* blas of the static world-space triangles, -1: none */
-    int32_t top;       /* child reference of the instance tree's root, valid when ninst > 0 */
+    int32_t world;      /* blas of the static world-space triangles, -1: none */
+    int32_t top;        /* child reference of the instance tree's root, valid when ninst > 0 */
     uint32_t top_count; /* item count when top is a leaf */
 } sg_scene;
 
@@ -98,13 +98,13 @@ typedef struct sg_ray {
 } sg_ray;
 
 typedef struct sg_hit {
-    float t;          /* distance; the ray's tfar on a miss */
-    float u, v;       /* barycentric weights of v1 and v2 (Embree's u, v) */
-    float ng[3];      /* unnormalized geometric normal (v1 - v0) x (v2 - v0),
+    float t;       /* distance; the ray's tfar on a miss */
+    float u, v;    /* barycentric weights of v1 and v2 (Embree's u, v) */
+    float ng[3];   /* unnormalized geometric normal (v1 - v0) x (v2 - v0),
                        * in object space for an instance hit (as Embree) */
-    uint32_t geom;    /* geomID, SG_INVALID on a miss */
-    uint32_t prim;    /* primID */
-    uint32_t inst;    /* instID (the scene object), SG_INVALID for world triangles */
+    uint32_t geom; /* geomID, SG_INVALID on a miss */
+    uint32_t prim; /* primID */
+    uint32_t inst; /* instID (the scene object), SG_INVALID for world triangles */
 } sg_hit;
 
 #endif
