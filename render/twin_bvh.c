@@ -177,7 +177,8 @@ static void prim_box(struct RTCBuildPrimitive *p, const float *lo, const float *
 static int add_blas(acc *a, RTCDevice dev, const sg_tri *cand, size_t n, uint32_t *blas_out)
 {
     sensim_twin *t = a->t;
-    struct RTCBuildPrimitive *prims = malloc((n ? n : 1) * sizeof *prims);
+    /* RTCBuildPrimitive is declared 32-byte aligned (UBSan checks it). */
+    struct RTCBuildPrimitive *prims = aligned_alloc(32, (n ? n : 1) * sizeof *prims);
     a->order = malloc((n ? n : 1) * sizeof *a->order);
     if (!prims || !a->order || GROW(a, blas, t->view.nblas + 1) < 0 || GROW(a, tri, t->view.ntri + n) < 0) {
         free(prims);
@@ -303,7 +304,7 @@ static int build_all(acc *a, const sensim_scene *s, RTCDevice dev)
     t->xfm = malloc(nxfm * 12 * sizeof *t->xfm);
     t->ixfm = malloc(nxfm * 12 * sizeof *t->ixfm);
     sg_inst *tmp = malloc(ninst * sizeof *tmp);
-    struct RTCBuildPrimitive *prims = malloc(ninst * sizeof *prims);
+    struct RTCBuildPrimitive *prims = aligned_alloc(32, (ninst ? ninst : 1) * sizeof *prims);
     a->order = malloc(ninst * sizeof *a->order);
     int rc = 0;
     if (!mesh_blas || !t->inst || !t->xfm || !t->ixfm || !tmp || !prims || !a->order)
