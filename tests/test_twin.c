@@ -1,7 +1,8 @@
 /* The CPU twin of the CUDA path (issue 18): the flattened BVH's invariants
  * and determinism, the twin against Embree ray by ray on the bundled scenes
  * and on instanced and moving objects, lidar scans and camera frames
- * through --backend twin against Embree's (the analytic plane, sphere and
+ * through --backend twin against Embree's (the analytic plane with
+ * Beer-Lambert attenuation, the sphere and the
  * beam straddling an edge), bit-identical at 1 and 2 threads, and `sensim
  * render --backend twin` against `--backend embree` with a rig's noise.
  *
@@ -519,8 +520,10 @@ static sensim_render_lidar_points *scan_both(sensim_scene *s, sensim_render_lida
 
 START_TEST(lidar_analytic)
 {
-    /* The plane: ranges h / sin|el| and Lambert rho sin|el|. */
+    /* The plane: ranges h / sin|el|, Lambert rho sin|el| and two-way
+     * Beer-Lambert exp(-2 alpha r) with alpha = 0.02 / m. */
     sensim_scene *s = sensim_scene_create();
+    ck_assert_int_eq(sensim_scene_set_atmosphere(s, 0.02), SENSIM_OK);
     sensim_material mat = sensim_material_default();
     mat.reflectance = 0.8;
     snprintf(mat.name, sizeof mat.name, "paint");
@@ -542,7 +545,7 @@ START_TEST(lidar_analytic)
     for (size_t i = 0; i < pt->count; i++) {
         double el = pt->elevation[i];
         ck_assert_within(pt->range[i], 2 / sin(-el), 1e-5 * pt->range[i]);
-        ck_assert_within(pt->xyzi[4 * i + 3], 0.8 * sin(-el), 1e-5);
+        ck_assert_within(pt->xyzi[4 * i + 3], 0.8 * sin(-el) * exp(-2 * 0.02 * 2 / sin(-el)), 1e-5);
     }
     sensim_render_lidar_points_destroy(pt);
     sensim_render_lidar_destroy(l);
