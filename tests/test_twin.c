@@ -2,9 +2,9 @@
  * and determinism, the twin against Embree ray by ray on the bundled scenes
  * and on instanced and moving objects, lidar scans and camera frames
  * through --backend twin against Embree's (the analytic plane with
- * Beer-Lambert attenuation, the sphere and the
- * beam straddling an edge), bit-identical at 1 and 2 threads, and `sensim
- * render --backend twin` against `--backend embree` with a rig's noise.
+ * Beer-Lambert attenuation, the sphere, a beam straddling an edge),
+ * bit-identical at 1 and 2 threads, and `sensim render --backend twin`
+ * against `--backend embree` with a rig's noise.
  *
  * Tolerances. The twin's watertight test (Woop et al. 2013) and Embree's
  * intersector round differently, so a distance differs by a few units in
