@@ -153,6 +153,9 @@ $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # computed are the same.
 $(BUILD)/models/camera.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
 $(BUILD)/lib/rng_poisson.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
+# The twin compiles the shared render/gpu/ headers: no a*b+c contraction, so
+# its bits are the CUDA kernels' (built with -fmad=false).
+$(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o: ALL_CFLAGS += -ffp-contract=off
 
 $(RUNNER): $(TEST_OBJ) $(STATIC)
 	@$(if $(Q),echo "  LD      $@")

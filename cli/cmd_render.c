@@ -29,6 +29,10 @@ static const cli_opt cmd_render_opts[] = {
                                             "intensity (0..the scan's largest)"},
     {CLI_NOSHORT('F'), "float", NULL, "camera images as linear f32 instead of sRGB u8"},
     {'j', "threads", "N", "OpenMP threads (default: all; output is identical)"},
+    {CLI_NOSHORT('K'), "backend", "NAME", "ray caster: embree (default), twin (sensim's own\n"
+                                          "BVH traversal, the CPU twin of the CUDA path: same\n"
+                                          "primitive hit, distances within float rounding) or\n"
+                                          "auto (the fastest that works here: embree)"},
     {CLI_NOSHORT('W'), "gt-window", "ROWS", "ground-truth rows held in memory at a time (default\n"
                                             "65536, at least 2; grows to one frame's rows if a\n"
                                             "frame needs more); the output does not depend on it"},
@@ -48,7 +52,7 @@ const cli_spec cmd_render_spec = {
     .head = "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
             "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
             "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
-            "                     [--gt-window ROWS]\n"
+            "                     [--gt-window ROWS] [--backend embree|twin|auto]\n"
             "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
             "\n"
             "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
@@ -80,10 +84,12 @@ static int render(const char *name, sensim_render_log_opts *ro, const char *gt_p
     sensim_rig *rig = NULL;
     char *created = cli_join_args("sensim", argc, argv);
     cli_progress prog;
-    int rc = CLI_FAIL;
+    int rc = CLI_FAIL, ready = 0;
     if (sensim_render_sensor_load(ro->scene_path, name, &rs) || !(scene = sensim_scene_load(ro->scene_path)) ||
-        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path))))
+        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path))) || sensim_scene_prepare_backend(scene, ro->backend))
         rc = cli_fail_lib("render");
+    else
+        ready = 1;
     /* The scene summary: zero-area triangles dropped from its meshes. */
     for (size_t i = 0; scene && i < sensim_scene_mesh_count(scene); i++) {
         size_t nd = sensim_scene_mesh_dropped(scene, (int)i), nt = 0;
@@ -92,9 +98,9 @@ static int render(const char *name, sensim_render_log_opts *ro, const char *gt_p
             fprintf(stderr, "sensim render: %s: mesh '%s': dropped %zu degenerate (zero-area) triangle%s, %zu kept\n",
                     ro->scene_path, sensim_scene_mesh_name(scene, (int)i), nd, nd == 1 ? "" : "s", nt);
     }
-    if (scene && (!ro->rig_path || rig) && ro->bev_dir && rs.type != SENSIM_SENSOR_LIDAR)
+    if (ready && ro->bev_dir && rs.type != SENSIM_SENSOR_LIDAR)
         rc = cli_usage_error("render", "--bev: '%s' is a camera; a bird's-eye view needs a lidar", name);
-    else if (scene && (!ro->rig_path || rig)) {
+    else if (ready) {
         ro->created_by = created;
         ro->progress = cli_progress_fn;
         ro->progress_ctx = &prog;
@@ -168,6 +174,10 @@ int cmd_render(int argc, char **argv)
         case 'j':
             if (cli_parse_u64(optarg, &threads) || threads == 0 || threads > 1024)
                 return cli_usage_error("render", "--threads: need 1..1024, got '%s'", optarg);
+            break;
+        case 'K':
+            if (sensim_render_backend_parse(optarg, &ro.backend))
+                return cli_usage_error("render", "--backend: %s", sensim_last_error());
             break;
         case 'q': quiet = 1; break;
         }

@@ -45,6 +45,10 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         sensim_error(SENSIM_EINVAL, "camera: exposure must be finite and >= 0 s (got %g)", p->exposure);
         return NULL;
     }
+    if ((unsigned)p->backend > SENSIM_RENDER_BACKEND_AUTO) {
+        sensim_error(SENSIM_EINVAL, "camera: unknown backend %d", (int)p->backend);
+        return NULL;
+    }
     if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV) {
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
         return NULL;
@@ -66,6 +70,7 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         return NULL;
     }
     c->p = *p;
+    c->p.backend = sensim_render_backend_resolve(p->backend);
     c->tw = tw;
     c->s_norm = tan(tw) / tw;
     return c;
@@ -145,7 +150,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
             packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
         }
-        rtcIntersect16(inside, s->top, &ctx, &rh);
+        sensim_scene_intersect16(s, c->p.backend, inside, &ctx, &rh);
         double lit[16];
         const sensim_material *mat[16];
         for (int j = 0; j < 16; j++) {
@@ -187,7 +192,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                 sr.id[j] = (unsigned)j;
                 sr.flags[j] = 0;
             }
-            rtcOccluded16(shadow, s->top, &ctx, &sr);
+            sensim_scene_occluded16(s, c->p.backend, shadow, &ctx, &sr);
             for (int j = 0; j < 16; j++)
                 if (shadow[j] && sr.tfar[j] < 0)
                     lit[j] = 0;
@@ -218,6 +223,9 @@ sensim_status sensim_render_camera_render(const sensim_render_camera *c, const s
 {
     if (!s->committed)
         return sensim_error(SENSIM_EINVAL, "camera: scene not committed");
+    sensim_status bst = sensim_scene_backend_check(s, c->p.backend, "camera");
+    if (bst)
+        return bst;
     if (!isfinite(t))
         return sensim_error(SENSIM_EINVAL, "camera: frame time not finite");
     const sensim_rng rx = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_PX);

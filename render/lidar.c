@@ -131,6 +131,8 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
     } while (0)
     if (p->scan != SENSIM_SCAN_SPIN && p->scan != SENSIM_SCAN_ROSETTE)
         BAD("unknown scan kind %d", (int)p->scan);
+    if ((unsigned)p->backend > SENSIM_RENDER_BACKEND_AUTO)
+        BAD("unknown backend %d", (int)p->backend);
     if (p->scan == SENSIM_SCAN_ROSETTE &&
         (p->channels != 1 || !(p->rosette_fov > 0 && p->rosette_fov < M_PI) || !isfinite(p->rosette_hz[0]) ||
          !isfinite(p->rosette_hz[1]) || p->rosette_hz[0] == p->rosette_hz[1]))
@@ -186,6 +188,7 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         return NULL;
     }
     l->p = *p;
+    l->p.backend = sensim_render_backend_resolve(p->backend);
     if (!p->has_table)
         for (int k = 0; k < p->channels; k++) {
             l->p.elevation[k] = p->channels == 1 ? 0.5 * (p->vfov_min + p->vfov_max)
@@ -635,7 +638,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             sub[lane] = (unsigned char)j;
             beam[lane] = (short)q;
             if (++lane == 16) {
-                rtcIntersect16(valid, s->top, &ctx, &rh);
+                sensim_scene_intersect16(s, p->backend, valid, &ctx, &rh);
                 shade_packet(l, s, &rh, 16, first, sub, beam, tt, alpha, rr, ri, ro);
                 first += 16;
                 lane = 0;
@@ -657,7 +660,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
         }
-        rtcIntersect16(valid, s->top, &ctx, &rh);
+        sensim_scene_intersect16(s, p->backend, valid, &ctx, &rh);
         shade_packet(l, s, &rh, n, first, sub, beam, tt, alpha, rr, ri, ro);
     }
     const int atmo_on = s->atmo_probability > 0 || wt->on; /* air or weather echoes */
@@ -784,6 +787,9 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
 {
     if (!s->committed)
         return sensim_error(SENSIM_EINVAL, "lidar: scene not committed");
+    sensim_status st = sensim_scene_backend_check(s, l->p.backend, "lidar");
+    if (st)
+        return st;
     if (out->capacity < sensim_render_lidar_max_points(l))
         return sensim_error(SENSIM_EINVAL, "lidar: point buffer holds %zu points, the scan needs %zu", out->capacity,
                             sensim_render_lidar_max_points(l));

@@ -66,6 +66,9 @@ struct sensim_scene {
     /* Rain and snow (weather.c); weather_alpha: their extinction, 1/m. */
     sensim_weather weather;
     double weather_alpha;
+    /* The CPU twin's flattened BVH (twin_bvh.c), built by
+     * sensim_scene_prepare_backend; NULL until then. */
+    struct sensim_twin *twin;
 };
 
 /* Ray time in [0, 1] for scene time t. */
@@ -110,6 +113,27 @@ void sensim_scene_fill_hit(const sensim_scene *s, const struct RTCRayHit *rh, do
 /* The same from component values (for packets). */
 void sensim_scene_fill_hit_parts(const sensim_scene *s, unsigned geom, unsigned inst, float ngx, float ngy, float ngz,
                           sensim_vec3 dir, double t, sensim_vec3 *normal, int *object);
+
+/* Mesh m's vertices under pose and per-axis scale, in world space: double
+ * arithmetic rounded once to float (what Embree gets for a static object).
+ * v[m->nv * 3]. */
+void sensim_scene_bake_vertices(const scene_mesh *m, const sensim_pose *pose, const double scale[3], float *v);
+/* Transform time steps of object o (1 for a static one) and the 3x4
+ * object-to-world transform of step k over the scene's keyframe window,
+ * column-major as Embree's RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR. */
+int sensim_scene_object_steps(const scene_object *o);
+void sensim_scene_object_xfm(const sensim_scene *s, const scene_object *o, int k, float x[12]);
+
+/* SENSIM_OK when backend b (resolved) can trace s now: a known value and,
+ * for TWIN, the scene prepared; else EINVAL naming `who`. */
+sensim_status sensim_scene_backend_check(const sensim_scene *s, sensim_render_backend b, const char *who);
+/* rtcIntersect16 / rtcOccluded16 on s by backend b (EMBREE or TWIN, the
+ * scene prepared for it): the one place the lidar and camera loops call
+ * for hits, so that everything after the hit is the same code. */
+void sensim_scene_intersect16(const sensim_scene *s, sensim_render_backend b, const int *valid,
+                              struct RTCIntersectContext *ctx, struct RTCRayHit16 *rh);
+void sensim_scene_occluded16(const sensim_scene *s, sensim_render_backend b, const int *valid,
+                             struct RTCIntersectContext *ctx, struct RTCRay16 *r);
 
 /* Adds a mesh, taking ownership of v and tri (freed on failure); `where`
  * names the source in messages, vline/tline (may be NULL) the source line of

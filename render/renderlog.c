@@ -16,6 +16,7 @@
 #include "sensim/png.h"
 #include "sensim/pointcloud.h"
 #include "sensim/render.h"
+#include "render_internal.h"
 
 sensim_render_log_opts sensim_render_log_default_opts(void)
 {
@@ -311,8 +312,10 @@ static void lidar_run_free(lidar_run *r)
 static sensim_status lidar_setup(job *j, lidar_run *r)
 {
     const sensim_render_lidar_params *p = &j->rs->lidar;
+    sensim_render_lidar_params lp = *p;
+    lp.backend = j->o->backend;
     sensim_status st;
-    if (!(r->lidar = sensim_render_lidar_create(p)) || !(r->pts = sensim_render_lidar_points_create(r->lidar)))
+    if (!(r->lidar = sensim_render_lidar_create(&lp)) || !(r->pts = sensim_render_lidar_points_create(r->lidar)))
         return sensim_last_status();
     /* A scan's beams fire from its start to the last column's latest
      * channel (render/lidar.c casts each from the pose at that time). */
@@ -428,7 +431,9 @@ static sensim_status render_camera(job *j)
     const sensim_render_camera_params *p = &j->rs->camera;
     const size_t W = (size_t)p->width, H = (size_t)p->height, tail[3] = {H, W, 3};
     const sensim_render_log_opts *o = j->o;
-    sensim_render_camera *cam = sensim_render_camera_create(p);
+    sensim_render_camera_params cp0 = *p;
+    cp0.backend = o->backend;
+    sensim_render_camera *cam = sensim_render_camera_create(&cp0);
     sensim_camera *noise = NULL;
     float *img = malloc(W * H * 3 * sizeof *img);
     uint8_t *img8 = malloc(W * H * 3);
@@ -483,6 +488,9 @@ sensim_status sensim_render_log(const sensim_render_sensor *sensor, const sensim
         return sensim_error(SENSIM_EINVAL, "sensim_render_log: sensor, scene, opts and both paths are required");
     if (opts->gt_window < 2)
         return sensim_error(SENSIM_EINVAL, "gt_window: need at least 2 rows, got %zu", opts->gt_window);
+    sensim_status bst = sensim_scene_backend_check(scene, opts->backend, "render");
+    if (bst)
+        return bst;
     job j;
     memset(&j, 0, sizeof j);
     j.rs = sensor;

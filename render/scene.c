@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "render_internal.h"
+#include "twin.h"
 
 static void rtc_error_cb(void *user, enum RTCError code, const char *str)
 {
@@ -111,6 +112,7 @@ void sensim_scene_destroy(sensim_scene *s)
         free(s->obj[i].kt);
         free(s->obj[i].kpose);
     }
+    sensim_twin_destroy(s->twin);
     free(s->mesh);
     free(s->mat);
     free(s->obj);
@@ -822,6 +824,28 @@ static void xfm_column_major(sensim_pose p, const double scale[3], float x[12])
     x[11] = (float)p.p.z;
 }
 
+void sensim_scene_bake_vertices(const scene_mesh *m, const sensim_pose *pose, const double scale[3], float *v)
+{
+    /* Vertices to world space in double, rounded once. */
+    sensim_mat3 r = sensim_mat3_from_quat(pose->q);
+    for (size_t i = 0; i < m->nv; i++) {
+        sensim_vec3 a = sensim_vec3_make(m->v[3 * i] * scale[0], m->v[3 * i + 1] * scale[1], m->v[3 * i + 2] * scale[2]);
+        sensim_vec3 b = sensim_vec3_add(sensim_mat3_apply(&r, a), pose->p);
+        v[3 * i] = (float)b.x;
+        v[3 * i + 1] = (float)b.y;
+        v[3 * i + 2] = (float)b.z;
+    }
+}
+
+int sensim_scene_object_steps(const scene_object *o) { return o->nkey ? o->steps : 1; }
+
+void sensim_scene_object_xfm(const sensim_scene *s, const scene_object *o, int k, float x[12])
+{
+    int steps = sensim_scene_object_steps(o);
+    double tk = o->nkey ? s->t0 + (s->t1 - s->t0) * k / (steps - 1) : 0;
+    xfm_column_major(sensim_scene_object_pose_at(o, tk), o->scale, x);
+}
+
 static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, const sensim_pose *pose,
                                       const double scale[3])
 {
@@ -846,20 +870,10 @@ static RTCGeometry triangles_geometry(sensim_scene *s, const scene_mesh *m, cons
         rtcReleaseGeometry(g);
         return NULL;
     }
-    if (pose) {
-        /* Baked: vertices to world space in double, rounded once. */
-        sensim_mat3 r = sensim_mat3_from_quat(pose->q);
-        for (size_t i = 0; i < m->nv; i++) {
-            sensim_vec3 a = sensim_vec3_make(m->v[3 * i] * scale[0], m->v[3 * i + 1] * scale[1],
-                                             m->v[3 * i + 2] * scale[2]);
-            sensim_vec3 b = sensim_vec3_add(sensim_mat3_apply(&r, a), pose->p);
-            v[3 * i] = (float)b.x;
-            v[3 * i + 1] = (float)b.y;
-            v[3 * i + 2] = (float)b.z;
-        }
-    } else {
+    if (pose)
+        sensim_scene_bake_vertices(m, pose, scale, v);
+    else
         memcpy(v, m->v, m->nv * 3 * sizeof(float));
-    }
     memcpy(t, m->tri, m->nt * 3 * sizeof(unsigned));
     rtcCommitGeometry(g);
     return g;
@@ -887,12 +901,11 @@ static RTCGeometry instance_geometry(sensim_scene *s, const scene_object *o, sce
     if (!g)
         return NULL;
     rtcSetGeometryInstancedScene(g, m->proto);
-    int steps = o->nkey ? o->steps : 1;
+    int steps = sensim_scene_object_steps(o);
     rtcSetGeometryTimeStepCount(g, (unsigned)steps);
     for (int k = 0; k < steps; k++) {
-        double tk = o->nkey ? s->t0 + (s->t1 - s->t0) * k / (steps - 1) : 0;
         float x[12];
-        xfm_column_major(sensim_scene_object_pose_at(o, tk), o->scale, x);
+        sensim_scene_object_xfm(s, o, k, x);
         rtcSetGeometryTransform(g, (unsigned)k, RTC_FORMAT_FLOAT3X4_COLUMN_MAJOR, x);
     }
     rtcCommitGeometry(g);

@@ -87,7 +87,9 @@ def main():
                         elif owner != folder and RANK[owner] >= RANK[folder]:
                             bad.append(f"{path}:{no}: includes {inc} of {owner}/ (layer {RANK[owner]}), "
                                        f"above or beside {folder}/ (layer {RANK[folder]})")
-                    elif "/" in inc:
+                    elif "/" in inc and not os.path.normpath(os.path.join(os.path.dirname(path), inc)).startswith(
+                            folder + os.sep):
+                        # A subfolder of the file's own folder (render/gpu/) is the same layer.
                         bad.append(f"{path}:{no}: includes {inc} across folders")
                 if folder == "lib":
                     names = set(re.findall(r"\bsensim_\w+_type\b", line)) & type_objs

@@ -371,6 +371,39 @@ sensim_status sensim_scene_intersect(const sensim_scene *s, sensim_vec3 origin, 
  * Sensors defined under `sensors:` are read by sensim_render_sensors_load. */
 sensim_scene *sensim_scene_load(const char *path);
 
+/* ---- ray-casting backends (issue 18) ---- */
+
+/* Who finds the closest hit of the renderer's rays. Everything after the
+ * hit (returns, intensity, shading, noise) is the same code for all, so
+ * identical hits give bit-identical output.
+ *  EMBREE: Embree's packet traversal (rtcIntersect16), the default.
+ *  TWIN:   sensim's own flattened BVH (built with Embree's rtcBuildBVH) and
+ *          watertight traversal, the C11 compilation of the render/gpu/
+ *          headers that the CUDA kernels compile too: the GPU path's
+ *          reference on every machine. Same primitive as Embree for every
+ *          ray except ties (two triangles at the same distance), distances
+ *          within float rounding. Needs sensim_scene_prepare_backend.
+ *  AUTO:   the fastest backend that works here (EMBREE for now). */
+typedef enum sensim_render_backend {
+    SENSIM_RENDER_BACKEND_EMBREE = 0,
+    SENSIM_RENDER_BACKEND_TWIN,
+    SENSIM_RENDER_BACKEND_AUTO
+} sensim_render_backend;
+
+/* "embree", "twin", "auto" to *out; SENSIM_EINVAL naming the value and the
+ * known ones otherwise. */
+sensim_status sensim_render_backend_parse(const char *name, sensim_render_backend *out);
+/* The name of b ("embree", ...), "unknown" for a value out of range. */
+const char *sensim_render_backend_name(sensim_render_backend b);
+/* The backend AUTO stands for on this machine; other values as given. */
+sensim_render_backend sensim_render_backend_resolve(sensim_render_backend b);
+/* Builds what backend b (resolved) needs to trace committed scene s: for
+ * TWIN the flattened BVH (once; later calls keep it), for EMBREE nothing.
+ * Single-threaded like the commit; not while the scene is being traced.
+ * Errors: EINVAL (not committed, unknown backend), ENOMEM, EINTERNAL
+ * (Embree's builder). */
+sensim_status sensim_scene_prepare_backend(sensim_scene *s, sensim_render_backend b);
+
 /* ---- lidar ---- */
 
 typedef struct sensim_render_lidar_points sensim_render_lidar_points;
@@ -415,6 +448,9 @@ typedef enum sensim_lidar_scan {
 
 typedef struct sensim_render_lidar_params {
     sensim_lidar_scan scan;
+    /* Ray caster (EMBREE or TWIN; the scene prepared for it); default
+     * EMBREE. */
+    sensim_render_backend backend;
     double rosette_fov;   /* ROSETTE: full cone angle (rad), (0, pi) */
     double rosette_hz[2]; /* ROSETTE: prism rotation rates (Hz), finite, f1 != f2 */
     int channels;
@@ -575,6 +611,9 @@ typedef enum sensim_render_lens {
 } sensim_render_lens;
 
 typedef struct sensim_render_camera_params {
+    /* Ray caster (EMBREE or TWIN; the scene prepared for it); default
+     * EMBREE. */
+    sensim_render_backend backend;
     int width, height;
     double hfov;      /* rad, full horizontal field of view */
     sensim_render_lens lens;
@@ -637,6 +676,10 @@ typedef struct sensim_render_log_opts {
                            after `end` (NAN: the ground truth's first / last
                            time; outside the ground truth is an error) */
     uint64_t count;     /* at most this many scans/frames; 0: no limit */
+    /* Ray caster for every scan/frame (the sensor's own setting is
+     * replaced); the scene must be prepared for it
+     * (sensim_scene_prepare_backend). Default EMBREE. */
+    sensim_render_backend backend;
     int as_float;       /* camera: linear f32 images instead of sRGB u8 */
     size_t gt_window;   /* ground-truth rows held at a time (at least 2;
                            grows to one frame's rows); the output does not
@@ -661,7 +704,8 @@ typedef struct sensim_render_log_opts {
 } sensim_render_log_opts;
 
 /* start and end NAN, count 0, u8 images, gt_window 65536, the rig's seed,
- * no extra files, bev 40 m / 512 px / height, no progress. */
+ * no extra files, bev 40 m / 512 px / height, no progress, the Embree
+ * backend. */
 sensim_render_log_opts sensim_render_log_default_opts(void);
 
 /* Renders scene sensor `sensor` (its type, rate, mount and parameters; from
