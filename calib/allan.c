@@ -17,9 +17,13 @@
 static int omp_get_num_threads(void) { return 1; }
 static int omp_get_thread_num(void) { return 0; }
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include "sensim/guard.h"
 
 static const char *const dev_names[SENSIM_ALLAN_NDEV] = {"adev", "oadev", "mdev", "hdev", "ohdev", "tdev", "totdev"};
 
@@ -1230,7 +1234,69 @@ typedef struct stream_st {
     double *raw;  /* ST_ROWS * na samples */
     sensim_status st;
     size_t max_bytes;
+    int spool;    /* the scaled phase, np rows of na, in an unlinked temporary file; -1: none */
+    int spool_w;  /* the same while st_prepare writes it */
 } stream_st;
+
+/* The phase spool: written once by st_prepare, then read by every cursor in
+ * place of the source (no re-reading, no running sums). Its rows hold the
+ * very values st_produce would compute. */
+static int spool_open(size_t bytes)
+{
+    const char *dir = getenv("TMPDIR");
+    char tpl[4096];
+    snprintf(tpl, sizeof tpl, "%s/sensim-phase-XXXXXX", dir && *dir ? dir : "/tmp");
+    /* Room for it and a margin; else the source is re-read instead. */
+    if (sensim_guard_free_bytes(tpl) < (double)bytes * 1.1 + (double)(64 << 20))
+        return -1;
+    int fd = mkstemp(tpl);
+    if (fd >= 0)
+        unlink(tpl);
+    return fd;
+}
+
+static void spool_drop(stream_st *s)
+{
+    if (s->spool_w >= 0)
+        close(s->spool_w);
+    s->spool_w = -1;
+}
+
+/* Appends rows (cnt of na values) at row j0; on failure (disk full) the
+ * spool is dropped and the source serves the cursors. */
+static void spool_write(stream_st *s, size_t j0, const double *rows, size_t cnt)
+{
+    if (s->spool_w < 0)
+        return;
+    const size_t want = cnt * s->na * sizeof *rows;
+    const off_t off = (off_t)(j0 * s->na * sizeof *rows);
+    size_t done = 0;
+    while (done < want) {
+        ssize_t w = pwrite(s->spool_w, (const char *)rows + done, want - done, off + (off_t)done);
+        if (w <= 0) {
+            spool_drop(s);
+            return;
+        }
+        done += (size_t)w;
+    }
+}
+
+static sensim_status spool_read(stream_st *s, size_t j0, size_t cnt, double *out)
+{
+    const size_t want = cnt * s->na * sizeof *out;
+    const off_t off = (off_t)(j0 * s->na * sizeof *out);
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = pread(s->spool, (char *)out + got, want - got, off + (off_t)got);
+        if (r <= 0) {
+            if (!s->st)
+                s->st = sensim_error(SENSIM_EIO, "allan: reading the temporary copy of the phase failed");
+            return s->st;
+        }
+        got += (size_t)r;
+    }
+    return SENSIM_OK;
+}
 
 static sensim_status st_read(stream_st *s, size_t start, size_t count, size_t a0, size_t a1, double *buf)
 {
@@ -1246,6 +1312,8 @@ static sensim_status st_produce(stream_st *s, size_t j0, size_t cnt, double *out
 {
     const size_t na = s->na;
     const double tau0 = s->o->tau0;
+    if (s->spool >= 0)
+        return spool_read(s, j0, cnt, out);
     if (s->freq) {
         /* ph[j] for j >= 1 is the running sum after sample j - 1. */
         const double *c = s->ck + (j0 / ST_ROWS) * na;
@@ -1323,7 +1391,10 @@ typedef struct seqcur {
 static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
 {
     const size_t na = s->na, j0 = c->next;
-    if (s->freq) {
+    if (s->spool >= 0) {
+        if (out && spool_read(s, j0, cnt, out))
+            return s->st;
+    } else if (s->freq) {
         size_t r1 = j0 + cnt < s->n ? j0 + cnt : s->n;
         if (r1 > j0 && st_read(s, j0, r1 - j0, 0, na, s->raw))
             return s->st;
@@ -1353,6 +1424,10 @@ static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
 static sensim_status seq_seek(stream_st *s, seqcur *c, size_t j)
 {
     size_t ck = j / ST_ROWS;
+    if (s->spool >= 0) {
+        c->next = j;
+        return SENSIM_OK;
+    }
     c->next = ck * ST_ROWS;
     if (s->freq)
         memcpy(c->run, s->ck + ck * s->na, s->na * sizeof *c->run);
@@ -1614,6 +1689,7 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     size_t *nonfinite = malloc(na * sizeof *nonfinite);
     double *xl = malloc(2 * na * sizeof *xl), *bsum = xl + na;
     int *same = malloc(na * sizeof *same);
+    double *sp = NULL, *sclf = NULL; /* a block of spooled rows, the final scales */
     sensim_status st = SENSIM_OK;
     *bad = 0;
     if (!nonfinite || !xl || !same) {
@@ -1673,27 +1749,49 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     }
     if (st)
         goto done;
-    for (size_t a = 0; a < na; a++)
-        s->scl[a] = 1; /* checkpoints and the line check are unscaled */
+    /* The spool gets the scaled phase (the scale is known now), the
+     * checkpoints and the line check the unscaled one. */
+    if (s->spool_w >= 0 && (!(sp = malloc((ST_ROWS + 1) * na * sizeof *sp)) || !(sclf = malloc(na * sizeof *sclf))))
+        spool_drop(s);
+    for (size_t a = 0; a < na; a++) {
+        if (sclf)
+            sclf[a] = phase_scale(s->big[a], s->o->tau0);
+        s->scl[a] = 1;
+    }
     if (s->freq) {
         for (size_t a = 0; a < na; a++)
             s->ck[a] = 0;
         for (size_t a = 0; a < na; a++)
             bsum[a] = 0; /* the running sums */
+        if (s->spool_w >= 0) {
+            for (size_t a = 0; a < na; a++)
+                sp[a] = 0 * sclf[a];
+            spool_write(s, 0, sp, 1);
+        }
         for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
             size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
             if ((st = st_read(s, r0, cnt, 0, na, s->raw)))
                 break;
+            const int spool = s->spool_w >= 0;
             for (size_t a = 0; a < na; a++) {
                 double run = bsum[a];
                 const double mu = s->mu[a], tau0 = s->o->tau0;
-                for (size_t i = 0; i < cnt; i++)
-                    run += (s->raw[i * na + a] - mu) * tau0;
+                if (spool) {
+                    const double sc = sclf[a];
+                    for (size_t i = 0; i < cnt; i++) {
+                        run += (s->raw[i * na + a] - mu) * tau0;
+                        sp[i * na + a] = run * sc;
+                    }
+                } else
+                    for (size_t i = 0; i < cnt; i++)
+                        run += (s->raw[i * na + a] - mu) * tau0;
                 bsum[a] = run;
                 /* ph[r0 + cnt] ends this read; cnt == ST_ROWS but at the end. */
                 if (cnt == ST_ROWS)
                     s->ck[((r0 + cnt) / ST_ROWS) * na + a] = run;
             }
+            if (spool)
+                spool_write(s, r0 + 1, sp, cnt);
         }
     } else {
         for (size_t a = 0; a < na; a++)
@@ -1713,6 +1811,12 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
             size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
             if ((st = st_produce(s, r0, cnt, buf)))
                 break;
+            if (s->spool_w >= 0) {
+                for (size_t i = 0; i < cnt; i++)
+                    for (size_t a = 0; a < na; a++)
+                        sp[i * na + a] = buf[i * na + a] * sclf[a];
+                spool_write(s, r0, sp, cnt);
+            }
             for (size_t a = 0; a < na; a++)
                 for (size_t i = r0; i < r0 + cnt; i++) {
                     double p = buf[(i - r0) * na + a];
@@ -1735,6 +1839,8 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     for (size_t a = 0; a < na; a++)
         s->scl[a] = phase_scale(s->big[a], s->o->tau0);
 done:
+    free(sp);
+    free(sclf);
     free(nonfinite);
     free(xl);
     free(same);
@@ -2106,7 +2212,8 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
         return st;
     }
     stream_st s = {src, o, n, na, nphase_of(o->data, n), o->data == SENSIM_ALLAN_FREQ, NULL, NULL, NULL, NULL,
-                   NULL, NULL, SENSIM_OK, max_bytes};
+                   NULL, NULL, SENSIM_OK, max_bytes, -1, -1};
+    s.spool_w = spool_open(s.np * na * sizeof(double));
     double *v = malloc(4 * na * sizeof *v);
     s.ck = malloc((n / ST_ROWS + 1) * na * sizeof *s.ck);
     s.raw = malloc(ST_ROWS * na * sizeof *s.raw);
@@ -2123,6 +2230,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
             sensim_error_prefix(st, "axis %zu", bad);
         goto done;
     }
+    s.spool = s.spool_w;
     if (!(st = stream_all(&s, m, nm, out)))
         for (size_t a = 0; a < na; a++)
             for (size_t k = 0; k < nm && s.scl[a] != 1; k++) {
@@ -2132,6 +2240,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
                 q->hi /= s.scl[a];
             }
 done:
+    spool_drop(&s);
     free(v);
     free(s.ck);
     free(s.raw);

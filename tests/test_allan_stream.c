@@ -103,16 +103,37 @@ START_TEST(stream_equals_memory)
                     sensim_allan_point *ref = malloc(na * nm * sizeof *ref), *got = malloc(na * nm * sizeof *got);
                     ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
                     const size_t budgets[3] = {0, 2 * (n + 1) * sizeof(double), (n + 1) * sizeof(double) / 2};
-                    for (int b = 0; b < 3; b++) {
+                    /* b = 3: streamed without the phase spool (no usable
+                     * temporary directory), re-reading the source. */
+                    for (int b = 0; b < 4; b++) {
                         arr_src as = {x, n, na, 0, SIZE_MAX};
                         sensim_allan_source src = {arr_read, &as, n, na};
                         char what[160];
                         snprintf(what, sizeof what, "n %zu, %zu axes, %s, %s, budget %d", n, na,
                                  phase ? "phase" : "freq", sensim_allan_dev_name(o.dev), b);
                         memset(got, 0, na * nm * sizeof *got);
-                        ck_assert_msg(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], got) == SENSIM_OK,
-                                      "%s: %s", what, sensim_last_error());
+                        char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+                        if (b == 3)
+                            setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
+                        sensim_status rc = sensim_allan_compute_stream(&src, &o, m, nm, budgets[b < 3 ? b : 2], got);
+                        if (b == 3) {
+                            if (tmpdir)
+                                setenv("TMPDIR", tmpdir, 1);
+                            else
+                                unsetenv("TMPDIR");
+                        }
+                        free(tmpdir);
+                        ck_assert_msg(rc == SENSIM_OK, "%s: %s", what, sensim_last_error());
                         compare(got, ref, na * nm, what);
+                        /* Streamed with the spool, the source is read in
+                         * two passes of 65536-row blocks, whatever the taus
+                         * and the estimator. */
+                        const size_t blocks = (n + 65535) / 65536;
+                        if (b == 2)
+                            ck_assert_msg(as.reads <= 2 * blocks, "%s: %zu reads of the source, 2 passes are %zu", what,
+                                          as.reads, 2 * blocks);
+                        else if (b == 3)
+                            ck_assert_msg(as.reads > 2 * blocks, "%s: without the spool only %zu reads", what, as.reads);
                     }
                     free(ref);
                     free(got);
