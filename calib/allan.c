@@ -1449,7 +1449,7 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     const size_t na = s->na, np = s->np, per = (size_t)order + 1;
     size_t *off = malloc(nm * per * sizeof *off), *idx = malloc(nm * per * sizeof *idx), nd = 0;
     seqcur *cur = NULL;
-    double *mem = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
+    double *mem = NULL, *ring = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
     sensim_status st = SENSIM_OK;
     if (!off || !idx || !lane) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
@@ -1473,16 +1473,45 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     size_t W = OV_CHUNK, room = s->max_bytes / 2 > ((size_t)8 << 20) ? s->max_bytes / 2 : ((size_t)8 << 20);
     while (W > 1024 && nd * W * na * sizeof(double) > room)
         W /= 2;
+    /* Lags up to R - W are read from a ring of the R rows from i0 on, filled
+     * by one sequential cursor (R a power of two; W mirror rows past its end,
+     * so no window wraps); each larger lag has a cursor of its own. The
+     * largest R whose ring and cursors fit in `room`; none below 2 W. */
+    size_t R = 0, nbig = nd, rbytes = 0;
+    {
+        size_t r = 2 * W;
+        while (r < off[nd - 1] + W)
+            r *= 2;
+        for (; r >= 2 * W; r /= 2) {
+            size_t big = 0;
+            for (size_t d = 0; d < nd; d++)
+                big += off[d] > r - W;
+            if ((r + W + big * W) * na * sizeof(double) <= room) {
+                R = r;
+                nbig = big;
+                break;
+            }
+        }
+    }
+    const size_t nring = nd - nbig;
+    rbytes = R ? (R + W) * na * sizeof *ring : 0;
     cur = malloc(nd * sizeof *cur);
-    mem = malloc(nd * (W + 1) * na * sizeof *mem);
-    if (!cur || !mem) {
+    mem = malloc((nbig * W + nd + 1) * na * sizeof *mem);
+    ring = R ? phase_alloc(rbytes / sizeof *ring) : NULL;
+    if (!cur || !mem || (R && !ring)) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu cursors", nd);
         goto done;
     }
+    seqcur lead = {0, mem + nbig * W * na + nd * na, NULL};
+    if (R)
+        st = seq_seek(s, &lead, 0);
     for (size_t d = 0; d < nd && !st; d++) {
-        cur[d].buf = mem + d * W * na;
-        cur[d].run = mem + nd * W * na + d * na;
-        st = seq_seek(s, &cur[d], off[d]);
+        cur[d].run = mem + nbig * W * na + d * na;
+        cur[d].buf = NULL;
+        if (d >= nring) {
+            cur[d].buf = mem + (d - nring) * W * na;
+            st = seq_seek(s, &cur[d], off[d]);
+        }
     }
     for (size_t i = 0; i < nm * na; i++)
         sum[i] = 0;
@@ -1490,7 +1519,20 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     for (size_t k = 0; k < nm; k++)
         cntmax = np - (size_t)order * m[k] > cntmax ? np - (size_t)order * m[k] : cntmax;
     for (size_t i0 = 0; i0 < cntmax && !st; i0 += W) {
-        for (size_t d = 0; d < nd && !st; d++)
+        if (R) {
+            const size_t target = np < i0 + R ? np : i0 + R;
+            while (lead.next < target && !st) {
+                /* (at most W rows a call: seq_run reads through s->raw) */
+                const size_t q = lead.next & (R - 1), room_q = R - q < W ? R - q : W,
+                             cnt = target - lead.next < room_q ? target - lead.next : room_q;
+                st = seq_run(s, &lead, cnt, ring + q * na);
+                if (!st && q < W)
+                    memcpy(ring + (R + q) * na, ring + q * na, (q + cnt < W ? cnt : W - q) * na * sizeof *ring);
+            }
+            for (size_t d = 0; d < nring; d++)
+                cur[d].buf = ring + ((i0 + off[d]) & (R - 1)) * na;
+        }
+        for (size_t d = nring; d < nd && !st; d++)
             if (i0 + off[d] < np) {
                 size_t rows = np - (i0 + off[d]) < W ? np - (i0 + off[d]) : W;
                 st = seq_run(s, &cur[d], rows, cur[d].buf);
@@ -1532,6 +1574,7 @@ done:
     free(idx);
     free(cur);
     free(mem);
+    free(ring);
     free(lane);
     return st;
 }

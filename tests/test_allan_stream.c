@@ -144,6 +144,47 @@ START_TEST(stream_equals_memory)
 }
 END_TEST
 
+START_TEST(stream_ring_and_cursors)
+{
+    /* Overlapping sums streamed with the short lags from a ring of rows and
+     * the long ones from cursors of their own (6 axes, 8 MB of windows: a
+     * ring of 65536 rows, the lags 65536 and up by cursor), with the phase
+     * spool and without: the in-memory numbers to 1e-12. */
+    const size_t n = 300001, na = 6;
+    double *x = make_series(n, na, 0, 21);
+    for (int d = 0; d < 2; d++) {
+        sensim_allan_opts o = sensim_allan_default_opts();
+        o.dev = d ? SENSIM_OHDEV : SENSIM_OADEV;
+        o.tau0 = 0.005;
+        size_t *m, nm;
+        ck_assert_int_eq(sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm), SENSIM_OK);
+        sensim_allan_point *ref = malloc(na * nm * sizeof *ref), *got = malloc(na * nm * sizeof *got);
+        ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
+        for (int spool = 1; spool >= 0; spool--) {
+            arr_src as = {x, n, na, 0, SIZE_MAX};
+            sensim_allan_source src = {arr_read, &as, n, na};
+            char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+            if (!spool)
+                setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
+            sensim_status rc = sensim_allan_compute_stream(&src, &o, m, nm, (size_t)1 << 20, got);
+            if (tmpdir)
+                setenv("TMPDIR", tmpdir, 1);
+            else
+                unsetenv("TMPDIR");
+            free(tmpdir);
+            ck_assert_msg(rc == SENSIM_OK, "%s", sensim_last_error());
+            char what[96];
+            snprintf(what, sizeof what, "%s, %s the spool", sensim_allan_dev_name(o.dev), spool ? "with" : "without");
+            compare(got, ref, na * nm, what);
+        }
+        free(ref);
+        free(got);
+        free(m);
+    }
+    free(x);
+}
+END_TEST
+
 START_TEST(stream_errors)
 {
     const size_t n = 70001;
@@ -343,6 +384,7 @@ Suite *suite_allan_stream(void)
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, stream_equals_memory);
+    tcase_add_test(tc, stream_ring_and_cursors);
     tcase_add_test(tc, stream_errors);
     tcase_add_test(tc, stream_memory_bounded);
     tcase_add_test(tc, cli_streams_the_same_numbers);
