@@ -452,9 +452,9 @@ static double rn_observed(const double *ph, size_t np, size_t m)
         double d = ph[i + 2 * m] - 2 * ph[i + m] + ph[i];
         sd += d * d;
         nd++;
-        v += d;
-        if (i >= m)
-            v -= ph[i + m] - 2 * ph[i] + ph[i - m];
+        /* The window sum slides by d - e, e the term leaving it: one
+         * addition on the dependency chain per step. */
+        v += i >= m ? d - (ph[i + m] - 2 * ph[i] + ph[i - m]) : d;
         if (i + 1 >= m) {
             sv += v * v;
             nv++;
@@ -521,8 +521,7 @@ static void rn_observed3(const double *p0, const double *p1, const double *p2, s
     for (; i + 2 * m < np; i++) {
         double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
         sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
-        v0 += d0, v1 += d1, v2 += d2;
-        v0 -= RN_E(p0), v1 -= RN_E(p1), v2 -= RN_E(p2);
+        v0 += d0 - RN_E(p0), v1 += d1 - RN_E(p1), v2 += d2 - RN_E(p2);
         sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
         nd++, nv++;
     }
@@ -1672,9 +1671,7 @@ static sensim_status st_robs_all(stream_st *s, cursor *cu, size_t m, double *r, 
         for (size_t a = 0; a < na; a++) {
             double d = p2[a] - 2 * p1[a] + p0[a];
             sd[a] += d * d;
-            v[a] += d;
-            if (i >= m)
-                v[a] -= p1[a] - 2 * p0[a] + pm[a];
+            v[a] += i >= m ? d - (p1[a] - 2 * p0[a] + pm[a]) : d;
             if (i + 1 >= m)
                 sv[a] += v[a] * v[a];
         }
@@ -1707,13 +1704,13 @@ static double robs_stream(const id_view *v, size_t np)
         double d = p2[a] - 2 * p1[a] + p0[a];
         sd += d * d;
         nd++;
-        w += d;
         if (i >= m) {
             const double *pm = cur_row(&cu[3], i - m);
             if (!pm)
                 return 0;
-            w -= p1[a] - 2 * p0[a] + pm[a];
-        }
+            w += d - (p1[a] - 2 * p0[a] + pm[a]);
+        } else
+            w += d;
         if (i + 1 >= m) {
             sv += w * w;
             nv++;
