@@ -378,6 +378,45 @@ START_TEST(cli_streams_the_same_numbers)
 }
 END_TEST
 
+START_TEST(cli_imu_second_quantity_checked)
+{
+    /* --quantity imu reads and validates the sensor's t once, with the first
+     * quantity; the second is checked against it by shape: a specific_force
+     * one row short, or missing, is refused with both datasets named. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5");
+    const size_t n = 5000;
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 31);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 100;
+    const size_t tail[1] = {3};
+    const double rate = 100;
+    for (int c = 0; c < 2; c++) {
+        sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+        ck_assert_ptr_nonnull(log);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+        if (c == 0)
+            ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n - 1, 1, tail, g, "m/s^2"),
+                             0);
+        ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+        ck_assert_int_eq(sensim_log_commit(log), 0);
+        tu_run_result r = tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
+        ck_assert_int_eq(r.status, 1);
+        if (c == 0)
+            ck_assert_msg(strstr(r.err, "angular_velocity has 5000 samples, specific_force 4999") && !*r.out, "%s",
+                          r.err);
+        else
+            ck_assert_msg(strstr(r.err, h5) && strstr(r.err, "/sensors/imu/specific_force") && !*r.out, "%s", r.err);
+        tu_run_free(&r);
+    }
+    free(t);
+    free(g);
+    tu_rmtree(dir);
+    free(dir);
+    free(h5);
+}
+END_TEST
+
 Suite *suite_allan_stream(void)
 {
     Suite *s = suite_create("allan_stream");
@@ -388,6 +427,7 @@ Suite *suite_allan_stream(void)
     tcase_add_test(tc, stream_errors);
     tcase_add_test(tc, stream_memory_bounded);
     tcase_add_test(tc, cli_streams_the_same_numbers);
+    tcase_add_test(tc, cli_imu_second_quantity_checked);
     suite_add_tcase(s, tc);
     return s;
 }
