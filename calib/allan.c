@@ -2125,6 +2125,41 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
          * chains; each is still summed in sample order per PH_BLOCK. */
         for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
             size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
+            if (g == 3) {
+                /* A vector quantity, its sums in registers: the same
+                 * arithmetic; a non-finite sample makes its axis's sum
+                 * non-finite, and only then is the block searched. */
+                double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, m2 = 0;
+                int e0 = 1, e1 = 1, e2 = 1;
+                const double f0 = first[0], f1 = first[1], f2 = first[2];
+                double *x0 = ph + off + r0, *x1 = x0 + pstride, *x2 = x1 + pstride;
+                for (size_t i = b0; i < b1; i++) {
+                    const double v0 = raw[3 * i], v1 = raw[3 * i + 1], v2 = raw[3 * i + 2];
+                    x0[i] = v0;
+                    x1[i] = v1;
+                    x2[i] = v2;
+                    s0 += v0;
+                    s1 += v1;
+                    s2 += v2;
+                    m0 = fabs(v0) > m0 ? fabs(v0) : m0;
+                    m1 = fabs(v1) > m1 ? fabs(v1) : m1;
+                    m2 = fabs(v2) > m2 ? fabs(v2) : m2;
+                    e0 &= v0 == f0;
+                    e1 &= v1 == f1;
+                    e2 &= v2 == f2;
+                }
+                const double sa[3] = {s0, s1, s2}, ma[3] = {m0, m1, m2};
+                const int ea[3] = {e0, e1, e2};
+                for (size_t a = 0; a < 3; a++) {
+                    for (size_t i = b0; !isfinite(sa[a]) && nonfinite[a] == SIZE_MAX && i < b1; i++)
+                        if (!isfinite(raw[3 * i + a]))
+                            nonfinite[a] = r0 + i;
+                    same[a] &= ea[a];
+                    mean[a] += sa[a];
+                    big[a] = fmax(big[a], ma[a]);
+                }
+                continue;
+            }
             for (size_t a = 0; a < g; a++) {
                 bsum[a] = 0;
                 bmax[a] = 0;
@@ -2168,7 +2203,21 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
         }
         for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
             size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
-            if (g <= 8) {
+            if (g == 3) {
+                double *p0 = ph + 1, *p1 = p0 + pstride, *p2 = p1 + pstride, u0 = bsum[0], u1 = bsum[1], u2 = bsum[2];
+                const double mu0 = mean[0], mu1 = mean[1], mu2 = mean[2];
+                for (size_t i = i0; i < i1; i++) {
+                    u0 += (p0[i] - mu0) * tau0;
+                    u1 += (p1[i] - mu1) * tau0;
+                    u2 += (p2[i] - mu2) * tau0;
+                    p0[i] = u0;
+                    p1[i] = u1;
+                    p2[i] = u2;
+                }
+                bsum[0] = u0;
+                bsum[1] = u1;
+                bsum[2] = u2;
+            } else if (g <= 8) {
                 for (size_t i = i0; i < i1; i++)
                     for (size_t a = 0; a < g; a++) {
                         double *p = ph + a * pstride;
