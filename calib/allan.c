@@ -17,9 +17,13 @@
 static int omp_get_num_threads(void) { return 1; }
 static int omp_get_thread_num(void) { return 0; }
 #endif
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
+
+#include "sensim/guard.h"
 
 static const char *const dev_names[SENSIM_ALLAN_NDEV] = {"adev", "oadev", "mdev", "hdev", "ohdev", "tdev", "totdev"};
 
@@ -448,9 +452,9 @@ static double rn_observed(const double *ph, size_t np, size_t m)
         double d = ph[i + 2 * m] - 2 * ph[i + m] + ph[i];
         sd += d * d;
         nd++;
-        v += d;
-        if (i >= m)
-            v -= ph[i + m] - 2 * ph[i] + ph[i - m];
+        /* The window sum slides by d - e, e the term leaving it: one
+         * addition on the dependency chain per step. */
+        v += i >= m ? d - (ph[i + m] - 2 * ph[i] + ph[i - m]) : d;
         if (i + 1 >= m) {
             sv += v * v;
             nv++;
@@ -517,8 +521,7 @@ static void rn_observed3(const double *p0, const double *p1, const double *p2, s
     for (; i + 2 * m < np; i++) {
         double d0 = RN_D(p0), d1 = RN_D(p1), d2 = RN_D(p2);
         sd0 += d0 * d0, sd1 += d1 * d1, sd2 += d2 * d2;
-        v0 += d0, v1 += d1, v2 += d2;
-        v0 -= RN_E(p0), v1 -= RN_E(p1), v2 -= RN_E(p2);
+        v0 += d0 - RN_E(p0), v1 += d1 - RN_E(p1), v2 += d2 - RN_E(p2);
         sv0 += v0 * v0, sv1 += v1 * v1, sv2 += v2 * v2;
         nd++, nv++;
     }
@@ -1230,7 +1233,69 @@ typedef struct stream_st {
     double *raw;  /* ST_ROWS * na samples */
     sensim_status st;
     size_t max_bytes;
+    int spool;    /* the scaled phase, np rows of na, in an unlinked temporary file; -1: none */
+    int spool_w;  /* the same while st_prepare writes it */
 } stream_st;
+
+/* The phase spool: written once by st_prepare, then read by every cursor in
+ * place of the source (no re-reading, no running sums). Its rows hold the
+ * very values st_produce would compute. */
+static int spool_open(size_t bytes)
+{
+    const char *dir = getenv("TMPDIR");
+    char tpl[4096];
+    snprintf(tpl, sizeof tpl, "%s/sensim-phase-XXXXXX", dir && *dir ? dir : "/tmp");
+    /* Room for it and a margin; else the source is re-read instead. */
+    if (sensim_guard_free_bytes(tpl) < (double)bytes * 1.1 + (double)(64 << 20))
+        return -1;
+    int fd = mkstemp(tpl);
+    if (fd >= 0)
+        unlink(tpl);
+    return fd;
+}
+
+static void spool_drop(stream_st *s)
+{
+    if (s->spool_w >= 0)
+        close(s->spool_w);
+    s->spool_w = -1;
+}
+
+/* Appends rows (cnt of na values) at row j0; on failure (disk full) the
+ * spool is dropped and the source serves the cursors. */
+static void spool_write(stream_st *s, size_t j0, const double *rows, size_t cnt)
+{
+    if (s->spool_w < 0)
+        return;
+    const size_t want = cnt * s->na * sizeof *rows;
+    const off_t off = (off_t)(j0 * s->na * sizeof *rows);
+    size_t done = 0;
+    while (done < want) {
+        ssize_t w = pwrite(s->spool_w, (const char *)rows + done, want - done, off + (off_t)done);
+        if (w <= 0) {
+            spool_drop(s);
+            return;
+        }
+        done += (size_t)w;
+    }
+}
+
+static sensim_status spool_read(stream_st *s, size_t j0, size_t cnt, double *out)
+{
+    const size_t want = cnt * s->na * sizeof *out;
+    const off_t off = (off_t)(j0 * s->na * sizeof *out);
+    size_t got = 0;
+    while (got < want) {
+        ssize_t r = pread(s->spool, (char *)out + got, want - got, off + (off_t)got);
+        if (r <= 0) {
+            if (!s->st)
+                s->st = sensim_error(SENSIM_EIO, "allan: reading the temporary copy of the phase failed");
+            return s->st;
+        }
+        got += (size_t)r;
+    }
+    return SENSIM_OK;
+}
 
 static sensim_status st_read(stream_st *s, size_t start, size_t count, size_t a0, size_t a1, double *buf)
 {
@@ -1246,6 +1311,8 @@ static sensim_status st_produce(stream_st *s, size_t j0, size_t cnt, double *out
 {
     const size_t na = s->na;
     const double tau0 = s->o->tau0;
+    if (s->spool >= 0)
+        return spool_read(s, j0, cnt, out);
     if (s->freq) {
         /* ph[j] for j >= 1 is the running sum after sample j - 1. */
         const double *c = s->ck + (j0 / ST_ROWS) * na;
@@ -1323,7 +1390,10 @@ typedef struct seqcur {
 static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
 {
     const size_t na = s->na, j0 = c->next;
-    if (s->freq) {
+    if (s->spool >= 0) {
+        if (out && spool_read(s, j0, cnt, out))
+            return s->st;
+    } else if (s->freq) {
         size_t r1 = j0 + cnt < s->n ? j0 + cnt : s->n;
         if (r1 > j0 && st_read(s, j0, r1 - j0, 0, na, s->raw))
             return s->st;
@@ -1353,6 +1423,10 @@ static sensim_status seq_run(stream_st *s, seqcur *c, size_t cnt, double *out)
 static sensim_status seq_seek(stream_st *s, seqcur *c, size_t j)
 {
     size_t ck = j / ST_ROWS;
+    if (s->spool >= 0) {
+        c->next = j;
+        return SENSIM_OK;
+    }
     c->next = ck * ST_ROWS;
     if (s->freq)
         memcpy(c->run, s->ck + ck * s->na, s->na * sizeof *c->run);
@@ -1374,7 +1448,7 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     const size_t na = s->na, np = s->np, per = (size_t)order + 1;
     size_t *off = malloc(nm * per * sizeof *off), *idx = malloc(nm * per * sizeof *idx), nd = 0;
     seqcur *cur = NULL;
-    double *mem = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
+    double *mem = NULL, *ring = NULL, *lane = calloc(nm * na * OV_LANES, sizeof *lane);
     sensim_status st = SENSIM_OK;
     if (!off || !idx || !lane) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu taus", nm);
@@ -1398,16 +1472,45 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     size_t W = OV_CHUNK, room = s->max_bytes / 2 > ((size_t)8 << 20) ? s->max_bytes / 2 : ((size_t)8 << 20);
     while (W > 1024 && nd * W * na * sizeof(double) > room)
         W /= 2;
+    /* Lags up to R - W are read from a ring of the R rows from i0 on, filled
+     * by one sequential cursor (R a power of two; W mirror rows past its end,
+     * so no window wraps); each larger lag has a cursor of its own. The
+     * largest R whose ring and cursors fit in `room`; none below 2 W. */
+    size_t R = 0, nbig = nd, rbytes = 0;
+    {
+        size_t r = 2 * W;
+        while (r < off[nd - 1] + W)
+            r *= 2;
+        for (; r >= 2 * W; r /= 2) {
+            size_t big = 0;
+            for (size_t d = 0; d < nd; d++)
+                big += off[d] > r - W;
+            if ((r + W + big * W) * na * sizeof(double) <= room) {
+                R = r;
+                nbig = big;
+                break;
+            }
+        }
+    }
+    const size_t nring = nd - nbig;
+    rbytes = R ? (R + W) * na * sizeof *ring : 0;
     cur = malloc(nd * sizeof *cur);
-    mem = malloc(nd * (W + 1) * na * sizeof *mem);
-    if (!cur || !mem) {
+    mem = malloc((nbig * W + nd + 1) * na * sizeof *mem);
+    ring = R ? phase_alloc(rbytes / sizeof *ring) : NULL;
+    if (!cur || !mem || (R && !ring)) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu cursors", nd);
         goto done;
     }
+    seqcur lead = {0, mem + nbig * W * na + nd * na, NULL};
+    if (R)
+        st = seq_seek(s, &lead, 0);
     for (size_t d = 0; d < nd && !st; d++) {
-        cur[d].buf = mem + d * W * na;
-        cur[d].run = mem + nd * W * na + d * na;
-        st = seq_seek(s, &cur[d], off[d]);
+        cur[d].run = mem + nbig * W * na + d * na;
+        cur[d].buf = NULL;
+        if (d >= nring) {
+            cur[d].buf = mem + (d - nring) * W * na;
+            st = seq_seek(s, &cur[d], off[d]);
+        }
     }
     for (size_t i = 0; i < nm * na; i++)
         sum[i] = 0;
@@ -1415,7 +1518,20 @@ static sensim_status st_ov_all(stream_st *s, const size_t *m, size_t nm, int ord
     for (size_t k = 0; k < nm; k++)
         cntmax = np - (size_t)order * m[k] > cntmax ? np - (size_t)order * m[k] : cntmax;
     for (size_t i0 = 0; i0 < cntmax && !st; i0 += W) {
-        for (size_t d = 0; d < nd && !st; d++)
+        if (R) {
+            const size_t target = np < i0 + R ? np : i0 + R;
+            while (lead.next < target && !st) {
+                /* (at most W rows a call: seq_run reads through s->raw) */
+                const size_t q = lead.next & (R - 1), room_q = R - q < W ? R - q : W,
+                             cnt = target - lead.next < room_q ? target - lead.next : room_q;
+                st = seq_run(s, &lead, cnt, ring + q * na);
+                if (!st && q < W)
+                    memcpy(ring + (R + q) * na, ring + q * na, (q + cnt < W ? cnt : W - q) * na * sizeof *ring);
+            }
+            for (size_t d = 0; d < nring; d++)
+                cur[d].buf = ring + ((i0 + off[d]) & (R - 1)) * na;
+        }
+        for (size_t d = nring; d < nd && !st; d++)
             if (i0 + off[d] < np) {
                 size_t rows = np - (i0 + off[d]) < W ? np - (i0 + off[d]) : W;
                 st = seq_run(s, &cur[d], rows, cur[d].buf);
@@ -1457,6 +1573,7 @@ done:
     free(idx);
     free(cur);
     free(mem);
+    free(ring);
     free(lane);
     return st;
 }
@@ -1554,9 +1671,7 @@ static sensim_status st_robs_all(stream_st *s, cursor *cu, size_t m, double *r, 
         for (size_t a = 0; a < na; a++) {
             double d = p2[a] - 2 * p1[a] + p0[a];
             sd[a] += d * d;
-            v[a] += d;
-            if (i >= m)
-                v[a] -= p1[a] - 2 * p0[a] + pm[a];
+            v[a] += i >= m ? d - (p1[a] - 2 * p0[a] + pm[a]) : d;
             if (i + 1 >= m)
                 sv[a] += v[a] * v[a];
         }
@@ -1589,13 +1704,13 @@ static double robs_stream(const id_view *v, size_t np)
         double d = p2[a] - 2 * p1[a] + p0[a];
         sd += d * d;
         nd++;
-        w += d;
         if (i >= m) {
             const double *pm = cur_row(&cu[3], i - m);
             if (!pm)
                 return 0;
-            w -= p1[a] - 2 * p0[a] + pm[a];
-        }
+            w += d - (p1[a] - 2 * p0[a] + pm[a]);
+        } else
+            w += d;
         if (i + 1 >= m) {
             sv += w * w;
             nv++;
@@ -1614,6 +1729,7 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     size_t *nonfinite = malloc(na * sizeof *nonfinite);
     double *xl = malloc(2 * na * sizeof *xl), *bsum = xl + na;
     int *same = malloc(na * sizeof *same);
+    double *sp = NULL, *sclf = NULL; /* a block of spooled rows, the final scales */
     sensim_status st = SENSIM_OK;
     *bad = 0;
     if (!nonfinite || !xl || !same) {
@@ -1673,27 +1789,49 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     }
     if (st)
         goto done;
-    for (size_t a = 0; a < na; a++)
-        s->scl[a] = 1; /* checkpoints and the line check are unscaled */
+    /* The spool gets the scaled phase (the scale is known now), the
+     * checkpoints and the line check the unscaled one. */
+    if (s->spool_w >= 0 && (!(sp = malloc((ST_ROWS + 1) * na * sizeof *sp)) || !(sclf = malloc(na * sizeof *sclf))))
+        spool_drop(s);
+    for (size_t a = 0; a < na; a++) {
+        if (sclf)
+            sclf[a] = phase_scale(s->big[a], s->o->tau0);
+        s->scl[a] = 1;
+    }
     if (s->freq) {
         for (size_t a = 0; a < na; a++)
             s->ck[a] = 0;
         for (size_t a = 0; a < na; a++)
             bsum[a] = 0; /* the running sums */
+        if (s->spool_w >= 0) {
+            for (size_t a = 0; a < na; a++)
+                sp[a] = 0 * sclf[a];
+            spool_write(s, 0, sp, 1);
+        }
         for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
             size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
             if ((st = st_read(s, r0, cnt, 0, na, s->raw)))
                 break;
+            const int spool = s->spool_w >= 0;
             for (size_t a = 0; a < na; a++) {
                 double run = bsum[a];
                 const double mu = s->mu[a], tau0 = s->o->tau0;
-                for (size_t i = 0; i < cnt; i++)
-                    run += (s->raw[i * na + a] - mu) * tau0;
+                if (spool) {
+                    const double sc = sclf[a];
+                    for (size_t i = 0; i < cnt; i++) {
+                        run += (s->raw[i * na + a] - mu) * tau0;
+                        sp[i * na + a] = run * sc;
+                    }
+                } else
+                    for (size_t i = 0; i < cnt; i++)
+                        run += (s->raw[i * na + a] - mu) * tau0;
                 bsum[a] = run;
                 /* ph[r0 + cnt] ends this read; cnt == ST_ROWS but at the end. */
                 if (cnt == ST_ROWS)
                     s->ck[((r0 + cnt) / ST_ROWS) * na + a] = run;
             }
+            if (spool)
+                spool_write(s, r0 + 1, sp, cnt);
         }
     } else {
         for (size_t a = 0; a < na; a++)
@@ -1713,6 +1851,12 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
             size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
             if ((st = st_produce(s, r0, cnt, buf)))
                 break;
+            if (s->spool_w >= 0) {
+                for (size_t i = 0; i < cnt; i++)
+                    for (size_t a = 0; a < na; a++)
+                        sp[i * na + a] = buf[i * na + a] * sclf[a];
+                spool_write(s, r0, sp, cnt);
+            }
             for (size_t a = 0; a < na; a++)
                 for (size_t i = r0; i < r0 + cnt; i++) {
                     double p = buf[(i - r0) * na + a];
@@ -1735,6 +1879,8 @@ static sensim_status st_prepare(stream_st *s, size_t *bad)
     for (size_t a = 0; a < na; a++)
         s->scl[a] = phase_scale(s->big[a], s->o->tau0);
 done:
+    free(sp);
+    free(sclf);
     free(nonfinite);
     free(xl);
     free(same);
@@ -1979,6 +2125,41 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
          * chains; each is still summed in sample order per PH_BLOCK. */
         for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
             size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
+            if (g == 3) {
+                /* A vector quantity, its sums in registers: the same
+                 * arithmetic; a non-finite sample makes its axis's sum
+                 * non-finite, and only then is the block searched. */
+                double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, m2 = 0;
+                int e0 = 1, e1 = 1, e2 = 1;
+                const double f0 = first[0], f1 = first[1], f2 = first[2];
+                double *x0 = ph + off + r0, *x1 = x0 + pstride, *x2 = x1 + pstride;
+                for (size_t i = b0; i < b1; i++) {
+                    const double v0 = raw[3 * i], v1 = raw[3 * i + 1], v2 = raw[3 * i + 2];
+                    x0[i] = v0;
+                    x1[i] = v1;
+                    x2[i] = v2;
+                    s0 += v0;
+                    s1 += v1;
+                    s2 += v2;
+                    m0 = fabs(v0) > m0 ? fabs(v0) : m0;
+                    m1 = fabs(v1) > m1 ? fabs(v1) : m1;
+                    m2 = fabs(v2) > m2 ? fabs(v2) : m2;
+                    e0 &= v0 == f0;
+                    e1 &= v1 == f1;
+                    e2 &= v2 == f2;
+                }
+                const double sa[3] = {s0, s1, s2}, ma[3] = {m0, m1, m2};
+                const int ea[3] = {e0, e1, e2};
+                for (size_t a = 0; a < 3; a++) {
+                    for (size_t i = b0; !isfinite(sa[a]) && nonfinite[a] == SIZE_MAX && i < b1; i++)
+                        if (!isfinite(raw[3 * i + a]))
+                            nonfinite[a] = r0 + i;
+                    same[a] &= ea[a];
+                    mean[a] += sa[a];
+                    big[a] = fmax(big[a], ma[a]);
+                }
+                continue;
+            }
             for (size_t a = 0; a < g; a++) {
                 bsum[a] = 0;
                 bmax[a] = 0;
@@ -2022,7 +2203,21 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
         }
         for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
             size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
-            if (g <= 8) {
+            if (g == 3) {
+                double *p0 = ph + 1, *p1 = p0 + pstride, *p2 = p1 + pstride, u0 = bsum[0], u1 = bsum[1], u2 = bsum[2];
+                const double mu0 = mean[0], mu1 = mean[1], mu2 = mean[2];
+                for (size_t i = i0; i < i1; i++) {
+                    u0 += (p0[i] - mu0) * tau0;
+                    u1 += (p1[i] - mu1) * tau0;
+                    u2 += (p2[i] - mu2) * tau0;
+                    p0[i] = u0;
+                    p1[i] = u1;
+                    p2[i] = u2;
+                }
+                bsum[0] = u0;
+                bsum[1] = u1;
+                bsum[2] = u2;
+            } else if (g <= 8) {
                 for (size_t i = i0; i < i1; i++)
                     for (size_t a = 0; a < g; a++) {
                         double *p = ph + a * pstride;
@@ -2106,7 +2301,8 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
         return st;
     }
     stream_st s = {src, o, n, na, nphase_of(o->data, n), o->data == SENSIM_ALLAN_FREQ, NULL, NULL, NULL, NULL,
-                   NULL, NULL, SENSIM_OK, max_bytes};
+                   NULL, NULL, SENSIM_OK, max_bytes, -1, -1};
+    s.spool_w = spool_open(s.np * na * sizeof(double));
     double *v = malloc(4 * na * sizeof *v);
     s.ck = malloc((n / ST_ROWS + 1) * na * sizeof *s.ck);
     s.raw = malloc(ST_ROWS * na * sizeof *s.raw);
@@ -2123,6 +2319,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
             sensim_error_prefix(st, "axis %zu", bad);
         goto done;
     }
+    s.spool = s.spool_w;
     if (!(st = stream_all(&s, m, nm, out)))
         for (size_t a = 0; a < na; a++)
             for (size_t k = 0; k < nm && s.scl[a] != 1; k++) {
@@ -2132,6 +2329,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
                 q->hi /= s.scl[a];
             }
 done:
+    spool_drop(&s);
     free(v);
     free(s.ck);
     free(s.raw);

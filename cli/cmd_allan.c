@@ -53,7 +53,9 @@ const cli_spec cmd_allan_spec = {
             "All six axes of an IMU (gyro then accel) in one call, each dataset read once:\n"
             "  sensim allan LOG.h5 --sensor imu --quantity imu [--taus log:10] [--csv]\n"
             "A log or recording is streamed from disk: memory stays under about 140 MB\n"
-            "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB).\n"
+            "whatever its length (SENSIM_ALLAN_MB sets the budget, default 112 MiB);\n"
+            "beyond the budget the phase is kept in a temporary file in TMPDIR (8 bytes\n"
+            "per sample and axis: 4.1 GB for 24 h of 6 axes at 1 kHz) while it is used.\n"
             "\n"
             "Without --csv or --json a table is printed. Exit status: 0 success,\n"
             "1 failure (bad or too short data, unreadable file), 2 usage error.\n",

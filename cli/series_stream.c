@@ -119,21 +119,25 @@ sensim_status cli_stream_open_h5(const char *path, const char *sensor, const cha
     if (!s)
         return sensim_last_status();
     sensim_status st = SENSIM_OK;
-    for (size_t q = 0; q < nq && !st; q++) {
-        cli_series info;
-        if ((st = cli_series_h5_info(path, sensor, quantities[q], q ? s->rate : rate, &info)))
-            break;
-        if (q == 0) {
-            s->n = info.n;
-            s->rate = info.rate;
-            snprintf(s->units, sizeof s->units, "%s", info.units);
-        } else if (info.n != s->n)
-            st = sensim_error(SENSIM_EDATA, "%s: sensor %s: %s has %zu samples, %s %zu", path, sensor, quantities[0],
-                              s->n, quantities[q], info.n);
-        snprintf(s->dset[q], sizeof s->dset[q], "/sensors/%s/%s", sensor, quantities[q]);
+    cli_series info;
+    /* The first quantity brings the checks of the sensor's t (read whole
+     * once) and its rate; the second shares that t, so only its shape is
+     * checked against it. */
+    if (!(st = cli_series_h5_info(path, sensor, quantities[0], rate, &info))) {
+        s->n = info.n;
+        s->rate = info.rate;
+        snprintf(s->units, sizeof s->units, "%s", info.units);
     }
     if (!st && !(s->log = sensim_log_open(path)))
         st = sensim_last_status();
+    for (size_t q = 0; q < nq && !st; q++) {
+        snprintf(s->dset[q], sizeof s->dset[q], "/sensors/%s/%s", sensor, quantities[q]);
+        const size_t tail[1] = {3};
+        size_t nq_rows = 0;
+        if (q && !(st = sensim_log_check_shape(s->log, s->dset[q], 1, tail, &nq_rows)) && nq_rows != s->n)
+            st = sensim_error(SENSIM_EDATA, "%s: sensor %s: %s has %zu samples, %s %zu", path, sensor, quantities[0],
+                              s->n, quantities[q], nq_rows);
+    }
     if (st) {
         stream_free(s);
         return st;

@@ -167,6 +167,83 @@ START_TEST(stable32_phase_dat)
 }
 END_TEST
 
+START_TEST(stable32_tic)
+{
+    /* AllanTools' Keysight 53230A time-interval noise floor (55688 phase
+     * points, tau0 = 1 s; tests/data/tic-phase.txt) and Stable32's OADEV
+     * and TOTDEV of it (tic_oadev.txt, tic_totdev.txt beside the data; 68.3 %
+     * intervals): AF, #, alpha, min, sigma, max. White PM turns to flicker
+     * PM and white FM at the long taus, where the 2 to 13 averaged points
+     * leave the noise type to B1 and R(n). Sigmas to 5 digits (1e-4).
+     * Where sensim finds Stable32's type the bounds agree to 0.3 % (both
+     * follow Greenhall & Riley and SP 1065 Table 11), except TOTDEV of
+     * flicker PM, where Stable32's EDF is its own; everywhere sensim's
+     * interval holds Stable32's: it is never the narrower one (a type told
+     * wrongly used to give [2.2588e-15, 2.2801e-15] at m = 8192 against
+     * Stable32's [2.1277e-15, 2.4439e-15]). */
+    struct row { size_t af, n; int alpha; double lo, dev, hi; };
+    static const struct row oadev[] = {
+        {1, 55686, 2, 1.7629e-11, 1.7702e-11, 1.7776e-11},    {2, 55684, 2, 8.8738e-12, 8.9106e-12, 8.9479e-12},
+        {4, 55680, 2, 4.4190e-12, 4.4374e-12, 4.4559e-12},    {8, 55672, 2, 2.2204e-12, 2.2296e-12, 2.2389e-12},
+        {16, 55656, 2, 1.1064e-12, 1.1110e-12, 1.1157e-12},   {32, 55624, 2, 5.5622e-13, 5.5853e-13, 5.6086e-13},
+        {64, 55560, 2, 2.7844e-13, 2.7960e-13, 2.8077e-13},   {128, 55432, 2, 1.3960e-13, 1.4018e-13, 1.4077e-13},
+        {256, 55176, 2, 7.0246e-14, 7.0538e-14, 7.0834e-14},  {512, 54664, 2, 3.5144e-14, 3.5291e-14, 3.5439e-14},
+        {1024, 53640, 2, 1.7589e-14, 1.7663e-14, 1.7738e-14}, {2048, 51592, 1, 8.5857e-15, 8.8933e-15, 9.2367e-15},
+        {4096, 47496, 1, 4.2899e-15, 4.4960e-15, 4.7352e-15}, {8192, 39304, 1, 2.1277e-15, 2.2694e-15, 2.4439e-15}};
+    static const struct row totdev[] = {
+        {1, 55686, 2, 1.7628e-11, 1.7702e-11, 1.7777e-11},    {2, 55686, 2, 8.8733e-12, 8.9106e-12, 8.9484e-12},
+        {4, 55686, 2, 4.4191e-12, 4.4376e-12, 4.4565e-12},    {8, 55686, 2, 2.2206e-12, 2.2300e-12, 2.2394e-12},
+        {16, 55686, 2, 1.1067e-12, 1.1113e-12, 1.1160e-12},   {32, 55686, 2, 5.5631e-13, 5.5865e-13, 5.6102e-13},
+        {64, 55686, 2, 2.7862e-13, 2.7980e-13, 2.8098e-13},   {128, 55686, 2, 1.3965e-13, 1.4024e-13, 1.4083e-13},
+        {256, 55686, 2, 7.0321e-14, 7.0617e-14, 7.0917e-14},  {512, 55686, 2, 3.5235e-14, 3.5384e-14, 3.5535e-14},
+        {1024, 55686, 2, 1.7644e-14, 1.7719e-14, 1.7795e-14}, {2048, 55686, 1, 8.7523e-15, 8.9523e-15, 9.1668e-15},
+        {4096, 55686, 1, 4.3980e-15, 4.5516e-15, 4.7226e-15}, {8192, 55686, 0, 1.9371e-15, 2.3153e-15, 3.0614e-15},
+        {16384, 55686, 0, 1.0189e-15, 1.2833e-15, 1.9897e-15}};
+    const struct { sensim_allan_dev dev; const struct row *r; size_t n; } tab[] = {
+        {SENSIM_OADEV, oadev, sizeof oadev / sizeof *oadev}, {SENSIM_TOTDEV, totdev, sizeof totdev / sizeof *totdev}};
+    const size_t cap = 60000;
+    double *x = malloc(cap * sizeof *x);
+    char *path = tu_src("tests/data/tic-phase.txt");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char line[256];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) && n < cap)
+        if (line[0] != '#' && line[0] != '\n')
+            x[n++] = strtod(line, NULL);
+    fclose(f);
+    free(path);
+    ck_assert_uint_eq(n, 55688);
+    for (size_t t = 0; t < sizeof tab / sizeof tab[0]; t++) {
+        sensim_allan_opts o = sensim_allan_default_opts();
+        o.dev = tab[t].dev;
+        o.data = SENSIM_ALLAN_PHASE;
+        size_t *m = NULL, nm = 0;
+        ck_assert_int_eq(sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm), SENSIM_OK);
+        ck_assert_uint_ge(nm, tab[t].n);
+        sensim_allan_point p[32];
+        ck_assert_int_eq(sensim_allan_compute(x, n, 1, &o, m, nm, p), SENSIM_OK);
+        const char *name = sensim_allan_dev_name(o.dev);
+        for (size_t k = 0; k < tab[t].n; k++) {
+            const struct row *r = &tab[t].r[k];
+            ck_assert_uint_eq(p[k].m, r->af);
+            ck_assert_msg(p[k].n == r->n, "%s m=%zu: n %zu, Stable32 %zu", name, r->af, p[k].n, r->n);
+            expect_rel(p[k].dev, r->dev, 1e-4, name, p[k].tau);
+            ck_assert_msg(p[k].lo <= r->lo * (1 + 3e-3) && p[k].hi >= r->hi * (1 - 3e-3),
+                          "%s m=%zu: interval [%.5e, %.5e] (alpha %d) is narrower than Stable32's [%.5e, %.5e] "
+                          "(alpha %d)",
+                          name, r->af, p[k].lo, p[k].hi, p[k].alpha, r->lo, r->hi, r->alpha);
+            if (p[k].alpha == r->alpha && !(o.dev == SENSIM_TOTDEV && r->alpha == 1)) {
+                expect_rel(p[k].lo, r->lo, 3e-3, name, p[k].tau);
+                expect_rel(p[k].hi, r->hi, 3e-3, name, p[k].tau);
+            }
+        }
+        free(m);
+    }
+    free(x);
+}
+END_TEST
+
 START_TEST(white_noise_closed_form)
 {
     /* White rate noise of std s: AVAR(m) = s^2 / m (MODELS.md). The OADEV
@@ -627,6 +704,7 @@ Suite *suite_allan(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, nist_sp1065_table);
     tcase_add_test(tc, stable32_phase_dat);
+    tcase_add_test(tc, stable32_tic);
     tcase_add_test(tc, white_noise_closed_form);
     tcase_add_test(tc, noise_identification);
     tcase_add_test(tc, axes_and_threads_agree);

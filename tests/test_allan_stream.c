@@ -103,16 +103,37 @@ START_TEST(stream_equals_memory)
                     sensim_allan_point *ref = malloc(na * nm * sizeof *ref), *got = malloc(na * nm * sizeof *got);
                     ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
                     const size_t budgets[3] = {0, 2 * (n + 1) * sizeof(double), (n + 1) * sizeof(double) / 2};
-                    for (int b = 0; b < 3; b++) {
+                    /* b = 3: streamed without the phase spool (no usable
+                     * temporary directory), re-reading the source. */
+                    for (int b = 0; b < 4; b++) {
                         arr_src as = {x, n, na, 0, SIZE_MAX};
                         sensim_allan_source src = {arr_read, &as, n, na};
                         char what[160];
                         snprintf(what, sizeof what, "n %zu, %zu axes, %s, %s, budget %d", n, na,
                                  phase ? "phase" : "freq", sensim_allan_dev_name(o.dev), b);
                         memset(got, 0, na * nm * sizeof *got);
-                        ck_assert_msg(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], got) == SENSIM_OK,
-                                      "%s: %s", what, sensim_last_error());
+                        char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+                        if (b == 3)
+                            setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
+                        sensim_status rc = sensim_allan_compute_stream(&src, &o, m, nm, budgets[b < 3 ? b : 2], got);
+                        if (b == 3) {
+                            if (tmpdir)
+                                setenv("TMPDIR", tmpdir, 1);
+                            else
+                                unsetenv("TMPDIR");
+                        }
+                        free(tmpdir);
+                        ck_assert_msg(rc == SENSIM_OK, "%s: %s", what, sensim_last_error());
                         compare(got, ref, na * nm, what);
+                        /* Streamed with the spool, the source is read in
+                         * two passes of 65536-row blocks, whatever the taus
+                         * and the estimator. */
+                        const size_t blocks = (n + 65535) / 65536;
+                        if (b == 2)
+                            ck_assert_msg(as.reads <= 2 * blocks, "%s: %zu reads of the source, 2 passes are %zu", what,
+                                          as.reads, 2 * blocks);
+                        else if (b == 3)
+                            ck_assert_msg(as.reads > 2 * blocks, "%s: without the spool only %zu reads", what, as.reads);
                     }
                     free(ref);
                     free(got);
@@ -120,6 +141,47 @@ START_TEST(stream_equals_memory)
                 }
                 free(x);
             }
+}
+END_TEST
+
+START_TEST(stream_ring_and_cursors)
+{
+    /* Overlapping sums streamed with the short lags from a ring of rows and
+     * the long ones from cursors of their own (6 axes, 8 MB of windows: a
+     * ring of 65536 rows, the lags 65536 and up by cursor), with the phase
+     * spool and without: the in-memory numbers to 1e-12. */
+    const size_t n = 300001, na = 6;
+    double *x = make_series(n, na, 0, 21);
+    for (int d = 0; d < 2; d++) {
+        sensim_allan_opts o = sensim_allan_default_opts();
+        o.dev = d ? SENSIM_OHDEV : SENSIM_OADEV;
+        o.tau0 = 0.005;
+        size_t *m, nm;
+        ck_assert_int_eq(sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm), SENSIM_OK);
+        sensim_allan_point *ref = malloc(na * nm * sizeof *ref), *got = malloc(na * nm * sizeof *got);
+        ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
+        for (int spool = 1; spool >= 0; spool--) {
+            arr_src as = {x, n, na, 0, SIZE_MAX};
+            sensim_allan_source src = {arr_read, &as, n, na};
+            char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+            if (!spool)
+                setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
+            sensim_status rc = sensim_allan_compute_stream(&src, &o, m, nm, (size_t)1 << 20, got);
+            if (tmpdir)
+                setenv("TMPDIR", tmpdir, 1);
+            else
+                unsetenv("TMPDIR");
+            free(tmpdir);
+            ck_assert_msg(rc == SENSIM_OK, "%s", sensim_last_error());
+            char what[96];
+            snprintf(what, sizeof what, "%s, %s the spool", sensim_allan_dev_name(o.dev), spool ? "with" : "without");
+            compare(got, ref, na * nm, what);
+        }
+        free(ref);
+        free(got);
+        free(m);
+    }
+    free(x);
 }
 END_TEST
 
@@ -316,15 +378,56 @@ START_TEST(cli_streams_the_same_numbers)
 }
 END_TEST
 
+START_TEST(cli_imu_second_quantity_checked)
+{
+    /* --quantity imu reads and validates the sensor's t once, with the first
+     * quantity; the second is checked against it by shape: a specific_force
+     * one row short, or missing, is refused with both datasets named. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5");
+    const size_t n = 5000;
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 31);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 100;
+    const size_t tail[1] = {3};
+    const double rate = 100;
+    for (int c = 0; c < 2; c++) {
+        sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+        ck_assert_ptr_nonnull(log);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+        if (c == 0)
+            ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n - 1, 1, tail, g, "m/s^2"),
+                             0);
+        ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+        ck_assert_int_eq(sensim_log_commit(log), 0);
+        tu_run_result r = tu_run("allan", h5, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
+        ck_assert_int_eq(r.status, 1);
+        if (c == 0)
+            ck_assert_msg(strstr(r.err, "angular_velocity has 5000 samples, specific_force 4999") && !*r.out, "%s",
+                          r.err);
+        else
+            ck_assert_msg(strstr(r.err, h5) && strstr(r.err, "/sensors/imu/specific_force") && !*r.out, "%s", r.err);
+        tu_run_free(&r);
+    }
+    free(t);
+    free(g);
+    tu_rmtree(dir);
+    free(dir);
+    free(h5);
+}
+END_TEST
+
 Suite *suite_allan_stream(void)
 {
     Suite *s = suite_create("allan_stream");
     TCase *tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, stream_equals_memory);
+    tcase_add_test(tc, stream_ring_and_cursors);
     tcase_add_test(tc, stream_errors);
     tcase_add_test(tc, stream_memory_bounded);
     tcase_add_test(tc, cli_streams_the_same_numbers);
+    tcase_add_test(tc, cli_imu_second_quantity_checked);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -148,12 +148,16 @@ typedef struct sensim_allan_source {
  * some 20-40 MB of windows. While the phases of a group of axes fit in
  * max_bytes (whole 3-axis quantities where possible), each group is read
  * once and computed in memory; beyond, all axes are streamed together: two
- * passes for the mean and the phase checkpoints, then cursors over the phase
- * rebuilt from the checkpoints (OADEV/OHDEV: one forward cursor per distinct
- * lag, all taus at once; MDEV/TDEV/TOTDEV: four per tau, the TOTDEV
- * reflections read backwards; ADEV/HDEV: one pass for all taus), and the
- * noise identification from decimated phase (a pass per batch of taus).
- * Streaming costs several passes over the source per octave of taus.
+ * passes over the source for the mean and the phase, which the second
+ * writes once to an unlinked temporary file in $TMPDIR (or /tmp; 8 bytes
+ * per phase point and axis, skipped when the file system lacks the room,
+ * and then the phase is rebuilt from checkpoints by re-reading the source),
+ * then windows over that phase (OADEV/OHDEV: all taus in one pass, the
+ * lags that fit in half of max_bytes from one ring of rows and a forward
+ * cursor for each longer lag; MDEV/TDEV/TOTDEV: four cursors per tau, the
+ * TOTDEV reflections read backwards; ADEV/HDEV: one pass for all taus), and
+ * the noise identification from decimated phase (a pass per batch of taus,
+ * R(m) a pass per tau where B1 decides).
  * Error messages name the axis when naxes > 1; the source's own errors pass
  * through unchanged. */
 sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const sensim_allan_opts *o, const size_t *m,
