@@ -1,4 +1,5 @@
-/* Camera: pinhole or the FOV wide-angle lens of seed 000 (eqs. 1-2) applied
+/* Camera: pinhole, the FOV wide-angle lens of seed 000 (eqs. 1-2), or the
+ * calibrated OpenCV radtan and Kannala-Brandt lenses (models/lens.c) applied
  * to ray directions; supersampling with random positions in the pixel and
  * random times in the exposure (motion blur, seed 000 sec. 3.2) from the
  * counter-based RNG; Lambert shading with sun (and shadow rays), ambient
@@ -18,6 +19,7 @@ struct sensim_render_camera {
     sensim_render_camera_params p;
     double tw;     /* tan(w), w = half the horizontal field of view */
     double s_norm; /* FOV lens normalization s = tan(tan w) / tan w */
+    sensim_lens lens; /* RADTAN, KB */
 };
 
 sensim_render_camera_params sensim_render_camera_default_params(void)
@@ -45,15 +47,25 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         sensim_error(SENSIM_EINVAL, "camera: exposure must be finite and >= 0 s (got %g)", p->exposure);
         return NULL;
     }
-    if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV) {
+    if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV &&
+        p->lens != SENSIM_RENDER_LENS_RADTAN && p->lens != SENSIM_RENDER_LENS_KB) {
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
         return NULL;
     }
     /* The field of view and, for the FOV lens, tan(r1 tan w) below its
-     * pole up to the image corner: the lens model's own check, so that a
-     * lens the camera model takes is one the renderer takes. */
-    sensim_lens lens = {p->lens == SENSIM_RENDER_LENS_FOV ? SENSIM_LENS_FOV : SENSIM_LENS_PINHOLE, (size_t)p->width,
-                        (size_t)p->height, p->hfov};
+     * pole up to the image corner; for RADTAN and KB, invertible across the
+     * image: the lens model's own check, so that a lens the camera model
+     * takes is one the renderer takes. */
+    static const sensim_lens_model models[] = {SENSIM_LENS_PINHOLE, SENSIM_LENS_FOV, SENSIM_LENS_RADTAN,
+                                               SENSIM_LENS_KB};
+    const int intr = p->lens == SENSIM_RENDER_LENS_RADTAN || p->lens == SENSIM_RENDER_LENS_KB;
+    sensim_lens lens = p->optics;
+    if (!intr)
+        memset(&lens, 0, sizeof lens);
+    lens.model = models[p->lens];
+    lens.width = (size_t)p->width;
+    lens.height = (size_t)p->height;
+    lens.hfov = p->hfov;
     sensim_status st = sensim_lens_check(&lens);
     if (st) {
         sensim_error_prefix(st, "camera");
@@ -66,6 +78,7 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         return NULL;
     }
     c->p = *p;
+    c->lens = lens;
     c->tw = tw;
     c->s_norm = tan(tw) / tw;
     return c;
@@ -79,6 +92,12 @@ const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_r
 
 sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py)
 {
+    if (c->p.lens == SENSIM_RENDER_LENS_RADTAN || c->p.lens == SENSIM_RENDER_LENS_KB) {
+        /* Optical frame (z forward, x right, y down) to the sensor's. */
+        double d[3];
+        sensim_lens_pixel_to_dir(&c->lens, px, py, d);
+        return sensim_vec3_make(d[2], -d[0], -d[1]);
+    }
     /* Normalized image coordinates: x1 in [-1, 1] across the width, y1 with
      * the same scale (square pixels), up positive. */
     double x1 = 2 * px / c->p.width - 1, y1 = (c->p.height - 2 * py) / c->p.width;

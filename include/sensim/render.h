@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/camera.h"
 #include "sensim/gt.h"
 #include "sensim/lidar.h"
 #include "sensim/linalg.h"
@@ -567,13 +568,19 @@ void sensim_bev_ramp(double v, uint8_t rgb[3]);
 
 typedef enum sensim_render_lens {
     SENSIM_RENDER_LENS_PINHOLE = 0,
-    SENSIM_RENDER_LENS_FOV /* seed 000 eqs. 1-2 */
+    SENSIM_RENDER_LENS_FOV,    /* seed 000 eqs. 1-2 */
+    SENSIM_RENDER_LENS_RADTAN, /* OpenCV radial-tangential, from `optics` (sensim/camera.h) */
+    SENSIM_RENDER_LENS_KB      /* Kannala-Brandt fisheye (cv::fisheye), from `optics` */
 } sensim_render_lens;
 
 typedef struct sensim_render_camera_params {
     int width, height;
-    double hfov;      /* rad, full horizontal field of view */
+    double hfov; /* rad, full horizontal field of view (PINHOLE, FOV) */
     sensim_render_lens lens;
+    /* RADTAN and KB: intrinsics fx, fy, cx, cy and coefficients k, p1, p2
+     * (OpenCV's pixel convention; sensim_lens); its model, width and height
+     * are taken from lens, width and height. */
+    sensim_lens optics;
     int samples;      /* per pixel, random position in the pixel and time in the exposure */
     double exposure;  /* s; 0 for an instant */
     int shadows;      /* cast shadow rays to the sun */
@@ -593,7 +600,9 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
 void sensim_render_camera_destroy(sensim_render_camera *c);
 const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_render_camera *c);
 /* Unit ray direction in the camera frame through image point (px, py)
- * (pixels, origin top-left corner, px in [0, width]). */
+ * (pixels, origin top-left corner, px in [0, width]). RADTAN and KB:
+ * sensim_lens_pixel_to_dir's (Newton) inverse, turned from the optical
+ * frame (z forward, x right, y down) into the sensor frame. */
 sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py);
 
 /* Renders frame `frame` with the exposure starting at t: rgb[height*width*3]
