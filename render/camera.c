@@ -47,6 +47,11 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         sensim_error(SENSIM_EINVAL, "camera: exposure must be finite and >= 0 s (got %g)", p->exposure);
         return NULL;
     }
+    if (p->depth != SENSIM_RENDER_DEPTH_NONE && p->depth != SENSIM_RENDER_DEPTH_Z &&
+        p->depth != SENSIM_RENDER_DEPTH_RANGE) {
+        sensim_error(SENSIM_EINVAL, "camera: unknown depth kind %d", (int)p->depth);
+        return NULL;
+    }
     if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV &&
         p->lens != SENSIM_RENDER_LENS_RADTAN && p->lens != SENSIM_RENDER_LENS_KB) {
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
@@ -124,7 +129,7 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
 
 static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
                        double t, uint64_t frame, int tx, int ty, const sensim_rng *rx, const sensim_rng *ry,
-                       const sensim_rng *rt, float *rgb)
+                       const sensim_rng *rt, float *rgb, float *depth, uint32_t *object)
 {
     const int W = c->p.width, H = c->p.height, spp = c->p.samples;
     double acc[16][3];
@@ -146,7 +151,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
         struct RTCRayHit16 rh;
         struct RTCRay16 sr;
         _Alignas(64) int shadow[16];
-        sensim_vec3 org[16], dir[16];
+        sensim_vec3 org[16], dir[16], cdir[16];
         double ts[16];
         for (int j = 0; j < 16; j++) {
             /* Lanes outside the image repeat a valid ray (masked off). */
@@ -158,8 +163,8 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             sensim_pose pose;
             posefn(user, ts[j], &pose);
             org[j] = pose.p;
-            dir[j] = sensim_quat_rotate(pose.q, sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx,
-                                                                              (double)(pix[jj] / W) + jy));
+            cdir[j] = sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx, (double)(pix[jj] / W) + jy);
+            dir[j] = sensim_quat_rotate(pose.q, cdir[j]);
             const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
             packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
@@ -179,6 +184,10 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                                  rh.hit.Ng_z[j], sensim_vec3_make(rh.ray.dir_x[j], rh.ray.dir_y[j], rh.ray.dir_z[j]),
                                  ts[j], &nrm, &obj);
             mat[j] = &s->mat[s->obj[obj].material];
+            if (k == 0 && object)
+                object[pix[j]] = (uint32_t)obj;
+            if (k == 0 && depth) /* cdir.x: the ray's cosine to the optical axis */
+                depth[pix[j]] = (float)(rh.ray.tfar[j] * (c->p.depth == SENSIM_RENDER_DEPTH_RANGE ? 1 : cdir[j].x));
             double ndl = sensim_vec3_dot(nrm, s->sun_dir), dist = rh.ray.tfar[j];
             if (ndl > 0) {
                 lit[j] = ndl;
@@ -215,6 +224,10 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             if (!inside[j])
                 continue;
             if (!mat[j]) {
+                if (k == 0 && object)
+                    object[pix[j]] = SENSIM_RENDER_NO_OBJECT;
+                if (k == 0 && depth)
+                    depth[pix[j]] = INFINITY;
                 for (int i = 0; i < 3; i++)
                     acc[j][i] += s->sky[i];
                 continue;
@@ -235,6 +248,13 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
 sensim_status sensim_render_camera_render(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn pose,
                                    const void *pose_user, double t, uint64_t frame, float *rgb)
 {
+    return sensim_render_camera_render_images(c, s, pose, pose_user, t, frame, rgb, NULL, NULL);
+}
+
+sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, const sensim_scene *s,
+                                                 sensim_pose_fn pose, const void *pose_user, double t, uint64_t frame,
+                                                 float *rgb, float *depth, uint32_t *object)
+{
     if (!s->committed)
         return sensim_error(SENSIM_EINVAL, "camera: scene not committed");
     if (!isfinite(t))
@@ -246,7 +266,7 @@ sensim_status sensim_render_camera_render(const sensim_render_camera *c, const s
     const long ntiles = (long)ntx * nty;
 #pragma omp parallel for schedule(dynamic, 16)
     for (long i = 0; i < ntiles; i++)
-        trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb);
+        trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb, depth, object);
     if (c->p.noise)
         return c->p.noise(c->p.noise_user, rgb, c->p.width, c->p.height, frame);
     return SENSIM_OK;

@@ -717,6 +717,11 @@ static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_par
     TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
     TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
     TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
+    static const char *const depths[] = {"none", "z", "range", NULL};
+    int depth = (int)p->depth;
+    TRY(enum_key(n, "depth", depths, &depth));
+    p->depth = (sensim_render_depth)depth;
+    TRY(sensim_ynode_get_bool(n, "segmentation", 0, &p->segmentation));
     *rate = 10;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
     sensim_render_camera *c = sensim_render_camera_create(p);
@@ -734,9 +739,9 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
         "receiver_radius", "receiver_offset", "wavelength", "seed", "definition", "firing_cycle", "table",
         "scan",       "rosette_fov", "rosette_hz", NULL};
-    static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
-                                           "hfov",    "lens",     "samples", "exposure", "shadows",
-                                           "rate_hz", "seed",     NULL};
+    static const char *const cam_keys[] = {"name",    "type", "mount",   "width",        "height",
+                                           "hfov",    "lens", "samples", "exposure",     "shadows",
+                                           "rate_hz", "seed", "depth",   "segmentation", NULL};
     sensim_yaml *doc = sensim_yaml_load_file(path);
     if (!doc)
         return sensim_last_status();
