@@ -35,7 +35,7 @@ CC     ?= cc
 CFLAGS ?= -O2 -g
 SAN    ?=
 
-PKGS       = hdf5 yaml-0.1 gsl libpng liblz4 libzstd sqlite3 zlib
+PKGS       = hdf5 yaml-0.1 gsl libpng libjpeg liblz4 libzstd sqlite3 zlib
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 DEP_LIBS   := $(shell pkg-config --libs-only-L $(PKGS) 2>/dev/null) -lhdf5_hl \
               $(shell pkg-config --libs-only-l $(PKGS) 2>/dev/null) -lembree3 -lbz2 -lm -lpthread

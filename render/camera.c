@@ -3,7 +3,8 @@
  * to ray directions; supersampling with random positions in the pixel and
  * random times in the exposure (motion blur, seed 000 sec. 3.2) from the
  * counter-based RNG; Lambert shading with sun (and shadow rays), ambient
- * light and sky; Beer-Lambert fog towards the sky colour. Rays are traced
+ * light and sky, or glTF metallic-roughness materials with base colour
+ * textures and the two-layer surface BRDF (pbr.c); Beer-Lambert fog towards the sky colour. Rays are traced
  * in coherent packets of 16 (4 x 4 pixel tiles). */
 #include <math.h>
 #include <stdlib.h>
@@ -170,11 +171,13 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
         }
         rtcIntersect16(inside, s->top, &ctx, &rh);
-        double lit[16];
+        double lit[16], ka[16][3], ks[16][3];
+        int pbr[16];
         const sensim_material *mat[16];
         for (int j = 0; j < 16; j++) {
             shadow[j] = 0;
             lit[j] = 0;
+            pbr[j] = 0;
             mat[j] = NULL;
             if (!inside[j] || rh.hit.geomID[j] == RTC_INVALID_GEOMETRY_ID)
                 continue;
@@ -188,6 +191,10 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                 object[pix[j]] = (uint32_t)obj;
             if (k == 0 && depth) /* cdir.x: the ray's cosine to the optical axis */
                 depth[pix[j]] = (float)(rh.ray.tfar[j] * (c->p.depth == SENSIM_RENDER_DEPTH_RANGE ? 1 : cdir[j].x));
+            /* glTF materials and textures, or the two-layer surface BRDF
+             * (pbr.c); else the Lambert albedo below. */
+            pbr[j] = sensim_camera_surface(s, obj, rh.hit.primID[j], rh.hit.u[j], rh.hit.v[j], nrm, s->sun_dir,
+                                           sensim_vec3_scale(dir[j], -1), ka[j], ks[j]);
             double ndl = sensim_vec3_dot(nrm, s->sun_dir), dist = rh.ray.tfar[j];
             if (ndl > 0) {
                 lit[j] = ndl;
@@ -234,7 +241,8 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             }
             double tr = exp(-(s->extinction + s->weather_alpha) * rh.ray.tfar[j]);
             for (int i = 0; i < 3; i++) {
-                double surf = mat[j]->albedo[i] * (s->ambient[i] + s->sun[i] * lit[j]);
+                double surf = pbr[j] ? ka[j][i] * s->ambient[i] + ks[j][i] * s->sun[i] * lit[j]
+                                     : mat[j]->albedo[i] * (s->ambient[i] + s->sun[i] * lit[j]);
                 acc[j][i] += tr * surf + (1 - tr) * s->sky[i];
             }
         }

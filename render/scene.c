@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "render_internal.h"
+#include "surface.h"
 
 static void rtc_error_cb(void *user, enum RTCError code, const char *str)
 {
@@ -98,6 +99,7 @@ void sensim_scene_destroy(sensim_scene *s)
     for (size_t i = 0; i < s->nmesh; i++) {
         free(s->mesh[i].v);
         free(s->mesh[i].tri);
+        scene_surface_free(s->mesh[i].surf);
         if (s->mesh[i].proto)
             rtcReleaseScene(s->mesh[i].proto);
     }
