@@ -229,18 +229,7 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
         return sensim_error_prefix(sensim_last_status(), "%s: %s", file, img);
     sensim_remap *rm = NULL;
     if (cm->lens.model != SENSIM_LENS_PINHOLE) {
-        /* Source: the pinhole of the same hfov, or of the same intrinsics
-         * without distortion. */
-        sensim_lens dst = cm->lens, src = cm->lens;
-        dst.width = src.width = W;
-        dst.height = src.height = H;
-        if (src.model == SENSIM_LENS_FOV)
-            src.model = SENSIM_LENS_PINHOLE;
-        memset(src.k, 0, sizeof src.k);
-        src.p1 = src.p2 = 0;
-        if (src.model == SENSIM_LENS_KB)
-            src.model = SENSIM_LENS_RADTAN;
-        if (!(rm = sensim_remap_create(&src, &dst))) {
+        if (!(rm = sensim_lens_remap_from_pinhole(&cm->lens, W, H))) {
             sensim_camera_destroy(cam);
             return sensim_error_prefix(sensim_last_status(), "%s: %s", file, img);
         }

@@ -285,6 +285,26 @@ sensim_status lens_intr_check(const sensim_lens *l)
     return SENSIM_OK;
 }
 
+sensim_remap *sensim_lens_remap_from_pinhole(const sensim_lens *lens, size_t width, size_t height)
+{
+    if (lens->model == SENSIM_LENS_PINHOLE) {
+        sensim_error(SENSIM_EINVAL, "lens: a pinhole lens needs no remap");
+        return NULL;
+    }
+    sensim_lens dst = *lens, src = *lens;
+    dst.width = src.width = width;
+    dst.height = src.height = height;
+    if (src.model == SENSIM_LENS_FOV)
+        src.model = SENSIM_LENS_PINHOLE;
+    else {
+        /* A radtan lens without distortion is the pinhole of fx, fy, cx, cy. */
+        src.model = SENSIM_LENS_RADTAN;
+        memset(src.k, 0, sizeof src.k);
+        src.p1 = src.p2 = 0;
+    }
+    return sensim_remap_create(&src, &dst);
+}
+
 /* ---- YAML ---- */
 
 static const char *const lens_keys[] = {"model", "hfov", "fx", "fy", "cx", "cy", "k1",         "k2",

@@ -236,6 +236,12 @@ void sensim_lens_write_yaml(sensim_ywriter *w, const sensim_lens *lens);
 typedef struct sensim_remap sensim_remap;
 sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst);
 void sensim_remap_destroy(sensim_remap *m);
+/* The remap a rig camera's lens applies to recorded frames of width x
+ * height: from the undistorted pinhole view (of the same hfov for FOV; of
+ * the same fx, fy, cx, cy without distortion for RADTAN and KB) to the
+ * lens. NULL with the error set (a lens that fails sensim_lens_check at
+ * that size, or a PINHOLE lens, which needs none). */
+sensim_remap *sensim_lens_remap_from_pinhole(const sensim_lens *lens, size_t width, size_t height);
 /* in: src W*H*C, out: dst W*H*C, of `type` (in != out). Never allocates. */
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
