@@ -4,8 +4,9 @@
  * random times in the exposure (motion blur, seed 000 sec. 3.2) from the
  * counter-based RNG; Lambert shading with sun (and shadow rays), ambient
  * light and sky, or glTF metallic-roughness materials with base colour
- * textures and the two-layer surface BRDF (pbr.c); Beer-Lambert fog towards the sky colour. Rays are traced
- * in coherent packets of 16 (4 x 4 pixel tiles). */
+ * textures and the two-layer surface BRDF (pbr.c); Beer-Lambert fog
+ * towards the sky colour. Rays are traced in coherent packets of 16 (4 x 4
+ * pixel tiles). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
