@@ -37,7 +37,7 @@ CFLAGS ?= -O2 -g
 CXXFLAGS ?= $(CFLAGS)
 SAN    ?=
 
-PKGS       = hdf5 yaml-0.1 gsl libpng liblz4 libzstd sqlite3 zlib draco assimp
+PKGS       = hdf5 yaml-0.1 gsl libpng libjpeg liblz4 libzstd sqlite3 zlib draco assimp
 DEP_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # meshoptimizer (glTF EXT_meshopt_compression) ships no .pc file; libdraco is
 # C++ (render/draco.cc), hence libstdc++ for static links.

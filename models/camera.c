@@ -15,6 +15,8 @@
 
 #include "sensim/rng.h"
 
+#include "lens_impl.h"
+
 /* Random streams of a camera (one per random quantity). */
 enum {
     STREAM_TEMPORAL = 1, /* per-frame normal draws (intensity noise, read noise) */
@@ -529,10 +531,13 @@ sensim_status sensim_lens_check(const sensim_lens *l)
 {
     if (!l)
         return sensim_error(SENSIM_EINVAL, "lens: NULL");
-    if (l->model != SENSIM_LENS_PINHOLE && l->model != SENSIM_LENS_FOV)
+    if (l->model != SENSIM_LENS_PINHOLE && l->model != SENSIM_LENS_FOV && l->model != SENSIM_LENS_RADTAN &&
+        l->model != SENSIM_LENS_KB)
         return sensim_error(SENSIM_EINVAL, "lens: unknown model %d", (int)l->model);
     if (l->width == 0 || l->height == 0)
         return sensim_error(SENSIM_EINVAL, "lens: image size %zux%zu: must be > 0", l->width, l->height);
+    if (l->model == SENSIM_LENS_RADTAN || l->model == SENSIM_LENS_KB)
+        return lens_intr_check(l);
     if (!(l->hfov > 0 && l->hfov < M_PI))
         return sensim_error(SENSIM_EINVAL, "lens: hfov = %g rad: must be in (0, pi)", l->hfov);
     if (l->model == SENSIM_LENS_FOV) {
@@ -549,6 +554,10 @@ sensim_status sensim_lens_check(const sensim_lens *l)
 
 void sensim_lens_pixel_to_dir(const sensim_lens *l, double u, double v, double dir[3])
 {
+    if (l->model == SENSIM_LENS_RADTAN || l->model == SENSIM_LENS_KB) {
+        lens_intr_undistort(l, u, v, dir);
+        return;
+    }
     double W = (double)l->width, H = (double)l->height, T = tan(0.5 * l->hfov);
     double x = 2.0 * u / W - 1.0, y = (2.0 * v / H - 1.0) * H / W;
     if (l->model == SENSIM_LENS_FOV) {
@@ -566,8 +575,18 @@ void sensim_lens_pixel_to_dir(const sensim_lens *l, double u, double v, double d
     dir[2] = d[2] / n;
 }
 
+int sensim_lens_undistort(const sensim_lens *l, double u, double v, double dir[3])
+{
+    if (l->model == SENSIM_LENS_RADTAN || l->model == SENSIM_LENS_KB)
+        return lens_intr_undistort(l, u, v, dir);
+    sensim_lens_pixel_to_dir(l, u, v, dir);
+    return 0;
+}
+
 int sensim_lens_dir_to_pixel(const sensim_lens *l, const double dir[3], double *u, double *v)
 {
+    if (l->model == SENSIM_LENS_RADTAN || l->model == SENSIM_LENS_KB)
+        return lens_intr_dir_to_pixel(l, dir, u, v);
     if (!(dir[2] > 0))
         return 0;
     double W = (double)l->width, H = (double)l->height, T = tan(0.5 * l->hfov);

@@ -11,6 +11,9 @@
  *            column_offset_sigma, poisson_exact_below }      # emva
  *   lens:  { model: pinhole | fov, hfov }   # frames are taken as pinhole
  *                                           # of the same hfov and remapped
+ *   lens:  { model: radtan | kannala_brandt, fx, fy, cx, cy, k1.., p1, p2 }
+ *          # frames are taken as the undistorted pinhole images of the same
+ *          # fx, fy, cx, cy and remapped through the distortion (models/lens.c)
  * Frame k of the log is noise frame k, so the output is the same for a seed
  * whatever the thread count. Other datasets of the group are copied. */
 #include <math.h>
@@ -25,8 +28,7 @@
 
 typedef struct camera_model {
     sensim_camera_params p; /* width/height/channels filled from the log */
-    int remap;              /* 1: pinhole frames -> FOV lens */
-    double hfov;
+    sensim_lens lens;       /* not PINHOLE: pinhole frames remapped through it */
 } camera_model;
 
 static const char *const camera_keys[] = {"noise", "lens", NULL};
@@ -35,7 +37,6 @@ static const char *const noise_keys[] = {
     "dark_current", "read_noise", "gain", "black_level", "full_well", "adc_bits", "prnu", "dsnu",
     "hot_pixel_fraction", "hot_pixel_dark_current", "row_offset_sigma", "column_offset_sigma", "poisson_exact_below",
     NULL};
-static const char *const lens_keys[] = {"model", "hfov", NULL};
 
 static void camera_destroy(void *m) { free(m); }
 
@@ -94,27 +95,23 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_cam
     }
     const sensim_ynode *ln = sensim_ynode_get(map, "lens");
     if (ln) {
-        if ((st = sensim_ynode_check_keys(ln, "camera lens", lens_keys)))
-            return st;
-        const char *model = "pinhole";
-        if ((st = sensim_ynode_get_string(ln, "model", 0, &model)))
-            return st;
-        if (strcmp(model, "pinhole") && strcmp(model, "fov"))
-            return sensim_ynode_error(sensim_ynode_get(ln, "model"), SENSIM_EINVAL,
-                                      "key 'model': unknown lens '%s' (expected pinhole, fov)", model);
-        const int fov = !strcmp(model, "fov");
-        double hfov = 0.0;
-        if ((st = sensim_ynode_get_quantity_range(ln, "hfov", SENSIM_DIM_ANGLE, fov, 1e-9, M_PI - 1e-9, &hfov)))
+        sensim_lens l;
+        memset(&l, 0, sizeof l);
+        l.hfov = 0.0;
+        if ((st = sensim_lens_from_yaml(ln, &l)))
             return st;
         /* The FOV model needs tan(w) < pi/2 on the horizontal axis already;
-         * the corners are checked when the frame size is known. */
-        sensim_lens axis = {SENSIM_LENS_FOV, 1u << 20, 1, hfov};
-        if (fov && sensim_lens_check(&axis) != SENSIM_OK)
+         * the corners (and a radtan or kannala_brandt lens across the
+         * image) are checked when the frame size is known. */
+        sensim_lens axis = {.model = SENSIM_LENS_FOV, .width = 1u << 20, .height = 1, .hfov = l.hfov};
+        if (l.model == SENSIM_LENS_FOV && sensim_lens_check(&axis) != SENSIM_OK)
             return sensim_ynode_error(sensim_ynode_get(ln, "hfov"), SENSIM_EINVAL, "key 'hfov': %s",
                                       sensim_last_error());
         if (lens) {
-            lens->model = fov ? SENSIM_LENS_FOV : SENSIM_LENS_PINHOLE;
-            lens->hfov = hfov;
+            size_t w = lens->width, h = lens->height;
+            *lens = l;
+            lens->width = w;
+            lens->height = h;
         }
     }
     return SENSIM_OK;
@@ -126,12 +123,10 @@ static sensim_status camera_create(sensim_sensor *s)
     if (!m)
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     m->p = sensim_camera_default_params();
-    sensim_lens lens = {SENSIM_LENS_PINHOLE, 0, 0, 0.0};
-    sensim_status st = sensim_camera_params_from_yaml(s->node, &m->p, &lens);
+    m->lens.model = SENSIM_LENS_PINHOLE;
+    sensim_status st = sensim_camera_params_from_yaml(s->node, &m->p, &m->lens);
     if (st)
         goto fail;
-    m->remap = lens.model == SENSIM_LENS_FOV;
-    m->hfov = lens.hfov;
     /* Validate the rest now (sizes come with the data). */
     const sensim_ynode *noise = sensim_ynode_get(s->node, "noise");
     m->p.width = m->p.height = 1;
@@ -182,14 +177,7 @@ void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const s
     sensim_ywriter_map_end(w);
     if (lens) {
         sensim_ywriter_key(w, "lens");
-        sensim_ywriter_map_begin(w, 0);
-        sensim_ywriter_key(w, "model");
-        sensim_ywriter_string(w, lens->model == SENSIM_LENS_FOV ? "fov" : "pinhole");
-        if (lens->hfov > 0) {
-            sensim_ywriter_key(w, "hfov");
-            sensim_ywriter_number(w, lens->hfov);
-        }
-        sensim_ywriter_map_end(w);
+        sensim_lens_write_yaml(w, lens);
     }
     sensim_ywriter_map_end(w);
 }
@@ -240,9 +228,8 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
     if (!cam)
         return sensim_error_prefix(sensim_last_status(), "%s: %s", file, img);
     sensim_remap *rm = NULL;
-    if (cm->remap) {
-        sensim_lens src = {SENSIM_LENS_PINHOLE, W, H, cm->hfov}, dst = {SENSIM_LENS_FOV, W, H, cm->hfov};
-        if (!(rm = sensim_remap_create(&src, &dst))) {
+    if (cm->lens.model != SENSIM_LENS_PINHOLE) {
+        if (!(rm = sensim_lens_remap_from_pinhole(&cm->lens, W, H))) {
             sensim_camera_destroy(cam);
             return sensim_error_prefix(sensim_last_status(), "%s: %s", file, img);
         }
@@ -330,6 +317,6 @@ const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sens
         return NULL;
     const camera_model *m = s->model;
     if (fov_lens)
-        *fov_lens = m->remap;
+        *fov_lens = m->lens.model != SENSIM_LENS_PINHOLE;
     return &m->p;
 }

@@ -133,6 +133,7 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sen
                                              sensim_lens *lens);
 typedef struct sensim_remap sensim_remap;
 sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst);
+sensim_remap *sensim_lens_remap_from_pinhole(const sensim_lens *lens, size_t width, size_t height);
 void sensim_remap_destroy(sensim_remap *m);
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
@@ -459,7 +460,7 @@ def _version_from_makefile(build=None):
     return None
 
 
-DEPS = ["hdf5", "yaml-0.1", "gsl", "libpng", "liblz4", "libzstd", "sqlite3", "zlib", "draco", "assimp"]
+DEPS = ["hdf5", "yaml-0.1", "gsl", "libpng", "libjpeg", "liblz4", "libzstd", "sqlite3", "zlib", "draco", "assimp"]
 
 
 def _locate():

@@ -1,9 +1,12 @@
-/* Camera: pinhole or the FOV wide-angle lens of seed 000 (eqs. 1-2) applied
+/* Camera: pinhole, the FOV wide-angle lens of seed 000 (eqs. 1-2), or the
+ * calibrated OpenCV radtan and Kannala-Brandt lenses (models/lens.c) applied
  * to ray directions; supersampling with random positions in the pixel and
  * random times in the exposure (motion blur, seed 000 sec. 3.2) from the
  * counter-based RNG; Lambert shading with sun (and shadow rays), ambient
- * light and sky; Beer-Lambert fog towards the sky colour. Rays are traced
- * in coherent packets of 16 (4 x 4 pixel tiles). */
+ * light and sky, or glTF metallic-roughness materials with base colour
+ * textures and the two-layer surface BRDF (pbr.c); Beer-Lambert fog
+ * towards the sky colour. Rays are traced in coherent packets of 16 (4 x 4
+ * pixel tiles). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@ struct sensim_render_camera {
     sensim_render_camera_params p;
     double tw;     /* tan(w), w = half the horizontal field of view */
     double s_norm; /* FOV lens normalization s = tan(tan w) / tan w */
+    sensim_lens lens; /* RADTAN, KB */
 };
 
 sensim_render_camera_params sensim_render_camera_default_params(void)
@@ -49,15 +53,30 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         sensim_error(SENSIM_EINVAL, "camera: unknown backend %d", (int)p->backend);
         return NULL;
     }
-    if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV) {
+    if (p->depth != SENSIM_RENDER_DEPTH_NONE && p->depth != SENSIM_RENDER_DEPTH_Z &&
+        p->depth != SENSIM_RENDER_DEPTH_RANGE) {
+        sensim_error(SENSIM_EINVAL, "camera: unknown depth kind %d", (int)p->depth);
+        return NULL;
+    }
+    if (p->lens != SENSIM_RENDER_LENS_PINHOLE && p->lens != SENSIM_RENDER_LENS_FOV &&
+        p->lens != SENSIM_RENDER_LENS_RADTAN && p->lens != SENSIM_RENDER_LENS_KB) {
         sensim_error(SENSIM_EINVAL, "camera: unknown lens %d", (int)p->lens);
         return NULL;
     }
     /* The field of view and, for the FOV lens, tan(r1 tan w) below its
-     * pole up to the image corner: the lens model's own check, so that a
-     * lens the camera model takes is one the renderer takes. */
-    sensim_lens lens = {p->lens == SENSIM_RENDER_LENS_FOV ? SENSIM_LENS_FOV : SENSIM_LENS_PINHOLE, (size_t)p->width,
-                        (size_t)p->height, p->hfov};
+     * pole up to the image corner; for RADTAN and KB, invertible across the
+     * image: the lens model's own check, so that a lens the camera model
+     * takes is one the renderer takes. */
+    static const sensim_lens_model models[] = {SENSIM_LENS_PINHOLE, SENSIM_LENS_FOV, SENSIM_LENS_RADTAN,
+                                               SENSIM_LENS_KB};
+    const int intr = p->lens == SENSIM_RENDER_LENS_RADTAN || p->lens == SENSIM_RENDER_LENS_KB;
+    sensim_lens lens = p->optics;
+    if (!intr)
+        memset(&lens, 0, sizeof lens);
+    lens.model = models[p->lens];
+    lens.width = (size_t)p->width;
+    lens.height = (size_t)p->height;
+    lens.hfov = p->hfov;
     sensim_status st = sensim_lens_check(&lens);
     if (st) {
         sensim_error_prefix(st, "camera");
@@ -71,6 +90,7 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
     }
     c->p = *p;
     c->p.backend = sensim_render_backend_resolve(p->backend);
+    c->lens = lens;
     c->tw = tw;
     c->s_norm = tan(tw) / tw;
     return c;
@@ -84,6 +104,12 @@ const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_r
 
 sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py)
 {
+    if (c->p.lens == SENSIM_RENDER_LENS_RADTAN || c->p.lens == SENSIM_RENDER_LENS_KB) {
+        /* Optical frame (z forward, x right, y down) to the sensor's. */
+        double d[3];
+        sensim_lens_pixel_to_dir(&c->lens, px, py, d);
+        return sensim_vec3_make(d[2], -d[0], -d[1]);
+    }
     /* Normalized image coordinates: x1 in [-1, 1] across the width, y1 with
      * the same scale (square pixels), up positive. */
     double x1 = 2 * px / c->p.width - 1, y1 = (c->p.height - 2 * py) / c->p.width;
@@ -110,7 +136,7 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
 
 static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
                        double t, uint64_t frame, int tx, int ty, const sensim_rng *rx, const sensim_rng *ry,
-                       const sensim_rng *rt, float *rgb)
+                       const sensim_rng *rt, float *rgb, float *depth, uint32_t *object)
 {
     const int W = c->p.width, H = c->p.height, spp = c->p.samples;
     double acc[16][3];
@@ -132,7 +158,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
         struct RTCRayHit16 rh;
         struct RTCRay16 sr;
         _Alignas(64) int shadow[16];
-        sensim_vec3 org[16], dir[16];
+        sensim_vec3 org[16], dir[16], cdir[16];
         double ts[16];
         for (int j = 0; j < 16; j++) {
             /* Lanes outside the image repeat a valid ray (masked off). */
@@ -144,18 +170,20 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             sensim_pose pose;
             posefn(user, ts[j], &pose);
             org[j] = pose.p;
-            dir[j] = sensim_quat_rotate(pose.q, sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx,
-                                                                              (double)(pix[jj] / W) + jy));
+            cdir[j] = sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx, (double)(pix[jj] / W) + jy);
+            dir[j] = sensim_quat_rotate(pose.q, cdir[j]);
             const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
             packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
         }
         sensim_scene_intersect16(s, c->p.backend, inside, &ctx, &rh);
-        double lit[16];
+        double lit[16], ka[16][3], ks[16][3];
+        int pbr[16];
         const sensim_material *mat[16];
         for (int j = 0; j < 16; j++) {
             shadow[j] = 0;
             lit[j] = 0;
+            pbr[j] = 0;
             mat[j] = NULL;
             if (!inside[j] || rh.hit.geomID[j] == RTC_INVALID_GEOMETRY_ID)
                 continue;
@@ -165,6 +193,14 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                                  rh.hit.Ng_z[j], sensim_vec3_make(rh.ray.dir_x[j], rh.ray.dir_y[j], rh.ray.dir_z[j]),
                                  ts[j], &nrm, &obj);
             mat[j] = &s->mat[s->obj[obj].material];
+            if (k == 0 && object)
+                object[pix[j]] = (uint32_t)obj;
+            if (k == 0 && depth) /* cdir.x: the ray's cosine to the optical axis */
+                depth[pix[j]] = (float)(rh.ray.tfar[j] * (c->p.depth == SENSIM_RENDER_DEPTH_RANGE ? 1 : cdir[j].x));
+            /* glTF materials and textures, or the two-layer surface BRDF
+             * (pbr.c); else the Lambert albedo below. */
+            pbr[j] = sensim_camera_surface(s, obj, rh.hit.primID[j], rh.hit.u[j], rh.hit.v[j], nrm, s->sun_dir,
+                                           sensim_vec3_scale(dir[j], -1), ka[j], ks[j]);
             double ndl = sensim_vec3_dot(nrm, s->sun_dir), dist = rh.ray.tfar[j];
             if (ndl > 0) {
                 lit[j] = ndl;
@@ -201,13 +237,18 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             if (!inside[j])
                 continue;
             if (!mat[j]) {
+                if (k == 0 && object)
+                    object[pix[j]] = SENSIM_RENDER_NO_OBJECT;
+                if (k == 0 && depth)
+                    depth[pix[j]] = INFINITY;
                 for (int i = 0; i < 3; i++)
                     acc[j][i] += s->sky[i];
                 continue;
             }
             double tr = exp(-(s->extinction + s->weather_alpha) * rh.ray.tfar[j]);
             for (int i = 0; i < 3; i++) {
-                double surf = mat[j]->albedo[i] * (s->ambient[i] + s->sun[i] * lit[j]);
+                double surf = pbr[j] ? ka[j][i] * s->ambient[i] + ks[j][i] * s->sun[i] * lit[j]
+                                     : mat[j]->albedo[i] * (s->ambient[i] + s->sun[i] * lit[j]);
                 acc[j][i] += tr * surf + (1 - tr) * s->sky[i];
             }
         }
@@ -220,6 +261,13 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
 
 sensim_status sensim_render_camera_render(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn pose,
                                    const void *pose_user, double t, uint64_t frame, float *rgb)
+{
+    return sensim_render_camera_render_images(c, s, pose, pose_user, t, frame, rgb, NULL, NULL);
+}
+
+sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, const sensim_scene *s,
+                                                 sensim_pose_fn pose, const void *pose_user, double t, uint64_t frame,
+                                                 float *rgb, float *depth, uint32_t *object)
 {
     if (!s->committed)
         return sensim_error(SENSIM_EINVAL, "camera: scene not committed");
@@ -235,7 +283,7 @@ sensim_status sensim_render_camera_render(const sensim_render_camera *c, const s
     const long ntiles = (long)ntx * nty;
 #pragma omp parallel for schedule(dynamic, 16)
     for (long i = 0; i < ntiles; i++)
-        trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb);
+        trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb, depth, object);
     if (c->p.noise)
         return c->p.noise(c->p.noise_user, rgb, c->p.width, c->p.height, frame);
     return SENSIM_OK;

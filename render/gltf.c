@@ -29,7 +29,13 @@
  * on is checked before the call. Errors name the file and the JSON path
  * ("accessors[3].componentType") or the byte offset of a syntax error. Any
  * extensionsRequired other than those above (and KHR_texture_transform,
- * which moves texture coordinates only) is rejected, not guessed at. */
+ * which moves texture coordinates only: the camera does not apply it) is
+ * rejected, not guessed at.
+ *
+ * For the camera, each primitive's TEXCOORD_0 and material are kept, and
+ * the metallic-roughness factors and base colour texture (PNG or JPEG, by
+ * file, data: URI or bufferView) of the materials used (surface.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -42,6 +48,7 @@
 
 #include "draco.h"
 #include "render_internal.h"
+#include "surface.h"
 
 /* ---- a small strict JSON parser (RFC 8259) ---- */
 
@@ -403,6 +410,11 @@ typedef struct {
     size_t nv, cv;
     uint32_t *t;
     size_t nt, ct;
+    float *uv;   /* TEXCOORD_0 [nuv * 2], parallel to v once a primitive has one */
+    size_t nuv, cuv;
+    int32_t *tm; /* material of each triangle, -1 none [nt] */
+    size_t ctm;
+    int any_mat;
 } gltf;
 
 /* Checks and returns a non-negative integer member; `required` 0 leaves
@@ -1118,6 +1130,9 @@ static int gattr_append(gltf *g, const gview *av, size_t nvert, const char *wher
     return 0;
 }
 
+static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *awhere, const char *where,
+                         size_t nvert, size_t ntri);
+
 /* Appends the triangles of meshes[mi] transformed by the column-major 4x4 m. */
 static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
 {
@@ -1241,6 +1256,8 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
              * added (sensim_scene_mesh_add_owned). */
             g->nt++;
         }
+        if (gsurface_prim(g, pr, attr, awhere, where, pv.count, ntri) < 0)
+            return -1;
     }
     return 0;
 }
@@ -1455,6 +1472,308 @@ done:
     return rc;
 }
 
+/* ---- texture coordinates and materials, for the camera ---- */
+
+/* The primitive just appended (nvert vertices, ntri triangles): its
+ * material into g->tm, its TEXCOORD_0 (float, or normalized unsigned byte
+ * or short) into g->uv. */
+static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *awhere, const char *where,
+                         size_t nvert, size_t ntri)
+{
+    uint64_t mat = 0;
+    const int has_mat = jget(pr, "material") != NULL;
+    if (has_mat && gint(g, pr, where, "material", 1, INT32_MAX, &mat) < 0)
+        return -1;
+    g->any_mat |= has_mat;
+    if (sensim_render_grow((void **)&g->tm, &g->ctm, g->nt, sizeof *g->tm) < 0) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    for (size_t k = g->nt - ntri; k < g->nt; k++)
+        g->tm[k] = has_mat ? (int32_t)mat : -1;
+    /* A Draco primitive's texture coordinates are inside its compressed
+     * stream, which is decoded for positions only: it gets (0, 0). */
+    const int draco = jget(jget(pr, "extensions"), "KHR_draco_mesh_compression") != NULL;
+    if ((draco || !jget(attr, "TEXCOORD_0")) && !g->uv)
+        return 0;
+    if (sensim_render_grow((void **)&g->uv, &g->cuv, g->nv, 2 * sizeof *g->uv) < 0) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    /* Vertices of primitives without texture coordinates get (0, 0). */
+    memset(g->uv + 2 * g->nuv, 0, (g->nv - g->nuv) * 2 * sizeof *g->uv);
+    g->nuv = g->nv;
+    if (draco || !jget(attr, "TEXCOORD_0"))
+        return 0;
+    char twhere[160];
+    snprintf(twhere, sizeof twhere, "%s.TEXCOORD_0", awhere);
+    uint64_t ai = 0;
+    gview tv;
+    if (gint(g, attr, awhere, "TEXCOORD_0", 1, UINT32_MAX, &ai) < 0 ||
+        gaccessor(g, ai, GA_ATTRIBUTE, twhere, &tv) < 0)
+        return -1;
+    if (tv.ncomp != 2) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s (accessors[%llu]): texture coordinates must be VEC2", g->path, twhere,
+                     (unsigned long long)ai);
+        return -1;
+    }
+    if (tv.count != nvert) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s (accessors[%llu]): %zu elements for %zu positions", g->path, twhere,
+                     (unsigned long long)ai, tv.count, nvert);
+        return -1;
+    }
+    /* Float, or integers (normalized or not, KHR_mesh_quantization) by the
+     * specification's formulas, as every other attribute. */
+    float *o = g->uv + 2 * (g->nv - nvert);
+    for (size_t i = 0; i < nvert; i++) {
+        gelem(&tv, i, o + 2 * i);
+        if (!isfinite(o[2 * i]) || !isfinite(o[2 * i + 1])) {
+            sensim_error(SENSIM_EDATA, "%s: %s (accessors[%llu]) element %zu is not finite", g->path, twhere,
+                         (unsigned long long)ai, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The bytes of images[ii]: a relative file, a base64 data: URI, or a
+ * bufferView. *owned is set when the caller must free them. */
+static const unsigned char *gimage_bytes(gltf *g, uint64_t ii, const char *from, size_t *len, unsigned char **owned,
+                                         char where[64])
+{
+    *owned = NULL;
+    const jval *im = gitem(g, "images", ii, from, where);
+    if (!im)
+        return NULL;
+    const jval *uri = jget(im, "uri");
+    if (uri) {
+        if (uri->t != J_STR || !uri->str[0]) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.uri: expected a non-empty string", g->path, where);
+            return NULL;
+        }
+        if (strncmp(uri->str, "data:", 5) == 0) {
+            const char *comma = strchr(uri->str, ',');
+            if (!comma || comma - uri->str < 12 || strncmp(comma - 7, ";base64", 7) != 0) {
+                sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: only base64 data: URIs are supported", g->path, where);
+                return NULL;
+            }
+            int r = b64decode(comma + 1, owned, len);
+            if (r < 0) {
+                sensim_error(r == -2 ? SENSIM_ENOMEM : SENSIM_EFORMAT, "%s: %s.uri: %s", g->path, where,
+                             r == -2 ? "out of memory" : "bad base64");
+                return NULL;
+            }
+            return *owned;
+        }
+        if (strstr(uri->str, "://") || uri->str[0] == '/') {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: '%s' is not a relative file name", g->path, where,
+                         uri->str);
+            return NULL;
+        }
+        /* Percent-decoded (RFC 3986), relative to the .gltf. */
+        char name[4096], full[8192];
+        size_t k = 0;
+        for (const char *c = uri->str; *c && k + 1 < sizeof name; c++) {
+            unsigned h = 0;
+            if (*c == '%' && sscanf(c + 1, "%2x", &h) == 1 && isxdigit((unsigned char)c[1]) &&
+                isxdigit((unsigned char)c[2]) && h) {
+                name[k++] = (char)h;
+                c += 2;
+            } else
+                name[k++] = *c;
+        }
+        name[k] = 0;
+        snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
+        if (!(*owned = read_all(full, len))) {
+            sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
+            return NULL;
+        }
+        return *owned;
+    }
+    uint64_t bvi = 0, bi = 0, boff = 0, blen = 0;
+    char bwhere[64];
+    const jval *bv;
+    if (gint(g, im, where, "bufferView", 1, UINT32_MAX, &bvi) < 0 || !(bv = gitem(g, "bufferViews", bvi, where, bwhere)) ||
+        gint(g, bv, bwhere, "buffer", 1, UINT32_MAX, &bi) < 0 ||
+        gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
+        gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0)
+        return NULL;
+    size_t have;
+    const unsigned char *buf = gbuffer(g, bi, &have, bwhere);
+    if (!buf)
+        return NULL;
+    if (boff > have || blen > have - boff) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)", g->path,
+                     bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen), (unsigned long long)bi, have);
+        return NULL;
+    }
+    *len = (size_t)blen;
+    return buf + boff;
+}
+
+/* textures[ti] decoded, with its sampler's wrap modes and filter. */
+static int gtexture(gltf *g, uint64_t ti, const char *from, sensim_texture *t)
+{
+    char where[64], iwhere[64];
+    const jval *tx = gitem(g, "textures", ti, from, where);
+    if (!tx)
+        return -1;
+    uint64_t src = 0, smp = 0;
+    if (!jget(tx, "source")) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: no 'source' image (only PNG and JPEG textures are supported)",
+                     g->path, where);
+        return -1;
+    }
+    if (gint(g, tx, where, "source", 1, UINT32_MAX, &src) < 0)
+        return -1;
+    size_t len = 0;
+    unsigned char *owned = NULL;
+    const unsigned char *data = gimage_bytes(g, src, where, &len, &owned, iwhere);
+    if (!data)
+        return -1;
+    char what[4300];
+    snprintf(what, sizeof what, "%s: %s", g->path, iwhere);
+    int rc = sensim_texture_decode(data, len, what, t);
+    free(owned);
+    if (rc < 0)
+        return -1;
+    if (jget(tx, "sampler")) {
+        char swhere[64];
+        const jval *sm;
+        uint64_t ws = TEX_REPEAT, wt = TEX_REPEAT, mag = 9729;
+        if (gint(g, tx, where, "sampler", 1, UINT32_MAX, &smp) < 0 || !(sm = gitem(g, "samplers", smp, where, swhere)) ||
+            gint(g, sm, swhere, "wrapS", 0, 100000, &ws) < 0 || gint(g, sm, swhere, "wrapT", 0, 100000, &wt) < 0 ||
+            gint(g, sm, swhere, "magFilter", 0, 100000, &mag) < 0) {
+            sensim_texture_free(t);
+            return -1;
+        }
+        const uint64_t w2[2] = {ws, wt};
+        for (int k = 0; k < 2; k++)
+            if (w2[k] != TEX_REPEAT && w2[k] != TEX_CLAMP && w2[k] != TEX_MIRROR) {
+                sensim_error(SENSIM_EFORMAT, "%s: %s.%s: %llu is not a wrap mode (10497, 33071, 33648)", g->path,
+                             swhere, k ? "wrapT" : "wrapS", (unsigned long long)w2[k]);
+                sensim_texture_free(t);
+                return -1;
+            }
+        t->wrap_s = (int)ws;
+        t->wrap_t = (int)wt;
+        t->nearest = mag == 9728;
+    }
+    return 0;
+}
+
+/* materials[mi] into m; its base colour texture decoded once into sf->tex
+ * (tex_of[texture index] caches the slot). */
+static int gmaterial(gltf *g, uint64_t mi, scene_surface *sf, int *tex_of, size_t ntextures, surface_material *m)
+{
+    char where[64], pwhere[96];
+    const jval *ma = gitem(g, "materials", mi, "meshes", where);
+    if (!ma)
+        return -1;
+    m->base[0] = m->base[1] = m->base[2] = 1;
+    m->metallic = m->roughness = 1;
+    m->texture = -1;
+    const jval *pbr = jget(ma, "pbrMetallicRoughness");
+    if (!pbr)
+        return 0;
+    snprintf(pwhere, sizeof pwhere, "%s.pbrMetallicRoughness", where);
+    double bc[4] = {1, 1, 1, 1};
+    if (gnumbers(g, pbr, pwhere, "baseColorFactor", 4, bc) < 0)
+        return -1;
+    const char *fk[2] = {"metallicFactor", "roughnessFactor"};
+    double fv[2] = {1, 1};
+    for (int k = 0; k < 2; k++) {
+        const jval *f = jget(pbr, fk[k]);
+        if (f && (f->t != J_NUM || !(f->num >= 0 && f->num <= 1))) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.%s: expected a number in [0, 1]", g->path, pwhere, fk[k]);
+            return -1;
+        }
+        if (f)
+            fv[k] = f->num;
+    }
+    for (int c = 0; c < 4; c++)
+        if (!(bc[c] >= 0 && bc[c] <= 1)) {
+            sensim_error(SENSIM_EFORMAT, "%s: %s.baseColorFactor[%d]: %g is not in [0, 1]", g->path, pwhere, c, bc[c]);
+            return -1;
+        }
+    memcpy(m->base, bc, sizeof m->base);
+    m->metallic = fv[0];
+    m->roughness = fv[1];
+    const jval *bt = jget(pbr, "baseColorTexture");
+    if (!bt)
+        return 0;
+    char twhere[128];
+    snprintf(twhere, sizeof twhere, "%s.baseColorTexture", pwhere);
+    uint64_t ti = 0, set = 0;
+    if (bt->t != J_OBJ || gint(g, bt, twhere, "index", 1, UINT32_MAX, &ti) < 0 ||
+        gint(g, bt, twhere, "texCoord", 0, UINT32_MAX, &set) < 0) {
+        if (bt->t != J_OBJ)
+            sensim_error(SENSIM_EFORMAT, "%s: %s: expected an object", g->path, twhere);
+        return -1;
+    }
+    if (set != 0) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.texCoord: %llu; only TEXCOORD_0 is supported", g->path, twhere,
+                     (unsigned long long)set);
+        return -1;
+    }
+    if (ti >= ntextures) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.index: textures[%llu] does not exist (%zu textures)", g->path, twhere,
+                     (unsigned long long)ti, ntextures);
+        return -1;
+    }
+    if (tex_of[ti] < 0) {
+        if (gtexture(g, ti, twhere, &sf->tex[sf->ntex]) < 0)
+            return -1;
+        tex_of[ti] = (int)sf->ntex++;
+    }
+    m->texture = tex_of[ti];
+    return 0;
+}
+
+/* The surface of the loaded triangles (NULL and 0 when no primitive has a
+ * material): every material, the textures they use, the texture
+ * coordinates and per-triangle materials. Takes g->uv and g->tm. */
+static int gsurface(gltf *g, scene_surface **out)
+{
+    *out = NULL;
+    if (!g->any_mat)
+        return 0;
+    const jval *mats = jget(g->root, "materials"), *texs = jget(g->root, "textures");
+    size_t nm = mats && mats->t == J_ARR ? mats->n : 0, ntx = texs && texs->t == J_ARR ? texs->n : 0;
+    for (size_t k = 0; k < g->nt; k++)
+        if (g->tm[k] >= 0 && (size_t)g->tm[k] >= nm) {
+            sensim_error(SENSIM_EFORMAT, "%s: a primitive's material: materials[%d] does not exist (%zu materials)",
+                         g->path, g->tm[k], nm);
+            return -1;
+        }
+    scene_surface *sf = calloc(1, sizeof *sf);
+    int *tex_of = malloc((ntx + 1) * sizeof *tex_of);
+    if (!sf || !tex_of || !(sf->mat = calloc(nm, sizeof *sf->mat)) || !(sf->tex = calloc(ntx + 1, sizeof *sf->tex))) {
+        free(tex_of);
+        scene_surface_free(sf);
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
+        return -1;
+    }
+    for (size_t i = 0; i < ntx; i++)
+        tex_of[i] = -1;
+    for (size_t i = 0; i < nm; i++)
+        if (gmaterial(g, i, sf, tex_of, ntx, &sf->mat[i]) < 0) {
+            free(tex_of);
+            scene_surface_free(sf);
+            return -1;
+        }
+    free(tex_of);
+    sf->nmat = nm;
+    if (g->uv && g->nuv < g->nv)
+        memset(g->uv + 2 * g->nuv, 0, (g->nv - g->nuv) * 2 * sizeof *g->uv);
+    sf->uv = g->uv;
+    sf->tri_mat = g->tm;
+    g->uv = NULL;
+    g->tm = NULL;
+    *out = sf;
+    return 0;
+}
+
 static uint32_t le32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
 int sensim_gltf_load_attribute(sensim_scene *s, const char *name, const char *path, int glb, int up_y,
@@ -1536,10 +1855,23 @@ int sensim_gltf_load_attribute(sensim_scene *s, const char *name, const char *pa
     }
     if (up_y)
         mesh_y_up_to_z_up(g.v, g.nv);
+    scene_surface *surf = NULL;
+    if (gsurface(&g, &surf) < 0)
+        goto done;
+    if (surf) /* per-triangle materials follow the triangles the mesh keeps */
+        for (size_t i = 0, k = 0; i < g.nt; i++) {
+            const uint32_t *t = g.t + 3 * i;
+            if (!sensim_scene_triangle_degenerate(g.v + 3 * t[0], g.v + 3 * t[1], g.v + 3 * t[2]))
+                surf->tri_mat[k++] = surf->tri_mat[i];
+        }
     size_t nv = g.nv;
     id = sensim_scene_mesh_add_owned(s, name, g.v, g.nv, g.t, g.nt, path, NULL, NULL);
     g.v = NULL;
     g.t = NULL;
+    if (id >= 0)
+        s->mesh[id].surf = surf;
+    else
+        scene_surface_free(surf);
     if (id >= 0 && attribute) {
         *values = g.a;
         *ncomp = g.acomp;
@@ -1565,6 +1897,8 @@ done:
     free(g.a);
     free(g.v);
     free(g.t);
+    free(g.uv);
+    free(g.tm);
     jfree(&root);
     free(file);
     return id;

@@ -18,6 +18,7 @@ typedef struct scene_mesh {
     size_t dropped; /* zero-area triangles dropped at load */
     RTCScene proto; /* for moving and instanced objects, built at commit */
     size_t nstatic; /* static objects using this mesh (instancing: auto) */
+    struct scene_surface *surf; /* glTF texture coordinates and materials (surface.h), or NULL */
 } scene_mesh;
 
 typedef struct scene_object {
@@ -184,6 +185,17 @@ void sensim_weather_table_make(const sensim_scene *s, const sensim_render_lidar 
  * `reach` (m; INFINITY: to max_range): ranges and intensities into r, in
  * (room for 2 * SENSIM_WEATHER_MAX_ECHOES); returns how many. */
 int sensim_weather_beam(const sensim_weather_table *t, uint64_t beam, double reach, float *r, float *in);
+
+/* Camera shading at a hit (pbr.c): radiance = ka * ambient + ks * sun *
+ * (n.l) where the sun is seen. Returns 0 for the plain Lambert albedo of
+ * the object's material (ka and ks untouched), 1 with ka and ks set: a
+ * glTF metallic-roughness material of the hit triangle (its base colour
+ * times its texture at the hit's interpolated TEXCOORD_0), or the scene
+ * material's two-layer surface BRDF. prim, bu, bv: Embree's primitive and
+ * barycentrics; n, l, v unit (normal facing the ray, to the sun, to the
+ * camera). */
+int sensim_camera_surface(const sensim_scene *s, int obj, unsigned prim, float bu, float bv, sensim_vec3 n,
+                          sensim_vec3 l, sensim_vec3 v, double ka[3], double ks[3]);
 
 /* glTF 2.0 (.gltf, or .glb when glb is 1) into one mesh (gltf.c). */
 int sensim_gltf_load(sensim_scene *s, const char *name, const char *path, int glb, int up_y);

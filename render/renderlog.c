@@ -33,6 +33,7 @@ sensim_render_log_opts sensim_render_log_default_opts(void)
 /* The datasets of /sensors/NAME. */
 typedef struct outsets {
     sensim_log_dset *points, *range, *az, *el, *ch, *ret, *toff, *obj, *refl, *t, *t_sample, *t_sensor, *image;
+    sensim_log_dset *depth, *seg; /* a camera's depth and segmentation images */
 } outsets;
 
 typedef struct job {
@@ -60,7 +61,8 @@ typedef struct job {
 static void outsets_close(outsets *o)
 {
     sensim_log_dset *all[] = {o->points, o->range, o->az,  o->el,       o->ch,       o->ret,  o->toff,
-                              o->obj,    o->refl,  o->t,   o->t_sample, o->t_sensor, o->image};
+                              o->obj,    o->refl,  o->t,   o->t_sample, o->t_sensor, o->image,
+                              o->depth,  o->seg};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)
         sensim_log_dset_close(all[i]);
     memset(o, 0, sizeof *o);
@@ -161,7 +163,8 @@ static sensim_status take_rig(job *j, const sensim_rig *rig)
 /* Counts the frames, then estimates the output before anything is written:
  * the ground truth copied and, per scan, every beam's returns (40 bytes a
  * point: points, range, azimuth, elevation, channel, return_index,
- * time_offset, object, reflectivity) or, per frame, the 8-bit image. */
+ * time_offset, object, reflectivity) or, per frame, the 8-bit image and
+ * 4 bytes a pixel for each of the depth and segmentation images. */
 static sensim_status plan_frames(job *j, const char *out_path)
 {
     const sensim_render_sensor *rs = j->rs;
@@ -177,7 +180,9 @@ static sensim_status plan_frames(job *j, const char *out_path)
     char what[600];
     const double per = lidar ? (double)rs->lidar.channels * rs->lidar.columns *
                                    (rs->lidar.returns == SENSIM_RETURN_DUAL ? 2 : 1) * 40.0
-                             : (double)rs->camera.width * rs->camera.height * 3.0;
+                             : (double)rs->camera.width * rs->camera.height *
+                                   (3.0 + 4.0 * (rs->camera.depth != SENSIM_RENDER_DEPTH_NONE) +
+                                    4.0 * (rs->camera.segmentation != 0));
     snprintf(what, sizeof what, "sensor '%s': %.3g %s (%g Hz over %.6g s) of up to %.3g bytes each", rs->name,
              (double)j->nframes, lidar ? "scans" : "frames", rs->rate_hz, j->t1 - j->t0, per);
     sensim_status st =
@@ -437,8 +442,10 @@ static sensim_status render_camera(job *j)
     sensim_camera *noise = NULL;
     float *img = malloc(W * H * 3 * sizeof *img);
     uint8_t *img8 = malloc(W * H * 3);
+    float *depth = p->depth != SENSIM_RENDER_DEPTH_NONE ? malloc(W * H * sizeof *depth) : NULL;
+    uint32_t *seg = p->segmentation ? malloc(W * H * sizeof *seg) : NULL;
     sensim_status st = cam ? SENSIM_OK : sensim_last_status();
-    if (!st && (!img || !img8))
+    if (!st && (!img || !img8 || (p->depth != SENSIM_RENDER_DEPTH_NONE && !depth) || (p->segmentation && !seg)))
         st = sensim_error(SENSIM_ENOMEM, "out of memory for a %zux%zu image", W, H);
     if (!st && j->rig) {
         sensim_camera_params cp = *sensim_camera_sensor_params(j->rig, NULL);
@@ -451,19 +458,24 @@ static sensim_status render_camera(job *j)
     if (!st)
         st = add_dset(j, &j->d.image, "image", o->as_float ? SENSIM_F32 : SENSIM_U8, 3, tail,
                       o->as_float ? "1" : "sRGB");
+    if (!st && depth)
+        st = add_dset(j, &j->d.depth, "depth", SENSIM_F32, 2, tail, "m");
+    if (!st && seg)
+        st = add_dset(j, &j->d.seg, "segmentation", SENSIM_U32, 2, tail, "1");
     j->qspan = p->exposure;
     sensim_sampler sp;
     frame f;
     frame_sampler(j, &sp);
     for (uint64_t k = 0; !st && k < j->nframes && next_frame(j, &sp, &f); k++) {
         if ((st = frame_begin(j, &f)) ||
-            (st = sensim_render_camera_render(cam, j->scene, sensim_gt_track_eval, &j->track, f.t_sample, f.k,
-                                              img)) ||
+            (st = sensim_render_camera_render_images(cam, j->scene, sensim_gt_track_eval, &j->track, f.t_sample, f.k,
+                                                     img, depth, seg)) ||
             (noise && (st = sensim_camera_apply(noise, f.k, SENSIM_PIXEL_F32, img, img))))
             break;
         sensim_image_to_u8(img, W * H * 3, img8);
         if ((st = sensim_log_dset_append(j->d.image, o->as_float ? (void *)img : (void *)img8, 1)) ||
-            (st = frame_times(j, &f)))
+            (depth && (st = sensim_log_dset_append(j->d.depth, depth, 1))) ||
+            (seg && (st = sensim_log_dset_append(j->d.seg, seg, 1))) || (st = frame_times(j, &f)))
             break;
         if (o->png_dir) {
             char file[4096];
@@ -476,6 +488,8 @@ static sensim_status render_camera(job *j)
     }
     free(img);
     free(img8);
+    free(depth);
+    free(seg);
     sensim_camera_destroy(noise);
     sensim_render_camera_destroy(cam);
     return st;

@@ -16,6 +16,7 @@
 
 #include "render_internal.h"
 #include "twin.h"
+#include "surface.h"
 
 static void rtc_error_cb(void *user, enum RTCError code, const char *str)
 {
@@ -107,6 +108,7 @@ void sensim_scene_destroy(sensim_scene *s)
     for (size_t i = 0; i < s->nmesh; i++) {
         free(s->mesh[i].v);
         free(s->mesh[i].tri);
+        scene_surface_free(s->mesh[i].surf);
     }
     for (size_t i = 0; i < s->nobj; i++) {
         free(s->obj[i].kt);

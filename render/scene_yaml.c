@@ -691,13 +691,37 @@ static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_par
     TRY(get_int_range(n, "width", 0, 1, 65536, &p->width));
     TRY(get_int_range(n, "height", 0, 1, 65536, &p->height));
     TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
-    static const char *const lenses[] = {"pinhole", "fov", NULL};
-    int lens = (int)p->lens;
-    TRY(enum_key(n, "lens", lenses, &lens));
-    p->lens = (sensim_render_lens)lens;
+    const sensim_ynode *ln = sensim_ynode_get(n, "lens");
+    if (ln && sensim_ynode_kind_of(ln) == SENSIM_YNODE_MAPPING) {
+        /* A calibrated lens (or pinhole / fov with its hfov), as the rig's
+         * lens: mapping reads it (models/lens.c). */
+        sensim_lens l = p->optics;
+        l.hfov = p->hfov;
+        TRY(sensim_lens_from_yaml(ln, &l));
+        static const sensim_render_lens kinds[] = {SENSIM_RENDER_LENS_PINHOLE, SENSIM_RENDER_LENS_FOV,
+                                                   SENSIM_RENDER_LENS_RADTAN, SENSIM_RENDER_LENS_KB};
+        p->lens = kinds[l.model];
+        if ((l.model == SENSIM_LENS_RADTAN || l.model == SENSIM_LENS_KB) && sensim_ynode_get(n, "hfov"))
+            return sensim_ynode_error(sensim_ynode_get(n, "hfov"), SENSIM_EINVAL,
+                                      "key 'hfov': a %s lens's field of view follows from its fx, fy, cx, cy and "
+                                      "distortion; remove hfov",
+                                      sensim_ynode_scalar(sensim_ynode_get(ln, "model")));
+        p->hfov = l.hfov;
+        p->optics = l;
+    } else {
+        static const char *const lenses[] = {"pinhole", "fov", NULL};
+        int lens = (int)p->lens;
+        TRY(enum_key(n, "lens", lenses, &lens));
+        p->lens = (sensim_render_lens)lens;
+    }
     TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
     TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
     TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
+    static const char *const depths[] = {"none", "z", "range", NULL};
+    int depth = (int)p->depth;
+    TRY(enum_key(n, "depth", depths, &depth));
+    p->depth = (sensim_render_depth)depth;
+    TRY(sensim_ynode_get_bool(n, "segmentation", 0, &p->segmentation));
     *rate = 10;
     TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
     sensim_render_camera *c = sensim_render_camera_create(p);
@@ -715,9 +739,9 @@ sensim_status sensim_render_sensor_load(const char *path, const char *name, sens
         "beam",       "returns",   "echo_separation", "threshold", "falloff", "reference_range", "waist",
         "receiver_radius", "receiver_offset", "wavelength", "seed", "definition", "firing_cycle", "table",
         "scan",       "rosette_fov", "rosette_hz", NULL};
-    static const char *const cam_keys[] = {"name",    "type",     "mount",   "width", "height",
-                                           "hfov",    "lens",     "samples", "exposure", "shadows",
-                                           "rate_hz", "seed",     NULL};
+    static const char *const cam_keys[] = {"name",    "type", "mount",   "width",        "height",
+                                           "hfov",    "lens", "samples", "exposure",     "shadows",
+                                           "rate_hz", "seed", "depth",   "segmentation", NULL};
     sensim_yaml *doc = sensim_yaml_load_file(path);
     if (!doc)
         return sensim_last_status();

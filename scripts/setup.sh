@@ -3,11 +3,11 @@
 # Debian 12 (bookworm); needs root (or sudo) only if something is missing.
 set -eu
 PKGS="build-essential pkg-config libgsl-dev libhdf5-dev libyaml-dev check librandom123-dev
-libembree-dev libpng-dev libbz2-dev liblz4-dev libzstd-dev libsqlite3-dev zlib1g-dev mandoc groff-base jq
+libembree-dev libpng-dev libjpeg62-turbo-dev libbz2-dev liblz4-dev libzstd-dev libsqlite3-dev zlib1g-dev mandoc groff-base jq
 libmeshoptimizer-dev libdraco-dev libassimp-dev gltfpack draco assimp-utils python3-open3d pcl-tools
 python3-numpy python3-h5py python3-scipy python3-yaml python3-rosbag python3-sensor-msgs
 python3-geometry-msgs python3-nav-msgs python3-tf2-msgs python3-zstandard python3-lz4
-python3-cffi python3-pytest python3-setuptools python3-dev python3-venv python3-pip
+python3-cffi python3-pytest python3-setuptools python3-dev python3-venv python3-pip python3-opencv
 clang-16 libclang-rt-16-dev libomp-16-dev valgrind
 munge slurmctld slurmd slurm-client"
 # `setup.sh --deb`: also the Debian packaging tools (scripts/ci-deb.sh).

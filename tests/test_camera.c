@@ -488,7 +488,8 @@ START_TEST(fov_formula_known_pixels)
 {
     /* seed 000 eqs. 1-2, w = 0.704 (the paper's Fig. 10). */
     const double w = 0.704, T = tan(w), s = tan(T) / T;
-    sensim_lens fov = {SENSIM_LENS_FOV, 640, 480, 2 * w}, pin = {SENSIM_LENS_PINHOLE, 640, 480, 2 * w};
+    sensim_lens fov = {.model = SENSIM_LENS_FOV, .width = 640, .height = 480, .hfov = 2 * w},
+                pin = {.model = SENSIM_LENS_PINHOLE, .width = 640, .height = 480, .hfov = 2 * w};
     ck_assert_int_eq(sensim_lens_check(&fov), SENSIM_OK);
     double d[3];
     /* Right edge on the horizontal axis: FOV kept (angle w) for both. */
@@ -516,7 +517,8 @@ END_TEST
 
 START_TEST(lens_inverse_round_trips)
 {
-    sensim_lens lenses[2] = {{SENSIM_LENS_FOV, 1280, 720, 1.6}, {SENSIM_LENS_PINHOLE, 1280, 720, 1.6}};
+    sensim_lens lenses[2] = {{.model = SENSIM_LENS_FOV, .width = 1280, .height = 720, .hfov = 1.6},
+                             {.model = SENSIM_LENS_PINHOLE, .width = 1280, .height = 720, .hfov = 1.6}};
     for (int k = 0; k < 2; k++)
         for (double v = 0; v <= 720; v += 37.5)
             for (double u = 0; u <= 1280; u += 41.25) {
@@ -541,7 +543,8 @@ START_TEST(remap_linear_ramp_and_inverse)
      * pixels, so the second bilinear step errs by up to h^2/8 times its
      * second derivative (about 1e-5 here); tolerance 1e-4. */
     const size_t W = 160, H = 120;
-    sensim_lens pin = {SENSIM_LENS_PINHOLE, W, H, 1.4}, fov = {SENSIM_LENS_FOV, W, H, 1.4};
+    sensim_lens pin = {.model = SENSIM_LENS_PINHOLE, .width = W, .height = H, .hfov = 1.4},
+                fov = {.model = SENSIM_LENS_FOV, .width = W, .height = H, .hfov = 1.4};
     float *src = malloc(W * H * sizeof *src), *dst = malloc(W * H * sizeof *dst), *back = malloc(W * H * sizeof *back);
     for (size_t j = 0; j < H; j++)
         for (size_t i = 0; i < W; i++)
@@ -609,7 +612,7 @@ START_TEST(bad_parameters)
     ck_assert_int_eq(sensim_camera_apply(c, 0, SENSIM_PIXEL_U8, NULL, NULL), SENSIM_EINVAL);
     sensim_camera_destroy(c);
     sensim_camera_destroy(NULL);
-    sensim_lens l = {SENSIM_LENS_FOV, 640, 480, 2.5};
+    sensim_lens l = {.model = SENSIM_LENS_FOV, .width = 640, .height = 480, .hfov = 2.5};
     ck_assert_int_eq(sensim_lens_check(&l), SENSIM_EINVAL);
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "pi/2"));
     l.hfov = 0;

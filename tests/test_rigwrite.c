@@ -280,7 +280,7 @@ START_TEST(camera_round_trip)
 {
     unsigned k = (unsigned)_i * 79;
     for (int model = SENSIM_CAMERA_NOISE_NONE; model <= SENSIM_CAMERA_NOISE_EMVA; model++) {
-        cam_arg c = {sensim_camera_default_params(), {SENSIM_LENS_FOV, 0, 0, val(&k, 1.0, 2.0)}};
+        cam_arg c = {sensim_camera_default_params(), {.model = SENSIM_LENS_FOV, .hfov = val(&k, 1.0, 2.0)}};
         c.p.model = (sensim_camera_noise)model;
         c.p.variance_slope = val(&k, 1e-4, 1e-3);
         c.p.variance_intercept = val(&k, 1e-6, 1e-5);
@@ -302,16 +302,36 @@ START_TEST(camera_round_trip)
         c.p.poisson_exact_below = val(&k, 100, 2000);
         if (model == SENSIM_CAMERA_NOISE_NONE)
             c.lens.model = SENSIM_LENS_PINHOLE;
+        /* The calibrated lenses: every lens model over the loop. */
+        const int lm = (model + _i) % 4;
+        if (lm >= 2) {
+            c.lens.model = lm == 2 ? SENSIM_LENS_RADTAN : SENSIM_LENS_KB;
+            c.lens.hfov = 0;
+            c.lens.fx = val(&k, 200, 900);
+            c.lens.fy = val(&k, 200, 900);
+            c.lens.cx = val(&k, 300, 340);
+            c.lens.cy = val(&k, 220, 260);
+            for (int i = 0; i < (lm == 2 ? 6 : 4); i++)
+                c.lens.k[i] = val(&k, -0.3, 0.3);
+            if (lm == 2) {
+                c.lens.p1 = val(&k, -1e-3, 1e-3);
+                c.lens.p2 = val(&k, -1e-3, 1e-3);
+            }
+        }
         char *text;
         sensim_rig *rig = round_trip(names[_i], 0, w_cam, &c, &text);
-        cam_arg r = {sensim_camera_default_params(), {SENSIM_LENS_PINHOLE, 0, 0, 0}};
+        cam_arg r = {sensim_camera_default_params(), {.model = SENSIM_LENS_PINHOLE}};
         ck_assert_msg(sensim_camera_params_from_yaml(rig->sensors[0].node, &r.p, &r.lens) == SENSIM_OK, "%s",
                       sensim_last_error());
         ck_assert_msg(!memcmp(&c.p, &r.p, sizeof c.p), "camera parameters differ after a round trip:\n%s", text);
         ck_assert(r.lens.model == c.lens.model && r.lens.hfov == c.lens.hfov);
+        ck_assert_msg(r.lens.fx == c.lens.fx && r.lens.fy == c.lens.fy && r.lens.cx == c.lens.cx &&
+                          r.lens.cy == c.lens.cy && !memcmp(r.lens.k, c.lens.k, sizeof c.lens.k) &&
+                          r.lens.p1 == c.lens.p1 && r.lens.p2 == c.lens.p2,
+                      "lens differs after a round trip:\n%s", text);
         int fov = -1;
         ck_assert_ptr_nonnull(sensim_camera_sensor_params(&rig->sensors[0], &fov));
-        ck_assert_int_eq(fov, c.lens.model == SENSIM_LENS_FOV);
+        ck_assert_int_eq(fov, c.lens.model != SENSIM_LENS_PINHOLE);
         sensim_rig_free(rig);
         free(text);
     }

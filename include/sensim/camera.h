@@ -125,8 +125,8 @@ const float *sensim_camera_offset_map(const sensim_camera *cam);
 
 /* The noise parameters of a rig sensor of type camera (its noise: key;
  * width, height and channels are 1 until the caller sets them), borrowed
- * from the sensor; *fov_lens (may be NULL) = 1 when its lens: asks for the
- * FOV remap. NULL when s is not a camera. For callers that make frames
+ * from the sensor; *fov_lens (may be NULL) = 1 when its lens: asks for a
+ * remap (fov, radtan or kannala_brandt). NULL when s is not a camera. For callers that make frames
  * themselves (sensim render --rig). */
 struct sensim_sensor;
 /* The rig sensor type "camera" (models/camera_rig.c): noise on recorded
@@ -139,7 +139,22 @@ const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sens
 typedef enum sensim_lens_model {
     SENSIM_LENS_PINHOLE = 0,
     /* FOV wide-angle lens of Chrono::Sensor (seed 000 eqs. 1-2). */
-    SENSIM_LENS_FOV
+    SENSIM_LENS_FOV,
+    /* OpenCV's radial-tangential (Brown-Conrady) model of cv::projectPoints
+     * (OpenCV 4 calib3d documentation, "Camera Calibration and 3D
+     * Reconstruction"): x' = X/Z, y' = Y/Z, r^2 = x'^2 + y'^2,
+     *   x'' = x' R + 2 p1 x'y' + p2 (r^2 + 2 x'^2),
+     *   y'' = y' R + p1 (r^2 + 2 y'^2) + 2 p2 x'y',
+     *   R = (1 + k1 r^2 + k2 r^4 + k3 r^6) / (1 + k4 r^2 + k5 r^4 + k6 r^6),
+     *   u = fx x'' + cx, v = fy y'' + cy
+     * (k4..k6 zero: the plain 5-coefficient plumb-bob model). */
+    SENSIM_LENS_RADTAN,
+    /* Kannala-Brandt fisheye of OpenCV's cv::fisheye (equidistant with a
+     * polynomial): theta = angle from the optical axis (atan2(sqrt(X^2 +
+     * Y^2), Z), up to pi), theta_d = theta (1 + k1 theta^2 + k2 theta^4 +
+     * k3 theta^6 + k4 theta^8), (x', y') = theta_d (X, Y) / sqrt(X^2 + Y^2),
+     * u = fx x' + cx, v = fy y' + cy (no skew). */
+    SENSIM_LENS_KB
 } sensim_lens_model;
 
 /* Camera frame: +z along the optical axis, +x right, +y down (image rows).
@@ -150,11 +165,27 @@ typedef enum sensim_lens_model {
 typedef struct sensim_lens {
     sensim_lens_model model;
     size_t width, height;
-    double hfov; /* horizontal field of view, rad, (0, pi) */
+    double hfov; /* horizontal field of view, rad, (0, pi); PINHOLE and FOV only */
+    /* RADTAN and KB: the intrinsics as calibration tools print them, in
+     * pixels with OpenCV's convention that pixel (i, j)'s centre is at
+     * (i, j): sensim's continuous pixel coordinate u is OpenCV's u + 0.5.
+     * The principal point (cx, cy) need not be the image centre. */
+    double fx, fy, cx, cy;
+    double k[6];   /* RADTAN: k1..k6; KB: k1..k4 (k[4], k[5] must be 0) */
+    double p1, p2; /* RADTAN: tangential coefficients; KB: must be 0 */
 } sensim_lens;
 
-/* Checks the lens: sizes > 0, hfov in (0, pi); for FOV, w = hfov/2 must keep
- * r1 tan(w) < pi/2 up to the image corner (the model's tangent diverges). */
+/* Checks the lens: sizes > 0. PINHOLE and FOV: hfov in (0, pi); for FOV,
+ * w = hfov/2 must keep r1 tan(w) < pi/2 up to the image corner (the model's
+ * tangent diverges). RADTAN and KB: fx, fy > 0, every coefficient finite,
+ * and the model invertible across the image [-0.5, W - 0.5] x [-0.5, H -
+ * 0.5] (OpenCV pixels): the radial map (r -> r R(r^2), or theta ->
+ * theta_d, below pi) strictly increasing, at steps of 1e-4 (relative), from
+ * the axis to beyond the image's farthest corner, R's denominator positive
+ * there, and the Newton inverse converging with a positive Jacobian at
+ * every border pixel and on a 65 x 65 grid inside (RADTAN; its tangential
+ * terms make the map two-dimensional). The refusal names the radius where
+ * the map folds back or the pixel where the inverse fails. */
 sensim_status sensim_lens_check(const sensim_lens *lens);
 
 /* Pixel -> unit ray direction in the camera frame. Pinhole: (x1 tan w,
@@ -162,10 +193,40 @@ sensim_status sensim_lens_check(const sensim_lens *lens);
  * s = tan(tan w)/tan w, (x2, y2) = (x1, y1) r2/(r1 s), then as pinhole with
  * (x2, y2). The horizontal FOV is kept (x2 = x1 at r1 = 1, y1 = 0). */
 void sensim_lens_pixel_to_dir(const sensim_lens *lens, double u, double v, double dir[3]);
+/* RADTAN and KB: the pixel's distorted normalized point ((u - 0.5 - cx) /
+ * fx, (v - 0.5 - cy) / fy) is undistorted by Newton's method (2-D for
+ * RADTAN, on theta for KB) until the step is below 1e-12 (relative to the
+ * point's size, at least 1e-12 absolute), from the distorted point itself,
+ * at most 100 steps, halving steps that do not reduce the residual. For a
+ * lens that passed sensim_lens_check, every pixel of the image converges;
+ * sensim_lens_undistort reports a pixel that does not. */
+void sensim_lens_pixel_to_dir(const sensim_lens *lens, double u, double v, double dir[3]);
 /* Inverse: ray direction (any length) -> pixel coordinates. Returns 0 for a
- * direction with z <= 0 or outside the model's domain (u, v untouched), 1
- * otherwise (the pixel may still lie outside the image). */
+ * direction with z <= 0 (KB: at theta >= pi) or outside the model's domain
+ * (u, v untouched), 1 otherwise (the pixel may still lie outside the
+ * image). RADTAN and KB: the forward formulas above. */
 int sensim_lens_dir_to_pixel(const sensim_lens *lens, const double dir[3], double *u, double *v);
+/* RADTAN and KB: the undistortion of a pixel (sensim coordinates) as
+ * sensim_lens_pixel_to_dir does it, into a unit direction; returns the
+ * Newton steps taken (>= 0), or -1 when it did not converge (dir then
+ * holds the last iterate). Other models: 0 and pixel_to_dir's answer. */
+int sensim_lens_undistort(const sensim_lens *lens, double u, double v, double dir[3]);
+
+/* Parses a rig's or scene's lens mapping: model (pinhole | fov | radtan |
+ * kannala_brandt; ROS's plumb_bob and rational_polynomial name radtan,
+ * Kalibr's equidistant and OpenCV's fisheye name kannala_brandt), hfov
+ * (PINHOLE and FOV; required for FOV), and for RADTAN and KB fx, fy, cx, cy
+ * (pixels, required) and the coefficients either by name (k1..k6, p1, p2;
+ * k1..k4 for KB; absent ones 0) or as `distortion:` in OpenCV's order
+ * ([k1, k2, p1, p2[, k3[, k4, k5, k6]]] for radtan, [k1, k2, k3, k4] for
+ * kannala_brandt), not both. lens->width and height are left to the caller;
+ * other fields are set (hfov only where given). Errors name file, line and
+ * key. The lens is not checked (the image size may come later). */
+sensim_status sensim_lens_from_yaml(const sensim_ynode *lens_map, sensim_lens *lens);
+/* Writes a lens mapping (after the caller's key) that sensim_lens_from_yaml
+ * reads back bit for bit: model, hfov when > 0 (PINHOLE, FOV), fx, fy, cx,
+ * cy and the named coefficients (RADTAN, KB). */
+void sensim_lens_write_yaml(sensim_ywriter *w, const sensim_lens *lens);
 
 /* A remap from a source lens to a destination lens (same optical axis): each
  * destination pixel samples the source image bilinearly at the pixel seeing
@@ -175,20 +236,27 @@ int sensim_lens_dir_to_pixel(const sensim_lens *lens, const double dir[3], doubl
 typedef struct sensim_remap sensim_remap;
 sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst);
 void sensim_remap_destroy(sensim_remap *m);
+/* The remap a rig camera's lens applies to recorded frames of width x
+ * height: from the undistorted pinhole view (of the same hfov for FOV; of
+ * the same fx, fy, cx, cy without distortion for RADTAN and KB) to the
+ * lens. NULL with the error set (a lens that fails sensim_lens_check at
+ * that size, or a PINHOLE lens, which needs none). */
+sensim_remap *sensim_lens_remap_from_pinhole(const sensim_lens *lens, size_t width, size_t height);
 /* in: src W*H*C, out: dst W*H*C, of `type` (in != out). Never allocates. */
 sensim_status sensim_remap_apply(const sensim_remap *m, sensim_pixel_type type, size_t channels, double fill,
                                  const void *in, void *out);
 
 /* (models/camera_rig.c) Parses the noise and lens keys of a rig sensor
- * mapping into *p and *lens (model and hfov; NULL: not wanted), which the
- * caller presets (usually with defaults; a lens without hfov leaves it);
- * other keys are ignored. Errors name file, line and key. */
+ * mapping into *p and *lens (sensim_lens_from_yaml; width and height kept;
+ * NULL: not wanted), which the caller presets (usually with defaults; a
+ * pinhole or fov lens without hfov leaves it); other keys are ignored.
+ * Errors name file, line and key. */
 sensim_status sensim_camera_params_from_yaml(const sensim_ynode *sensor_map, sensim_camera_params *p,
                                              sensim_lens *lens);
 /* Writes one camera sensor of a rig: the common keys of s
  * (sensim_sensor_write_yaml), noise (model, then each parameter where it
- * differs from the defaults) and, when lens is not NULL, its model and hfov
- * (when > 0), in SI. sensim_camera_params_from_yaml reads back what it
+ * differs from the defaults) and, when lens is not NULL, the lens
+ * (sensim_lens_write_yaml), in SI. sensim_camera_params_from_yaml reads back what it
  * wrote. */
 void sensim_camera_write_yaml(sensim_ywriter *w, const struct sensim_sensor *s, const sensim_camera_params *p,
                               const sensim_lens *lens);

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sensim/camera.h"
 #include "sensim/gt.h"
 #include "sensim/lidar.h"
 #include "sensim/linalg.h"
@@ -607,19 +608,36 @@ void sensim_bev_ramp(double v, uint8_t rgb[3]);
 
 typedef enum sensim_render_lens {
     SENSIM_RENDER_LENS_PINHOLE = 0,
-    SENSIM_RENDER_LENS_FOV /* seed 000 eqs. 1-2 */
+    SENSIM_RENDER_LENS_FOV,    /* seed 000 eqs. 1-2 */
+    SENSIM_RENDER_LENS_RADTAN, /* OpenCV radial-tangential, from `optics` (sensim/camera.h) */
+    SENSIM_RENDER_LENS_KB      /* Kannala-Brandt fisheye (cv::fisheye), from `optics` */
 } sensim_render_lens;
+
+/* A camera's depth image (sensim_render_camera_render_images). */
+typedef enum sensim_render_depth {
+    SENSIM_RENDER_DEPTH_NONE = 0,
+    SENSIM_RENDER_DEPTH_Z,    /* along the optical axis, as ROS REP 118 depth images */
+    SENSIM_RENDER_DEPTH_RANGE /* along the pixel's ray, from the camera centre */
+} sensim_render_depth;
 
 typedef struct sensim_render_camera_params {
     /* Ray caster (EMBREE or TWIN; the scene prepared for it); default
      * EMBREE. */
     sensim_render_backend backend;
     int width, height;
-    double hfov;      /* rad, full horizontal field of view */
+    double hfov; /* rad, full horizontal field of view (PINHOLE, FOV) */
     sensim_render_lens lens;
+    /* RADTAN and KB: intrinsics fx, fy, cx, cy and coefficients k, p1, p2
+     * (OpenCV's pixel convention; sensim_lens); its model, width and height
+     * are taken from lens, width and height. */
+    sensim_lens optics;
     int samples;      /* per pixel, random position in the pixel and time in the exposure */
     double exposure;  /* s; 0 for an instant */
     int shadows;      /* cast shadow rays to the sun */
+    /* Images beside the colour (sensim_render_log writes them as the
+     * group's depth and segmentation datasets). */
+    sensim_render_depth depth;
+    int segmentation;
     uint64_t seed;
     uint32_t sensor;  /* sensor id for the random streams */
     /* Noise hook: applied to each rendered frame (linear RGB) before it is
@@ -636,7 +654,9 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
 void sensim_render_camera_destroy(sensim_render_camera *c);
 const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_render_camera *c);
 /* Unit ray direction in the camera frame through image point (px, py)
- * (pixels, origin top-left corner, px in [0, width]). */
+ * (pixels, origin top-left corner, px in [0, width]). RADTAN and KB:
+ * sensim_lens_pixel_to_dir's (Newton) inverse, turned from the optical
+ * frame (z forward, x right, y down) into the sensor frame. */
 sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py);
 
 /* Renders frame `frame` with the exposure starting at t: rgb[height*width*3]
@@ -644,6 +664,15 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
  * (seed, sensor, stream) and indexed by (frame, pixel, sample). */
 sensim_status sensim_render_camera_render(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn pose,
                                    const void *pose_user, double t, uint64_t frame, float *rgb);
+/* The same, with the depth (metres, as p.depth says; Z when it is NONE) and
+ * the segmentation (the scene object hit, as a lidar's `object`;
+ * SENSIM_RENDER_NO_OBJECT for the sky) of each pixel's first sample (the
+ * pixel's centre when samples is 1) into depth[height*width] and
+ * object[height*width], each skipped when NULL. The sky's depth is
+ * +infinity; depth is geometric (fog does not shorten it). */
+sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, const sensim_scene *s,
+                                                 sensim_pose_fn pose, const void *pose_user, double t, uint64_t frame,
+                                                 float *rgb, float *depth, uint32_t *object);
 /* Linear [0, 1] to 8 bits with the sRGB transfer curve, clamped. */
 void sensim_image_to_u8(const float *in, size_t n, uint8_t *out);
 

@@ -1,7 +1,9 @@
 """Camera pixel noise on arrays (sensim/camera.h), with the rig's lens
 remap (a camera with `lens: fov` takes pinhole frames of the same hfov
-through Chrono's FOV lens first, as `sensim inject` does); the only file
-that calls sensim_camera_* and sensim_remap_*."""
+through Chrono's FOV lens first, one with a radtan or kannala_brandt lens
+the undistorted pinhole frames of its fx, fy, cx, cy through the
+distortion, as `sensim inject` does); the only file that calls
+sensim_camera_* and sensim_remap_*."""
 import numpy as np
 
 from ._core import check, check_ptr, ffi, lib, ptr
@@ -22,11 +24,12 @@ class Camera:
         self._params = lib.sensim_camera_sensor_params(self.sensor._c, fov)
         self.fov_lens = bool(fov[0])
         self.hfov = None
+        self._lens = None
         if self.fov_lens:
-            lens = ffi.new("sensim_lens *")
+            self._lens = ffi.new("sensim_lens *")
             scratch = ffi.new("sensim_camera_params *", self._params[0])
-            check(lib.sensim_camera_params_from_yaml(self.sensor._c.node, scratch, lens))
-            self.hfov = lens.hfov
+            check(lib.sensim_camera_params_from_yaml(self.sensor._c.node, scratch, self._lens))
+            self.hfov = self._lens.hfov or None
         self._cache = {}
         self._remaps = {}
 
@@ -45,15 +48,11 @@ class Camera:
         return m
 
     def _remap(self, h, w):
-        """The pinhole -> FOV remap for h x w frames (kept per size)."""
+        """The pinhole -> lens remap for h x w frames (kept per size)."""
         key = (h, w)
         rm = self._remaps.get(key)
         if rm is None:
-            src = ffi.new("sensim_lens *", {"model": lib.SENSIM_LENS_PINHOLE, "width": w, "height": h,
-                                            "hfov": self.hfov})
-            dst = ffi.new("sensim_lens *", {"model": lib.SENSIM_LENS_FOV, "width": w, "height": h,
-                                            "hfov": self.hfov})
-            rm = ffi.gc(check_ptr(lib.sensim_remap_create(src, dst)), lib.sensim_remap_destroy)
+            rm = ffi.gc(check_ptr(lib.sensim_lens_remap_from_pinhole(self._lens, w, h)), lib.sensim_remap_destroy)
             self._remaps = {key: rm}
         return rm
 
@@ -62,7 +61,9 @@ class Camera:
         uint16 or float32), frame k taking noise index first_frame + k, as
         `sensim inject` numbers the frames of a log. out may be frames itself.
         With `lens: fov` each frame is first remapped from a pinhole of the
-        lens's hfov to the FOV lens (bilinear, 0 outside), as inject does.
+        lens's hfov to the FOV lens (bilinear, 0 outside), as inject does;
+        with a radtan or kannala_brandt lens, from the pinhole of its fx, fy,
+        cx, cy through the distortion.
         float32 frames must be finite (ValueError naming the pixel)."""
         if not isinstance(frames, np.ndarray):
             raise TypeError("frames: expected a NumPy array of uint8, uint16 or float32")
