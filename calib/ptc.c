@@ -6,6 +6,7 @@
 #include "sensim/ptc.h"
 
 #include "sensim/afile.h"
+#include "sensim/log.h"
 
 #include <errno.h>
 #include <gsl/gsl_fit.h>
@@ -278,6 +279,90 @@ done:
     free(yt);
     free(wt);
     return st;
+}
+
+/* The stack's layout: light [L,2,H,W] of u8, u16 or f32 with L >= 3, dark
+ * (if any) [L,2,H,W] too, exposure [L] positive and increasing. */
+static sensim_status stack_layout(const sensim_log *log, sensim_dtype *dt, size_t dims[4], int *dark)
+{
+    const char *in = sensim_log_path(log);
+    int rank;
+    size_t tail[3], nrow, ne;
+    if (sensim_log_shape(log, "/stack/light", &rank, dims) || sensim_log_dtype(log, "/stack/light", dt))
+        return sensim_last_status();
+    if (rank != 4 || dims[1] != 2 || dims[0] < 3)
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/light: expected [L,2,H,W] with L >= 3 levels", in);
+    if (*dt != SENSIM_U8 && *dt != SENSIM_U16 && *dt != SENSIM_F32)
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/light: element type must be u8, u16 or f32", in);
+    tail[0] = 2, tail[1] = dims[2], tail[2] = dims[3];
+    *dark = sensim_log_exists(log, "/stack/dark");
+    if (*dark && sensim_log_check_shape(log, "/stack/dark", 3, tail, &nrow))
+        return sensim_last_status();
+    if (*dark && nrow != dims[0])
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/dark has %zu levels, /stack/light %zu", in, nrow, dims[0]);
+    if (sensim_log_check_shape(log, "/stack/exposure", 0, NULL, &ne))
+        return sensim_last_status();
+    if (ne != dims[0])
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/exposure has %zu values for %zu levels", in, ne, dims[0]);
+    return SENSIM_OK;
+}
+
+/* The exposures: the dark signal's slope over exposure is the dark
+ * current, so exposures out of order (a stack written backwards) would
+ * make it negative. */
+static sensim_status stack_exposures(const sensim_log *log, size_t L, double *exp_s)
+{
+    if (sensim_log_read_f64(log, "/stack/exposure", 0, L, exp_s))
+        return sensim_last_status();
+    for (size_t k = 0; k < L; k++)
+        if (!(exp_s[k] > 0) || !isfinite(exp_s[k]) || (k && !(exp_s[k] > exp_s[k - 1])))
+            return sensim_error(SENSIM_EDATA,
+                                "%s: /stack/exposure[%zu] is %.9g s%s: exposures must be positive and increasing, "
+                                "one per level",
+                                sensim_log_path(log), k, exp_s[k],
+                                k && exp_s[k] <= exp_s[k - 1] ? " after a longer or equal one" : "");
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ptc_stack_read(const sensim_log *log, sensim_ptc_level **levels, size_t *n, double *full_scale)
+{
+    *levels = NULL;
+    *n = 0;
+    sensim_dtype dt;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    int dark = 0;
+    sensim_status st = stack_layout(log, &dt, dims, &dark);
+    if (st)
+        return st;
+    const size_t L = dims[0], npix = dims[2] * dims[3], esz = sensim_dtype_size(dt);
+    const sensim_pixel_type pt =
+        dt == SENSIM_U8 ? SENSIM_PIXEL_U8 : dt == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32;
+    double *exp_s = malloc(L * sizeof *exp_s);
+    sensim_ptc_level *lv = malloc(L * sizeof *lv);
+    unsigned char *a = malloc(2 * npix * esz), *d = malloc(2 * npix * esz);
+    if (!exp_s || !lv || !a || !d)
+        st = sensim_error(SENSIM_ENOMEM, "%s: /stack: out of memory", sensim_log_path(log));
+    else
+        st = stack_exposures(log, L, exp_s);
+    for (size_t k = 0; k < L && !st; k++) {
+        if (sensim_log_read(log, "/stack/light", dt, k, 1, a) ||
+            (dark && sensim_log_read(log, "/stack/dark", dt, k, 1, d)))
+            st = sensim_last_status();
+        else if (sensim_ptc_level_compute(pt, npix, a, a + npix * esz, dark ? d : NULL, dark ? d + npix * esz : NULL,
+                                          exp_s[k], &lv[k]))
+            st = sensim_error_prefix(sensim_last_status(), "%s: level %zu", sensim_log_path(log), k);
+    }
+    free(exp_s);
+    free(a);
+    free(d);
+    if (st) {
+        free(lv);
+        return st;
+    }
+    *levels = lv;
+    *n = L;
+    *full_scale = dt == SENSIM_U8 ? 255 : dt == SENSIM_U16 ? 65535 : 1;
+    return SENSIM_OK;
 }
 
 /* A minimal self-contained SVG (sensim/plot.h lives on another branch). */
