@@ -7,6 +7,7 @@
 
 #include "sensim/afile.h"
 #include "sensim/log.h"
+#include "sensim/plot.h"
 
 #include <errno.h>
 #include <gsl/gsl_fit.h>
@@ -365,66 +366,64 @@ sensim_status sensim_ptc_stack_read(const sensim_log *log, sensim_ptc_level **le
     return SENSIM_OK;
 }
 
-/* A minimal self-contained SVG (sensim/plot.h lives on another branch). */
+/* The photon-transfer curve through the plotting module (sensim/plot.h):
+ * the fitted line variance = K mean across the plot's decades up to the
+ * saturation, and over it the levels below 70 % of saturation (the fitted
+ * ones) and above. */
 sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, size_t n, const sensim_ptc_result *r)
 {
     if (!path || !lv || !r || n == 0)
         return sensim_error(SENSIM_EINVAL, "ptc plot: nothing to plot");
-    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY;
+    double *x = malloc(2 * n * sizeof *x), *y = malloc(2 * n * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return sensim_error(SENSIM_ENOMEM, "ptc plot %s: out of memory", path);
+    }
+    /* x, y: the fitted range's levels; x + n, y + n: those near saturation
+     * (NAN marks a point of the other set: it is skipped). */
     for (size_t i = 0; i < n; i++) {
-        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
-        if (x > 0 && y > 0) {
-            xmin = fmin(xmin, x);
-            xmax = fmax(xmax, x);
-            ymin = fmin(ymin, y);
-            ymax = fmax(ymax, y);
+        double xi = lv[i].mu_y - lv[i].mu_dark, yi = lv[i].var_y - lv[i].var_dark;
+        int high = xi > 0.7 * r->saturation_dn;
+        x[i] = x[n + i] = xi;
+        y[i] = high ? NAN : yi;
+        y[n + i] = high ? yi : NAN;
+        if (xi > 0 && yi > 0) {
+            xmin = fmin(xmin, xi);
+            xmax = fmax(xmax, xi);
+            ymin = fmin(ymin, yi);
         }
     }
+    sensim_status st = SENSIM_OK;
     if (!(xmax > 0))
-        return sensim_error(SENSIM_EDATA, "ptc plot: no level above dark");
-    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax)), ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax));
-    if (lx1 <= lx0)
-        lx1 = lx0 + 1;
-    if (ly1 <= ly0)
-        ly1 = ly0 + 1;
-    const double W = 640, H = 480, L = 80, R = 20, T = 40, B = 60;
-#define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - R))
-#define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
-    sensim_afile *af = sensim_afile_open(path);
-    if (!af)
-        return sensim_last_status();
-    FILE *f = sensim_afile_stream(af);
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
-               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">Photon transfer: K = %.4g DN/e-, "
-               "read noise %.3g e-, saturation %.5g e-</text>\n",
-            W / 2, r->gain, r->read_noise, r->saturation_capacity);
-    fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"black\"/>\n", L, T,
-            W - L - R, H - T - B);
-    for (double e = lx0; e <= lx1; e++)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%g\" "
-                   "text-anchor=\"middle\">1e%g</text>\n",
-                PX(pow(10, e)), T, PX(pow(10, e)), H - B, PX(pow(10, e)), H - B + 16, e);
-    for (double e = ly0; e <= ly1; e++)
-        fprintf(f, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%g\" y=\"%.1f\" "
-                   "text-anchor=\"end\">1e%g</text>\n",
-                L, PY(pow(10, e)), W - R, PY(pow(10, e)), L - 6, PY(pow(10, e)) + 4, e);
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">mean - dark (DN)</text>\n", (L + W - R) / 2, H - 20);
-    fprintf(f, "<text x=\"20\" y=\"%g\" text-anchor=\"middle\" transform=\"rotate(-90 20 %g)\">temporal variance - "
-               "dark variance (DN^2)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
-    if (r->gain > 0) {
-        double xa = pow(10, lx0), xb = fmin(pow(10, lx1), r->saturation_dn);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c33\" stroke-width=\"1.5\"/>\n",
-                PX(xa), PY(fmax(r->gain * xa, pow(10, ly0))), PX(xb), PY(r->gain * xb));
+        st = sensim_error(SENSIM_EDATA, "ptc plot: no level above dark");
+    char title[256], fit[64];
+    snprintf(title, sizeof title, "Photon transfer: K = %.4g DN/e-, read noise %.3g e-, saturation %.5g e-", r->gain,
+             r->read_noise, r->saturation_capacity);
+    snprintf(fit, sizeof fit, "fit, K = %.4g", r->gain);
+    sensim_plot *pl =
+        st ? NULL : sensim_plot_create(title, "mean - dark (DN)", "temporal variance - dark variance (DN^2)");
+    if (!st && !pl)
+        st = sensim_last_status();
+    if (!st && r->gain > 0) {
+        /* From the left decade (or where the line enters the lowest
+         * decade of variance) to the right one or the saturation. */
+        double x0 = pow(10, floor(log10(xmin))), y0 = pow(10, floor(log10(ymin)));
+        double lx[2] = {fmax(x0, y0 / r->gain), fmin(pow(10, ceil(log10(xmax))), r->saturation_dn)};
+        double ly[2] = {r->gain * lx[0], r->gain * lx[1]};
+        if (lx[1] > lx[0])
+            st = sensim_plot_add(pl, fit, lx, ly, NULL, NULL, 2, SENSIM_PLOT_LINE, 0xCC3333);
     }
-    for (size_t i = 0; i < n; i++) {
-        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
-        if (x > 0 && y > 0)
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", PX(x), PY(y),
-                    x > 0.7 * r->saturation_dn ? "#999" : "#236");
-    }
-    fprintf(f, "</svg>\n");
-#undef PX
-#undef PY
-    return sensim_afile_commit(af);
+    if (!st)
+        st = sensim_plot_add(pl, "levels", x, y, NULL, NULL, n, SENSIM_PLOT_POINTS, 0x223366);
+    if (!st)
+        st = sensim_plot_add(pl, "> 70 % of saturation", x + n, y + n, NULL, NULL, n, SENSIM_PLOT_POINTS,
+                             0x999999);
+    if (!st)
+        st = sensim_plot_write_svg(pl, path, 720, 480);
+    sensim_plot_destroy(pl);
+    free(x);
+    free(y);
+    return st;
 }

@@ -88,8 +88,9 @@ typedef struct sensim_log sensim_log; /* sensim/log.h */
 sensim_status sensim_ptc_stack_read(const sensim_log *log, sensim_ptc_level **levels, size_t *n, double *full_scale);
 
 /* Writes the photon-transfer plot (temporal variance minus dark variance
- * against mean minus dark, log-log, with the fitted line and the saturation
- * point) as SVG; temporary name and rename. */
+ * against mean minus dark, log-log, with the fitted line up to the
+ * saturation and the levels beyond 70 % of it set apart) as SVG through
+ * sensim/plot.h; temporary name and rename. */
 sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *levels, size_t n,
                                   const sensim_ptc_result *r);
 
