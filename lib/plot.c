@@ -26,15 +26,6 @@ struct sensim_plot {
 /* A colour-blind-safe palette (Okabe & Ito 2008). */
 static const unsigned palette[] = {0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE69F00, 0x56B4E9, 0x000000, 0xF0E442};
 
-static char *dupstr(const char *s)
-{
-    if (!s)
-        s = "";
-    char *d = malloc(strlen(s) + 1);
-    if (d)
-        strcpy(d, s);
-    return d;
-}
 
 sensim_plot *sensim_plot_create(const char *title, const char *xlabel, const char *ylabel)
 {
@@ -42,9 +33,9 @@ sensim_plot *sensim_plot_create(const char *title, const char *xlabel, const cha
     if (!p)
         goto fail;
     p->xlog = p->ylog = 1;
-    p->title = dupstr(title);
-    p->xlabel = dupstr(xlabel);
-    p->ylabel = dupstr(ylabel);
+    p->title = strdup(title ? title : "");
+    p->xlabel = strdup(xlabel ? xlabel : "");
+    p->ylabel = strdup(ylabel ? ylabel : "");
     if (!p->title || !p->xlabel || !p->ylabel)
         goto fail;
     return p;
@@ -106,7 +97,7 @@ sensim_status sensim_plot_add(sensim_plot *p, const char *label, const double *x
     p->s = ns;
     series *s = &p->s[p->ns];
     memset(s, 0, sizeof *s);
-    s->label = dupstr(label);
+    s->label = strdup(label ? label : "");
     s->x = dup_arr(x, n);
     s->y = dup_arr(y, n);
     s->lo = dup_arr(lo, n);
