@@ -951,24 +951,26 @@ sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const
     return st;
 }
 
-sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
+/* n numbers as an attribute: a scalar for one, else a 1-D array. */
+static sensim_status set_attr_numbers(sensim_log *log, const char *obj, const char *name, hid_t ftype, hid_t mtype,
+                                      const void *v, size_t n)
 {
     H5_QUIET_SCOPE();
     hsize_t dn = n;
     hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
-    sensim_status st = set_attr(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sp, v);
+    sensim_status st = set_attr(log, obj, name, ftype, mtype, sp, v);
     H5Sclose(sp);
     return st;
 }
 
+sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
+{
+    return set_attr_numbers(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n);
+}
+
 sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n)
 {
-    H5_QUIET_SCOPE();
-    hsize_t dn = n;
-    hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
-    sensim_status st = set_attr(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, sp, v);
-    H5Sclose(sp);
-    return st;
+    return set_attr_numbers(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, v, n);
 }
 
 /* ---- listing ---- */
