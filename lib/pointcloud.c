@@ -281,15 +281,15 @@ static const char *shown(const char *s, char *buf, size_t size)
     return buf;
 }
 
-/* The points after a PLY or PCD header (what: the header part naming
- * the fields, for the error): the layout completed and checked for x, y
+/* The points after a PLY or PCD header (what: "<the header part naming
+ * the fields> lack(s)", for the error): the layout completed and checked for x, y
  * and z, the size checked, n points decoded into *xyzi (malloc'd). */
 static sensim_status read_points(const char *path, layout *L, const char *what, int binary, const char *data,
                                  size_t avail, size_t n, float **xyzi, size_t *count, int *has_i)
 {
     finish_layout(L);
     if (L->ix < 0 || L->iy < 0 || L->iz < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s lacks x, y or z", path, what);
+        return sensim_error(SENSIM_EFORMAT, "%s: %s x, y or z", path, what);
     sensim_status st = check_count(path, L, binary, avail, n);
     if (st != SENSIM_OK)
         return st;
@@ -368,7 +368,7 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
         return sensim_error(SENSIM_EFORMAT, "%s: PLY header has no format line", path);
     if (!seen_vertex)
         return sensim_error(SENSIM_EFORMAT, "%s: PLY header has no vertex element", path);
-    sensim_status st = read_points(path, &L, "vertex element", binary, buf + pos, len - pos, nv, xyzi, n, has_i);
+    sensim_status st = read_points(path, &L, "vertex element lacks", binary, buf + pos, len - pos, nv, xyzi, n, has_i);
     if (!st && fmt)
         *fmt = binary ? SENSIM_CLOUD_PLY_BINARY : SENSIM_CLOUD_PLY_ASCII;
     return st;
@@ -463,7 +463,7 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
                                 npoints, width, height);
         npoints = width * height;
     }
-    sensim_status st = read_points(path, &L, "PCD fields", binary, buf + pos, len - pos, npoints, xyzi, n, has_i);
+    sensim_status st = read_points(path, &L, "PCD fields lack", binary, buf + pos, len - pos, npoints, xyzi, n, has_i);
     if (!st && fmt)
         *fmt = binary ? SENSIM_CLOUD_PCD_BINARY : SENSIM_CLOUD_PCD_ASCII;
     return st;
