@@ -171,6 +171,7 @@ check: $(RUNNER) $(PROG) $(SHARED) $(PCFILE)
 	$(Q)sh tests/exports.sh $(BUILD)/libsensim.so
 	$(Q)/usr/bin/python3 tests/man-api.py check $(BUILD)/libsensim.so man/libsensim.3
 	$(Q)/usr/bin/python3 tests/layering.py $(CURDIR)
+	$(Q)/usr/bin/python3 tests/funclen.py $(CURDIR)
 ifeq ($(SAN),)
 	$(Q)sh tests/lint-man.sh $(MAN1) $(MAN3)
 	$(Q)/usr/bin/python3 tests/examples.py run --sensim $(PROG) --build $(BUILD) README.md $(MAN1) $(MAN3)

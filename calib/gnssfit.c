@@ -536,6 +536,18 @@ static double median_small(double *v, size_t m)
     return m % 2 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
+/* Epoch k's residual on axis a from the median of up to two neighbours on
+ * each side. */
+static double neighbour_residual(const double *enu, size_t n, size_t k, int a)
+{
+    double v[4];
+    size_t m = 0;
+    for (size_t j = k >= 2 ? k - 2 : 0; j <= k + 2 && j < n; j++)
+        if (j != k)
+            v[m++] = enu[3 * j + a];
+    return enu[3 * k + a] - median_small(v, m);
+}
+
 sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size_t n, double threshold,
                                         double confidence, unsigned char *outlier, sensim_gnss_outlier_fit *fit)
 {
@@ -585,12 +597,7 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
     for (size_t k = 0; k < n; k++) {
         double s2 = 0;
         for (int a = 0; a < 3; a++) {
-            double v[4];
-            size_t m = 0;
-            for (size_t j = k >= 2 ? k - 2 : 0; j <= k + 2 && j < n; j++)
-                if (j != k)
-                    v[m++] = enu[3 * j + a];
-            double e = enu[3 * k + a] - median_small(v, m);
+            double e = neighbour_residual(enu, n, k, a);
             /* An axis without spread (constant, or constant velocity) has
              * nothing to judge a jump against. */
             if (fit->scale[a] > 0)
@@ -603,12 +610,7 @@ sensim_status sensim_gnss_find_outliers(const double *t, const double *enu, size
             /* The 3-D size of the jump: residual in metres. */
             double m2 = 0;
             for (int a = 0; a < 3; a++) {
-                double v[4];
-                size_t m = 0;
-                for (size_t j = k >= 2 ? k - 2 : 0; j <= k + 2 && j < n; j++)
-                    if (j != k)
-                        v[m++] = enu[3 * j + a];
-                double e = enu[3 * k + a] - median_small(v, m);
+                double e = neighbour_residual(enu, n, k, a);
                 m2 += e * e;
             }
             r2[rej++] = sqrt(m2);

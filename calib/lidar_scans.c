@@ -261,3 +261,123 @@ size_t sensim_lidar_scans_targets_used(const sensim_lidar_scans *s)
     }
     return nsel;
 }
+
+void sensim_lidar_scans_fit_free(sensim_lidar_scans_fit_result *r)
+{
+    free(r->beam_sigma);
+    free(r->beam_bias);
+    free(r->planes);
+    free(r->flatness);
+    memset(r, 0, sizeof *r);
+}
+
+/* The planar targets and their reference ranges: the candidates' planes,
+ * the automatic choice keeping the flat ones (named targets are kept as
+ * they are), then the planes of those kept and where each return's ray
+ * meets its plane. 0 with r->angular_note set when there is none. */
+static sensim_status fit_targets(sensim_lidar_scans *sc, int named, sensim_lidar_scans_fit_result *r, float *ref)
+{
+    const size_t S = sc->nscans, P = sc->npoints, T = sc->nobjects;
+    size_t *count = malloc((T ? T : 1) * sizeof *count);
+    double *fsd = malloc((T ? T : 1) * sizeof *fsd);
+    sensim_status st = SENSIM_OK;
+    if (!count || !fsd) {
+        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+    } else if (sensim_lidar_fit_planes(sc->points, S, P, sc->target, T, r->planes, r->flatness, fsd, count, NULL)) {
+        st = sensim_error_prefix(sensim_last_status(), "%s", sc->labels);
+    } else {
+        if (!named)
+            sensim_lidar_scans_keep_flat(sc, r->flatness, fsd, count);
+        if (sensim_lidar_scans_targets_used(sc) == 0)
+            snprintf(r->angular_note, sizeof r->angular_note,
+                     "no labelled object is planar (>= %d returns, flatness <= %g and within %g sd of 1); "
+                     "name targets with --targets",
+                     SENSIM_LIDAR_MIN_TARGET_RETURNS, SENSIM_LIDAR_MAX_FLATNESS, SENSIM_LIDAR_FLATNESS_SDS);
+        else if (sensim_lidar_fit_planes(sc->points, S, P, sc->target, T, r->planes, NULL, NULL, NULL, ref))
+            st = sensim_error_prefix(sensim_last_status(), "%s", sc->labels);
+        else
+            r->angular = 1;
+    }
+    free(count);
+    free(fsd);
+    return st;
+}
+
+/* With planar targets, range and angular noise are fitted together on
+ * them: under beam-pointing jitter the raw ranges move with the beam, and
+ * a range-only line takes that for range noise. The line of all returns
+ * stays in r->range_all. Without the joint fit, the angular sigmas alone
+ * against the range line. */
+static sensim_status fit_angular(const sensim_lidar_scans *sc, const char *named, sensim_lidar_scans_fit_result *r)
+{
+    const size_t S = sc->nscans, P = sc->npoints, T = sc->nobjects;
+    sensim_lidar_fit_result rj;
+    if (sensim_lidar_fit_joint(sc->points, S, P, sc->target, T, r->range.sigma_base, r->range.sigma_slope, NULL,
+                               &rj, &r->ang) == SENSIM_OK) {
+        r->joint = 1;
+        r->range.sigma_base = rj.sigma_base;
+        r->range.sigma_base_ci = rj.sigma_base_ci;
+        r->range.sigma_slope = rj.sigma_slope;
+        r->range.sigma_slope_ci = rj.sigma_slope_ci;
+        r->range.chi2_dof = rj.chi2_dof;
+        r->range.constrained = 0;
+        return SENSIM_OK;
+    }
+    snprintf(r->joint_note, sizeof r->joint_note, "%s", sensim_last_error());
+    if (sensim_lidar_fit_angular(sc->points, S, P, sc->target, T, r->range.sigma_base > 0 ? r->range.sigma_base : 0.0,
+                                 r->range.sigma_slope > 0 ? r->range.sigma_slope : 0.0, NULL, &r->ang)) {
+        /* Named targets must work; the automatic choice falls back to the
+         * range fit and says why. */
+        if (named)
+            return sensim_error_prefix(sensim_last_status(), "%s: %s", sc->labels, named);
+        snprintf(r->angular_note, sizeof r->angular_note, "%s", sensim_last_error());
+        r->angular = 0;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_lidar_scans_fit(sensim_lidar_scans *sc, const char *named, sensim_lidar_scans_fit_result *r)
+{
+    memset(r, 0, sizeof *r);
+    const size_t S = sc->nscans, P = sc->npoints, B = sc->nbeams, T = sc->nobjects;
+    float *ref = NULL;
+    sensim_status st = SENSIM_OK;
+    if (sc->channel && (!(r->beam_sigma = malloc(B * sizeof *r->beam_sigma)) ||
+                        !(r->beam_bias = malloc(B * sizeof *r->beam_bias))))
+        return sensim_error(SENSIM_ENOMEM, "out of memory");
+    /* Planes of the candidates. Without points (range only) there is
+     * nothing to fit planes to. */
+    if (!sc->labels[0])
+        snprintf(r->angular_note, sizeof r->angular_note,
+                 "needs per-return target labels (/sensors/%s/object or target, as sensim render writes)",
+                 sc->sensor);
+    else if (!sc->points)
+        snprintf(r->angular_note, sizeof r->angular_note, "needs /sensors/%s/points (x, y, z)", sc->sensor);
+    else if (T == 0)
+        snprintf(r->angular_note, sizeof r->angular_note, "no return in %s is on an object", sc->labels);
+    else if (!(r->planes = malloc(4 * T * sizeof *r->planes)) || !(r->flatness = malloc(T * sizeof *r->flatness)) ||
+             !(ref = malloc(P * sizeof *ref)))
+        st = sensim_error(SENSIM_ENOMEM, "out of memory");
+    else
+        st = fit_targets(sc, named != NULL, r, ref);
+    if (!st && sensim_lidar_fit_range(sc->range, S, P, r->angular ? ref : NULL, sc->channel, B, r->beam_bias,
+                                      r->beam_sigma, &r->range))
+        st = sensim_error_prefix(sensim_last_status(), "/sensors/%s", sc->sensor);
+    r->range_all = r->range;
+    if (!st && r->angular)
+        st = fit_angular(sc, named, r);
+    free(ref);
+    if (st)
+        return st;
+    /* Whether the model describes the spread: the reduced chi-squared of a
+     * good fit is 1 within about sqrt(2 / dof); beyond 4 of those the
+     * intervals (widened by it) still hold, the values may not. */
+    double c2 = r->angular ? r->ang.chi2_dof : r->range.chi2_dof;
+    double dof = (double)(r->angular ? r->ang.points_used : r->range.points_used) - (r->angular ? 4 : 2);
+    if (dof > 0 && c2 > 1 + 4 * sqrt(2 / dof))
+        snprintf(r->fit_note, sizeof r->fit_note,
+                 "chi2/dof %.3g on %.0f degrees of freedom: the noise model does not describe these returns "
+                 "(intervals widened by it; values may be biased)",
+                 c2, dof);
+    return SENSIM_OK;
+}

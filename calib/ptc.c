@@ -6,6 +6,8 @@
 #include "sensim/ptc.h"
 
 #include "sensim/afile.h"
+#include "sensim/log.h"
+#include "sensim/plot.h"
 
 #include <errno.h>
 #include <gsl/gsl_fit.h>
@@ -280,66 +282,148 @@ done:
     return st;
 }
 
-/* A minimal self-contained SVG (sensim/plot.h lives on another branch). */
+/* The stack's layout: light [L,2,H,W] of u8, u16 or f32 with L >= 3, dark
+ * (if any) [L,2,H,W] too, exposure [L] positive and increasing. */
+static sensim_status stack_layout(const sensim_log *log, sensim_dtype *dt, size_t dims[4], int *dark)
+{
+    const char *in = sensim_log_path(log);
+    int rank;
+    size_t tail[3], nrow, ne;
+    if (sensim_log_shape(log, "/stack/light", &rank, dims) || sensim_log_dtype(log, "/stack/light", dt))
+        return sensim_last_status();
+    if (rank != 4 || dims[1] != 2 || dims[0] < 3)
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/light: expected [L,2,H,W] with L >= 3 levels", in);
+    if (*dt != SENSIM_U8 && *dt != SENSIM_U16 && *dt != SENSIM_F32)
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/light: element type must be u8, u16 or f32", in);
+    tail[0] = 2, tail[1] = dims[2], tail[2] = dims[3];
+    *dark = sensim_log_exists(log, "/stack/dark");
+    if (*dark && sensim_log_check_shape(log, "/stack/dark", 3, tail, &nrow))
+        return sensim_last_status();
+    if (*dark && nrow != dims[0])
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/dark has %zu levels, /stack/light %zu", in, nrow, dims[0]);
+    if (sensim_log_check_shape(log, "/stack/exposure", 0, NULL, &ne))
+        return sensim_last_status();
+    if (ne != dims[0])
+        return sensim_error(SENSIM_EFORMAT, "%s: /stack/exposure has %zu values for %zu levels", in, ne, dims[0]);
+    return SENSIM_OK;
+}
+
+/* The exposures: the dark signal's slope over exposure is the dark
+ * current, so exposures out of order (a stack written backwards) would
+ * make it negative. */
+static sensim_status stack_exposures(const sensim_log *log, size_t L, double *exp_s)
+{
+    if (sensim_log_read_f64(log, "/stack/exposure", 0, L, exp_s))
+        return sensim_last_status();
+    for (size_t k = 0; k < L; k++)
+        if (!(exp_s[k] > 0) || !isfinite(exp_s[k]) || (k && !(exp_s[k] > exp_s[k - 1])))
+            return sensim_error(SENSIM_EDATA,
+                                "%s: /stack/exposure[%zu] is %.9g s%s: exposures must be positive and increasing, "
+                                "one per level",
+                                sensim_log_path(log), k, exp_s[k],
+                                k && exp_s[k] <= exp_s[k - 1] ? " after a longer or equal one" : "");
+    return SENSIM_OK;
+}
+
+sensim_status sensim_ptc_stack_read(const sensim_log *log, sensim_ptc_level **levels, size_t *n, double *full_scale)
+{
+    *levels = NULL;
+    *n = 0;
+    sensim_dtype dt;
+    size_t dims[SENSIM_LOG_MAX_RANK];
+    int dark = 0;
+    sensim_status st = stack_layout(log, &dt, dims, &dark);
+    if (st)
+        return st;
+    const size_t L = dims[0], npix = dims[2] * dims[3], esz = sensim_dtype_size(dt);
+    const sensim_pixel_type pt =
+        dt == SENSIM_U8 ? SENSIM_PIXEL_U8 : dt == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32;
+    double *exp_s = malloc(L * sizeof *exp_s);
+    sensim_ptc_level *lv = malloc(L * sizeof *lv);
+    unsigned char *a = malloc(2 * npix * esz), *d = malloc(2 * npix * esz);
+    if (!exp_s || !lv || !a || !d)
+        st = sensim_error(SENSIM_ENOMEM, "%s: /stack: out of memory", sensim_log_path(log));
+    else
+        st = stack_exposures(log, L, exp_s);
+    for (size_t k = 0; k < L && !st; k++) {
+        if (sensim_log_read(log, "/stack/light", dt, k, 1, a) ||
+            (dark && sensim_log_read(log, "/stack/dark", dt, k, 1, d)))
+            st = sensim_last_status();
+        else if (sensim_ptc_level_compute(pt, npix, a, a + npix * esz, dark ? d : NULL, dark ? d + npix * esz : NULL,
+                                          exp_s[k], &lv[k]))
+            st = sensim_error_prefix(sensim_last_status(), "%s: level %zu", sensim_log_path(log), k);
+    }
+    free(exp_s);
+    free(a);
+    free(d);
+    if (st) {
+        free(lv);
+        return st;
+    }
+    *levels = lv;
+    *n = L;
+    *full_scale = dt == SENSIM_U8 ? 255 : dt == SENSIM_U16 ? 65535 : 1;
+    return SENSIM_OK;
+}
+
+/* The photon-transfer curve through the plotting module (sensim/plot.h):
+ * the fitted line variance = K mean across the plot's decades up to the
+ * saturation, and over it the levels below 70 % of saturation (the fitted
+ * ones) and above. */
 sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, size_t n, const sensim_ptc_result *r)
 {
     if (!path || !lv || !r || n == 0)
         return sensim_error(SENSIM_EINVAL, "ptc plot: nothing to plot");
-    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY;
+    double *x = malloc(2 * n * sizeof *x), *y = malloc(2 * n * sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return sensim_error(SENSIM_ENOMEM, "ptc plot %s: out of memory", path);
+    }
+    /* x, y: the fitted range's levels; x + n, y + n: those near saturation
+     * (NAN marks a point of the other set: it is skipped). */
     for (size_t i = 0; i < n; i++) {
-        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
-        if (x > 0 && y > 0) {
-            xmin = fmin(xmin, x);
-            xmax = fmax(xmax, x);
-            ymin = fmin(ymin, y);
-            ymax = fmax(ymax, y);
+        double xi = lv[i].mu_y - lv[i].mu_dark, yi = lv[i].var_y - lv[i].var_dark;
+        int high = xi > 0.7 * r->saturation_dn;
+        x[i] = x[n + i] = xi;
+        y[i] = high ? NAN : yi;
+        y[n + i] = high ? yi : NAN;
+        if (xi > 0 && yi > 0) {
+            xmin = fmin(xmin, xi);
+            xmax = fmax(xmax, xi);
+            ymin = fmin(ymin, yi);
         }
     }
+    sensim_status st = SENSIM_OK;
     if (!(xmax > 0))
-        return sensim_error(SENSIM_EDATA, "ptc plot: no level above dark");
-    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax)), ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax));
-    if (lx1 <= lx0)
-        lx1 = lx0 + 1;
-    if (ly1 <= ly0)
-        ly1 = ly0 + 1;
-    const double W = 640, H = 480, L = 80, R = 20, T = 40, B = 60;
-#define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * (W - L - R))
-#define PY(y) (H - B - (log10(y) - ly0) / (ly1 - ly0) * (H - T - B))
-    sensim_afile *af = sensim_afile_open(path);
-    if (!af)
-        return sensim_last_status();
-    FILE *f = sensim_afile_stream(af);
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" font-family=\"sans-serif\" "
-               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
-    fprintf(f, "<text x=\"%g\" y=\"24\" text-anchor=\"middle\" font-size=\"14\">Photon transfer: K = %.4g DN/e-, "
-               "read noise %.3g e-, saturation %.5g e-</text>\n",
-            W / 2, r->gain, r->read_noise, r->saturation_capacity);
-    fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"%g\" height=\"%g\" fill=\"none\" stroke=\"black\"/>\n", L, T,
-            W - L - R, H - T - B);
-    for (double e = lx0; e <= lx1; e++)
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%g\" x2=\"%.1f\" y2=\"%g\" stroke=\"#ddd\"/><text x=\"%.1f\" y=\"%g\" "
-                   "text-anchor=\"middle\">1e%g</text>\n",
-                PX(pow(10, e)), T, PX(pow(10, e)), H - B, PX(pow(10, e)), H - B + 16, e);
-    for (double e = ly0; e <= ly1; e++)
-        fprintf(f, "<line x1=\"%g\" y1=\"%.1f\" x2=\"%g\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%g\" y=\"%.1f\" "
-                   "text-anchor=\"end\">1e%g</text>\n",
-                L, PY(pow(10, e)), W - R, PY(pow(10, e)), L - 6, PY(pow(10, e)) + 4, e);
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">mean - dark (DN)</text>\n", (L + W - R) / 2, H - 20);
-    fprintf(f, "<text x=\"20\" y=\"%g\" text-anchor=\"middle\" transform=\"rotate(-90 20 %g)\">temporal variance - "
-               "dark variance (DN^2)</text>\n", (T + H - B) / 2, (T + H - B) / 2);
-    if (r->gain > 0) {
-        double xa = pow(10, lx0), xb = fmin(pow(10, lx1), r->saturation_dn);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c33\" stroke-width=\"1.5\"/>\n",
-                PX(xa), PY(fmax(r->gain * xa, pow(10, ly0))), PX(xb), PY(r->gain * xb));
+        st = sensim_error(SENSIM_EDATA, "ptc plot: no level above dark");
+    char title[256], fit[64];
+    snprintf(title, sizeof title, "Photon transfer: K = %.4g DN/e-, read noise %.3g e-, saturation %.5g e-", r->gain,
+             r->read_noise, r->saturation_capacity);
+    snprintf(fit, sizeof fit, "fit, K = %.4g", r->gain);
+    sensim_plot *pl =
+        st ? NULL : sensim_plot_create(title, "mean - dark (DN)", "temporal variance - dark variance (DN^2)");
+    if (!st && !pl)
+        st = sensim_last_status();
+    if (!st && r->gain > 0) {
+        /* From the left decade (or where the line enters the lowest
+         * decade of variance) to the right one or the saturation. */
+        double x0 = pow(10, floor(log10(xmin))), y0 = pow(10, floor(log10(ymin)));
+        double lx[2] = {fmax(x0, y0 / r->gain), fmin(pow(10, ceil(log10(xmax))), r->saturation_dn)};
+        double ly[2] = {r->gain * lx[0], r->gain * lx[1]};
+        if (lx[1] > lx[0])
+            st = sensim_plot_add(pl, fit, lx, ly, NULL, NULL, 2, SENSIM_PLOT_LINE, 0xCC3333);
     }
-    for (size_t i = 0; i < n; i++) {
-        double x = lv[i].mu_y - lv[i].mu_dark, y = lv[i].var_y - lv[i].var_dark;
-        if (x > 0 && y > 0)
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n", PX(x), PY(y),
-                    x > 0.7 * r->saturation_dn ? "#999" : "#236");
-    }
-    fprintf(f, "</svg>\n");
-#undef PX
-#undef PY
-    return sensim_afile_commit(af);
+    if (!st)
+        st = sensim_plot_add(pl, "levels", x, y, NULL, NULL, n, SENSIM_PLOT_POINTS, 0x223366);
+    if (!st)
+        st = sensim_plot_add(pl, "> 70 % of saturation", x + n, y + n, NULL, NULL, n, SENSIM_PLOT_POINTS,
+                             0x999999);
+    if (!st)
+        st = sensim_plot_write_svg(pl, path, 720, 480);
+    sensim_plot_destroy(pl);
+    free(x);
+    free(y);
+    return st;
 }

@@ -85,14 +85,6 @@ struct cli_bag_stream {
     int have_first;
 };
 
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 void cli_bag_stream_free(cli_bag_stream *s)
 {
@@ -129,7 +121,7 @@ cli_bag_stream *cli_bag_stream_open(const char *path, const char *const *topics,
     size_t nt = sensim_bag_ntopics(s->bag);
     s->sel = calloc(nsel ? nsel : 1, sizeof *s->sel);
     s->topic_sel = calloc(nt ? nt : 1, sizeof *s->topic_sel);
-    if ((tf_parent && !(s->tf_parent = dupstr(tf_parent))) || (tf_child && !(s->tf_child = dupstr(tf_child))) ||
+    if ((tf_parent && !(s->tf_parent = strdup(tf_parent))) || (tf_child && !(s->tf_child = strdup(tf_child))) ||
         !s->sel || !s->topic_sel) {
         sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;

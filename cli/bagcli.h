@@ -84,12 +84,6 @@ int cli_info_bag(const char *path, int json);
  * cmd_export for those formats). */
 int cli_export_bag(int argc, char **argv);
 
-/* A quantity of an Imu or MagneticField topic (angular_velocity,
- * specific_force or magnetic_field) as a series for allan and fit imu; the
- * rate is `rate` if > 0 (checked against the stamps within 1%), else 1 /
- * the median interval. */
-sensim_status cli_series_bag(const char *path, const char *topic, const char *quantity, double rate, int time_receive,
-                             cli_series *s);
 /* Imports one topic into a temporary log (for fit gnss): *tmp is its path
  * (malloc'd; remove it and free), *sensor the group name (malloc'd). */
 sensim_status cli_bag_temp_log(const char *path, const char *topic, int time_receive, char **tmp, char **sensor);

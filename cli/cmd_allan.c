@@ -160,6 +160,66 @@ static sensim_status write_plot(const char *path, const sensim_allan_opts *o, co
     return st;
 }
 
+/* --data: freq (or rate) or phase (or angle); -1 for neither. */
+static int parse_data(const char *arg, sensim_allan_data *data)
+{
+    if (!strcmp(arg, "freq") || !strcmp(arg, "rate"))
+        *data = SENSIM_ALLAN_FREQ;
+    else if (!strcmp(arg, "phase") || !strcmp(arg, "angle"))
+        *data = SENSIM_ALLAN_PHASE;
+    else
+        return -1;
+    return 0;
+}
+
+/* The checks of the arguments after the options; CLI_OK or the exit status. */
+static int check_args(int argc, char **argv, const char *input, const char *plot, const char *sensor,
+                      const char *topic, double rate, int csv, int json)
+{
+    if (optind < argc)
+        return cli_usage_error("allan", "unexpected argument '%s'", argv[optind]);
+    if (!input)
+        return cli_usage_error("allan", "--input FILE is required");
+    if (csv && json)
+        return cli_usage_error("allan", "--csv and --json exclude each other");
+    if (sensor && topic)
+        return cli_usage_error("allan", "--sensor (a log) and --topic (a recording) exclude each other");
+    if (!sensor && !topic && !(rate > 0))
+        return cli_usage_error("allan", "--rate HZ is required for CSV input");
+    if (!sensor && !topic && cli_is_bag(input))
+        return cli_usage_error("allan", "%s is a recording: name the topic with --topic", input);
+    if (cli_check_output("allan", plot, input, NULL))
+        return CLI_FAIL;
+    return CLI_OK;
+}
+
+/* A streamed computation's error, named by file and sensor; of the six
+ * axes of --quantity imu (qs: its two quantities, else NULL), "axis K"
+ * becomes the quantity and its axis. */
+static void name_stream_error(sensim_status st, const char *input, const char *sensor, const char *const *qs)
+{
+    const char *msg = sensim_last_error();
+    unsigned ax = 0;
+    if (qs && sscanf(msg, "axis %u", &ax) == 1 && ax < 6) {
+        char *rest = strdup(strchr(msg, ':') ? strchr(msg, ':') + 2 : msg);
+        sensim_error(st, "%s: sensor %s %s: axis %u: %s", input, sensor, qs[ax / 3], ax % 3, rest ? rest : msg);
+        free(rest);
+    } else
+        sensim_error_prefix(st, "%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "");
+}
+
+/* The deviations on stdout: CSV, JSON or a table. */
+static void print_points(int csv, int json, const sensim_allan_opts *o, const sensim_allan_point *p, size_t nm,
+                         size_t naxes, const char *units)
+{
+    if (csv)
+        print_csv(stdout, p, nm, naxes);
+    else if (json)
+        print_json(stdout, o, p, nm, naxes, units);
+    else
+        print_table(stdout, o, p, nm, naxes);
+}
+
 int cmd_allan(int argc, char **argv)
 {
     const char *input = NULL, *plot = NULL, *sensor = NULL, *topic = NULL, *quantity = "angular_velocity";
@@ -179,11 +239,7 @@ int cmd_allan(int argc, char **argv)
                 return cli_usage_error("allan", "--rate '%s': expected a positive number of Hz", optarg);
             break;
         case 'd':
-            if (!strcmp(optarg, "freq") || !strcmp(optarg, "rate"))
-                o.data = SENSIM_ALLAN_FREQ;
-            else if (!strcmp(optarg, "phase") || !strcmp(optarg, "angle"))
-                o.data = SENSIM_ALLAN_PHASE;
-            else
+            if (parse_data(optarg, &o.data))
                 return cli_usage_error("allan", "--data '%s': expected freq or phase", optarg);
             break;
         case 'D':
@@ -220,20 +276,8 @@ int cmd_allan(int argc, char **argv)
         return cli_parse_exit(c);
     if (optind < argc && !input)
         input = argv[optind++];
-    if (optind < argc)
-        return cli_usage_error("allan", "unexpected argument '%s'", argv[optind]);
-    if (!input)
-        return cli_usage_error("allan", "--input FILE is required");
-    if (csv && json)
-        return cli_usage_error("allan", "--csv and --json exclude each other");
-    if (sensor && topic)
-        return cli_usage_error("allan", "--sensor (a log) and --topic (a recording) exclude each other");
-    if (!sensor && !topic && !(rate > 0))
-        return cli_usage_error("allan", "--rate HZ is required for CSV input");
-    if (!sensor && !topic && cli_is_bag(input))
-        return cli_usage_error("allan", "%s is a recording: name the topic with --topic", input);
-    if (cli_check_output("allan", plot, input, NULL))
-        return CLI_FAIL;
+    if ((c = check_args(argc, argv, input, plot, sensor, topic, rate, csv, json)) != CLI_OK)
+        return c;
 
     /* A log or a recording is streamed (memory does not grow with it); a
      * CSV column is read whole. */
@@ -268,18 +312,8 @@ int cmd_allan(int argc, char **argv)
     if (cs) {
         sensim_allan_source src = cli_stream_source(cs);
         st = sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), p);
-        if (st && !cli_stream_failed(cs)) {
-            /* "axis K" of six: name the quantity and its axis. */
-            const char *msg = sensim_last_error();
-            unsigned ax = 0;
-            if (imu && sscanf(msg, "axis %u", &ax) == 1 && ax < 6) {
-                char *rest = strdup(strchr(msg, ':') ? strchr(msg, ':') + 2 : msg);
-                sensim_error(st, "%s: sensor %s %s: axis %u: %s", input, sensor, qs[ax / 3], ax % 3,
-                             rest ? rest : msg);
-                free(rest);
-            } else
-                sensim_error_prefix(st, "%s%s%s", input, sensor ? ": sensor " : "", sensor ? sensor : "");
-        }
+        if (st && !cli_stream_failed(cs))
+            name_stream_error(st, input, sensor, imu ? qs : NULL);
         cli_stream_close(cs);
         cs = NULL;
         if (st)
@@ -292,12 +326,7 @@ int cmd_allan(int argc, char **argv)
     snprintf(what, sizeof what, "%s%s%s", sensor ? sensor : input, sensor ? " " : "", sensor ? quantity : "");
     if (plot && (st = write_plot(plot, &o, p, nm, naxes, what, s.units)))
         goto fail;
-    if (csv)
-        print_csv(stdout, p, nm, naxes);
-    else if (json)
-        print_json(stdout, &o, p, nm, naxes, s.units);
-    else
-        print_table(stdout, &o, p, nm, naxes);
+    print_points(csv, json, &o, p, nm, naxes, s.units);
     free(m);
     free(p);
     cli_series_free(&s);

@@ -643,6 +643,23 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
     return SENSIM_OK;
 }
 
+/* A topic of group i (its own or its magnetic field's) that group j <= i
+ * also writes (a group's magnetic field on its own topic included), or NULL. */
+static const char *topic_clash(const group_out *g, size_t i, size_t *j)
+{
+    for (*j = 0; *j <= i; ++*j) {
+        const group_out *a = &g[i], *b = &g[*j];
+        const int before = *j < i;
+        if (before && !strcmp(a->topic, b->topic))
+            return a->topic;
+        if (a->mag && (!strcmp(a->mag_topic, b->topic) || (before && b->mag && !strcmp(a->mag_topic, b->mag_topic))))
+            return a->mag_topic;
+        if (before && b->mag && !strcmp(a->topic, b->mag_topic))
+            return a->topic;
+    }
+    return NULL;
+}
+
 int cli_export_bag(int argc, char **argv)
 {
     const char *verb = "export", *out = NULL, *in = NULL, *format = NULL, *topic = NULL;
@@ -703,19 +720,11 @@ int cli_export_bag(int argc, char **argv)
             snprintf(g[i].topic, sizeof g[i].topic, "%s", topic);
         if ((st = describe(log, groups[i], &g[i], fmt != SENSIM_BAG_ROS1)))
             goto done;
-        for (size_t j = 0; j <= i; j++) {
-            const char *clash = NULL;
-            if (j < i && !strcmp(g[i].topic, g[j].topic))
-                clash = g[i].topic;
-            else if (g[i].mag && (!strcmp(g[i].mag_topic, g[j].topic) || (j < i && g[j].mag &&
-                                                                          !strcmp(g[i].mag_topic, g[j].mag_topic))))
-                clash = g[i].mag_topic;
-            else if (j < i && g[j].mag && !strcmp(g[i].topic, g[j].mag_topic))
-                clash = g[i].topic;
-            if (clash) {
-                rc = cli_usage_error(verb, "%s and %s would both be topic '%s'", g[j].group, g[i].group, clash);
-                goto done;
-            }
+        size_t j;
+        const char *clash = topic_clash(g, i, &j);
+        if (clash) {
+            rc = cli_usage_error(verb, "%s and %s would both be topic '%s'", g[j].group, g[i].group, clash);
+            goto done;
         }
     }
     if (!(x.t = malloc(BLOCK * sizeof *x.t))) {

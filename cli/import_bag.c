@@ -740,6 +740,157 @@ const cli_spec cli_import_bag_spec = {
 
 int cli_import_bag(int argc, char **argv) { return cli_import_bag_run(argc, argv, stderr); }
 
+/* --topic T[:NAME]: the topic, and NAME (default: the topic without its
+ * leading '/', '/' becoming '_'). */
+static int parse_topic(const char *arg, char *topic, size_t tsize, char *name, size_t nsize)
+{
+    const char *colon = strchr(arg, ':');
+    size_t tl = colon ? (size_t)(colon - arg) : strlen(arg);
+    if (tl == 0 || tl >= tsize)
+        return cli_usage_error("import", "--topic '%s': expected TOPIC[:NAME]", arg);
+    memcpy(topic, arg, tl);
+    topic[tl] = '\0';
+    if (colon)
+        snprintf(name, nsize, "%s", colon + 1);
+    else {
+        const char *p = topic + (topic[0] == '/');
+        size_t i = 0;
+        for (; p[i] && i + 1 < nsize; i++)
+            name[i] = p[i] == '/' ? '_' : p[i];
+        name[i] = '\0';
+    }
+    if (!valid_name(name))
+        return cli_usage_error("import", "--topic '%s': group name '%s' must be letters, digits, '_', '-', '.'",
+                               arg, name);
+    return CLI_OK;
+}
+
+/* A sink per topic, its group named: one ground truth at most, and two
+ * topics share a NAME only as an Imu and a MagneticField topic, which then
+ * share the group (their stamps are checked as they come). CLI_USAGE
+ * (message printed), CLI_FAIL (the library's error set) or CLI_OK. */
+static int plan_sinks(imp *m, char (*topic)[256], char (*name)[128], size_t nt)
+{
+    if (!(m->k = calloc(nt, sizeof *m->k))) {
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+        return CLI_FAIL;
+    }
+    m->n = nt;
+    int ngt = 0;
+    for (size_t i = 0; i < nt; i++) {
+        sink *k = &m->k[i];
+        k->kind = cli_bag_stream_kind(m->s, i);
+        k->t = cli_bag_stream_topic(m->s, i);
+        snprintf(k->name, sizeof k->name, "%s", name[i]);
+        int gt = k->kind == SENSIM_MSG_ODOMETRY || k->kind == SENSIM_MSG_POSE_STAMPED ||
+                 k->kind == SENSIM_MSG_TRANSFORM_STAMPED || k->kind == SENSIM_MSG_TF;
+        if (gt && ngt++)
+            return cli_usage_error("import", "only one topic can be the ground truth ('%s' is the second)",
+                                   k->t->name);
+        snprintf(k->group, sizeof k->group, gt ? "/ground_truth" : "/sensors/%s", k->name);
+    }
+    for (size_t i = 0; i < nt; i++)
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(name[i], name[j]))
+                continue;
+            sink *a = &m->k[j], *b = &m->k[i];
+            int pair = (a->kind == SENSIM_MSG_IMU && b->kind == SENSIM_MSG_MAGNETIC_FIELD) ||
+                       (a->kind == SENSIM_MSG_MAGNETIC_FIELD && b->kind == SENSIM_MSG_IMU);
+            if (!pair || a->mate || b->mate)
+                return cli_usage_error("import",
+                                       "topics '%s' and '%s' both go to /sensors/%s; name them (--topic T:NAME; "
+                                       "only a sensor_msgs/Imu and a MagneticField topic may share a name)",
+                                       topic[j], topic[i], name[i]);
+            a->mate = b;
+            b->mate = a;
+            sink *imu = a->kind == SENSIM_MSG_IMU ? a : b;
+            if (!(imu->pend = malloc(PEND_MAX * sizeof *imu->pend))) {
+                sensim_error(SENSIM_ENOMEM, "out of memory");
+                return CLI_FAIL;
+            }
+        }
+    return CLI_OK;
+}
+
+/* After the last message: topics sharing a group came out even, each
+ * topic had messages (ground truth at least 2), and every sink's datasets
+ * are closed. */
+static sensim_status finish_sinks(imp *m)
+{
+    sensim_status st = SENSIM_OK;
+    for (size_t i = 0; i < m->n; i++) {
+        sink *k = &m->k[i];
+        if (k->pend && k->pend_n) {
+            sink *behind = k->ahead ? k->mate : k;
+            return sensim_error(SENSIM_EDATA, "%s: topic '%s' has %zu messages fewer than '%s', which shares "
+                                "/sensors/%s; topics share a group only when their stamps are the same, message for "
+                                "message (name them apart: --topic %s:NAME)", m->bag, behind->t->name, k->pend_n,
+                                behind->mate->t->name, k->name, behind->t->name);
+        }
+    }
+    for (size_t i = 0; i < m->n && !st; i++) {
+        sink *k = &m->k[i];
+        const cli_bag_stats *bs = cli_bag_stream_stats(m->s, i);
+        if (bs->messages == 0 || (k->gt.wr && bs->messages < 2)) {
+            if (k->kind == SENSIM_MSG_TF)
+                return sensim_error(SENSIM_EDATA, "%s: topic '%s': %llu messages, %s transform %s -> %s", m->bag,
+                                    k->t->name, (unsigned long long)bs->skipped,
+                                    bs->messages ? "one" : "none with the", m->tf_parent, m->tf_child);
+            return sensim_error(SENSIM_EDATA, "%s: topic '%s': %llu messages%s", m->bag, k->t->name,
+                                (unsigned long long)bs->messages, k->gt.wr ? " (ground truth needs 2)" : "");
+        }
+        st = close_sink(m, k, bs);
+    }
+    return st;
+}
+
+/* One line a topic: messages, rate, reordered, duplicates, gaps. */
+static void report_sinks(const imp *m, FILE *report)
+{
+    for (size_t i = 0; i < m->n && report; i++) {
+        const cli_bag_stats *bs = cli_bag_stream_stats(m->s, i);
+        const sink *k = &m->k[i];
+        fprintf(report,
+                "sensim import: %s -> %s: %llu messages, %.6g Hz, %llu reordered, %llu duplicate stamps dropped, "
+                "%llu gaps",
+                k->t->name, k->group,
+                (unsigned long long)bs->messages, bs->median_dt > 0 ? 1 / bs->median_dt : 0.0,
+                (unsigned long long)bs->reordered, (unsigned long long)bs->duplicates, (unsigned long long)bs->gaps);
+        if (bs->frame_changes)
+            fprintf(report, ", frame_id changed %llu times (kept '%s')", (unsigned long long)bs->frame_changes,
+                    bs->frame_id);
+        if (k->dropped)
+            fprintf(report, ", %llu points without a return dropped", (unsigned long long)k->dropped);
+        fputc('\n', report);
+    }
+}
+
+static void imp_free(imp *m)
+{
+    if (m->k) {
+        for (size_t i = 0; i < m->n; i++) {
+            sink *k = &m->k[i];
+            for (int j = 0; j < NCOL; j++)
+                if (k->c[j].buf) {
+                    sensim_log_dset_close(k->c[j].d);
+                    free(k->c[j].buf);
+                }
+            for (size_t j = 0; j < k->nf; j++)
+                if (k->f[j].c.buf) {
+                    sensim_log_dset_close(k->f[j].c.d);
+                    free(k->f[j].c.buf);
+                }
+            sensim_gt_writer_close(k->gt.wr);
+            sensim_gt_block_free(&k->gt.b);
+            free(k->frame);
+            free(k->pend);
+        }
+        free(m->k);
+    }
+    sensim_log_close(m->log);
+    cli_bag_stream_free(m->s);
+}
+
 int cli_import_bag_run(int argc, char **argv, FILE *report)
 {
     const char *verb = "import", *out = NULL, *bag = NULL;
@@ -754,31 +905,14 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
     cli_parse_begin(&op, &cli_import_bag_spec, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 't': {
+        case 't':
             if (nt == MAX_TOPICS)
                 return cli_usage_error(verb, "more than %d topics", MAX_TOPICS);
-            const char *colon = strchr(optarg, ':');
-            size_t tl = colon ? (size_t)(colon - optarg) : strlen(optarg);
-            if (tl == 0 || tl >= sizeof topic[0])
-                return cli_usage_error(verb, "--topic '%s': expected TOPIC[:NAME]", optarg);
-            memcpy(topic[nt], optarg, tl);
-            topic[nt][tl] = '\0';
-            if (colon)
-                snprintf(name[nt], sizeof name[nt], "%s", colon + 1);
-            else {
-                const char *p = topic[nt] + (topic[nt][0] == '/');
-                size_t i = 0;
-                for (; p[i] && i + 1 < sizeof name[nt]; i++)
-                    name[nt][i] = p[i] == '/' ? '_' : p[i];
-                name[nt][i] = '\0';
-            }
-            if (!valid_name(name[nt]))
-                return cli_usage_error(verb, "--topic '%s': group name '%s' must be letters, digits, '_', '-', '.'",
-                                       optarg, name[nt]);
+            if ((c = parse_topic(optarg, topic[nt], sizeof topic[nt], name[nt], sizeof name[nt])) != CLI_OK)
+                return c;
             topics[nt] = topic[nt];
             nt++;
             break;
-        }
         case 'o': out = optarg; break;
         case OPT_TIME:
             if (!strcmp(optarg, "header"))
@@ -824,131 +958,28 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
     sensim_status st = SENSIM_OK;
     if (!(m.s = cli_bag_stream_open(bag, topics, nt, m.time_receive, m.tf_parent, m.tf_child)))
         goto done;
-    if (!(m.k = calloc(nt, sizeof *m.k))) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    if ((rc = plan_sinks(&m, topic, name, nt)) != CLI_OK)
         goto done;
-    }
-    m.n = nt;
-    int ngt = 0;
-    for (size_t i = 0; i < nt; i++) {
-        sink *k = &m.k[i];
-        k->kind = cli_bag_stream_kind(m.s, i);
-        k->t = cli_bag_stream_topic(m.s, i);
-        snprintf(k->name, sizeof k->name, "%s", name[i]);
-        int gt = k->kind == SENSIM_MSG_ODOMETRY || k->kind == SENSIM_MSG_POSE_STAMPED ||
-                 k->kind == SENSIM_MSG_TRANSFORM_STAMPED || k->kind == SENSIM_MSG_TF;
-        if (gt && ngt++) {
-            rc = cli_usage_error(verb, "only one topic can be the ground truth ('%s' is the second)", k->t->name);
-            goto done;
-        }
-        snprintf(k->group, sizeof k->group, gt ? "/ground_truth" : "/sensors/%s", k->name);
-    }
-    /* Two topics, one NAME: only an Imu and a MagneticField topic, which
-     * then share the group (their stamps are checked as they come). */
-    for (size_t i = 0; i < nt; i++)
-        for (size_t j = 0; j < i; j++) {
-            if (strcmp(name[i], name[j]))
-                continue;
-            sink *a = &m.k[j], *b = &m.k[i];
-            int pair = (a->kind == SENSIM_MSG_IMU && b->kind == SENSIM_MSG_MAGNETIC_FIELD) ||
-                       (a->kind == SENSIM_MSG_MAGNETIC_FIELD && b->kind == SENSIM_MSG_IMU);
-            if (!pair || a->mate || b->mate) {
-                rc = cli_usage_error(verb, "topics '%s' and '%s' both go to /sensors/%s; name them (--topic T:NAME; "
-                                     "only a sensor_msgs/Imu and a MagneticField topic may share a name)",
-                                     topic[j], topic[i], name[i]);
-                goto done;
-            }
-            a->mate = b;
-            b->mate = a;
-            sink *imu = a->kind == SENSIM_MSG_IMU ? a : b;
-            if (!(imu->pend = malloc(PEND_MAX * sizeof *imu->pend))) {
-                sensim_error(SENSIM_ENOMEM, "out of memory");
-                goto done;
-            }
-        }
+    rc = CLI_FAIL;
     cmdline = cli_join_args("sensim", argc, argv);
     if (!(m.log = sensim_log_create(out, cmdline ? cmdline : "sensim import")))
         goto done;
     for (size_t i = 0; i < nt; i++)
         if ((st = open_sink(&m, &m.k[i])))
             goto done;
-    if ((st = cli_bag_stream_run(m.s, emit, &m)))
-        goto done;
-    for (size_t i = 0; i < nt; i++) {
-        sink *k = &m.k[i];
-        if (k->pend && k->pend_n) {
-            sink *behind = k->ahead ? k->mate : k;
-            st = sensim_error(SENSIM_EDATA, "%s: topic '%s' has %zu messages fewer than '%s', which shares "
-                              "/sensors/%s; topics share a group only when their stamps are the same, message for "
-                              "message (name them apart: --topic %s:NAME)", bag, behind->t->name, k->pend_n,
-                              behind->mate->t->name, k->name, behind->t->name);
-            goto done;
-        }
-    }
-    for (size_t i = 0; i < nt; i++) {
-        sink *k = &m.k[i];
-        const cli_bag_stats *bs = cli_bag_stream_stats(m.s, i);
-        if (bs->messages == 0 || (k->gt.wr && bs->messages < 2)) {
-            if (k->kind == SENSIM_MSG_TF)
-                st = sensim_error(SENSIM_EDATA, "%s: topic '%s': %llu messages, %s transform %s -> %s", bag,
-                                  k->t->name, (unsigned long long)bs->skipped, bs->messages ? "one" : "none with the",
-                                  m.tf_parent, m.tf_child);
-            else
-                st = sensim_error(SENSIM_EDATA, "%s: topic '%s': %llu messages%s", bag, k->t->name,
-                                  (unsigned long long)bs->messages, k->gt.wr ? " (ground truth needs 2)" : "");
-            goto done;
-        }
-        if ((st = close_sink(&m, k, bs)))
-            goto done;
-    }
-    if ((st = sensim_log_set_attr_i64(m.log, "/", "time_epoch_ns", &m.origin_ns, 1)))
+    if ((st = cli_bag_stream_run(m.s, emit, &m)) || (st = finish_sinks(&m)) ||
+        (st = sensim_log_set_attr_i64(m.log, "/", "time_epoch_ns", &m.origin_ns, 1)))
         goto done;
     st = sensim_log_commit(m.log);
     m.log = NULL;
     if (st)
         goto done;
-    for (size_t i = 0; i < nt && report; i++) {
-        const cli_bag_stats *bs = cli_bag_stream_stats(m.s, i);
-        sink *k = &m.k[i];
-        fprintf(report,
-                "sensim import: %s -> %s: %llu messages, %.6g Hz, %llu reordered, %llu duplicate stamps dropped, "
-                "%llu gaps",
-                k->t->name, k->group,
-                (unsigned long long)bs->messages, bs->median_dt > 0 ? 1 / bs->median_dt : 0.0,
-                (unsigned long long)bs->reordered, (unsigned long long)bs->duplicates, (unsigned long long)bs->gaps);
-        if (bs->frame_changes)
-            fprintf(report, ", frame_id changed %llu times (kept '%s')", (unsigned long long)bs->frame_changes,
-                    bs->frame_id);
-        if (k->dropped)
-            fprintf(report, ", %llu points without a return dropped", (unsigned long long)k->dropped);
-        fputc('\n', report);
-    }
+    report_sinks(&m, report);
     rc = CLI_OK;
 done:
     if (rc == CLI_FAIL && report)
         cli_fail_lib(verb);
-    if (m.k) {
-        for (size_t i = 0; i < m.n; i++) {
-            sink *k = &m.k[i];
-            for (int j = 0; j < NCOL; j++)
-                if (k->c[j].buf) {
-                    sensim_log_dset_close(k->c[j].d);
-                    free(k->c[j].buf);
-                }
-            for (size_t j = 0; j < k->nf; j++)
-                if (k->f[j].c.buf) {
-                    sensim_log_dset_close(k->f[j].c.d);
-                    free(k->f[j].c.buf);
-                }
-            sensim_gt_writer_close(k->gt.wr);
-            sensim_gt_block_free(&k->gt.b);
-            free(k->frame);
-            free(k->pend);
-        }
-        free(m.k);
-    }
-    sensim_log_close(m.log);
-    cli_bag_stream_free(m.s);
+    imp_free(&m);
     free(cmdline);
     return rc;
 }

@@ -53,12 +53,18 @@ int cli_fail_lib(const char *verb)
     return CLI_FAIL;
 }
 
+/* "sensim VERB: message" on stderr, without the line end. */
+static void say(const char *verb, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "sensim %s: ", verb);
+    vfprintf(stderr, fmt, ap);
+}
+
 int cli_fail(const char *verb, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "sensim %s: ", verb);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(verb, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return CLI_FAIL;
@@ -67,9 +73,8 @@ int cli_fail(const char *verb, const char *fmt, ...)
 int cli_usage_error(const char *verb, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "sensim %s: ", verb);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say(verb, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nTry 'sensim %s --help'.\n", verb);
     return CLI_USAGE;

@@ -13,7 +13,7 @@
 typedef struct cli_stream cli_stream;
 
 /* quantities[0..nq) (nq 1 or 2), each 3 axes, as 3 * nq axes; the rate as
- * cli_series_h5 / cli_series_bag take it (given, checked, or found). The
+ * cli_series_h5 / cli_bag_series_rate take it (given, checked, or found). The
  * open reads everything a bag holds (stamps, order); a log's samples are
  * read, and checked for NaN/Inf, when the computation asks for them. */
 sensim_status cli_stream_open_h5(const char *path, const char *sensor, const char *const *quantities, size_t nq,

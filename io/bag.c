@@ -11,22 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static char *dup_str(const char *s)
-{
-    if (!s)
-        s = "";
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops)
 {
     sensim_bag *bag = calloc(1, sizeof *bag);
     if (bag)
-        bag->path = dup_str(path);
+        bag->path = strdup(path ? path : "");
     if (!bag || !bag->path) {
         free(bag);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
@@ -54,7 +44,8 @@ sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const cha
     }
     sensim_bag_topic *t = &bag->topics[bag->ntopics];
     memset(t, 0, sizeof *t);
-    char *n = dup_str(name), *ty = dup_str(type), *m = dup_str(md5sum), *d = dup_str(definition);
+    char *n = strdup(name ? name : ""), *ty = strdup(type ? type : ""), *m = strdup(md5sum ? md5sum : ""),
+         *d = strdup(definition ? definition : "");
     if (!n || !ty || !m || !d) {
         free(n), free(ty), free(m), free(d);
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
@@ -250,7 +241,7 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
 {
     sensim_bag_writer *w = calloc(1, sizeof *w);
     if (w)
-        w->path = dup_str(path);
+        w->path = strdup(path ? path : "");
     if (!w || !w->path) {
         free(w);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);

@@ -18,14 +18,6 @@
 static const char *const gt_names[SENSIM_CSV_GT_COLUMNS] = {"t",  "px", "py", "pz", "qw", "qx", "qy", "qz", "vx",
                                                             "vy", "vz", "wx", "wy", "wz", "ax", "ay", "az"};
 
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 /* Strips the line end (LF or CRLF) and surrounding blanks; returns the start. */
 static char *trim(char *s)
@@ -237,7 +229,7 @@ static int is_number_cell(const char *s)
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
 {
     sensim_csv_gt_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = dupstr(path))) {
+    if (!r || !(r->path = strdup(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -481,7 +473,7 @@ void sensim_csv_gt_writer_close(sensim_csv_gt_writer *w)
 sensim_csv_gt_writer *sensim_csv_gt_writer_create(const char *path, const double origin_lla[3])
 {
     sensim_csv_gt_writer *w = calloc(1, sizeof *w);
-    if (!w || !(w->path = dupstr(path))) {
+    if (!w || !(w->path = strdup(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }

@@ -58,15 +58,6 @@ struct sensim_log_dset {
 };
 
 
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 size_t sensim_dtype_size(sensim_dtype t)
 {
     switch (t) {
@@ -124,7 +115,7 @@ sensim_log *sensim_log_open(const char *path)
         return NULL;
     }
     sensim_log *log = calloc(1, sizeof *log);
-    if (!log || !(log->path = dupstr(path))) {
+    if (!log || !(log->path = strdup(path))) {
         free(log);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         return NULL;
@@ -872,7 +863,7 @@ sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj,
             char *s = NULL;
             if (H5Aread(a, mt, &s) < 0 || !s)
                 st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
-            else if (!(*out = dupstr(s)))
+            else if (!(*out = strdup(s)))
                 st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
             if (s)
                 H5free_memory(s);
@@ -960,24 +951,26 @@ sensim_status sensim_log_set_attr_string(sensim_log *log, const char *obj, const
     return st;
 }
 
-sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
+/* n numbers as an attribute: a scalar for one, else a 1-D array. */
+static sensim_status set_attr_numbers(sensim_log *log, const char *obj, const char *name, hid_t ftype, hid_t mtype,
+                                      const void *v, size_t n)
 {
     H5_QUIET_SCOPE();
     hsize_t dn = n;
     hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
-    sensim_status st = set_attr(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, sp, v);
+    sensim_status st = set_attr(log, obj, name, ftype, mtype, sp, v);
     H5Sclose(sp);
     return st;
 }
 
+sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const char *name, const double *v, size_t n)
+{
+    return set_attr_numbers(log, obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n);
+}
+
 sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n)
 {
-    H5_QUIET_SCOPE();
-    hsize_t dn = n;
-    hid_t sp = n == 1 ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dn, NULL);
-    sensim_status st = set_attr(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, sp, v);
-    H5Sclose(sp);
-    return st;
+    return set_attr_numbers(log, obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, v, n);
 }
 
 /* ---- listing ---- */
@@ -1003,7 +996,7 @@ static herr_t list_cb(hid_t g, const char *name, const H5L_info_t *info, void *d
         l->names = p;
         l->cap = cap;
     }
-    if (!(l->names[l->n] = dupstr(name))) {
+    if (!(l->names[l->n] = strdup(name))) {
         l->oom = 1;
         return -1;
     }
@@ -1113,7 +1106,7 @@ sensim_log *sensim_log_create(const char *path, const char *created_by)
         log->file = -1;
         log->tmp_slot = -1;
     }
-    if (!log || !(log->path = dupstr(path)) || !(log->tmp_path = sensim_tmp_template(path))) {
+    if (!log || !(log->path = strdup(path)) || !(log->tmp_path = sensim_tmp_template(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -1198,7 +1191,7 @@ sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensi
         return NULL;
     }
     sensim_log_dset *d = calloc(1, sizeof *d);
-    if (!d || !(d->name = dupstr(path))) {
+    if (!d || !(d->name = strdup(path))) {
         free(d);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
         return NULL;

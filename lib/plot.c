@@ -26,15 +26,6 @@ struct sensim_plot {
 /* A colour-blind-safe palette (Okabe & Ito 2008). */
 static const unsigned palette[] = {0x0072B2, 0xD55E00, 0x009E73, 0xCC79A7, 0xE69F00, 0x56B4E9, 0x000000, 0xF0E442};
 
-static char *dupstr(const char *s)
-{
-    if (!s)
-        s = "";
-    char *d = malloc(strlen(s) + 1);
-    if (d)
-        strcpy(d, s);
-    return d;
-}
 
 sensim_plot *sensim_plot_create(const char *title, const char *xlabel, const char *ylabel)
 {
@@ -42,9 +33,9 @@ sensim_plot *sensim_plot_create(const char *title, const char *xlabel, const cha
     if (!p)
         goto fail;
     p->xlog = p->ylog = 1;
-    p->title = dupstr(title);
-    p->xlabel = dupstr(xlabel);
-    p->ylabel = dupstr(ylabel);
+    p->title = strdup(title ? title : "");
+    p->xlabel = strdup(xlabel ? xlabel : "");
+    p->ylabel = strdup(ylabel ? ylabel : "");
     if (!p->title || !p->xlabel || !p->ylabel)
         goto fail;
     return p;
@@ -106,7 +97,7 @@ sensim_status sensim_plot_add(sensim_plot *p, const char *label, const double *x
     p->s = ns;
     series *s = &p->s[p->ns];
     memset(s, 0, sizeof *s);
-    s->label = dupstr(label);
+    s->label = strdup(label ? label : "");
     s->x = dup_arr(x, n);
     s->y = dup_arr(y, n);
     s->lo = dup_arr(lo, n);
@@ -125,6 +116,13 @@ sensim_status sensim_plot_add(sensim_plot *p, const char *label, const double *x
 static int usable(double v, int lg)
 {
     return isfinite(v) && (!lg || v > 0);
+}
+
+/* Half the width of a series' bars: half the mean spacing of its x (0.5
+ * for a single point). */
+static double bar_half(const series *s)
+{
+    return s->n > 1 && s->x[s->n - 1] != s->x[0] ? fabs(s->x[s->n - 1] - s->x[0]) / (double)(s->n - 1) / 2 : 0.5;
 }
 
 void sensim_plot_xml_text(FILE *f, const char *s)
@@ -213,9 +211,11 @@ static void draw_ticks(FILE *f, const axis *a, int vertical, double fixed, doubl
             }
         }
     } else {
+        /* Ticks 1, 2 or 5 times a power of ten apart, at most about 10. */
+        static const double ladder[] = {2, 2.5, 2};
         double span = a->hi - a->lo, step = pow(10, floor(log10(span / 5)));
-        if (span / step > 10)
-            step *= 2;
+        for (int i = 0; i < 3 && span / step > 10 + 1e-9; i++)
+            step *= ladder[i];
         for (double v = ceil(a->lo / step) * step; v <= a->hi + 1e-9 * span; v += step) {
             double q = map(a, v);
             tick_label(buf, sizeof buf, v, 0);
@@ -239,13 +239,20 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
         return sensim_error(SENSIM_EINVAL, "plot: size %dx%d is too small (at least 200x150)", width, height);
     errno = 0; /* what a failed write leaves here is the cause reported */
     double xmn = INFINITY, xmx = -INFINITY, ymn = INFINITY, ymx = -INFINITY;
+    int bars = 0;
     for (size_t i = 0; i < p->ns; i++) {
         const series *s = &p->s[i];
+        const double half = s->style & SENSIM_PLOT_BARS ? bar_half(s) : 0;
         for (size_t k = 0; k < s->n; k++) {
             if (!usable(s->x[k], p->xlog) || !usable(s->y[k], p->ylog))
                 continue;
-            xmn = fmin(xmn, s->x[k]);
-            xmx = fmax(xmx, s->x[k]);
+            if (s->style & SENSIM_PLOT_BARS) {
+                bars = 1;
+                if (!p->ylog)
+                    ymn = fmin(ymn, 0);
+            }
+            xmn = fmin(xmn, usable(s->x[k] - half, p->xlog) ? s->x[k] - half : s->x[k]);
+            xmx = fmax(xmx, s->x[k] + half);
             ymn = fmin(ymn, s->y[k]);
             ymx = fmax(ymx, s->y[k]);
             if (s->lo && usable(s->lo[k], p->ylog))
@@ -269,6 +276,8 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
     axis ax = {p->xlog, 0, 0, L, width - R}, ay = {p->ylog, 0, 0, height - B, T};
     axis_limits(&ax, xmn, xmx);
     axis_limits(&ay, ymn, ymx);
+    if (bars && !p->ylog && ymn >= 0)
+        ay.lo = 0; /* bars stand on the frame */
     fprintf(f,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -294,6 +303,18 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
     for (size_t i = 0; i < p->ns; i++) {
         const series *s = &p->s[i];
         fprintf(f, "<g class=\"series\" stroke=\"#%06X\" fill=\"#%06X\">\n", s->color, s->color);
+        if (s->style & SENSIM_PLOT_BARS) {
+            const double half = bar_half(s), base = map(&ay, p->ylog ? ay.lo : fmax(0, ay.lo));
+            for (size_t k = 0; k < s->n; k++) {
+                if (!usable(s->x[k], p->xlog) || !usable(s->y[k], p->ylog) || s->y[k] == 0)
+                    continue;
+                double q0 = map(&ax, usable(s->x[k] - half, p->xlog) ? s->x[k] - half : ax.lo),
+                       q1 = map(&ax, s->x[k] + half), top = map(&ay, s->y[k]);
+                fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill-opacity=\"0.5\" "
+                           "stroke-width=\"1\"/>\n",
+                        q0, fmin(top, base), q1 - q0, fabs(base - top));
+            }
+        }
         if (s->style & SENSIM_PLOT_ERRORBARS)
             for (size_t k = 0; k < s->n; k++) {
                 if (!usable(s->x[k], p->xlog) || !usable(s->lo[k], p->ylog) || !usable(s->hi[k], p->ylog))
@@ -342,6 +363,9 @@ sensim_status sensim_plot_svg(const sensim_plot *p, FILE *f, int width, int heig
                     lx + 24, ly - 4, s->style & SENSIM_PLOT_DASHED ? " stroke-dasharray=\"6 4\"" : "");
         if (s->style & SENSIM_PLOT_POINTS)
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" stroke=\"none\"/>", lx + 12, ly - 4);
+        if (s->style & SENSIM_PLOT_BARS)
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"12\" height=\"12\" stroke=\"none\" fill-opacity=\"0.5\"/>",
+                    lx + 6, ly - 10);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" stroke=\"none\" fill=\"black\">", lx + 30, ly);
         sensim_plot_xml_text(f, s->label);
         fputs("</text></g>\n", f);

@@ -281,6 +281,31 @@ static const char *shown(const char *s, char *buf, size_t size)
     return buf;
 }
 
+/* The points after a PLY or PCD header (what: "<the header part naming
+ * the fields> lack(s)", for the error): the layout completed and checked for x, y
+ * and z, the size checked, n points decoded into *xyzi (malloc'd). */
+static sensim_status read_points(const char *path, layout *L, const char *what, int binary, const char *data,
+                                 size_t avail, size_t n, float **xyzi, size_t *count, int *has_i)
+{
+    finish_layout(L);
+    if (L->ix < 0 || L->iy < 0 || L->iz < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s x, y or z", path, what);
+    sensim_status st = check_count(path, L, binary, avail, n);
+    if (st != SENSIM_OK)
+        return st;
+    float *out = malloc((n ? n : 1) * 4 * sizeof *out);
+    if (!out)
+        return sensim_error(SENSIM_ENOMEM, "%s: cannot allocate %zu points", path, n);
+    if ((st = decode(path, L, binary, data, avail, n, out)) != SENSIM_OK) {
+        free(out);
+        return st;
+    }
+    *xyzi = out;
+    *count = n;
+    *has_i = L->ii >= 0;
+    return SENSIM_OK;
+}
+
 static sensim_status read_ply(const char *path, char *buf, size_t len, float **xyzi, size_t *n, int *has_i,
                               sensim_cloud_format *fmt)
 {
@@ -343,26 +368,10 @@ static sensim_status read_ply(const char *path, char *buf, size_t len, float **x
         return sensim_error(SENSIM_EFORMAT, "%s: PLY header has no format line", path);
     if (!seen_vertex)
         return sensim_error(SENSIM_EFORMAT, "%s: PLY header has no vertex element", path);
-    finish_layout(&L);
-    if (L.ix < 0 || L.iy < 0 || L.iz < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: vertex element lacks x, y or z", path);
-    sensim_status cst = check_count(path, &L, binary, len - pos, nv);
-    if (cst != SENSIM_OK)
-        return cst;
-    float *out = malloc((nv ? nv : 1) * 4 * sizeof *out);
-    if (!out)
-        return sensim_error(SENSIM_ENOMEM, "%s: cannot allocate %zu points", path, nv);
-    sensim_status st = decode(path, &L, binary, buf + pos, len - pos, nv, out);
-    if (st != SENSIM_OK) {
-        free(out);
-        return st;
-    }
-    *xyzi = out;
-    *n = nv;
-    *has_i = L.ii >= 0;
-    if (fmt)
+    sensim_status st = read_points(path, &L, "vertex element lacks", binary, buf + pos, len - pos, nv, xyzi, n, has_i);
+    if (!st && fmt)
         *fmt = binary ? SENSIM_CLOUD_PLY_BINARY : SENSIM_CLOUD_PLY_ASCII;
-    return SENSIM_OK;
+    return st;
 }
 
 static sensim_status read_pcd(const char *path, char *buf, size_t len, float **xyzi, size_t *n, int *has_i,
@@ -454,26 +463,10 @@ static sensim_status read_pcd(const char *path, char *buf, size_t len, float **x
                                 npoints, width, height);
         npoints = width * height;
     }
-    finish_layout(&L);
-    if (L.ix < 0 || L.iy < 0 || L.iz < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: PCD fields lack x, y or z", path);
-    sensim_status cst = check_count(path, &L, binary, len - pos, npoints);
-    if (cst != SENSIM_OK)
-        return cst;
-    float *out = malloc((npoints ? npoints : 1) * 4 * sizeof *out);
-    if (!out)
-        return sensim_error(SENSIM_ENOMEM, "%s: cannot allocate %zu points", path, npoints);
-    sensim_status st = decode(path, &L, binary, buf + pos, len - pos, npoints, out);
-    if (st != SENSIM_OK) {
-        free(out);
-        return st;
-    }
-    *xyzi = out;
-    *n = npoints;
-    *has_i = L.ii >= 0;
-    if (fmt)
+    sensim_status st = read_points(path, &L, "PCD fields lack", binary, buf + pos, len - pos, npoints, xyzi, n, has_i);
+    if (!st && fmt)
         *fmt = binary ? SENSIM_CLOUD_PCD_BINARY : SENSIM_CLOUD_PCD_ASCII;
-    return SENSIM_OK;
+    return st;
 }
 
 sensim_status sensim_cloud_read(const char *path, float **xyzi, size_t *n, int *has_intensity, sensim_cloud_format *fmt)

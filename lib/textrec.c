@@ -64,14 +64,6 @@ struct sensim_text_reader {
     int have_prev;
 };
 
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 sensim_text_opts sensim_text_default_opts(void)
 {
@@ -406,7 +398,7 @@ static int key_index(const char *k)
 static sensim_status map_columns(sensim_text_reader *r, const char *spec, char **hcells, size_t nh, size_t hline,
                                  sensim_time_unit *hdr_time)
 {
-    char *copy = dupstr(spec);
+    char *copy = strdup(spec);
     if (!copy)
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     sensim_status st = SENSIM_OK;
@@ -459,7 +451,7 @@ static sensim_status map_columns(sensim_text_reader *r, const char *spec, char *
             }
         }
         r->col[k] = found;
-        r->colname[k] = dupstr((size_t)found < nh ? hcells[found] : name);
+        r->colname[k] = strdup((size_t)found < nh ? hcells[found] : name);
         st = apply_unit(r, k, unit, hline, found, hdr_time);
     }
     free(copy);
@@ -480,7 +472,7 @@ static sensim_status map_aliases(sensim_text_reader *r, char **hcells, size_t nh
             return sensim_error(SENSIM_EFORMAT, "%s:%zu: columns %d ('%s') and %zu ('%s') are both %s", r->path, hline,
                                 r->col[k] + 1, hcells[r->col[k]], i + 1, hcells[i], key_names[k]);
         r->col[k] = (int)i;
-        r->colname[k] = dupstr(hcells[i]);
+        r->colname[k] = strdup(hcells[i]);
         if (tu != SENSIM_TIME_AUTO)
             *hdr_time = tu;
         sensim_status st = apply_unit(r, k, unit, hline, (int)i, hdr_time);
@@ -708,7 +700,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     sensim_text_reader *r = calloc(1, sizeof *r);
     char *hline_text = NULL;
     long double *tv = NULL;
-    if (!r || !(r->path = dupstr(path))) {
+    if (!r || !(r->path = strdup(path))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         goto fail;
     }
@@ -732,7 +724,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
             continue;
         if (s[0] == '#' || s[0] == '%') {
             free(comment);
-            if (!(comment = dupstr(s))) {
+            if (!(comment = strdup(s))) {
                 sensim_error(SENSIM_ENOMEM, "out of memory");
                 goto fail;
             }
@@ -756,7 +748,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
         snprintf(first_cells_buf, sizeof first_cells_buf, "%s", c[0] ? c[0] : "");
     }
     if (!is_number(first_cells_buf)) {
-        hline_text = dupstr(s);
+        hline_text = strdup(s);
         hline = r->lineno;
         free(comment);
         comment = NULL;
@@ -769,7 +761,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     }
     /* Read ahead the first data rows. */
     if (s) {
-        if (!(r->ahead[0] = dupstr(s))) {
+        if (!(r->ahead[0] = strdup(s))) {
             sensim_error(SENSIM_ENOMEM, "out of memory");
             goto fail;
         }
@@ -779,7 +771,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     while (r->nahead < DETECT_ROWS && (s = read_line(r, &st)) != NULL) {
         if (is_blank(s) || s[0] == '#' || s[0] == '%')
             continue;
-        if (!(r->ahead[r->nahead] = dupstr(s))) {
+        if (!(r->ahead[r->nahead] = strdup(s))) {
             sensim_error(SENSIM_ENOMEM, "out of memory");
             goto fail;
         }
@@ -793,7 +785,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     }
     r->delim = pick_delim(r->ahead[0]);
     char *dc[MAX_CELLS];
-    char *tmp0 = dupstr(r->ahead[0]);
+    char *tmp0 = strdup(r->ahead[0]);
     if (!tmp0) {
         sensim_error(SENSIM_ENOMEM, "out of memory");
         goto fail;
@@ -857,7 +849,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
         }
         for (int i = 0; i < 8; i++) {
             r->col[tum_keys[i]] = i;
-            r->colname[tum_keys[i]] = dupstr(tum_names[i]);
+            r->colname[tum_keys[i]] = strdup(tum_names[i]);
         }
         st = check_fields(r, where, hc, nh);
     } else if (o.columns) {
@@ -896,7 +888,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     size_t nt = 0;
     int has_fraction = 0;
     for (size_t i = 0; i < r->nahead; i++) {
-        char *c[MAX_CELLS], *cp = dupstr(r->ahead[i]);
+        char *c[MAX_CELLS], *cp = strdup(r->ahead[i]);
         if (!cp) {
             sensim_error(SENSIM_ENOMEM, "out of memory");
             goto fail;
@@ -919,7 +911,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     {
         /* The first stamp, so that callers can choose a time origin before
          * reading (a malformed first row is reported by the read). */
-        char *c[MAX_CELLS], *cp = dupstr(r->ahead[0]);
+        char *c[MAX_CELLS], *cp = strdup(r->ahead[0]);
         if (cp && (int)split(cp, r->delim, c, MAX_CELLS) > r->col[0])
             parse_stamp(c[r->col[0]], r->unit_ns, &r->first_ns);
         free(cp);

@@ -539,6 +539,15 @@ static void describe_dim(sensim_dim d, char *buf, size_t size)
         snprintf(buf, size, "%s", f);
 }
 
+/* "<what>'text' is <got>, expected <want>" (what: "" or "unit "). */
+static sensim_status dim_error(const char *what, const char *text, sensim_dim d, sensim_dim expected)
+{
+    char got[160], want[160];
+    describe_dim(d, got, sizeof got);
+    describe_dim(expected, want, sizeof want);
+    return sensim_error(SENSIM_EINVAL, "%s'%s' is %s, expected %s", what, text, got, want);
+}
+
 sensim_status sensim_units_convert(const char *text, sensim_dim expected, double *si_value)
 {
     double v;
@@ -547,12 +556,8 @@ sensim_status sensim_units_convert(const char *text, sensim_dim expected, double
     sensim_status st = sensim_units_parse(text, &v, &d, &has_unit);
     if (st)
         return st;
-    if (has_unit && !sensim_dim_equal(d, expected)) {
-        char got[160], want[160];
-        describe_dim(d, got, sizeof got);
-        describe_dim(expected, want, sizeof want);
-        return sensim_error(SENSIM_EINVAL, "'%s' is %s, expected %s", text, got, want);
-    }
+    if (has_unit && !sensim_dim_equal(d, expected))
+        return dim_error("", text, d, expected);
     if (si_value)
         *si_value = v;
     return SENSIM_OK;
@@ -605,12 +610,8 @@ sensim_status sensim_units_from_si_dim(double si_value, sensim_dim dim, const ch
     sensim_status st = sensim_units_unit(unit, &s, &d);
     if (st)
         return st;
-    if (!sensim_dim_equal(d, dim)) {
-        char got[160], want[160];
-        describe_dim(d, got, sizeof got);
-        describe_dim(dim, want, sizeof want);
-        return sensim_error(SENSIM_EINVAL, "unit '%s' is %s, expected %s", unit, got, want);
-    }
+    if (!sensim_dim_equal(d, dim))
+        return dim_error("unit ", unit, d, dim);
     if (value)
         *value = si_value / s;
     return SENSIM_OK;

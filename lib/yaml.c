@@ -158,14 +158,6 @@ static sensim_status attach(builder *b, sensim_ynode *node)
     return SENSIM_OK;
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
 
 static sensim_status syntax_error(const sensim_yaml *doc, const yaml_parser_t *p)
 {
@@ -206,7 +198,7 @@ static sensim_status build(builder *b, yaml_parser_t *p)
             return SENSIM_OK;
         case YAML_SCALAR_EVENT:
             node = node_new(doc, SENSIM_YNODE_SCALAR, line);
-            if (!node || !(node->text = dup_str((const char *)ev.data.scalar.value))) {
+            if (!node || !(node->text = strdup((const char *)ev.data.scalar.value))) {
                 st = oom();
                 break;
             }
@@ -236,7 +228,7 @@ static sensim_status build(builder *b, yaml_parser_t *p)
             f->node = c;
             f->key = NULL;
             f->anchor = NULL;
-            if (a && !(f->anchor = dup_str(a)))
+            if (a && !(f->anchor = strdup(a)))
                 st = oom();
             break;
         }
@@ -252,7 +244,7 @@ static sensim_status build(builder *b, yaml_parser_t *p)
             break;
         }
         if (!st && anchor_name) {
-            char *a = dup_str(anchor_name);
+            char *a = strdup(anchor_name);
             st = a ? define_anchor(b, a, node) : oom();
         }
         if (!st && node)
@@ -276,7 +268,7 @@ sensim_yaml *sensim_yaml_load_string(const char *text, size_t len, const char *n
     yaml_parser_t parser;
     int parser_ok = 0;
     sensim_status st = SENSIM_OK;
-    if (!doc || !(doc->name = dup_str(name)) || !(doc->text = malloc(len + 1))) {
+    if (!doc || !(doc->name = strdup(name)) || !(doc->text = malloc(len + 1))) {
         st = oom();
         goto done;
     }
@@ -294,7 +286,7 @@ sensim_yaml *sensim_yaml_load_string(const char *text, size_t len, const char *n
     if (!st && !doc->root) {
         /* An empty stream is a null document: a null scalar at line 1. */
         sensim_ynode *n = node_new(doc, SENSIM_YNODE_SCALAR, 1);
-        if (!n || !(n->text = dup_str(""))) {
+        if (!n || !(n->text = strdup(""))) {
             st = oom();
             goto done;
         }

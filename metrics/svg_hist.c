@@ -1,16 +1,12 @@
-/* A small self-contained SVG histogram writer for the sim2real score
- * distributions (two overlaid samples, shared bins). */
+/* The SVG histogram of the sim2real score distributions (two overlaid
+ * samples, shared bins), drawn by the plotting module (sensim/plot.h). */
 #include "sensim/metrics.h"
 
-#include "sensim/afile.h"
 #include "sensim/plot.h"
 
-#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 sensim_status sensim_svg_histogram(const char *path, const char *title, const char *xlabel, const double *a,
                                    size_t na, const char *label_a, const double *b, size_t nb, const char *label_b,
@@ -35,67 +31,37 @@ sensim_status sensim_svg_histogram(const char *path, const char *title, const ch
     size_t *count = calloc(2 * (size_t)bins, sizeof *count);
     if (!count)
         return sensim_error(SENSIM_ENOMEM, "svg histogram %s: out of memory", path);
-    size_t cmax = 1;
     for (size_t i = 0; i < na + nb; i++) {
         int s = i >= na;
         double x = s ? b[i - na] : a[i];
         int k = (int)((x - lo) / (hi - lo) * bins);
         k = k < 0 ? 0 : k >= bins ? bins - 1 : k;
-        size_t c = ++count[s * bins + k];
-        cmax = c > cmax ? c : cmax;
+        count[s * bins + k]++;
     }
-    sensim_afile *af = sensim_afile_open(path);
-    if (!af) {
-        free(count);
-        return sensim_last_status();
+    /* Bars at the bins' centres through the plotting module: linear axes,
+     * the counts of each sample translucent over the other. */
+    double *x = malloc((size_t)bins * sizeof *x), *y = malloc(2 * (size_t)bins * sizeof *y);
+    sensim_plot *pl = sensim_plot_create(title, xlabel, "tests");
+    sensim_status st = x && y && pl ? SENSIM_OK : sensim_error(SENSIM_ENOMEM, "svg histogram %s: out of memory", path);
+    for (int k = 0; k < bins && !st; k++) {
+        x[k] = lo + (hi - lo) * (k + 0.5) / bins;
+        y[k] = (double)count[k];
+        y[bins + k] = (double)count[bins + k];
     }
-    FILE *f = sensim_afile_stream(af);
-    const double W = 640, H = 400, L = 60, R = 20, T = 40, B = 50, pw = W - L - R, ph = H - T - B;
-    const char *color[2] = {"#1f77b4", "#ff7f0e"};
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%g\" height=\"%g\" viewBox=\"0 0 %g %g\" "
-               "font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            W, H, W, H);
-    fprintf(f, "<text x=\"%g\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">", W / 2);
-    sensim_plot_xml_text(f, title);
-    fputs("</text>\n", f);
-    for (int s = 0; s < (nb ? 2 : 1); s++)
-        for (int k = 0; k < bins; k++) {
-            size_t c = count[s * bins + k];
-            if (!c)
-                continue;
-            double bw = pw / bins, h = ph * (double)c / (double)cmax;
-            fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" fill-opacity=\"0.5\" "
-                       "stroke=\"%s\"/>\n",
-                    L + k * bw, T + ph - h, bw, h, color[s], color[s]);
-        }
-    /* Axes, ticks (5 on x, counts on y) and labels. */
-    fprintf(f, "<path d=\"M%g %g V%g H%g\" fill=\"none\" stroke=\"black\"/>\n", L, T, T + ph, L + pw);
-    for (int i = 0; i <= 4; i++) {
-        double x = L + pw * i / 4.0;
-        fprintf(f, "<line x1=\"%.2f\" y1=\"%g\" x2=\"%.2f\" y2=\"%g\" stroke=\"black\"/>"
-                   "<text x=\"%.2f\" y=\"%g\" text-anchor=\"middle\">%.4g</text>\n",
-                x, T + ph, x, T + ph + 5, x, T + ph + 18, lo + (hi - lo) * i / 4.0);
+    const unsigned color[2] = {0x1F77B4, 0xFF7F0E};
+    for (int s = 0; s < (nb ? 2 : 1) && !st; s++) {
+        char label[300];
+        snprintf(label, sizeof label, "%.250s (n=%zu)", (s ? label_b : label_a) ? (s ? label_b : label_a) : "",
+                 s ? nb : na);
+        st = sensim_plot_add(pl, label, x, y + s * bins, NULL, NULL, (size_t)bins, SENSIM_PLOT_BARS, color[s]);
     }
-    for (int i = 0; i <= 4; i++) {
-        double y = T + ph - ph * i / 4.0;
-        fprintf(f, "<line x1=\"%g\" y1=\"%.2f\" x2=\"%g\" y2=\"%.2f\" stroke=\"black\"/>"
-                   "<text x=\"%g\" y=\"%.2f\" text-anchor=\"end\">%.3g</text>\n",
-                L - 5, y, L, y, L - 8, y + 4, (double)cmax * i / 4.0);
+    if (!st) {
+        sensim_plot_set_log(pl, 0, 0);
+        st = sensim_plot_write_svg(pl, path, 640, 400);
     }
-    fprintf(f, "<text x=\"%g\" y=\"%g\" text-anchor=\"middle\">", L + pw / 2, H - 12);
-    sensim_plot_xml_text(f, xlabel);
-    fprintf(f, "</text>\n<text x=\"16\" y=\"%g\" text-anchor=\"middle\" transform=\"rotate(-90 16 %g)\">tests</text>\n",
-            T + ph / 2, T + ph / 2);
-    for (int s = 0; s < (nb ? 2 : 1); s++) {
-        double y = T + 10 + 18 * s;
-        fprintf(f, "<rect x=\"%g\" y=\"%g\" width=\"12\" height=\"12\" fill=\"%s\" fill-opacity=\"0.5\"/>"
-                   "<text x=\"%g\" y=\"%g\">",
-                L + pw - 150, y - 10, color[s], L + pw - 132, y);
-        sensim_plot_xml_text(f, s ? label_b : label_a);
-        fprintf(f, " (n=%zu)</text>\n", s ? nb : na);
-    }
-    fputs("</svg>\n", f);
+    sensim_plot_destroy(pl);
+    free(x);
+    free(y);
     free(count);
-    return sensim_afile_commit(af);
+    return st;
 }

@@ -32,25 +32,39 @@ typedef struct camera_model {
 } camera_model;
 
 static const char *const camera_keys[] = {"noise", "lens", NULL};
-static const char *const noise_keys[] = {
-    "model", "variance_slope", "variance_intercept", "photons_full_scale", "quantum_efficiency", "exposure_time",
-    "dark_current", "read_noise", "gain", "black_level", "full_well", "adc_bits", "prnu", "dsnu",
-    "hot_pixel_fraction", "hot_pixel_dark_current", "row_offset_sigma", "column_offset_sigma", "poisson_exact_below",
-    NULL};
+/* clang-format off */
+#define CF(key, dim, lo, hi, flags) {#key, offsetof(sensim_camera_params, key), &SENSIM_DIM_##dim, lo, hi, flags}
+/* clang-format on */
+/* noise, after its model: */
+static const my_field noise_fields[] = {CF(variance_slope, NONE, 0, INFINITY, 0),
+                                        CF(variance_intercept, NONE, 0, INFINITY, 0),
+                                        CF(photons_full_scale, NONE, 0, INFINITY, 0),
+                                        CF(quantum_efficiency, NONE, 1e-12, 1, 0),
+                                        CF(exposure_time, TIME, 0, INFINITY, 0),
+                                        CF(dark_current, FREQUENCY, 0, INFINITY, 0),
+                                        CF(read_noise, NONE, 0, INFINITY, 0),
+                                        CF(gain, NONE, 1e-12, INFINITY, 0),
+                                        CF(black_level, NONE, 0, INFINITY, 0),
+                                        CF(full_well, NONE, 1e-12, INFINITY, 0),
+                                        CF(adc_bits, NONE, 1, 16, MY_INT),
+                                        CF(prnu, NONE, 0, INFINITY, 0),
+                                        CF(dsnu, NONE, 0, INFINITY, 0),
+                                        CF(hot_pixel_fraction, NONE, 0, 1, 0),
+                                        CF(hot_pixel_dark_current, FREQUENCY, 0, INFINITY, 0),
+                                        CF(row_offset_sigma, NONE, 0, INFINITY, 0),
+                                        CF(column_offset_sigma, NONE, 0, INFINITY, 0),
+                                        CF(poisson_exact_below, NONE, 0, INFINITY, 0),
+                                        {0}};
+#undef CF
 
 static void camera_destroy(void *m) { free(m); }
-
-static sensim_status get_nonneg(const sensim_ynode *map, const char *key, sensim_dim dim, double *v)
-{
-    return sensim_ynode_get_quantity_range(map, key, dim, 0, 0, INFINITY, v);
-}
 
 sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_camera_params *p, sensim_lens *lens)
 {
     sensim_status st = SENSIM_OK;
     const sensim_ynode *noise = sensim_ynode_get(map, "noise");
     if (noise) {
-        if ((st = sensim_ynode_check_keys(noise, "camera noise", noise_keys)))
+        if ((st = my_check_fields(noise, "camera noise", "model", noise_fields)))
             return st;
         const char *model = "intensity";
         if ((st = sensim_ynode_get_string(noise, "model", 0, &model)))
@@ -65,33 +79,8 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_cam
             return sensim_ynode_error(sensim_ynode_get(noise, "model"), SENSIM_EINVAL,
                                       "key 'model': unknown camera noise model '%s' (expected none, intensity, emva)",
                                       model);
-        const sensim_dim N = SENSIM_DIM_NONE, T = SENSIM_DIM_TIME, F = SENSIM_DIM_FREQUENCY;
-        long long bits = p->adc_bits;
-        if ((st = get_nonneg(noise, "variance_slope", N, &p->variance_slope)) ||
-            (st = get_nonneg(noise, "variance_intercept", N, &p->variance_intercept)) ||
-            (st = get_nonneg(noise, "photons_full_scale", N, &p->photons_full_scale)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "quantum_efficiency", N, 0, 1e-12, 1,
-                                                  &p->quantum_efficiency)) ||
-            (st = get_nonneg(noise, "exposure_time", T, &p->exposure_time)) ||
-            (st = get_nonneg(noise, "dark_current", F, &p->dark_current)) ||
-            (st = get_nonneg(noise, "read_noise", N, &p->read_noise)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "gain", N, 0, 1e-12, INFINITY, &p->gain)) ||
-            (st = get_nonneg(noise, "black_level", N, &p->black_level)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "full_well", N, 0, 1e-12, INFINITY, &p->full_well)) ||
-            (st = sensim_ynode_get_int(noise, "adc_bits", 0, &bits)) ||
-            (st = get_nonneg(noise, "prnu", N, &p->prnu)) || (st = get_nonneg(noise, "dsnu", N, &p->dsnu)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "hot_pixel_fraction", N, 0, 0, 1,
-                                                  &p->hot_pixel_fraction)) ||
-            (st = get_nonneg(noise, "hot_pixel_dark_current", F, &p->hot_pixel_dark_current)) ||
-            (st = get_nonneg(noise, "row_offset_sigma", N, &p->row_offset_sigma)) ||
-            (st = get_nonneg(noise, "column_offset_sigma", N, &p->column_offset_sigma)) ||
-            (st = sensim_ynode_get_quantity_range(noise, "poisson_exact_below", N, 0, 0, INFINITY,
-                                                  &p->poisson_exact_below)))
+        if ((st = my_get_fields(noise, noise_fields, p)))
             return st;
-        if (bits < 1 || bits > 16)
-            return sensim_ynode_error(sensim_ynode_get(noise, "adc_bits"), SENSIM_EINVAL,
-                                      "key 'adc_bits': %lld must be in 1..16", bits);
-        p->adc_bits = (int)bits;
     }
     const sensim_ynode *ln = sensim_ynode_get(map, "lens");
     if (ln) {
@@ -153,27 +142,7 @@ void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const s
     sensim_ywriter_map_begin(w, 0);
     sensim_ywriter_key(w, "model");
     sensim_ywriter_string(w, models[p->model]);
-    put_if(w, "variance_slope", p->variance_slope, d.variance_slope);
-    put_if(w, "variance_intercept", p->variance_intercept, d.variance_intercept);
-    put_if(w, "photons_full_scale", p->photons_full_scale, d.photons_full_scale);
-    put_if(w, "quantum_efficiency", p->quantum_efficiency, d.quantum_efficiency);
-    put_if(w, "exposure_time", p->exposure_time, d.exposure_time);
-    put_if(w, "dark_current", p->dark_current, d.dark_current);
-    put_if(w, "read_noise", p->read_noise, d.read_noise);
-    put_if(w, "gain", p->gain, d.gain);
-    put_if(w, "black_level", p->black_level, d.black_level);
-    put_if(w, "full_well", p->full_well, d.full_well);
-    if (p->adc_bits != d.adc_bits) {
-        sensim_ywriter_key(w, "adc_bits");
-        sensim_ywriter_int(w, p->adc_bits);
-    }
-    put_if(w, "prnu", p->prnu, d.prnu);
-    put_if(w, "dsnu", p->dsnu, d.dsnu);
-    put_if(w, "hot_pixel_fraction", p->hot_pixel_fraction, d.hot_pixel_fraction);
-    put_if(w, "hot_pixel_dark_current", p->hot_pixel_dark_current, d.hot_pixel_dark_current);
-    put_if(w, "row_offset_sigma", p->row_offset_sigma, d.row_offset_sigma);
-    put_if(w, "column_offset_sigma", p->column_offset_sigma, d.column_offset_sigma);
-    put_if(w, "poisson_exact_below", p->poisson_exact_below, d.poisson_exact_below);
+    my_put_fields(w, noise_fields, p, &d);
     sensim_ywriter_map_end(w);
     if (lens) {
         sensim_ywriter_key(w, "lens");

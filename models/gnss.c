@@ -76,48 +76,41 @@ static sensim_status check_pos(const char *what, double v)
     return SENSIM_OK;
 }
 
-#define TRY(x)                         \
-    do {                               \
-        sensim_status s_ = (x);        \
-        if (s_ != SENSIM_OK)           \
-            return s_;                 \
-    } while (0)
-
 static sensim_status validate(const sensim_gnss_params *p)
 {
     if (!(fabs(p->origin_lla[0]) <= 90.0) || !isfinite(p->origin_lla[1]) || !isfinite(p->origin_lla[2]))
         return sensim_error(SENSIM_EINVAL, "gnss: origin_lla must be [lat in -90..90 deg, lon deg, alt m], got [%g, %g, %g]",
                             p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
-    TRY(check_nonneg("start_delay", p->start_delay));
-    TRY(check_nonneg("latency", p->latency));
+    SENSIM_TRY(check_nonneg("start_delay", p->start_delay));
+    SENSIM_TRY(check_nonneg("latency", p->latency));
     for (int a = 0; a < 3; a++) {
-        TRY(check_nonneg("gaussian sigma", p->gauss_sigma[a]));
-        TRY(check_nonneg("gauss_markov sigma", p->gm_sigma[a]));
+        SENSIM_TRY(check_nonneg("gaussian sigma", p->gauss_sigma[a]));
+        SENSIM_TRY(check_nonneg("gauss_markov sigma", p->gm_sigma[a]));
         if (p->gm_on)
-            TRY(check_pos("gauss_markov tau", p->gm_tau[a]));
-        TRY(check_nonneg("velocity sigma", p->vel_sigma[a]));
+            SENSIM_TRY(check_pos("gauss_markov tau", p->gm_tau[a]));
+        SENSIM_TRY(check_nonneg("velocity sigma", p->vel_sigma[a]));
     }
     if (p->rw_on) {
-        TRY(check_nonneg("chrono_random_walk sigma", p->rw_sigma));
-        TRY(check_pos("chrono_random_walk model_rate_hz", p->rw_model_rate_hz));
-        TRY(check_nonneg("chrono_random_walk max_velocity", p->rw_max_velocity));
-        TRY(check_nonneg("chrono_random_walk max_acceleration", p->rw_max_acceleration));
-        TRY(check_pos("chrono_random_walk max_error", p->rw_max_error));
+        SENSIM_TRY(check_nonneg("chrono_random_walk sigma", p->rw_sigma));
+        SENSIM_TRY(check_pos("chrono_random_walk model_rate_hz", p->rw_model_rate_hz));
+        SENSIM_TRY(check_nonneg("chrono_random_walk max_velocity", p->rw_max_velocity));
+        SENSIM_TRY(check_nonneg("chrono_random_walk max_acceleration", p->rw_max_acceleration));
+        SENSIM_TRY(check_pos("chrono_random_walk max_error", p->rw_max_error));
     }
     if (p->hdop_on) {
-        TRY(check_nonneg("hdop initial", p->eph_initial));
-        TRY(check_nonneg("hdop final", p->eph_final));
-        TRY(check_pos("hdop tau", p->eph_tau));
-        TRY(check_nonneg("vdop initial", p->epv_initial));
-        TRY(check_nonneg("vdop final", p->epv_final));
-        TRY(check_pos("vdop tau", p->epv_tau));
-        TRY(check_nonneg("hdop fix_3d_max", p->fix_3d_max));
-        TRY(check_nonneg("hdop fix_2d_max", p->fix_2d_max));
+        SENSIM_TRY(check_nonneg("hdop initial", p->eph_initial));
+        SENSIM_TRY(check_nonneg("hdop final", p->eph_final));
+        SENSIM_TRY(check_pos("hdop tau", p->eph_tau));
+        SENSIM_TRY(check_nonneg("vdop initial", p->epv_initial));
+        SENSIM_TRY(check_nonneg("vdop final", p->epv_final));
+        SENSIM_TRY(check_pos("vdop tau", p->epv_tau));
+        SENSIM_TRY(check_nonneg("hdop fix_3d_max", p->fix_3d_max));
+        SENSIM_TRY(check_nonneg("hdop fix_2d_max", p->fix_2d_max));
     }
     if ((int)p->cov_model < SENSIM_GNSS_COV_NONE || (int)p->cov_model > SENSIM_GNSS_COV_NOISE)
         return sensim_error(SENSIM_EINVAL, "gnss: unknown covariance model %d", (int)p->cov_model);
-    TRY(check_nonneg("covariance epe", p->cov_epe));
-    TRY(check_nonneg("covariance scale", p->cov_scale));
+    SENSIM_TRY(check_nonneg("covariance epe", p->cov_epe));
+    SENSIM_TRY(check_nonneg("covariance scale", p->cov_scale));
     if (p->n_outage_windows > SENSIM_GNSS_MAX_OUTAGES)
         return sensim_error(SENSIM_EINVAL, "gnss: at most %d outage windows, got %zu", SENSIM_GNSS_MAX_OUTAGES,
                             p->n_outage_windows);
@@ -126,23 +119,23 @@ static sensim_status validate(const sensim_gnss_params *p)
             !(p->outage_windows[i][1] > p->outage_windows[i][0]))
             return sensim_error(SENSIM_EINVAL, "gnss: outage window %zu must be [start, end] with end > start, got [%g, %g]",
                                 i, p->outage_windows[i][0], p->outage_windows[i][1]);
-    TRY(check_nonneg("outage rate", p->outage_rate));
-    TRY(check_nonneg("outage mean_duration", p->outage_mean_duration));
+    SENSIM_TRY(check_nonneg("outage rate", p->outage_rate));
+    SENSIM_TRY(check_nonneg("outage mean_duration", p->outage_mean_duration));
     if (!(p->outlier_probability >= 0.0 && p->outlier_probability <= 1.0))
         return sensim_error(SENSIM_EINVAL, "gnss: outlier probability must be in [0, 1], got %g",
                             p->outlier_probability);
-    TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
+    SENSIM_TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
     for (int f = 0; f < SENSIM_GNSS_FIX_TYPES; f++)
         for (int a = 0; a < 3; a++)
-            TRY(check_nonneg("fix_noise sigma", p->fix_sigma[f][a]));
+            SENSIM_TRY(check_nonneg("fix_noise sigma", p->fix_sigma[f][a]));
     if (p->rtk_on) {
-        TRY(check_pos("rtk mean_fixed", p->rtk_mean_fixed));
-        TRY(check_pos("rtk mean_float", p->rtk_mean_float));
+        SENSIM_TRY(check_pos("rtk mean_fixed", p->rtk_mean_fixed));
+        SENSIM_TRY(check_pos("rtk mean_float", p->rtk_mean_float));
     }
-    TRY(check_nonneg("multipath rate", p->multipath_rate));
-    TRY(check_nonneg("multipath mean_duration", p->multipath_mean_duration));
+    SENSIM_TRY(check_nonneg("multipath rate", p->multipath_rate));
+    SENSIM_TRY(check_nonneg("multipath mean_duration", p->multipath_mean_duration));
     for (int a = 0; a < 3; a++)
-        TRY(check_nonneg("multipath sigma", p->multipath_sigma[a]));
+        SENSIM_TRY(check_nonneg("multipath sigma", p->multipath_sigma[a]));
     if ((p->multipath_rate > 0.0) != (p->multipath_mean_duration > 0.0))
         return sensim_error(SENSIM_EINVAL, "gnss: multipath needs both rate and mean_duration > 0 (got %g, %g)",
                             p->multipath_rate, p->multipath_mean_duration);

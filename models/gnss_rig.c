@@ -10,13 +10,6 @@
 #include "sensim/rig.h"
 #include "model_yaml.h"
 
-#define TRY(x)                         \
-    do {                               \
-        sensim_status s_ = (x);        \
-        if (s_ != SENSIM_OK)           \
-            return s_;                 \
-    } while (0)
-
 /* ---- rig YAML (keys documented in sensim-inject(1)) ---- */
 
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
@@ -28,29 +21,29 @@ static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params 
     const char *model = NULL;
     if (sensim_ynode_kind_of(m) != SENSIM_YNODE_MAPPING)
         return sensim_ynode_error(m, SENSIM_EINVAL, "key 'position_noise': expected a mapping with 'model'");
-    TRY(sensim_ynode_get_string(m, "model", 1, &model));
+    SENSIM_TRY(sensim_ynode_get_string(m, "model", 1, &model));
     if (!strcmp(model, "gaussian")) {
         static const char *const k[] = {"model", "sigma", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (gaussian)", k));
-        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gauss_sigma));
+        SENSIM_TRY(sensim_ynode_check_keys(m, "position_noise (gaussian)", k));
+        SENSIM_TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gauss_sigma));
         p->gauss_on = 1;
         seen[0]++;
     } else if (!strcmp(model, "chrono_random_walk")) {
         static const char *const k[] = {"model", "sigma", "model_rate_hz", "max_velocity", "max_acceleration",
                                         "max_error", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (chrono_random_walk)", k));
-        TRY(my_get_bounded(m, "sigma", SENSIM_DIM_ACCEL, 1, 0, &p->rw_sigma));
-        TRY(my_get_bounded(m, "model_rate_hz", SENSIM_DIM_FREQUENCY, 0, 1, &p->rw_model_rate_hz));
-        TRY(my_get_bounded(m, "max_velocity", SENSIM_DIM_VELOCITY, 0, 0, &p->rw_max_velocity));
-        TRY(my_get_bounded(m, "max_acceleration", SENSIM_DIM_ACCEL, 0, 0, &p->rw_max_acceleration));
-        TRY(my_get_bounded(m, "max_error", SENSIM_DIM_LENGTH, 0, 1, &p->rw_max_error));
+        SENSIM_TRY(sensim_ynode_check_keys(m, "position_noise (chrono_random_walk)", k));
+        SENSIM_TRY(my_get_bounded(m, "sigma", SENSIM_DIM_ACCEL, 1, 0, &p->rw_sigma));
+        SENSIM_TRY(my_get_bounded(m, "model_rate_hz", SENSIM_DIM_FREQUENCY, 0, 1, &p->rw_model_rate_hz));
+        SENSIM_TRY(my_get_bounded(m, "max_velocity", SENSIM_DIM_VELOCITY, 0, 0, &p->rw_max_velocity));
+        SENSIM_TRY(my_get_bounded(m, "max_acceleration", SENSIM_DIM_ACCEL, 0, 0, &p->rw_max_acceleration));
+        SENSIM_TRY(my_get_bounded(m, "max_error", SENSIM_DIM_LENGTH, 0, 1, &p->rw_max_error));
         p->rw_on = 1;
         seen[1]++;
     } else if (!strcmp(model, "gauss_markov")) {
         static const char *const k[] = {"model", "sigma", "tau", NULL};
-        TRY(sensim_ynode_check_keys(m, "position_noise (gauss_markov)", k));
-        TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gm_sigma));
-        TRY(my_get_axes(m, "tau", SENSIM_DIM_TIME, 1, 1, p->gm_tau));
+        SENSIM_TRY(sensim_ynode_check_keys(m, "position_noise (gauss_markov)", k));
+        SENSIM_TRY(my_get_axes(m, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->gm_sigma));
+        SENSIM_TRY(my_get_axes(m, "tau", SENSIM_DIM_TIME, 1, 1, p->gm_tau));
         p->gm_on = 1;
         seen[2]++;
     } else {
@@ -71,25 +64,25 @@ static sensim_status parse_dop(const sensim_ynode *map, const char *key, double 
     static const char *const hk[] = {"initial", "final", "tau", "fix_3d_max", "fix_2d_max", NULL};
     static const char *const vk[] = {"initial", "final", "tau", NULL};
     const sensim_ynode *m;
-    TRY(my_get_map(map, key, !strcmp(key, "hdop") ? hk : vk, &m));
+    SENSIM_TRY(my_get_map(map, key, !strcmp(key, "hdop") ? hk : vk, &m));
     if (!m)
         return SENSIM_OK;
-    TRY(my_get_bounded(m, "initial", SENSIM_DIM_NONE, 0, 0, ini));
-    TRY(my_get_bounded(m, "final", SENSIM_DIM_NONE, 0, 0, fin));
-    TRY(my_get_bounded(m, "tau", SENSIM_DIM_TIME, 0, 1, tau));
+    SENSIM_TRY(my_get_bounded(m, "initial", SENSIM_DIM_NONE, 0, 0, ini));
+    SENSIM_TRY(my_get_bounded(m, "final", SENSIM_DIM_NONE, 0, 0, fin));
+    SENSIM_TRY(my_get_bounded(m, "tau", SENSIM_DIM_TIME, 0, 1, tau));
     if (!strcmp(key, "hdop")) {
-        TRY(my_get_bounded(m, "fix_3d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_3d_max));
-        TRY(my_get_bounded(m, "fix_2d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_2d_max));
+        SENSIM_TRY(my_get_bounded(m, "fix_3d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_3d_max));
+        SENSIM_TRY(my_get_bounded(m, "fix_2d_max", SENSIM_DIM_NONE, 0, 0, &p->fix_2d_max));
     }
     return SENSIM_OK;
 }
 
 sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_params *p)
 {
-    TRY(sensim_ynode_check_keys(map, "gnss sensor", gnss_sensor_keys));
+    SENSIM_TRY(sensim_ynode_check_keys(map, "gnss sensor", gnss_sensor_keys));
     if (sensim_ynode_get(map, "origin_lla")) {
         double o[3];
-        TRY(sensim_ynode_get_vector(map, "origin_lla", SENSIM_DIM_NONE, 1, 3, o));
+        SENSIM_TRY(sensim_ynode_get_vector(map, "origin_lla", SENSIM_DIM_NONE, 1, 3, o));
         if (!(fabs(o[0]) <= 90.0) || !isfinite(o[1]) || !isfinite(o[2]))
             return sensim_ynode_error(sensim_ynode_get(map, "origin_lla"), SENSIM_EINVAL,
                                       "key 'origin_lla': expected [lat deg in -90..90, lon deg, alt m], got [%g, %g, %g]",
@@ -102,31 +95,31 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
         int seen[3] = {0, 0, 0};
         if (sensim_ynode_kind_of(pn) == SENSIM_YNODE_SEQUENCE) {
             for (size_t i = 0; i < sensim_ynode_size(pn); i++)
-                TRY(parse_noise_item(sensim_ynode_item(pn, i), p, seen));
+                SENSIM_TRY(parse_noise_item(sensim_ynode_item(pn, i), p, seen));
         } else {
-            TRY(parse_noise_item(pn, p, seen));
+            SENSIM_TRY(parse_noise_item(pn, p, seen));
         }
     }
 
     /* The vertical filter follows the horizontal one unless given. */
     if (sensim_ynode_get(map, "hdop")) {
         p->hdop_on = 1;
-        TRY(parse_dop(map, "hdop", &p->eph_initial, &p->eph_final, &p->eph_tau, p));
+        SENSIM_TRY(parse_dop(map, "hdop", &p->eph_initial, &p->eph_final, &p->eph_tau, p));
         p->epv_initial = p->eph_initial, p->epv_final = p->eph_final, p->epv_tau = p->eph_tau;
     }
     if (sensim_ynode_get(map, "vdop")) {
         if (!p->hdop_on)
             return sensim_ynode_error(sensim_ynode_get(map, "vdop"), SENSIM_EINVAL,
                                       "key 'vdop': needs an 'hdop' block");
-        TRY(parse_dop(map, "vdop", &p->epv_initial, &p->epv_final, &p->epv_tau, p));
+        SENSIM_TRY(parse_dop(map, "vdop", &p->epv_initial, &p->epv_final, &p->epv_tau, p));
     }
 
     static const char *const ck[] = {"model", "quality", "epe", "scale", NULL};
     const sensim_ynode *cv;
-    TRY(my_get_map(map, "covariance", ck, &cv));
+    SENSIM_TRY(my_get_map(map, "covariance", ck, &cv));
     if (cv) {
         const char *model = NULL;
-        TRY(sensim_ynode_get_string(cv, "model", 1, &model));
+        SENSIM_TRY(sensim_ynode_get_string(cv, "model", 1, &model));
         if (!strcmp(model, "none"))
             p->cov_model = SENSIM_GNSS_COV_NONE;
         else if (!strcmp(model, "nmea"))
@@ -144,7 +137,7 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
             return sensim_ynode_error(cv, SENSIM_EINVAL, "key 'covariance': model '%s' needs an 'hdop' block",
                                       model);
         const char *q = NULL;
-        TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
+        SENSIM_TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
         if (q) {
             /* nmea_navsat_driver's default epe per GGA fix quality. */
             static const struct { const char *name; double epe; } table[] = {
@@ -159,19 +152,19 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
                                           q);
             p->cov_epe = table[i].epe;
         }
-        TRY(my_get_bounded(cv, "epe", SENSIM_DIM_LENGTH, 0, 0, &p->cov_epe));
-        TRY(my_get_bounded(cv, "scale", SENSIM_DIM_NONE, 0, 0, &p->cov_scale));
+        SENSIM_TRY(my_get_bounded(cv, "epe", SENSIM_DIM_LENGTH, 0, 0, &p->cov_epe));
+        SENSIM_TRY(my_get_bounded(cv, "scale", SENSIM_DIM_NONE, 0, 0, &p->cov_scale));
     }
 
     static const char *const vk[] = {"sigma", NULL};
     const sensim_ynode *vn;
-    TRY(my_get_map(map, "velocity_noise", vk, &vn));
+    SENSIM_TRY(my_get_map(map, "velocity_noise", vk, &vn));
     if (vn)
-        TRY(my_get_axes(vn, "sigma", SENSIM_DIM_VELOCITY, 1, 0, p->vel_sigma));
+        SENSIM_TRY(my_get_axes(vn, "sigma", SENSIM_DIM_VELOCITY, 1, 0, p->vel_sigma));
 
     static const char *const ok[] = {"windows", "rate", "mean_duration", NULL};
     const sensim_ynode *on;
-    TRY(my_get_map(map, "outages", ok, &on));
+    SENSIM_TRY(my_get_map(map, "outages", ok, &on));
     if (on) {
         const sensim_ynode *w = sensim_ynode_get(on, "windows");
         if (w) {
@@ -187,8 +180,8 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
                 if (sensim_ynode_kind_of(it) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(it) != 2)
                     return sensim_ynode_error(it, SENSIM_EINVAL, "key 'windows': item %zu must be [start, end]", i);
                 for (int j = 0; j < 2; j++)
-                    TRY(sensim_ynode_as_quantity(sensim_ynode_item(it, (size_t)j), "key 'windows'", SENSIM_DIM_TIME,
-                                                 &se[j]));
+                    SENSIM_TRY(sensim_ynode_as_quantity(sensim_ynode_item(it, (size_t)j), "key 'windows'",
+                                                        SENSIM_DIM_TIME, &se[j]));
                 if (!(se[1] > se[0]))
                     return sensim_ynode_error(it, SENSIM_EINVAL,
                                               "key 'windows': item %zu must have end > start (got [%g, %g])", i,
@@ -197,8 +190,8 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
             }
             p->n_outage_windows = nw;
         }
-        TRY(my_get_bounded(on, "rate", SENSIM_DIM_FREQUENCY, 0, 0, &p->outage_rate));
-        TRY(my_get_bounded(on, "mean_duration", SENSIM_DIM_TIME, 0, 0, &p->outage_mean_duration));
+        SENSIM_TRY(my_get_bounded(on, "rate", SENSIM_DIM_FREQUENCY, 0, 0, &p->outage_rate));
+        SENSIM_TRY(my_get_bounded(on, "mean_duration", SENSIM_DIM_TIME, 0, 0, &p->outage_mean_duration));
         if ((p->outage_rate > 0.0) != (p->outage_mean_duration > 0.0))
             return sensim_ynode_error(on, SENSIM_EINVAL,
                                       "key 'outages': random outages need both 'rate' and 'mean_duration' > 0");
@@ -206,11 +199,11 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
 
     static const char *const lk[] = {"probability", "magnitude", NULL};
     const sensim_ynode *ln;
-    TRY(my_get_map(map, "outliers", lk, &ln));
+    SENSIM_TRY(my_get_map(map, "outliers", lk, &ln));
     if (ln) {
-        TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
+        SENSIM_TRY(sensim_ynode_get_quantity_range(ln, "probability", SENSIM_DIM_NONE, 1, 0.0, 1.0,
                                             &p->outlier_probability));
-        TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
+        SENSIM_TRY(my_get_bounded(ln, "magnitude", SENSIM_DIM_LENGTH, 1, 0, &p->outlier_magnitude));
     }
 
     /* Sigma per fix type; a type not listed gets none. */
@@ -218,27 +211,27 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
     static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
                                 SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
     const sensim_ynode *fn;
-    TRY(my_get_map(map, "fix_noise", fk, &fn));
+    SENSIM_TRY(my_get_map(map, "fix_noise", fk, &fn));
     if (fn) {
         p->fix_noise_on = 1;
         for (size_t i = 0; fk[i]; i++)
-            TRY(my_get_axes(fn, fk[i], SENSIM_DIM_LENGTH, 0, 0, p->fix_sigma[fcode[i]]));
+            SENSIM_TRY(my_get_axes(fn, fk[i], SENSIM_DIM_LENGTH, 0, 0, p->fix_sigma[fcode[i]]));
     }
     static const char *const rk[] = {"mean_fixed", "mean_float", NULL};
     const sensim_ynode *rn;
-    TRY(my_get_map(map, "rtk", rk, &rn));
+    SENSIM_TRY(my_get_map(map, "rtk", rk, &rn));
     if (rn) {
         p->rtk_on = 1;
-        TRY(my_get_bounded(rn, "mean_fixed", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_fixed));
-        TRY(my_get_bounded(rn, "mean_float", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_float));
+        SENSIM_TRY(my_get_bounded(rn, "mean_fixed", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_fixed));
+        SENSIM_TRY(my_get_bounded(rn, "mean_float", SENSIM_DIM_TIME, 1, 1, &p->rtk_mean_float));
     }
     static const char *const mk[] = {"rate", "mean_duration", "sigma", NULL};
     const sensim_ynode *mn;
-    TRY(my_get_map(map, "multipath", mk, &mn));
+    SENSIM_TRY(my_get_map(map, "multipath", mk, &mn));
     if (mn) {
-        TRY(my_get_bounded(mn, "rate", SENSIM_DIM_FREQUENCY, 1, 1, &p->multipath_rate));
-        TRY(my_get_bounded(mn, "mean_duration", SENSIM_DIM_TIME, 1, 1, &p->multipath_mean_duration));
-        TRY(my_get_axes(mn, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->multipath_sigma));
+        SENSIM_TRY(my_get_bounded(mn, "rate", SENSIM_DIM_FREQUENCY, 1, 1, &p->multipath_rate));
+        SENSIM_TRY(my_get_bounded(mn, "mean_duration", SENSIM_DIM_TIME, 1, 1, &p->multipath_mean_duration));
+        SENSIM_TRY(my_get_axes(mn, "sigma", SENSIM_DIM_LENGTH, 1, 0, p->multipath_sigma));
     }
     return SENSIM_OK;
 }

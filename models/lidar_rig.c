@@ -24,38 +24,40 @@
 #define BLOCK (1u << 18)
 
 static const char *const lidar_keys[] = {"noise", "dropout", NULL};
-static const char *const noise_keys[] = {"range_sigma_base", "range_sigma_slope", "range_bias", "azimuth_sigma",
-                                         "elevation_sigma", "intensity_sigma", "range_resolution", NULL};
-static const char *const drop_keys[] = {"dropoff_general_rate", "dropoff_intensity_limit", "dropoff_zero_intensity",
-                                        "min_intensity", "min_range", "max_range", NULL};
+
+/* clang-format off */
+#define LF(key, dim, lo, hi, flags) {#key, offsetof(sensim_lidar_params, key), &SENSIM_DIM_##dim, lo, hi, flags}
+/* clang-format on */
+/* noise: the fitted terms (range_sigma_base, range_sigma_slope) are always
+ * written, so that a fit that found none says so. */
+static const my_field noise_fields[] = {LF(range_sigma_base, LENGTH, 0, INFINITY, MY_ALWAYS),
+                                        LF(range_sigma_slope, NONE, 0, INFINITY, MY_ALWAYS),
+                                        LF(range_bias, LENGTH, 0, 0, MY_FREE),
+                                        LF(azimuth_sigma, ANGLE, 0, INFINITY, 0),
+                                        LF(elevation_sigma, ANGLE, 0, INFINITY, 0),
+                                        LF(intensity_sigma, NONE, 0, INFINITY, 0),
+                                        LF(range_resolution, LENGTH, 0, INFINITY, 0),
+                                        {0}};
+static const my_field drop_fields[] = {LF(dropoff_general_rate, NONE, 0, 1, 0),
+                                       LF(dropoff_intensity_limit, NONE, 0, INFINITY, 0),
+                                       LF(dropoff_zero_intensity, NONE, 0, 1, 0),
+                                       LF(min_intensity, NONE, 0, 0, MY_PLAIN),
+                                       LF(min_range, LENGTH, 0, INFINITY, 0),
+                                       LF(max_range, LENGTH, 0, INFINITY, 0),
+                                       {0}};
+#undef LF
 
 static void lidar_destroy(void *m) { free(m); }
 
 sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *map, sensim_lidar_params *p)
 {
-    const sensim_dim L = SENSIM_DIM_LENGTH, A = SENSIM_DIM_ANGLE, N = SENSIM_DIM_NONE;
-    sensim_status st = SENSIM_OK;
     const sensim_ynode *noise = sensim_ynode_get(map, "noise"), *drop = sensim_ynode_get(map, "dropout");
-    if (noise &&
-        ((st = sensim_ynode_check_keys(noise, "lidar noise", noise_keys)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "range_sigma_base", L, 0, 0, INFINITY, &p->range_sigma_base)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "range_sigma_slope", N, 0, 0, INFINITY, &p->range_sigma_slope)) ||
-         (st = sensim_ynode_get_quantity(noise, "range_bias", L, 0, &p->range_bias)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "azimuth_sigma", A, 0, 0, INFINITY, &p->azimuth_sigma)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "elevation_sigma", A, 0, 0, INFINITY, &p->elevation_sigma)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "intensity_sigma", N, 0, 0, INFINITY, &p->intensity_sigma)) ||
-         (st = sensim_ynode_get_quantity_range(noise, "range_resolution", L, 0, 0, INFINITY, &p->range_resolution))))
+    sensim_status st = SENSIM_OK;
+    if (noise && ((st = my_check_fields(noise, "lidar noise", NULL, noise_fields)) ||
+                  (st = my_get_fields(noise, noise_fields, p))))
         return st;
-    if (drop &&
-        ((st = sensim_ynode_check_keys(drop, "lidar dropout", drop_keys)) ||
-         (st = sensim_ynode_get_quantity_range(drop, "dropoff_general_rate", N, 0, 0, 1, &p->dropoff_general_rate)) ||
-         (st = sensim_ynode_get_quantity_range(drop, "dropoff_intensity_limit", N, 0, 0, INFINITY,
-                                               &p->dropoff_intensity_limit)) ||
-         (st = sensim_ynode_get_quantity_range(drop, "dropoff_zero_intensity", N, 0, 0, 1,
-                                               &p->dropoff_zero_intensity)) ||
-         (st = sensim_ynode_get_double(drop, "min_intensity", 0, &p->min_intensity)) ||
-         (st = sensim_ynode_get_quantity_range(drop, "min_range", L, 0, 0, INFINITY, &p->min_range)) ||
-         (st = sensim_ynode_get_quantity_range(drop, "max_range", L, 0, 0, INFINITY, &p->max_range))))
+    if (drop && ((st = my_check_fields(drop, "lidar dropout", NULL, drop_fields)) ||
+                 (st = my_get_fields(drop, drop_fields, p))))
         return st;
     return SENSIM_OK;
 }
@@ -89,28 +91,12 @@ void sensim_lidar_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const se
     sensim_sensor_write_yaml(w, s, "lidar");
     sensim_ywriter_key(w, "noise");
     sensim_ywriter_map_begin(w, 0);
-    /* The fitted terms always, so that a fit that found none says so. */
-    sensim_ywriter_key(w, "range_sigma_base");
-    sensim_ywriter_number(w, p->range_sigma_base);
-    sensim_ywriter_key(w, "range_sigma_slope");
-    sensim_ywriter_number(w, p->range_sigma_slope);
-    put_if(w, "range_bias", p->range_bias, d.range_bias);
-    put_if(w, "azimuth_sigma", p->azimuth_sigma, d.azimuth_sigma);
-    put_if(w, "elevation_sigma", p->elevation_sigma, d.elevation_sigma);
-    put_if(w, "intensity_sigma", p->intensity_sigma, d.intensity_sigma);
-    put_if(w, "range_resolution", p->range_resolution, d.range_resolution);
+    my_put_fields(w, noise_fields, p, &d);
     sensim_ywriter_map_end(w);
-    if (p->dropoff_general_rate != d.dropoff_general_rate || p->dropoff_intensity_limit != d.dropoff_intensity_limit ||
-        p->dropoff_zero_intensity != d.dropoff_zero_intensity || p->min_intensity != d.min_intensity ||
-        p->min_range != d.min_range || p->max_range != d.max_range) {
+    if (my_fields_set(drop_fields, p, &d)) {
         sensim_ywriter_key(w, "dropout");
         sensim_ywriter_map_begin(w, 0);
-        put_if(w, "dropoff_general_rate", p->dropoff_general_rate, d.dropoff_general_rate);
-        put_if(w, "dropoff_intensity_limit", p->dropoff_intensity_limit, d.dropoff_intensity_limit);
-        put_if(w, "dropoff_zero_intensity", p->dropoff_zero_intensity, d.dropoff_zero_intensity);
-        put_if(w, "min_intensity", p->min_intensity, d.min_intensity);
-        put_if(w, "min_range", p->min_range, d.min_range);
-        put_if(w, "max_range", p->max_range, d.max_range);
+        my_put_fields(w, drop_fields, p, &d);
         sensim_ywriter_map_end(w);
     }
     sensim_ywriter_map_end(w);

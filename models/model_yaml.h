@@ -6,7 +6,9 @@
 #define SENSIM_MODEL_YAML_H
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "sensim/yaml.h"
 
@@ -80,6 +82,109 @@ static inline void put_if(sensim_ywriter *w, const char *key, double v, double d
         return;
     sensim_ywriter_key(w, key);
     sensim_ywriter_number(w, v);
+}
+
+/* One member of a parameter struct as a YAML key, for the parser and the
+ * writer of a flat mapping to share (sensim_<type>_params_from_yaml and
+ * sensim_<type>_write_yaml): a double (or with MY_INT an int) at offset,
+ * read as a quantity of dimension dim within [lo, hi], written when it
+ * differs from the default. A table ends with a NULL key. */
+enum {
+    MY_FREE = 1u << 0,   /* any finite value (lo, hi unused) */
+    MY_PLAIN = 1u << 1,  /* a plain number, without a unit */
+    MY_INT = 1u << 2,    /* an int member, integer in [lo, hi] */
+    MY_ALWAYS = 1u << 3  /* written even at its default (fitted terms) */
+};
+
+typedef struct my_field {
+    const char *key;
+    size_t offset;
+    const sensim_dim *dim; /* SENSIM_DIM_* (a pointer: those are objects) */
+    double lo, hi;
+    unsigned flags;
+} my_field;
+
+/* The mapping's keys: extra (NULL for none) and the table's. */
+static inline sensim_status my_check_fields(const sensim_ynode *map, const char *what, const char *extra,
+                                            const my_field *f)
+{
+    const char *keys[64];
+    size_t n = 0;
+    if (extra)
+        keys[n++] = extra;
+    for (; f->key && n + 1 < sizeof keys / sizeof *keys; f++)
+        keys[n++] = f->key;
+    keys[n] = NULL;
+    return sensim_ynode_check_keys(map, what, keys);
+}
+
+/* Reads the table's keys present in map into the struct at params, in
+ * table order; absent keys leave their member as it is. */
+static inline sensim_status my_get_fields(const sensim_ynode *map, const my_field *f, void *params)
+{
+    sensim_status st = SENSIM_OK;
+    for (; f->key && !st; f++) {
+        double *v = (double *)(void *)((char *)params + f->offset);
+        if (f->flags & MY_INT) {
+            int *iv = (int *)(void *)((char *)params + f->offset);
+            long long x = *iv;
+            if ((st = sensim_ynode_get_int(map, f->key, 0, &x)))
+                break;
+            if (!((double)x >= f->lo && (double)x <= f->hi))
+                return sensim_ynode_error(sensim_ynode_get(map, f->key), SENSIM_EINVAL,
+                                          "key '%s': %lld must be in %.0f..%.0f", f->key, x, f->lo, f->hi);
+            *iv = (int)x;
+        } else if (f->flags & MY_PLAIN)
+            st = sensim_ynode_get_double(map, f->key, 0, v);
+        else if (f->flags & MY_FREE)
+            st = sensim_ynode_get_quantity(map, f->key, *f->dim, 0, v);
+        else
+            st = sensim_ynode_get_quantity_range(map, f->key, *f->dim, 0, f->lo, f->hi, v);
+    }
+    return st;
+}
+
+/* The member of f in the struct at params, as a double (an int one
+ * converted). */
+static inline double my_field_value(const my_field *f, const void *params)
+{
+    const char *p = (const char *)params + f->offset;
+    if (f->flags & MY_INT) {
+        int v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    double v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Writes the table's members of params that differ from dflt (all of the
+ * MY_ALWAYS ones), in table order. */
+static inline void my_put_fields(sensim_ywriter *w, const my_field *f, const void *params, const void *dflt)
+{
+    for (; f->key; f++) {
+        double v = my_field_value(f, params), d = my_field_value(f, dflt);
+        if (f->flags & MY_INT) {
+            if (v != d) {
+                sensim_ywriter_key(w, f->key);
+                sensim_ywriter_int(w, (long long)v);
+            }
+        } else if (f->flags & MY_ALWAYS) {
+            sensim_ywriter_key(w, f->key);
+            sensim_ywriter_number(w, v);
+        } else
+            put_if(w, f->key, v, d);
+    }
+}
+
+/* Whether any of the table's members differs from the default. */
+static inline int my_fields_set(const my_field *f, const void *params, const void *dflt)
+{
+    for (; f->key; f++)
+        if (my_field_value(f, params) != my_field_value(f, dflt))
+            return 1;
+    return 0;
 }
 
 #endif

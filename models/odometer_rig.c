@@ -10,13 +10,6 @@
 #include "sensim/rig.h"
 #include "model_yaml.h"
 
-#define TRY(x)                         \
-    do {                               \
-        sensim_status s_ = (x);        \
-        if (s_ != SENSIM_OK)           \
-            return s_;                 \
-    } while (0)
-
 static const char *const encoder_map_keys[] = {"name", "type", "rate_hz", "mount", "timing", "source", "wheel_radius",
                                            "mode", "range", "resolution", "noise_sigma", "scale", "counter_bits",
                                            NULL};
@@ -25,17 +18,17 @@ static const char *const odometer_map_keys[] = {"name", "type", "rate_hz", "moun
 
 sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_encoder_params *p)
 {
-    TRY(sensim_ynode_check_keys(map, "encoder sensor", encoder_map_keys));
+    SENSIM_TRY(sensim_ynode_check_keys(map, "encoder sensor", encoder_map_keys));
     /* A linear encoder (source: distance) reads metres, the others radians. */
     const char *source = "wheel";
-    TRY(sensim_ynode_get_string(map, "source", 0, &source));
+    SENSIM_TRY(sensim_ynode_get_string(map, "source", 0, &source));
     sensim_dim dim = !strcmp(source, "distance") ? SENSIM_DIM_LENGTH : SENSIM_DIM_ANGLE;
     /* A shaft angle wraps each turn ([0, 2 pi), the default); a distance
      * has no natural period, so it is unbounded unless a range is given. */
     if (!strcmp(source, "distance"))
         p->lower = -INFINITY, p->upper = INFINITY;
     const char *mode = NULL;
-    TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
+    SENSIM_TRY(sensim_ynode_get_string(map, "mode", 0, &mode));
     if (mode) {
         if (!strcmp(mode, "incremental"))
             p->mode = SENSIM_ENCODER_INCREMENTAL;
@@ -48,19 +41,19 @@ sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_en
     }
     if (sensim_ynode_get(map, "range")) {
         double r[2];
-        TRY(sensim_ynode_get_vector(map, "range", dim, 1, 2, r));
+        SENSIM_TRY(sensim_ynode_get_vector(map, "range", dim, 1, 2, r));
         if (!(r[1] > r[0]))
             return sensim_ynode_error(sensim_ynode_get(map, "range"), SENSIM_EINVAL,
                                       "key 'range': must be [lower, upper] with upper > lower (got [%g, %g])", r[0],
                                       r[1]);
         p->lower = r[0], p->upper = r[1];
     }
-    TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
-    TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
-    TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
+    SENSIM_TRY(my_get_bounded(map, "resolution", dim, 0, 0, &p->resolution));
+    SENSIM_TRY(my_get_bounded(map, "noise_sigma", dim, 0, 0, &p->noise_sigma));
+    SENSIM_TRY(sensim_ynode_get_quantity(map, "scale", SENSIM_DIM_NONE, 0, &p->scale));
     if (sensim_ynode_get(map, "counter_bits")) {
         long long b;
-        TRY(sensim_ynode_get_int(map, "counter_bits", 1, &b));
+        SENSIM_TRY(sensim_ynode_get_int(map, "counter_bits", 1, &b));
         if (b < 1 || b > 62)
             return sensim_ynode_error(sensim_ynode_get(map, "counter_bits"), SENSIM_EINVAL,
                                       "key 'counter_bits': must be 1..62 (got %lld)", b);
@@ -75,12 +68,12 @@ sensim_status sensim_encoder_params_from_yaml(const sensim_ynode *map, sensim_en
 
 sensim_status sensim_odometer_params_from_yaml(const sensim_ynode *map, sensim_odometer_params *p)
 {
-    TRY(sensim_ynode_check_keys(map, "odometer sensor", odometer_map_keys));
-    TRY(my_get_bounded(map, "wheel_radius", SENSIM_DIM_LENGTH, 0, 1, &p->wheel_radius));
-    TRY(my_get_bounded(map, "pulses_per_rev", SENSIM_DIM_NONE, 0, 0, &p->pulses_per_rev));
-    TRY(sensim_ynode_get_quantity_range(map, "scale_error", SENSIM_DIM_NONE, 0, -0.5, 0.5, &p->scale_error));
-    TRY(sensim_ynode_get_quantity_range(map, "slip", SENSIM_DIM_NONE, 0, -0.99, 10.0, &p->slip));
-    TRY(my_get_bounded(map, "noise_sigma", SENSIM_DIM_LENGTH, 0, 0, &p->noise_sigma));
+    SENSIM_TRY(sensim_ynode_check_keys(map, "odometer sensor", odometer_map_keys));
+    SENSIM_TRY(my_get_bounded(map, "wheel_radius", SENSIM_DIM_LENGTH, 0, 1, &p->wheel_radius));
+    SENSIM_TRY(my_get_bounded(map, "pulses_per_rev", SENSIM_DIM_NONE, 0, 0, &p->pulses_per_rev));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(map, "scale_error", SENSIM_DIM_NONE, 0, -0.5, 0.5, &p->scale_error));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(map, "slip", SENSIM_DIM_NONE, 0, -0.99, 10.0, &p->slip));
+    SENSIM_TRY(my_get_bounded(map, "noise_sigma", SENSIM_DIM_LENGTH, 0, 0, &p->noise_sigma));
     return SENSIM_OK;
 }
 

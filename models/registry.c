@@ -19,6 +19,8 @@
 #include "sensim/odometer.h"
 #include "sensim/rng.h"
 
+#include "model_yaml.h"
+
 /* The registered sensor types. */
 static const sensim_sensor_type *const types[] = {
     &sensim_imu_type,
@@ -47,8 +49,17 @@ static void type_list(char *buf, size_t size)
 }
 
 static const char *const common_keys[] = {"name", "type", "rate_hz", "mount", "timing", NULL};
-static const char *const timing_keys[] = {"lag",         "clock_offset", "clock_drift", "jitter", "collection_window",
-                                          "start_delay", NULL};
+/* clang-format off */
+#define TF(key, dim, lo, hi) {#key, offsetof(sensim_timing, key), &SENSIM_DIM_##dim, lo, hi, 0}
+/* clang-format on */
+static const my_field timing_fields[] = {TF(lag, TIME, 0, INFINITY),
+                                         TF(clock_offset, TIME, -INFINITY, INFINITY),
+                                         TF(clock_drift, NONE, -0.1, 0.1),
+                                         TF(jitter, TIME, 0, INFINITY),
+                                         TF(collection_window, TIME, 0, INFINITY),
+                                         TF(start_delay, TIME, 0, INFINITY),
+                                         {0}};
+#undef TF
 static const char *const mount_keys[] = {"position", "orientation", "rpy", NULL};
 
 static sensim_status parse_mount(sensim_sensor *s)
@@ -92,22 +103,9 @@ static sensim_status parse_timing(sensim_sensor *s)
     const sensim_ynode *t = sensim_ynode_get(s->node, "timing");
     if (!t)
         return SENSIM_OK;
-    sensim_status st = sensim_ynode_check_keys(t, "timing", timing_keys);
-    sensim_timing *tm = &s->timing;
+    sensim_status st = my_check_fields(t, "timing", NULL, timing_fields);
     if (!st)
-        st = sensim_ynode_get_quantity_range(t, "lag", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->lag);
-    if (!st)
-        st = sensim_ynode_get_quantity_range(t, "clock_offset", SENSIM_DIM_TIME, 0, -INFINITY, INFINITY,
-                                             &tm->clock_offset);
-    if (!st)
-        st = sensim_ynode_get_quantity_range(t, "clock_drift", SENSIM_DIM_NONE, 0, -0.1, 0.1, &tm->clock_drift);
-    if (!st)
-        st = sensim_ynode_get_quantity_range(t, "jitter", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->jitter);
-    if (!st)
-        st = sensim_ynode_get_quantity_range(t, "collection_window", SENSIM_DIM_TIME, 0, 0, INFINITY,
-                                             &tm->collection_window);
-    if (!st)
-        st = sensim_ynode_get_quantity_range(t, "start_delay", SENSIM_DIM_TIME, 0, 0, INFINITY, &tm->start_delay);
+        st = my_get_fields(t, timing_fields, &s->timing);
     return st;
 }
 
@@ -336,17 +334,11 @@ void sensim_sensor_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const c
         }
         sensim_ywriter_map_end(w);
     }
-    const sensim_timing *t = &s->timing;
-    if (t->lag != 0 || t->clock_offset != 0 || t->clock_drift != 0 || t->jitter != 0 || t->collection_window != 0 ||
-        t->start_delay != 0) {
+    const sensim_timing none = {0};
+    if (my_fields_set(timing_fields, &s->timing, &none)) {
         sensim_ywriter_key(w, "timing");
         sensim_ywriter_map_begin(w, 0);
-        put_number(w, "lag", t->lag);
-        put_number(w, "clock_offset", t->clock_offset);
-        put_number(w, "clock_drift", t->clock_drift);
-        put_number(w, "jitter", t->jitter);
-        put_number(w, "collection_window", t->collection_window);
-        put_number(w, "start_delay", t->start_delay);
+        my_put_fields(w, timing_fields, &s->timing, &none);
         sensim_ywriter_map_end(w);
     }
 }

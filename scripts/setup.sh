@@ -8,7 +8,7 @@ libmeshoptimizer-dev libdraco-dev libassimp-dev gltfpack draco assimp-utils pyth
 python3-numpy python3-h5py python3-scipy python3-yaml python3-rosbag python3-sensor-msgs
 python3-geometry-msgs python3-nav-msgs python3-tf2-msgs python3-zstandard python3-lz4
 python3-cffi python3-pytest python3-setuptools python3-dev python3-venv python3-pip python3-opencv
-clang-16 libclang-rt-16-dev libomp-16-dev valgrind
+clang-16 libclang-rt-16-dev libomp-16-dev valgrind universal-ctags
 munge slurmctld slurmd slurm-client"
 # `setup.sh --deb`: also the Debian packaging tools (scripts/ci-deb.sh).
 if [ "${1:-}" = "--deb" ]; then

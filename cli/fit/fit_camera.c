@@ -101,6 +101,58 @@ static int write_yaml(const char *path, const char *name, int emva, const sensim
     return sensim_afile_commit(af) ? cli_fail_lib(VERB) : CLI_OK;
 }
 
+/* Where the fit is only a bound or outside EMVA 1288's validity. */
+static void print_warnings(const char *in, const sensim_ptc_result *r)
+{
+    if (!r->saturation_reached)
+        fprintf(stderr,
+                "sensim fit camera: warning: %s: the variance still grows at the brightest level (%.6g DN above "
+                "dark): saturation was not reached, and saturation_capacity %.6g e- is only a lower bound; add "
+                "longer exposures\n",
+                in, r->saturation_dn, r->saturation_capacity);
+    if (r->quantization_limited)
+        fprintf(stderr,
+                "sensim fit camera: warning: %s: temporal variance %.3g DN^2 is below 0.24 DN^2 (noise under 0.49 "
+                "DN), outside EMVA 1288's validity: quantization dominates, the read noise is only bounded (at most "
+                "%.4g e-) and the intervals do not describe the sensor; raise the gain or use more bits\n",
+                in, r->min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r->gain);
+}
+
+static void print_json(const sensim_ptc_result *r, size_t L)
+{
+    const struct {
+        const char *k;
+        double v;
+    } f[] = {{"gain", r->gain},
+             {"gain_ci", r->gain_ci},
+             {"read_noise", r->read_noise},
+             {"read_noise_ci", r->read_noise_ci},
+             {"dark_current", r->dark_current},
+             {"dark_current_ci", r->dark_current_ci},
+             {"dark_offset", r->dark_offset},
+             {"saturation_dn", r->saturation_dn},
+             {"saturation_capacity", r->saturation_capacity},
+             {"prnu", r->prnu},
+             {"dsnu", r->dsnu},
+             {"variance_slope", r->variance_slope},
+             {"variance_slope_ci", r->variance_slope_ci},
+             {"variance_intercept", r->variance_intercept},
+             {"variance_intercept_ci", r->variance_intercept_ci}};
+    printf("{");
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        /* JSON has no NaN: unknown values are null. */
+        printf("\"%s\": %s, ", f[i].k, CLI_JSON_G(f[i].v, 9));
+    }
+    if (r->quantization_limited)
+        printf("\"validity_note\": \"temporal variance %.3g DN^2 below 0.24 DN^2: outside EMVA 1288's validity, "
+               "quantization dominates; read noise at most %.4g e-\", ",
+               r->min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r->gain);
+    if (!r->saturation_reached)
+        printf("\"saturation_note\": \"not reached: the variance still grows at the brightest level; "
+               "saturation_dn and saturation_capacity are lower bounds\", ");
+    printf("\"levels\": %zu, \"levels_used\": %zu}\n", L, r->levels_used);
+}
+
 int cli_fit_camera(int argc, char **argv)
 {
     const char *out = NULL, *name = "cam", *svg = NULL;
@@ -138,141 +190,23 @@ int cli_fit_camera(int argc, char **argv)
     sensim_log *log = sensim_log_open(in);
     if (!log)
         return cli_fail_lib(VERB);
-    int rc = CLI_FAIL, rank;
-    size_t dims[SENSIM_LOG_MAX_RANK], L = 0;
-    double *exp_s = NULL;
-    void *fr[4] = {NULL, NULL, NULL, NULL};
     sensim_ptc_level *lv = NULL;
-    sensim_dtype dt;
-    if (sensim_log_shape(log, "/stack/light", &rank, dims) || sensim_log_dtype(log, "/stack/light", &dt)) {
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    if (rank != 4 || dims[1] != 2 || dims[0] < 3) {
-        rc = cli_fail(VERB, "%s: /stack/light: expected [L,2,H,W] with L >= 3 levels", in);
-        goto done;
-    }
-    if (dt != SENSIM_U8 && dt != SENSIM_U16 && dt != SENSIM_F32) {
-        rc = cli_fail(VERB, "%s: /stack/light: element type must be u8, u16 or f32", in);
-        goto done;
-    }
-    L = dims[0];
-    size_t H = dims[2], W = dims[3], npix = H * W, tail[3] = {2, H, W}, nrow;
-    int dark = sensim_log_exists(log, "/stack/dark");
-    if (dark && sensim_log_check_shape(log, "/stack/dark", 3, tail, &nrow)) {
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    if (dark && nrow != L) {
-        rc = cli_fail(VERB, "%s: /stack/dark has %zu levels, /stack/light %zu", in, nrow, L);
-        goto done;
-    }
-    exp_s = malloc(L * sizeof *exp_s);
-    lv = malloc(L * sizeof *lv);
-    size_t esz = sensim_dtype_size(dt);
-    for (int k = 0; k < 4; k++)
-        fr[k] = malloc(2 * npix * esz);
-    if (!exp_s || !lv || !fr[0] || !fr[1]) {
-        rc = cli_fail(VERB, "out of memory");
-        goto done;
-    }
-    size_t ne;
-    if (sensim_log_check_shape(log, "/stack/exposure", 0, NULL, &ne) || sensim_log_read_f64(log, "/stack/exposure", 0, ne < L ? ne : L, exp_s)) {
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    if (ne != L) {
-        rc = cli_fail(VERB, "%s: /stack/exposure has %zu values for %zu levels", in, ne, L);
-        goto done;
-    }
-    /* The dark signal's slope over exposure is the dark current: exposures
-     * out of order (a stack written backwards) made it negative, exit 0. */
-    for (size_t k = 0; k < L; k++)
-        if (!(exp_s[k] > 0) || !isfinite(exp_s[k]) || (k && !(exp_s[k] > exp_s[k - 1]))) {
-            rc = cli_fail(VERB, "%s: /stack/exposure[%zu] is %.9g s%s: exposures must be positive and increasing, one "
-                                "per level",
-                          in, k, exp_s[k], k && exp_s[k] <= exp_s[k - 1] ? " after a longer or equal one" : "");
-            goto done;
-        }
-    for (size_t k = 0; k < L; k++) {
-        if (sensim_log_read(log, "/stack/light", dt, k, 1, fr[0]) ||
-            (dark && sensim_log_read(log, "/stack/dark", dt, k, 1, fr[1]))) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        unsigned char *a = fr[0], *d = fr[1];
-        sensim_pixel_type pt = dt == SENSIM_U8 ? SENSIM_PIXEL_U8 : dt == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32;
-        if (sensim_ptc_level_compute(pt, npix, a, a + npix * esz, dark ? d : NULL, dark ? d + npix * esz : NULL,
-                                     exp_s[k], &lv[k])) {
-            sensim_error_prefix(sensim_last_status(), "%s: level %zu", in, k);
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-    }
-    if (fs == 0)
-        fs = dt == SENSIM_U8 ? 255 : dt == SENSIM_U16 ? 65535 : 1;
+    size_t L = 0;
+    double fs_type;
     sensim_ptc_result r;
-    if (sensim_ptc_fit(lv, L, fs, &r)) {
+    int rc = CLI_FAIL;
+    if (sensim_ptc_stack_read(log, &lv, &L, &fs_type)) {
+        rc = cli_fail_lib(VERB);
+    } else if (sensim_ptc_fit(lv, L, fs ? fs : fs_type, &r)) {
         sensim_error_prefix(sensim_last_status(), "%s", in);
         rc = cli_fail_lib(VERB);
-        goto done;
+    } else {
+        print_warnings(in, &r);
+        if (svg && sensim_ptc_plot_svg(svg, lv, L, &r))
+            rc = cli_fail_lib(VERB);
+        else if ((rc = write_yaml(out, name, emva, &r, in, L)) == CLI_OK && json)
+            print_json(&r, L);
     }
-    if (!r.saturation_reached)
-        fprintf(stderr,
-                "sensim fit camera: warning: %s: the variance still grows at the brightest level (%.6g DN above "
-                "dark): saturation was not reached, and saturation_capacity %.6g e- is only a lower bound; add "
-                "longer exposures\n",
-                in, r.saturation_dn, r.saturation_capacity);
-    if (r.quantization_limited)
-        fprintf(stderr,
-                "sensim fit camera: warning: %s: temporal variance %.3g DN^2 is below 0.24 DN^2 (noise under 0.49 "
-                "DN), outside EMVA 1288's validity: quantization dominates, the read noise is only bounded (at most "
-                "%.4g e-) and the intervals do not describe the sensor; raise the gain or use more bits\n",
-                in, r.min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r.gain);
-    if (svg && sensim_ptc_plot_svg(svg, lv, L, &r)) {
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    if ((rc = write_yaml(out, name, emva, &r, in, L)) != CLI_OK)
-        goto done;
-    if (json) {
-        const struct {
-            const char *k;
-            double v;
-        } f[] = {{"gain", r.gain},
-                 {"gain_ci", r.gain_ci},
-                 {"read_noise", r.read_noise},
-                 {"read_noise_ci", r.read_noise_ci},
-                 {"dark_current", r.dark_current},
-                 {"dark_current_ci", r.dark_current_ci},
-                 {"dark_offset", r.dark_offset},
-                 {"saturation_dn", r.saturation_dn},
-                 {"saturation_capacity", r.saturation_capacity},
-                 {"prnu", r.prnu},
-                 {"dsnu", r.dsnu},
-                 {"variance_slope", r.variance_slope},
-                 {"variance_slope_ci", r.variance_slope_ci},
-                 {"variance_intercept", r.variance_intercept},
-                 {"variance_intercept_ci", r.variance_intercept_ci}};
-        printf("{");
-        for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
-            /* JSON has no NaN: unknown values are null. */
-            printf("\"%s\": %s, ", f[i].k, CLI_JSON_G(f[i].v, 9));
-        }
-        if (r.quantization_limited)
-            printf("\"validity_note\": \"temporal variance %.3g DN^2 below 0.24 DN^2: outside EMVA 1288's validity, "
-                   "quantization dominates; read noise at most %.4g e-\", ",
-                   r.min_temporal_var_dn2, sqrt(0.24 - 1.0 / 12) / r.gain);
-        if (!r.saturation_reached)
-            printf("\"saturation_note\": \"not reached: the variance still grows at the brightest level; "
-                   "saturation_dn and saturation_capacity are lower bounds\", ");
-        printf("\"levels\": %zu, \"levels_used\": %zu}\n", L, r.levels_used);
-    }
-    rc = CLI_OK;
-done:
-    for (int k = 0; k < 4; k++)
-        free(fr[k]);
-    free(exp_s);
     free(lv);
     sensim_log_close(log);
     return rc;

@@ -114,6 +114,163 @@ const cli_spec cli_fit_lidar_spec = {
     .column = 22,
 };
 
+/* The rig YAML: the fit in comments, then the lidar with the fitted noise. */
+static int write_yaml(const char *out, const char *in, const sensim_lidar_scans *sc,
+                      const sensim_lidar_scans_fit_result *fr)
+{
+    const sensim_lidar_fit_result *r = &fr->range;
+    const sensim_lidar_angular_result *ar = &fr->ang;
+    sensim_afile *af = sensim_afile_open(out);
+    if (!af)
+        return cli_fail_lib(VERB);
+    FILE *f = sensim_afile_stream(af);
+    fprintf(f, "# sensim fit lidar: %s /sensors/%s, %zu scans of %zu returns (%zu used), ranges %.3g..%.3g m\n", in,
+            sc->sensor, sc->nscans, sc->npoints, r->points_used, r->range_min, r->range_max);
+    fprintf(f, "# range_sigma_base %.6g +- %.2g m, range_sigma_slope %.6g +- %.2g (95 %%), chi2/dof %.3g\n",
+            r->sigma_base, r->sigma_base_ci, r->sigma_slope, r->sigma_slope_ci, r->chi2_dof);
+    if (r->constrained)
+        fprintf(f, "# the free line (base %.6g m, slope %.6g) has a %s; refitted with it held at 0\n", r->base_free,
+                r->slope_free, r->constrained == 1 ? "sigma decreasing with range" : "negative sigma at range 0");
+    if (fr->joint)
+        fprintf(f, "# range and angular noise fitted together on the target returns (beam-pointing jitter moves\n"
+                   "# the raw ranges); the range-only line of all returns: base %.6g m, slope %.6g\n",
+                fr->range_all.sigma_base, fr->range_all.sigma_slope);
+    else if (*fr->joint_note)
+        fprintf(f, "# joint range + angular fit not possible (%s): range line from all returns\n", fr->joint_note);
+    if (*fr->fit_note)
+        fprintf(f, "# WARNING: %s\n", fr->fit_note);
+    if (fr->angular) {
+        fprintf(f, "# azimuth_sigma %.6g +- %.2g rad, elevation_sigma %.6g +- %.2g rad (95 %%), chi2/dof %.3g,\n",
+                ar->azimuth_sigma, ar->azimuth_sigma_ci, ar->elevation_sigma, ar->elevation_sigma_ci, ar->chi2_dof);
+        fprintf(f, "#   from %zu returns on %zu planar targets (objects", ar->points_used, ar->targets_used);
+        for (size_t t = 0; t < sc->nobjects; t++)
+            if (isfinite(fr->planes[4 * t]))
+                fprintf(f, " %.0f", sc->objects[t]);
+        fprintf(f, ")\n");
+    } else
+        fprintf(f, "# azimuth_sigma, elevation_sigma: not fitted: %s\n", fr->angular_note);
+    if (fr->angular && fr->beam_bias)
+        fprintf(f, "# per-beam range bias against the fitted planes: comments only, the noise model has one\n"
+                   "# range_bias for all beams\n");
+    for (size_t b = 0; b < sc->nbeams && fr->beam_sigma; b++)
+        if (isfinite(fr->beam_sigma[b])) {
+            fprintf(f, "# beam %zu: range sd %.4g m", b, fr->beam_sigma[b]);
+            if (fr->angular && fr->beam_bias && isfinite(fr->beam_bias[b]))
+                fprintf(f, ", bias %.4g m", fr->beam_bias[b]);
+            fputc('\n', f);
+        }
+    sensim_lidar_params lp = sensim_lidar_default_params();
+    lp.range_sigma_base = r->sigma_base > 0 ? r->sigma_base : 0.0;
+    lp.range_sigma_slope = r->sigma_slope > 0 ? r->sigma_slope : 0.0;
+    if (fr->angular)
+        lp.azimuth_sigma = ar->azimuth_sigma, lp.elevation_sigma = ar->elevation_sigma;
+    sensim_sensor ls;
+    sensim_sensor_init(&ls, sc->sensor, 0);
+    sensim_ywriter *w = sensim_ywriter_create(f);
+    if (w) {
+        sensim_rig_write_yaml_begin(w, 0, NULL);
+        sensim_lidar_write_yaml(w, &ls, &lp);
+    }
+    if (!w || sensim_ywriter_close(w)) {
+        sensim_afile_abort(af);
+        return cli_fail_lib(VERB);
+    }
+    return sensim_afile_commit(af) ? cli_fail_lib(VERB) : CLI_OK;
+}
+
+/* The targets used and their flatness, as JSON keys. */
+static void print_json_targets(const sensim_lidar_scans *sc, const sensim_lidar_scans_fit_result *fr)
+{
+    const sensim_lidar_angular_result *ar = &fr->ang;
+    printf("\"azimuth_sigma\": %s, \"azimuth_sigma_ci\": %s, \"elevation_sigma\": %s, "
+           "\"elevation_sigma_ci\": %s, \"angular_chi2_dof\": %s, \"angular_used\": %zu, \"targets\": [",
+           CLI_JSON_G(ar->azimuth_sigma, 9), CLI_JSON_G(ar->azimuth_sigma_ci, 3), CLI_JSON_G(ar->elevation_sigma, 9),
+           CLI_JSON_G(ar->elevation_sigma_ci, 3), CLI_JSON_G(ar->chi2_dof, 4), ar->points_used);
+    const char *sep = "";
+    for (size_t t = 0; t < sc->nobjects; t++)
+        if (isfinite(fr->planes[4 * t])) {
+            printf("%s%.0f", sep, sc->objects[t]);
+            sep = ", ";
+        }
+    printf("], \"flatness\": [");
+    sep = "";
+    for (size_t t = 0; t < sc->nobjects; t++)
+        if (isfinite(fr->planes[4 * t])) {
+            if (isfinite(fr->flatness[t]))
+                printf("%s%s", sep, CLI_JSON_G(fr->flatness[t], 4));
+            else
+                printf("%snull", sep);
+            sep = ", ";
+        }
+    printf("], ");
+}
+
+static void print_json(const sensim_lidar_scans *sc, const sensim_lidar_scans_fit_result *fr)
+{
+    const sensim_lidar_fit_result *r = &fr->range;
+    printf("{\"range_sigma_base\": %s, \"range_sigma_base_ci\": %s, \"range_sigma_slope\": %s, "
+           "\"range_sigma_slope_ci\": %s, \"chi2_dof\": %s, \"scans\": %zu, \"returns\": %zu, "
+           "\"used\": %zu, ",
+           CLI_JSON_G(r->sigma_base, 9), CLI_JSON_G(r->sigma_base_ci, 3), CLI_JSON_G(r->sigma_slope, 9),
+           CLI_JSON_G(r->sigma_slope_ci, 3), CLI_JSON_G(r->chi2_dof, 4), sc->nscans, sc->npoints, r->points_used);
+    if (fr->joint)
+        printf("\"joint\": true, \"range_only_sigma_base\": %s, \"range_only_sigma_slope\": %s, ",
+               CLI_JSON_G(fr->range_all.sigma_base, 9), CLI_JSON_G(fr->range_all.sigma_slope, 9));
+    if (*fr->fit_note) {
+        printf("\"fit_note\": ");
+        cli_json_str(stdout, fr->fit_note);
+        printf(", ");
+    }
+    if (r->constrained)
+        printf("\"constrained\": \"%s\", \"range_sigma_base_free\": %s, \"range_sigma_slope_free\": %s, ",
+               r->constrained == 1 ? "slope held at 0: the free slope is negative"
+                                   : "base held at 0: the free base is negative",
+               CLI_JSON_G(r->base_free, 9), CLI_JSON_G(r->slope_free, 9));
+    if (fr->angular) {
+        print_json_targets(sc, fr);
+    } else {
+        printf("\"azimuth_sigma\": null, \"elevation_sigma\": null, \"angular_note\": ");
+        cli_json_str(stdout, fr->angular_note);
+        printf(", ");
+    }
+    json_array("beam_sigma", fr->beam_sigma, sc->nbeams);
+    printf(", ");
+    json_array("beam_bias", fr->angular ? fr->beam_bias : NULL, sc->nbeams);
+    printf("}\n");
+}
+
+/* The scans of `in` (--targets: want, nwant, named), fitted and written. */
+static int fit_file(const char *in, const char *out, const char *sensor, const double *want, size_t nwant,
+                    const char *named, int json)
+{
+    sensim_log *log = sensim_log_open(in);
+    if (!log)
+        return cli_fail_lib(VERB);
+    int rc = CLI_FAIL;
+    sensim_lidar_scans sc;
+    sensim_lidar_scans_fit_result fr;
+    memset(&fr, 0, sizeof fr);
+    if (sensim_lidar_scans_read(log, sensor, want, nwant, &sc)) {
+        rc = cli_fail_lib(VERB);
+    } else if (want && !sc.labels[0]) {
+        rc = cli_fail(VERB, "%s: --targets needs per-return labels: no /sensors/%s/object or target dataset", in,
+                      sc.sensor);
+    } else if (sensim_lidar_scans_fit(&sc, named, &fr)) {
+        sensim_error_prefix(sensim_last_status(), "%s", in);
+        rc = cli_fail_lib(VERB);
+    } else {
+        if (*fr.fit_note)
+            fprintf(stderr, "sensim fit lidar: warning: %s: %s\n", in, fr.fit_note);
+        rc = write_yaml(out, in, &sc, &fr);
+        if (rc == CLI_OK && json)
+            print_json(&sc, &fr);
+    }
+    sensim_lidar_scans_fit_free(&fr);
+    sensim_lidar_scans_free(&sc);
+    sensim_log_close(log);
+    return rc;
+}
+
 int cli_fit_lidar(int argc, char **argv)
 {
     const char *out = NULL, *sensor = NULL, *targets_arg = NULL;
@@ -143,266 +300,9 @@ int cli_fit_lidar(int argc, char **argv)
         return c;
     if (want)
         qsort(want, nwant, sizeof *want, cmp_double);
-    sensim_log *log = sensim_log_open(in);
-    if (!log) {
-        free(want);
-        return cli_fail_lib(VERB);
-    }
-    int rc = CLI_FAIL;
-    double *bsig = NULL, *bbias = NULL, *planes = NULL, *flat = NULL, *fsd = NULL;
-    size_t *tcount = NULL;
-    float *ref = NULL;
-    /* The scans, their ranges, channels and labels (calib/lidar_scans.c). */
-    sensim_lidar_scans sc;
-    if (sensim_lidar_scans_read(log, sensor, want, nwant, &sc)) {
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    const char *name = sc.sensor, *labname = sc.labels;
-    const size_t S = sc.nscans, P = sc.npoints, nbeams = sc.nbeams, ntobj = sc.nobjects;
-    const float *rg = sc.range, *pts = sc.points;
-    const uint16_t *ch = sc.channel;
-    const int32_t *tgt = sc.target;
-    const double *tobj = sc.objects;
-    if (ch && !(bsig = malloc(nbeams * sizeof *bsig))) {
-        rc = cli_fail(VERB, "out of memory");
-        goto done;
-    }
-    if (want && !labname[0]) {
-        rc = cli_fail(VERB, "%s: --targets needs per-return labels: no /sensors/%s/object or target dataset", in,
-                      name);
-        goto done;
-    }
-    /* Planes of the candidates; the automatic choice keeps the flat ones.
-     * Without points (range only) there is nothing to fit planes to. */
-    int have_angular = 0;
-    sensim_lidar_angular_result ar;
-    memset(&ar, 0, sizeof ar);
-    char angular_note[1024] = "", joint_note[1024] = "", fit_note[512] = "";
-    if (labname[0] && !pts) {
-        snprintf(angular_note, sizeof angular_note, "needs /sensors/%s/points (x, y, z)", name);
-    } else if (labname[0] && ntobj == 0) {
-        snprintf(angular_note, sizeof angular_note, "no return in %s is on an object", labname);
-    } else if (labname[0]) {
-        planes = malloc(4 * ntobj * sizeof *planes);
-        flat = malloc(ntobj * sizeof *flat);
-        fsd = malloc(ntobj * sizeof *fsd);
-        tcount = malloc(ntobj * sizeof *tcount);
-        ref = malloc(P * sizeof *ref);
-        if (!planes || !flat || !fsd || !tcount || !ref) {
-            rc = cli_fail(VERB, "out of memory");
-            goto done;
-        }
-        if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, flat, fsd, tcount, NULL)) {
-            sensim_error_prefix(sensim_last_status(), "%s: %s", in, labname);
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        if (!want)
-            sensim_lidar_scans_keep_flat(&sc, flat, fsd, tcount);
-        if (sensim_lidar_scans_targets_used(&sc) == 0)
-            snprintf(angular_note, sizeof angular_note,
-                     "no labelled object is planar (>= %d returns, flatness <= %g and within %g sd of 1); "
-                     "name targets with --targets",
-                     SENSIM_LIDAR_MIN_TARGET_RETURNS, SENSIM_LIDAR_MAX_FLATNESS, SENSIM_LIDAR_FLATNESS_SDS);
-        else if (sensim_lidar_fit_planes(pts, S, P, tgt, ntobj, planes, NULL, NULL, NULL, ref)) {
-            sensim_error_prefix(sensim_last_status(), "%s: %s", in, labname);
-            rc = cli_fail_lib(VERB);
-            goto done;
-        } else
-            have_angular = 1;
-    }
-    if (ch) {
-        bbias = malloc(nbeams * sizeof *bbias);
-        if (!bbias || !bsig) {
-            rc = cli_fail(VERB, "out of memory");
-            goto done;
-        }
-    }
-    sensim_lidar_fit_result r;
-    if (sensim_lidar_fit_range(rg, S, P, have_angular ? ref : NULL, ch, nbeams, bbias, bsig, &r)) {
-        sensim_error_prefix(sensim_last_status(), "%s: /sensors/%s", in, name);
-        rc = cli_fail_lib(VERB);
-        goto done;
-    }
-    /* With planar targets, range and angular noise are fitted together on
-     * them: under beam-pointing jitter the raw ranges move with the beam,
-     * and a range-only line takes that for range noise. The line of all
-     * returns is kept for the comments. */
-    int joint = 0;
-    sensim_lidar_fit_result rall = r;
-    if (have_angular) {
-        sensim_lidar_fit_result rj;
-        if (sensim_lidar_fit_joint(pts, S, P, tgt, ntobj, r.sigma_base, r.sigma_slope, NULL, &rj, &ar) ==
-            SENSIM_OK) {
-            joint = 1;
-            r.sigma_base = rj.sigma_base;
-            r.sigma_base_ci = rj.sigma_base_ci;
-            r.sigma_slope = rj.sigma_slope;
-            r.sigma_slope_ci = rj.sigma_slope_ci;
-            r.chi2_dof = rj.chi2_dof;
-            r.constrained = 0;
-        } else {
-            snprintf(joint_note, sizeof joint_note, "%s", sensim_last_error());
-        }
-    }
-    if (have_angular && !joint &&
-        sensim_lidar_fit_angular(pts, S, P, tgt, ntobj, r.sigma_base > 0 ? r.sigma_base : 0.0,
-                                 r.sigma_slope > 0 ? r.sigma_slope : 0.0, NULL, &ar)) {
-        /* Named targets must work; the automatic choice falls back to the
-         * range fit and says why. */
-        if (want) {
-            sensim_error_prefix(sensim_last_status(), "%s: %s: --targets %s", in, labname, targets_arg);
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        snprintf(angular_note, sizeof angular_note, "%s", sensim_last_error());
-        have_angular = 0;
-    }
-    if (!labname[0])
-        snprintf(angular_note, sizeof angular_note,
-                 "needs per-return target labels (/sensors/%s/object or target, as sensim render writes)", name);
-    /* Whether the model describes the spread: the reduced chi-squared of a
-     * good fit is 1 within about sqrt(2 / dof); beyond 4 of those the
-     * intervals (widened by it) still hold, the values may not. */
-    {
-        double c2 = have_angular ? ar.chi2_dof : r.chi2_dof;
-        double dof = (double)(have_angular ? ar.points_used : r.points_used) - (have_angular ? 4 : 2);
-        if (dof > 0 && c2 > 1 + 4 * sqrt(2 / dof))
-            snprintf(fit_note, sizeof fit_note,
-                     "chi2/dof %.3g on %.0f degrees of freedom: the noise model does not describe these returns "
-                     "(intervals widened by it; values may be biased)",
-                     c2, dof);
-        if (*fit_note)
-            fprintf(stderr, "sensim fit lidar: warning: %s: %s\n", in, fit_note);
-    }
-    {
-        sensim_afile *af = sensim_afile_open(out);
-        if (!af) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        FILE *f = sensim_afile_stream(af);
-        fprintf(f, "# sensim fit lidar: %s /sensors/%s, %zu scans of %zu returns (%zu used), ranges %.3g..%.3g m\n",
-                in, name, S, P, r.points_used, r.range_min, r.range_max);
-        fprintf(f, "# range_sigma_base %.6g +- %.2g m, range_sigma_slope %.6g +- %.2g (95 %%), chi2/dof %.3g\n",
-                r.sigma_base, r.sigma_base_ci, r.sigma_slope, r.sigma_slope_ci, r.chi2_dof);
-        if (r.constrained)
-            fprintf(f, "# the free line (base %.6g m, slope %.6g) has a %s; refitted with it held at 0\n", r.base_free,
-                    r.slope_free, r.constrained == 1 ? "sigma decreasing with range" : "negative sigma at range 0");
-        if (joint)
-            fprintf(f, "# range and angular noise fitted together on the target returns (beam-pointing jitter moves\n"
-                       "# the raw ranges); the range-only line of all returns: base %.6g m, slope %.6g\n",
-                    rall.sigma_base, rall.sigma_slope);
-        else if (*joint_note)
-            fprintf(f, "# joint range + angular fit not possible (%s): range line from all returns\n", joint_note);
-        if (*fit_note)
-            fprintf(f, "# WARNING: %s\n", fit_note);
-        if (have_angular) {
-            fprintf(f, "# azimuth_sigma %.6g +- %.2g rad, elevation_sigma %.6g +- %.2g rad (95 %%), chi2/dof %.3g,\n",
-                    ar.azimuth_sigma, ar.azimuth_sigma_ci, ar.elevation_sigma, ar.elevation_sigma_ci, ar.chi2_dof);
-            fprintf(f, "#   from %zu returns on %zu planar targets (objects", ar.points_used, ar.targets_used);
-            for (size_t t = 0; t < ntobj; t++)
-                if (isfinite(planes[4 * t]))
-                    fprintf(f, " %.0f", tobj[t]);
-            fprintf(f, ")\n");
-        } else
-            fprintf(f, "# azimuth_sigma, elevation_sigma: not fitted: %s\n", angular_note);
-        if (have_angular && bbias)
-            fprintf(f, "# per-beam range bias against the fitted planes: comments only, the noise model has one\n"
-                       "# range_bias for all beams\n");
-        for (size_t b = 0; b < nbeams && bsig; b++)
-            if (isfinite(bsig[b])) {
-                fprintf(f, "# beam %zu: range sd %.4g m", b, bsig[b]);
-                if (have_angular && bbias && isfinite(bbias[b]))
-                    fprintf(f, ", bias %.4g m", bbias[b]);
-                fputc('\n', f);
-            }
-        sensim_lidar_params lp = sensim_lidar_default_params();
-        lp.range_sigma_base = r.sigma_base > 0 ? r.sigma_base : 0.0;
-        lp.range_sigma_slope = r.sigma_slope > 0 ? r.sigma_slope : 0.0;
-        if (have_angular)
-            lp.azimuth_sigma = ar.azimuth_sigma, lp.elevation_sigma = ar.elevation_sigma;
-        sensim_sensor ls;
-        sensim_sensor_init(&ls, name, 0);
-        sensim_ywriter *w = sensim_ywriter_create(f);
-        if (w) {
-            sensim_rig_write_yaml_begin(w, 0, NULL);
-            sensim_lidar_write_yaml(w, &ls, &lp);
-        }
-        if (!w || sensim_ywriter_close(w)) {
-            sensim_afile_abort(af);
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-        if (sensim_afile_commit(af)) {
-            rc = cli_fail_lib(VERB);
-            goto done;
-        }
-    }
-    if (json) {
-        printf("{\"range_sigma_base\": %s, \"range_sigma_base_ci\": %s, \"range_sigma_slope\": %s, "
-               "\"range_sigma_slope_ci\": %s, \"chi2_dof\": %s, \"scans\": %zu, \"returns\": %zu, "
-               "\"used\": %zu, ",
-               CLI_JSON_G(r.sigma_base, 9), CLI_JSON_G(r.sigma_base_ci, 3), CLI_JSON_G(r.sigma_slope, 9),
-               CLI_JSON_G(r.sigma_slope_ci, 3), CLI_JSON_G(r.chi2_dof, 4), S, P, r.points_used);
-        if (joint)
-            printf("\"joint\": true, \"range_only_sigma_base\": %s, \"range_only_sigma_slope\": %s, ",
-                   CLI_JSON_G(rall.sigma_base, 9), CLI_JSON_G(rall.sigma_slope, 9));
-        if (*fit_note) {
-            printf("\"fit_note\": ");
-            cli_json_str(stdout, fit_note);
-            printf(", ");
-        }
-        if (r.constrained)
-            printf("\"constrained\": \"%s\", \"range_sigma_base_free\": %s, \"range_sigma_slope_free\": %s, ",
-                   r.constrained == 1 ? "slope held at 0: the free slope is negative"
-                                      : "base held at 0: the free base is negative",
-                   CLI_JSON_G(r.base_free, 9), CLI_JSON_G(r.slope_free, 9));
-        if (have_angular) {
-            printf("\"azimuth_sigma\": %s, \"azimuth_sigma_ci\": %s, \"elevation_sigma\": %s, "
-                   "\"elevation_sigma_ci\": %s, \"angular_chi2_dof\": %s, \"angular_used\": %zu, \"targets\": [",
-                   CLI_JSON_G(ar.azimuth_sigma, 9), CLI_JSON_G(ar.azimuth_sigma_ci, 3),
-                   CLI_JSON_G(ar.elevation_sigma, 9), CLI_JSON_G(ar.elevation_sigma_ci, 3), CLI_JSON_G(ar.chi2_dof, 4),
-                   ar.points_used);
-            const char *sep = "";
-            for (size_t t = 0; t < ntobj; t++)
-                if (isfinite(planes[4 * t])) {
-                    printf("%s%.0f", sep, tobj[t]);
-                    sep = ", ";
-                }
-            printf("], \"flatness\": [");
-            sep = "";
-            for (size_t t = 0; t < ntobj; t++)
-                if (isfinite(planes[4 * t])) {
-                    if (isfinite(flat[t]))
-                        printf("%s%s", sep, CLI_JSON_G(flat[t], 4));
-                    else
-                        printf("%snull", sep);
-                    sep = ", ";
-                }
-            printf("], ");
-        } else {
-            printf("\"azimuth_sigma\": null, \"elevation_sigma\": null, \"angular_note\": ");
-            cli_json_str(stdout, angular_note);
-            printf(", ");
-        }
-        json_array("beam_sigma", bsig, nbeams);
-        printf(", ");
-        json_array("beam_bias", have_angular ? bbias : NULL, nbeams);
-        printf("}\n");
-    }
-    rc = CLI_OK;
-done:
-    sensim_lidar_scans_free(&sc);
-    free(bsig);
-    free(bbias);
-    free(planes);
-    free(flat);
-    free(fsd);
-    free(tcount);
-    free(ref);
+    char named[600];
+    snprintf(named, sizeof named, "--targets %s", targets_arg ? targets_arg : "");
+    c = fit_file(in, out, sensor, want, nwant, want ? named : NULL, json);
     free(want);
-    sensim_log_close(log);
-    return rc;
+    return c;
 }

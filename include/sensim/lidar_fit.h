@@ -171,6 +171,40 @@ void sensim_lidar_scans_keep_flat(sensim_lidar_scans *s, const double *flatness,
 /* The objects some return still has as its target. */
 size_t sensim_lidar_scans_targets_used(const sensim_lidar_scans *s);
 
+/* ---- the whole fit of sensim fit lidar ---- */
+
+typedef struct sensim_lidar_scans_fit_result {
+    sensim_lidar_fit_result range;     /* the range line: fitted jointly with the angular
+                                          noise on the targets when joint, else from all returns */
+    sensim_lidar_fit_result range_all; /* the range-only line of all returns */
+    int joint;                         /* range and angular noise fitted together */
+    int angular;                       /* ang holds fitted azimuth and elevation sigmas */
+    sensim_lidar_angular_result ang;
+    double *beam_sigma;                /* [nbeams] each beam's range sd; NULL without channels */
+    double *beam_bias;                 /* [nbeams] against the target planes (NAN without them);
+                                          NULL without channels */
+    double *planes;                    /* [4 * nobjects] the targets' planes (NAN rows: not used);
+                                          NULL without labelled points */
+    double *flatness;                  /* [nobjects] as sensim_lidar_fit_planes; NULL as planes */
+    char angular_note[1024];           /* without angular: why not */
+    char joint_note[1024];             /* with angular but not joint: why not */
+    char fit_note[512];                /* "" or a warning: chi2/dof far above 1 */
+} sensim_lidar_scans_fit_result;
+
+/* The fit sensim fit lidar makes of scans read by sensim_lidar_scans_read:
+ * with labelled points, the planes of the objects (named = NULL: keeping
+ * the flat ones, sensim_lidar_scans_keep_flat, which changes sc->target);
+ * the range line (sensim_lidar_fit_range, against the planes when there
+ * are targets); then range and angular noise jointly on the targets
+ * (sensim_lidar_fit_joint) or, failing that, the angular sigmas alone
+ * (sensim_lidar_fit_angular). The automatic choice falls back to the range
+ * line and says why in angular_note; named targets (named: how the caller
+ * names them, for the error, e.g. "--targets 1,2") must give the angular
+ * fit. Errors name sc->labels or /sensors/NAME, not the file. Free r with
+ * sensim_lidar_scans_fit_free (also after a failure). */
+sensim_status sensim_lidar_scans_fit(sensim_lidar_scans *sc, const char *named, sensim_lidar_scans_fit_result *r);
+void sensim_lidar_scans_fit_free(sensim_lidar_scans_fit_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,9 @@
  * Log axes span whole decades around the data and carry a tick and label
  * at each decade (with minor ticks at 2..9); points with non-positive or
  * non-finite coordinates are skipped on log axes. Text is XML-escaped.
+ * The one SVG writer of the library: Allan deviations (sensim allan, fit
+ * imu), the photon-transfer curve (sensim_ptc_plot_svg) and the sim2real
+ * histograms (sensim_svg_histogram) all draw through it.
  *
  * Ownership: strings and arrays are copied. Thread safety: a plot is used
  * from one thread; different plots are independent. */
@@ -33,7 +36,13 @@ enum {
     SENSIM_PLOT_LINE = 1u << 0,      /* polyline through the points */
     SENSIM_PLOT_POINTS = 1u << 1,    /* a marker at each point */
     SENSIM_PLOT_ERRORBARS = 1u << 2, /* vertical bar from lo to hi */
-    SENSIM_PLOT_DASHED = 1u << 3     /* dashed line */
+    SENSIM_PLOT_DASHED = 1u << 3,    /* dashed line */
+    SENSIM_PLOT_BARS = 1u << 4       /* a translucent bar from 0 (the frame's
+                                        bottom on a log axis) up to each y, x
+                                        its centre, as wide as the spacing of
+                                        x (equally spaced: histogram bins);
+                                        bars of height 0 are not drawn. A
+                                        linear y axis then starts at 0. */
 };
 
 /* Any of the strings may be NULL. Axes are log-log by default. */

@@ -76,9 +76,21 @@ typedef struct sensim_ptc_result {
  * full_scale: the DN of intensity 1 for the simple model (255, 65535 or 1). */
 sensim_status sensim_ptc_fit(const sensim_ptc_level *levels, size_t n, double full_scale, sensim_ptc_result *r);
 
+typedef struct sensim_log sensim_log; /* sensim/log.h */
+
+/* Reads the photon-transfer stack of a log (the layout of sensim-fit(1)):
+ * /stack/light [L,2,H,W] u8, u16 or f32 (two flat-field frames per level,
+ * L >= 3), /stack/dark of the same shape (optional), /stack/exposure [L] in
+ * s, positive and increasing; computes one level per exposure
+ * (sensim_ptc_level_compute). *levels (L of them, *n = L) is the caller's
+ * to free(); *full_scale is the DN of intensity 1 for the element type
+ * (255, 65535 or 1). Errors name the file, dataset and level. */
+sensim_status sensim_ptc_stack_read(const sensim_log *log, sensim_ptc_level **levels, size_t *n, double *full_scale);
+
 /* Writes the photon-transfer plot (temporal variance minus dark variance
- * against mean minus dark, log-log, with the fitted line and the saturation
- * point) as SVG; temporary name and rename. */
+ * against mean minus dark, log-log, with the fitted line up to the
+ * saturation and the levels beyond 70 % of it set apart) as SVG through
+ * sensim/plot.h; temporary name and rename. */
 sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *levels, size_t n,
                                   const sensim_ptc_result *r);
 

@@ -49,6 +49,15 @@ sensim_status sensim_error_prefix(sensim_status status, const char *fmt, ...)
 #endif
     ;
 
+/* Evaluates a call returning sensim_status and returns its status from the
+ * enclosing function when it is not SENSIM_OK. */
+#define SENSIM_TRY(call)                    \
+    do {                                    \
+        sensim_status sensim_try_ = (call); \
+        if (sensim_try_ != SENSIM_OK)       \
+            return sensim_try_;             \
+    } while (0)
+
 /* The calling thread's last message; "" if none. Borrowed: valid until the
  * next sensim call on this thread. */
 const char *sensim_last_error(void);
