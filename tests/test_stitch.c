@@ -180,6 +180,134 @@ START_TEST(lidar_rows_split_by_numpy_stitch_back)
 }
 END_TEST
 
+/* A scene of the issue's size: a 16-channel lidar and a small camera with
+ * motion blur, driving past posts. */
+static const char *SCENE = "seed: 5\n"
+                           "materials:\n"
+                           "  - {name: post, reflectance: 0.6, albedo: [0.7, 0.5, 0.3]}\n"
+                           "  - {name: ground, reflectance: 0.15, albedo: [0.35, 0.33, 0.3]}\n"
+                           "meshes:\n"
+                           "  - {name: cylinder, cylinder: {radius: 0.5, height: 4, segments: 16}}\n"
+                           "  - {name: ground, plane: {size: [200, 60]}}\n"
+                           "objects:\n"
+                           "  - {mesh: ground, material: ground, position: [50, 0, 0]}\n"
+                           "  - {mesh: cylinder, material: post, position: [-10, 4, 0], repeat: {count: 40, step: [3, 0, 0]}}\n"
+                           "sun: {direction: [0.3, 0.2, 1], irradiance: [1, 1, 1]}\n"
+                           "sensors:\n"
+                           "  - {name: lidar, type: lidar, channels: 16, vfov: [-15 deg, 15 deg], columns: 180,\n"
+                           "     rate_hz: 20, max_range: 40, mount: {position: [0, 0, 1]}}\n"
+                           "  - {name: lidar2, type: lidar, channels: 16, vfov: [-15 deg, 15 deg], columns: 180,\n"
+                           "     rate_hz: 20, max_range: 40, mount: {position: [0, 0, 1]}}\n"
+                           "  - {name: cam, type: camera, width: 40, height: 24, hfov: 90 deg, samples: 2,\n"
+                           "     exposure: 0.01, rate_hz: 20, mount: {position: [0, 0, 1.5]}}\n";
+/* the camera's noise and a jittered delivery: timing crosses shard bounds */
+static const char *CAMRIG = "seed: 9\n"
+                            "sensors:\n"
+                            "  - name: cam\n"
+                            "    type: camera\n"
+                            "    timing: {lag: 0.002, jitter: 0.004}\n"
+                            "    noise: {model: intensity, variance_slope: 0.002, variance_intercept: 0.0001}\n";
+
+/* render --shard I/N: 4 shards stitched
+ * equal the single-process render bit for bit through h5py, lidar and
+ * camera, also after the folder moves; --frames A..B selects a range and
+ * splits; bad sets fail naming the shard. */
+START_TEST(render_four_shards_equal_single_run)
+{
+    char *dir = tu_mkdtemp(), *src = tu_src("tests/stitch_check.py");
+    char *scene = tu_path(dir, "scene.yaml"), *camrig = tu_path(dir, "cam.yaml");
+    ck_assert_int_eq(tu_write_file(scene, SCENE), 0);
+    ck_assert_int_eq(tu_write_file(camrig, CAMRIG), 0);
+    ck_assert_int_eq(
+        sh("cd '%s' && '%s' trajectory --shape line --duration 1.06 --speed 15 -o gt.h5 && mkdir set", dir, bin()), 0);
+    /* 21 scans (shards of 6, 5, 5, 5), 22 frames (6, 6, 5, 5) */
+    const char *const runs[][4] = {{"lidar", "", "21", "11"}, {"cam", "--rig cam.yaml", "22", "12"}};
+    for (int r = 0; r < 2; r++) {
+        const char *s = runs[r][0], *extra = runs[r][1];
+        ck_assert_int_eq(sh("cd '%s' && '%s' render scene.yaml -t gt.h5 -s %s %s -q -o full-%s.h5 && "
+                            "for i in 0 1 2 3; do '%s' render scene.yaml -t gt.h5 -s %s %s -q --shard $i/4 "
+                            "-o set/%s-$i.h5 || exit 1; done && '%s' stitch set/%s.h5 set/%s-3.h5 set/%s-1.h5 "
+                            "set/%s-0.h5 set/%s-2.h5",
+                            dir, bin(), s, extra, s, bin(), s, extra, s, bin(), s, s, s, s, s),
+                         0);
+        ck_assert_int_eq(sh("cd / && /usr/bin/python3 '%s' compare-log '%s/set/%s.h5' '%s/full-%s.h5' >/dev/null", src,
+                            dir, s, dir, s),
+                         0);
+        ck_assert_int_eq(sh("cd / && /usr/bin/python3 -c \"import h5py,sys; f=h5py.File(sys.argv[1],'r'); "
+                            "sys.exit(0 if f['sensors/%s/t'].shape[0]==%s and list(h5py.File(sys.argv[2],'r')"
+                            ".attrs['shard_range'])==[6,%s] else 1)\" '%s/set/%s.h5' '%s/set/%s-1.h5'",
+                            s, runs[r][2], runs[r][3], dir, s, dir, s),
+                         0);
+    }
+    /* --frames A..B: scans 4..15 in three parts equal rows 4..15 of the run */
+    ck_assert_int_eq(sh("cd '%s' && mkdir fr && for i in 0 1 2; do '%s' render scene.yaml -t gt.h5 -s lidar -q "
+                        "--frames 4..15 --shard $i/3 -o fr/p-$i.h5 || exit 1; done && '%s' stitch fr/all.h5 "
+                        "fr/p-*.h5 && /usr/bin/python3 -c \"import h5py,numpy as np,sys\n"
+                        "a=h5py.File('fr/all.h5','r')['sensors/lidar']; f=h5py.File('full-lidar.h5','r')['sensors/lidar']\n"
+                        "o=f['scan_offset'][()]\n"
+                        "ok=(a['t'][()].tobytes()==f['t'][4:16].tobytes() and "
+                        "(a['scan_offset'][()]==o[4:17]-o[4]).all() and "
+                        "a['points'][()].tobytes()==f['points'][o[4]:o[16]].tobytes())\n"
+                        "sys.exit(0 if ok else 1)\"",
+                        dir, bin(), bin()),
+                     0);
+    /* moved as a folder and read from elsewhere */
+    ck_assert_int_eq(sh("cd '%s' && mv set moved && cd / && for s in lidar cam; do /usr/bin/python3 '%s' compare-log "
+                        "'%s/moved/'$s.h5 '%s/full-'$s.h5 >/dev/null || exit 1; done && '%s' info '%s/moved/cam.h5' "
+                        ">/dev/null",
+                        dir, src, dir, dir, bin(), dir),
+                     0);
+
+    /* bad sets: another seed, sensor, scene; overlapping frames; missing */
+    ck_assert_int_eq(
+        sh("cd '%s' && mkdir bad && '%s' render scene.yaml -t gt.h5 -s cam --rig cam.yaml --seed 10 -q --shard 1/4 "
+           "-o bad/seed.h5 && '%s' render scene.yaml -t gt.h5 -s lidar2 -q --shard 1/4 -o bad/sensor.h5 && "
+           "sed 's/columns: 180/columns: 90/' scene.yaml > other.yaml && '%s' render other.yaml -t gt.h5 -s lidar -q "
+           "--shard 1/4 -o bad/scene.h5 && '%s' render scene.yaml -t gt.h5 -s lidar -q --frames 3..20 --shard 0/4 "
+           "-o bad/early.h5",
+           dir, bin(), bin(), bin(), bin()),
+        0);
+    char *out = tu_path(dir, "moved/bad.h5");
+    char *c0 = tu_path(dir, "moved/cam-0.h5"), *c2 = tu_path(dir, "moved/cam-2.h5"), *c3 = tu_path(dir, "moved/cam-3.h5");
+    char *l0 = tu_path(dir, "moved/lidar-0.h5"), *l1 = tu_path(dir, "moved/lidar-1.h5"),
+         *l2 = tu_path(dir, "moved/lidar-2.h5"), *l3 = tu_path(dir, "moved/lidar-3.h5");
+    char *bseed = tu_path(dir, "bad/seed.h5"), *bsens = tu_path(dir, "bad/sensor.h5"),
+         *bscene = tu_path(dir, "bad/scene.h5"), *early = tu_path(dir, "bad/early.h5");
+    const char *seed[] = {c0, bseed, c2, c3};
+    expect_fail(out, "bad/seed.h5: attribute 'noise_seed' of /sensors/cam differs", seed, 4);
+    const char *sensor[] = {l0, bsens, l2, l3};
+    expect_fail(out, "bad/sensor.h5: /sensors/lidar is missing", sensor, 4);
+    const char *other[] = {l0, bscene, l2, l3};
+    expect_fail(out, "bad/scene.h5: attribute 'scene' of /sensors/lidar differs", other, 4);
+    const char *overlap[] = {early, l1, l2, l3};
+    expect_fail(out, "moved/lidar-1.h5: range [6, 11) overlaps", overlap, 4);
+    const char *missing[] = {l0, l1, l3};
+    expect_fail(out, "shard 2 of 4 is missing", missing, 3);
+    const char *mixed[] = {l0, c0, l2, l3};
+    expect_fail(out, "moved/cam-0.h5: shard of another job", mixed, 4);
+
+    /* what cannot be split, or split that far */
+    tu_run_result rr = tu_run("render", scene, "-t", "gt.h5", "-s", "lidar", "-o", "x.h5", "--frames", "5..2", NULL);
+    ck_assert_int_eq(rr.status, 2);
+    ck_assert(strstr(rr.err, "--frames: '5..2'") != NULL);
+    tu_run_free(&rr);
+    ck_assert_int_eq(sh("cd '%s' && printf 'seed: 1\\nsensors:\\n  - {name: lidar, type: lidar, noise: "
+                        "{range_sigma_base: 0.02}}\\n' > lrig.yaml && '%s' render scene.yaml -t gt.h5 -s lidar --rig "
+                        "lrig.yaml -q --shard 1/4 -o x.h5 2>err.txt; test $? = 1 && grep -q 'cannot be split' err.txt && "
+                        "'%s' render scene.yaml -t gt.h5 -s lidar -q --frames 19..21 -o x.h5 2>err.txt; test $? = 1 && "
+                        "grep -q 'frames 19..21: sensor .lidar. has 21 scans (0..20)' err.txt && '%s' render scene.yaml "
+                        "-t gt.h5 -s lidar -q --frames 0..1 --shard 2/3 -o x.h5 2>err.txt; test $? = 1 && "
+                        "grep -q 'no scans left' err.txt && test ! -e x.h5",
+                        dir, bin(), bin(), bin()),
+                     0);
+    char *all[] = {out, c0, c2, c3, l0, l1, l2, l3, bseed, bsens, bscene, early, scene, camrig, src};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        free(all[i]);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(shard_split_and_parse)
 {
     /* the parts cover [0, total) in order, sizes differ by at most one */
@@ -228,6 +356,7 @@ Suite *suite_stitch(void)
     tcase_add_test(tc, shard_split_and_parse);
     tcase_add_test(tc, inject_seeds_four_shards_equal_single_runs);
     tcase_add_test(tc, lidar_rows_split_by_numpy_stitch_back);
+    tcase_add_test(tc, render_four_shards_equal_single_run);
     suite_add_tcase(s, tc);
     return s;
 }
