@@ -12,7 +12,7 @@
   stitch_check.py compare-log STITCHED.h5 FULL.h5
       any log split by rows (render --shard): every dataset and every group's
       attributes (the root's created_by aside) as in FULL.h5, nothing more;
-      every dataset virtual but scan_offset, which is real
+      every dataset virtual but scan_offset, which is real, and empty ones
 Each compare checks every dataset bit for bit (bytes and dtype), that the
 sensor datasets are virtual, and that t is their dimension scale."""
 import sys
@@ -151,7 +151,7 @@ def compare_log(stitched, full):
         for n in names:
             same(s[n], f[n], n)
             check_scale(s[n], n)
-            virtual = s[n].ndim > 0 and not n.endswith("/scan_offset")
+            virtual = s[n].size > 0 and not n.endswith("/scan_offset")
             if s[n].is_virtual != virtual:
                 fail("%s should %sbe virtual" % (n, "" if virtual else "not "))
             if s[n].ndim and f[n].dims[0].keys() != s[n].dims[0].keys():
