@@ -308,6 +308,93 @@ START_TEST(render_four_shards_equal_single_run)
 }
 END_TEST
 
+/* sim2real --sweep: a 3 x 2 grid in 4 parts (2, 2, 1, 1 points) stitched
+ * equals the single run bit for bit through h5py, also moved; the point at
+ * the generator's own parameters scores exactly the VEPD that the plain
+ * experiment gives the generator's variant (the re-emitted rig reads back
+ * bit for bit), and the lowest of the points with that bias drift; bad sets
+ * fail naming the part. */
+START_TEST(sim2real_sweep_four_shards_equal_single_run)
+{
+    char *dir = tu_mkdtemp(), *src = tu_src("tests/stitch_check.py"), *data = tu_src("data");
+    char *sw = tu_path(dir, "sweep.yaml"), *sw2 = tu_path(dir, "sweep2.yaml");
+    ck_assert_int_eq(tu_write_file(sw, "model: ch-gauss\n"
+                                       "sweep:\n"
+                                       "  gps.position_noise.sigma: [0.01, 0.03, 0.1]\n"
+                                       "  imu.gyro.chrono_drift.bias_drift: [1.0e-4, 1.0e-3]\n"),
+                     0);
+    ck_assert_int_eq(tu_write_file(sw2, "sweep:\n"
+                                        "  gps.position_noise.sigma: [0.01, 0.03, 0.2]\n"
+                                        "  imu.gyro.chrono_drift.bias_drift: [1.0e-4, 1.0e-3]\n"),
+                     0);
+    const char *common = "--tests 1 --duration 8 -q --dir work";
+    ck_assert_int_eq(sh("cd '%s' && '%s' sim2real --data '%s' %s --sweep sweep.yaml -o single.h5 >single.txt && "
+                        "mkdir set && for i in 0 1 2 3; do '%s' sim2real --data '%s' %s --sweep sweep.yaml "
+                        "--shard $i/4 -o set/p-$i.h5 >/dev/null || exit 1; done && '%s' stitch set/all.h5 set/p-*.h5 "
+                        "&& mv set moved && cd / && /usr/bin/python3 '%s' compare-log '%s/moved/all.h5' "
+                        "'%s/single.h5' >/dev/null",
+                        dir, bin(), data, common, bin(), data, common, bin(), src, dir, dir),
+                     0);
+    /* the CSV of the stitched table is the single run's */
+    ck_assert_int_eq(sh("cd '%s' && '%s' sim2real --scores moved/all.h5 --csv all.csv --plot all.svg && '%s' sim2real "
+                        "--scores single.h5 > single.csv && cmp all.csv single.csv && grep -q '<svg' all.svg && "
+                        "test $(wc -l < all.csv) = 7 && head -1 all.csv | grep -q "
+                        "'^point,gps.position_noise.sigma,imu.gyro.chrono_drift.bias_drift,w1,w2,vepd,'",
+                        dir, bin(), bin()),
+                     0);
+    /* point 3 (sigma 0.03, bias_drift 1e-3: the presets' own values) is the
+     * plain experiment's ch-gauss variant against ch-gauss */
+    ck_assert_int_eq(sh("cd '%s' && '%s' sim2real --data '%s' %s --generator ch-gauss --json --permutations 0 "
+                        "--bootstrap 0 > plain.json && /usr/bin/python3 -c \"import json,csv,sys\n"
+                        "j=json.load(open('plain.json'))['generators'][0]['ranking']\n"
+                        "v=[r['vepd'] for r in j if r['model']=='ch-gauss'][0]\n"
+                        "rows=list(csv.DictReader(open('all.csv')))\n"
+                        "ok=float(rows[3]['vepd'])==v and "
+                        "min(float(r['vepd']) for r in rows if r['imu.gyro.chrono_drift.bias_drift']=='0.001')==v\n"
+                        "sys.exit(0 if ok else 1)\"",
+                        dir, bin(), data, common),
+                     0);
+    /* bad sets: another grid, another generator, a missing part */
+    ck_assert_int_eq(sh("cd '%s' && mkdir bad && '%s' sim2real --data '%s' %s --sweep sweep2.yaml --shard 1/4 "
+                        "-o bad/grid.h5 >/dev/null && '%s' sim2real --data '%s' %s --sweep sweep.yaml --generator "
+                        "ch-rw --shard 1/4 -o bad/gen.h5 >/dev/null",
+                        dir, bin(), data, common, bin(), data, common),
+                     0);
+    char *out = tu_path(dir, "moved/bad.h5"), *p[4];
+    for (int i = 0; i < 4; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "moved/p-%d.h5", i);
+        p[i] = tu_path(dir, n);
+    }
+    char *grid = tu_path(dir, "bad/grid.h5"), *gen = tu_path(dir, "bad/gen.h5");
+    const char *g1[] = {p[0], grid, p[2], p[3]};
+    expect_fail(out, "bad/grid.h5: attribute 'sweep' of /sweep differs", g1, 4);
+    const char *g2[] = {p[0], gen, p[2], p[3]};
+    expect_fail(out, "bad/gen.h5: attribute 'generator' of /sweep differs", g2, 4);
+    const char *g3[] = {p[0], p[1], p[3]};
+    expect_fail(out, "shard 2 of 4 is missing", g3, 3);
+    /* a key no rig has, with the sweep file's line; usage */
+    ck_assert_int_eq(sh("cd '%s' && printf 'sweep:\\n  gps.position_noise.sigma: [1]\\n  lidar.noise.x: [1, 2]\\n' > "
+                        "k.yaml && '%s' sim2real --data '%s' %s --sweep k.yaml -o k.h5 2>err.txt; test $? = 1 && "
+                        "grep -q \"k.yaml:3.*sweep key 'lidar.noise.x': sensor 'lidar' is in neither\" err.txt && "
+                        "test ! -e k.h5 && '%s' sim2real --sweep sweep.yaml 2>err.txt; test $? = 2 && "
+                        "grep -q 'needs -o' err.txt",
+                        dir, bin(), data, common, bin()),
+                     0);
+    for (int i = 0; i < 4; i++)
+        free(p[i]);
+    free(grid);
+    free(gen);
+    free(out);
+    free(sw);
+    free(sw2);
+    free(data);
+    free(src);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(shard_split_and_parse)
 {
     /* the parts cover [0, total) in order, sizes differ by at most one */
@@ -357,6 +444,7 @@ Suite *suite_stitch(void)
     tcase_add_test(tc, inject_seeds_four_shards_equal_single_runs);
     tcase_add_test(tc, lidar_rows_split_by_numpy_stitch_back);
     tcase_add_test(tc, render_four_shards_equal_single_run);
+    tcase_add_test(tc, sim2real_sweep_four_shards_equal_single_run);
     suite_add_tcase(s, tc);
     return s;
 }
