@@ -6,13 +6,18 @@
  * `sensim stitch` of the 4: wall times, the stitch's own, and the
  * per-shard fixed cost (a render of one scan: scene load, BVH build, the
  * ground truth copied). From these the per-scan cost, in CPU-seconds,
- * that the README's scaling estimate uses.
+ * that the README's scaling estimate uses. OMP_WAIT_POLICY=passive unless
+ * set (spinning threads would count as work on a loaded machine).
  *
- * usage: bench_shard [SCANS]   (default 80; SENSIM_BIN, SENSIM_SRCDIR set by make bench) */
+ * The same for F camera frames (640x360, 4 samples a pixel).
+ *
+ * usage: bench_shard [SCANS [FRAMES]]   (default 80, 12; SENSIM_BIN, SENSIM_SRCDIR set by make bench) */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,37 +57,33 @@ static int run(char *const argv[])
     return wait_ok(spawn(argv));
 }
 
-int main(int argc, char **argv)
+/* One sensor of fig5.yaml: `frames` frames at `rate` Hz, as above. */
+static int bench_sensor(const char *bin, const char *src, const char *sensor, double rate, int frames,
+                        const char *what)
 {
-    const char *bin = getenv("SENSIM_BIN"), *src = getenv("SENSIM_SRCDIR");
-    int scans = argc > 1 ? atoi(argv[1]) : 80;
-    if (!bin || !src || scans < 4) {
-        fprintf(stderr, "bench_shard: set SENSIM_BIN and SENSIM_SRCDIR (make bench does); SCANS >= 4\n");
-        return 2;
-    }
     char dir[] = "/tmp/sensim-bench-shard-XXXXXX";
     if (!mkdtemp(dir))
-        return 1;
+        return 0;
     char scene[4096], gt[4200], one[4200], full[4200], part[4][4200], all[4200], dur[32], sh[4][8];
     snprintf(scene, sizeof scene, "%s/data/scenes/fig5.yaml", src);
     snprintf(gt, sizeof gt, "%s/gt.h5", dir);
     snprintf(one, sizeof one, "%s/one.h5", dir);
     snprintf(full, sizeof full, "%s/full.h5", dir);
     snprintf(all, sizeof all, "%s/all.h5", dir);
-    /* S scans of 0.05 s end by S * 0.05 s */
-    snprintf(dur, sizeof dur, "%.3f", scans * 0.05 + 0.001);
+    /* F frames of 1/rate s end by F / rate */
+    snprintf(dur, sizeof dur, "%.3f", frames / rate + 0.001);
     char *traj[] = {(char *)bin, "trajectory", "--shape", "line", "--speed", "20", "--duration", dur, "-o", gt, NULL};
     int ok = run(traj);
-    /* the fixed cost of one process: one scan */
+    /* the fixed cost of one process: one frame */
     double t0 = now(), c0 = cpu_children;
-    char *r1[] = {(char *)bin, "render", scene, "-t", gt, "-s", "hdl32e", "-q", "-j", "1", "--frames", "0..0",
+    char *r1[] = {(char *)bin, "render", scene, "-t", gt, "-s", (char *)sensor, "-q", "-j", "1", "--frames", "0..0",
                   "-o", one, NULL};
     ok = ok && run(r1);
     double fixed = now() - t0, fixed_cpu = cpu_children - c0;
     /* one process, 2 threads */
     t0 = now();
     c0 = cpu_children;
-    char *rf[] = {(char *)bin, "render", scene, "-t", gt, "-s", "hdl32e", "-q", "-j", "2", "-o", full, NULL};
+    char *rf[] = {(char *)bin, "render", scene, "-t", gt, "-s", (char *)sensor, "-q", "-j", "2", "-o", full, NULL};
     ok = ok && run(rf);
     double single = now() - t0, single_cpu = cpu_children - c0;
     /* 4 shards, one thread each, 2 at a time */
@@ -92,7 +93,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4 && ok; i++) {
         snprintf(part[i], sizeof part[i], "%s/part-%d.h5", dir, i);
         snprintf(sh[i], sizeof sh[i], "%d/4", i);
-        char *rp[] = {(char *)bin, "render", scene, "-t", gt, "-s", "hdl32e", "-q", "-j", "1", "--shard", sh[i],
+        char *rp[] = {(char *)bin, "render", scene, "-t", gt, "-s", (char *)sensor, "-q", "-j", "1", "--shard", sh[i],
                       "-o", part[i], NULL};
         if (i >= 2)
             ok = wait_ok(pids[i - 2]);
@@ -105,25 +106,46 @@ int main(int argc, char **argv)
     char *st[] = {(char *)bin, "stitch", all, part[0], part[1], part[2], part[3], NULL};
     ok = ok && run(st);
     double stitch = now() - t0, stitch_cpu = cpu_children - c0;
+    struct stat sb;
+    const double bytes = stat(full, &sb) == 0 ? (double)sb.st_size : NAN;
     char cmd[9000];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "bench_shard: could not remove %s\n", dir);
     if (!ok) {
         fprintf(stderr, "bench_shard: a sensim command failed\n");
-        return 1;
+        return 0;
     }
-    /* per scan, in CPU-seconds (what a loaded machine still measures): the
-     * single run's work less one process's fixed cost */
-    const double per_scan = (single_cpu - fixed_cpu) / (scans - 1);
-    printf("render of %d HDL-32E scans (fig5.yaml), 2 cores:          wall      CPU\n", scans);
+    /* per frame, in CPU-seconds (what a loaded machine still measures): the
+     * shards' work less their fixed costs (each of which renders one frame) */
+    const double per = (sharded_cpu - 4 * fixed_cpu) / (frames - 4), fixed_only = fixed_cpu - per;
+    printf("render of %d %s (fig5.yaml '%s'), 2 cores:     wall      CPU\n", frames, what, sensor);
     printf("  one process, -j 2:                             %7.2f s %7.2f s\n", single, single_cpu);
     printf("  4 shards (-j 1, 2 at a time):                  %7.2f s %7.2f s  (wall %+.1f%%, CPU %+.1f%%)\n",
            sharded, sharded_cpu, 100 * (sharded / single - 1), 100 * (sharded_cpu / single_cpu - 1));
     printf("  stitch of the 4:                               %7.3f s %7.3f s\n", stitch, stitch_cpu);
     printf("  shards + stitch against one process:           %+6.1f%%   %+6.1f%%\n",
            100 * ((sharded + stitch) / single - 1), 100 * ((sharded_cpu + stitch_cpu) / single_cpu - 1));
-    printf("  fixed cost of a process (1 scan, -j 1):        %7.3f s %7.3f s\n", fixed, fixed_cpu);
-    printf("  per scan: %.4f CPU-s (10 000 scans: %.0f CPU-s)\n", per_scan, 1e4 * per_scan);
+    printf("  fixed cost of a process (1 frame, -j 1):       %7.3f s %7.3f s\n", fixed, fixed_cpu);
+    printf("  per frame: %.4f CPU-s (10 000: %.0f CPU-s); a process's start: %.3f CPU-s\n", per, 1e4 * per,
+           fixed_only);
+    printf("  output: %.3f MB a frame (10 000: %.1f GB)\n", bytes / frames / 1e6, bytes / frames * 1e4 / 1e9);
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *bin = getenv("SENSIM_BIN"), *src = getenv("SENSIM_SRCDIR");
+    int scans = argc > 1 ? atoi(argv[1]) : 80, frames = argc > 2 ? atoi(argv[2]) : 12;
+    if (!bin || !src || scans < 8 || frames < 8) {
+        fprintf(stderr, "bench_shard: set SENSIM_BIN and SENSIM_SRCDIR (make bench does); SCANS, FRAMES >= 8\n");
+        return 2;
+    }
+    /* idle OpenMP threads sleep rather than spin: on a loaded machine a
+     * spinning thread counts as CPU time the render does not use */
+    setenv("OMP_WAIT_POLICY", "passive", 0);
+    if (!bench_sensor(bin, src, "hdl32e", 20, scans, "HDL-32E scans") ||
+        !bench_sensor(bin, src, "cam", 10, frames, "640x360 frames"))
+        return 1;
     return 0;
 }
