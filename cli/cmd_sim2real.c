@@ -267,6 +267,20 @@ static int experiment(const config *c)
     return CLI_OK;
 }
 
+/* --sweep: the grid's points against one generator (cli/sweep.c). */
+static int run_sweep(const config *c, const char *sweep, const char *shard, const char *out, int argc, char **argv)
+{
+    if (c->ngen != 1)
+        return cli_usage_error("sim2real", "--sweep scores against one generator; --generator names %d", c->ngen);
+    sensim_sim2real_opts o = {.data = c->data, .imu_rig = c->imu, .dir = c->dir,
+                              .judge_mode = sensim_judge_mode_parse(c->mode), .tests = c->tests,
+                              .duration = c->duration, .real_seed = c->real_seed};
+    char *created = cli_join_args("sensim", argc, argv);
+    int rc = cli_sweep_run(&o, c->gen[0], sweep, shard, out, c->quiet, created);
+    free(created);
+    return rc;
+}
+
 int cmd_sim2real(int argc, char **argv)
 {
     config c = {.dir = "sensim-sim2real", .mode = "robot_localization", .tests = 10, .duration = 60,
@@ -375,16 +389,7 @@ int cmd_sim2real(int argc, char **argv)
     if (access(c.imu, R_OK) != 0)
         return cli_fail("sim2real", "%s: cannot read the IMU rig (%s); give --data DIR or --imu RIG", c.imu,
                         strerror(errno));
-    if (sweep) {
-        if (c.ngen != 1)
-            return cli_usage_error("sim2real", "--sweep scores against one generator; --generator names %d", c.ngen);
-        sensim_sim2real_opts o = {.data = c.data, .imu_rig = c.imu, .dir = c.dir,
-                                  .judge_mode = sensim_judge_mode_parse(c.mode), .tests = c.tests,
-                                  .duration = c.duration, .real_seed = c.real_seed};
-        char *created = cli_join_args("sensim", argc, argv);
-        int rc = cli_sweep_run(&o, c.gen[0], sweep, shard, out, c.quiet, created);
-        free(created);
-        return rc;
-    }
+    if (sweep)
+        return run_sweep(&c, sweep, shard, out, argc, argv);
     return experiment(&c);
 }
