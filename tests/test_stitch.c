@@ -395,6 +395,67 @@ START_TEST(sim2real_sweep_four_shards_equal_single_run)
 }
 END_TEST
 
+/* vepd over the authors' tree with --shard I/N -o: 5 models (the logs of
+ * sim2real --keep) in 4 parts stitched equal the single run's table bit for
+ * bit, also moved; each model's VEPD is the one sim2real scored in memory
+ * for that variant; bad sets fail naming the part. */
+START_TEST(vepd_models_four_shards_equal_single_run)
+{
+    char *dir = tu_mkdtemp(), *src = tu_src("tests/stitch_check.py"), *data = tu_src("data");
+    ck_assert_int_eq(sh("cd '%s' && '%s' sim2real --data '%s' -g ch-gauss -n 1 -t 8 --keep --dir s2r -q "
+                        "--permutations 0 --bootstrap 0 --json > s2r.json && mkdir -p tree/Sim && "
+                        "mv s2r/real-ch-gauss tree/Real && for m in s2r/sim/*; do mv $m tree/Sim/$(basename $m)_results "
+                        "|| exit 1; done",
+                        dir, bin(), data),
+                     0);
+    const char *opts = "-q --permutations 19 --bootstrap 10";
+    ck_assert_int_eq(sh("cd '%s' && '%s' vepd tree %s -o single.h5 > single.txt && mkdir set && for i in 0 1 2 3; "
+                        "do '%s' vepd tree %s --shard $i/4 -o set/p-$i.h5 > /dev/null || exit 1; done && "
+                        "'%s' stitch set/all.h5 set/p-*.h5 && mv set moved && cd / && /usr/bin/python3 '%s' "
+                        "compare-log '%s/moved/all.h5' '%s/single.h5' >/dev/null",
+                        dir, bin(), opts, bin(), opts, bin(), src, dir, dir),
+                     0);
+    ck_assert_int_eq(sh("cd '%s' && /usr/bin/python3 -c \"import h5py,json,numpy as np,sys\n"
+                        "t=h5py.File('moved/all.h5','r')['vepd']\n"
+                        "names=[n[:-8] for n in t.attrs['models'].split()]\n"
+                        "j={r['model']: r['vepd'] for r in json.load(open('s2r.json'))['generators'][0]['ranking']}\n"
+                        "ok=sorted(names)==sorted(j) and list(t['model'][()])==list(range(5)) and "
+                        "all(t['vepd'][i]==j[n] for i,n in enumerate(names)) and (t['n_real'][()]==3).all() and "
+                        "np.isfinite(t['p'][()]).all() and (t['ci_lo'][()]<=t['ci_hi'][()]).all()\n"
+                        "sys.exit(0 if ok else 1)\"",
+                        dir),
+                     0);
+    /* bad sets: other options, a missing part; usage */
+    ck_assert_int_eq(sh("cd '%s' && '%s' vepd tree -q --permutations 19 --bootstrap 10 --seed 2 --shard 1/4 "
+                        "-o seed.h5 > /dev/null",
+                        dir, bin()),
+                     0);
+    char *out = tu_path(dir, "moved/bad.h5"), *p[4], *seed = tu_path(dir, "seed.h5");
+    for (int i = 0; i < 4; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "moved/p-%d.h5", i);
+        p[i] = tu_path(dir, n);
+    }
+    const char *g1[] = {p[0], seed, p[2], p[3]};
+    expect_fail(out, "seed.h5: attribute 'n_perm_n_boot_seed' of /vepd differs", g1, 4);
+    const char *g2[] = {p[0], p[2], p[3]};
+    expect_fail(out, "shard 1 of 4 is missing", g2, 3);
+    ck_assert_int_eq(sh("cd '%s' && '%s' vepd tree -q --shard 0/2 2>err.txt; test $? = 2 && grep -q 'needs -o' err.txt "
+                        "&& '%s' vepd tree -q --shard 5/9 -o x.h5 2>err.txt; test $? = 1 && "
+                        "grep -q 'no model left' err.txt && test ! -e x.h5",
+                        dir, bin(), bin()),
+                     0);
+    for (int i = 0; i < 4; i++)
+        free(p[i]);
+    free(seed);
+    free(out);
+    free(data);
+    free(src);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(shard_split_and_parse)
 {
     /* the parts cover [0, total) in order, sizes differ by at most one */
@@ -445,6 +506,7 @@ Suite *suite_stitch(void)
     tcase_add_test(tc, lidar_rows_split_by_numpy_stitch_back);
     tcase_add_test(tc, render_four_shards_equal_single_run);
     tcase_add_test(tc, sim2real_sweep_four_shards_equal_single_run);
+    tcase_add_test(tc, vepd_models_four_shards_equal_single_run);
     suite_add_tcase(s, tc);
     return s;
 }
