@@ -462,6 +462,99 @@ static char *suffixed(const char *path, const char *suffix)
     return out;
 }
 
+/* The Allan deviations and noise fits of each instrument the IMU has
+ * (gyro, accelerometer), streamed from the log or recording. */
+static sensim_status fit_instruments(instr_fit in[NINSTR], const char *input, const char *sensor, const char *topic,
+                                     double rate, double confidence, int gm, int quiet)
+{
+    sensim_status st = SENSIM_OK;
+    int any = 0;
+    /* Progress by stage: each instrument read, its deviations, its fits. */
+    cli_progress prog;
+    cli_progress_init(&prog, "fit imu", quiet);
+    for (int i = 0; i < NINSTR && !st; i++) {
+        /* Streamed from the file: memory does not grow with the log. */
+        cli_stream *s = NULL;
+        cli_progress_update(&prog, instr_quantity[i], (double)i / NINSTR);
+        st = topic ? cli_stream_open_bag(input, topic, &instr_quantity[i], 1, rate, &s)
+                   : cli_stream_open_h5(input, sensor, &instr_quantity[i], 1, rate, &s);
+        if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
+            st = SENSIM_OK; /* this IMU has no such instrument */
+            continue;
+        }
+        if (st)
+            break;
+        sensim_allan_opts o = sensim_allan_default_opts();
+        const size_t n = cli_stream_n(s);
+        o.tau0 = 1 / cli_stream_rate(s);
+        o.confidence = confidence;
+        size_t *m = NULL, nm = 0;
+        cli_progress_update(&prog, instr_quantity[i], (i + 0.3) / NINSTR);
+        if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm))) {
+            in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
+            sensim_allan_source src = cli_stream_source(s);
+            st = in[i].pt ? sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), in[i].pt)
+                          : sensim_error(SENSIM_ENOMEM, "out of memory");
+            if (st && !cli_stream_failed(s))
+                sensim_error_prefix(st, "%s: /sensors/%s/%s", input, sensor, instr_quantity[i]);
+        }
+        in[i].present = 1;
+        in[i].n = n;
+        in[i].nm = nm;
+        in[i].rate = cli_stream_rate(s);
+        free(m);
+        cli_stream_close(s);
+        sensim_imu_fit_opts fo = sensim_imu_fit_default_opts();
+        fo.confidence = confidence;
+        cli_progress_update(&prog, instr_quantity[i], (i + 0.8) / NINSTR);
+        for (int a = 0; a < 3 && !st; a++) {
+            st = sensim_imu_fit_allan(in[i].pt + a * nm, nm, &fo, &in[i].fit[a]);
+            if (!st && gm)
+                st = sensim_gm_fit_allan(in[i].pt + a * nm, nm, confidence, &in[i].gm[a]);
+            if (st)
+                sensim_error_prefix(st, "%s: %s axis %s", input, instr_key[i], axis_names[a]);
+        }
+        any = 1;
+    }
+    cli_progress_done(&prog);
+    if (!st && !any)
+        st = topic ? sensim_error(SENSIM_ENOTFOUND, "%s: topic '%s' has neither angular_velocity nor specific_force",
+                                  input, topic)
+                   : sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force",
+                                  input, sensor);
+    return st;
+}
+
+/* The plots, the rig YAML, the kalibr YAML and the table or JSON. */
+static sensim_status write_outputs(const out_ctx *c, const char *plot, const char *output, const char *kalibr,
+                                   int json)
+{
+    const instr_fit *in = c->in;
+    const char *sensor = c->sensor;
+    sensim_status st = SENSIM_OK;
+    if (plot) {
+        int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
+        for (int i = 0; i < NINSTR && !st; i++) {
+            if (!in[i].present)
+                continue;
+            char *p = both ? suffixed(plot, instr_key[i]) : NULL;
+            st = plot_instr(p ? p : plot, &in[i], i, sensor);
+            free(p);
+        }
+    }
+    if (!st && output)
+        st = write_atomic(output, write_rig_yaml, c);
+    if (!st && kalibr)
+        st = write_atomic(kalibr, write_kalibr, c);
+    if (!st) {
+        if (json)
+            print_json(stdout, c);
+        else
+            print_table(stdout, c);
+    }
+    return st;
+}
+
 static int fit_imu(int argc, char **argv)
 {
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
@@ -530,82 +623,10 @@ static int fit_imu(int argc, char **argv)
 
     instr_fit in[NINSTR];
     memset(in, 0, sizeof in);
-    sensim_status st = SENSIM_OK;
-    int any = 0;
-    /* Progress by stage: each instrument read, its deviations, its fits. */
-    cli_progress prog;
-    cli_progress_init(&prog, "fit imu", quiet);
-    for (int i = 0; i < NINSTR && !st; i++) {
-        /* Streamed from the file: memory does not grow with the log. */
-        cli_stream *s = NULL;
-        cli_progress_update(&prog, instr_quantity[i], (double)i / NINSTR);
-        st = topic ? cli_stream_open_bag(input, topic, &instr_quantity[i], 1, rate, &s)
-                   : cli_stream_open_h5(input, sensor, &instr_quantity[i], 1, rate, &s);
-        if (st == SENSIM_ENOTFOUND && strstr(sensim_last_error(), instr_quantity[i])) {
-            st = SENSIM_OK; /* this IMU has no such instrument */
-            continue;
-        }
-        if (st)
-            break;
-        sensim_allan_opts o = sensim_allan_default_opts();
-        const size_t n = cli_stream_n(s);
-        o.tau0 = 1 / cli_stream_rate(s);
-        o.confidence = confidence;
-        size_t *m = NULL, nm = 0;
-        cli_progress_update(&prog, instr_quantity[i], (i + 0.3) / NINSTR);
-        if (!(st = sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm))) {
-            in[i].pt = malloc(3 * nm * sizeof *in[i].pt);
-            sensim_allan_source src = cli_stream_source(s);
-            st = in[i].pt ? sensim_allan_compute_stream(&src, &o, m, nm, cli_stream_budget(), in[i].pt)
-                          : sensim_error(SENSIM_ENOMEM, "out of memory");
-            if (st && !cli_stream_failed(s))
-                sensim_error_prefix(st, "%s: /sensors/%s/%s", input, sensor, instr_quantity[i]);
-        }
-        in[i].present = 1;
-        in[i].n = n;
-        in[i].nm = nm;
-        in[i].rate = cli_stream_rate(s);
-        free(m);
-        cli_stream_close(s);
-        sensim_imu_fit_opts fo = sensim_imu_fit_default_opts();
-        fo.confidence = confidence;
-        cli_progress_update(&prog, instr_quantity[i], (i + 0.8) / NINSTR);
-        for (int a = 0; a < 3 && !st; a++) {
-            st = sensim_imu_fit_allan(in[i].pt + a * nm, nm, &fo, &in[i].fit[a]);
-            if (!st && gm)
-                st = sensim_gm_fit_allan(in[i].pt + a * nm, nm, confidence, &in[i].gm[a]);
-            if (st)
-                sensim_error_prefix(st, "%s: %s axis %s", input, instr_key[i], axis_names[a]);
-        }
-        any = 1;
-    }
-    cli_progress_done(&prog);
-    if (!st && !any)
-        st = topic ? sensim_error(SENSIM_ENOTFOUND, "%s: topic '%s' has neither angular_velocity nor specific_force",
-                                  input, topic)
-                   : sensim_error(SENSIM_ENOTFOUND, "%s: /sensors/%s has neither angular_velocity nor specific_force",
-                                  input, sensor);
+    sensim_status st = fit_instruments(in, input, sensor, topic, rate, confidence, gm, quiet);
     out_ctx ctx = {in, name, input, sensor, rostopic, gm, confidence, topic};
-    if (!st && plot) {
-        int both = in[INSTR_GYRO].present && in[INSTR_ACCEL].present;
-        for (int i = 0; i < NINSTR && !st; i++) {
-            if (!in[i].present)
-                continue;
-            char *p = both ? suffixed(plot, instr_key[i]) : NULL;
-            st = plot_instr(p ? p : plot, &in[i], i, sensor);
-            free(p);
-        }
-    }
-    if (!st && output)
-        st = write_atomic(output, write_rig_yaml, &ctx);
-    if (!st && kalibr)
-        st = write_atomic(kalibr, write_kalibr, &ctx);
-    if (!st) {
-        if (json)
-            print_json(stdout, &ctx);
-        else
-            print_table(stdout, &ctx);
-    }
+    if (!st)
+        st = write_outputs(&ctx, plot, output, kalibr, json);
     for (int i = 0; i < NINSTR; i++)
         free(in[i].pt);
     return st ? cli_fail_lib("fit") : CLI_OK;
