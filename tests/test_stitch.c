@@ -456,6 +456,82 @@ START_TEST(vepd_models_four_shards_equal_single_run)
 }
 END_TEST
 
+/* fit imu LOG... --table --shard I/N: 6 static logs (inject --seeds) in 4
+ * parts stitched equal the single run's table bit for bit, also moved;
+ * each row is the fit `fit imu LOG --json` prints for that log (to its 8
+ * digits); bad sets fail naming the part. */
+START_TEST(fit_imu_logs_four_shards_equal_single_run)
+{
+    char *dir = tu_mkdtemp(), *src = tu_src("tests/stitch_check.py");
+    char *rig = tu_path(dir, "rig.yaml");
+    ck_assert_int_eq(tu_write_file(rig, "seed: 7\nsensors:\n  - name: imu\n    type: imu\n    rate_hz: 200\n"
+                                        "    gyro:  { noise_density: 1.0e-3, random_walk: 1.0e-5 }\n"
+                                        "    accel: { noise_density: 2.0e-3, random_walk: 3.0e-4 }\n"),
+                     0);
+    ck_assert_int_eq(sh("cd '%s' && '%s' trajectory --shape static --duration 40 --rate 200 -o gt.h5 && '%s' inject "
+                        "rig.yaml gt.h5 --seeds 1..6 -q -o 'l-{seed}.h5' && '%s' fit imu l-*.h5 --sensor imu -q "
+                        "--table single.h5 > /dev/null && mkdir set && for i in 0 1 2 3; do '%s' fit imu l-*.h5 "
+                        "--sensor imu -q --table set/p-$i.h5 --shard $i/4 > /dev/null || exit 1; done && '%s' stitch "
+                        "set/all.h5 set/p-*.h5 && mv set moved && cd / && /usr/bin/python3 '%s' compare-log "
+                        "'%s/moved/all.h5' '%s/single.h5' >/dev/null",
+                        dir, bin(), bin(), bin(), bin(), bin(), src, dir, dir),
+                     0);
+    ck_assert_int_eq(sh("cd '%s' && for k in 1 2 3 4 5 6; do '%s' fit imu l-$k.h5 --sensor imu -q --json > f-$k.json "
+                        "|| exit 1; done && /usr/bin/python3 -c \"import h5py,json,numpy as np,sys\n"
+                        "t=h5py.File('moved/all.h5','r')['fits']\n"
+                        "terms=['quantization','noise_density','bias_instability','random_walk','rate_ramp']\n"
+                        "flags={'ok':0,'upper_bound':1,'unresolved':2}\n"
+                        "ok=list(t['log'][()])==list(range(6)) and t.attrs['logs'].split()==['l-%%d.h5'%%k for k in "
+                        "range(1,7)]\n"
+                        "for r in range(6):\n"
+                        "  j=json.load(open('f-%%d.json'%%(r+1)))['instruments']\n"
+                        "  for ins in ('gyro','accel'):\n"
+                        "    for a in range(3):\n"
+                        "      for q,term in enumerate(terms):\n"
+                        "        e=j[ins]['axes'][a][term]\n"
+                        "        for part,key in (('','value'),('_lo','lo'),('_hi','hi')):\n"
+                        "          ok=ok and abs(t[ins+part][r,q,a]-e[key])<=1e-7*abs(e[key])+1e-300\n"
+                        "        ok=ok and t[ins+'_flag'][r,q,a]==flags[e['status']]\n"
+                        "sys.exit(0 if ok else 1)\"",
+                        dir, bin()),
+                     0);
+    /* bad sets: another list of logs, another confidence, a missing part */
+    ck_assert_int_eq(sh("cd '%s' && '%s' fit imu l-1.h5 l-2.h5 l-3.h5 l-4.h5 l-6.h5 l-5.h5 --sensor imu -q "
+                        "--table list.h5 --shard 1/4 > /dev/null && '%s' fit imu l-*.h5 --sensor imu -q "
+                        "--confidence 0.9 --table conf.h5 --shard 1/4 > /dev/null",
+                        dir, bin(), bin()),
+                     0);
+    char *out = tu_path(dir, "moved/bad.h5"), *p[4], *list = tu_path(dir, "list.h5"), *conf = tu_path(dir, "conf.h5");
+    for (int i = 0; i < 4; i++) {
+        char n[32];
+        snprintf(n, sizeof n, "moved/p-%d.h5", i);
+        p[i] = tu_path(dir, n);
+    }
+    const char *g1[] = {p[0], list, p[2], p[3]};
+    expect_fail(out, "list.h5: attribute 'logs' of /fits differs", g1, 4);
+    const char *g2[] = {p[0], conf, p[2], p[3]};
+    expect_fail(out, "conf.h5: attribute 'confidence' of /fits differs", g2, 4);
+    const char *g3[] = {p[0], p[1], p[2]};
+    expect_fail(out, "shard 3 of 4 is missing", g3, 3);
+    ck_assert_int_eq(sh("cd '%s' && '%s' fit imu l-1.h5 l-2.h5 --sensor imu -q 2>err.txt; test $? = 2 && "
+                        "grep -q 'several logs need --table' err.txt && '%s' fit imu l-1.h5 --sensor imu --shard 0/2 "
+                        "2>err.txt; test $? = 2 && grep -q 'needs --table' err.txt && '%s' fit imu l-1.h5 l-2.h5 "
+                        "--sensor imu -q --table x.h5 --shard 2/3 2>err.txt; test $? = 1 && grep -q 'no log left' "
+                        "err.txt && test ! -e x.h5",
+                        dir, bin(), bin(), bin()),
+                     0);
+    for (int i = 0; i < 4; i++)
+        free(p[i]);
+    free(list);
+    free(conf);
+    free(out);
+    free(rig);
+    free(src);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 START_TEST(shard_split_and_parse)
 {
     /* the parts cover [0, total) in order, sizes differ by at most one */
@@ -507,6 +583,7 @@ Suite *suite_stitch(void)
     tcase_add_test(tc, render_four_shards_equal_single_run);
     tcase_add_test(tc, sim2real_sweep_four_shards_equal_single_run);
     tcase_add_test(tc, vepd_models_four_shards_equal_single_run);
+    tcase_add_test(tc, fit_imu_logs_four_shards_equal_single_run);
     suite_add_tcase(s, tc);
     return s;
 }
