@@ -169,7 +169,7 @@ static sensim_status select_frames(job *j)
     const int split = o->frames_first || o->frames_end || o->shard_count;
     j->run_first = o->frames_first;
     j->run_end = o->frames_end ? o->frames_end : j->nframes;
-    if (!split) {
+    if (!split || j->nframes == 0) { /* none: plan_frames says why */
         j->first = j->run_first;
         j->end = j->run_end;
         return SENSIM_OK;
