@@ -11,6 +11,7 @@
 #include "progress.h"
 #include "sensim/render.h"
 #include "sensim/rig.h"
+#include "sensim/stitch.h"
 
 static const cli_opt cmd_render_opts[] = {
     {'t', "trajectory", "GT.h5", "ground-truth log (required)"},
@@ -21,6 +22,13 @@ static const cli_opt cmd_render_opts[] = {
     {CLI_NOSHORT('S'), "start", "T", "first scan/frame time, s (default: trajectory start)"},
     {CLI_NOSHORT('E'), "end", "T", "no scan/frame ends after T, s (default: trajectory end)"},
     {'n', "count", "N", "at most N scans/frames"},
+    {CLI_NOSHORT('A'), "frames", "A..B", "only scans/frames A to B (inclusive, counted from 0),\n"
+                                         "rendered bit for bit as in the whole run; the log\n"
+                                         "records the range so that 'sensim stitch' joins parts"},
+    {CLI_NOSHORT('H'), "shard", "I/N", "only the I-th of N contiguous parts (I from 0) of the\n"
+                                       "scans/frames (of --frames A..B if given), for job\n"
+                                       "arrays; 'sensim stitch' joins the N logs into the\n"
+                                       "whole run, bit for bit (not a lidar with --rig)"},
     {CLI_NOSHORT('B'), "bev", "DIR", "also write a bird's-eye view of each scan as\n"
                                      "DIR/NAME_NNNNN.png (top-down, +x up the image)"},
     {CLI_NOSHORT('X'), "bev-extent", "M", "half-width of the view, m (default 40)"},
@@ -53,6 +61,7 @@ const cli_spec cmd_render_spec = {
             "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
             "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
             "                     [--gt-window ROWS] [--backend embree|twin|auto]\n"
+            "                     [--frames A..B] [--shard I/N]\n"
             "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
             "\n"
             "Renders the lidar or camera NAME defined under 'sensors:' in SCENE.yaml\n"
@@ -115,12 +124,30 @@ static int render(const char *name, sensim_render_log_opts *ro, const char *gt_p
     return rc;
 }
 
+/* "A..B" (inclusive, A <= B) as the half-open [first, end). */
+static int parse_frames(const char *text, uint64_t *first, uint64_t *end)
+{
+    const char *dots = strstr(text, "..");
+    unsigned long long a, b;
+    char head[32];
+    if (!dots || dots == text || (size_t)(dots - text) >= sizeof head)
+        return -1;
+    memcpy(head, text, (size_t)(dots - text));
+    head[dots - text] = 0;
+    if (cli_parse_u64(head, &a) || cli_parse_u64(dots + 2, &b) || a > b || b >= UINT64_MAX - 1)
+        return -1;
+    *first = a;
+    *end = b + 1;
+    return 0;
+}
+
 int cmd_render(int argc, char **argv)
 {
     const char *gt_path = NULL, *name = NULL, *out_path = NULL;
     sensim_render_log_opts ro = sensim_render_log_default_opts();
     unsigned long long count = 0, threads = 0, bev_size = 512, rows = 65536, seed = 0;
     int c, quiet = 0;
+    const char *frames_arg = NULL;
     cli_parser op;
     cli_parse_begin(&op, &cmd_render_spec, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
@@ -179,6 +206,11 @@ int cmd_render(int argc, char **argv)
             if (sensim_render_backend_parse(optarg, &ro.backend))
                 return cli_usage_error("render", "--backend: %s", sensim_last_error());
             break;
+        case 'A': frames_arg = optarg; break;
+        case 'H':
+            if (sensim_shard_parse(optarg, &ro.shard_index, &ro.shard_count))
+                return cli_usage_error("render", "--shard: %s", sensim_last_error());
+            break;
         case 'q': quiet = 1; break;
         }
     }
@@ -188,6 +220,8 @@ int cmd_render(int argc, char **argv)
         return cli_usage_error("render", "need exactly one SCENE.yaml");
     if (!gt_path || !name || !out_path)
         return cli_usage_error("render", "--trajectory, --sensor and -o are required");
+    if (frames_arg && parse_frames(frames_arg, &ro.frames_first, &ro.frames_end))
+        return cli_usage_error("render", "--frames: '%s' is not A..B with 0 <= A <= B", frames_arg);
     if (ro.have_seed && !ro.rig_path)
         return cli_usage_error("render", "--seed sets the seed of --rig's noise; give --rig");
     ro.scene_path = argv[optind];

@@ -12,17 +12,20 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_gt.h"
 #include "progress.h"
 #include "demo/demo.h"
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rig.h"
+#include "sweep.h"
 
 #ifndef SENSIM_DATADIR
 #define SENSIM_DATADIR "/usr/local/share/sensim"
 #endif
 
-enum { O_REAL_SEED = CLI_LONG, O_MODE, O_IMU, O_BOOT, O_DIR, O_DATA, O_KEEP, O_JSON, O_PERM };
+enum { O_REAL_SEED = CLI_LONG, O_MODE, O_IMU, O_BOOT, O_DIR, O_DATA, O_KEEP, O_JSON, O_PERM, O_SWEEP, O_SHARD, O_SCORES,
+       O_CSV, O_PLOT };
 
 static const cli_opt cmd_sim2real_opts[] = {
     {'g', "generator", "LIST", "the models that make the real logs, comma-separated\n"
@@ -47,6 +50,18 @@ static const cli_opt cmd_sim2real_opts[] = {
                            "DIR/sim/<model>/ then hold the tests for sensim vepd\n"
                            "(by default the estimates are scored in memory)"},
     {O_JSON, "json", NULL, "print one JSON object instead of the tables"},
+    {O_SWEEP, "sweep", "SWEEP.yaml", "score a grid of noise parameters instead (see below);\n"
+                                     "needs -o"},
+    {'o', "output", "TABLE.h5", "with --sweep: the table of scores (/sweep: point, the\n"
+                                "keys, w1, w2, vepd, vepd_line, vepd_circle, vepd_sine)"},
+    {O_SHARD, "shard", "I/N", "with --sweep: only the I-th of N contiguous parts of the\n"
+                              "grid (I from 0); 'sensim stitch' joins the N tables\n"
+                              "into the table of the whole grid, bit for bit"},
+    {O_SCORES, "scores", "TABLE.h5", "print a sweep's table (a part's or the stitched one) as\n"
+                                     "CSV, or write it to --csv"},
+    {O_CSV, "csv", "FILE", "with --scores: the CSV file ('-': standard output)"},
+    {O_PLOT, "plot", "FILE.svg", "with --scores: VEPD against the first key, one line\n"
+                                 "per value of the other keys"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
                          "terminal)"},
     {'h', "help", NULL, "this text"},
@@ -82,6 +97,19 @@ const cli_spec cmd_sim2real_spec = {
             "VEPD is above 0 even between two draws of one model, so the bootstrap\n"
             "percentile interval of a VEPD near 0 lies above it; p, not the interval,\n"
             "says whether two sets are indistinguishable.\n"
+            "\n"
+            "\n"
+            "A sweep (--sweep SWEEP.yaml -o TABLE.h5) scores a grid of noise parameters:\n"
+            "  model: ch-gauss                      # the variant to start from (default:\n"
+            "                                       # the generator, one with --sweep)\n"
+            "  sweep:                               # SENSOR.KEY[.KEY...]: values\n"
+            "    gps.position_noise.sigma: [0.01, 0.03, 0.1]\n"
+            "    imu.gyro.chrono_drift.bias_drift: [1.0e-4, 1.0e-3]\n"
+            "A key names a sensor of the IMU rig or of the model's GNSS preset and a key\n"
+            "path in it (a missing last key is added). Every combination is a point (the\n"
+            "last key changing fastest); each point's simulated set (seeds 1..3N) is\n"
+            "scored by VEPD against the generator's real set. --shard I/N takes a part\n"
+            "of the points; sensim stitch joins the parts' tables.\n"
             "\n"
             "Exit status: 0 success (whatever the ranking), 1 failure, 2 usage error.\n",
 };
@@ -239,11 +267,27 @@ static int experiment(const config *c)
     return CLI_OK;
 }
 
+/* --sweep: the grid's points against one generator (cli/sweep.c). */
+static int run_sweep(const config *c, const char *sweep, const char *shard, const char *out, int argc, char **argv)
+{
+    if (c->ngen != 1)
+        return cli_usage_error("sim2real", "--sweep scores against one generator; --generator names %d", c->ngen);
+    sensim_sim2real_opts o = {.data = c->data, .imu_rig = c->imu, .dir = c->dir,
+                              .judge_mode = sensim_judge_mode_parse(c->mode), .tests = c->tests,
+                              .duration = c->duration, .real_seed = c->real_seed};
+    char *created = cli_join_args("sensim", argc, argv);
+    int rc = cli_sweep_run(&o, c->gen[0], sweep, shard, out, c->quiet, created);
+    free(created);
+    return rc;
+}
+
 int cmd_sim2real(int argc, char **argv)
 {
     config c = {.dir = "sensim-sim2real", .mode = "robot_localization", .tests = 10, .duration = 60,
                 .real_seed = 1001, .n_boot = 200, .n_perm = 999};
-    const char *gens = "ch-gauss,ch-rw", *data = NULL;
+    const char *gens = "ch-gauss,ch-rw", *data = NULL, *sweep = NULL, *out = NULL, *shard = NULL, *scores = NULL,
+               *csv = NULL, *plot = NULL;
+    int gens_given = 0;
     char imu[1100];
     unsigned long long u;
     int ch;
@@ -251,7 +295,16 @@ int cmd_sim2real(int argc, char **argv)
     cli_parse_begin(&op, &cmd_sim2real_spec, argc, argv);
     while ((ch = cli_parse_next(&op)) > 0) {
         switch (ch) {
-        case 'g': gens = optarg; break;
+        case 'g':
+            gens = optarg;
+            gens_given = 1;
+            break;
+        case O_SWEEP: sweep = optarg; break;
+        case 'o': out = optarg; break;
+        case O_SHARD: shard = optarg; break;
+        case O_SCORES: scores = optarg; break;
+        case O_CSV: csv = optarg; break;
+        case O_PLOT: plot = optarg; break;
         case 'n':
             if (cli_parse_u64(optarg, &u) || u < 1 || u > 100000)
                 return cli_usage_error("sim2real", "--tests: '%s' is not a count from 1 to 100000", optarg);
@@ -293,6 +346,19 @@ int cmd_sim2real(int argc, char **argv)
         return cli_parse_exit(ch);
     if (optind != argc)
         return cli_usage_error("sim2real", "unexpected argument '%s'", argv[optind]);
+    if (scores) {
+        if (sweep || out || shard)
+            return cli_usage_error("sim2real", "--scores reads a table; it takes --csv and --plot only");
+        return cli_sweep_scores(scores, csv, plot);
+    }
+    if (csv || plot)
+        return cli_usage_error("sim2real", "--csv and --plot go with --scores TABLE.h5");
+    if ((out || shard) && !sweep)
+        return cli_usage_error("sim2real", "-o and --shard go with --sweep SWEEP.yaml");
+    if (sweep && !out)
+        return cli_usage_error("sim2real", "--sweep needs -o TABLE.h5");
+    if (sweep && !gens_given)
+        gens = "ch-gauss";
     for (const char *s = gens; *s;) {
         size_t len = strcspn(s, ",");
         int m = sensim_sim2real_model_find(s, len);
@@ -323,5 +389,7 @@ int cmd_sim2real(int argc, char **argv)
     if (access(c.imu, R_OK) != 0)
         return cli_fail("sim2real", "%s: cannot read the IMU rig (%s); give --data DIR or --imu RIG", c.imu,
                         strerror(errno));
+    if (sweep)
+        return run_sweep(&c, sweep, shard, out, argc, argv);
     return experiment(&c);
 }

@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "cli_gt.h"
 #include "progress.h"
+#include "sensim/log.h"
 #include "sensim/metrics.h"
+#include "sensim/stitch.h"
 
 static const cli_opt cmd_vepd_opts[] = {
     {CLI_NOSHORT('r'), "real", "DIR", "the real tests (DIR/*.csv, DIR/*.h5)"},
@@ -30,6 +33,12 @@ static const cli_opt cmd_vepd_opts[] = {
     {CLI_NOSHORT('S'), "seed", "S", "seed of the permutations and bootstrap (default 1)"},
     {CLI_NOSHORT('l'), "level", "L", "confidence level of the interval (default 0.95)"},
     {CLI_NOSHORT('p'), "plot", "DIR", "write SVG histograms of the RMSE and flatness sets"},
+    {'o', "output", "TABLE.h5", "with the authors' tree: also write a table of the models'\n"
+                                "combined scores (/vepd: model, w1, w2, vepd, n_real,\n"
+                                "n_sim, p, ci_lo, ci_hi; NaN where not asked for)"},
+    {CLI_NOSHORT('H'), "shard", "I/N", "with the authors' tree and -o: only the I-th of N\n"
+                                       "contiguous parts of the sorted model list (I from\n"
+                                       "0); 'sensim stitch' joins the N tables, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a terminal)"},
     {'h', "help", NULL, "this text"},
     {0}};
@@ -122,6 +131,7 @@ typedef struct {
     const char *estimate;
     unsigned csv_flags; /* SENSIM_VEPD_DROP_ZEROS with --drop-zeros */
     cli_progress *progress; /* reading and scoring the test files */
+    void *combined;         /* when not NULL, run_model leaves its combined score_row here */
 } options;
 
 static void set_free(test_set *s)
@@ -529,15 +539,104 @@ static int run_model(const char *model, const test_set *real, const test_set *si
                        100 * o->level, o->n_boot, o->seed);
         }
     }
+    if (!rc && o->combined)
+        memcpy(o->combined, &rows[ns], sizeof rows[ns]);
     free(scen);
     free(rows);
     return rc;
 }
 
+/* The table of the models' combined scores (-o): model i of the whole
+ * sorted list in row i - first; the list and the options as attributes, so
+ * that sensim stitch refuses a part of another run. */
+typedef struct vepd_table {
+    const char *path, *created, *root;
+    char *all_models; /* every model's name, one a line */
+    int64_t index, count, first, end, total;
+    int sharded;
+} vepd_table;
+
+static int write_table(const vepd_table *t, const score_row *rows, const options *o)
+{
+    const size_t n = (size_t)(t->end - t->first);
+    static const char *const cols[] = {"w1", "w2", "vepd", "p", "ci_lo", "ci_hi"};
+    sensim_log *L = sensim_log_create(t->path, t->created);
+    uint64_t *u = malloc(3 * (n ? n : 1) * sizeof *u);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    sensim_status st = !L ? sensim_last_status() : !u || !v ? sensim_error(SENSIM_ENOMEM, "out of memory") : SENSIM_OK;
+    for (size_t i = 0; i < n && u; i++) {
+        u[i] = (uint64_t)t->first + i;
+        u[n + i] = rows[i].nr;
+        u[2 * n + i] = rows[i].ns;
+    }
+    if (!st && !(st = sensim_log_group(L, "/vepd")) &&
+        !(st = sensim_log_write(L, "/vepd/model", SENSIM_U64, n, 0, NULL, u, "")) &&
+        !(st = sensim_log_write(L, "/vepd/n_real", SENSIM_U64, n, 0, NULL, u + n, "")))
+        st = sensim_log_write(L, "/vepd/n_sim", SENSIM_U64, n, 0, NULL, u + 2 * n, "");
+    for (int k = 0; k < 6 && !st; k++) {
+        for (size_t i = 0; i < n; i++) {
+            const score_row *r = &rows[i];
+            v[i] = k == 0 ? r->r.w1 : k == 1 ? r->r.w2 : k == 2 ? r->r.vepd : k == 3 ? (r->have_p ? r->perm.p : NAN)
+                 : k == 4 ? (r->have_ci ? r->ci.lo : NAN) : (r->have_ci ? r->ci.hi : NAN);
+        }
+        char path[64];
+        snprintf(path, sizeof path, "/vepd/%s", cols[k]);
+        st = sensim_log_write(L, path, SENSIM_F64, n, 0, NULL, v, k < 1 ? "m/s" : "");
+    }
+    const int64_t opt[3] = {(int64_t)o->n_perm, (int64_t)o->n_boot, (int64_t)o->seed};
+    const int64_t sh[2] = {t->index, t->count}, rg[2] = {t->first, t->end};
+    if (!st && !(st = sensim_log_set_attr_string(L, "/vepd", "models", t->all_models)) &&
+        !(st = sensim_log_set_attr_string(L, "/vepd", "root", t->root)) &&
+        !(st = sensim_log_set_attr_i64(L, "/vepd", "n_perm_n_boot_seed", opt, 3)) &&
+        !(st = sensim_log_set_attr_f64(L, "/vepd", "level", &o->level, 1)) && t->sharded &&
+        !(st = sensim_log_set_attr_string(L, "/", "shard_kind", "rows")) &&
+        !(st = sensim_log_set_attr_i64(L, "/", "shard", sh, 2)) &&
+        !(st = sensim_log_set_attr_i64(L, "/", "shard_range", rg, 2)))
+        st = sensim_log_set_attr_i64(L, "/", "shard_total", &t->total, 1);
+    free(u);
+    free(v);
+    if (!st)
+        st = sensim_log_commit(L);
+    else
+        sensim_log_close(L);
+    return st ? cli_fail_lib("vepd") : CLI_OK;
+}
+
 static int filter_models(const struct dirent *d) { return d->d_name[0] != '.'; }
 
-static int csv_layout(const char *root, const options *o)
+/* The model directories of SDIR (sorted), their names joined one a line
+ * into t->all_models, and the shard's part [t->first, t->end) of them. */
+static int model_dirs(const char *sdir, struct dirent **list, int n, vepd_table *t, int *dirs, int *ndirs)
 {
+    size_t len = 1;
+    *ndirs = 0;
+    for (int i = 0; i < n; i++) {
+        char *p = path_join(sdir, list[i]->d_name);
+        if (p && is_dir(p)) {
+            dirs[(*ndirs)++] = i;
+            len += strlen(list[i]->d_name) + 1;
+        }
+        free(p);
+    }
+    t->total = *ndirs;
+    sensim_shard_split(t->total, t->count, t->index, &t->first, &t->end);
+    if (t->sharded && t->first == t->end)
+        return cli_fail("vepd", "shard %lld of %lld: no model left for it (%d models in %s)", (long long)t->index,
+                        (long long)t->count, *ndirs, sdir);
+    if (!(t->all_models = malloc(len)))
+        return cli_fail("vepd", "out of memory");
+    t->all_models[0] = 0;
+    for (int k = 0; k < *ndirs; k++) {
+        strcat(t->all_models, list[dirs[k]]->d_name);
+        strcat(t->all_models, "\n");
+    }
+    return CLI_OK;
+}
+
+static int csv_layout(const char *root, options *o, vepd_table *t)
+{
+    score_row *rows = NULL;
+    int *dirs = NULL, ndirs = 0;
     char *rdir = path_join(root, "Real"), *sdir = path_join(root, "Sim");
     test_set real = {0};
     model_entry *models = NULL;
@@ -560,15 +659,20 @@ static int csv_layout(const char *root, const options *o)
         goto done;
     }
     models = calloc((size_t)n + 1, sizeof *models);
-    if (!models) {
+    rows = calloc((size_t)n + 1, sizeof *rows);
+    dirs = calloc((size_t)n + 1, sizeof *dirs);
+    if (!models || !rows || !dirs) {
         rc = cli_fail("vepd", "out of memory");
         goto done;
     }
-    for (int i = 0; i < n; i++) {
+    if ((rc = model_dirs(sdir, list, n, t, dirs, &ndirs)))
+        goto done;
+    for (int64_t k = t->first; k < t->end; k++) {
+        int i = dirs[k];
         char *p = path_join(sdir, list[i]->d_name);
-        if (!p || !is_dir(p)) {
-            free(p);
-            continue;
+        if (!p) {
+            rc = cli_fail("vepd", "out of memory");
+            goto done;
         }
         const char *nm_s = list[i]->d_name;
         size_t len = strlen(nm_s);
@@ -591,6 +695,7 @@ static int csv_layout(const char *root, const options *o)
             printf("{\n  \"model\": ");
             cli_json_str(stdout, models[0].name);
             printf(",\n");
+            o->combined = &rows[0];
             rc = run_model(models[0].name, &real, &models[0].set, o, 1, 2);
             printf("\n}\n");
         } else {
@@ -599,6 +704,7 @@ static int csv_layout(const char *root, const options *o)
                 printf("%s\n    ", k ? "," : "");
                 cli_json_str(stdout, models[k].name);
                 printf(": {\n");
+                o->combined = &rows[k];
                 rc = run_model(models[k].name, &real, &models[k].set, o, 1, 6);
                 printf("\n    }");
             }
@@ -608,10 +714,16 @@ static int csv_layout(const char *root, const options *o)
         for (size_t k = 0; k < nm && !rc; k++) {
             if (k)
                 putchar('\n');
+            o->combined = &rows[k];
             rc = run_model(models[k].name, &real, &models[k].set, o, 0, 0);
         }
     }
+    if (!rc && t->path)
+        rc = write_table(t, rows, o);
 done:
+    free(rows);
+    free(dirs);
+    free(t->all_models);
     for (size_t k = 0; models && k < nm + 1; k++) {
         free(models[k].name);
         set_free(&models[k].set);
@@ -630,7 +742,8 @@ int cmd_vepd(int argc, char **argv)
 {
     options o = {.seed = 1, .level = 0.95};
     int quiet = 0;
-    const char *real = NULL, *sim = NULL, *root = NULL;
+    const char *real = NULL, *sim = NULL, *root = NULL, *shard = NULL;
+    vepd_table t = {.count = 1};
     unsigned long long u;
     int c;
     cli_parser op;
@@ -664,11 +777,16 @@ int cmd_vepd(int argc, char **argv)
             if (cli_parse_double(optarg, &o.level) || !(o.level > 0 && o.level < 1))
                 return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
             break;
+        case 'o': t.path = optarg; break;
+        case 'H': shard = optarg; break;
         case 'q': quiet = 1; break;
         }
     }
     if (c)
         return cli_parse_exit(c);
+    if (shard && sensim_shard_parse(shard, &t.index, &t.count))
+        return cli_usage_error("vepd", "--shard: %s", sensim_last_error());
+    t.sharded = shard != NULL;
     if (optind < argc) {
         if (root || real || sim || optind + 1 < argc)
             return cli_usage_error("vepd", "unexpected argument '%s'", argv[optind]);
@@ -678,11 +796,23 @@ int cmd_vepd(int argc, char **argv)
         return cli_usage_error("vepd", "--csv-layout (or ROOT) excludes --real and --sim");
     if (!root && (!real || !sim))
         return cli_usage_error("vepd", "give --real DIR and --sim DIR, or --csv-layout ROOT");
+    if ((t.path || shard) && !root)
+        return cli_usage_error("vepd", "-o and --shard go with the authors' tree (--csv-layout ROOT)");
+    if (shard && !t.path)
+        return cli_usage_error("vepd", "--shard needs -o TABLE.h5 (the part's table, for sensim stitch)");
     cli_progress prog;
     cli_progress_init(&prog, "vepd", quiet);
     o.progress = &prog;
-    if (root)
-        return csv_layout(root, &o);
+    if (root) {
+        if (t.path && cli_check_output("vepd", t.path, root, NULL))
+            return CLI_FAIL;
+        char *created = cli_join_args("sensim", argc, argv);
+        t.created = created;
+        t.root = root;
+        int rc = csv_layout(root, &o, &t);
+        free(created);
+        return rc;
+    }
     test_set rs = {0}, ss = {0};
     int rc = load_set(real, o.estimate, o.csv_flags, o.progress, &rs);
     if (!rc)

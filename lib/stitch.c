@@ -453,7 +453,10 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
         if ((size_t)k >= n || sh[k].index != k)
             return sensim_error(SENSIM_EDATA, "shard %" PRId64 " of %" PRId64 " is missing (%zu shard%s given)", k,
                                 a->count, n, n == 1 ? "" : "s");
-    int64_t start = seeds ? a->total - a->count : 0;
+    /* seeds: one a shard, ending at total; rows: from 0, or from the start
+     * of the range asked for (render --frames A..B), which the job's total
+     * and contiguity pin down with the other shards */
+    int64_t start = seeds ? a->total - a->count : a->first;
     if (a->first != start)
         return sensim_error(SENSIM_EDATA, "%s: shard 0 starts at %" PRId64 ", not %" PRId64, a->path, a->first,
                             start);
@@ -530,6 +533,9 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
                 st = sensim_error(SENSIM_EIO, "%s: %s: cannot read its attributes", b->path, p);
             for (size_t j = 0; j < la.n && !st; j++) {
                 attrval va, vb;
+                /* the command line that made each shard names its part */
+                if (k == t0->objs.n && !strcmp(la.names[j], "created_by") && H5Aexists(gb, la.names[j]) > 0)
+                    continue;
                 if (H5Aexists(gb, la.names[j]) <= 0) {
                     st = sensim_error(SENSIM_EDATA, "%s: %s has no attribute '%s' (%s has)", b->path, p,
                                       la.names[j], sh[0].path);

@@ -304,6 +304,37 @@ static sensim_status run_test(const sensim_sim2real_opts *c, const rigs *r, cons
     return st;
 }
 
+sensim_status sensim_sim2real_score_set(const sensim_sim2real_opts *c, const sensim_rig *imu, const sensim_rig *gnss,
+                                        uint64_t seed0, sensim_vepd_test *out)
+{
+    if (!c || !imu || !gnss || !out || c->tests < 1 || !(c->duration > 0))
+        return sensim_error(SENSIM_EINVAL, "sim2real: need rigs, tests >= 1 and a duration > 0");
+    const size_t n = c->tests, nall = NSCEN * n;
+    char work[1100], gt[1200], imu_log[1200];
+    sensim_status st = make_dir(c->dir);
+    if (st)
+        return st;
+    snprintf(work, sizeof work, "%s/work-XXXXXX", c->dir);
+    if (!mkdtemp(work))
+        return sensim_error(SENSIM_EIO, "%s: cannot create a scratch directory: %s", work, strerror(errno));
+    snprintf(gt, sizeof gt, "%s/gt.h5", work);
+    snprintf(imu_log, sizeof imu_log, "%s/imu.h5", work);
+    for (size_t idx = 0; !st && idx < nall; idx++) {
+        if (c->progress)
+            c->progress(c->progress_ctx, "tests", (double)idx / (double)nall);
+        const size_t i = idx % n;
+        char speed[32];
+        snprintf(speed, sizeof speed, "%.2f", 1.5 + 0.1 * (double)(i % 10));
+        if (!(st = write_truth(gt, sensim_sim2real_scenarios[idx / n], c->duration, strtod(speed, NULL))) &&
+            !(st = inject(imu, seed0 + idx, gt, imu_log)))
+            st = judge_and_score(c, gnss, seed0 + idx, imu_log, work, NULL, &out[idx]);
+    }
+    unlink(gt);
+    unlink(imu_log);
+    rmdir(work);
+    return st;
+}
+
 sensim_status sensim_sim2real_run(const sensim_sim2real_opts *c, sensim_sim2real_result *r)
 {
     const size_t n = c->tests, nall = NSCEN * n;

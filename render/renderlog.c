@@ -17,6 +17,7 @@
 #include "sensim/pointcloud.h"
 #include "sensim/render.h"
 #include "render_internal.h"
+#include "sensim/stitch.h"
 
 sensim_render_log_opts sensim_render_log_default_opts(void)
 {
@@ -54,6 +55,8 @@ typedef struct job {
     double qspan;    /* poses are queried over [ts, ts + qspan] for a frame at ts */
     double last;     /* the previous delivery */
     uint64_t nframes;
+    uint64_t first, end; /* the frames rendered: [first, end) of the run's */
+    uint64_t run_first, run_end; /* the frames asked for, which a shard is part of */
     char grp[96];
     outsets d;
 } job;
@@ -160,6 +163,47 @@ static sensim_status take_rig(job *j, const sensim_rig *rig)
     return SENSIM_OK;
 }
 
+/* Frames [first, end) of the run's nframes: those asked for, or a shard's
+ * part of them. A lidar's noise is indexed by the point's row in the clean
+ * log, which a shard would know only by casting every scan before it. */
+static sensim_status select_frames(job *j)
+{
+    const sensim_render_log_opts *o = j->o;
+    const int split = o->frames_first || o->frames_end || o->shard_count;
+    j->run_first = o->frames_first;
+    j->run_end = o->frames_end ? o->frames_end : j->nframes;
+    if (!split || j->nframes == 0) { /* none: plan_frames says why */
+        j->first = j->run_first;
+        j->end = j->run_end;
+        return SENSIM_OK;
+    }
+    const char *what = j->rs->type == SENSIM_SENSOR_LIDAR ? "scans" : "frames";
+    if (j->run_first >= j->run_end || j->run_end > j->nframes)
+        return sensim_error(SENSIM_EINVAL,
+                            "frames %llu..%llu: sensor '%s' has %llu %s (0..%llu) between t = %.9g and %.9g s",
+                            (unsigned long long)j->run_first, (unsigned long long)j->run_end - 1, j->rs->name,
+                            (unsigned long long)j->nframes, what, (unsigned long long)j->nframes - 1, j->t0, j->t1);
+    if (o->shard_count && (o->shard_count < 0 || o->shard_index < 0 || o->shard_index >= o->shard_count))
+        return sensim_error(SENSIM_EINVAL, "shard %lld of %lld: need 0 <= index < count", (long long)o->shard_index,
+                            (long long)o->shard_count);
+    if (j->rig && j->rs->type == SENSIM_SENSOR_LIDAR)
+        return sensim_error(SENSIM_EINVAL,
+                            "sensor '%s': a lidar rendered with a rig's noise cannot be split into frame ranges (its "
+                            "noise is indexed by each point's row in the clean log, which a part cannot know); "
+                            "render the parts clean, stitch them, then add the noise with sensim inject",
+                            j->rs->name);
+    int64_t a = 0, b = (int64_t)(j->run_end - j->run_first);
+    if (o->shard_count)
+        sensim_shard_split(b, o->shard_count, o->shard_index, &a, &b);
+    j->first = j->run_first + (uint64_t)a;
+    j->end = j->run_first + (uint64_t)b;
+    if (j->first == j->end)
+        return sensim_error(SENSIM_EINVAL, "shard %lld of %lld: no %s left for it (%llu %s for %lld shards)",
+                            (long long)o->shard_index, (long long)o->shard_count, what,
+                            (unsigned long long)(j->run_end - j->run_first), what, (long long)o->shard_count);
+    return SENSIM_OK;
+}
+
 /* Counts the frames, then estimates the output before anything is written:
  * the ground truth copied and, per scan, every beam's returns (40 bytes a
  * point: points, range, azimuth, elevation, channel, return_index,
@@ -177,16 +221,19 @@ static sensim_status plan_frames(job *j, const char *out_path)
     for (j->nframes = 0; j->nframes < count && next_frame(j, &sp, &f);)
         j->nframes++;
     j->last = -INFINITY;
+    sensim_status st = select_frames(j);
+    if (st)
+        return st;
     char what[600];
     const double per = lidar ? (double)rs->lidar.channels * rs->lidar.columns *
                                    (rs->lidar.returns == SENSIM_RETURN_DUAL ? 2 : 1) * 40.0
                              : (double)rs->camera.width * rs->camera.height *
                                    (3.0 + 4.0 * (rs->camera.depth != SENSIM_RENDER_DEPTH_NONE) +
                                     4.0 * (rs->camera.segmentation != 0));
+    const uint64_t nout = j->end - j->first;
     snprintf(what, sizeof what, "sensor '%s': %.3g %s (%g Hz over %.6g s) of up to %.3g bytes each", rs->name,
-             (double)j->nframes, lidar ? "scans" : "frames", rs->rate_hz, j->t1 - j->t0, per);
-    sensim_status st =
-        sensim_guard_output(out_path, (double)j->nframes * per + (double)sensim_gt_window_rows(j->win) * 17 * 8, what);
+             (double)nout, lidar ? "scans" : "frames", rs->rate_hz, j->t1 - j->t0, per);
+    st = sensim_guard_output(out_path, (double)nout * per + (double)sensim_gt_window_rows(j->win) * 17 * 8, what);
     if (st)
         return st;
     if (j->nframes == 0)
@@ -208,6 +255,24 @@ static sensim_status add_dset(job *j, sensim_log_dset **d, const char *name, sen
     char path[160];
     snprintf(path, sizeof path, "%s/%s", j->grp, name);
     return (*d = sensim_log_dset_create(j->out, path, type, ntail, tail, units, 0)) ? SENSIM_OK : sensim_last_status();
+}
+
+/* A part of the run records itself as a shard of kind "rows" (sensim/stitch.h):
+ * frames [first, end) of [run_first, run_end), the ground truth whole. */
+static sensim_status tag_shard(job *j)
+{
+    const sensim_render_log_opts *o = j->o;
+    if (!o->frames_first && !o->frames_end && !o->shard_count)
+        return SENSIM_OK;
+    const int64_t sh[2] = {o->shard_count ? o->shard_index : 0, o->shard_count ? o->shard_count : 1},
+                  rg[2] = {(int64_t)j->first, (int64_t)j->end}, total = (int64_t)j->run_end;
+    sensim_status st;
+    if ((st = sensim_log_set_attr_string(j->out, "/", "shard_kind", "rows")) ||
+        (st = sensim_log_set_attr_i64(j->out, "/", "shard", sh, 2)) ||
+        (st = sensim_log_set_attr_i64(j->out, "/", "shard_range", rg, 2)) ||
+        (st = sensim_log_set_attr_i64(j->out, "/", "shard_total", &total, 1)))
+        return st;
+    return sensim_log_set_attr_string(j->out, "/", "shard_shared", "/ground_truth");
 }
 
 /* The output log: the ground truth copied, the sensor's group and its
@@ -237,7 +302,7 @@ static sensim_status open_output(job *j, const char *out_path)
     if (j->rig && ((st = sensim_log_set_attr_string(L, j->grp, "noise_rig", o->rig_path ? o->rig_path : "rig")) ||
                    (st = sensim_log_set_attr_i64(L, j->grp, "noise_seed", &nseed, 1))))
         return st;
-    return SENSIM_OK;
+    return tag_shard(j);
 }
 
 /* Slack around a frame's query span so that rounding in the renderers'
@@ -261,7 +326,7 @@ static sensim_status frame_times(job *j, const frame *f)
 static void frame_progress(const job *j, const char *part, uint64_t k)
 {
     if (j->o->progress)
-        j->o->progress(j->o->progress_ctx, part, (double)(k + 1) / (double)j->nframes);
+        j->o->progress(j->o->progress_ctx, part, (double)(k + 1 - j->first) / (double)(j->end - j->first));
 }
 
 /* DIR/NAME_NNNNN.EXT */
@@ -334,7 +399,7 @@ static sensim_status lidar_setup(job *j, lidar_run *r)
         return sensim_last_status();
     r->keep = j->rig ? malloc(maxp) : NULL;
     r->refl = malloc(maxp);
-    r->scan_offset = calloc(j->nframes + 1, sizeof *r->scan_offset);
+    r->scan_offset = calloc(j->end - j->first + 1, sizeof *r->scan_offset);
     if (!r->refl || !r->scan_offset || (j->rig && !r->keep))
         return sensim_error(SENSIM_ENOMEM, "out of memory for scans of %zu points", maxp);
     if (j->o->bev_dir && !(r->bev = malloc((size_t)j->o->bev_size * j->o->bev_size * 3)))
@@ -389,7 +454,8 @@ static sensim_status lidar_frame(job *j, lidar_run *r, const frame *f)
     }
     if ((st = lidar_append(j, r)) || (st = frame_times(j, f)))
         return st;
-    r->scan_offset[f->k + 1] = r->scan_offset[f->k] + r->pts->count;
+    const uint64_t i = f->k - j->first;
+    r->scan_offset[i + 1] = r->scan_offset[i] + r->pts->count;
     char file[4096];
     if (o->ply_dir) {
         frame_file(file, sizeof file, o->ply_dir, j->rs->name, f->k, "ply");
@@ -415,14 +481,16 @@ static sensim_status render_lidar(job *j)
     sensim_sampler sp;
     frame f;
     frame_sampler(j, &sp);
-    for (uint64_t k = 0; !st && k < j->nframes && next_frame(j, &sp, &f); k++) {
+    for (uint64_t k = 0; !st && k < j->end && next_frame(j, &sp, &f); k++) {
+        if (k < j->first)
+            continue; /* timed (delivery times stay increasing), not cast */
         st = lidar_frame(j, &r, &f);
         frame_progress(j, "scans", k);
     }
     if (!st) {
         char path[160];
         snprintf(path, sizeof path, "%s/scan_offset", j->grp);
-        st = sensim_log_write(j->out, path, SENSIM_U64, j->nframes + 1, 0, NULL, r.scan_offset, "");
+        st = sensim_log_write(j->out, path, SENSIM_U64, j->end - j->first + 1, 0, NULL, r.scan_offset, "");
     }
     lidar_run_free(&r);
     return st;
@@ -466,7 +534,9 @@ static sensim_status render_camera(job *j)
     sensim_sampler sp;
     frame f;
     frame_sampler(j, &sp);
-    for (uint64_t k = 0; !st && k < j->nframes && next_frame(j, &sp, &f); k++) {
+    for (uint64_t k = 0; !st && k < j->end && next_frame(j, &sp, &f); k++) {
+        if (k < j->first)
+            continue; /* timed (delivery times stay increasing), not rendered */
         if ((st = frame_begin(j, &f)) ||
             (st = sensim_render_camera_render_images(cam, j->scene, sensim_gt_track_eval, &j->track, f.t_sample, f.k,
                                                      img, depth, seg)) ||

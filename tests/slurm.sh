@@ -6,7 +6,9 @@
 # (at most 2 at once) and the dependent stitch; both are awaited with a
 # bounded timeout; the stitched log must equal the single-process runs bit
 # for bit (tests/stitch_check.py, h5py), and scripts/slurm/local.sh (xargs
-# -P) must give the same shards. The daemons are stopped by PID on exit.
+# -P) must give the same shards. Then a render of 20 lidar scans as a 4-task
+# array (scripts/slurm/submit-render.sh) and its stitch must equal the
+# single-process render. The daemons are stopped by PID on exit.
 #
 #   sh tests/slurm.sh [SENSIM]      (from the source root; make check-slurm)
 #
@@ -146,4 +148,40 @@ done
 mv out moved
 ( cd / && /usr/bin/python3 "$SRC/tests/stitch_check.py" compare-seeds "$D/moved/all.h5" "$D/single-{seed}.h5" \
     20 27 "$D/gt.h5" ) || fail "the stitched log differs from the single-process runs"
-echo "slurm: PASSED: 4-task array + dependent stitch equal the single-process runs bit for bit"
+echo "slurm: inject: 4-task array + dependent stitch equal the single-process runs bit for bit"
+
+# a render array: 20 lidar scans in 4 parts (2 at once), stitched after them
+cat >scene.yaml <<'EOS'
+seed: 5
+materials:
+  - {name: post, reflectance: 0.6}
+meshes:
+  - {name: cylinder, cylinder: {radius: 0.5, height: 4, segments: 16}}
+  - {name: ground, plane: {size: [200, 60]}}
+objects:
+  - {mesh: ground, material: post, position: [50, 0, 0]}
+  - {mesh: cylinder, material: post, position: [-10, 4, 0], repeat: {count: 40, step: [3, 0, 0]}}
+sensors:
+  - {name: lidar, type: lidar, channels: 16, vfov: [-15 deg, 15 deg], columns: 360, rate_hz: 20, max_range: 40,
+     mount: {position: [0, 0, 1]}}
+EOS
+"$S" trajectory --shape line --duration 1.0 --speed 15 -o line.h5 || fail "trajectory (render)"
+ids=$(sh "$SRC/scripts/slurm/submit-render.sh" "$D/scene.yaml" "$D/line.h5" lidar "$D/rout" 4 2) ||
+    fail "submit-render: $ids"
+set -- $ids
+J=$1 K=$2
+echo "slurm: render array job $J (4 tasks, %2), stitch job $K (afterok:$J)"
+t0=$(date +%s)
+while [ -n "$(squeue -h -j "$J,$K" -o %i 2>/dev/null)" ]; do
+    squeue -h -j "$K" -o %r 2>/dev/null | grep -q DependencyNeverSatisfied &&
+        fail "a render task failed: $(cat rout/render-*.log 2>/dev/null)"
+    [ $(($(date +%s) - t0)) -gt "$TIMEOUT" ] && fail "render jobs not done after ${TIMEOUT}s: $(squeue -h -j "$J,$K")"
+    sleep 1
+done
+echo "slurm: both render jobs left the queue after $(($(date +%s) - t0)) s"
+[ -f rout/all.h5 ] || fail "no rout/all.h5 (stitch log: $(cat rout/stitch.log 2>/dev/null))"
+"$S" render "$D/scene.yaml" -t line.h5 -s lidar -q -o render-single.h5 || fail "single render"
+mv rout rmoved
+( cd / && /usr/bin/python3 "$SRC/tests/stitch_check.py" compare-log "$D/rmoved/all.h5" "$D/render-single.h5" ) ||
+    fail "the stitched render differs from the single-process render"
+echo "slurm: PASSED: inject and render arrays + dependent stitches equal the single-process runs bit for bit"

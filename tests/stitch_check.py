@@ -9,6 +9,10 @@
   stitch_check.py compare-rows STITCHED.h5 FULL.h5
   stitch_check.py compare-seeds STITCHED.h5 SINGLE_PATTERN A B GT.h5
       SINGLE_PATTERN has {seed}: the single-process `inject --seed S` logs
+  stitch_check.py compare-log STITCHED.h5 FULL.h5
+      any log split by rows (render --shard): every dataset and every group's
+      attributes (the root's created_by aside) as in FULL.h5, nothing more;
+      every dataset virtual but scan_offset, which is real, and empty ones
 Each compare checks every dataset bit for bit (bytes and dtype), that the
 sensor datasets are virtual, and that t is their dimension scale."""
 import sys
@@ -137,11 +141,41 @@ def compare_seeds(stitched, pattern, a, b, gt):
                     fail("seed attribute of /seeds/%d" % k)
 
 
+def compare_log(stitched, full):
+    with h5py.File(stitched, "r") as s, h5py.File(full, "r") as f:
+        names, groups, mine = [], ["/"], []
+        f.visititems(lambda n, o: (names if isinstance(o, h5py.Dataset) else groups).append(n))
+        s.visititems(lambda n, o: mine.append(n) if isinstance(o, h5py.Dataset) else None)
+        if sorted(mine) != sorted(names):
+            fail("%s holds %s, %s holds %s" % (stitched, sorted(mine), full, sorted(names)))
+        for n in names:
+            same(s[n], f[n], n)
+            check_scale(s[n], n)
+            virtual = s[n].size > 0 and not n.endswith("/scan_offset")
+            if s[n].is_virtual != virtual:
+                fail("%s should %sbe virtual" % (n, "" if virtual else "not "))
+            if s[n].ndim and f[n].dims[0].keys() != s[n].dims[0].keys():
+                fail("%s: dimension scales %s, expected %s" % (n, s[n].dims[0].keys(), f[n].dims[0].keys()))
+        for g in groups:
+            a = {k: v for k, v in s[g].attrs.items() if k not in ("created_by", "stitched_shards")}
+            b = {k: v for k, v in f[g].attrs.items() if k not in ("created_by", "DIMENSION_LIST", "REFERENCE_LIST")}
+            a = {k: v for k, v in a.items() if k not in ("DIMENSION_LIST", "REFERENCE_LIST")}
+            if sorted(a) != sorted(b):
+                fail("%s: attributes %s, expected %s" % (g, sorted(a), sorted(b)))
+            for k in a:
+                if not np.array_equal(np.asarray(a[k]), np.asarray(b[k])):
+                    fail("%s: attribute %s is %r, expected %r" % (g, k, a[k], b[k]))
+        if int(s.attrs["stitched_shards"]) < 2:
+            fail("stitched_shards %s" % s.attrs["stitched_shards"])
+
+
 def main(argv):
     if len(argv) >= 4 and argv[1] == "make-rows":
         make_rows(argv[2], argv[3], int(argv[4]), argv[5] if len(argv) > 5 else "")
     elif len(argv) == 4 and argv[1] == "compare-rows":
         compare_rows(argv[2], argv[3])
+    elif len(argv) == 4 and argv[1] == "compare-log":
+        compare_log(argv[2], argv[3])
     elif len(argv) == 7 and argv[1] == "compare-seeds":
         compare_seeds(argv[2], argv[3], int(argv[4]), int(argv[5]), argv[6])
     else:

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_gt.h"
 #include "progress.h"
 #include "sensim/afile.h"
 #include "fit.h"
@@ -19,6 +20,8 @@
 #include "sensim/plot.h"
 #include "sensim/rig.h"
 #include "sensim/imu.h"
+#include "sensim/log.h"
+#include "sensim/stitch.h"
 
 static const cli_opt cmd_fit_opts[] = {
     {'s', "sensor", "NAME", "the IMU group in the log (required for a log)"},
@@ -40,6 +43,12 @@ static const cli_opt cmd_fit_opts[] = {
     {'n', "name", "NAME", "sensor name in the YAML (default: --sensor)"},
     {CLI_NOSHORT('J'), "json", NULL, "print the fit (values, intervals, flags, classic\n"
                                      "read-offs) as JSON; otherwise a table"},
+    {CLI_NOSHORT('F'), "table", "FITS.h5", "fit every LOG given and write one row a log (/fits:\n"
+                                           "log, rate, gyro and accel [logs,5,3] with _lo, _hi,\n"
+                                           "_flag; terms Q N B K R, axes x y z)"},
+    {CLI_NOSHORT('H'), "shard", "I/N", "with --table: only the I-th of N contiguous parts of\n"
+                                       "the logs (I from 0); 'sensim stitch' joins the N\n"
+                                       "tables into the table of all, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
     {'h', "help", NULL, "this text"},
     {0}};
@@ -64,6 +73,7 @@ const cli_spec cmd_fit_spec = {
             "sensim fit imu BAG --topic TOPIC [-o FITTED.yaml] [--kalibr IMU.yaml]\n"
             "               [--plot ADEV.svg] [--confidence P] [--gauss-markov] [--json]\n"
             "               [--rate HZ] [--name NAME]\n"
+            "sensim fit imu LOG.h5... --sensor NAME --table FITS.h5 [--shard I/N]\n"
             "\n"
             "  Computes the overlapping Allan deviation (octave taus) of each gyro and\n"
             "  accelerometer axis of /sensors/NAME and fits the IEEE Std 952 terms\n"
@@ -555,12 +565,143 @@ static sensim_status write_outputs(const out_ctx *c, const char *plot, const cha
     return st;
 }
 
+/* --table: the fits of logs [first, end) of the n given, one row a log;
+ * an instrument a log lacks has NaN values and flag 255. The whole list of
+ * logs is an attribute, so that sensim stitch joins only parts of one job. */
+typedef struct fit_table_job {
+    const char *const *logs;
+    int64_t n, index, count;
+    int sharded;
+    const char *sensor, *topic, *table, *created;
+    double rate, confidence;
+    int quiet;
+} fit_table_job;
+
+static sensim_status fit_table_write(const fit_table_job *j, int64_t first, int64_t end, const double *rate,
+                                     double *const val[NINSTR][4])
+{
+    const size_t rows = (size_t)(end - first), tail[2] = {SENSIM_TERM_COUNT, 3};
+    sensim_log *L = sensim_log_create(j->table, j->created);
+    uint64_t *idx = malloc((rows ? rows : 1) * sizeof *idx);
+    uint8_t *flag = malloc((rows ? rows : 1) * 15);
+    size_t len = 1;
+    for (int64_t k = 0; k < j->n; k++)
+        len += strlen(j->logs[k]) + 1;
+    char *all = malloc(len), path[64];
+    sensim_status st =
+        !L ? sensim_last_status() : !idx || !flag || !all ? sensim_error(SENSIM_ENOMEM, "out of memory") : SENSIM_OK;
+    for (size_t r = 0; idx && r < rows; r++)
+        idx[r] = (uint64_t)first + r;
+    if (all) {
+        all[0] = 0;
+        for (int64_t k = 0; k < j->n; k++)
+            strcat(strcat(all, j->logs[k]), "\n");
+    }
+    if (!st && !(st = sensim_log_group(L, "/fits")) &&
+        !(st = sensim_log_write(L, "/fits/log", SENSIM_U64, rows, 0, NULL, idx, "")))
+        st = sensim_log_write(L, "/fits/rate", SENSIM_F64, rows, 0, NULL, rate, "Hz");
+    static const char *const part[4] = {"", "_lo", "_hi", "_flag"};
+    for (int i = 0; i < NINSTR && !st; i++)
+        for (int q = 0; q < 4 && !st; q++) {
+            snprintf(path, sizeof path, "/fits/%s%s", instr_key[i], part[q]);
+            if (q < 3) {
+                st = sensim_log_write(L, path, SENSIM_F64, rows, 2, tail, val[i][q], "");
+                continue;
+            }
+            for (size_t e = 0; e < rows * 15; e++)
+                flag[e] = (uint8_t)val[i][3][e];
+            st = sensim_log_write(L, path, SENSIM_U8, rows, 2, tail, flag, "");
+        }
+    const int64_t sh[2] = {j->index, j->count}, rg[2] = {first, end};
+    if (!st && !(st = sensim_log_set_attr_string(L, "/fits", "logs", all)) &&
+        !(st = sensim_log_set_attr_string(L, "/fits", "sensor", j->sensor)) &&
+        !(st = sensim_log_set_attr_f64(L, "/fits", "confidence", &j->confidence, 1)) &&
+        !(st = sensim_log_set_attr_string(L, "/fits", "terms", "Q,N,B,K,R")) &&
+        !(st = sensim_log_set_attr_string(L, "/fits", "flags", "0 ok, 1 upper_bound, 2 unresolved, 255 no such "
+                                                              "instrument")) &&
+        j->sharded && !(st = sensim_log_set_attr_string(L, "/", "shard_kind", "rows")) &&
+        !(st = sensim_log_set_attr_i64(L, "/", "shard", sh, 2)) &&
+        !(st = sensim_log_set_attr_i64(L, "/", "shard_range", rg, 2)))
+        st = sensim_log_set_attr_i64(L, "/", "shard_total", &j->n, 1);
+    free(idx);
+    free(flag);
+    free(all);
+    if (!st)
+        return sensim_log_commit(L);
+    sensim_log_close(L);
+    return st;
+}
+
+static int fit_table(const fit_table_job *j)
+{
+    int64_t first, end;
+    sensim_shard_split(j->n, j->count, j->index, &first, &end);
+    if (first == end)
+        return cli_fail("fit", "shard %lld of %lld: no log left for it (%lld logs)", (long long)j->index,
+                        (long long)j->count, (long long)j->n);
+    const size_t rows = (size_t)(end - first);
+    double *buf = malloc(rows * (1 + NINSTR * 4 * 15) * sizeof *buf), *val[NINSTR][4];
+    if (!buf)
+        return cli_fail("fit", "out of memory");
+    for (int i = 0; i < NINSTR; i++)
+        for (int q = 0; q < 4; q++)
+            val[i][q] = buf + rows * (1 + (size_t)(i * 4 + q) * 15);
+    sensim_status st = SENSIM_OK;
+    for (size_t r = 0; r < rows && !st; r++) {
+        instr_fit in[NINSTR];
+        memset(in, 0, sizeof in);
+        const char *log = j->logs[first + (int64_t)r];
+        st = fit_instruments(in, log, j->sensor, j->topic, j->rate, j->confidence, 0, j->quiet);
+        buf[r] = in[INSTR_GYRO].present ? in[INSTR_GYRO].rate : in[INSTR_ACCEL].rate;
+        for (int i = 0; i < NINSTR; i++)
+            for (int t = 0; t < SENSIM_TERM_COUNT; t++)
+                for (int a = 0; a < 3; a++) {
+                    const sensim_fit_param *f = &in[i].fit[a].term[t];
+                    const size_t e = r * 15 + (size_t)t * 3 + (size_t)a;
+                    val[i][0][e] = in[i].present ? f->value : NAN;
+                    val[i][1][e] = in[i].present ? f->lo : NAN;
+                    val[i][2][e] = in[i].present ? f->hi : NAN;
+                    val[i][3][e] = in[i].present ? (double)f->flag : 255;
+                }
+        for (int i = 0; i < NINSTR; i++)
+            free(in[i].pt);
+        if (!st)
+            printf("%s: fitted (%s)\n", log, in[INSTR_GYRO].present && in[INSTR_ACCEL].present ? "gyro, accel"
+                                                : in[INSTR_GYRO].present ? "gyro" : "accel");
+    }
+    if (!st)
+        st = fit_table_write(j, first, end, buf, val);
+    free(buf);
+    return st ? cli_fail_lib("fit") : CLI_OK;
+}
+
+static int fit_table_run(fit_table_job *j, const char *const *logs, int n, const char *sensor, const char *topic,
+                         double rate, double confidence, int quiet, int argc, char **argv)
+{
+    for (int k = 0; k < n; k++)
+        if (cli_check_output("fit", j->table, logs[k], NULL))
+            return CLI_FAIL;
+    char *created = cli_join_args("sensim", argc, argv);
+    j->logs = logs;
+    j->n = n;
+    j->sensor = sensor;
+    j->topic = topic;
+    j->rate = rate;
+    j->confidence = confidence;
+    j->quiet = quiet;
+    j->created = created;
+    int rc = fit_table(j);
+    free(created);
+    return rc;
+}
+
 static int fit_imu(int argc, char **argv)
 {
     const char *sensor = NULL, *output = NULL, *kalibr = NULL, *plot = NULL, *name = NULL, *input = NULL,
                *topic = NULL, *rostopic = NULL;
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, quiet = 0, c;
+    fit_table_job tj = {.count = 1};
     cli_parser op;
     cli_parse_begin(&op, &cmd_fit_spec, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
@@ -589,6 +730,12 @@ static int fit_imu(int argc, char **argv)
                                        optarg);
             rostopic = optarg;
             break;
+        case 'F': tj.table = optarg; break;
+        case 'H':
+            if (sensim_shard_parse(optarg, &tj.index, &tj.count))
+                return cli_usage_error("fit", "--shard: %s", sensim_last_error());
+            tj.sharded = 1;
+            break;
         case 'q': quiet = 1; break;
         }
     }
@@ -596,8 +743,13 @@ static int fit_imu(int argc, char **argv)
         return cli_parse_exit(c);
     if (optind < argc)
         input = argv[optind++];
-    if (optind < argc)
-        return cli_usage_error("fit", "unexpected argument '%s'", argv[optind]);
+    if (optind < argc && !tj.table)
+        return cli_usage_error("fit", "unexpected argument '%s' (several logs need --table FITS.h5)", argv[optind]);
+    if (tj.sharded && !tj.table)
+        return cli_usage_error("fit", "--shard needs --table FITS.h5");
+    if (tj.table && (output || kalibr || plot || gm || json))
+        return cli_usage_error("fit", "--table writes the fits of every log; -o, --kalibr, --plot, --gauss-markov "
+                                      "and --json are for one log");
     if (!input)
         return cli_usage_error("fit", "fit imu needs a log file");
     if (sensor && topic)
@@ -618,8 +770,11 @@ static int fit_imu(int argc, char **argv)
         name = topic ? tname : sensor;
     }
     if (cli_check_output("fit", output, input, NULL) || cli_check_output("fit", kalibr, input, NULL) ||
-        cli_check_output("fit", plot, input, NULL))
+        cli_check_output("fit", plot, input, NULL) || cli_check_output("fit", tj.table, input, NULL))
         return CLI_FAIL;
+    if (tj.table)
+        return fit_table_run(&tj, (const char *const *)argv + optind - 1, argc - optind + 1, sensor, topic, rate,
+                             confidence, quiet, argc, argv);
 
     instr_fit in[NINSTR];
     memset(in, 0, sizeof in);

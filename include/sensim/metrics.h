@@ -255,6 +255,18 @@ typedef struct sensim_sim2real_result {
  * DIR/work (removed). Errors name the file (a rig, a log) or the option. */
 sensim_status sensim_sim2real_run(const sensim_sim2real_opts *o, sensim_sim2real_result *r);
 
+/* One set of the experiment's tests with given rigs: test i of scenario k
+ * (idx = k * tests + i) is the truth of run_test, the IMU rig injected with
+ * seed seed0 + idx, the GNSS rig with the same seed, the judge, and its
+ * scores into out[idx] (out holds SENSIM_SIM2REAL_NSCEN * o->tests). Uses
+ * o->dir (created), o->judge_mode, o->tests, o->duration, o->progress; the
+ * scratch logs go to a fresh folder under o->dir (removed), so processes
+ * may share o->dir. sensim_sim2real_run's simulated set of variant m is this
+ * with seed0 1 and its real set of generator g this with real_seed. */
+struct sensim_rig;
+sensim_status sensim_sim2real_score_set(const sensim_sim2real_opts *o, const struct sensim_rig *imu,
+                                        const struct sensim_rig *gnss, uint64_t seed0, sensim_vepd_test *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -709,6 +709,16 @@ typedef struct sensim_render_log_opts {
      * replaced); the scene must be prepared for it
      * (sensim_scene_prepare_backend). Default EMBREE. */
     sensim_render_backend backend;
+    /* Only frames [frames_first, frames_end) of the run, counted from 0
+     * (frames_end 0: to the last); with shard_count > 0, only part
+     * shard_index of shard_count contiguous parts of those (sizes differ by at
+     * most one, sensim_shard_split). Either makes the output a shard of kind
+     * "rows" (sensim/stitch.h: shard attributes on /, the ground truth shared)
+     * that sensim_stitch joins; the frames are bit for bit those of the whole
+     * run. A lidar with a rig cannot be split (its noise is indexed by the
+     * point's row in the clean log, unknown to a shard): EINVAL. */
+    uint64_t frames_first, frames_end;
+    int64_t shard_index, shard_count;
     int as_float;       /* camera: linear f32 images instead of sRGB u8 */
     size_t gt_window;   /* ground-truth rows held at a time (at least 2;
                            grows to one frame's rows); the output does not

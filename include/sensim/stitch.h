@@ -62,7 +62,9 @@ sensim_status sensim_shard_tag(const char *path, const sensim_shard *shard);
  * one names both files); ranges contiguous and non-overlapping; the same
  * groups and datasets with the same types and trailing dimensions; the same
  * attributes on the root and every group (the rig's model, type, rate,
- * mount; the seed for "rows"). The first shard that differs is named.
+ * mount; the seed for "rows"; not the root's created_by, the command that
+ * names each part). The first shard that differs is named. "rows" may start
+ * past 0 (a render of frames A..B in parts).
  *
  * "rows": each dataset is the concatenation of the shards' along axis 0,
  * except lidar scan_offset (cumulative: recomputed and written as a real
