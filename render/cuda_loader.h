@@ -1,0 +1,69 @@
+/* The CUDA driver API, loaded at run time (cuda_loader.c). Not installed.
+ *
+ * libsensim links no CUDA library: the driver's libcuda.so.1 is opened with
+ * dlopen when a CUDA backend is asked for, as Blender's cuew does, and the
+ * kernels are PTX text embedded at build time (render/gpu/sg_kernels.cu,
+ * compiled by clang-16 in CUDA device-only mode), JIT-compiled by the
+ * driver for the device found. So the GPU needs only the NVIDIA driver at
+ * run time, no CUDA toolkit.
+ *
+ * One sensim_cuda is one device context with the kernels loaded. Every call
+ * makes its context current on the calling thread for the call (push and
+ * pop), so any one thread at a time may use it. Failures return a status
+ * with the message "cuda: ..." naming the driver call and the driver's own
+ * error name and text. */
+#ifndef SENSIM_CUDA_LOADER_H
+#define SENSIM_CUDA_LOADER_H
+
+#include <stddef.h>
+
+#include "sensim/status.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct sensim_cuda sensim_cuda;
+typedef unsigned long long sensim_cuda_ptr; /* a device address (CUdeviceptr) */
+
+/* Loads the driver (libcuda.so.1, or the file named by the environment
+ * variable SENSIM_LIBCUDA), initialises it, opens device 0 (as numbered by
+ * CUDA_VISIBLE_DEVICES) and loads the embedded PTX for its compute
+ * capability (sm_90 for 9.0 and later, else the portable sm_60 text). NULL
+ * with SENSIM_EUNSUPPORTED when there is no driver, no device, or no PTX in
+ * this build ("cuda: libcuda.so.1 not found (...)"), SENSIM_EINTERNAL when
+ * the driver fails. */
+sensim_cuda *sensim_cuda_create(void);
+/* Frees the device memory still allocated, the module and the context. The
+ * driver library stays loaded once initialised (it runs threads of its
+ * own). NULL is a no-op. */
+void sensim_cuda_destroy(sensim_cuda *cu);
+
+/* The device's name ("NVIDIA H100 80GB HBM3") and "sm_XY" of the PTX loaded. */
+const char *sensim_cuda_device_name(const sensim_cuda *cu);
+const char *sensim_cuda_ptx_target(const sensim_cuda *cu);
+
+/* Device memory: plain allocations (no managed memory), copied to and from
+ * synchronously. sensim_cuda_free(cu, 0) is a no-op. */
+sensim_status sensim_cuda_alloc(sensim_cuda *cu, size_t bytes, sensim_cuda_ptr *p);
+void sensim_cuda_free(sensim_cuda *cu, sensim_cuda_ptr p);
+sensim_status sensim_cuda_upload(sensim_cuda *cu, sensim_cuda_ptr dst, const void *src, size_t bytes);
+sensim_status sensim_cuda_download(sensim_cuda *cu, void *dst, sensim_cuda_ptr src, size_t bytes);
+
+/* Runs kernel `name` (an extern "C" entry of sg_kernels.cu) over n threads
+ * (blocks of SENSIM_CUDA_BLOCK; threads past n return at once) with the
+ * parameters params (pointers to each argument, in order, as
+ * cuLaunchKernel takes them), and waits for it to finish. */
+#define SENSIM_CUDA_BLOCK 128
+sensim_status sensim_cuda_launch(sensim_cuda *cu, const char *name, size_t n, void **params);
+
+/* The embedded PTX for target "sm_90" or "sm_60"; NULL when this build has
+ * none (clang-16 was absent). */
+const char *sensim_cuda_ptx(const char *target);
+
+/* Runs the arithmetic probe (render/gpu/sg_probe.h) on the device and
+ * compares its bits with the CPU's (cuda.c): SENSIM_EUNSUPPORTED, naming
+ * the first difference, when they differ. */
+sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
+
+#pragma GCC visibility pop
+
+#endif
