@@ -154,6 +154,7 @@ $(BUILD)/gen/cuda_ptx.h: $(if $(HAVE_CUDA_CC),$(PTX)) scripts/embed_text.sh FORC
 	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(BUILD)/render/cuda_loader.o: $(BUILD)/gen/cuda_ptx.h
 $(BUILD)/render/cuda_loader.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/render/cuda.o: ALL_CFLAGS += -ffp-contract=off
 gpu:
 	@command -v $(CUDA_CC) >/dev/null || { echo "make gpu: $(CUDA_CC) not found (apt-get install clang-16)"; exit 1; }
 	$(Q)$(MAKE) --no-print-directory $(PTX) all
@@ -173,7 +174,15 @@ $(BUILD)/lib/rng_poisson.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
 # its bits are the CUDA kernels' (built with -fmad=false).
 $(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o: ALL_CFLAGS += -ffp-contract=off
 
-$(RUNNER): $(TEST_OBJ) $(STATIC)
+# A stand-in for libcuda.so.1 (tests/fakecuda/): the CUDA backend's host
+# side tested without a GPU, its kernels' bodies run on the CPU.
+FAKECUDA = $(BUILD)/tests/libfakecuda.so
+$(FAKECUDA): tests/fakecuda/fakecuda.c $(wildcard render/gpu/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=c11 -D_DEFAULT_SOURCE -O2 -g -Wall -Wextra -fPIC -shared -ffp-contract=off -Irender/gpu -o $@ $<
+
+$(RUNNER): $(TEST_OBJ) $(STATIC) $(FAKECUDA)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(DEP_LIBS) $(CHECK_LIBS)
 

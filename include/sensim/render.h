@@ -671,6 +671,18 @@ sensim_render_log_opts sensim_render_log_default_opts(void);
 sensim_status sensim_render_log(const sensim_render_sensor *sensor, const sensim_scene *scene, const sensim_rig *rig,
                                 const sensim_render_log_opts *opts, const char *gt_path, const char *out_path);
 
+/* Whether the CUDA backend can run on this machine: SENSIM_OK when the
+ * NVIDIA driver's libcuda.so.1 (no CUDA toolkit is needed; the environment
+ * variable SENSIM_LIBCUDA names another file) loads, device 0 answers, this
+ * build holds the kernels' PTX (clang-16 present at build time) and the
+ * device's arithmetic gives the CPU's bits on a probe of products, sums,
+ * quotients, roots and subnormals; then, if info is not NULL, "DEVICE NAME,
+ * sm_XY" (the PTX target loaded) is written to it (at most len bytes).
+ * Otherwise SENSIM_EUNSUPPORTED (SENSIM_EINTERNAL when the driver fails)
+ * with the reason as the message: "cuda: libcuda.so.1 not found (the NVIDIA
+ * driver is needed; no CUDA toolkit)". */
+sensim_status sensim_render_cuda_probe(char *info, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
