@@ -2,6 +2,7 @@
  * CPU's before use (render/gpu/sg_probe.h), then scenes uploaded and rays
  * traced by the kernels of render/gpu/sg_kernels.cu through the driver API
  * loaded at run time (cuda_loader.c). */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,10 @@
 #include "cuda_loader.h"
 #include "gpu/sg_probe.h"
 #include "sensim/render.h"
+
+/* Rays per launch at most: bounds the device buffers (76 bytes a ray with
+ * its hit) whatever the batch. */
+#define TRACE_CHUNK ((size_t)1 << 24)
 
 #define PROBE_N 512 /* input triples of the probe */
 
@@ -83,4 +88,81 @@ sensim_status sensim_render_cuda_probe(char *info, size_t len)
         snprintf(info, len, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
     sensim_cuda_destroy(cu);
     return st;
+}
+
+/* The flattened arrays of a scene on the device. */
+enum { B_NODE, B_TRI, B_BLAS, B_INST, B_XFM, B_IXFM, NBUF };
+
+sensim_cuda_scene *sensim_cuda_scene_create(const sg_scene *host)
+{
+    sensim_cuda_scene *cs = calloc(1, sizeof *cs);
+    if (!cs) {
+        sensim_error(SENSIM_ENOMEM, "cuda: out of memory");
+        return NULL;
+    }
+    if (!(cs->cu = sensim_cuda_create()) || sensim_cuda_check_arithmetic(cs->cu))
+        goto fail;
+    const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
+    const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
+                                host->nblas * sizeof *host->blas, host->ninst * sizeof *host->inst,
+                                12 * sizeof(float) * host->nxfm, 12 * sizeof(float) * host->nxfm};
+    for (int b = 0; b < NBUF; b++) {
+        if (!bytes[b])
+            continue; /* a NULL device pointer, as the host's empty array */
+        if (sensim_cuda_alloc(cs->cu, bytes[b], &cs->buf[b]) || sensim_cuda_upload(cs->cu, cs->buf[b], src[b], bytes[b]))
+            goto fail;
+        cs->bytes += bytes[b];
+    }
+    /* The same scene with device addresses (kernel arguments are copied by
+     * value: the pointers are never dereferenced on the host). */
+    cs->dev = *host;
+    cs->dev.node = (const sg_node *)(uintptr_t)cs->buf[B_NODE];
+    cs->dev.tri = (const sg_tri *)(uintptr_t)cs->buf[B_TRI];
+    cs->dev.blas = (const sg_blas *)(uintptr_t)cs->buf[B_BLAS];
+    cs->dev.inst = (const sg_inst *)(uintptr_t)cs->buf[B_INST];
+    cs->dev.xfm = (const float *)(uintptr_t)cs->buf[B_XFM];
+    cs->dev.ixfm = (const float *)(uintptr_t)cs->buf[B_IXFM];
+    return cs;
+fail:;
+    sensim_status st = sensim_last_status();
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sensim_last_error());
+    sensim_cuda_scene_destroy(cs);
+    sensim_error(st, "%s", msg);
+    return NULL;
+}
+
+void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
+{
+    if (!cs)
+        return;
+    sensim_cuda_destroy(cs->cu); /* frees the device buffers too */
+    free(cs);
+}
+
+const char *sensim_cuda_scene_device(const sensim_cuda_scene *cs) { return sensim_cuda_device_name(cs->cu); }
+
+sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n)
+{
+    for (size_t at = 0; at < n; at += TRACE_CHUNK) {
+        const size_t m = n - at < TRACE_CHUNK ? n - at : TRACE_CHUNK;
+        if (m > cs->cap) {
+            sensim_cuda_free(cs->cu, cs->rays);
+            sensim_cuda_free(cs->cu, cs->hits);
+            cs->rays = cs->hits = 0;
+            cs->cap = 0;
+            if (sensim_cuda_alloc(cs->cu, m * sizeof *rays, &cs->rays) ||
+                sensim_cuda_alloc(cs->cu, m * sizeof *hits, &cs->hits))
+                return sensim_last_status();
+            cs->cap = m;
+        }
+        unsigned long long nn = m;
+        void *params[] = {&cs->dev, &cs->rays, &cs->hits, &nn};
+        sensim_status st;
+        if ((st = sensim_cuda_upload(cs->cu, cs->rays, rays + at, m * sizeof *rays)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_trace_kernel", m, params)) ||
+            (st = sensim_cuda_download(cs->cu, hits + at, cs->hits, m * sizeof *hits)))
+            return st;
+    }
+    return SENSIM_OK;
 }

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 
+#include "gpu/sg_types.h"
 #include "sensim/status.h"
 
 #pragma GCC visibility push(hidden)
@@ -63,6 +64,27 @@ const char *sensim_cuda_ptx(const char *target);
  * compares its bits with the CPU's (cuda.c): SENSIM_EUNSUPPORTED, naming
  * the first difference, when they differ. */
 sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
+
+/* A flattened scene (render/gpu/sg_types.h, the twin's) on the device:
+ * the arrays uploaded once with plain allocations, and buffers for rays
+ * and hits reused from batch to batch. */
+typedef struct sensim_cuda_scene {
+    sensim_cuda *cu;
+    sg_scene dev;                 /* the scene with device addresses */
+    sensim_cuda_ptr buf[6];       /* its arrays */
+    sensim_cuda_ptr rays, hits;   /* batch buffers of cap rays */
+    size_t cap;
+    size_t bytes;                 /* of the scene's arrays */
+} sensim_cuda_scene;
+
+/* Opens the device (sensim_cuda_create), checks its arithmetic and uploads
+ * host's arrays (host is borrowed for the call). NULL with the error set. */
+sensim_cuda_scene *sensim_cuda_scene_create(const sg_scene *host);
+void sensim_cuda_scene_destroy(sensim_cuda_scene *cs);
+const char *sensim_cuda_scene_device(const sensim_cuda_scene *cs);
+/* The closest hits of rays[0..n-1] into hits (sg_bvh.h's sg_trace on the
+ * device), in launches of at most 2^24 rays. One batch at a time. */
+sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n);
 
 #pragma GCC visibility pop
 
