@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <embree3/rtcore.h>
+
 #include "cuda_loader.h"
 #include "gpu/sg_probe.h"
 #include "sensim/render.h"
+#include "twin.h"
 
 /* Rays per launch at most: bounds the device buffers (76 bytes a ray with
  * its hit) whatever the batch. */
@@ -78,30 +81,44 @@ done:
     return st;
 }
 
-sensim_status sensim_render_cuda_probe(char *info, size_t len)
+sensim_cuda *sensim_cuda_open(void)
 {
     sensim_cuda *cu = sensim_cuda_create();
+    if (cu && sensim_cuda_check_arithmetic(cu)) {
+        sensim_status st = sensim_last_status();
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        sensim_cuda_destroy(cu);
+        sensim_error(st, "%s", msg);
+        return NULL;
+    }
+    return cu;
+}
+
+sensim_status sensim_render_cuda_probe(char *info, size_t len)
+{
+    sensim_cuda *cu = sensim_cuda_open();
     if (!cu)
         return sensim_last_status();
-    sensim_status st = sensim_cuda_check_arithmetic(cu);
-    if (!st && info && len)
+    if (info && len)
         snprintf(info, len, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
     sensim_cuda_destroy(cu);
-    return st;
+    return SENSIM_OK;
 }
 
 /* The flattened arrays of a scene on the device. */
 enum { B_NODE, B_TRI, B_BLAS, B_INST, B_XFM, B_IXFM, NBUF };
 
-sensim_cuda_scene *sensim_cuda_scene_create(const sg_scene *host)
+sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *host)
 {
     sensim_cuda_scene *cs = calloc(1, sizeof *cs);
     if (!cs) {
+        sensim_cuda_destroy(cu);
         sensim_error(SENSIM_ENOMEM, "cuda: out of memory");
         return NULL;
     }
-    if (!(cs->cu = sensim_cuda_create()) || sensim_cuda_check_arithmetic(cs->cu))
-        goto fail;
+    cs->cu = cu;
+    snprintf(cs->info, sizeof cs->info, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
     const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
     const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
                                 host->nblas * sizeof *host->blas, host->ninst * sizeof *host->inst,
@@ -136,11 +153,13 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
 {
     if (!cs)
         return;
+    for (int w = 0; w < 2; w++) {
+        free(cs->batch[w].rays);
+        free(cs->batch[w].hits);
+    }
     sensim_cuda_destroy(cs->cu); /* frees the device buffers too */
     free(cs);
 }
-
-const char *sensim_cuda_scene_device(const sensim_cuda_scene *cs) { return sensim_cuda_device_name(cs->cu); }
 
 sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n)
 {
@@ -165,4 +184,88 @@ sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays,
             return st;
     }
     return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n)
+{
+    sensim_cuda_batch *b = &cs->batch[which];
+    if (n > UINT32_MAX)
+        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
+                            UINT32_MAX);
+    if (n > b->cap) {
+        free(b->rays);
+        free(b->hits);
+        b->rays = malloc(n * sizeof *b->rays);
+        b->hits = malloc(n * sizeof *b->hits);
+        b->cap = b->rays && b->hits ? n : 0;
+        if (!b->cap)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
+    }
+    /* Slots no lane records stay empty rays (tfar < tnear: no hit). */
+    for (size_t i = 0; i < n; i++) {
+        sg_ray *r = &b->rays[i];
+        r->org[0] = r->org[1] = r->org[2] = 0.0f;
+        r->dir[0] = 1.0f;
+        r->dir[1] = r->dir[2] = 0.0f;
+        r->tnear = 0.0f;
+        r->tfar = -1.0f;
+        r->time = 0.0f;
+    }
+    b->n = n;
+    b->bad_id = 0;
+    b->mode = SENSIM_CUDA_RECORD;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
+{
+    sensim_cuda_batch *b = &cs->batch[which];
+    if (b->bad_id)
+        return sensim_error(SENSIM_EINTERNAL, "cuda: a ray's slot lay outside its pass of %zu rays", b->n);
+    sensim_status st = sensim_cuda_scene_trace(cs, b->rays, b->hits, b->n);
+    b->mode = st ? SENSIM_CUDA_OFF : SENSIM_CUDA_REPLAY;
+    return st;
+}
+
+void sensim_cuda_batch_end(sensim_cuda_scene *cs)
+{
+    cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF;
+}
+
+/* The lane's slot in the batch, or -1 (flagged) when out of range. */
+static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
+{
+    if (id >= b->n) {
+        b->bad_id = 1;
+        return -1;
+    }
+    return (long)id;
+}
+
+void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh)
+{
+    sensim_cuda_batch *b = &cs->batch[0];
+    for (int j = 0; j < 16; j++) {
+        long i;
+        if (!valid[j] || (i = batch_slot(b, rh->ray.id[j])) < 0)
+            continue;
+        if (b->mode == SENSIM_CUDA_RECORD)
+            sensim_twin_lane_ray(&rh->ray, j, &b->rays[i]);
+        else if (b->mode == SENSIM_CUDA_REPLAY)
+            sensim_twin_lane_hit(rh, j, &b->hits[i]);
+    }
+}
+
+void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r)
+{
+    sensim_cuda_batch *b = &cs->batch[1];
+    for (int j = 0; j < 16; j++) {
+        long i;
+        if (!valid[j] || (i = batch_slot(b, r->id[j])) < 0)
+            continue;
+        if (b->mode == SENSIM_CUDA_RECORD)
+            sensim_twin_lane_ray(r, j, &b->rays[i]);
+        else if (b->mode == SENSIM_CUDA_REPLAY)
+            sensim_twin_lane_occluded(r, j, &b->hits[i]);
+    }
 }

@@ -68,23 +68,58 @@ sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
 /* A flattened scene (render/gpu/sg_types.h, the twin's) on the device:
  * the arrays uploaded once with plain allocations, and buffers for rays
  * and hits reused from batch to batch. */
+/* A pass's rays, recorded by the packet hook, then traced in one batch, then
+ * their hits replayed into the same packets (see sensim_cuda_intersect16):
+ * the loops that make rays and use hits are the twin's and Embree's, run
+ * once to record and once to replay. Slot i is the ray whose packet lane
+ * carries id i. */
+typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_RECORD, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
+typedef struct sensim_cuda_batch {
+    sensim_cuda_mode mode;
+    size_t n, cap;
+    sg_ray *rays;
+    sg_hit *hits;
+    _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
+} sensim_cuda_batch;
+
 typedef struct sensim_cuda_scene {
     sensim_cuda *cu;
+    sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
     sg_scene dev;                 /* the scene with device addresses */
     sensim_cuda_ptr buf[6];       /* its arrays */
     sensim_cuda_ptr rays, hits;   /* batch buffers of cap rays */
     size_t cap;
     size_t bytes;                 /* of the scene's arrays */
+    char info[320];               /* "DEVICE, sm_XY" */
 } sensim_cuda_scene;
 
-/* Opens the device (sensim_cuda_create), checks its arithmetic and uploads
- * host's arrays (host is borrowed for the call). NULL with the error set. */
-sensim_cuda_scene *sensim_cuda_scene_create(const sg_scene *host);
+/* sensim_cuda_create, then sensim_cuda_check_arithmetic: a device the
+ * backend may use, or NULL with the error set. */
+sensim_cuda *sensim_cuda_open(void);
+/* Uploads host's arrays (host is borrowed for the call) to the device of
+ * cu, which the scene takes over (destroyed on failure too). NULL with the
+ * error set. */
+sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *host);
 void sensim_cuda_scene_destroy(sensim_cuda_scene *cs);
-const char *sensim_cuda_scene_device(const sensim_cuda_scene *cs);
 /* The closest hits of rays[0..n-1] into hits (sg_bvh.h's sg_trace on the
  * device), in launches of at most 2^24 rays. One batch at a time. */
 sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n);
+
+/* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
+ * _trace traces what was recorded on the device and replays; _end turns
+ * the hooks off. */
+sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n);
+sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which);
+void sensim_cuda_batch_end(sensim_cuda_scene *cs);
+
+/* The packet hooks (render/backend.c's dispatch for CUDA): record the
+ * valid lanes' rays into slot ray.id of batch 0 (closest hits) or 1
+ * (shadow rays), or, once traced, write their hits back as
+ * rtcIntersect16 / rtcOccluded16 would (the twin's own lane code). */
+struct RTCRayHit16;
+struct RTCRay16;
+void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh);
+void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r);
 
 #pragma GCC visibility pop
 

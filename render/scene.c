@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "render_internal.h"
+#include "cuda_loader.h"
 #include "twin.h"
 
 static void rtc_error_cb(void *user, enum RTCError code, const char *str)
@@ -106,6 +107,7 @@ void sensim_scene_destroy(sensim_scene *s)
         free(s->obj[i].kpose);
     }
     sensim_twin_destroy(s->twin);
+    sensim_cuda_scene_destroy(s->cuda);
     if (s->top)
         rtcReleaseScene(s->top);
     if (s->dev)
