@@ -63,8 +63,7 @@ static sensim_scene *bench_scene(int cells)
 }
 
 /* The scan's world rays in the lidar's order (column, channel, sub-ray). */
-static sg_ray *scan_rays(const sensim_render_lidar *l, const sensim_render_lidar_params *p, sensim_pose pose,
-                         size_t *n)
+static sg_ray *scan_rays(const sensim_render_lidar *l, const sensim_render_lidar_params *p, sensim_pose pose, size_t *n)
 {
     const int nr = sensim_render_lidar_rays_per_beam(l);
     *n = (size_t)p->columns * p->channels * nr;
@@ -77,7 +76,8 @@ static sg_ray *scan_rays(const sensim_render_lidar *l, const sensim_render_lidar
             double ch = hypot(e.x, e.y);
             sensim_vec3 u = sensim_vec3_make(-e.y / ch, e.x / ch, 0), v = sensim_vec3_cross(e, u);
             for (int j = 0; j < nr; j++) {
-                sensim_vec3 d = sensim_vec3_add(e, sensim_vec3_add(sensim_vec3_scale(u, a[j]), sensim_vec3_scale(v, b[j])));
+                sensim_vec3 d =
+                    sensim_vec3_add(e, sensim_vec3_add(sensim_vec3_scale(u, a[j]), sensim_vec3_scale(v, b[j])));
                 d = sensim_vec3_scale(d, 1 / sensim_vec3_norm(d));
                 sg_ray *y = &r[((size_t)c * p->channels + k) * nr + j];
                 y->org[0] = (float)pose.p.x;
@@ -159,7 +159,8 @@ int main(int argc, char **argv)
         sensim_render_lidar *lg = sensim_render_lidar_create(&p);
         p.backend = SENSIM_RENDER_BACKEND_TWIN;
         sensim_render_lidar *lt = sensim_render_lidar_create(&p);
-        sensim_render_lidar_points *pg = sensim_render_lidar_points_create(lg), *pt = sensim_render_lidar_points_create(lt);
+        sensim_render_lidar_points *pg = sensim_render_lidar_points_create(lg),
+                                   *pt = sensim_render_lidar_points_create(lt);
         size_t n = 0;
         sg_ray *rays = scan_rays(lt, &p, pose, &n);
         sg_hit *hg = malloc(n * sizeof *hg), *ht = malloc(n * sizeof *ht);
@@ -167,8 +168,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
             return 1;
         }
-        double tk = kernel_only(s->cuda, rays, hg, n, reps), tc = INFINITY, tt = INFINITY, sg = INFINITY,
-               st = INFINITY;
+        double tk = kernel_only(s->cuda, rays, hg, n, reps), tc = INFINITY, tt = INFINITY, sg = INFINITY, st = INFINITY;
         for (int r = 0; r < reps; r++) {
             double t0 = now();
             if (sensim_cuda_scene_trace(s->cuda, rays, hg, n))

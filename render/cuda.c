@@ -122,11 +122,12 @@ sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *hos
     const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
     const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
                                 host->nblas * sizeof *host->blas, host->ninst * sizeof *host->inst,
-                                12 * sizeof(float) * host->nxfm, 12 * sizeof(float) * host->nxfm};
+                                12 * sizeof(float) * host->nxfm,  12 * sizeof(float) * host->nxfm};
     for (int b = 0; b < NBUF; b++) {
         if (!bytes[b])
             continue; /* a NULL device pointer, as the host's empty array */
-        if (sensim_cuda_alloc(cs->cu, bytes[b], &cs->buf[b]) || sensim_cuda_upload(cs->cu, cs->buf[b], src[b], bytes[b]))
+        if (sensim_cuda_alloc(cs->cu, bytes[b], &cs->buf[b]) ||
+            sensim_cuda_upload(cs->cu, cs->buf[b], src[b], bytes[b]))
             goto fail;
         cs->bytes += bytes[b];
     }
@@ -227,10 +228,7 @@ sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
     return st;
 }
 
-void sensim_cuda_batch_end(sensim_cuda_scene *cs)
-{
-    cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF;
-}
+void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF; }
 
 /* The lane's slot in the batch, or -1 (flagged) when out of range. */
 static inline long batch_slot(sensim_cuda_batch *b, unsigned id)

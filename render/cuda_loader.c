@@ -35,37 +35,37 @@ enum {
 };
 
 /* Every entry point used: name, parameter list. */
-#define CUDA_FUNCS(X)                                                                                              \
-    X(cuInit, (unsigned flags))                                                                                    \
-    X(cuGetErrorName, (CUresult e, const char **s))                                                                \
-    X(cuGetErrorString, (CUresult e, const char **s))                                                              \
-    X(cuDriverGetVersion, (int *v))                                                                                \
-    X(cuDeviceGetCount, (int *n))                                                                                  \
-    X(cuDeviceGet, (CUdevice * d, int ordinal))                                                                    \
-    X(cuDeviceGetName, (char *name, int len, CUdevice d))                                                          \
-    X(cuDeviceGetAttribute, (int *v, int attr, CUdevice d))                                                        \
-    X(cuCtxCreate_v2, (CUcontext * c, unsigned flags, CUdevice d))                                                 \
-    X(cuCtxDestroy_v2, (CUcontext c))                                                                              \
-    X(cuCtxPushCurrent_v2, (CUcontext c))                                                                          \
-    X(cuCtxPopCurrent_v2, (CUcontext * c))                                                                         \
-    X(cuCtxSynchronize, (void))                                                                                    \
-    X(cuModuleLoadDataEx, (CUmodule * m, const void *image, unsigned n, int *options, void **values))              \
-    X(cuModuleUnload, (CUmodule m))                                                                                \
-    X(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name))                                         \
-    X(cuMemAlloc_v2, (CUdeviceptr * p, size_t bytes))                                                              \
-    X(cuMemFree_v2, (CUdeviceptr p))                                                                               \
-    X(cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes))                                           \
-    X(cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes))                                                 \
+#define CUDA_FUNCS(X) \
+    X(cuInit, (unsigned flags)) \
+    X(cuGetErrorName, (CUresult e, const char **s)) \
+    X(cuGetErrorString, (CUresult e, const char **s)) \
+    X(cuDriverGetVersion, (int *v)) \
+    X(cuDeviceGetCount, (int *n)) \
+    X(cuDeviceGet, (CUdevice * d, int ordinal)) \
+    X(cuDeviceGetName, (char *name, int len, CUdevice d)) \
+    X(cuDeviceGetAttribute, (int *v, int attr, CUdevice d)) \
+    X(cuCtxCreate_v2, (CUcontext * c, unsigned flags, CUdevice d)) \
+    X(cuCtxDestroy_v2, (CUcontext c)) \
+    X(cuCtxPushCurrent_v2, (CUcontext c)) \
+    X(cuCtxPopCurrent_v2, (CUcontext * c)) \
+    X(cuCtxSynchronize, (void)) \
+    X(cuModuleLoadDataEx, (CUmodule * m, const void *image, unsigned n, int *options, void **values)) \
+    X(cuModuleUnload, (CUmodule m)) \
+    X(cuModuleGetFunction, (CUfunction * f, CUmodule m, const char *name)) \
+    X(cuMemAlloc_v2, (CUdeviceptr * p, size_t bytes)) \
+    X(cuMemFree_v2, (CUdeviceptr p)) \
+    X(cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes)) \
+    X(cuMemcpyDtoH_v2, (void *dst, CUdeviceptr src, size_t bytes)) \
     X(cuLaunchKernel, (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz, \
                        unsigned shared, CUstream stream, void **params, void **extra))
 
 typedef struct {
-#define CUDA_FIELD(name, args) CUresult (*name) args;
+#define CUDA_FIELD(name, args) CUresult(*name) args;
     CUDA_FUNCS(CUDA_FIELD)
 #undef CUDA_FIELD
 } cuda_api;
 
-#define MAX_FUNCS 8  /* kernels looked up (cached by name) */
+#define MAX_FUNCS 8   /* kernels looked up (cached by name) */
 #define MAX_ALLOCS 64 /* device allocations live at once */
 
 struct sensim_cuda {
@@ -103,8 +103,8 @@ static sensim_status cuda_fail(const sensim_cuda *cu, sensim_status st, const ch
         name = NULL;
     if (cu->api.cuGetErrorString(e, &text) != CUDA_SUCCESS)
         text = NULL;
-    return sensim_error(st, "cuda: %s: %s%s%s%s (error %d)", call, name ? name : "unknown error",
-                        text ? " (" : "", text ? text : "", text ? ")" : "", (int)e);
+    return sensim_error(st, "cuda: %s: %s%s%s%s (error %d)", call, name ? name : "unknown error", text ? " (" : "",
+                        text ? text : "", text ? ")" : "", (int)e);
 }
 
 /* Opens the driver library and looks up every entry point. */
@@ -122,13 +122,15 @@ static sensim_status cuda_load(sensim_cuda *cu)
                                 "cuda: %s not found (the NVIDIA driver is needed; no CUDA toolkit)", path);
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: cannot load %s: %s", path, why ? why : "unknown error");
     }
-#define CUDA_SYM(name, args)                                                                                         \
-    {                                                                                                                \
-        void *sym = dlsym(cu->lib, #name);                                                                           \
-        if (!sym)                                                                                                    \
-            return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %s has no %s: not the NVIDIA driver's libcuda, or one " \
-                                "too old", path, #name);                                                             \
-        memcpy(&cu->api.name, &sym, sizeof sym);                                                                    \
+#define CUDA_SYM(name, args) \
+    { \
+        void *sym = dlsym(cu->lib, #name); \
+        if (!sym) \
+            return sensim_error(SENSIM_EUNSUPPORTED, \
+                                "cuda: %s has no %s: not the NVIDIA driver's libcuda, or one " \
+                                "too old", \
+                                path, #name); \
+        memcpy(&cu->api.name, &sym, sizeof sym); \
     }
     CUDA_FUNCS(CUDA_SYM)
 #undef CUDA_SYM
@@ -174,8 +176,10 @@ static sensim_status cuda_load_module(sensim_cuda *cu, int major, int minor)
     const char *target = major >= 9 ? "sm_90" : "sm_60";
     const char *ptx = sensim_cuda_ptx(target);
     if (!ptx)
-        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: this build of libsensim has no GPU kernels (PTX for %s): "
-                            "clang-16 was absent when it was built; install it and run make gpu", target);
+        return sensim_error(SENSIM_EUNSUPPORTED,
+                            "cuda: this build of libsensim has no GPU kernels (PTX for %s): "
+                            "clang-16 was absent when it was built; install it and run make gpu",
+                            target);
     snprintf(cu->target, sizeof cu->target, "%s", target);
     char log[2048] = "";
     int opt[2] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};

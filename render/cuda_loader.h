@@ -85,12 +85,12 @@ typedef struct sensim_cuda_batch {
 typedef struct sensim_cuda_scene {
     sensim_cuda *cu;
     sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
-    sg_scene dev;                 /* the scene with device addresses */
-    sensim_cuda_ptr buf[6];       /* its arrays */
-    sensim_cuda_ptr rays, hits;   /* batch buffers of cap rays */
+    sg_scene dev;               /* the scene with device addresses */
+    sensim_cuda_ptr buf[6];     /* its arrays */
+    sensim_cuda_ptr rays, hits; /* batch buffers of cap rays */
     size_t cap;
-    size_t bytes;                 /* of the scene's arrays */
-    char info[320];               /* "DEVICE, sm_XY" */
+    size_t bytes;   /* of the scene's arrays */
+    char info[320]; /* "DEVICE, sm_XY" */
 } sensim_cuda_scene;
 
 /* sensim_cuda_create, then sensim_cuda_check_arithmetic: a device the

@@ -205,8 +205,8 @@ END_TEST
 static char *drive(const char *dir)
 {
     char *gt = tu_path(dir, "gt.h5");
-    tu_run_result r = tu_run("trajectory", "--shape", "line", "--duration", "1", "--speed", "5", "--heading", "90",
-                             "-o", gt, NULL);
+    tu_run_result r =
+        tu_run("trajectory", "--shape", "line", "--duration", "1", "--speed", "5", "--heading", "90", "-o", gt, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     tu_run_free(&r);
     return gt;
@@ -219,7 +219,8 @@ static void cli_refuses(const char *lib, const char *expect)
     char *dir = tu_mkdtemp(), *gt = drive(dir), *out = tu_path(dir, "out.h5"), *scene = tu_src("data/scenes/fig5.yaml");
     if (lib)
         setenv("SENSIM_LIBCUDA", lib, 1);
-    tu_run_result r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--backend", "cuda", NULL);
+    tu_run_result r =
+        tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--backend", "cuda", NULL);
     unsetenv("SENSIM_LIBCUDA");
     ck_assert_msg(r.status == 1, "exit %d: %s", r.status, r.err);
     ck_assert_str_eq(r.err, expect);
@@ -270,8 +271,8 @@ static void same_bits(const char *a, const char *b)
  * returns, a moving car, instances, fog, a rosette, cameras with shadows. */
 static const struct {
     const char *scene, *sensor;
-} renders[] = {{"fig5", "hdl32e_wide"}, {"fig5", "cam"},       {"outdoor", "vlp16"}, {"outdoor", "front"},
-               {"forest", "rosette"},   {"forest", "cam"},     {"fog", "vlp16"},     {"vegetation", "beam"}};
+} renders[] = {{"fig5", "hdl32e_wide"}, {"fig5", "cam"},   {"outdoor", "vlp16"}, {"outdoor", "front"},
+               {"forest", "rosette"},   {"forest", "cam"}, {"fog", "vlp16"},     {"vegetation", "beam"}};
 
 /* Renders each of `renders` (2 scans or frames; the first with a rig's
  * noise too) with --backend cuda through driver lib (NULL: the system's)
@@ -389,8 +390,8 @@ START_TEST(cli_device_errors)
     for (int i = 0; i < 2; i++) {
         setenv("SENSIM_LIBCUDA", fake, 1);
         setenv("FAKECUDA", mode[i], 1);
-        tu_run_result r = tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--backend",
-                                 "cuda", "-q", NULL);
+        tu_run_result r =
+            tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--backend", "cuda", "-q", NULL);
         unsetenv("SENSIM_LIBCUDA");
         unsetenv("FAKECUDA");
         ck_assert_msg(r.status == 1, "%s: exit %d: %s", mode[i], r.status, r.err);

@@ -67,13 +67,15 @@ static const struct {
 
 /* The functions are exported under the driver's names; prototypes here
  * keep -Wmissing-prototypes quiet. */
-#define API(name, args) CUresult name args __attribute__((visibility("default"))); CUresult name args
+#define API(name, args) \
+    CUresult name args __attribute__((visibility("default"))); \
+    CUresult name args
 
 static int initialised;
 static _Thread_local void *current; /* the context current on this thread */
-static char ctx_token;               /* the one context's address */
-static char *ptx;                    /* the module loaded */
-static long live;                    /* allocations not freed */
+static char ctx_token;              /* the one context's address */
+static char *ptx;                   /* the module loaded */
+static long live;                   /* allocations not freed */
 
 static const char *mode(const char *m)
 {
