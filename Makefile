@@ -3,6 +3,7 @@
 # DESTDIR, install and a mirroring uninstall, a generated sensim.pc.
 #
 #   make                 library (static + shared), the sensim program, sensim.pc
+#   make gpu             the CUDA kernels as PTX (clang-16; warnings are errors), embedded in the library
 #   make check           the test suite (Check), tests/runner
 #   make check-asan      the same suite under AddressSanitizer + UBSan
 #   make check-valgrind  a subset of the suites and a few runs of the program under valgrind memcheck
@@ -78,7 +79,7 @@ PROG   = $(BUILD)/sensim
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
-.PHONY: all check check-examples check-install check-slurm check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man format install uninstall clean FORCE
+.PHONY: all gpu check check-examples check-install check-slurm check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man format install uninstall clean FORCE
 all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
 
 $(BUILD)/%.o: %.c
@@ -141,6 +142,35 @@ $(BUILD)/gen/lidar_presets.h: $(LIDAR_DEFS) scripts/embed_text.sh
 	$(Q)sh scripts/embed_text.sh lidar_presets $(LIDAR_DEFS) > $@.tmp && mv $@.tmp $@
 $(BUILD)/render/scene_yaml.o: $(BUILD)/gen/lidar_presets.h
 $(BUILD)/render/scene_yaml.o: ALL_CFLAGS += -I$(BUILD)/gen
+# The renderer's CUDA kernels (render/gpu/*.cu) as PTX for sm_90 and the
+# portable sm_60, by clang-16 in CUDA device-only mode (no NVIDIA package;
+# --cuda-path names none so that a CUDA toolkit lying around is not used),
+# warnings as errors, the arithmetic kept IEEE as the C twin's
+# (render/gpu/sg_kernels.cu). Embedded into the library (render/cuda_loader.c)
+# when clang-16 is present; without it the library has no PTX and
+# `--backend cuda` says so. `make gpu` insists on clang-16.
+CUDA_CC   ?= clang-16
+HAVE_CUDA_CC := $(shell command -v $(CUDA_CC) >/dev/null 2>&1 && echo 1)
+PTX_ARCHS  = sm_90 sm_60
+PTX       := $(PTX_ARCHS:%=$(BUILD)/gen/sg_kernels_%.ptx)
+CUDA_FLAGS = -x cuda --cuda-device-only --cuda-path=/nonexistent -nocudainc -nocudalib -S -O3 -std=c++17 \
+             -ffp-contract=off -fno-gpu-flush-denormals-to-zero -fno-cuda-approx-transcendentals \
+             -Wall -Wextra -Werror -Iinclude -Irender/gpu
+$(BUILD)/gen/sg_kernels_%.ptx: render/gpu/sg_kernels.cu $(wildcard render/gpu/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  PTX     $@")
+	$(Q)$(CUDA_CC) $(CUDA_FLAGS) --cuda-gpu-arch=$* -MMD -MP -MF $@.d -MT $@ $< -o $@.tmp && mv $@.tmp $@
+# Rewritten only when its content changes (clang-16 installed later counts).
+$(BUILD)/gen/cuda_ptx.h: $(if $(HAVE_CUDA_CC),$(PTX)) scripts/embed_text.sh FORCE
+	@mkdir -p $(dir $@)
+	$(Q)sh scripts/embed_text.sh sensim_cuda_ptx_text $(if $(HAVE_CUDA_CC),$(PTX)) > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/render/cuda_loader.o: $(BUILD)/gen/cuda_ptx.h
+$(BUILD)/render/cuda_loader.o: ALL_CFLAGS += -I$(BUILD)/gen
+$(BUILD)/render/cuda.o: ALL_CFLAGS += -ffp-contract=off
+gpu:
+	@command -v $(CUDA_CC) >/dev/null || { echo "make gpu: $(CUDA_CC) not found (apt-get install clang-16)"; exit 1; }
+	$(Q)$(MAKE) --no-print-directory $(PTX) all
 # cli/ sub-folders (fit/, demo/) include the shared headers of cli/.
 $(BUILD)/cli/%.o: ALL_CFLAGS += -Icli
 
@@ -157,7 +187,15 @@ $(BUILD)/lib/rng_poisson.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
 # its bits are the CUDA kernels' (built with -fmad=false).
 $(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o: ALL_CFLAGS += -ffp-contract=off
 
-$(RUNNER): $(TEST_OBJ) $(STATIC)
+# A stand-in for libcuda.so.1 (tests/fakecuda/): the CUDA backend's host
+# side tested without a GPU, its kernels' bodies run on the CPU.
+FAKECUDA = $(BUILD)/tests/libfakecuda.so
+$(FAKECUDA): tests/fakecuda/fakecuda.c $(wildcard render/gpu/*.h)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) -std=c11 -D_DEFAULT_SOURCE -O2 -g -Wall -Wextra -fPIC -shared -ffp-contract=off -Irender/gpu -o $@ $<
+
+$(RUNNER): $(TEST_OBJ) $(STATIC) $(FAKECUDA)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(TEST_OBJ) $(STATIC) $(DEP_LIBS) $(CHECK_LIBS)
 
@@ -310,4 +348,4 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(PTX:=.d)

@@ -39,8 +39,10 @@ static const cli_opt cmd_render_opts[] = {
     {'j', "threads", "N", "OpenMP threads (default: all; output is identical)"},
     {CLI_NOSHORT('K'), "backend", "NAME", "ray caster: embree (default), twin (sensim's own\n"
                                           "BVH traversal, the CPU twin of the CUDA path: same\n"
-                                          "primitive hit, distances within float rounding) or\n"
-                                          "auto (the fastest that works here: embree)"},
+                                          "primitive hit, distances within float rounding),\n"
+                                          "cuda (the twin's code on an NVIDIA GPU, bit-identical\n"
+                                          "to twin; needs only the driver) or auto (cuda when it\n"
+                                          "works here, else embree; says which on stderr)"},
     {CLI_NOSHORT('W'), "gt-window", "ROWS", "ground-truth rows held in memory at a time (default\n"
                                             "65536, at least 2; grows to one frame's rows if a\n"
                                             "frame needs more); the output does not depend on it"},
@@ -60,7 +62,7 @@ const cli_spec cmd_render_spec = {
     .head = "usage: sensim render SCENE.yaml --trajectory GT.h5 --sensor NAME -o OUT.h5\n"
             "                     [--ply DIR] [--png DIR] [--start T] [--end T] [--count N]\n"
             "                     [--float] [--threads N] [--rig RIG.yaml [--seed N]]\n"
-            "                     [--gt-window ROWS] [--backend embree|twin|auto]\n"
+            "                     [--gt-window ROWS] [--backend embree|twin|cuda|auto]\n"
             "                     [--frames A..B] [--shard I/N]\n"
             "                     [--bev DIR [--bev-extent M] [--bev-size PX] [--bev-color WHAT]]\n"
             "\n"
@@ -95,10 +97,23 @@ static int render(const char *name, sensim_render_log_opts *ro, const char *gt_p
     cli_progress prog;
     int rc = CLI_FAIL, ready = 0;
     if (sensim_render_sensor_load(ro->scene_path, name, &rs) || !(scene = sensim_scene_load(ro->scene_path)) ||
-        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path))) || sensim_scene_prepare_backend(scene, ro->backend))
+        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path))))
         rc = cli_fail_lib("render");
-    else
+    else if (sensim_scene_prepare_backend(scene, ro->backend)) {
+        /* "cuda: libcuda.so.1 not found (...)" reads as the option's. */
+        const char *m = sensim_last_error();
+        if (!strncmp(m, "cuda: ", 6))
+            m += 6;
+        rc = cli_fail("render", "--backend %s: %s", sensim_render_backend_name(ro->backend), m);
+    } else
         ready = 1;
+    if (ready && !quiet && (ro->backend == SENSIM_RENDER_BACKEND_CUDA || ro->backend == SENSIM_RENDER_BACKEND_AUTO)) {
+        /* Which backend runs, on which device, or why not the GPU. */
+        const char *note = "";
+        sensim_render_backend b = sensim_scene_backend(scene, ro->backend, &note);
+        fprintf(stderr, "sensim render: --backend %s: %s%s%s%s\n", sensim_render_backend_name(ro->backend),
+                sensim_render_backend_name(b), *note ? " (" : "", note, *note ? ")" : "");
+    }
     /* The scene summary: zero-area triangles dropped from its meshes. */
     for (size_t i = 0; scene && i < sensim_scene_mesh_count(scene); i++) {
         size_t nd = sensim_scene_mesh_dropped(scene, (int)i), nt = 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_loader.h"
 #include "render_internal.h"
 #include "sensim/camera.h"
 #include "sensim/rng.h"
@@ -89,7 +90,6 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         return NULL;
     }
     c->p = *p;
-    c->p.backend = sensim_render_backend_resolve(p->backend);
     c->lens = lens;
     c->tw = tw;
     c->s_norm = tan(tw) / tw;
@@ -175,6 +175,9 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
             packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
+            /* The sample's place in the frame: its slot in the CUDA
+             * backend's batches; Embree and the twin ignore it. */
+            rh.ray.id[j] = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
         }
         sensim_scene_intersect16(s, c->p.backend, inside, &ctx, &rh);
         double lit[16], ka[16][3], ks[16][3];
@@ -225,7 +228,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
                 sr.tfar[j] = INFINITY;
                 sr.time[j] = rh.ray.time[j];
                 sr.mask[j] = 0xFFFFFFFFu;
-                sr.id[j] = (unsigned)j;
+                sr.id[j] = rh.ray.id[j];
                 sr.flags[j] = 0;
             }
             sensim_scene_occluded16(s, c->p.backend, shadow, &ctx, &sr);
@@ -281,9 +284,31 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
     const sensim_rng rt = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_TIME);
     const int ntx = (c->p.width + TILE - 1) / TILE, nty = (c->p.height + TILE - 1) / TILE;
     const long ntiles = (long)ntx * nty;
+    /* The CUDA backend: a pass records the primary rays, the GPU traces
+     * them in one batch; with shadows a second pass (primary hits replayed)
+     * records the shadow rays, traced likewise; the last pass replays both
+     * and makes the image (cuda_loader.h). Other backends: one pass. */
+    const int cuda = sensim_scene_backend(s, c->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA;
+    const int passes = cuda ? (c->p.shadows ? 3 : 2) : 1;
+    sensim_status st = SENSIM_OK;
+    if (cuda) {
+        const size_t n = (size_t)c->p.width * c->p.height * c->p.samples;
+        if ((st = sensim_cuda_batch_begin(s->cuda, 0, n)) ||
+            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n))))
+            return st;
+    }
+    for (int pass = 0; pass < passes && !st; pass++) {
 #pragma omp parallel for schedule(dynamic, 16)
-    for (long i = 0; i < ntiles; i++)
-        trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb, depth, object);
+        for (long i = 0; i < ntiles; i++)
+            trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb, depth,
+                       object);
+        if (cuda && pass < passes - 1)
+            st = sensim_cuda_batch_trace(s->cuda, pass);
+    }
+    if (cuda)
+        sensim_cuda_batch_end(s->cuda);
+    if (st)
+        return st;
     if (c->p.noise)
         return c->p.noise(c->p.noise_user, rgb, c->p.width, c->p.height, frame);
     return SENSIM_OK;

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda_loader.h"
 #include "render_internal.h"
 #include "sensim/rng.h"
 
@@ -188,7 +189,6 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         return NULL;
     }
     l->p = *p;
-    l->p.backend = sensim_render_backend_resolve(p->backend);
     if (!p->has_table)
         for (int k = 0; k < p->channels; k++) {
             l->p.elevation[k] = p->channels == 1 ? 0.5 * (p->vfov_min + p->vfov_max)
@@ -594,7 +594,6 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         valid[j] = -1;
         rh.ray.tnear[j] = 0.0f;
         rh.ray.mask[j] = 0xFFFFFFFFu;
-        rh.ray.id[j] = (unsigned)j;
         rh.ray.flags[j] = 0;
     }
     int lane = 0, first = 0;
@@ -637,6 +636,9 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
             sub[lane] = (unsigned char)j;
             beam[lane] = (short)q;
+            /* The ray's place in the scan (column, channel, sub-ray): its
+             * slot in the CUDA backend's batch; Embree and the twin ignore it. */
+            rh.ray.id[lane] = (unsigned)(((size_t)column * p->channels + k) * nr + j);
             if (++lane == 16) {
                 sensim_scene_intersect16(s, p->backend, valid, &ctx, &rh);
                 shade_packet(l, s, &rh, 16, first, sub, beam, tt, alpha, rr, ri, ro);
@@ -782,6 +784,9 @@ void sensim_lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t
  * stack of the scanning thread. */
 #define LIDAR_WAVE 1024
 
+static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose, const void *pose_user,
+                      double t_start, uint64_t scan, sensim_render_lidar_points *out);
+
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
 {
@@ -795,6 +800,33 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
                             sensim_render_lidar_max_points(l));
     if (!isfinite(t_start))
         return sensim_error(SENSIM_EINVAL, "lidar: scan start time not finite");
+    if (sensim_scene_backend(s, l->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA) {
+        /* The CUDA backend: the scan's rays recorded by a first pass, traced
+         * on the GPU in one batch, and their hits replayed by a second pass
+         * that makes the points (cuda_loader.h). */
+        sensim_cuda_scene *cs = s->cuda;
+        const size_t nrays = (size_t)l->p.columns * l->p.channels * l->nrays;
+        if ((st = sensim_cuda_batch_begin(cs, 0, nrays)))
+            return st;
+        scan_pass(l, s, pose, pose_user, t_start, scan, out);
+        st = sensim_cuda_batch_trace(cs, 0);
+        if (!st)
+            scan_pass(l, s, pose, pose_user, t_start, scan, out);
+        sensim_cuda_batch_end(cs);
+        if (st)
+            return st;
+    } else
+        scan_pass(l, s, pose, pose_user, t_start, scan, out);
+    if (l->p.noise)
+        return l->p.noise(l->p.noise_user, out, scan);
+    return SENSIM_OK;
+}
+
+/* One pass over the scan's columns: every beam traced and its points
+ * written to out in beam order. */
+static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose, const void *pose_user,
+                      double t_start, uint64_t scan, sensim_render_lidar_points *out)
+{
     const int C = l->p.channels, per = GROUP_RAYS / l->nrays;
     const int groups = (C + per - 1) / per;
     const long ntask = (long)l->p.columns * groups;
@@ -854,7 +886,4 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
         total = m;
     }
     out->count = total;
-    if (l->p.noise)
-        return l->p.noise(l->p.noise_user, out, scan);
-    return SENSIM_OK;
 }

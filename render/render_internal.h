@@ -70,6 +70,13 @@ struct sensim_scene {
     /* The CPU twin's flattened BVH (twin_bvh.c), built by
      * sensim_scene_prepare_backend; NULL until then. */
     struct sensim_twin *twin;
+    /* The twin's BVH on the GPU (cuda.c), built by
+     * sensim_scene_prepare_backend for CUDA (or AUTO when it works); NULL
+     * until then. auto_backend: what AUTO stands for on this scene;
+     * auto_note: the device, or why CUDA was not used. */
+    struct sensim_cuda_scene *cuda;
+    sensim_render_backend auto_backend;
+    char auto_note[512];
 };
 
 /* Ray time in [0, 1] for scene time t. */

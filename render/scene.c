@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "render_internal.h"
+#include "cuda_loader.h"
 #include "twin.h"
 #include "surface.h"
 
@@ -115,6 +116,7 @@ void sensim_scene_destroy(sensim_scene *s)
         free(s->obj[i].kpose);
     }
     sensim_twin_destroy(s->twin);
+    sensim_cuda_scene_destroy(s->cuda);
     free(s->mesh);
     free(s->mat);
     free(s->obj);

@@ -1,8 +1,6 @@
 /* The CPU twin (issue 18): the shared traversal headers of render/gpu/
  * compiled as C11 (with -ffp-contract=off, like the kernels' -fmad=false),
  * called in place of rtcIntersect16 by the lidar and camera loops. */
-#include <math.h>
-
 #include "gpu/sg_bvh.h"
 #include "twin.h"
 
@@ -13,27 +11,9 @@ void sensim_twin_intersect16(const sensim_twin *t, const int *valid, struct RTCR
             continue;
         sg_ray r;
         sg_hit h;
-        r.org[0] = rh->ray.org_x[j];
-        r.org[1] = rh->ray.org_y[j];
-        r.org[2] = rh->ray.org_z[j];
-        r.dir[0] = rh->ray.dir_x[j];
-        r.dir[1] = rh->ray.dir_y[j];
-        r.dir[2] = rh->ray.dir_z[j];
-        r.tnear = rh->ray.tnear[j];
-        r.tfar = rh->ray.tfar[j];
-        r.time = rh->ray.time[j];
+        sensim_twin_lane_ray(&rh->ray, j, &r);
         sg_trace(&t->view, &r, &h, 0);
-        if (h.geom == SG_INVALID)
-            continue; /* as Embree: a miss leaves the record alone */
-        rh->ray.tfar[j] = h.t;
-        rh->hit.Ng_x[j] = h.ng[0];
-        rh->hit.Ng_y[j] = h.ng[1];
-        rh->hit.Ng_z[j] = h.ng[2];
-        rh->hit.u[j] = h.u;
-        rh->hit.v[j] = h.v;
-        rh->hit.primID[j] = h.prim;
-        rh->hit.geomID[j] = h.geom;
-        rh->hit.instID[0][j] = h.inst;
+        sensim_twin_lane_hit(rh, j, &h);
     }
 }
 
@@ -42,15 +22,11 @@ void sensim_twin_occluded16(const sensim_twin *t, const int *valid, struct RTCRa
     for (int j = 0; j < 16; j++) {
         if (!valid[j])
             continue;
-        sg_ray q = {{r->org_x[j], r->org_y[j], r->org_z[j]},
-                    r->tnear[j],
-                    {r->dir_x[j], r->dir_y[j], r->dir_z[j]},
-                    r->tfar[j],
-                    r->time[j]};
+        sg_ray q;
         sg_hit h;
+        sensim_twin_lane_ray(r, j, &q);
         sg_trace(&t->view, &q, &h, 0);
-        if (h.geom != SG_INVALID)
-            r->tfar[j] = -INFINITY;
+        sensim_twin_lane_occluded(r, j, &h);
     }
 }
 

@@ -5,6 +5,7 @@
 #define SENSIM_RENDER_TWIN_H
 
 #include <embree3/rtcore.h>
+#include <math.h>
 
 #include "gpu/sg_types.h"
 #include "sensim/render.h"
@@ -31,6 +32,44 @@ typedef struct sensim_twin {
  * set on failure. */
 sensim_twin *sensim_twin_build(const sensim_scene *s, int threads);
 void sensim_twin_destroy(sensim_twin *t);
+
+/* Lane j of a packet as the shared code's ray. */
+static inline void sensim_twin_lane_ray(const struct RTCRay16 *r, int j, sg_ray *q)
+{
+    q->org[0] = r->org_x[j];
+    q->org[1] = r->org_y[j];
+    q->org[2] = r->org_z[j];
+    q->dir[0] = r->dir_x[j];
+    q->dir[1] = r->dir_y[j];
+    q->dir[2] = r->dir_z[j];
+    q->tnear = r->tnear[j];
+    q->tfar = r->tfar[j];
+    q->time = r->time[j];
+}
+
+/* Hit h into lane j as rtcIntersect16 reports it (a miss leaves the
+ * record alone, as Embree). */
+static inline void sensim_twin_lane_hit(struct RTCRayHit16 *rh, int j, const sg_hit *h)
+{
+    if (h->geom == SG_INVALID)
+        return;
+    rh->ray.tfar[j] = h->t;
+    rh->hit.Ng_x[j] = h->ng[0];
+    rh->hit.Ng_y[j] = h->ng[1];
+    rh->hit.Ng_z[j] = h->ng[2];
+    rh->hit.u[j] = h->u;
+    rh->hit.v[j] = h->v;
+    rh->hit.primID[j] = h->prim;
+    rh->hit.geomID[j] = h->geom;
+    rh->hit.instID[0][j] = h->inst;
+}
+
+/* Hit h of a shadow ray into lane j as rtcOccluded16 reports it. */
+static inline void sensim_twin_lane_occluded(struct RTCRay16 *r, int j, const sg_hit *h)
+{
+    if (h->geom != SG_INVALID)
+        r->tfar[j] = -INFINITY;
+}
 
 /* Traces the valid lanes of a packet like rtcIntersect16 (closest hit, the
  * hit fields Embree sets: tfar, Ng, u, v, primID, geomID, instID[0]). */

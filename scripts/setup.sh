@@ -10,6 +10,9 @@ python3-geometry-msgs python3-nav-msgs python3-tf2-msgs python3-zstandard python
 python3-cffi python3-pytest python3-setuptools python3-dev python3-venv python3-pip python3-opencv
 clang-16 libclang-rt-16-dev libomp-16-dev valgrind universal-ctags
 munge slurmctld slurmd slurm-client"
+# clang-16 also compiles the renderer's CUDA kernels to PTX (make gpu; no
+# NVIDIA package is needed to build, only the driver to run them). Without
+# it the library builds with no kernels and `render --backend cuda` says so.
 # `setup.sh --deb`: also the Debian packaging tools (scripts/ci-deb.sh).
 if [ "${1:-}" = "--deb" ]; then
     PKGS="$PKGS dpkg-dev debhelper lintian"

@@ -673,8 +673,8 @@ END_TEST
 
 START_TEST(backend_names_and_errors)
 {
-    const char *names[] = {"embree", "twin", "auto"};
-    for (int i = 0; i < 3; i++) {
+    const char *names[] = {"embree", "twin", "cuda", "auto"};
+    for (int i = 0; i < 4; i++) {
         sensim_render_backend b;
         ck_assert_int_eq(sensim_render_backend_parse(names[i], &b), SENSIM_OK);
         ck_assert_int_eq(b, i);
@@ -682,8 +682,10 @@ START_TEST(backend_names_and_errors)
     }
     sensim_render_backend b;
     ck_assert_int_eq(sensim_render_backend_parse("optix", &b), SENSIM_EINVAL);
-    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "unknown backend 'optix' (known: embree, twin, auto)"));
-    ck_assert_int_eq(sensim_render_backend_resolve(SENSIM_RENDER_BACKEND_AUTO), SENSIM_RENDER_BACKEND_EMBREE);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "unknown backend 'optix' (known: embree, twin, cuda, auto)"));
+    /* AUTO: CUDA where the GPU passes its probe (suite cuda), else Embree. */
+    ck_assert_int_eq(sensim_render_backend_resolve(SENSIM_RENDER_BACKEND_AUTO),
+                     sensim_render_cuda_probe(NULL, 0) ? SENSIM_RENDER_BACKEND_EMBREE : SENSIM_RENDER_BACKEND_CUDA);
     /* A lidar on the twin needs the scene prepared. */
     sensim_scene *s = load_bundled("walls");
     sensim_render_lidar_params p = sensim_render_lidar_default_params();
@@ -830,7 +832,7 @@ START_TEST(cli_backend)
     /* Bad values: exit 2 naming the value and the known ones. */
     r = tu_run("render", scene, "-t", gt, "-s", "lidar", "-o", tw, "--backend", "optix", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "--backend: unknown backend 'optix' (known: embree, twin, auto)"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "--backend: unknown backend 'optix' (known: embree, twin, cuda, auto)"), "%s", r.err);
     tu_run_free(&r);
     free(gt);
     free(scene);

@@ -384,26 +384,50 @@ sensim_scene *sensim_scene_load(const char *path);
  *          reference on every machine. Same primitive as Embree for every
  *          ray except ties (two triangles at the same distance), distances
  *          within float rounding. Needs sensim_scene_prepare_backend.
- *  AUTO:   the fastest backend that works here (EMBREE for now). */
+ *  CUDA:   the same headers compiled for NVIDIA GPUs (PTX embedded in the
+ *          library, run through the driver's libcuda.so.1, loaded at run
+ *          time: no CUDA toolkit needed): bit-identical to TWIN. The
+ *          scene's BVH is uploaded by sensim_scene_prepare_backend; each
+ *          scan's or frame's rays are made on the host as for TWIN, traced
+ *          on the device in one batch and their hits handed back to the
+ *          same host code. A scene traces one scan or frame at a time on it.
+ *          Without a driver, a device or PTX in this build, preparing it
+ *          fails with SENSIM_EUNSUPPORTED saying what is missing.
+ *  AUTO:   CUDA when it works here (sensim_scene_prepare_backend tries it),
+ *          else EMBREE. */
 typedef enum sensim_render_backend {
     SENSIM_RENDER_BACKEND_EMBREE = 0,
     SENSIM_RENDER_BACKEND_TWIN,
+    SENSIM_RENDER_BACKEND_CUDA,
     SENSIM_RENDER_BACKEND_AUTO
 } sensim_render_backend;
 
-/* "embree", "twin", "auto" to *out; SENSIM_EINVAL naming the value and the
- * known ones otherwise. */
+/* "embree", "twin", "cuda", "auto" to *out; SENSIM_EINVAL naming the value
+ * and the known ones otherwise. */
 sensim_status sensim_render_backend_parse(const char *name, sensim_render_backend *out);
 /* The name of b ("embree", ...), "unknown" for a value out of range. */
 const char *sensim_render_backend_name(sensim_render_backend b);
-/* The backend AUTO stands for on this machine; other values as given. */
+/* The backend AUTO stands for on this machine: CUDA when
+ * sensim_render_cuda_probe passes (it opens the GPU: not free), else
+ * EMBREE; other values as given. */
 sensim_render_backend sensim_render_backend_resolve(sensim_render_backend b);
-/* Builds what backend b (resolved) needs to trace committed scene s: for
- * TWIN the flattened BVH (once; later calls keep it), for EMBREE nothing.
- * Single-threaded like the commit; not while the scene is being traced.
- * Errors: EINVAL (not committed, unknown backend), ENOMEM, EINTERNAL
- * (Embree's builder). */
+/* Builds what backend b needs to trace committed scene s: for TWIN the
+ * flattened BVH (once; later calls keep it), for CUDA that BVH uploaded to
+ * the GPU, for EMBREE nothing; for AUTO, CUDA's if it can be built (the
+ * driver, a device whose arithmetic passes the probe, PTX in this build),
+ * else nothing, AUTO then standing for EMBREE on s (sensim_scene_backend
+ * says which and why). Single-threaded like the commit; not while the scene
+ * is being traced. Errors: EINVAL (not committed, unknown backend), ENOMEM,
+ * EINTERNAL (Embree's builder, the CUDA driver), EUNSUPPORTED (CUDA: no
+ * driver, device or PTX; the message says which). */
 sensim_status sensim_scene_prepare_backend(sensim_scene *s, sensim_render_backend b);
+/* The backend b stands for on scene s: AUTO as sensim_scene_prepare_backend
+ * resolved it (EMBREE before that call), others as given. If note is not
+ * NULL, *note is set to a line saying more (borrowed from s, valid while s
+ * is): for CUDA the device and PTX target ("NVIDIA H100 80GB HBM3, sm_90"),
+ * for AUTO resolved to EMBREE why CUDA was not used (the CUDA error
+ * message), else "". */
+sensim_render_backend sensim_scene_backend(const sensim_scene *s, sensim_render_backend b, const char **note);
 
 /* ---- lidar ---- */
 
@@ -773,6 +797,18 @@ sensim_render_log_opts sensim_render_log_default_opts(void);
  * errors before anything is written (sensim/guard.h), I/O. */
 sensim_status sensim_render_log(const sensim_render_sensor *sensor, const sensim_scene *scene, const sensim_rig *rig,
                                 const sensim_render_log_opts *opts, const char *gt_path, const char *out_path);
+
+/* Whether the CUDA backend can run on this machine: SENSIM_OK when the
+ * NVIDIA driver's libcuda.so.1 (no CUDA toolkit is needed; the environment
+ * variable SENSIM_LIBCUDA names another file) loads, device 0 answers, this
+ * build holds the kernels' PTX (clang-16 present at build time) and the
+ * device's arithmetic gives the CPU's bits on a probe of products, sums,
+ * quotients, roots and subnormals; then, if info is not NULL, "DEVICE NAME,
+ * sm_XY" (the PTX target loaded) is written to it (at most len bytes).
+ * Otherwise SENSIM_EUNSUPPORTED (SENSIM_EINTERNAL when the driver fails)
+ * with the reason as the message: "cuda: libcuda.so.1 not found (the NVIDIA
+ * driver is needed; no CUDA toolkit)". */
+sensim_status sensim_render_cuda_probe(char *info, size_t len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,269 @@
+/* The CUDA backend's host side: the device's arithmetic checked against the
+ * CPU's before use (render/gpu/sg_probe.h), then scenes uploaded and rays
+ * traced by the kernels of render/gpu/sg_kernels.cu through the driver API
+ * loaded at run time (cuda_loader.c). */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <embree3/rtcore.h>
+
+#include "cuda_loader.h"
+#include "gpu/sg_probe.h"
+#include "sensim/render.h"
+#include "twin.h"
+
+/* Rays per launch at most: bounds the device buffers (76 bytes a ray with
+ * its hit) whatever the batch. */
+#define TRACE_CHUNK ((size_t)1 << 24)
+
+#define PROBE_N 512 /* input triples of the probe */
+
+/* The probe's inputs: products and sums that round differently when fused,
+ * quotients, roots, values whose scaling passes through subnormals, and
+ * signs; reproducible (a fixed 32-bit xorshift). */
+static void probe_inputs(float *x)
+{
+    unsigned s = 2463534242u;
+    for (int i = 0; i < 3 * PROBE_N; i++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        /* Mantissa from the generator, exponent within 2^-20..2^20. */
+        float m = 1.0f + (float)(s >> 9) * (1.0f / 8388608.0f);
+        int e = (int)(s % 41) - 20;
+        float v = m;
+        for (; e > 0; e--)
+            v *= 2.0f;
+        for (; e < 0; e++)
+            v *= 0.5f;
+        x[i] = (s & 0x100) ? -v : v;
+    }
+}
+
+sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu)
+{
+    float *in = malloc(3 * PROBE_N * sizeof *in);
+    unsigned *dev = malloc(SG_PROBE_OUT * PROBE_N * sizeof *dev), host[SG_PROBE_OUT];
+    sensim_cuda_ptr din = 0, dout = 0;
+    sensim_status st = SENSIM_OK;
+    if (!in || !dev) {
+        st = sensim_error(SENSIM_ENOMEM, "cuda: out of memory");
+        goto done;
+    }
+    probe_inputs(in);
+    unsigned long long n = PROBE_N;
+    void *params[] = {&din, &dout, &n};
+    if ((st = sensim_cuda_alloc(cu, 3 * PROBE_N * sizeof *in, &din)) ||
+        (st = sensim_cuda_alloc(cu, SG_PROBE_OUT * PROBE_N * sizeof *dev, &dout)) ||
+        (st = sensim_cuda_upload(cu, din, in, 3 * PROBE_N * sizeof *in)) ||
+        (st = sensim_cuda_launch(cu, "sg_probe_kernel", PROBE_N, params)) ||
+        (st = sensim_cuda_download(cu, dev, dout, SG_PROBE_OUT * PROBE_N * sizeof *dev)))
+        goto done;
+    for (int i = 0; i < PROBE_N; i++) {
+        sg_probe_eval(in + 3 * i, host);
+        for (int k = 0; k < SG_PROBE_OUT; k++)
+            if (host[k] != dev[SG_PROBE_OUT * i + k]) {
+                st = sensim_error(SENSIM_EUNSUPPORTED,
+                                  "cuda: %s does not give the CPU's arithmetic (probe %d of input %d: "
+                                  "0x%08x on the device, 0x%08x on the CPU); its results would differ from the "
+                                  "twin's",
+                                  sensim_cuda_device_name(cu), k, i, dev[SG_PROBE_OUT * i + k], host[k]);
+                goto done;
+            }
+    }
+done:
+    sensim_cuda_free(cu, din);
+    sensim_cuda_free(cu, dout);
+    free(in);
+    free(dev);
+    return st;
+}
+
+sensim_cuda *sensim_cuda_open(void)
+{
+    sensim_cuda *cu = sensim_cuda_create();
+    if (cu && sensim_cuda_check_arithmetic(cu)) {
+        sensim_status st = sensim_last_status();
+        char msg[1024];
+        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        sensim_cuda_destroy(cu);
+        sensim_error(st, "%s", msg);
+        return NULL;
+    }
+    return cu;
+}
+
+sensim_status sensim_render_cuda_probe(char *info, size_t len)
+{
+    sensim_cuda *cu = sensim_cuda_open();
+    if (!cu)
+        return sensim_last_status();
+    if (info && len)
+        snprintf(info, len, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
+    sensim_cuda_destroy(cu);
+    return SENSIM_OK;
+}
+
+/* The flattened arrays of a scene on the device. */
+enum { B_NODE, B_TRI, B_BLAS, B_INST, B_XFM, B_IXFM, NBUF };
+
+sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *host)
+{
+    sensim_cuda_scene *cs = calloc(1, sizeof *cs);
+    if (!cs) {
+        sensim_cuda_destroy(cu);
+        sensim_error(SENSIM_ENOMEM, "cuda: out of memory");
+        return NULL;
+    }
+    cs->cu = cu;
+    snprintf(cs->info, sizeof cs->info, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
+    const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
+    const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
+                                host->nblas * sizeof *host->blas, host->ninst * sizeof *host->inst,
+                                12 * sizeof(float) * host->nxfm,  12 * sizeof(float) * host->nxfm};
+    for (int b = 0; b < NBUF; b++) {
+        if (!bytes[b])
+            continue; /* a NULL device pointer, as the host's empty array */
+        if (sensim_cuda_alloc(cs->cu, bytes[b], &cs->buf[b]) ||
+            sensim_cuda_upload(cs->cu, cs->buf[b], src[b], bytes[b]))
+            goto fail;
+        cs->bytes += bytes[b];
+    }
+    /* The same scene with device addresses (kernel arguments are copied by
+     * value: the pointers are never dereferenced on the host). */
+    cs->dev = *host;
+    cs->dev.node = (const sg_node *)(uintptr_t)cs->buf[B_NODE];
+    cs->dev.tri = (const sg_tri *)(uintptr_t)cs->buf[B_TRI];
+    cs->dev.blas = (const sg_blas *)(uintptr_t)cs->buf[B_BLAS];
+    cs->dev.inst = (const sg_inst *)(uintptr_t)cs->buf[B_INST];
+    cs->dev.xfm = (const float *)(uintptr_t)cs->buf[B_XFM];
+    cs->dev.ixfm = (const float *)(uintptr_t)cs->buf[B_IXFM];
+    return cs;
+fail:;
+    sensim_status st = sensim_last_status();
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sensim_last_error());
+    sensim_cuda_scene_destroy(cs);
+    sensim_error(st, "%s", msg);
+    return NULL;
+}
+
+void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
+{
+    if (!cs)
+        return;
+    for (int w = 0; w < 2; w++) {
+        free(cs->batch[w].rays);
+        free(cs->batch[w].hits);
+    }
+    sensim_cuda_destroy(cs->cu); /* frees the device buffers too */
+    free(cs);
+}
+
+sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n)
+{
+    for (size_t at = 0; at < n; at += TRACE_CHUNK) {
+        const size_t m = n - at < TRACE_CHUNK ? n - at : TRACE_CHUNK;
+        if (m > cs->cap) {
+            sensim_cuda_free(cs->cu, cs->rays);
+            sensim_cuda_free(cs->cu, cs->hits);
+            cs->rays = cs->hits = 0;
+            cs->cap = 0;
+            if (sensim_cuda_alloc(cs->cu, m * sizeof *rays, &cs->rays) ||
+                sensim_cuda_alloc(cs->cu, m * sizeof *hits, &cs->hits))
+                return sensim_last_status();
+            cs->cap = m;
+        }
+        unsigned long long nn = m;
+        void *params[] = {&cs->dev, &cs->rays, &cs->hits, &nn};
+        sensim_status st;
+        if ((st = sensim_cuda_upload(cs->cu, cs->rays, rays + at, m * sizeof *rays)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_trace_kernel", m, params)) ||
+            (st = sensim_cuda_download(cs->cu, hits + at, cs->hits, m * sizeof *hits)))
+            return st;
+    }
+    return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n)
+{
+    sensim_cuda_batch *b = &cs->batch[which];
+    if (n > UINT32_MAX)
+        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
+                            UINT32_MAX);
+    if (n > b->cap) {
+        free(b->rays);
+        free(b->hits);
+        b->rays = malloc(n * sizeof *b->rays);
+        b->hits = malloc(n * sizeof *b->hits);
+        b->cap = b->rays && b->hits ? n : 0;
+        if (!b->cap)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
+    }
+    /* Slots no lane records stay empty rays (tfar < tnear: no hit). */
+    for (size_t i = 0; i < n; i++) {
+        sg_ray *r = &b->rays[i];
+        r->org[0] = r->org[1] = r->org[2] = 0.0f;
+        r->dir[0] = 1.0f;
+        r->dir[1] = r->dir[2] = 0.0f;
+        r->tnear = 0.0f;
+        r->tfar = -1.0f;
+        r->time = 0.0f;
+    }
+    b->n = n;
+    b->bad_id = 0;
+    b->mode = SENSIM_CUDA_RECORD;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
+{
+    sensim_cuda_batch *b = &cs->batch[which];
+    if (b->bad_id)
+        return sensim_error(SENSIM_EINTERNAL, "cuda: a ray's slot lay outside its pass of %zu rays", b->n);
+    sensim_status st = sensim_cuda_scene_trace(cs, b->rays, b->hits, b->n);
+    b->mode = st ? SENSIM_CUDA_OFF : SENSIM_CUDA_REPLAY;
+    return st;
+}
+
+void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF; }
+
+/* The lane's slot in the batch, or -1 (flagged) when out of range. */
+static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
+{
+    if (id >= b->n) {
+        b->bad_id = 1;
+        return -1;
+    }
+    return (long)id;
+}
+
+void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh)
+{
+    sensim_cuda_batch *b = &cs->batch[0];
+    for (int j = 0; j < 16; j++) {
+        long i;
+        if (!valid[j] || (i = batch_slot(b, rh->ray.id[j])) < 0)
+            continue;
+        if (b->mode == SENSIM_CUDA_RECORD)
+            sensim_twin_lane_ray(&rh->ray, j, &b->rays[i]);
+        else if (b->mode == SENSIM_CUDA_REPLAY)
+            sensim_twin_lane_hit(rh, j, &b->hits[i]);
+    }
+}
+
+void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r)
+{
+    sensim_cuda_batch *b = &cs->batch[1];
+    for (int j = 0; j < 16; j++) {
+        long i;
+        if (!valid[j] || (i = batch_slot(b, r->id[j])) < 0)
+            continue;
+        if (b->mode == SENSIM_CUDA_RECORD)
+            sensim_twin_lane_ray(r, j, &b->rays[i]);
+        else if (b->mode == SENSIM_CUDA_REPLAY)
+            sensim_twin_lane_occluded(r, j, &b->hits[i]);
+    }
+}

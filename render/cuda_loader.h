@@ -1,0 +1,126 @@
+/* The CUDA driver API, loaded at run time (cuda_loader.c). Not installed.
+ *
+ * libsensim links no CUDA library: the driver's libcuda.so.1 is opened with
+ * dlopen when a CUDA backend is asked for, as Blender's cuew does, and the
+ * kernels are PTX text embedded at build time (render/gpu/sg_kernels.cu,
+ * compiled by clang-16 in CUDA device-only mode), JIT-compiled by the
+ * driver for the device found. So the GPU needs only the NVIDIA driver at
+ * run time, no CUDA toolkit.
+ *
+ * One sensim_cuda is one device context with the kernels loaded. Every call
+ * makes its context current on the calling thread for the call (push and
+ * pop), so any one thread at a time may use it. Failures return a status
+ * with the message "cuda: ..." naming the driver call and the driver's own
+ * error name and text. */
+#ifndef SENSIM_CUDA_LOADER_H
+#define SENSIM_CUDA_LOADER_H
+
+#include <stddef.h>
+
+#include "gpu/sg_types.h"
+#include "sensim/status.h"
+
+#pragma GCC visibility push(hidden)
+
+typedef struct sensim_cuda sensim_cuda;
+typedef unsigned long long sensim_cuda_ptr; /* a device address (CUdeviceptr) */
+
+/* Loads the driver (libcuda.so.1, or the file named by the environment
+ * variable SENSIM_LIBCUDA), initialises it, opens device 0 (as numbered by
+ * CUDA_VISIBLE_DEVICES) and loads the embedded PTX for its compute
+ * capability (sm_90 for 9.0 and later, else the portable sm_60 text). NULL
+ * with SENSIM_EUNSUPPORTED when there is no driver, no device, or no PTX in
+ * this build ("cuda: libcuda.so.1 not found (...)"), SENSIM_EINTERNAL when
+ * the driver fails. */
+sensim_cuda *sensim_cuda_create(void);
+/* Frees the device memory still allocated, the module and the context. The
+ * driver library stays loaded once initialised (it runs threads of its
+ * own). NULL is a no-op. */
+void sensim_cuda_destroy(sensim_cuda *cu);
+
+/* The device's name ("NVIDIA H100 80GB HBM3") and "sm_XY" of the PTX loaded. */
+const char *sensim_cuda_device_name(const sensim_cuda *cu);
+const char *sensim_cuda_ptx_target(const sensim_cuda *cu);
+
+/* Device memory: plain allocations (no managed memory), copied to and from
+ * synchronously. sensim_cuda_free(cu, 0) is a no-op. */
+sensim_status sensim_cuda_alloc(sensim_cuda *cu, size_t bytes, sensim_cuda_ptr *p);
+void sensim_cuda_free(sensim_cuda *cu, sensim_cuda_ptr p);
+sensim_status sensim_cuda_upload(sensim_cuda *cu, sensim_cuda_ptr dst, const void *src, size_t bytes);
+sensim_status sensim_cuda_download(sensim_cuda *cu, void *dst, sensim_cuda_ptr src, size_t bytes);
+
+/* Runs kernel `name` (an extern "C" entry of sg_kernels.cu) over n threads
+ * (blocks of SENSIM_CUDA_BLOCK; threads past n return at once) with the
+ * parameters params (pointers to each argument, in order, as
+ * cuLaunchKernel takes them), and waits for it to finish. */
+#define SENSIM_CUDA_BLOCK 128
+sensim_status sensim_cuda_launch(sensim_cuda *cu, const char *name, size_t n, void **params);
+
+/* The embedded PTX for target "sm_90" or "sm_60"; NULL when this build has
+ * none (clang-16 was absent). */
+const char *sensim_cuda_ptx(const char *target);
+
+/* Runs the arithmetic probe (render/gpu/sg_probe.h) on the device and
+ * compares its bits with the CPU's (cuda.c): SENSIM_EUNSUPPORTED, naming
+ * the first difference, when they differ. */
+sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
+
+/* A flattened scene (render/gpu/sg_types.h, the twin's) on the device:
+ * the arrays uploaded once with plain allocations, and buffers for rays
+ * and hits reused from batch to batch. */
+/* A pass's rays, recorded by the packet hook, then traced in one batch, then
+ * their hits replayed into the same packets (see sensim_cuda_intersect16):
+ * the loops that make rays and use hits are the twin's and Embree's, run
+ * once to record and once to replay. Slot i is the ray whose packet lane
+ * carries id i. */
+typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_RECORD, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
+typedef struct sensim_cuda_batch {
+    sensim_cuda_mode mode;
+    size_t n, cap;
+    sg_ray *rays;
+    sg_hit *hits;
+    _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
+} sensim_cuda_batch;
+
+typedef struct sensim_cuda_scene {
+    sensim_cuda *cu;
+    sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
+    sg_scene dev;               /* the scene with device addresses */
+    sensim_cuda_ptr buf[6];     /* its arrays */
+    sensim_cuda_ptr rays, hits; /* batch buffers of cap rays */
+    size_t cap;
+    size_t bytes;   /* of the scene's arrays */
+    char info[320]; /* "DEVICE, sm_XY" */
+} sensim_cuda_scene;
+
+/* sensim_cuda_create, then sensim_cuda_check_arithmetic: a device the
+ * backend may use, or NULL with the error set. */
+sensim_cuda *sensim_cuda_open(void);
+/* Uploads host's arrays (host is borrowed for the call) to the device of
+ * cu, which the scene takes over (destroyed on failure too). NULL with the
+ * error set. */
+sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *host);
+void sensim_cuda_scene_destroy(sensim_cuda_scene *cs);
+/* The closest hits of rays[0..n-1] into hits (sg_bvh.h's sg_trace on the
+ * device), in launches of at most 2^24 rays. One batch at a time. */
+sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n);
+
+/* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
+ * _trace traces what was recorded on the device and replays; _end turns
+ * the hooks off. */
+sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n);
+sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which);
+void sensim_cuda_batch_end(sensim_cuda_scene *cs);
+
+/* The packet hooks (render/backend.c's dispatch for CUDA): record the
+ * valid lanes' rays into slot ray.id of batch 0 (closest hits) or 1
+ * (shadow rays), or, once traced, write their hits back as
+ * rtcIntersect16 / rtcOccluded16 would (the twin's own lane code). */
+struct RTCRayHit16;
+struct RTCRay16;
+void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh);
+void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r);
+
+#pragma GCC visibility pop
+
+#endif
