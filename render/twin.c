@@ -1,62 +1,86 @@
 /* The CPU twin (issue 18): the shared traversal headers of render/gpu/
  * compiled as C11 (with -ffp-contract=off, like the kernels' -fmad=false),
- * called in place of rtcIntersect16 by the lidar and camera loops. */
+ * called in place of rtcIntersect16 by the lidar and camera loops. A
+ * packet of 16 rays goes through the tree together (sg_packet.h: the same
+ * hits as sg_trace ray by ray, faster on the coherent rays of a beam);
+ * a packet with one valid ray through sg_trace. */
 #include <math.h>
 
-#include "gpu/sg_bvh.h"
+#include "gpu/sg_packet.h"
 #include "twin.h"
 
-void sensim_twin_intersect16(const sensim_twin *t, const int *valid, struct RTCRayHit16 *rh)
+/* The valid lanes of RTCRay16 r into rays (others left as a copy of a
+ * valid one); returns their mask. */
+static uint32_t gather16(const int *valid, const struct RTCRay16 *r, sg_ray *rays)
 {
+    uint32_t mask = 0;
     for (int j = 0; j < 16; j++) {
         if (!valid[j])
             continue;
-        sg_ray r;
-        sg_hit h;
-        r.org[0] = rh->ray.org_x[j];
-        r.org[1] = rh->ray.org_y[j];
-        r.org[2] = rh->ray.org_z[j];
-        r.dir[0] = rh->ray.dir_x[j];
-        r.dir[1] = rh->ray.dir_y[j];
-        r.dir[2] = rh->ray.dir_z[j];
-        r.tnear = rh->ray.tnear[j];
-        r.tfar = rh->ray.tfar[j];
-        r.time = rh->ray.time[j];
-        sg_trace(&t->view, &r, &h, 0);
-        if (h.geom == SG_INVALID)
+        mask |= 1u << j;
+        rays[j].org[0] = r->org_x[j];
+        rays[j].org[1] = r->org_y[j];
+        rays[j].org[2] = r->org_z[j];
+        rays[j].dir[0] = r->dir_x[j];
+        rays[j].dir[1] = r->dir_y[j];
+        rays[j].dir[2] = r->dir_z[j];
+        rays[j].tnear = r->tnear[j];
+        rays[j].tfar = r->tfar[j];
+        rays[j].time = r->time[j];
+    }
+    return mask;
+}
+
+/* hits of the lanes in mask for rays. */
+static void trace16(const sensim_twin *t, const sg_ray *rays, sg_hit *hits, uint32_t mask)
+{
+    if (mask && !(mask & (mask - 1))) {
+        int j = 0;
+        while (!(mask >> j & 1u))
+            j++;
+        sg_trace(&t->view, rays, hits, (size_t)j);
+    } else if (mask) {
+        sg_trace_packet_mask(&t->view, rays, hits, 0, 16, mask);
+    }
+}
+
+void sensim_twin_intersect16(const sensim_twin *t, const int *valid, struct RTCRayHit16 *rh)
+{
+    sg_ray rays[16];
+    sg_hit hits[16];
+    const uint32_t mask = gather16(valid, &rh->ray, rays);
+    trace16(t, rays, hits, mask);
+    for (int j = 0; j < 16; j++) {
+        const sg_hit *h = &hits[j];
+        if (!(mask >> j & 1u) || h->geom == SG_INVALID)
             continue; /* as Embree: a miss leaves the record alone */
-        rh->ray.tfar[j] = h.t;
-        rh->hit.Ng_x[j] = h.ng[0];
-        rh->hit.Ng_y[j] = h.ng[1];
-        rh->hit.Ng_z[j] = h.ng[2];
-        rh->hit.u[j] = h.u;
-        rh->hit.v[j] = h.v;
-        rh->hit.primID[j] = h.prim;
-        rh->hit.geomID[j] = h.geom;
-        rh->hit.instID[0][j] = h.inst;
+        rh->ray.tfar[j] = h->t;
+        rh->hit.Ng_x[j] = h->ng[0];
+        rh->hit.Ng_y[j] = h->ng[1];
+        rh->hit.Ng_z[j] = h->ng[2];
+        rh->hit.u[j] = h->u;
+        rh->hit.v[j] = h->v;
+        rh->hit.primID[j] = h->prim;
+        rh->hit.geomID[j] = h->geom;
+        rh->hit.instID[0][j] = h->inst;
     }
 }
 
 void sensim_twin_occluded16(const sensim_twin *t, const int *valid, struct RTCRay16 *r)
 {
-    for (int j = 0; j < 16; j++) {
-        if (!valid[j])
-            continue;
-        sg_ray q = {{r->org_x[j], r->org_y[j], r->org_z[j]},
-                    r->tnear[j],
-                    {r->dir_x[j], r->dir_y[j], r->dir_z[j]},
-                    r->tfar[j],
-                    r->time[j]};
-        sg_hit h;
-        sg_trace(&t->view, &q, &h, 0);
-        if (h.geom != SG_INVALID)
+    sg_ray rays[16];
+    sg_hit hits[16];
+    const uint32_t mask = gather16(valid, r, rays);
+    trace16(t, rays, hits, mask);
+    for (int j = 0; j < 16; j++)
+        if ((mask >> j & 1u) && hits[j].geom != SG_INVALID)
             r->tfar[j] = -INFINITY;
-    }
 }
 
 void sensim_twin_trace(const sensim_twin *t, const sg_ray *rays, sg_hit *hits, size_t n)
 {
-#pragma omp parallel for schedule(dynamic, 256)
-    for (size_t i = 0; i < n; i++)
-        sg_trace(&t->view, rays, hits, i);
+    /* Packets of 16 consecutive rays (neighbours in a scan or an image). */
+#pragma omp parallel for schedule(dynamic, 16)
+    for (size_t i = 0; i < n; i += 16)
+        sg_trace_packet(&t->view, rays, hits, i, n - i < 16 ? (int)(n - i) : 16);
 }
