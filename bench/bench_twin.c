@@ -23,7 +23,7 @@
 
 /* The bench reaches into the committed scene for its Embree handle and its
  * twin, so that both baselines trace exactly what the renderer traces. */
-#include "../render/gpu/sg_bvh.h"
+#include "../render/gpu/sg_packet.h"
 #include "../render/render_internal.h"
 #include "../render/twin.h"
 
@@ -90,10 +90,14 @@ static double raw_twin(const sensim_twin *tw, const sg_ray *rays, sg_hit *out, l
 {
     long h = 0;
     double t0 = now();
-#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : h)
-    for (long i = 0; i < n; i++) {
-        sg_trace(&tw->view, rays, out, (size_t)i);
-        h += out[i].geom != SG_INVALID;
+    /* Packets of 16 consecutive rays (a beam's sub-rays, then the next
+     * channels), as the lidar loop hands them to the twin. */
+#pragma omp parallel for schedule(dynamic, 64) reduction(+ : h)
+    for (long base = 0; base < n; base += 16) {
+        const int m = n - base < 16 ? (int)(n - base) : 16;
+        sg_trace_packet(&tw->view, rays, out, (size_t)base, m);
+        for (int j = 0; j < m; j++)
+            h += out[base + j].geom != SG_INVALID;
     }
     *hits = h;
     return now() - t0;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "../render/gpu/sg_bvh.h"
+#include "../render/gpu/sg_packet.h"
 #include "../render/render_internal.h"
 #include "../render/twin.h"
 #include "sensim/log.h"
@@ -420,6 +421,92 @@ static cmp_stats cmp_scene(sensim_scene *s, size_t n, uint64_t seed)
     }
     return st;
 }
+
+/* Packet traversal (sg_packet.h) against sg_trace ray by ray: npk packets of
+ * 16 rays, coherent (one origin, directions within a small cone, as a
+ * beam's sub-rays and neighbouring beams) or not (origins and directions
+ * at random), with random active masks (every lane, a random subset, one
+ * lane) and random packet sizes; every active lane's hit bit for bit, the
+ * other lanes' records untouched. Returns the hits seen. */
+static size_t packet_vs_single(const sensim_scene *s, size_t npk, uint64_t seed)
+{
+    const sg_scene *v = &s->twin->view;
+    float lo[3], hi[3];
+    scene_bounds(s, lo, hi);
+    const sensim_rng r = sensim_rng_make(seed, 3, 0);
+    size_t hits = 0;
+    for (size_t p = 0; p < npk; p++) {
+        double u[8];
+        sensim_rng_uniform_fill(&r, 1000 * p, 8, u);
+        const int coherent = p % 2 == 0, n = p % 5 == 4 ? 1 + (int)(u[4] * 16) % 16 : 16;
+        uint32_t mask = 0xFFFFu;
+        if (p % 3 == 1)
+            mask = (uint32_t)(u[5] * 65536.0) & 0xFFFFu;
+        else if (p % 3 == 2)
+            mask = 1u << ((int)(u[6] * 16) % 16);
+        sg_ray rays[16];
+        sg_hit one[16], pk[16];
+        double c[3] = {sensim_rng_normal(&r, 1000 * p + 10), sensim_rng_normal(&r, 1000 * p + 11),
+                       sensim_rng_normal(&r, 1000 * p + 12)};
+        for (int j = 0; j < 16; j++) {
+            double w[4];
+            sensim_rng_uniform_fill(&r, 1000 * p + 20 + 4 * (uint64_t)j, 4, w);
+            double z[3];
+            for (int k = 0; k < 3; k++) {
+                const double e = sensim_rng_normal(&r, 1000 * p + 100 + 3 * (uint64_t)j + (uint64_t)k);
+                z[k] = coherent ? c[k] + 0.01 * e : e;
+            }
+            const double zn = sqrt(z[0] * z[0] + z[1] * z[1] + z[2] * z[2]);
+            for (int k = 0; k < 3; k++) {
+                rays[j].org[k] = (float)(lo[k] + (hi[k] - lo[k]) * (coherent ? u[k] : w[k]));
+                rays[j].dir[k] = (float)(z[k] / zn);
+            }
+            rays[j].tnear = j % 4 == 3 ? 0.5f : 0.0f;
+            rays[j].tfar = j % 5 == 2 ? 3.0f : 1e4f;
+            rays[j].time = (float)w[3];
+            sg_trace(v, rays, one, (size_t)j);
+        }
+        memset(pk, 0xA5, sizeof pk);
+        sg_trace_packet_mask(v, rays, pk, 0, n, mask);
+        for (int j = 0; j < 16; j++) {
+            if (j < n && (mask >> j & 1u)) {
+                ck_assert_msg(pk[j].geom == one[j].geom && pk[j].prim == one[j].prim && pk[j].inst == one[j].inst,
+                              "packet %zu lane %d: packet (%u %u %u), single (%u %u %u)", p, j, pk[j].geom,
+                              pk[j].prim, pk[j].inst, one[j].geom, one[j].prim, one[j].inst);
+                ck_assert_msg(!memcmp(&pk[j], &one[j], sizeof pk[j]), "packet %zu lane %d: t %.9g vs %.9g", p, j,
+                              pk[j].t, one[j].t);
+                hits += one[j].geom != SG_INVALID;
+            } else {
+                unsigned char b[sizeof(sg_hit)];
+                memset(b, 0xA5, sizeof b);
+                ck_assert_msg(!memcmp(&pk[j], b, sizeof b), "packet %zu lane %d: inactive lane written", p, j);
+            }
+        }
+        /* The whole packet at an offset into longer arrays. */
+        if (p % 7 == 0) {
+            sg_ray big[20];
+            sg_hit bh[20];
+            memcpy(big + 4, rays, sizeof rays);
+            sg_trace_packet(v, big, bh, 4, 16);
+            for (int j = 0; j < 16; j++)
+                ck_assert(!memcmp(&bh[4 + j], &one[j], sizeof one[j]));
+        }
+    }
+    return hits;
+}
+
+START_TEST(packet_matches_single)
+{
+    for (size_t k = 0; k <= NBUNDLED; k++) {
+        sensim_scene *s = k < NBUNDLED ? load_bundled(bundled[k]) : mixed_scene();
+        ck_assert_int_eq(sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN), SENSIM_OK);
+        size_t hits = packet_vs_single(s, 1500, 40 + k);
+        /* The comparison must see hits, not only misses. */
+        ck_assert_msg(hits > 1500, "%s: %zu hits", k < NBUNDLED ? bundled[k] : "mixed", hits);
+        sensim_scene_destroy(s);
+    }
+}
+END_TEST
 
 START_TEST(matches_embree_bundled)
 {
@@ -855,6 +942,7 @@ Suite *suite_twin(void)
     tcase_add_test(tc, build_deterministic);
     tcase_add_test(tc, matches_embree_bundled);
     tcase_add_test(tc, matches_embree_instances_and_motion);
+    tcase_add_test(tc, packet_matches_single);
     tcase_add_test(tc, lidar_analytic);
     tcase_add_test(tc, threads_bit_identical);
     tcase_add_test(tc, backend_names_and_errors);

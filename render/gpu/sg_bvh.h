@@ -88,6 +88,22 @@ SENSIM_HD static inline int sg_pop(const int32_t *stack, const uint32_t *scnt, c
     return 0;
 }
 
+/* Takes candidate c (t <= best->c.t, from sg_tri_intersect) of triangle
+ * `tri` in instance `inst` when it is closer, or on a tie in t when
+ * (inst, tri) is the larger pair (world triangles, inst SG_INVALID, last):
+ * the closest hit then does not depend on the order the tree is visited in,
+ * so the packet traversal (sg_packet.h) gives the same hit as sg_trace.
+ * The tie rule keeps the single-ray order's winner (later leaf items, later
+ * instances, world after instances). */
+SENSIM_HD static inline void sg_best_take(sg_best *best, const sg_cand *c, uint32_t tri, uint32_t inst)
+{
+    if (best->tri == SG_INVALID || c->t < best->c.t || inst > best->inst || (inst == best->inst && tri > best->tri)) {
+        best->c = *c;
+        best->tri = tri;
+        best->inst = inst;
+    }
+}
+
 /* Closest hit of r in bottom-level tree `blas` (t <= best->c.t), the
  * instance `inst` recorded with it. */
 SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
@@ -111,11 +127,8 @@ SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, con
         for (uint32_t i = first; i < first + cnt; i++) {
             const sg_tri *tr = &s->tri[i];
             sg_cand c;
-            if (sg_tri_intersect(r, tr->v0, tr->v1, tr->v2, best->c.t, &c)) {
-                best->c = c;
-                best->tri = i;
-                best->inst = inst;
-            }
+            if (sg_tri_intersect(r, tr->v0, tr->v1, tr->v2, best->c.t, &c))
+                sg_best_take(best, &c, i, inst);
         }
         if (!sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
             return;
