@@ -318,8 +318,14 @@ sensim_scene *sensim_scene_load(const char *path);
 void sensim_scene_destroy(sensim_scene *s);
 size_t sensim_scene_triangle_count(const sensim_scene *s);
 size_t sensim_scene_object_count(const sensim_scene *s);
+typedef enum sensim_render_backend { SENSIM_RENDER_BACKEND_EMBREE, SENSIM_RENDER_BACKEND_TWIN,
+    SENSIM_RENDER_BACKEND_CUDA, SENSIM_RENDER_BACKEND_AUTO } sensim_render_backend;
+sensim_status sensim_render_backend_parse(const char *name, sensim_render_backend *out);
+const char *sensim_render_backend_name(sensim_render_backend b);
+sensim_status sensim_scene_prepare_backend(sensim_scene *s, sensim_render_backend b);
+sensim_render_backend sensim_scene_backend(const sensim_scene *s, sensim_render_backend b, const char **note);
 typedef struct sensim_render_lidar_params { int channels; int columns; double rate_hz; uint64_t seed;
-    uint32_t sensor; ...; } sensim_render_lidar_params;
+    uint32_t sensor; sensim_render_backend backend; ...; } sensim_render_lidar_params;
 sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out);
 sensim_render_lidar_params sensim_render_lidar_default_params(void);
 typedef struct sensim_render_lidar sensim_render_lidar;
@@ -337,7 +343,7 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
 sensim_status sensim_render_lidar_points_noise(sensim_render_lidar_points *pts, const sensim_lidar *m,
                                                uint64_t first, uint8_t *keep, size_t *kept);
 typedef struct sensim_render_camera_params { int width, height; double hfov; int samples; uint64_t seed;
-    uint32_t sensor; ...; } sensim_render_camera_params;
+    uint32_t sensor; sensim_render_backend backend; ...; } sensim_render_camera_params;
 sensim_render_camera_params sensim_render_camera_default_params(void);
 typedef struct sensim_render_camera sensim_render_camera;
 sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_params *p);

@@ -1,7 +1,10 @@
 """Rendering scans and frames into arrays (sensim/render.h): a scene file,
 a lidar or camera from the scene's `sensors:` list (or a lidar preset), and
-a pose or a trajectory. Issue 12 moves the log pipeline into
-sensim_render_log; this file wraps the per-scan and per-frame calls."""
+a pose or a trajectory; this file wraps the per-scan and per-frame calls.
+Each sensor takes a ray caster, `backend=`: "embree" (default), "twin"
+(sensim's own BVH traversal, the CPU twin of the GPU path), "cuda" (an
+NVIDIA GPU through the driver alone; an error naming what is missing
+without one) or "auto", as `sensim render --backend`."""
 import numpy as np
 
 from ._core import array_in, check, check_ptr, cstr, ffi, lib, ptr, text
@@ -13,6 +16,20 @@ class Scene:
     def __init__(self, path):
         self.path = str(path)
         self._p = ffi.gc(check_ptr(lib.sensim_scene_load(cstr(path))), lib.sensim_scene_destroy)
+        self._prepared = set()
+
+    def prepare(self, backend):
+        """Builds what `backend` needs on this scene (the twin's BVH, its copy
+        on the GPU); done once, and by scan()/render() when needed. Returns
+        the backend that runs ("auto" resolved) and a note (the device, or
+        why not the GPU)."""
+        b = _backend(backend)
+        if b not in self._prepared:
+            check(lib.sensim_scene_prepare_backend(self._p, b))
+            self._prepared.add(b)
+        note = ffi.new("const char **")
+        used = lib.sensim_scene_backend(self._p, b, note)
+        return text(lib.sensim_render_backend_name(used)), text(note[0])
 
     @property
     def triangles(self):
@@ -44,6 +61,12 @@ class _Track:
         self.fn = ffi.addressof(lib, "sensim_pose_track_eval")
 
 
+def _backend(name):
+    out = ffi.new("sensim_render_backend *")
+    check(lib.sensim_render_backend_parse(cstr(name), out))
+    return out[0]
+
+
 def _sensor(path, name, kind):
     s = ffi.new("sensim_render_sensor *")
     check(lib.sensim_render_sensor_load(cstr(path), cstr(name), s))
@@ -56,24 +79,26 @@ class RenderLidar:
     """A lidar to trace: ``RenderLidar.from_scene(scene_path, name)`` or
     ``RenderLidar.preset("vlp16", seed=1)``."""
 
-    def __init__(self, params, mount=None, name="lidar"):
+    def __init__(self, params, mount=None, name="lidar", backend="embree"):
         self.name = name
+        self.backend = backend
+        params.backend = _backend(backend)
         self._params = params
         self._mount = mount
         self._p = ffi.gc(check_ptr(lib.sensim_render_lidar_create(params)), lib.sensim_render_lidar_destroy)
 
     @classmethod
-    def from_scene(cls, path, name):
+    def from_scene(cls, path, name, *, backend="embree"):
         s = _sensor(path, name, lib.SENSIM_SENSOR_LIDAR)
         m = ffi.new("sensim_pose *", s.mount)
-        return cls(ffi.new("sensim_render_lidar_params *", s.lidar), m, text(s.name))
+        return cls(ffi.new("sensim_render_lidar_params *", s.lidar), m, text(s.name), backend)
 
     @classmethod
-    def preset(cls, preset, *, seed=0, sensor=0):
+    def preset(cls, preset, *, seed=0, sensor=0, backend="embree"):
         p = ffi.new("sensim_render_lidar_params *")
         check(lib.sensim_render_lidar_preset(cstr(preset), p))
         p.seed, p.sensor = int(seed), int(sensor)
-        return cls(p, None, preset)
+        return cls(p, None, preset, backend)
 
     @property
     def rate_hz(self):
@@ -84,6 +109,7 @@ class RenderLidar:
         range, azimuth, elevation, channel, return_index, time_offset, object.
         noise: a sensim.Lidar model applied as `sensim inject` would to a log
         of the clean scan whose first point is row `first` (seed required)."""
+        scene.prepare(self.backend)
         tr = _Track(pose, self._mount if self._mount is not None else ffi.NULL)
         pts = ffi.gc(check_ptr(lib.sensim_render_lidar_points_create(self._p)),
                      lib.sensim_render_lidar_points_destroy)
@@ -110,23 +136,25 @@ class RenderLidar:
 class RenderCamera:
     """A camera to render: ``RenderCamera.from_scene(scene_path, name)``."""
 
-    def __init__(self, params, mount=None, name="camera"):
+    def __init__(self, params, mount=None, name="camera", backend="embree"):
         self.name = name
+        self.backend = backend
+        params.backend = _backend(backend)
         self._params = params
         self._mount = mount
         self._p = ffi.gc(check_ptr(lib.sensim_render_camera_create(params)), lib.sensim_render_camera_destroy)
 
     @classmethod
-    def from_scene(cls, path, name):
+    def from_scene(cls, path, name, *, backend="embree"):
         s = _sensor(path, name, lib.SENSIM_SENSOR_CAMERA)
         return cls(ffi.new("sensim_render_camera_params *", s.camera), ffi.new("sensim_pose *", s.mount),
-                   text(s.name))
+                   text(s.name), backend)
 
     @classmethod
-    def default(cls, width=640, height=480, hfov=np.pi / 2, *, seed=0):
+    def default(cls, width=640, height=480, hfov=np.pi / 2, *, seed=0, backend="embree"):
         p = ffi.new("sensim_render_camera_params *", lib.sensim_render_camera_default_params())
         p.width, p.height, p.hfov, p.seed = width, height, hfov, int(seed)
-        return cls(p)
+        return cls(p, backend=backend)
 
     @property
     def shape(self):
@@ -139,6 +167,7 @@ class RenderCamera:
             out = np.empty(self.shape, np.float32)
         elif out.shape != self.shape or out.dtype != np.float32 or not out.flags.c_contiguous:
             raise ValueError("out: expected a C-contiguous float32 array of shape %s" % (self.shape,))
+        scene.prepare(self.backend)
         tr = _Track(pose, self._mount if self._mount is not None else ffi.NULL)
         check(lib.sensim_render_camera_render(self._p, scene._p, tr.fn, tr._p, t, frame, ptr(out, "float")))
         return out

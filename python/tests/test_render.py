@@ -22,15 +22,16 @@ def _pose(gt):
     return read(gt, "/ground_truth/position")[0], read(gt, "/ground_truth/orientation")[0]
 
 
-def test_lidar_scan_matches_cli(static_gt, tmp_path):
+@pytest.mark.parametrize("backend", ["embree", "twin"])
+def test_lidar_scan_matches_cli(static_gt, tmp_path, backend):
     scene_path = SRCDIR + "/data/scenes/walls.yaml"
     run("render", scene_path, "--trajectory", static_gt, "--sensor", "lidar", "-o", tmp_path / "r.h5",
-        "--count", 2)
+        "--count", 2, "--backend", backend)
     out = tmp_path / "r.h5"
     so = read(out, "/sensors/lidar/scan_offset")
     ts = read(out, "/sensors/lidar/t_sample")
     scene = sensim.Scene(scene_path)
-    lid = sensim.RenderLidar.from_scene(scene_path, "lidar")
+    lid = sensim.RenderLidar.from_scene(scene_path, "lidar", backend=backend)
     for k in range(2):
         s = lid.scan(scene, _pose(static_gt), t_start=ts[k], scan=k)
         a, b = int(so[k]), int(so[k + 1])
@@ -38,10 +39,29 @@ def test_lidar_scan_matches_cli(static_gt, tmp_path):
         for key, dset in (("xyzi", "points"), ("range", "range"), ("channel", "channel"), ("object", "object"),
                           ("time_offset", "time_offset")):
             assert np.array_equal(s[key], read(out, "/sensors/lidar/" + dset)[a:b]), key
+    assert scene.prepare(backend) == (backend, "")
+    with pytest.raises(sensim.SensimError, match="unknown backend 'optix'"):
+        sensim.RenderLidar.from_scene(scene_path, "lidar", backend="optix")
     with pytest.raises(sensim.SensimError, match="nosuch"):
         sensim.RenderLidar.from_scene(scene_path, "nosuch")
     with pytest.raises(sensim.SensimError, match=r"missing\.yaml"):
         sensim.Scene(str(tmp_path / "missing.yaml"))
+
+
+def test_cuda_backend_without_a_driver(monkeypatch):
+    """No GPU driver here (SENSIM_LIBCUDA names a file that is not there):
+    backend="cuda" raises the library's message; "auto" falls back."""
+    monkeypatch.setenv("SENSIM_LIBCUDA", "/nonexistent/libcuda.so.1")
+    scene_path = SRCDIR + "/data/scenes/walls.yaml"
+    scene = sensim.Scene(scene_path)
+    lid = sensim.RenderLidar.from_scene(scene_path, "lidar", backend="cuda")
+    with pytest.raises(sensim.SensimError, match="libcuda.so.1"):
+        lid.scan(scene)
+    used, note = scene.prepare("auto")
+    assert used == "embree" and "libcuda.so.1" in note
+    auto = sensim.RenderLidar.from_scene(scene_path, "lidar", backend="auto").scan(scene)
+    ref = sensim.RenderLidar.from_scene(scene_path, "lidar").scan(scene)
+    assert np.array_equal(auto["xyzi"], ref["xyzi"])
 
 
 def test_lidar_scan_with_noise():
@@ -64,12 +84,13 @@ sensors:
     assert abs(d.std() - 0.05) < 5 * 0.05 / np.sqrt(2 * len(d))
 
 
-def test_camera_frame_matches_cli(static_gt, tmp_path):
+@pytest.mark.parametrize("backend", ["embree", "twin"])
+def test_camera_frame_matches_cli(static_gt, tmp_path, backend):
     scene_path = SRCDIR + "/data/scenes/fog.yaml"
     run("render", scene_path, "--trajectory", static_gt, "--sensor", "cam", "-o", tmp_path / "c.h5", "--count", 1,
-        "--float")
+        "--float", "--backend", backend)
     ts = read(tmp_path / "c.h5", "/sensors/cam/t_sample")
-    cam = sensim.RenderCamera.from_scene(scene_path, "cam")
+    cam = sensim.RenderCamera.from_scene(scene_path, "cam", backend=backend)
     img = cam.render(sensim.Scene(scene_path), _pose(static_gt), t=ts[0], frame=0)
     assert img.shape == (240, 320, 3) and img.dtype == np.float32
     assert np.array_equal(img, read(tmp_path / "c.h5", "/sensors/cam/image")[0])
