@@ -85,11 +85,10 @@ sensim_cuda *sensim_cuda_open(void)
 {
     sensim_cuda *cu = sensim_cuda_create();
     if (cu && sensim_cuda_check_arithmetic(cu)) {
-        sensim_status st = sensim_last_status();
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        sensim_cuda_err e;
+        sensim_cuda_err_save(&e);
         sensim_cuda_destroy(cu);
-        sensim_error(st, "%s", msg);
+        sensim_cuda_err_restore(&e);
         return NULL;
     }
     return cu;
@@ -142,11 +141,10 @@ sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *hos
     cs->dev.ixfm = (const float *)(uintptr_t)cs->buf[B_IXFM];
     return cs;
 fail:;
-    sensim_status st = sensim_last_status();
-    char msg[1024];
-    snprintf(msg, sizeof msg, "%s", sensim_last_error());
+    sensim_cuda_err e;
+    sensim_cuda_err_save(&e);
     sensim_cuda_scene_destroy(cs);
-    sensim_error(st, "%s", msg);
+    sensim_cuda_err_restore(&e);
     return NULL;
 }
 

@@ -211,11 +211,10 @@ sensim_cuda *sensim_cuda_create(void)
     }
     int major = 0, minor = 0;
     if (cuda_load(cu) || cuda_open_device(cu, &major, &minor) || cuda_load_module(cu, major, minor)) {
-        sensim_status st = sensim_last_status();
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", sensim_last_error());
+        sensim_cuda_err e;
+        sensim_cuda_err_save(&e);
         sensim_cuda_destroy(cu);
-        sensim_error(st, "%s", msg);
+        sensim_cuda_err_restore(&e);
         return NULL;
     }
     return cu;

@@ -16,8 +16,10 @@
 #define SENSIM_CUDA_LOADER_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "gpu/sg_types.h"
+
 #include "sensim/status.h"
 
 #pragma GCC visibility push(hidden)
@@ -37,6 +39,19 @@ sensim_cuda *sensim_cuda_create(void);
  * driver library stays loaded once initialised (it runs threads of its
  * own). NULL is a no-op. */
 void sensim_cuda_destroy(sensim_cuda *cu);
+
+/* The thread's last error, kept across a clean-up that may set another
+ * (freeing device memory after the failure that made it useless). */
+typedef struct sensim_cuda_err {
+    sensim_status st;
+    char msg[1024];
+} sensim_cuda_err;
+static inline void sensim_cuda_err_save(sensim_cuda_err *e)
+{
+    e->st = sensim_last_status();
+    snprintf(e->msg, sizeof e->msg, "%s", sensim_last_error());
+}
+static inline void sensim_cuda_err_restore(const sensim_cuda_err *e) { sensim_error(e->st, "%s", e->msg); }
 
 /* The device's name ("NVIDIA H100 80GB HBM3") and "sm_XY" of the PTX loaded. */
 const char *sensim_cuda_device_name(const sensim_cuda *cu);

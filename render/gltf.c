@@ -630,6 +630,22 @@ static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char
     return data;
 }
 
+/* Bytes [off, off + len) of buffer bi, checked to lie inside it; NULL with
+ * the error set (where: the bufferView asking, for the message). */
+static const unsigned char *gbuffer_span(gltf *g, uint64_t bi, uint64_t off, uint64_t len, const char *where)
+{
+    size_t have;
+    const unsigned char *buf = gbuffer(g, bi, &have, where);
+    if (!buf)
+        return NULL;
+    if (off > have || len > have - off) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)", g->path,
+                     where, (unsigned long long)off, (unsigned long long)(off + len), (unsigned long long)bi, have);
+        return NULL;
+    }
+    return buf + off;
+}
+
 /* An accessor as read: where element 0 starts, the stride, the count, the
  * component type and count, and whether integers are normalized. Sparse
  * and Draco accessors are materialized (owned by the gltf) and read the
@@ -728,24 +744,18 @@ static const unsigned char *gmeshopt(gltf *g, uint64_t bvi, const jval *mo, cons
         sensim_error(SENSIM_EFORMAT, "%s: %s: %s", g->path, where, bad);
         return NULL;
     }
-    size_t have;
-    const unsigned char *src = gbuffer(g, bi, &have, where);
+    const unsigned char *src = gbuffer_span(g, bi, off, clen, where);
     if (!src)
         return NULL;
-    if (off > have || clen > have - off) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)", g->path,
-                     where, (unsigned long long)off, (unsigned long long)(off + clen), (unsigned long long)bi, have);
-        return NULL;
-    }
     unsigned char *dst = malloc((size_t)blen);
     if (!dst) {
         sensim_error(SENSIM_ENOMEM, "%s: %s: out of memory (%llu bytes decoded)", g->path, where,
                      (unsigned long long)blen);
         return NULL;
     }
-    int rc = mode == 0   ? meshopt_decodeVertexBuffer(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen)
-             : mode == 1 ? meshopt_decodeIndexBuffer(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen)
-                         : meshopt_decodeIndexSequence(dst, (size_t)count, (size_t)stride, src + off, (size_t)clen);
+    int rc = mode == 0   ? meshopt_decodeVertexBuffer(dst, (size_t)count, (size_t)stride, src, (size_t)clen)
+             : mode == 1 ? meshopt_decodeIndexBuffer(dst, (size_t)count, (size_t)stride, src, (size_t)clen)
+                         : meshopt_decodeIndexSequence(dst, (size_t)count, (size_t)stride, src, (size_t)clen);
     if (rc != 0) {
         free(dst);
         sensim_error(SENSIM_EFORMAT, "%s: %s: meshoptimizer cannot decode the %s data (error %d: malformed or "
@@ -785,18 +795,10 @@ static const unsigned char *gbufview(gltf *g, uint64_t bvi, const char *from, si
     const jval *mo = jget(jget(bv, "extensions"), "EXT_meshopt_compression");
     if (mo)
         return gmeshopt(g, bvi, mo, bwhere, blen, len);
-    size_t have;
-    const unsigned char *buf = gbuffer(g, bi, &have, bwhere);
-    if (!buf)
-        return NULL;
-    if (boff > have || blen > have - boff) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)",
-                     g->path, bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen),
-                     (unsigned long long)bi, have);
-        return NULL;
-    }
-    *len = (size_t)blen;
-    return buf + boff;
+    const unsigned char *buf = gbuffer_span(g, bi, boff, blen, bwhere);
+    if (buf)
+        *len = (size_t)blen;
+    return buf;
 }
 
 typedef enum { GA_POSITION, GA_INDEX, GA_ATTRIBUTE } gause;
@@ -1598,17 +1600,10 @@ static const unsigned char *gimage_bytes(gltf *g, uint64_t ii, const char *from,
         gint(g, bv, bwhere, "byteOffset", 0, UINT64_MAX >> 12, &boff) < 0 ||
         gint(g, bv, bwhere, "byteLength", 1, UINT64_MAX >> 12, &blen) < 0)
         return NULL;
-    size_t have;
-    const unsigned char *buf = gbuffer(g, bi, &have, bwhere);
-    if (!buf)
-        return NULL;
-    if (boff > have || blen > have - boff) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: bytes %llu..%llu are past the end of buffers[%llu] (%zu bytes)", g->path,
-                     bwhere, (unsigned long long)boff, (unsigned long long)(boff + blen), (unsigned long long)bi, have);
-        return NULL;
-    }
-    *len = (size_t)blen;
-    return buf + boff;
+    const unsigned char *buf = gbuffer_span(g, bi, boff, blen, bwhere);
+    if (buf)
+        *len = (size_t)blen;
+    return buf;
 }
 
 /* textures[ti] decoded, with its sampler's wrap modes and filter. */

@@ -12,27 +12,20 @@
 #include "sensim/rng.h"
 #include "sensim/yaml.h"
 
-#define TRY(x)                    \
-    do {                          \
-        sensim_status st_ = (x);  \
-        if (st_ != SENSIM_OK)     \
-            return st_;           \
-    } while (0)
-
 /* Reads position [3] and orientation [4] (w, x, y, z; normalized) from a
  * mapping that may also hold other keys; both optional. */
 static sensim_status read_pose(const sensim_ynode *map, sensim_pose *out)
 {
     double p[3] = {0, 0, 0}, q[4] = {1, 0, 0, 0};
-    TRY(sensim_ynode_get_vector(map, "position", SENSIM_DIM_LENGTH, 0, 3, p));
-    TRY(sensim_ynode_get_vector(map, "orientation", SENSIM_DIM_NONE, 0, 4, q));
+    SENSIM_TRY(sensim_ynode_get_vector(map, "position", SENSIM_DIM_LENGTH, 0, 3, p));
+    SENSIM_TRY(sensim_ynode_get_vector(map, "orientation", SENSIM_DIM_NONE, 0, 4, q));
     double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!(n > 1e-9) || !isfinite(n))
         return sensim_ynode_error(sensim_ynode_get(map, "orientation"), SENSIM_EINVAL,
                                   "key 'orientation': not a usable quaternion (w, x, y, z)");
     /* yaw (about +z), a convenience for placing objects on the ground. */
     double yaw = 0;
-    TRY(sensim_ynode_get_quantity(map, "yaw", SENSIM_DIM_ANGLE, 0, &yaw));
+    SENSIM_TRY(sensim_ynode_get_quantity(map, "yaw", SENSIM_DIM_ANGLE, 0, &yaw));
     sensim_quat qq = sensim_quat_make(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
     out->q = sensim_quat_normalize(sensim_quat_mul(sensim_quat_axis_angle(sensim_vec3_make(0, 0, 1), yaw), qq));
     out->p = sensim_vec3_make(p[0], p[1], p[2]);
@@ -45,7 +38,7 @@ static sensim_status get_int_range(const sensim_ynode *map, const char *key, int
     long long v = *out;
     if (!sensim_ynode_get(map, key) && !required)
         return SENSIM_OK;
-    TRY(sensim_ynode_get_int(map, key, required, &v));
+    SENSIM_TRY(sensim_ynode_get_int(map, key, required, &v));
     if (v < lo || v > hi)
         return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': must be %lld..%lld (got %lld)",
                                   key, lo, hi, v);
@@ -57,22 +50,22 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
 {
     static const char *const keys[] = {"name", "reflectance", "albedo", "brdf", "ior", "specular_roughness",
                                        "diffuse_roughness", NULL};
-    TRY(sensim_ynode_check_keys(n, "material", keys));
+    SENSIM_TRY(sensim_ynode_check_keys(n, "material", keys));
     sensim_material m = sensim_material_default();
     const char *name = NULL, *brdf = "lambert";
-    TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    SENSIM_TRY(sensim_ynode_get_string(n, "name", 1, &name));
     if (strlen(name) >= sizeof m.name)
         return sensim_ynode_error(n, SENSIM_EINVAL, "material name '%s' too long", name);
     snprintf(m.name, sizeof m.name, "%s", name);
-    TRY(sensim_ynode_get_quantity_range(n, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &m.reflectance));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &m.reflectance));
     const sensim_ynode *alb = sensim_ynode_get(n, "albedo");
     if (alb && sensim_ynode_kind_of(alb) == SENSIM_YNODE_SCALAR) {
-        TRY(sensim_ynode_as_quantity(alb, "albedo", SENSIM_DIM_NONE, &m.albedo[0]));
+        SENSIM_TRY(sensim_ynode_as_quantity(alb, "albedo", SENSIM_DIM_NONE, &m.albedo[0]));
         m.albedo[1] = m.albedo[2] = m.albedo[0];
     } else {
-        TRY(sensim_ynode_get_vector(n, "albedo", SENSIM_DIM_NONE, 0, 3, m.albedo));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "albedo", SENSIM_DIM_NONE, 0, 3, m.albedo));
     }
-    TRY(sensim_ynode_get_string(n, "brdf", 0, &brdf));
+    SENSIM_TRY(sensim_ynode_get_string(n, "brdf", 0, &brdf));
     if (strcmp(brdf, "lambert") == 0)
         m.brdf = SENSIM_BRDF_LAMBERT;
     else if (strcmp(brdf, "retro") == 0)
@@ -91,16 +84,16 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
             return sensim_ynode_error(sensim_ynode_get(n, skeys[i]), SENSIM_EINVAL,
                                       "key '%s': only for brdf: surface", skeys[i]);
     if (ior && sensim_ynode_kind_of(ior) == SENSIM_YNODE_SCALAR) {
-        TRY(sensim_ynode_as_quantity(ior, "ior", SENSIM_DIM_NONE, &m.ior));
+        SENSIM_TRY(sensim_ynode_as_quantity(ior, "ior", SENSIM_DIM_NONE, &m.ior));
         m.ior_k = 0;
     } else if (ior) {
         double nk[2];
-        TRY(sensim_ynode_get_vector(n, "ior", SENSIM_DIM_NONE, 1, 2, nk));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "ior", SENSIM_DIM_NONE, 1, 2, nk));
         m.ior = nk[0];
         m.ior_k = nk[1];
     }
-    TRY(sensim_ynode_get_quantity_range(n, "specular_roughness", SENSIM_DIM_NONE, 0, 1e-6, 10, &m.specular_roughness));
-    TRY(sensim_ynode_get_quantity_range(n, "diffuse_roughness", SENSIM_DIM_ANGLE, 0, 0, M_PI / 2,
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "specular_roughness", SENSIM_DIM_NONE, 0, 1e-6, 10, &m.specular_roughness));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "diffuse_roughness", SENSIM_DIM_ANGLE, 0, 0, M_PI / 2,
                                         &m.diffuse_roughness));
     if (sensim_scene_add_material(s, &m) < 0)
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
@@ -120,10 +113,10 @@ static void relative_to(const char *dir, const char *file, char *out, size_t siz
 static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const char *dir)
 {
     static const char *const keys[] = {"name", "up", "file", "plane", "box", "cylinder", "sphere", "terrain", NULL};
-    TRY(sensim_ynode_check_keys(n, "mesh", keys));
+    SENSIM_TRY(sensim_ynode_check_keys(n, "mesh", keys));
     const char *name = NULL, *upk = NULL;
-    TRY(sensim_ynode_get_string(n, "name", 1, &name));
-    TRY(sensim_ynode_get_string(n, "up", 0, &upk));
+    SENSIM_TRY(sensim_ynode_get_string(n, "name", 1, &name));
+    SENSIM_TRY(sensim_ynode_get_string(n, "up", 0, &upk));
     sensim_mesh_up up = SENSIM_MESH_UP_AUTO;
     if (upk && strcmp(upk, "y") == 0)
         up = SENSIM_MESH_UP_Y;
@@ -143,7 +136,7 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
     int id = -1;
     const sensim_ynode *g;
     const char *file = NULL;
-    TRY(sensim_ynode_get_string(n, "file", 0, &file));
+    SENSIM_TRY(sensim_ynode_get_string(n, "file", 0, &file));
     if (upk && !file)
         return sensim_ynode_error(sensim_ynode_get(n, "up"), SENSIM_EINVAL, "key 'up': only for a mesh file");
     if (file) {
@@ -153,11 +146,11 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
     } else if ((g = sensim_ynode_get(n, "plane")) || (g = sensim_ynode_get(n, "terrain"))) {
         static const char *const pk[] = {"size", "cells", "amplitude", NULL};
         int terrain = sensim_ynode_get(n, "terrain") != NULL;
-        TRY(sensim_ynode_check_keys(g, terrain ? "terrain" : "plane", pk));
+        SENSIM_TRY(sensim_ynode_check_keys(g, terrain ? "terrain" : "plane", pk));
         double size[2], cells[2] = {1, 1}, amp = 0;
-        TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 2, size));
-        TRY(sensim_ynode_get_vector(g, "cells", SENSIM_DIM_NONE, 0, 2, cells));
-        TRY(sensim_ynode_get_quantity(g, "amplitude", SENSIM_DIM_LENGTH, 0, &amp));
+        SENSIM_TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 2, size));
+        SENSIM_TRY(sensim_ynode_get_vector(g, "cells", SENSIM_DIM_NONE, 0, 2, cells));
+        SENSIM_TRY(sensim_ynode_get_quantity(g, "amplitude", SENSIM_DIM_LENGTH, 0, &amp));
         if (!terrain && amp != 0)
             return sensim_ynode_error(g, SENSIM_EINVAL, "plane: use terrain for a non-zero amplitude");
         if (!(cells[0] >= 1 && cells[1] >= 1 && cells[0] <= 1e5 && cells[1] <= 1e5))
@@ -170,26 +163,26 @@ static sensim_status load_mesh(sensim_scene *s, const sensim_ynode *n, const cha
         id = sensim_scene_add_terrain(s, name, size[0], size[1], (int)cells[0], (int)cells[1], amp);
     } else if ((g = sensim_ynode_get(n, "box"))) {
         static const char *const bk[] = {"size", NULL};
-        TRY(sensim_ynode_check_keys(g, "box", bk));
+        SENSIM_TRY(sensim_ynode_check_keys(g, "box", bk));
         double size[3];
-        TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 3, size));
+        SENSIM_TRY(sensim_ynode_get_vector(g, "size", SENSIM_DIM_LENGTH, 1, 3, size));
         id = sensim_scene_add_box(s, name, size[0], size[1], size[2]);
     } else if ((g = sensim_ynode_get(n, "cylinder"))) {
         static const char *const ck[] = {"radius", "height", "segments", NULL};
-        TRY(sensim_ynode_check_keys(g, "cylinder", ck));
+        SENSIM_TRY(sensim_ynode_check_keys(g, "cylinder", ck));
         double r, h;
         int seg = 32;
-        TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
-        TRY(sensim_ynode_get_quantity(g, "height", SENSIM_DIM_LENGTH, 1, &h));
-        TRY(get_int_range(g, "segments", 0, 3, 1000000, &seg));
+        SENSIM_TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
+        SENSIM_TRY(sensim_ynode_get_quantity(g, "height", SENSIM_DIM_LENGTH, 1, &h));
+        SENSIM_TRY(get_int_range(g, "segments", 0, 3, 1000000, &seg));
         id = sensim_scene_add_cylinder(s, name, r, h, seg);
     } else if ((g = sensim_ynode_get(n, "sphere"))) {
         static const char *const sk[] = {"radius", "segments", NULL};
-        TRY(sensim_ynode_check_keys(g, "sphere", sk));
+        SENSIM_TRY(sensim_ynode_check_keys(g, "sphere", sk));
         double r;
         int seg = 32;
-        TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
-        TRY(get_int_range(g, "segments", 0, 4, 8192, &seg)); /* ~seg^2 triangles */
+        SENSIM_TRY(sensim_ynode_get_quantity(g, "radius", SENSIM_DIM_LENGTH, 1, &r));
+        SENSIM_TRY(get_int_range(g, "segments", 0, 4, 8192, &seg)); /* ~seg^2 triangles */
         id = sensim_scene_add_sphere(s, name, r, seg);
     }
     if (id < 0)
@@ -208,9 +201,9 @@ static sensim_status read_scale(const sensim_ynode *n, double k[3])
     if (!v)
         return SENSIM_OK;
     if (sensim_ynode_kind_of(v) == SENSIM_YNODE_SEQUENCE)
-        TRY(sensim_ynode_get_vector(n, "scale", SENSIM_DIM_NONE, 1, 3, k));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "scale", SENSIM_DIM_NONE, 1, 3, k));
     else {
-        TRY(sensim_ynode_get_quantity(n, "scale", SENSIM_DIM_NONE, 1, &k[0]));
+        SENSIM_TRY(sensim_ynode_get_quantity(n, "scale", SENSIM_DIM_NONE, 1, &k[0]));
         k[1] = k[2] = k[0];
     }
     for (int i = 0; i < 3; i++)
@@ -233,10 +226,10 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
 {
     static const char *const keys[] = {"mesh", "material", "position", "orientation", "yaw",
                                        "repeat", "keyframes", "motion_steps", "scale", NULL};
-    TRY(sensim_ynode_check_keys(n, "object", keys));
+    SENSIM_TRY(sensim_ynode_check_keys(n, "object", keys));
     const char *mesh = NULL, *mat = "default";
-    TRY(sensim_ynode_get_string(n, "mesh", 1, &mesh));
-    TRY(sensim_ynode_get_string(n, "material", 0, &mat));
+    SENSIM_TRY(sensim_ynode_get_string(n, "mesh", 1, &mesh));
+    SENSIM_TRY(sensim_ynode_get_string(n, "material", 0, &mat));
     int mi = sensim_scene_find_mesh(s, mesh);
     if (mi < 0)
         return sensim_ynode_error(sensim_ynode_get(n, "mesh"), SENSIM_ENOTFOUND, "unknown mesh '%s'", mesh);
@@ -244,7 +237,7 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
     if (ma < 0)
         return sensim_ynode_error(sensim_ynode_get(n, "material"), SENSIM_ENOTFOUND, "unknown material '%s'", mat);
     double k[3];
-    TRY(read_scale(n, k));
+    SENSIM_TRY(read_scale(n, k));
     const sensim_ynode *kf = sensim_ynode_get(n, "keyframes");
     if (kf) {
         if (sensim_ynode_get(n, "repeat") || sensim_ynode_get(n, "position") || sensim_ynode_get(n, "orientation"))
@@ -273,20 +266,20 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
         return st;
     }
     sensim_pose pose = sensim_pose_identity();
-    TRY(read_pose(n, &pose));
+    SENSIM_TRY(read_pose(n, &pose));
     int count = 1;
     double step[3] = {0, 0, 0};
     const sensim_ynode *rep = sensim_ynode_get(n, "repeat");
     if (rep) {
         static const char *const rk[] = {"count", "step", NULL};
-        TRY(sensim_ynode_check_keys(rep, "repeat", rk));
-        TRY(get_int_range(rep, "count", 1, 1, 1000000, &count));
-        TRY(sensim_ynode_get_vector(rep, "step", SENSIM_DIM_LENGTH, 1, 3, step));
+        SENSIM_TRY(sensim_ynode_check_keys(rep, "repeat", rk));
+        SENSIM_TRY(get_int_range(rep, "count", 1, 1, 1000000, &count));
+        SENSIM_TRY(sensim_ynode_get_vector(rep, "step", SENSIM_DIM_LENGTH, 1, 3, step));
     }
     for (int i = 0; i < count; i++) {
         sensim_pose pi = pose;
         pi.p = sensim_vec3_add(pose.p, sensim_vec3_make(step[0] * i, step[1] * i, step[2] * i));
-        TRY(scale_object(s, n, sensim_scene_add_object(s, mi, ma, pi), k));
+        SENSIM_TRY(scale_object(s, n, sensim_scene_add_object(s, mi, ma, pi), k));
     }
     return SENSIM_OK;
 }
@@ -296,25 +289,25 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
     const sensim_ynode *n;
     if ((n = sensim_ynode_get(root, "sun"))) {
         static const char *const k[] = {"direction", "irradiance", NULL};
-        TRY(sensim_ynode_check_keys(n, "sun", k));
+        SENSIM_TRY(sensim_ynode_check_keys(n, "sun", k));
         double d[3] = {0, 0, 1}, irr[3] = {1, 1, 1};
-        TRY(sensim_ynode_get_vector(n, "direction", SENSIM_DIM_NONE, 0, 3, d));
-        TRY(sensim_ynode_get_vector(n, "irradiance", SENSIM_DIM_NONE, 0, 3, irr));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "direction", SENSIM_DIM_NONE, 0, 3, d));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "irradiance", SENSIM_DIM_NONE, 0, 3, irr));
         if (sensim_scene_set_sun(s, sensim_vec3_make(d[0], d[1], d[2]), irr))
             return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     }
     if ((n = sensim_ynode_get(root, "ambient"))) {
         static const char *const k[] = {"light", "sky", NULL};
-        TRY(sensim_ynode_check_keys(n, "ambient", k));
+        SENSIM_TRY(sensim_ynode_check_keys(n, "ambient", k));
         double a[3] = {0.2, 0.2, 0.2}, sky[3] = {0.6, 0.6, 0.6};
-        TRY(sensim_ynode_get_vector(n, "light", SENSIM_DIM_NONE, 0, 3, a));
-        TRY(sensim_ynode_get_vector(n, "sky", SENSIM_DIM_NONE, 0, 3, sky));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "light", SENSIM_DIM_NONE, 0, 3, a));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "sky", SENSIM_DIM_NONE, 0, 3, sky));
         if (sensim_scene_set_ambient(s, a, sky))
             return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
     }
     if ((n = sensim_ynode_get(root, "atmosphere"))) {
         static const char *const k[] = {"extinction", "visibility", "returns", NULL};
-        TRY(sensim_ynode_check_keys(n, "atmosphere", k));
+        SENSIM_TRY(sensim_ynode_check_keys(n, "atmosphere", k));
         double a = 0, vis = 0;
         const sensim_ynode *ext = sensim_ynode_get(n, "extinction"), *vn = sensim_ynode_get(n, "visibility");
         if (ext && vn)
@@ -322,23 +315,23 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
         if (!ext && !vn)
             return sensim_ynode_error(n, SENSIM_ENOTFOUND, "atmosphere: missing key 'extinction' or 'visibility'");
         if (ext) {
-            TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
-            TRY(sensim_scene_set_atmosphere(s, a));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(n, "extinction", SENSIM_DIM_NONE, 1, 0, INFINITY, &a));
+            SENSIM_TRY(sensim_scene_set_atmosphere(s, a));
         } else {
             /* Koschmieder and Kim et al. (2001); see sensim_visibility_extinction. */
-            TRY(sensim_ynode_get_quantity_range(n, "visibility", SENSIM_DIM_LENGTH, 1, 1e-3, 1e9, &vis));
-            TRY(sensim_scene_set_visibility(s, vis));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(n, "visibility", SENSIM_DIM_LENGTH, 1, 1e-3, 1e9, &vis));
+            SENSIM_TRY(sensim_scene_set_visibility(s, vis));
         }
         const sensim_ynode *r = sensim_ynode_get(n, "returns");
         if (r) {
             /* Seed 002 eq. 14: probability, gamma shape k and scale theta. */
             static const char *const rk[] = {"probability", "shape", "scale", "reflectance", NULL};
             double p = 0, shape = 0, scale = 0, rho = 0.1;
-            TRY(sensim_ynode_check_keys(r, "atmosphere returns", rk));
-            TRY(sensim_ynode_get_quantity_range(r, "probability", SENSIM_DIM_NONE, 1, 0, 1, &p));
-            TRY(sensim_ynode_get_quantity_range(r, "shape", SENSIM_DIM_NONE, 1, 1e-9, 1e6, &shape));
-            TRY(sensim_ynode_get_quantity_range(r, "scale", SENSIM_DIM_LENGTH, 1, 1e-9, 1e6, &scale));
-            TRY(sensim_ynode_get_quantity_range(r, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &rho));
+            SENSIM_TRY(sensim_ynode_check_keys(r, "atmosphere returns", rk));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(r, "probability", SENSIM_DIM_NONE, 1, 0, 1, &p));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(r, "shape", SENSIM_DIM_NONE, 1, 1e-9, 1e6, &shape));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(r, "scale", SENSIM_DIM_LENGTH, 1, 1e-9, 1e6, &scale));
+            SENSIM_TRY(sensim_ynode_get_quantity_range(r, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &rho));
             if (sensim_scene_set_atmospheric_returns(s, p, shape, scale, rho))
                 return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(r), sensim_ynode_line(r));
         }
@@ -355,12 +348,12 @@ static sensim_status get_rate(const sensim_ynode *n, const char *key, double hi,
     char *end;
     if (!v)
         return SENSIM_OK;
-    TRY(sensim_ynode_get_string(n, key, 1, &text));
+    SENSIM_TRY(sensim_ynode_get_string(n, key, 1, &text));
     double x = strtod(text, &end);
     while (end != text && (*end == ' ' || *end == '\t'))
         end++;
     if (end == text || *end) {
-        TRY(sensim_ynode_get_quantity(n, key, SENSIM_DIM_VELOCITY, 1, &x));
+        SENSIM_TRY(sensim_ynode_get_quantity(n, key, SENSIM_DIM_VELOCITY, 1, &x));
         x *= 3.6e6; /* m/s to mm/h */
     }
     if (!(x >= 0 && x <= hi))
@@ -378,18 +371,18 @@ static sensim_status load_weather(sensim_scene *s, const sensim_ynode *root)
     const sensim_ynode *n = sensim_ynode_get(root, "weather");
     if (!n)
         return SENSIM_OK;
-    TRY(sensim_ynode_check_keys(n, "weather", k));
+    SENSIM_TRY(sensim_ynode_check_keys(n, "weather", k));
     if (!sensim_ynode_get(n, "rain_rate") && !sensim_ynode_get(n, "snow_rate"))
         return sensim_ynode_error(n, SENSIM_ENOTFOUND, "weather: missing key 'rain_rate' or 'snow_rate'");
     sensim_weather w = sensim_weather_default();
     int model = (int)w.extinction;
-    TRY(get_rate(n, "rain_rate", 500, &w.rain_rate));
-    TRY(get_rate(n, "snow_rate", 50, &w.snow_rate));
-    TRY(sensim_ynode_get_quantity_range(n, "snow_temperature", SENSIM_DIM_NONE, 0, -60, 10, &w.snow_temperature));
-    TRY(sensim_ynode_get_quantity_range(n, "rain_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.rain_reflectance));
-    TRY(sensim_ynode_get_quantity_range(n, "snow_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.snow_reflectance));
-    TRY(enum_key(n, "extinction", models, &model));
-    TRY(sensim_ynode_get_bool(n, "false_returns", 0, &w.false_returns));
+    SENSIM_TRY(get_rate(n, "rain_rate", 500, &w.rain_rate));
+    SENSIM_TRY(get_rate(n, "snow_rate", 50, &w.snow_rate));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "snow_temperature", SENSIM_DIM_NONE, 0, -60, 10, &w.snow_temperature));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "rain_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.rain_reflectance));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "snow_reflectance", SENSIM_DIM_NONE, 0, 0, 1, &w.snow_reflectance));
+    SENSIM_TRY(enum_key(n, "extinction", models, &model));
+    SENSIM_TRY(sensim_ynode_get_bool(n, "false_returns", 0, &w.false_returns));
     w.extinction = (sensim_weather_extinction_model)model;
     if (sensim_scene_set_weather(s, &w))
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
@@ -409,7 +402,7 @@ static sensim_status for_each(const sensim_ynode *root, const char *key, int req
     if (sensim_ynode_kind_of(seq) != SENSIM_YNODE_SEQUENCE)
         return sensim_ynode_error(seq, SENSIM_EFORMAT, "key '%s': expected a list", key);
     for (size_t i = 0; i < sensim_ynode_size(seq); i++)
-        TRY(fn(s, sensim_ynode_item(seq, i), dir));
+        SENSIM_TRY(fn(s, sensim_ynode_item(seq, i), dir));
     return SENSIM_OK;
 }
 
@@ -475,7 +468,7 @@ fail:
 static sensim_status enum_key(const sensim_ynode *n, const char *key, const char *const *names, int *out)
 {
     const char *v = NULL;
-    TRY(sensim_ynode_get_string(n, key, 0, &v));
+    SENSIM_TRY(sensim_ynode_get_string(n, key, 0, &v));
     if (!v)
         return SENSIM_OK;
     for (int i = 0; names[i]; i++)
@@ -497,7 +490,7 @@ static sensim_status lidar_table(const sensim_ynode *t, sensim_render_lidar_para
 {
     static const char *const tk[] = {"elevation", "azimuth_offset", "time_offset", NULL};
     static const char *const what[] = {"table elevation", "table azimuth_offset", "table time_offset"};
-    TRY(sensim_ynode_check_keys(t, "table", tk));
+    SENSIM_TRY(sensim_ynode_check_keys(t, "table", tk));
     const sensim_ynode *col[3];
     size_t nch = 0;
     for (int c = 0; c < 3; c++) {
@@ -523,7 +516,7 @@ static sensim_status lidar_table(const sensim_ynode *t, sensim_render_lidar_para
         for (size_t k = 0; k < nch; k++) {
             dst[c][k] = 0;
             if (col[c])
-                TRY(sensim_ynode_as_quantity(sensim_ynode_item(col[c], k), what[c], dim[c], &dst[c][k]));
+                SENSIM_TRY(sensim_ynode_as_quantity(sensim_ynode_item(col[c], k), what[c], dim[c], &dst[c][k]));
         }
     p->channels = (int)nch;
     p->has_table = 1;
@@ -536,15 +529,15 @@ static sensim_status apply_lidar_keys(const sensim_ynode *n, sensim_render_lidar
 {
     static const char *const scans[] = {"spin", "rosette", NULL};
     int sk = (int)p->scan;
-    TRY(enum_key(n, "scan", scans, &sk));
+    SENSIM_TRY(enum_key(n, "scan", scans, &sk));
     if (sk == SENSIM_SCAN_ROSETTE && p->scan != SENSIM_SCAN_ROSETTE)
         p->channels = 1;
     p->scan = (sensim_lidar_scan)sk;
-    TRY(sensim_ynode_get_quantity(n, "rosette_fov", SENSIM_DIM_ANGLE, 0, &p->rosette_fov));
-    TRY(sensim_ynode_get_vector(n, "rosette_hz", SENSIM_DIM_FREQUENCY, 0, 2, p->rosette_hz));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "rosette_fov", SENSIM_DIM_ANGLE, 0, &p->rosette_fov));
+    SENSIM_TRY(sensim_ynode_get_vector(n, "rosette_hz", SENSIM_DIM_FREQUENCY, 0, 2, p->rosette_hz));
     double old_rate = p->rate_hz, old_cycle = p->firing_cycle;
-    TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
-    TRY(sensim_ynode_get_quantity_range(n, "firing_cycle", SENSIM_DIM_TIME, 0, 1e-9, 1, &p->firing_cycle));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, &p->rate_hz));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "firing_cycle", SENSIM_DIM_TIME, 0, 1e-9, 1, &p->firing_cycle));
     if (p->firing_cycle > 0 && (p->rate_hz != old_rate || p->firing_cycle != old_cycle) &&
         !sensim_ynode_get(n, "columns"))
         p->columns = (int)lround(1 / (p->rate_hz * p->firing_cycle));
@@ -553,62 +546,62 @@ static sensim_status apply_lidar_keys(const sensim_ynode *n, sensim_render_lidar
         return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
                                   "key 'channels': a table gives one row a channel; drop 'channels'");
     if (table)
-        TRY(lidar_table(table, p));
+        SENSIM_TRY(lidar_table(table, p));
     else if (sensim_ynode_get(n, "channels")) {
         if (p->has_table)
             return sensim_ynode_error(sensim_ynode_get(n, "channels"), SENSIM_EINVAL,
                                       "key 'channels': a preset with an elevation table fixes the channels");
-        TRY(get_int_range(n, "channels", 0, 1, SENSIM_RENDER_LIDAR_MAX_CHANNELS, &p->channels));
+        SENSIM_TRY(get_int_range(n, "channels", 0, 1, SENSIM_RENDER_LIDAR_MAX_CHANNELS, &p->channels));
     }
     double vf[2] = {p->vfov_min, p->vfov_max};
-    TRY(sensim_ynode_get_vector(n, "vfov", SENSIM_DIM_ANGLE, 0, 2, vf));
+    SENSIM_TRY(sensim_ynode_get_vector(n, "vfov", SENSIM_DIM_ANGLE, 0, 2, vf));
     p->vfov_min = vf[0];
     p->vfov_max = vf[1];
-    TRY(get_int_range(n, "columns", 0, 1, 1000000, &p->columns));
-    TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
-    TRY(sensim_ynode_get_quantity(n, "azimuth0", SENSIM_DIM_ANGLE, 0, &p->azimuth0));
+    SENSIM_TRY(get_int_range(n, "columns", 0, 1, 1000000, &p->columns));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "azimuth0", SENSIM_DIM_ANGLE, 0, &p->azimuth0));
     static const char *const dirs[] = {"cw", "ccw", NULL};
     int d = p->direction > 0;
-    TRY(enum_key(n, "direction", dirs, &d));
+    SENSIM_TRY(enum_key(n, "direction", dirs, &d));
     p->direction = d ? 1 : -1;
-    TRY(sensim_ynode_get_quantity(n, "min_range", SENSIM_DIM_LENGTH, 0, &p->min_range));
-    TRY(sensim_ynode_get_quantity(n, "max_range", SENSIM_DIM_LENGTH, 0, &p->max_range));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "min_range", SENSIM_DIM_LENGTH, 0, &p->min_range));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "max_range", SENSIM_DIM_LENGTH, 0, &p->max_range));
     const sensim_ynode *dv = sensim_ynode_get(n, "divergence");
     if (dv && sensim_ynode_kind_of(dv) == SENSIM_YNODE_SEQUENCE) {
         /* Elliptical: [horizontal, vertical]. */
         double hv[2];
-        TRY(sensim_ynode_get_vector(n, "divergence", SENSIM_DIM_ANGLE, 1, 2, hv));
+        SENSIM_TRY(sensim_ynode_get_vector(n, "divergence", SENSIM_DIM_ANGLE, 1, 2, hv));
         p->divergence = hv[0];
         p->divergence_v = hv[1];
     } else if (dv) {
-        TRY(sensim_ynode_get_quantity(n, "divergence", SENSIM_DIM_ANGLE, 0, &p->divergence));
+        SENSIM_TRY(sensim_ynode_get_quantity(n, "divergence", SENSIM_DIM_ANGLE, 0, &p->divergence));
         p->divergence_v = 0;
     }
     const sensim_ynode *beam = sensim_ynode_get(n, "beam");
     if (beam) {
         static const char *const bk[] = {"pattern", "n", NULL};
         static const char *const pats[] = {"grid", "sunflower", NULL};
-        TRY(sensim_ynode_check_keys(beam, "beam", bk));
+        SENSIM_TRY(sensim_ynode_check_keys(beam, "beam", bk));
         int pat = (int)p->pattern;
-        TRY(enum_key(beam, "pattern", pats, &pat));
+        SENSIM_TRY(enum_key(beam, "pattern", pats, &pat));
         p->pattern = (sensim_beam_pattern)pat;
-        TRY(get_int_range(beam, "n", 0, 1, SENSIM_RENDER_LIDAR_MAX_RAYS, &p->pattern_n));
+        SENSIM_TRY(get_int_range(beam, "n", 0, 1, SENSIM_RENDER_LIDAR_MAX_RAYS, &p->pattern_n));
     }
     static const char *const rets[] = {"strongest", "first", "last", "mean", "dual", NULL};
     int r = (int)p->returns;
-    TRY(enum_key(n, "returns", rets, &r));
+    SENSIM_TRY(enum_key(n, "returns", rets, &r));
     p->returns = (sensim_return_mode)r;
-    TRY(sensim_ynode_get_quantity(n, "echo_separation", SENSIM_DIM_LENGTH, 0, &p->echo_separation));
-    TRY(sensim_ynode_get_quantity(n, "threshold", SENSIM_DIM_NONE, 0, &p->threshold));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "echo_separation", SENSIM_DIM_LENGTH, 0, &p->echo_separation));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "threshold", SENSIM_DIM_NONE, 0, &p->threshold));
     static const char *const fall[] = {"none", "inverse_square", "gaussian_beam", NULL};
     int f = (int)p->falloff;
-    TRY(enum_key(n, "falloff", fall, &f));
+    SENSIM_TRY(enum_key(n, "falloff", fall, &f));
     p->falloff = (sensim_falloff)f;
-    TRY(sensim_ynode_get_quantity(n, "reference_range", SENSIM_DIM_LENGTH, 0, &p->reference_range));
-    TRY(sensim_ynode_get_quantity(n, "waist", SENSIM_DIM_LENGTH, 0, &p->waist));
-    TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
-    TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
-    TRY(sensim_ynode_get_quantity_range(n, "wavelength", SENSIM_DIM_LENGTH, 0, 200e-9, 20e-6, &p->wavelength));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "reference_range", SENSIM_DIM_LENGTH, 0, &p->reference_range));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "waist", SENSIM_DIM_LENGTH, 0, &p->waist));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "receiver_radius", SENSIM_DIM_LENGTH, 0, &p->receiver_radius));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "receiver_offset", SENSIM_DIM_LENGTH, 0, &p->receiver_offset));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "wavelength", SENSIM_DIM_LENGTH, 0, 200e-9, 20e-6, &p->wavelength));
     return SENSIM_OK;
 }
 
@@ -627,7 +620,7 @@ static sensim_status lidar_definition(sensim_yaml *doc, sensim_render_lidar_para
     if (!root || sensim_ynode_kind_of(root) != SENSIM_YNODE_MAPPING)
         return sensim_error(SENSIM_EFORMAT, "%s: a lidar definition is a mapping of lidar keys",
                             sensim_yaml_name(doc));
-    TRY(sensim_ynode_check_keys(root, "lidar definition", lidar_def_keys));
+    SENSIM_TRY(sensim_ynode_check_keys(root, "lidar definition", lidar_def_keys));
     *p = sensim_render_lidar_default_params();
     return apply_lidar_keys(root, p);
 }
@@ -660,8 +653,8 @@ sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_p
 static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_render_lidar_params *p, double *rate)
 {
     const char *preset = NULL, *def = NULL;
-    TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
-    TRY(sensim_ynode_get_string(n, "definition", 0, &def));
+    SENSIM_TRY(sensim_ynode_get_string(n, "preset", 0, &preset));
+    SENSIM_TRY(sensim_ynode_get_string(n, "definition", 0, &def));
     if (preset && def)
         return sensim_ynode_error(n, SENSIM_EINVAL, "lidar: give 'preset' or 'definition', not both");
     *p = sensim_render_lidar_default_params();
@@ -676,7 +669,7 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
         if (st)
             return sensim_error_prefix(st, "%s:%d: definition", sensim_ynode_file(n), sensim_ynode_line(n));
     }
-    TRY(apply_lidar_keys(n, p));
+    SENSIM_TRY(apply_lidar_keys(n, p));
     *rate = p->rate_hz;
     sensim_render_lidar *l = sensim_render_lidar_create(p);
     if (!l)
@@ -688,16 +681,16 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
 static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_params *p, double *rate)
 {
     *p = sensim_render_camera_default_params();
-    TRY(get_int_range(n, "width", 0, 1, 65536, &p->width));
-    TRY(get_int_range(n, "height", 0, 1, 65536, &p->height));
-    TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
+    SENSIM_TRY(get_int_range(n, "width", 0, 1, 65536, &p->width));
+    SENSIM_TRY(get_int_range(n, "height", 0, 1, 65536, &p->height));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "hfov", SENSIM_DIM_ANGLE, 0, &p->hfov));
     const sensim_ynode *ln = sensim_ynode_get(n, "lens");
     if (ln && sensim_ynode_kind_of(ln) == SENSIM_YNODE_MAPPING) {
         /* A calibrated lens (or pinhole / fov with its hfov), as the rig's
          * lens: mapping reads it (models/lens.c). */
         sensim_lens l = p->optics;
         l.hfov = p->hfov;
-        TRY(sensim_lens_from_yaml(ln, &l));
+        SENSIM_TRY(sensim_lens_from_yaml(ln, &l));
         static const sensim_render_lens kinds[] = {SENSIM_RENDER_LENS_PINHOLE, SENSIM_RENDER_LENS_FOV,
                                                    SENSIM_RENDER_LENS_RADTAN, SENSIM_RENDER_LENS_KB};
         p->lens = kinds[l.model];
@@ -711,19 +704,19 @@ static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_par
     } else {
         static const char *const lenses[] = {"pinhole", "fov", NULL};
         int lens = (int)p->lens;
-        TRY(enum_key(n, "lens", lenses, &lens));
+        SENSIM_TRY(enum_key(n, "lens", lenses, &lens));
         p->lens = (sensim_render_lens)lens;
     }
-    TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
-    TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
-    TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
+    SENSIM_TRY(get_int_range(n, "samples", 0, 1, 4096, &p->samples));
+    SENSIM_TRY(sensim_ynode_get_quantity(n, "exposure", SENSIM_DIM_TIME, 0, &p->exposure));
+    SENSIM_TRY(sensim_ynode_get_bool(n, "shadows", 0, &p->shadows));
     static const char *const depths[] = {"none", "z", "range", NULL};
     int depth = (int)p->depth;
-    TRY(enum_key(n, "depth", depths, &depth));
+    SENSIM_TRY(enum_key(n, "depth", depths, &depth));
     p->depth = (sensim_render_depth)depth;
-    TRY(sensim_ynode_get_bool(n, "segmentation", 0, &p->segmentation));
+    SENSIM_TRY(sensim_ynode_get_bool(n, "segmentation", 0, &p->segmentation));
     *rate = 10;
-    TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
+    SENSIM_TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
     sensim_render_camera *c = sensim_render_camera_create(p);
     if (!c)
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
