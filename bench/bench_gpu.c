@@ -26,6 +26,7 @@
  * flattened scenes so that both trace exactly the same rays. */
 #include "../render/cuda_loader.h"
 #include "../render/render_internal.h"
+#include "bench_scene.h"
 #include "../render/twin.h"
 
 static double now(void)
@@ -43,19 +44,9 @@ static void still(const void *user, double t, sensim_pose *out)
 
 static sensim_scene *bench_scene(int cells)
 {
-    sensim_scene *s = sensim_scene_create();
-    int terrain = sensim_scene_add_terrain(s, "terrain", 400, 400, cells, cells, 1.5);
-    int ball = sensim_scene_add_sphere(s, "ball", 1.5, 64);
-    if (terrain < 0 || ball < 0 || sensim_scene_add_object(s, terrain, 0, sensim_pose_identity()) < 0)
-        return NULL;
-    for (int i = 0; i < 48; i++) {
-        sensim_pose p = sensim_pose_identity();
-        double a = 2 * M_PI * i / 48, r = 8 + 3 * (i % 5);
-        p.p = sensim_vec3_make(r * cos(a), r * sin(a), 2.5);
-        sensim_scene_add_object(s, ball, 0, p);
-    }
-    if (sensim_scene_commit(s) || sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN) ||
-        sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA)) {
+    sensim_scene *s = bench_scene_build(cells);
+    if (s && (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN) ||
+              sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA))) {
         sensim_scene_destroy(s);
         return NULL;
     }

@@ -26,6 +26,7 @@
 /* The bench reaches into the committed scene for its Embree handle so that
  * the baseline traverses exactly the same BVH. */
 #include "../render/render_internal.h"
+#include "bench_scene.h"
 #include "sensim/log.h"
 
 static double now(void)
@@ -148,20 +149,8 @@ int main(int argc, char **argv)
         return 2;
     }
     double tb = now();
-    sensim_scene *s = sensim_scene_create();
-    int terrain = sensim_scene_add_terrain(s, "terrain", 400, 400, cells, cells, 1.5);
-    int ball = sensim_scene_add_sphere(s, "ball", 1.5, 64);
-    if (!s || terrain < 0 || ball < 0 || sensim_scene_add_object(s, terrain, 0, sensim_pose_identity()) < 0) {
-        fprintf(stderr, "bench_render: %s\n", sensim_last_error());
-        return 1;
-    }
-    for (int i = 0; i < 48; i++) {
-        sensim_pose p = sensim_pose_identity();
-        double a = 2 * M_PI * i / 48, r = 8 + 3 * (i % 5);
-        p.p = sensim_vec3_make(r * cos(a), r * sin(a), 2.5);
-        sensim_scene_add_object(s, ball, 0, p);
-    }
-    if (sensim_scene_commit(s)) {
+    sensim_scene *s = bench_scene_build(cells);
+    if (!s) {
         fprintf(stderr, "bench_render: %s\n", sensim_last_error());
         return 1;
     }
