@@ -12,7 +12,9 @@
 #   sh scripts/gpu-check.sh [BUILD]        (BUILD: default ./build)
 #
 # Builds first when the build dependencies are here (make gpu; needs clang-16),
-# otherwise uses BUILD as it is (built elsewhere and copied along). Exit
+# otherwise uses BUILD as it is (built elsewhere and copied along, with its
+# shared libraries on LD_LIBRARY_PATH); GPU_CHECK_PREBUILT=1 skips the build
+# even where a compiler is found. Exit
 # status: 0 when every check ran and passed, 1 when one failed, 2 when there
 # is no usable GPU (nothing measured).
 set -u
@@ -26,7 +28,7 @@ run() {
 
 say "== gpu-check: $(date -u +%FT%TZ) on $(hostname)"
 command -v nvidia-smi >/dev/null && run nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
-if command -v clang-16 >/dev/null && pkg-config --exists hdf5 2>/dev/null; then
+if [ -z "${GPU_CHECK_PREBUILT:-}" ] && command -v clang-16 >/dev/null && pkg-config --exists hdf5 2>/dev/null; then
     run make -j"$(nproc)" BUILD="$BUILD" gpu "$BUILD/tests/runner" "$BUILD/bench/bench_gpu" || { say "gpu-check: build failed"; exit 1; }
 else
     say "gpu-check: no build dependencies here; using $BUILD as built elsewhere"
