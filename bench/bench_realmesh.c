@@ -1,0 +1,256 @@
+/* bench_realmesh: scan and frame rates on a real-mesh scene (issue 20)
+ * against the synthetic bench scene, in the same run.
+ *
+ *   bench_realmesh [SCANS [FRAMES [SCENE.yaml]]]   (defaults 20, 2, plaza)
+ *
+ * The real scene is data/scenes/plaza.yaml (under $SENSIM_SRCDIR, else
+ * .): five CC BY 4.0 models, 396 k triangles of quantized meshopt glTF,
+ * kept in ../shared/data/plaza/. It is read as `sensim render` reads it
+ * (sensim_scene_load: YAML, glTF decoding, Embree's BVH; then the twin's
+ * BVH, sensim_scene_prepare_backend), and its sensors vlp16, os128 and cam
+ * (1920x1080, 4 samples a pixel) are loaded from the file
+ * (sensim_render_sensor_load) and placed at their mounts. The baseline is
+ * bench_render's scene (bench_scene.h: 1.23 M triangles of terrain and
+ * spheres) with the same sensors 3 m up. Each scene prints its load time,
+ * its memory (sensim_scene_memory: meshes, objects, Embree; the twin's
+ * arrays; the growth of the resident set over the load) and its triangle
+ * count; then scans/s and frames/s with the Embree backend and the CPU twin
+ * (`--backend twin`), the best of SCANS (FRAMES) alternating runs, per
+ * second of wall clock and per CPU second (all threads: on a shared,
+ * loaded machine the fair comparison), and the returns of a scan. Without the scene's models only the baseline runs.
+ * The load average is printed: the machine may be shared. */
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* For the twin's size (s->twin->bytes), as bench_twin. */
+#include "../render/render_internal.h"
+#include "../render/twin.h"
+#include "bench_scene.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* CPU seconds of all threads: a rate per CPU second still compares the
+ * scenes fairly on a loaded (shared) machine, where the wall clock does not. */
+static double cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+/* Resident set now, MiB (/proc/self/statm). */
+static double rss_mib(void)
+{
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+static void loadavg(const char *when)
+{
+    double a[3] = {0};
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
+            a[0] = a[1] = a[2] = NAN;
+        fclose(f);
+    }
+    printf("load average (%s): %.2f %.2f %.2f on %ld CPUs, %d threads\n", when, a[0], a[1], a[2],
+           sysconf(_SC_NPROCESSORS_ONLN), omp_get_max_threads());
+}
+
+static void still(const void *user, double t, sensim_pose *out)
+{
+    (void)t;
+    *out = *(const sensim_pose *)user;
+}
+
+/* The sensors every scene is traced with. */
+typedef struct {
+    sensim_render_sensor lidar[2], cam;
+} sensors;
+
+/* Memory and load report of a committed scene whose load took `load` s and
+ * grew the resident set by `grew` MiB; then builds the twin. */
+static int prepare(sensim_scene *s, const char *name, double load, double grew)
+{
+    size_t peak = 0, bytes = sensim_scene_memory(s, &peak);
+    double t0 = now();
+    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN)) {
+        fprintf(stderr, "bench_realmesh: %s: %s\n", name, sensim_last_error());
+        return -1;
+    }
+    printf("%s: %zu triangles, %zu objects; load %.2f s, twin build %.2f s; memory: scene %.1f MiB (peak %.1f), "
+           "twin %.1f MiB, resident set +%.1f MiB over the load\n",
+           name, sensim_scene_triangle_count(s), sensim_scene_object_count(s), load, now() - t0, bytes / 1048576.0,
+           peak / 1048576.0, s->twin->bytes / 1048576.0, grew);
+    return 0;
+}
+
+/* Best-of-n scans/s with each backend, alternating; returns a scan's
+ * returns in *points (Embree's). */
+static int lidar_rates(const sensim_scene *s, const sensim_render_sensor *rs, sensim_pose pose, int n, double rate[4],
+                       size_t *points)
+{
+    sensim_render_lidar_params p = rs->lidar;
+    p.noise = NULL;
+    p.backend = SENSIM_RENDER_BACKEND_EMBREE;
+    sensim_render_lidar *le = sensim_render_lidar_create(&p);
+    p.backend = SENSIM_RENDER_BACKEND_TWIN;
+    sensim_render_lidar *lt = sensim_render_lidar_create(&p);
+    sensim_render_lidar_points *pts = le ? sensim_render_lidar_points_create(le) : NULL;
+    int bad = !le || !lt || !pts;
+    double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int k = 0; k <= n && !bad; k++) /* k = 0: warm-up */
+        for (int b = 0; b < 2 && !bad; b++) {
+            double t0 = now(), c0 = cpu();
+            bad = sensim_render_lidar_scan(b ? lt : le, s, still, &pose, 0, (uint64_t)k, pts) != SENSIM_OK;
+            if (k) {
+                best[b] = fmin(best[b], now() - t0);
+                best[2 + b] = fmin(best[2 + b], cpu() - c0);
+            }
+            if (!b)
+                *points = pts->count;
+        }
+    for (int i = 0; i < 4; i++)
+        rate[i] = 1 / best[i];
+    sensim_render_lidar_points_destroy(pts);
+    sensim_render_lidar_destroy(le);
+    sensim_render_lidar_destroy(lt);
+    return bad ? -1 : 0;
+}
+
+static int camera_rates(const sensim_scene *s, const sensim_render_sensor *rs, sensim_pose pose, int n, double rate[4])
+{
+    sensim_render_camera_params cp = rs->camera;
+    cp.noise = NULL;
+    cp.backend = SENSIM_RENDER_BACKEND_EMBREE;
+    sensim_render_camera *ce = sensim_render_camera_create(&cp);
+    cp.backend = SENSIM_RENDER_BACKEND_TWIN;
+    sensim_render_camera *ct = sensim_render_camera_create(&cp);
+    float *img = malloc((size_t)cp.width * cp.height * 3 * sizeof *img);
+    int bad = !ce || !ct || !img;
+    double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int k = 0; k < n && !bad; k++)
+        for (int b = 0; b < 2 && !bad; b++) {
+            double t0 = now(), c0 = cpu();
+            bad = sensim_render_camera_render(b ? ct : ce, s, still, &pose, 0, (uint64_t)k, img) != SENSIM_OK;
+            best[b] = fmin(best[b], now() - t0);
+            best[2 + b] = fmin(best[2 + b], cpu() - c0);
+        }
+    for (int i = 0; i < 4; i++)
+        rate[i] = 1 / best[i];
+    free(img);
+    sensim_render_camera_destroy(ce);
+    sensim_render_camera_destroy(ct);
+    return bad ? -1 : 0;
+}
+
+/* Every rate of one scene; the lidars at `at` and the camera at `cam`
+ * (NULL: their mounts). */
+static int rates(const sensim_scene *s, const char *name, const sensors *ss, const sensim_pose *at,
+                 const sensim_pose *cam, int scans, int frames)
+{
+    for (int i = 0; i < 2; i++) {
+        const sensim_render_sensor *rs = &ss->lidar[i];
+        double r[4];
+        size_t pts = 0;
+        if (lidar_rates(s, rs, at ? *at : rs->mount, scans, r, &pts))
+            return -1;
+        printf("%-9s %-7s %3dx%-5d %9.2f %9.2f %6.2f %9.2f %9.2f %6.2f %8zu  scans\n", name, rs->name,
+               rs->lidar.channels, rs->lidar.columns, r[0], r[1], r[0] / r[1], r[2], r[3], r[2] / r[3], pts);
+    }
+    if (frames > 0) {
+        double r[4];
+        if (camera_rates(s, &ss->cam, cam ? *cam : ss->cam.mount, frames, r))
+            return -1;
+        printf("%-9s %-7s %4dx%-4d %9.3f %9.3f %6.2f %9.3f %9.3f %6.2f %8s  frames, %d samples a pixel\n", name,
+               ss->cam.name, ss->cam.camera.width, ss->cam.camera.height, r[0], r[1], r[0] / r[1], r[2], r[3],
+               r[2] / r[3], "", ss->cam.camera.samples);
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int scans = argc > 1 ? atoi(argv[1]) : 20, frames = argc > 2 ? atoi(argv[2]) : 2;
+    if (scans < 1 || frames < 0 || argc > 4) {
+        fprintf(stderr, "usage: bench_realmesh [SCANS [FRAMES [SCENE.yaml]]]\n");
+        return 2;
+    }
+    char path[4096];
+    const char *src = getenv("SENSIM_SRCDIR");
+    if (argc > 3)
+        snprintf(path, sizeof path, "%s", argv[3]);
+    else
+        snprintf(path, sizeof path, "%s/data/scenes/plaza.yaml", src && *src ? src : ".");
+    sensors ss;
+    const char *names[2] = {"vlp16", "os128"};
+    for (int i = 0; i < 2; i++)
+        if (sensim_render_sensor_load(path, names[i], &ss.lidar[i])) {
+            fprintf(stderr, "bench_realmesh: %s\n", sensim_last_error());
+            return 1;
+        }
+    if (sensim_render_sensor_load(path, "cam", &ss.cam)) {
+        fprintf(stderr, "bench_realmesh: %s\n", sensim_last_error());
+        return 1;
+    }
+    loadavg("start");
+
+    /* The real scene first, so that its resident-set growth is its own. */
+    double m0 = rss_mib(), t0 = now();
+    sensim_scene *real = sensim_scene_load(path);
+    double tload = now() - t0, grew = rss_mib() - m0;
+    if (!real)
+        printf("real scene skipped: %s\n", sensim_last_error());
+    else if (prepare(real, "plaza", tload, grew))
+        return 1;
+    m0 = rss_mib();
+    t0 = now();
+    sensim_scene *syn = bench_scene_build(720);
+    tload = now() - t0;
+    grew = rss_mib() - m0;
+    if (!syn || prepare(syn, "synthetic", tload, grew)) {
+        fprintf(stderr, "bench_realmesh: %s\n", sensim_last_error());
+        return 1;
+    }
+
+    printf("%-27s %-26s %-26s\n%-9s %-7s %-9s %9s %9s %6s %9s %9s %6s %8s\n", "", "per second (wall clock)",
+           "per CPU second", "scene", "sensor", "size", "embree", "twin", "ratio", "embree", "twin", "ratio",
+           "returns");
+    /* The synthetic scene's sensors stand where bench_render's do, the
+     * camera pitched as the plaza's. */
+    sensim_pose at = sensim_pose_identity();
+    at.p = sensim_vec3_make(0.3, 0.2, 3.0);
+    sensim_pose cam = at;
+    cam.q = ss.cam.mount.q;
+    int bad = (real && rates(real, "plaza", &ss, NULL, NULL, scans, frames)) ||
+              rates(syn, "synthetic", &ss, &at, &cam, scans, frames);
+    if (bad) {
+        fprintf(stderr, "bench_realmesh: %s\n", sensim_last_error());
+        return 1;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("peak memory (ru_maxrss, both scenes): %.1f MiB\n", ru.ru_maxrss / 1024.0);
+    loadavg("end");
+    sensim_scene_destroy(real);
+    sensim_scene_destroy(syn);
+    return 0;
+}
