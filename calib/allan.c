@@ -327,19 +327,53 @@ double sensim_allan_edf(sensim_allan_dev dev, int alpha, size_t m, size_t nphase
 
 /* ---- lag-1 autocorrelation noise identification ---- */
 
+/* The sums below run in NL lanes (element k in lane k mod NL) so that they
+ * vectorize: one sequential chain per sum cost more than the rest of the
+ * noise identification. The order differs from a plain loop only in
+ * rounding, which moves rho by about 1e-16. */
+#define NL 8
+
 /* Removes a least-squares polynomial of degree deg (1 or 2) from z in place,
  * with t centred and scaled to [-1, 1] for conditioning. */
 static void detrend(double *z, size_t L, int deg)
 {
-    double A[3][3] = {{0}}, b[3] = {0}, c = (L - 1) / 2.0, h = c > 0 ? c : 1;
-    for (size_t k = 0; k < L; k++) {
-        double t = (k - c) / h, p[3] = {1, t, t * t};
-        for (int i = 0; i <= deg; i++) {
-            b[i] += p[i] * z[k];
-            for (int j = 0; j <= deg; j++)
-                A[i][j] += p[i] * p[j];
+    const double c = (L - 1) / 2.0, ih = 1 / (c > 0 ? c : 1);
+    /* p[i] p[j] depends only on i + j: T[e] = sum t^e, B[i] = sum t^i z. */
+    double T[5][NL] = {{0}}, B[3][NL] = {{0}};
+    size_t k = 0;
+    double kd = 0; /* k, counted in a double: no integer conversions in the loop */
+    for (; k + NL <= L; k += NL, kd += NL)
+        for (int l = 0; l < NL; l++) {
+            double t = (kd + l - c) * ih, t2 = t * t, zk = z[k + (size_t)l];
+            T[1][l] += t;
+            T[2][l] += t2;
+            T[3][l] += t2 * t;
+            T[4][l] += t2 * t2;
+            B[0][l] += zk;
+            B[1][l] += t * zk;
+            B[2][l] += t2 * zk;
         }
+    for (; k < L; k++, kd++) {
+        double t = (kd - c) * ih, t2 = t * t, zk = z[k];
+        T[1][0] += t;
+        T[2][0] += t2;
+        T[3][0] += t2 * t;
+        T[4][0] += t2 * t2;
+        B[0][0] += zk;
+        B[1][0] += t * zk;
+        B[2][0] += t2 * zk;
     }
+    double Ts[5] = {(double)L, 0, 0, 0, 0}, b[3] = {0};
+    for (int l = 0; l < NL; l++) {
+        for (int e = 1; e < 5; e++)
+            Ts[e] += T[e][l];
+        for (int i = 0; i < 3; i++)
+            b[i] += B[i][l];
+    }
+    double A[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            A[i][j] = Ts[i + j];
     /* Gaussian elimination on the (deg+1)^2 normal equations. */
     int n = deg + 1;
     for (int i = 0; i < n; i++)
@@ -356,9 +390,11 @@ static void detrend(double *z, size_t L, int deg)
             s -= A[i][j] * q[j];
         q[i] = s / A[i][i];
     }
-    for (size_t k = 0; k < L; k++) {
-        double t = (k - c) / h;
-        z[k] -= q[0] + q[1] * t + (deg == 2 ? q[2] * t * t : 0);
+    const double q2 = deg == 2 ? q[2] : 0;
+    kd = 0;
+    for (k = 0; k < L; k++, kd++) {
+        double t = (kd - c) * ih;
+        z[k] -= q[0] + q[1] * t + q2 * t * t;
     }
 }
 
@@ -368,14 +404,32 @@ static int noise_id_series(double *z, size_t L, int phase, int dmax)
 {
     detrend(z, L, phase ? 2 : 1);
     for (int d = 0;; d++) {
-        double mu = 0, a = 0, b = 0;
-        for (size_t k = 0; k < L; k++)
-            mu += z[k];
+        double ms[NL] = {0}, as[NL] = {0}, bs[NL] = {0}, mu = 0, a = 0, b = 0;
+        size_t k = 0;
+        for (; k + NL <= L; k += NL)
+            for (int l = 0; l < NL; l++)
+                ms[l] += z[k + (size_t)l];
+        for (; k < L; k++)
+            ms[0] += z[k];
+        for (int l = 0; l < NL; l++)
+            mu += ms[l];
         mu /= (double)L;
-        for (size_t k = 0; k < L; k++) {
-            b += (z[k] - mu) * (z[k] - mu);
+        /* b over every point, a over the L - 1 neighbouring pairs. */
+        for (k = 0; k + NL < L; k += NL)
+            for (int l = 0; l < NL; l++) {
+                double e = z[k + (size_t)l] - mu;
+                bs[l] += e * e;
+                as[l] += e * (z[k + (size_t)l + 1] - mu);
+            }
+        for (; k < L; k++) {
+            double e = z[k] - mu;
+            bs[0] += e * e;
             if (k + 1 < L)
-                a += (z[k] - mu) * (z[k + 1] - mu);
+                as[0] += e * (z[k + 1] - mu);
+        }
+        for (int l = 0; l < NL; l++) {
+            a += as[l];
+            b += bs[l];
         }
         double r1 = b > 0 ? a / b : 0, rho = r1 / (1 + r1);
         if (rho < 0.25 || d >= dmax || L < 3) {
@@ -386,11 +440,12 @@ static int noise_id_series(double *z, size_t L, int phase, int dmax)
                 al = dmax >= 3 ? -4 : -2;
             return al;
         }
-        for (size_t k = 0; k + 1 < L; k++)
+        for (k = 0; k + 1 < L; k++)
             z[k] = z[k + 1] - z[k];
         L--;
     }
 }
+#undef NL
 
 sensim_status sensim_allan_noise_id(const double *x, size_t n, size_t stride, sensim_allan_data data, size_t m,
                                     int dmax, int *alpha)
