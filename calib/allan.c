@@ -657,17 +657,18 @@ static double rn_observed_fast(const double *ph, size_t np, size_t m)
     for (; c + 4 <= nchain && (c + 7) * m <= np + 1; c += 4) {
         allan_v4d u = {0}, su = {0}, su2 = {0}, sdv = {0};
         const allan_v4d two = {2, 2, 2, 2};
-        const double *x0 = ph + c * m - 1;
+        const double *x0 = ph + c * m; /* row q of step t at x0 + q m + t - 1 */
         size_t t = 1;
         for (; t + 4 <= m; t += 4) {
+            const double *p = x0 + t - 1;
             allan_v4d a0, a1, a2, a3, a4, a5, a6;
-            RN_LOAD(a0, x0 + t);
-            RN_LOAD(a1, x0 + m + t);
-            RN_LOAD(a2, x0 + 2 * m + t);
-            RN_LOAD(a3, x0 + 3 * m + t);
-            RN_LOAD(a4, x0 + 4 * m + t);
-            RN_LOAD(a5, x0 + 5 * m + t);
-            RN_LOAD(a6, x0 + 6 * m + t);
+            RN_LOAD(a0, p);
+            RN_LOAD(a1, p + m);
+            RN_LOAD(a2, p + 2 * m);
+            RN_LOAD(a3, p + 3 * m);
+            RN_LOAD(a4, p + 4 * m);
+            RN_LOAD(a5, p + 5 * m);
+            RN_LOAD(a6, p + 6 * m);
             allan_v4d d0 = a2 - two * a1 + a0, d1 = a3 - two * a2 + a1, d2 = a4 - two * a3 + a2;
             allan_v4d d3 = a5 - two * a4 + a3, d4 = a6 - two * a5 + a4;
             sdv += d1 * d1 + d2 * d2 + d3 * d3 + d4 * d4;
