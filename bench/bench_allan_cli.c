@@ -9,9 +9,12 @@
  * each, 400 Hz): `sensim allan --sensor imu --quantity imu` does the six
  * axes in one call. Both the octave and the log:10 grid are timed, each the
  * best of three runs of the command (the machine may be shared), with the
- * CPU seconds of the command beside the wall time; the taus
- * of the baseline are those sensim printed, and the largest relative
- * difference of the deviations is printed beside the ratio.
+ * CPU seconds of the command beside the wall time, once on one thread
+ * (OMP_NUM_THREADS=1: the baseline is single-threaded NumPy) and once with
+ * OpenMP's default (all cores, or the caller's OMP_NUM_THREADS), so the
+ * ratio is reported both ways; the taus of the baseline are those sensim
+ * printed, and the largest relative difference of the deviations is
+ * printed beside the ratios.
  *
  *   build/bench/bench_allan_cli --memory H [H ...]
  *
@@ -223,21 +226,35 @@ int main(int argc, char **argv)
     FILE *f = fopen(rawp, "wb");
     fwrite(x, sizeof *x, 6 * n, f);
     fclose(f);
+    /* The threaded pass: the caller's OMP_NUM_THREADS, else OpenMP's
+     * default of one thread per core. */
+    const char *omp = getenv("OMP_NUM_THREADS");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    char threads[64] = "", nthreads[32];
+    if (omp && *omp)
+        snprintf(threads, sizeof threads, "OMP_NUM_THREADS=%.20s ", omp);
+    if (omp && *omp)
+        snprintf(nthreads, sizeof nthreads, "%.16s threads:", omp);
+    else
+        snprintf(nthreads, sizeof nthreads, "%ld threads:", ncpu);
     printf("sensim allan end to end: %zu samples x 6 axes (one HDF5 log, --quantity imu)\n", n);
     static const char *const grids[2] = {"octave", "log:10"};
     int rc = 0;
     for (int gi = 0; gi < 2; gi++) {
-        snprintf(cmd, sizeof cmd, "%s allan -i %s --sensor imu --quantity imu --taus %s --csv > %s", bin, logp,
-                 grids[gi], outp);
-        double best = HUGE_VAL, cpu = HUGE_VAL;
-        for (int rep = 0; rep < 3; rep++) {
-            double t0 = now(), c0 = child_cpu();
-            if (system(cmd) != 0) {
-                fprintf(stderr, "bench_allan_cli: failed: %s\n", cmd);
-                return 1;
+        /* Pass 0 on one thread, pass 1 with the default threads. */
+        double best[2] = {HUGE_VAL, HUGE_VAL}, cpu[2] = {HUGE_VAL, HUGE_VAL};
+        for (int pass = 0; pass < 2; pass++) {
+            snprintf(cmd, sizeof cmd, "%s%s allan -i %s --sensor imu --quantity imu --taus %s --csv > %s",
+                     pass ? threads : "OMP_NUM_THREADS=1 ", bin, logp, grids[gi], outp);
+            for (int rep = 0; rep < 3; rep++) {
+                double t0 = now(), c0 = child_cpu();
+                if (system(cmd) != 0) {
+                    fprintf(stderr, "bench_allan_cli: failed: %s\n", cmd);
+                    return 1;
+                }
+                best[pass] = fmin(best[pass], now() - t0);
+                cpu[pass] = fmin(cpu[pass], child_cpu() - c0);
             }
-            best = fmin(best, now() - t0);
-            cpu = fmin(cpu, child_cpu() - c0);
         }
         /* The command's output: axis,tau,dev,lo,hi,n; the taus of the
          * first axis are the grid. */
@@ -281,9 +298,12 @@ int main(int argc, char **argv)
                 }
         if (py)
             pclose(py);
-        printf("%-7s %3zu taus: sensim allan %.3f s end to end (%.3f s CPU); numpy %.3f s computing (%.3f s CPU); "
-               "ratio %.1fx wall, %.1fx CPU; max relative difference %.1e\n",
-               grids[gi], nm, best, cpu, t_np, c_np, t_np > 0 ? t_np / best : 0.0, c_np > 0 ? c_np / cpu : 0.0, maxrel);
+        printf("%-7s %3zu taus: numpy %.3f s computing (%.3f s CPU); max relative difference %.1e\n", grids[gi], nm,
+               t_np, c_np, maxrel);
+        for (int pass = 0; pass < 2; pass++)
+            printf("        sensim allan, %-10s %.3f s end to end (%.3f s CPU): ratio %.1fx wall, %.1fx CPU\n",
+                   pass ? nthreads : "1 thread:", best[pass], cpu[pass], t_np > 0 ? t_np / best[pass] : 0.0,
+                   c_np > 0 ? c_np / cpu[pass] : 0.0);
         /* The CSV prints 10 significant digits. */
         if (t_np < 0 || maxrel > 1e-9)
             rc = 1;

@@ -34,6 +34,15 @@ static const char *const dev_names[SENSIM_ALLAN_NDEV] = {"adev", "oadev", "mdev"
 #define NOISE_ID_MIN 30
 #define ALPHA_UNKNOWN SENSIM_ALLAN_ALPHA_UNKNOWN
 
+/* The hot loops are compiled for AVX-512, AVX2 and the baseline, chosen at
+ * run time; the arithmetic (no FMA contraction in ISO C mode) is the same
+ * in each, so the results do not depend on the machine. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define ALLAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ALLAN_CLONES
+#endif
+
 const char *sensim_allan_dev_name(sensim_allan_dev dev)
 {
     return (unsigned)dev < SENSIM_ALLAN_NDEV ? dev_names[dev] : NULL;
@@ -318,19 +327,53 @@ double sensim_allan_edf(sensim_allan_dev dev, int alpha, size_t m, size_t nphase
 
 /* ---- lag-1 autocorrelation noise identification ---- */
 
+/* The sums below run in NL lanes (element k in lane k mod NL) so that they
+ * vectorize: one sequential chain per sum cost more than the rest of the
+ * noise identification. The order differs from a plain loop only in
+ * rounding, which moves rho by about 1e-16. */
+#define NL 8
+
 /* Removes a least-squares polynomial of degree deg (1 or 2) from z in place,
  * with t centred and scaled to [-1, 1] for conditioning. */
 static void detrend(double *z, size_t L, int deg)
 {
-    double A[3][3] = {{0}}, b[3] = {0}, c = (L - 1) / 2.0, h = c > 0 ? c : 1;
-    for (size_t k = 0; k < L; k++) {
-        double t = (k - c) / h, p[3] = {1, t, t * t};
-        for (int i = 0; i <= deg; i++) {
-            b[i] += p[i] * z[k];
-            for (int j = 0; j <= deg; j++)
-                A[i][j] += p[i] * p[j];
+    const double c = (L - 1) / 2.0, ih = 1 / (c > 0 ? c : 1);
+    /* p[i] p[j] depends only on i + j: T[e] = sum t^e, B[i] = sum t^i z. */
+    double T[5][NL] = {{0}}, B[3][NL] = {{0}};
+    size_t k = 0;
+    double kd = 0; /* k, counted in a double: no integer conversions in the loop */
+    for (; k + NL <= L; k += NL, kd += NL)
+        for (int l = 0; l < NL; l++) {
+            double t = (kd + l - c) * ih, t2 = t * t, zk = z[k + (size_t)l];
+            T[1][l] += t;
+            T[2][l] += t2;
+            T[3][l] += t2 * t;
+            T[4][l] += t2 * t2;
+            B[0][l] += zk;
+            B[1][l] += t * zk;
+            B[2][l] += t2 * zk;
         }
+    for (; k < L; k++, kd++) {
+        double t = (kd - c) * ih, t2 = t * t, zk = z[k];
+        T[1][0] += t;
+        T[2][0] += t2;
+        T[3][0] += t2 * t;
+        T[4][0] += t2 * t2;
+        B[0][0] += zk;
+        B[1][0] += t * zk;
+        B[2][0] += t2 * zk;
     }
+    double Ts[5] = {(double)L, 0, 0, 0, 0}, b[3] = {0};
+    for (int l = 0; l < NL; l++) {
+        for (int e = 1; e < 5; e++)
+            Ts[e] += T[e][l];
+        for (int i = 0; i < 3; i++)
+            b[i] += B[i][l];
+    }
+    double A[3][3];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            A[i][j] = Ts[i + j];
     /* Gaussian elimination on the (deg+1)^2 normal equations. */
     int n = deg + 1;
     for (int i = 0; i < n; i++)
@@ -347,9 +390,11 @@ static void detrend(double *z, size_t L, int deg)
             s -= A[i][j] * q[j];
         q[i] = s / A[i][i];
     }
-    for (size_t k = 0; k < L; k++) {
-        double t = (k - c) / h;
-        z[k] -= q[0] + q[1] * t + (deg == 2 ? q[2] * t * t : 0);
+    const double q2 = deg == 2 ? q[2] : 0;
+    kd = 0;
+    for (k = 0; k < L; k++, kd++) {
+        double t = (kd - c) * ih;
+        z[k] -= q[0] + q[1] * t + q2 * t * t;
     }
 }
 
@@ -359,14 +404,32 @@ static int noise_id_series(double *z, size_t L, int phase, int dmax)
 {
     detrend(z, L, phase ? 2 : 1);
     for (int d = 0;; d++) {
-        double mu = 0, a = 0, b = 0;
-        for (size_t k = 0; k < L; k++)
-            mu += z[k];
+        double ms[NL] = {0}, as[NL] = {0}, bs[NL] = {0}, mu = 0, a = 0, b = 0;
+        size_t k = 0;
+        for (; k + NL <= L; k += NL)
+            for (int l = 0; l < NL; l++)
+                ms[l] += z[k + (size_t)l];
+        for (; k < L; k++)
+            ms[0] += z[k];
+        for (int l = 0; l < NL; l++)
+            mu += ms[l];
         mu /= (double)L;
-        for (size_t k = 0; k < L; k++) {
-            b += (z[k] - mu) * (z[k] - mu);
+        /* b over every point, a over the L - 1 neighbouring pairs. */
+        for (k = 0; k + NL < L; k += NL)
+            for (int l = 0; l < NL; l++) {
+                double e = z[k + (size_t)l] - mu;
+                bs[l] += e * e;
+                as[l] += e * (z[k + (size_t)l + 1] - mu);
+            }
+        for (; k < L; k++) {
+            double e = z[k] - mu;
+            bs[0] += e * e;
             if (k + 1 < L)
-                a += (z[k] - mu) * (z[k + 1] - mu);
+                as[0] += e * (z[k + 1] - mu);
+        }
+        for (int l = 0; l < NL; l++) {
+            a += as[l];
+            b += bs[l];
         }
         double r1 = b > 0 ? a / b : 0, rho = r1 / (1 + r1);
         if (rho < 0.25 || d >= dmax || L < 3) {
@@ -377,11 +440,12 @@ static int noise_id_series(double *z, size_t L, int phase, int dmax)
                 al = dmax >= 3 ? -4 : -2;
             return al;
         }
-        for (size_t k = 0; k + 1 < L; k++)
+        for (k = 0; k + 1 < L; k++)
             z[k] = z[k + 1] - z[k];
         L--;
     }
 }
+#undef NL
 
 sensim_status sensim_allan_noise_id(const double *x, size_t n, size_t stride, sensim_allan_data data, size_t m,
                                     int dmax, int *alpha)
@@ -463,6 +527,208 @@ static double rn_observed(const double *ph, size_t np, size_t m)
     return sd > 0 && nv ? (sv / (double)nv) / ((double)m * (double)m * sd / (double)nd) : 0;
 }
 
+/* rn_observed's ratio with the window sums v computed four at a time.
+ *
+ * The sequential window sum is one long dependency chain. Cut it into
+ * chains of m steps: chain c covers i in [(c+1)m - 1, (c+2)m - 1), where v
+ * starts at V_c = sum of d_j over j in [cm, (c+1)m) and moves by d_i -
+ * d_{i-m}. Each chain runs on u = v - V_c from 0, summing u and u^2, so four
+ * neighbouring chains run side by side in the lanes of a vector (their d
+ * rows are m apart and shared: chain c's d_{i-m} is chain c-1's d_i), and
+ * sum v^2 = sum u^2 + 2 V_c sum u + n V_c^2 once V_c is known: V_{c+1} is
+ * V_c plus chain c's last u and one more step. The sums differ from
+ * rn_observed only by rounding; the ratio only picks a noise type. */
+#if defined(__GNUC__)
+typedef double allan_v4d __attribute__((vector_size(32)));
+#if defined(__clang__)
+#define RN_SHUF(a, b, i, j, k, l) __builtin_shufflevector(a, b, i, j, k, l)
+#else
+typedef long long allan_v4i __attribute__((vector_size(32)));
+#define RN_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (allan_v4i){i, j, k, l})
+#endif
+#define RN_FAST_MIN 64
+
+static inline double rn_d(const double *ph, size_t m, size_t j)
+{
+    return ph[j + 2 * m] - 2 * ph[j + m] + ph[j];
+}
+
+/* v = p[0..4), unaligned (a macro: vectors returned from functions
+ * compiled without AVX change the ABI). */
+#define RN_LOAD(v, p) memcpy(&(v), (p), sizeof(v))
+
+/* v over i in [i0, i1) from v = V at i0: adds v^2 for i in [i0, i1) to *sv
+ * and d_i^2 for i in (i0, i1) to *sd; returns v at i1 - 1. Four pieces of
+ * the run side by side in the lanes (u from 0 in each, as above) where it
+ * is long enough, the rest one step at a time. */
+ALLAN_CLONES
+static double rn_run(const double *ph, size_t m, size_t i0, size_t i1, double V, double *sv, double *sd)
+{
+    const size_t len = i1 - i0, h = len / 4 >= 16 ? len / 4 : 0;
+    size_t tail = i0;
+    if (h) {
+        allan_v4d u = {0}, su = {0}, su2 = {0}, sdv = {0};
+        const allan_v4d two = {2, 2, 2, 2};
+        size_t t = 1;
+        for (; t + 4 <= h; t += 4) {
+            allan_v4d r[4];
+            for (int q = 0; q < 4; q++) {
+                const double *p = ph + i0 + (size_t)q * h + t;
+                allan_v4d a0, a1, a2, a3;
+                RN_LOAD(a0, p - m);
+                RN_LOAD(a1, p);
+                RN_LOAD(a2, p + m);
+                RN_LOAD(a3, p + 2 * m);
+                allan_v4d dn = a3 - two * a2 + a1, dold = a2 - two * a1 + a0;
+                sdv += dn * dn;
+                r[q] = dn - dold;
+            }
+            allan_v4d t0 = RN_SHUF(r[0], r[1], 0, 4, 2, 6), t1 = RN_SHUF(r[0], r[1], 1, 5, 3, 7);
+            allan_v4d t2 = RN_SHUF(r[2], r[3], 0, 4, 2, 6), t3 = RN_SHUF(r[2], r[3], 1, 5, 3, 7);
+            u += RN_SHUF(t0, t2, 0, 1, 4, 5);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t1, t3, 0, 1, 4, 5);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t0, t2, 2, 3, 6, 7);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t1, t3, 2, 3, 6, 7);
+            su += u;
+            su2 += u * u;
+        }
+        double uu[4], s1[4], s2[4], sdd = sdv[0] + sdv[1] + sdv[2] + sdv[3];
+        for (int q = 0; q < 4; q++) {
+            uu[q] = u[q];
+            s1[q] = su[q];
+            s2[q] = su2[q];
+        }
+        for (; t < h; t++)
+            for (int q = 0; q < 4; q++) {
+                const size_t i = i0 + (size_t)q * h + t;
+                double dn = rn_d(ph, m, i);
+                uu[q] += dn - rn_d(ph, m, i - m);
+                s1[q] += uu[q];
+                s2[q] += uu[q] * uu[q];
+                sdd += dn * dn;
+            }
+        *sd += sdd;
+        for (int q = 0; q < 4; q++) {
+            *sv += s2[q] + 2 * V * s1[q] + (double)h * V * V;
+            V += uu[q];
+            if (q < 3) {
+                const size_t e = i0 + (size_t)(q + 1) * h;
+                double dx = rn_d(ph, m, e);
+                *sd += dx * dx;
+                V += dx - rn_d(ph, m, e - m);
+            }
+        }
+        tail = i0 + 4 * h - 1; /* v at tail is V; go on from there */
+    } else
+        *sv += V * V;
+    double s2 = 0, s = 0;
+    for (size_t i = tail + 1; i < i1; i++) {
+        double dn = rn_d(ph, m, i);
+        V += dn - rn_d(ph, m, i - m);
+        s2 += V * V;
+        s += dn * dn;
+    }
+    *sv += s2;
+    *sd += s;
+    return V;
+}
+
+ALLAN_CLONES
+static double rn_observed_fast(const double *ph, size_t np, size_t m)
+{
+    if (np < 3 * m + 1 || m < RN_FAST_MIN)
+        return rn_observed(ph, np, m);
+    const size_t nd = np - 2 * m, nv = np - 3 * m + 1, nchain = (nv + m - 1) / m;
+    double sd = 0, sv = 0, V = 0;
+    for (size_t j = 0; j < m; j++) {
+        double d = rn_d(ph, m, j);
+        sd += d * d;
+        V += d;
+    }
+    /* V is V_c of chain c on entry to each group; a chain is full (m
+     * steps) while (c + 4) m <= np + 1. */
+    size_t c = 0;
+    for (; c + 4 <= nchain && (c + 7) * m <= np + 1; c += 4) {
+        allan_v4d u = {0}, su = {0}, su2 = {0}, sdv = {0};
+        const allan_v4d two = {2, 2, 2, 2};
+        const double *x0 = ph + c * m; /* row q of step t at x0 + q m + t - 1 */
+        size_t t = 1;
+        for (; t + 4 <= m; t += 4) {
+            const double *p = x0 + t - 1;
+            allan_v4d a0, a1, a2, a3, a4, a5, a6;
+            RN_LOAD(a0, p);
+            RN_LOAD(a1, p + m);
+            RN_LOAD(a2, p + 2 * m);
+            RN_LOAD(a3, p + 3 * m);
+            RN_LOAD(a4, p + 4 * m);
+            RN_LOAD(a5, p + 5 * m);
+            RN_LOAD(a6, p + 6 * m);
+            allan_v4d d0 = a2 - two * a1 + a0, d1 = a3 - two * a2 + a1, d2 = a4 - two * a3 + a2;
+            allan_v4d d3 = a5 - two * a4 + a3, d4 = a6 - two * a5 + a4;
+            sdv += d1 * d1 + d2 * d2 + d3 * d3 + d4 * d4;
+            allan_v4d r0 = d1 - d0, r1 = d2 - d1, r2 = d3 - d2, r3 = d4 - d3;
+            /* Transpose: column k holds step t + k of the four chains. */
+            allan_v4d t0 = RN_SHUF(r0, r1, 0, 4, 2, 6);
+            allan_v4d t1 = RN_SHUF(r0, r1, 1, 5, 3, 7);
+            allan_v4d t2 = RN_SHUF(r2, r3, 0, 4, 2, 6);
+            allan_v4d t3 = RN_SHUF(r2, r3, 1, 5, 3, 7);
+            u += RN_SHUF(t0, t2, 0, 1, 4, 5);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t1, t3, 0, 1, 4, 5);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t0, t2, 2, 3, 6, 7);
+            su += u;
+            su2 += u * u;
+            u += RN_SHUF(t1, t3, 2, 3, 6, 7);
+            su += u;
+            su2 += u * u;
+        }
+        double uu[4], s1[4], s2[4];
+        for (int l = 0; l < 4; l++) {
+            uu[l] = u[l];
+            s1[l] = su[l];
+            s2[l] = su2[l];
+        }
+        sd += sdv[0] + sdv[1] + sdv[2] + sdv[3];
+        for (; t < m; t++)
+            for (int l = 0; l < 4; l++) {
+                const size_t j = (c + (size_t)l + 1) * m - 1 + t;
+                double dn = rn_d(ph, m, j);
+                uu[l] += dn - rn_d(ph, m, j - m);
+                s1[l] += uu[l];
+                s2[l] += uu[l] * uu[l];
+                sd += dn * dn;
+            }
+        /* v at the end of chain c + l is V + uu[l]; one more step gives
+         * the start of the next chain. */
+        for (int l = 0; l < 4; l++) {
+            const size_t e = (c + (size_t)l + 2) * m - 1;
+            sv += s2[l] + 2 * V * s1[l] + (double)m * V * V;
+            if (c + (size_t)l + 1 < nchain) {
+                double dx = rn_d(ph, m, e);
+                sd += dx * dx;
+                V += uu[l] + (dx - rn_d(ph, m, e - m));
+            }
+        }
+    }
+    /* The chains left (fewer than four, the last maybe short) in one run. */
+    if (c < nchain)
+        rn_run(ph, m, (c + 1) * m - 1, nd, V, &sv, &sd);
+    return sd > 0 ? (sv / (double)nv) / ((double)m * (double)m * sd / (double)nd) : 0;
+}
+#else
+#define rn_observed_fast rn_observed
+#define RN_FAST_MIN 1
+#endif
+
 /* White PM (2), flicker PM (1) or neither (0) at m by R(m), split at the
  * geometric means of the expected ratios. */
 static void rn_thresholds(size_t m, double thr[2])
@@ -490,7 +756,7 @@ static double robs_mem(const id_view *v, size_t np)
     /* stream (in memory) points at the R(m) over all np points when known. */
     if (v->stream && np == v->axis)
         return *(const double *)v->stream;
-    return rn_observed(v->ph, np, v->m);
+    return rn_observed_fast(v->ph, np, v->m);
 }
 
 /* rn_observed of three axes p0, p1, p2 at once, the same arithmetic per
@@ -535,6 +801,11 @@ static void rn_observed3(const double *p0, const double *p1, const double *p2, s
 /* rn_observed of na axes ph + a * pstride into r[a * rs], three at a time. */
 static void rn_observed_axes(const double *ph, size_t pstride, size_t na, size_t np, size_t m, double *r, size_t rs)
 {
+    if (m >= RN_FAST_MIN) {
+        for (size_t a = 0; a < na; a++)
+            r[a * rs] = rn_observed_fast(ph + a * pstride, np, m);
+        return;
+    }
     size_t a = 0;
     for (; a + 3 <= na; a += 3) {
         double t[3];
@@ -724,12 +995,6 @@ static double variance_at(const double *ph, size_t np, size_t m, double tau0, se
 #define OV_BATCH 64
 #define OV_LANES 16
 _Static_assert(OV_CHUNK % OV_BLOCK == 0 && OV_BLOCK % OV_LANES == 0, "a lane must be i mod OV_LANES in every block");
-
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define ALLAN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ALLAN_CLONES
-#endif
 
 /* lane[l] += sum over i in [lo, hi), i = l mod OV_LANES, of d_i^2 with d_i
  * the order-th difference of ph at spacing m (lo a multiple of OV_LANES). */

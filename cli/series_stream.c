@@ -2,6 +2,7 @@
 #include "series_stream.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,25 +63,46 @@ static sensim_status tmp_rows(cli_stream *s, size_t rows, size_t width)
     return SENSIM_OK;
 }
 
+/* Whether v[0..n) holds a NaN or an infinity: the exponent bits, tested
+ * with integer operations that vectorize (isfinite on doubles does not). */
+static int any_nonfinite(const double *v, size_t n)
+{
+    const uint64_t e = 0x7ff0000000000000u;
+    uint64_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, &v[i], sizeof b);
+        bad |= (b & e) == e;
+    }
+    return bad != 0;
+}
+
 static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
 {
     cli_stream *s = ctx;
     const size_t w = a1 - a0;
-    sensim_status st = tmp_rows(s, count, 3);
+    sensim_status st = SENSIM_OK;
     for (size_t q = a0 / 3; q < s->nq && 3 * q < a1 && !st; q++) {
-        if ((st = sensim_log_read_f64(s->log, s->dset[q], start, count, s->tmp)))
+        /* A whole quantity asked alone lands in buf as the dataset holds
+         * it; otherwise its columns are picked from a block in tmp. */
+        int direct = a0 == 3 * q && w == 3;
+        if (!direct && (st = tmp_rows(s, count, 3)))
             break;
-        for (size_t i = 0; i < count && !st; i++)
-            for (size_t k = 0; k < 3; k++) {
-                double v = s->tmp[3 * i + k];
-                if (!isfinite(v)) {
-                    st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu axis %zu is %s", s->path, s->dset[q], start + i,
-                                      k, isnan(v) ? "NaN" : "infinite");
+        double *v = direct ? buf : s->tmp;
+        if ((st = sensim_log_read_f64(s->log, s->dset[q], start, count, v)))
+            break;
+        if (any_nonfinite(v, 3 * count))
+            for (size_t i = 0; i < 3 * count; i++)
+                if (!isfinite(v[i])) {
+                    st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu axis %zu is %s", s->path, s->dset[q],
+                                      start + i / 3, i % 3, isnan(v[i]) ? "NaN" : "infinite");
                     break;
                 }
+        for (size_t i = 0; i < count && !st && !direct; i++)
+            for (size_t k = 0; k < 3; k++) {
                 size_t a = 3 * q + k;
                 if (a >= a0 && a < a1)
-                    buf[i * w + a - a0] = v;
+                    buf[i * w + a - a0] = v[3 * i + k];
             }
     }
     s->failed = st != SENSIM_OK;
