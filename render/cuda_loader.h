@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "gpu/sg_types.h"
+#include "gpu/sg_scan.h"
 
 #include "sensim/status.h"
 
@@ -97,8 +97,33 @@ typedef struct sensim_cuda_batch {
     _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
 } sensim_cuda_batch;
 
+/* A lidar's constant tables on the device (sg_lidar's dir, toff, ra, rb,
+ * rn), uploaded at its first scan and kept while scans of the same lidar
+ * follow (serial: the lidar's unique number). */
+typedef struct sensim_cuda_lidar_tables {
+    unsigned long long serial;
+    sensim_cuda_ptr buf[5];
+} sensim_cuda_lidar_tables;
+
+/* The hits of a scan, compacted (sensim_cuda_lidar_trace): beam b's hit
+ * sub-rays are hit[off[b] .. off[b] + count[b]), in sub-ray order. Owned
+ * by the scene, valid until its next scan. */
+typedef struct sensim_cuda_lidar_hits {
+    const sg_lhit *hit;
+    const size_t *off;
+    const uint16_t *count;
+    size_t nhit;
+} sensim_cuda_lidar_hits;
+
 typedef struct sensim_cuda_scene {
     sensim_cuda *cu;
+    sensim_cuda_lidar_tables lidar; /* the last lidar's tables */
+    sensim_cuda_ptr scan_buf[5];    /* per-ray records, counts, group sums, compacted hits, poses */
+    size_t scan_cap[5];             /* their sizes, bytes */
+    sg_lhit *hit;                   /* host copies of a scan's results */
+    size_t *off;
+    uint16_t *count;
+    size_t cap_hit, cap_beam;
     sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
     sg_scene dev;               /* the scene with device addresses */
     sensim_cuda_ptr buf[6];     /* its arrays */
@@ -119,6 +144,15 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs);
 /* The closest hits of rays[0..n-1] into hits (sg_bvh.h's sg_trace on the
  * device), in launches of at most 2^24 rays. One batch at a time. */
 sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n);
+
+/* A lidar scan on the device (render/gpu/sg_scan.h): L describes it with
+ * host pointers (its tables, and a pose table of npose poses), serial is
+ * the lidar's unique number (its tables are uploaded once). The rays are
+ * made, traced and their hits compacted on the device, in launches of at
+ * most 2^24 rays; only the hits and a count per beam are downloaded, into
+ * *out (owned by cs). */
+sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial,
+                                      size_t npose, sensim_cuda_lidar_hits *out);
 
 /* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
  * _trace traces what was recorded on the device and replays; _end turns

@@ -382,7 +382,7 @@ START_TEST(cli_device_errors)
     char *dir = tu_mkdtemp(), *gt = drive(dir), *scene = tu_src("data/scenes/fig5.yaml"), *fake = fake_driver();
     char *out = tu_path(dir, "out.h5");
     const char *mode[2] = {"launchfail", "oom"};
-    const char *expect[2] = {"sensim render: cuda: cuLaunchKernel (sg_trace_kernel, ",
+    const char *expect[2] = {"sensim render: cuda: cuLaunchKernel (sg_scan_trace_kernel, ",
                              "sensim render: --backend cuda: cuMemAlloc_v2 ("};
     const char *expect2[2] = {" threads): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure) (error 719)\n",
                               " bytes on fakecuda (CPU stand-in, tests only)): CUDA_ERROR_OUT_OF_MEMORY (out of "

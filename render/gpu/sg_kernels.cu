@@ -24,6 +24,7 @@
 
 #include "sg_bvh.h"
 #include "sg_probe.h"
+#include "sg_scan.h"
 
 /* This thread's index in a one-dimensional launch. */
 static __device__ inline unsigned long long sg_thread_index(void)
@@ -47,4 +48,49 @@ extern "C" __global__ void sg_trace_kernel(sg_scene s, const sg_ray *rays, sg_hi
     unsigned long long i = sg_thread_index();
     if (i < n)
         sg_trace(&s, rays, hits, (size_t)i);
+}
+
+/* Occlusion of rays[0..n-1] (sg_occluded: any hit, the walk stops at the
+ * first): hits[i].geom is 0 for an occluded ray, SG_INVALID otherwise. */
+extern "C" __global__ void sg_occluded_kernel(sg_scene s, const sg_ray *rays, sg_hit *hits, unsigned long long n)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n)
+        hits[i].geom = sg_occluded(&s, rays, (size_t)i) ? 0u : SG_INVALID;
+}
+
+/* A lidar scan (sg_scan.h): rays first .. first + n - 1 made (sg_raygen.h,
+ * L holds device pointers), traced and recorded in rec[0 .. n). */
+extern "C" __global__ void sg_scan_trace_kernel(sg_scene s, sg_lidar L, unsigned long long first,
+                                                unsigned long long n, sg_lhit *rec)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n)
+        sg_scan_trace(&s, &L, first, i, rec);
+}
+
+/* Hits per beam of nbeam beams (nrays records each), ngroup threads. */
+extern "C" __global__ void sg_scan_count_kernel(const sg_lhit *rec, unsigned long long nrays, unsigned long long nbeam,
+                                                unsigned long long ngroup, uint16_t *count, uint32_t *sum)
+{
+    unsigned long long g = sg_thread_index();
+    if (g < ngroup)
+        sg_scan_count(rec, (uint32_t)nrays, nbeam, g, count, sum);
+}
+
+/* The groups' offsets: one thread. */
+extern "C" __global__ void sg_scan_offsets_kernel(uint32_t *sum, unsigned long long ngroup)
+{
+    if (sg_thread_index() == 0)
+        sg_scan_offsets(sum, ngroup);
+}
+
+/* The hits copied to their offsets, ngroup threads. */
+extern "C" __global__ void sg_scan_compact_kernel(const sg_lhit *rec, unsigned long long nrays,
+                                                  unsigned long long nbeam, unsigned long long ngroup,
+                                                  const uint32_t *sum, sg_lhit *out)
+{
+    unsigned long long g = sg_thread_index();
+    if (g < ngroup)
+        sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, sum, out);
 }
