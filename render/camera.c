@@ -136,8 +136,8 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
  * sample k of pixel p uses index (frame * W * H + p) * spp + k. */
 #define TILE 4
 
-static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                       const sg_camera *G, int tx, int ty, float *rgb, float *depth, uint32_t *object)
+static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, const sg_camera *G, int tx, int ty,
+                       float *rgb, float *depth, uint32_t *object)
 {
     const int W = c->p.width, H = c->p.height, spp = c->p.samples;
     double acc[16][3];
@@ -167,17 +167,16 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
             /* The shared ray generation (render/gpu/sg_raygen.h). */
             double px, py, cd[3], wd[3];
             sg_camera_sample(G, pix[jj], (uint32_t)k, &px, &py, &ts[j]);
-            sensim_pose pose;
-            posefn(user, ts[j], &pose);
-            org[j] = pose.p;
+            sg_pose pose;
+            sg_camera_pose(G, ts[j], &pose);
+            org[j] = sensim_vec3_make(pose.p[0], pose.p[1], pose.p[2]);
             sg_camera_direction(G, px, py, cd);
-            const double qv[4] = {pose.q.w, pose.q.x, pose.q.y, pose.q.z};
-            sg_quat_rotate(qv, cd, wd);
+            sg_quat_rotate(pose.q, cd, wd);
             cdir[j] = sensim_vec3_make(cd[0], cd[1], cd[2]);
             dir[j] = sensim_vec3_make(wd[0], wd[1], wd[2]);
             const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
-            packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
+            packet_ray16(&rh, j, o, d, INFINITY, sg_ray_time((int)G->has_motion, G->t0, G->t1, ts[j]));
             /* The sample's place in the frame: its slot in the CUDA
              * backend's batches; Embree and the twin ignore it. */
             rh.ray.id[j] = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
@@ -285,6 +284,19 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
     sg_camera G = c->g;
     G.t = t;
     G.frame = frame;
+    /* The poses the exposure is sampled at (sg_camera_pose). */
+    sg_pose knot[SG_CAMERA_KNOTS];
+    G.nknot = c->p.exposure > 0 ? SG_CAMERA_KNOTS : 1;
+    for (uint32_t i = 0; i < G.nknot; i++) {
+        sensim_pose q;
+        pose(pose_user, G.nknot > 1 ? t + c->p.exposure * i / (G.nknot - 1) : t, &q);
+        const sg_pose x = {{q.p.x, q.p.y, q.p.z}, {q.q.w, q.q.x, q.q.y, q.q.z}};
+        knot[i] = x;
+    }
+    G.knot = knot;
+    G.has_motion = (uint32_t)s->has_motion;
+    G.t0 = s->t0;
+    G.t1 = s->t1;
     const sensim_rng rx = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_PX);
     const sensim_rng ry = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_PY);
     const sensim_rng rt = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_TIME);
@@ -298,25 +310,28 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
     }
     const int ntx = (c->p.width + TILE - 1) / TILE, nty = (c->p.height + TILE - 1) / TILE;
     const long ntiles = (long)ntx * nty;
-    /* The CUDA backend: a pass records the primary rays, the GPU traces
-     * them in one batch; with shadows a second pass (primary hits replayed)
-     * records the shadow rays, traced likewise; the last pass replays both
-     * and makes the image (cuda_loader.h). Other backends: one pass. */
+    /* The CUDA backend: the primary rays made and traced on the GPU (the
+     * same sg_raygen.h code as below), their hits downloaded into batch 0;
+     * with shadows a pass (primary hits replayed) records the shadow rays,
+     * traced on the GPU likewise (any hit); the last pass replays both and
+     * makes the image (cuda_loader.h). Other backends: one pass. */
     const int cuda = sensim_scene_backend(s, c->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA;
-    const int passes = cuda ? (c->p.shadows ? 3 : 2) : 1;
+    const int passes = cuda && c->p.shadows ? 2 : 1;
     sensim_status st = SENSIM_OK;
     if (cuda) {
         const size_t n = (size_t)c->p.width * c->p.height * c->p.samples;
-        if ((st = sensim_cuda_batch_begin(s->cuda, 0, n)) ||
-            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n))))
+        if ((st = sensim_cuda_camera_trace(s->cuda, &G)) ||
+            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n)))) {
+            sensim_cuda_batch_end(s->cuda);
             return st;
+        }
     }
     for (int pass = 0; pass < passes && !st; pass++) {
 #pragma omp parallel for schedule(dynamic, 16)
         for (long i = 0; i < ntiles; i++)
-            trace_tile(c, s, pose, pose_user, &G, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
+            trace_tile(c, s, &G, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
         if (cuda && pass < passes - 1)
-            st = sensim_cuda_batch_trace(s->cuda, pass);
+            st = sensim_cuda_batch_trace(s->cuda, 1);
     }
     if (cuda)
         sensim_cuda_batch_end(s->cuda);

@@ -201,7 +201,7 @@ sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n
     if (n > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
                             UINT32_MAX);
-    if (n > b->cap) {
+    if (n > b->cap || !b->rays) {
         free(b->rays);
         free(b->hits);
         b->rays = malloc(n * sizeof *b->rays);
@@ -399,5 +399,42 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
     out->off = cs->off;
     out->count = cs->count;
     out->nhit = nhit;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G)
+{
+    const size_t n = (size_t)G->width * G->height * G->spp;
+    sensim_cuda_batch *b = &cs->batch[0];
+    if (n > UINT32_MAX)
+        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one frame; the CUDA backend takes at most %u", n,
+                            UINT32_MAX);
+    if (n > b->cap) {
+        free(b->rays);
+        free(b->hits);
+        b->rays = NULL; /* the rays stay on the device */
+        b->hits = malloc(n * sizeof *b->hits);
+        b->cap = b->hits ? n : 0;
+        if (!b->cap)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
+    }
+    const size_t chunk = n < TRACE_CHUNK ? n : TRACE_CHUNK;
+    sensim_status st;
+    if ((st = scan_buffer(cs, S_POSE, G->nknot * sizeof(sg_pose))) ||
+        (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], G->knot, G->nknot * sizeof(sg_pose))) ||
+        (st = scan_buffer(cs, S_OUT, chunk * sizeof(sg_hit))))
+        return st;
+    sg_camera D = *G;
+    D.knot = (const sg_pose *)(uintptr_t)cs->scan_buf[S_POSE];
+    for (size_t at = 0; at < n; at += chunk) {
+        unsigned long long first = at, m = n - at < chunk ? n - at : chunk;
+        void *params[] = {&cs->dev, &D, &first, &m, &cs->scan_buf[S_OUT]};
+        if ((st = sensim_cuda_launch(cs->cu, "sg_camera_kernel", m, params)) ||
+            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))))
+            return st;
+    }
+    b->n = n;
+    b->bad_id = 0;
+    b->mode = SENSIM_CUDA_REPLAY;
     return SENSIM_OK;
 }

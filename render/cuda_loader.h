@@ -154,6 +154,12 @@ sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays,
 sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial,
                                       size_t npose, sensim_cuda_lidar_hits *out);
 
+/* A camera frame's primary rays on the device: made (sg_raygen.h's
+ * sg_camera_ray; G with host pointers, its pose knots uploaded here),
+ * traced, and their hits downloaded into batch 0, which then replays them
+ * (slot pix * spp + k), in launches of at most 2^24 rays. */
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G);
+
 /* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
  * _trace traces what was recorded on the device and replays; _end turns
  * the hooks off. */

@@ -94,3 +94,19 @@ extern "C" __global__ void sg_scan_compact_kernel(const sg_lhit *rec, unsigned l
     if (g < ngroup)
         sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, sum, out);
 }
+
+/* A camera frame's samples first .. first + n - 1 (sample index pix spp +
+ * k): rays made (sg_raygen.h; G's knots a device pointer) and traced into
+ * hits[0 .. n). */
+extern "C" __global__ void sg_camera_kernel(sg_scene s, sg_camera G, unsigned long long first, unsigned long long n,
+                                            sg_hit *hits)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n) {
+        const unsigned long long idx = first + i;
+        sg_ray r;
+        double cd[3], ts;
+        sg_camera_ray(&G, idx / G.spp, (uint32_t)(idx % G.spp), &r, cd, &ts);
+        sg_trace(&s, &r, &hits[i], 0);
+    }
+}

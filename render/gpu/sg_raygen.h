@@ -195,8 +195,18 @@ typedef struct sg_camera {
     double fx, fy, cx, cy, k[6], p1, p2; /* RADTAN, KB (sensim_lens) */
     double t, exposure;                  /* frame time and exposure, s */
     uint64_t frame;
-    sg_rng rx, ry, rt; /* jitter in x, y, and time in the exposure */
+    sg_rng rx, ry, rt;   /* jitter in x, y, and time in the exposure */
+    const sg_pose *knot; /* the pose at t + exposure i / (nknot - 1), i < nknot */
+    uint32_t nknot;      /* 1 when exposure is 0, else SG_CAMERA_KNOTS */
+    uint32_t has_motion; /* the scene's keyframe window, for ray times */
+    double t0, t1;
 } sg_camera;
+
+/* Poses a frame's exposure is sampled at: a sample's pose is interpolated
+ * between the two around its time (positions linearly, orientations by
+ * normalized linear interpolation on the shorter arc), so that the pose
+ * callback runs 33 times a frame, on the host, whatever the backend. */
+#define SG_CAMERA_KNOTS 33
 
 #define SG_NEWTON_TOL 1e-12
 #define SG_NEWTON_MAX 100
@@ -370,6 +380,54 @@ SENSIM_HD static inline void sg_camera_sample(const sg_camera *c, uint64_t pix, 
     *ts = c->t + (c->exposure > 0 ? c->exposure * sg_rng_uniform(&c->rt, idx) : 0);
     *px = (double)(pix % c->width) + jx;
     *py = (double)(pix / c->width) + jy;
+}
+
+/* The camera's pose at time ts of the frame's exposure (from the knots). */
+SENSIM_HD static inline void sg_camera_pose(const sg_camera *c, double ts, sg_pose *out)
+{
+    if (c->nknot <= 1 || !(c->exposure > 0)) {
+        *out = c->knot[0];
+        return;
+    }
+    double f = (ts - c->t) / c->exposure * (double)(c->nknot - 1);
+    f = f < 0 ? 0 : f;
+    uint32_t i = (uint32_t)f;
+    if (i > c->nknot - 2)
+        i = c->nknot - 2;
+    const double w = f - (double)i, v = 1.0 - w;
+    const sg_pose *a = &c->knot[i], *b = &c->knot[i + 1];
+    for (int k = 0; k < 3; k++)
+        out->p[k] = a->p[k] * v + b->p[k] * w;
+    const double d = a->q[0] * b->q[0] + a->q[1] * b->q[1] + a->q[2] * b->q[2] + a->q[3] * b->q[3];
+    const double wb = d < 0 ? -w : w;
+    double q[4], n2 = 0;
+    for (int k = 0; k < 4; k++) {
+        q[k] = a->q[k] * v + b->q[k] * wb;
+        n2 += q[k] * q[k];
+    }
+    const double in = 1.0 / sg_sqrt(n2);
+    for (int k = 0; k < 4; k++)
+        out->q[k] = q[k] * in;
+}
+
+/* Sample k of pixel pix: the world ray (origin and direction as traced,
+ * float), the sensor-frame direction cd (double) and the sample's time. */
+SENSIM_HD static inline void sg_camera_ray(const sg_camera *c, uint64_t pix, uint32_t k, sg_ray *r, double cd[3],
+                                           double *ts)
+{
+    double px, py, wd[3];
+    sg_pose pose;
+    sg_camera_sample(c, pix, k, &px, &py, ts);
+    sg_camera_pose(c, *ts, &pose);
+    sg_camera_direction(c, px, py, cd);
+    sg_quat_rotate(pose.q, cd, wd);
+    for (int a = 0; a < 3; a++) {
+        r->org[a] = (float)pose.p[a];
+        r->dir[a] = (float)wd[a];
+    }
+    r->tnear = 0.0f;
+    r->tfar = __builtin_inff();
+    r->time = sg_ray_time((int)c->has_motion, c->t0, c->t1, *ts);
 }
 
 #endif

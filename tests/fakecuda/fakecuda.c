@@ -344,6 +344,21 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
         return OK;
     }
 #define DEV(T, k) ((T)(uintptr_t) * (CUdeviceptr *)params[k])
+    if (entry_is(f, "sg_camera_kernel")) {
+        const sg_scene *s = (const sg_scene *)params[0];
+        const sg_camera *G = (const sg_camera *)params[1];
+        const unsigned long long first = *(unsigned long long *)params[2], n = *(unsigned long long *)params[3];
+        sg_hit *hits = DEV(sg_hit *, 4);
+        for (unsigned long long i = 0; i < threads; i++)
+            if (i < n) {
+                const unsigned long long idx = first + i;
+                sg_ray r;
+                double cd[3], ts;
+                sg_camera_ray(G, idx / G->spp, (uint32_t)(idx % G->spp), &r, cd, &ts);
+                sg_trace(s, &r, &hits[i], 0);
+            }
+        return OK;
+    }
 #define U64(k) (*(unsigned long long *)params[k])
     if (entry_is(f, "sg_scan_trace_kernel")) {
         if (mode("launchfail"))
