@@ -9,10 +9,12 @@
  * msun): sin and cos by argument reduction modulo pi/2 with pi/2 split into
  * three parts (Cody and Waite), then the degree-13 and degree-14 kernel
  * polynomials on [-pi/4, pi/4]; atan by reduction to [0, 7/16] with four
- * breakpoints and a degree-22 odd polynomial. Errors below 1 ulp (double)
- * for |x| < 2^19 pi/2 (sin, cos; larger arguments lose bits in the
- * reduction), so that a result rounded to float nearly always equals the
- * float of glibc's correctly rounded value. */
+ * breakpoints and a degree-22 odd polynomial; tan as sin / cos, asin
+ * through atan2. Against glibc (tests/test_twin.c): within 1 ulp (double)
+ * for sin, cos and atan2, 3 for tan, 2 for asin, for |x| < 1e5 (larger
+ * arguments lose bits in the reduction), so that a result rounded to float
+ * nearly always is the float of glibc's value (200000 of 200000 per
+ * function in the test). */
 #ifndef SENSIM_SG_MATH_H
 #define SENSIM_SG_MATH_H
 

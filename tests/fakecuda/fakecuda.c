@@ -18,8 +18,8 @@
  * zerodevices (no device counted), cc52 (compute capability 5.2), cc70
  * (7.0: the sm_60 PTX is expected), badptx (the JIT refuses the PTX),
  * badarith (the probe kernel's result bits are off by one ulp), oom
- * (allocations over 1 MiB fail), launchfail (sg_trace_kernel and
- * sg_scan_trace_kernel fail).
+ * (allocations over 1 MiB fail), launchfail (sg_trace_kernel,
+ * sg_scan_trace_kernel and sg_camera_kernel fail).
  * On exit it prints "fakecuda: N allocations not freed" to stderr when
  * some are left. */
 #include <stdint.h>
@@ -345,6 +345,8 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
     }
 #define DEV(T, k) ((T)(uintptr_t) * (CUdeviceptr *)params[k])
     if (entry_is(f, "sg_camera_kernel")) {
+        if (mode("launchfail"))
+            return E_LAUNCH_FAILED;
         const sg_scene *s = (const sg_scene *)params[0];
         const sg_camera *G = (const sg_camera *)params[1];
         const unsigned long long first = *(unsigned long long *)params[2], n = *(unsigned long long *)params[3];
