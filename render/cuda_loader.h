@@ -85,9 +85,10 @@ sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
  * and hits reused from batch to batch. */
 /* A pass's rays, recorded by the packet hook, then traced in one batch, then
  * their hits replayed into the same packets (see sensim_cuda_intersect16):
- * the loops that make rays and use hits are the twin's and Embree's, run
- * once to record and once to replay. Slot i is the ray whose packet lane
- * carries id i. */
+ * the camera's shadow rays (batch 1), which depend on host shading. The
+ * camera's primary hits (batch 0) come from sensim_cuda_camera_trace, rays
+ * made on the device, and are replayed the same way. Slot i is the ray
+ * whose packet lane carries id i. */
 typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_RECORD, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
 typedef struct sensim_cuda_batch {
     sensim_cuda_mode mode;

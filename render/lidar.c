@@ -6,7 +6,9 @@
  * elevation elevation[k] (per-channel tables for real sensors, uniform
  * otherwise). Each beam is cast from the sensor pose at its own firing time
  * (seed 000 sec. 3.1 and Fig. 5: motion distortion), the pose being a pure
- * function of time evaluated inside the parallel loop.
+ * function of time evaluated inside the parallel loop (tabulated at the
+ * firing times for the CUDA backend). The rays are made by
+ * render/gpu/sg_raygen.h, the code the CUDA kernels run too.
  *
  * Beam divergence (seeds 000, 001, 002): a beam is N rays over its
  * footprint, weighted by the Gaussian beam profile; N is counted by the loop
