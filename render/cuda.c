@@ -117,6 +117,7 @@ sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *hos
         return NULL;
     }
     cs->cu = cu;
+    cs->chunk = TRACE_CHUNK;
     snprintf(cs->info, sizeof cs->info, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
     const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
     const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
@@ -167,8 +168,8 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
  * sg_occluded_kernel: any hit, geom 0 for an occluded ray). */
 static sensim_status trace_with(sensim_cuda_scene *cs, const char *kernel, const sg_ray *rays, sg_hit *hits, size_t n)
 {
-    for (size_t at = 0; at < n; at += TRACE_CHUNK) {
-        const size_t m = n - at < TRACE_CHUNK ? n - at : TRACE_CHUNK;
+    for (size_t at = 0; at < n; at += cs->chunk) {
+        const size_t m = n - at < cs->chunk ? n - at : cs->chunk;
         if (m > cs->cap) {
             sensim_cuda_free(cs->cu, cs->rays);
             sensim_cuda_free(cs->cu, cs->hits);
@@ -339,7 +340,7 @@ static sensim_status scan_host(sensim_cuda_scene *cs, size_t nbeam, size_t nhit)
     return SENSIM_OK;
 }
 
-enum { S_REC, S_COUNT, S_SUM, S_OUT, S_POSE };
+enum { S_REC, S_COUNT, S_SUM, S_OUT, S_POSE, S_BLOCK };
 
 sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial,
                                       size_t npose, sensim_cuda_lidar_hits *out)
@@ -348,14 +349,18 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
     if (nbeam * nr > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one scan; the CUDA backend takes at most %u",
                             nbeam * nr, UINT32_MAX);
-    /* Beams per launch: at most TRACE_CHUNK rays. */
-    const size_t per = TRACE_CHUNK / nr / SG_SCAN_GROUP * SG_SCAN_GROUP;
+    /* Beams per launch: at most cs->chunk rays (whole groups; one group
+     * at least). */
+    size_t per = cs->chunk / nr / SG_SCAN_GROUP * SG_SCAN_GROUP;
+    per = per ? per : SG_SCAN_GROUP;
     const size_t bmax = nbeam < per ? nbeam : per, gmax = (bmax + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP;
+    const size_t kmax = (gmax + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
     sensim_status st;
     if ((st = lidar_tables(cs, L, serial)) || (st = scan_host(cs, nbeam, 0)) ||
         (st = scan_buffer(cs, S_REC, bmax * nr * sizeof(sg_lhit))) ||
         (st = scan_buffer(cs, S_COUNT, bmax * sizeof(uint16_t))) ||
-        (st = scan_buffer(cs, S_SUM, (gmax + 1) * sizeof(uint32_t))) ||
+        (st = scan_buffer(cs, S_SUM, gmax * sizeof(uint32_t))) ||
+        (st = scan_buffer(cs, S_BLOCK, (kmax + 1) * sizeof(uint32_t))) ||
         (st = scan_buffer(cs, S_OUT, bmax * nr * sizeof(sg_lhit))) ||
         (st = scan_buffer(cs, S_POSE, npose * sizeof(sg_pose))) ||
         (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], L->pose, npose * sizeof(sg_pose))))
@@ -372,16 +377,20 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
     for (size_t b0 = 0; b0 < nbeam; b0 += bmax) {
         unsigned long long first = (unsigned long long)(b0 * nr), nb = nbeam - b0 < bmax ? nbeam - b0 : bmax;
         unsigned long long n = nb * nr, ng = (nb + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP, nrays = nr;
+        unsigned long long nk = (ng + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
         void *ptrace[] = {&cs->dev, &D, &first, &n, &cs->scan_buf[S_REC]};
         void *pcount[] = {&cs->scan_buf[S_REC], &nrays, &nb, &ng, &cs->scan_buf[S_COUNT], &cs->scan_buf[S_SUM]};
-        void *pscan[] = {&cs->scan_buf[S_SUM], &ng};
-        void *pcompact[] = {&cs->scan_buf[S_REC], &nrays, &nb, &ng, &cs->scan_buf[S_SUM], &cs->scan_buf[S_OUT]};
+        void *pblock[] = {&cs->scan_buf[S_SUM], &ng, &nk, &cs->scan_buf[S_BLOCK]};
+        void *pscan[] = {&cs->scan_buf[S_BLOCK], &nk};
+        void *pcompact[] = {&cs->scan_buf[S_REC], &nrays, &nb, &ng,
+                            &cs->scan_buf[S_SUM], &cs->scan_buf[S_BLOCK], &cs->scan_buf[S_OUT]};
         uint32_t total;
         if ((st = sensim_cuda_launch(cs->cu, "sg_scan_trace_kernel", n, ptrace)) ||
             (st = sensim_cuda_launch(cs->cu, "sg_scan_count_kernel", ng, pcount)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_scan_block_kernel", nk, pblock)) ||
             (st = sensim_cuda_launch(cs->cu, "sg_scan_offsets_kernel", 1, pscan)) ||
             (st = sensim_cuda_launch(cs->cu, "sg_scan_compact_kernel", ng, pcompact)) ||
-            (st = sensim_cuda_download(cs->cu, &total, cs->scan_buf[S_SUM] + ng * sizeof(uint32_t), sizeof total)) ||
+            (st = sensim_cuda_download(cs->cu, &total, cs->scan_buf[S_BLOCK] + nk * sizeof(uint32_t), sizeof total)) ||
             (st = scan_host(cs, nbeam, nhit + total)) ||
             (st = sensim_cuda_download(cs->cu, cs->count + b0, cs->scan_buf[S_COUNT], nb * sizeof(uint16_t))) ||
             (st = sensim_cuda_download(cs->cu, cs->hit + nhit, cs->scan_buf[S_OUT], total * sizeof(sg_lhit))))
@@ -418,7 +427,7 @@ sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G
         if (!b->cap)
             return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
     }
-    const size_t chunk = n < TRACE_CHUNK ? n : TRACE_CHUNK;
+    const size_t chunk = n < cs->chunk ? n : cs->chunk;
     sensim_status st;
     if ((st = scan_buffer(cs, S_POSE, G->nknot * sizeof(sg_pose))) ||
         (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], G->knot, G->nknot * sizeof(sg_pose))) ||

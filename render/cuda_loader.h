@@ -119,12 +119,13 @@ typedef struct sensim_cuda_lidar_hits {
 typedef struct sensim_cuda_scene {
     sensim_cuda *cu;
     sensim_cuda_lidar_tables lidar; /* the last lidar's tables */
-    sensim_cuda_ptr scan_buf[5];    /* per-ray records, counts, group sums, compacted hits, poses */
-    size_t scan_cap[5];             /* their sizes, bytes */
+    sensim_cuda_ptr scan_buf[6];    /* per-ray records, counts, group sums, compacted hits, poses, block sums */
+    size_t scan_cap[6];             /* their sizes, bytes */
     sg_lhit *hit;                   /* host copies of a scan's results */
     size_t *off;
     uint16_t *count;
     size_t cap_hit, cap_beam;
+    size_t chunk; /* rays per launch at most (2^24; tests lower it) */
     sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
     sg_scene dev;               /* the scene with device addresses */
     sensim_cuda_ptr buf[6];     /* its arrays */

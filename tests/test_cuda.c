@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../render/cuda_loader.h"
 #include "../render/gpu/sg_scan.h"
+#include "../render/render_internal.h"
 #include "sensim/render.h"
 #include "sensim/rng.h"
 #include "testutil.h"
@@ -190,9 +192,10 @@ START_TEST(ptx_built)
         ck_assert_msg(strstr(ptx, "\n.address_size 64\n"), "%s: not 64-bit", path);
         ck_assert_msg(strstr(ptx, ".visible .entry sg_trace_kernel("), "%s: no sg_trace_kernel entry", path);
         ck_assert_msg(strstr(ptx, ".visible .entry sg_probe_kernel("), "%s: no sg_probe_kernel entry", path);
-        const char *entries[] = {"sg_occluded_kernel",   "sg_scan_trace_kernel",   "sg_scan_count_kernel",
-                                 "sg_scan_offsets_kernel", "sg_scan_compact_kernel", "sg_camera_kernel"};
-        for (int k = 0; k < 6; k++) {
+        const char *entries[] = {"sg_occluded_kernel",     "sg_scan_trace_kernel",   "sg_scan_count_kernel",
+                                 "sg_scan_block_kernel",   "sg_scan_offsets_kernel", "sg_scan_compact_kernel",
+                                 "sg_camera_kernel"};
+        for (int k = 0; k < 7; k++) {
             char e[96];
             snprintf(e, sizeof e, ".visible .entry %s(", entries[k]);
             ck_assert_msg(strstr(ptx, e), "%s: no %s entry", path, entries[k]);
@@ -209,25 +212,27 @@ START_TEST(ptx_built)
 END_TEST
 
 /* The device's compaction of a scan's hits (render/gpu/sg_scan.h: counts
- * per beam, group offsets, copy), run here thread by thread as the stand-in
- * driver runs it, against a plain filter: every hit record, in (beam,
- * sub-ray) order, each beam's count, the total; for 1, 4 and 9 rays a beam,
- * beam counts around the group size, and no, some or every ray hitting. */
+ * per beam, offsets within blocks of groups, block offsets, copy), run here
+ * thread by thread as the stand-in driver runs it, against a plain filter:
+ * every hit record, in (beam, sub-ray) order, each beam's count, the
+ * total; for 1, 4 and 9 rays a beam, beam counts around the group size and
+ * over several blocks, and no, some or every ray hitting. */
 START_TEST(scan_compaction)
 {
     const sensim_rng r = sensim_rng_make(5, 5, 5);
     const uint32_t nrs[3] = {1, 4, 9};
-    const uint64_t nbs[6] = {1, 31, 32, 33, 65, 1000};
+    const uint64_t nbs[7] = {1, 31, 32, 33, 65, 1000, 20000};
     const double ph[3] = {0.0, 0.3, 1.0};
     uint64_t draw = 0;
     for (int a = 0; a < 3; a++)
-        for (int b = 0; b < 6; b++)
+        for (int b = 0; b < 7; b++)
             for (int c = 0; c < 3; c++) {
                 const uint32_t nr = nrs[a];
                 const uint64_t nb = nbs[b], n = nb * nr, ng = (nb + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP;
                 sg_lhit *rec = calloc(n, sizeof *rec), *out = malloc((n + 1) * sizeof *out);
+                const uint64_t nk = (ng + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
                 uint16_t *count = malloc(nb * sizeof *count);
-                uint32_t *sum = malloc((ng + 1) * sizeof *sum);
+                uint32_t *sum = malloc(ng * sizeof *sum), *block = malloc((nk + 1) * sizeof *block);
                 for (uint64_t i = 0; i < n; i++) {
                     rec[i].t = (float)i;
                     rec[i].sub = (uint32_t)(i % nr);
@@ -235,9 +240,11 @@ START_TEST(scan_compaction)
                 }
                 for (uint64_t g = 0; g < ng; g++)
                     sg_scan_count(rec, nr, nb, g, count, sum);
-                sg_scan_offsets(sum, ng);
+                for (uint64_t k = 0; k < nk; k++)
+                    sg_scan_block(sum, ng, k, block);
+                sg_scan_offsets(block, nk);
                 for (uint64_t g = 0; g < ng; g++)
-                    sg_scan_compact(rec, nr, nb, g, sum, out);
+                    sg_scan_compact(rec, nr, nb, g, sum, block, out);
                 uint64_t m = 0;
                 for (uint64_t bi = 0; bi < nb; bi++) {
                     uint32_t k = 0;
@@ -252,7 +259,7 @@ START_TEST(scan_compaction)
                     }
                     ck_assert_uint_eq(count[bi], k);
                 }
-                ck_assert_uint_eq(sum[ng], m);
+                ck_assert_uint_eq(block[nk], m);
                 if (c == 0)
                     ck_assert_uint_eq(m, 0);
                 if (c == 2)
@@ -261,6 +268,7 @@ START_TEST(scan_compaction)
                 free(out);
                 free(count);
                 free(sum);
+                free(block);
             }
 }
 END_TEST
@@ -526,8 +534,10 @@ static sensim_scene *analytic_scene(void)
 
 /* Lidar scans (1, 4 and 9 rays per beam, strongest and dual returns) and a
  * camera frame with shadows, with CUDA through driver lib (NULL: the
- * system's) and with the twin: the same bits. */
-static void lib_cuda_matches_twin(const char *lib)
+ * system's) and with the twin: the same bits. chunk: rays per launch at
+ * most (0: the backend's own), so that a scan or frame takes many
+ * launches. */
+static void lib_cuda_matches_twin(const char *lib, size_t chunk)
 {
     if (lib)
         setenv("SENSIM_LIBCUDA", lib, 1);
@@ -535,6 +545,8 @@ static void lib_cuda_matches_twin(const char *lib)
     sensim_status st = sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA);
     unsetenv("SENSIM_LIBCUDA");
     ck_assert_msg(st == SENSIM_OK, "%s", sensim_last_error());
+    if (chunk)
+        s->cuda->chunk = chunk;
     ck_assert_int_eq(sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN), SENSIM_OK);
     motion mo = {{0, 0, 1.8}, {3, 0.5, 0}};
     for (int v = 0; v < 3; v++) {
@@ -594,7 +606,10 @@ START_TEST(fake_lib_matches_twin)
     if (skip_without_ptx("fake_lib_matches_twin"))
         return;
     char *fake = fake_driver();
-    lib_cuda_matches_twin(fake);
+    lib_cuda_matches_twin(fake, 0);
+    /* Launches of at most 5000 rays: a scan in 5 to 43 launches of whole
+     * beam groups, a frame in 9. */
+    lib_cuda_matches_twin(fake, 5000);
     free(fake);
 }
 END_TEST
@@ -609,7 +624,8 @@ START_TEST(gpu_matches_twin)
         return;
     }
     fprintf(stderr, "cuda:gpu_matches_twin: on %s\n", why);
-    lib_cuda_matches_twin(NULL);
+    lib_cuda_matches_twin(NULL, 0);
+    lib_cuda_matches_twin(NULL, 5000);
     cli_cuda_matches_twin(NULL);
 }
 END_TEST

@@ -78,21 +78,30 @@ extern "C" __global__ void sg_scan_count_kernel(const sg_lhit *rec, unsigned lon
         sg_scan_count(rec, (uint32_t)nrays, nbeam, g, count, sum);
 }
 
-/* The groups' offsets: one thread. */
-extern "C" __global__ void sg_scan_offsets_kernel(uint32_t *sum, unsigned long long ngroup)
+/* Offsets within blocks of groups, nblock threads. */
+extern "C" __global__ void sg_scan_block_kernel(uint32_t *sum, unsigned long long ngroup, unsigned long long nblock,
+                                                uint32_t *block)
+{
+    unsigned long long k = sg_thread_index();
+    if (k < nblock)
+        sg_scan_block(sum, ngroup, k, block);
+}
+
+/* The blocks' offsets: one thread. */
+extern "C" __global__ void sg_scan_offsets_kernel(uint32_t *block, unsigned long long nblock)
 {
     if (sg_thread_index() == 0)
-        sg_scan_offsets(sum, ngroup);
+        sg_scan_offsets(block, nblock);
 }
 
 /* The hits copied to their offsets, ngroup threads. */
 extern "C" __global__ void sg_scan_compact_kernel(const sg_lhit *rec, unsigned long long nrays,
                                                   unsigned long long nbeam, unsigned long long ngroup,
-                                                  const uint32_t *sum, sg_lhit *out)
+                                                  const uint32_t *sum, const uint32_t *block, sg_lhit *out)
 {
     unsigned long long g = sg_thread_index();
     if (g < ngroup)
-        sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, sum, out);
+        sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, sum, block, out);
 }
 
 /* A camera frame's samples first .. first + n - 1 (sample index pix spp +

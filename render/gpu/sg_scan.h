@@ -9,16 +9,20 @@
  * Compaction without atomics, so that the output order is the scan's
  * (beam, sub-ray) whatever the scheduling: (1) a thread per group of
  * SG_SCAN_GROUP beams counts the hits of each of its beams and their sum;
- * (2) one thread turns the groups' sums into offsets (an exclusive prefix
- * sum, the total after them); (3) a thread per group copies its hits to
- * its offset in order. */
+ * (2) a thread per block of SG_SCAN_BLOCK groups turns its groups' sums
+ * into offsets within the block (an exclusive prefix sum) and the block's
+ * total; (3) one thread turns the blocks' totals into offsets (the scan's
+ * total after them): so no thread runs through more than SG_SCAN_BLOCK
+ * entries but the last, which runs through one per 8192 beams; (4) a
+ * thread per group copies its hits to its block's offset plus its own. */
 #ifndef SENSIM_SG_SCAN_H
 #define SENSIM_SG_SCAN_H
 
 #include "sg_bvh.h"
 #include "sg_raygen.h"
 
-#define SG_SCAN_GROUP 32 /* beams per counting / copying thread */
+#define SG_SCAN_GROUP 32  /* beams per counting / copying thread */
+#define SG_SCAN_BLOCK 256 /* groups per block of the prefix sums */
 
 /* A traced sub-ray as the host shades it: the hit's distance and
  * unnormalized geometric normal (object space for an instance, as Embree),
@@ -65,24 +69,38 @@ SENSIM_HD static inline void sg_scan_count(const sg_lhit *rec, uint32_t nrays, u
     sum[g] = total;
 }
 
-/* One thread: sum[0 .. ngroup) to exclusive prefix sums, the total into
- * sum[ngroup]. */
-SENSIM_HD static inline void sg_scan_offsets(uint32_t *sum, uint64_t ngroup)
+/* Thread k: sum[k B .. k B + B) of ngroup to exclusive prefix sums within
+ * the block, the block's total into block[k]. */
+SENSIM_HD static inline void sg_scan_block(uint32_t *sum, uint64_t ngroup, uint64_t k, uint32_t *block)
 {
     uint32_t acc = 0;
-    for (uint64_t g = 0; g < ngroup; g++) {
+    for (uint64_t g = k * SG_SCAN_BLOCK; g < ngroup && g < (k + 1) * SG_SCAN_BLOCK; g++) {
         const uint32_t n = sum[g];
         sum[g] = acc;
         acc += n;
     }
-    sum[ngroup] = acc;
+    block[k] = acc;
 }
 
-/* Thread g: the hits of its beams, in order, to out from offset sum[g]. */
-SENSIM_HD static inline void sg_scan_compact(const sg_lhit *rec, uint32_t nrays, uint64_t nbeam, uint64_t g,
-                                             const uint32_t *sum, sg_lhit *out)
+/* One thread: block[0 .. nblock) to exclusive prefix sums, the total into
+ * block[nblock]. */
+SENSIM_HD static inline void sg_scan_offsets(uint32_t *block, uint64_t nblock)
 {
-    uint64_t o = sum[g];
+    uint32_t acc = 0;
+    for (uint64_t k = 0; k < nblock; k++) {
+        const uint32_t n = block[k];
+        block[k] = acc;
+        acc += n;
+    }
+    block[nblock] = acc;
+}
+
+/* Thread g: the hits of its beams, in order, to out from offset
+ * block[g / B] + sum[g]. */
+SENSIM_HD static inline void sg_scan_compact(const sg_lhit *rec, uint32_t nrays, uint64_t nbeam, uint64_t g,
+                                             const uint32_t *sum, const uint32_t *block, sg_lhit *out)
+{
+    uint64_t o = (uint64_t)block[g / SG_SCAN_BLOCK] + sum[g];
     for (uint64_t b = g * SG_SCAN_GROUP; b < nbeam && b < (g + 1) * SG_SCAN_GROUP; b++)
         for (uint32_t j = 0; j < nrays; j++)
             if (rec[b * nrays + j].geom != SG_INVALID)

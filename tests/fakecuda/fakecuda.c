@@ -383,8 +383,15 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
                 if (count)
                     sg_scan_count(rec, (uint32_t)nrays, nbeam, g, DEV(uint16_t *, 4), DEV(uint32_t *, 5));
                 else
-                    sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, DEV(const uint32_t *, 4), DEV(sg_lhit *, 5));
+                    sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, DEV(const uint32_t *, 4),
+                                    DEV(const uint32_t *, 5), DEV(sg_lhit *, 6));
             }
+        return OK;
+    }
+    if (entry_is(f, "sg_scan_block_kernel")) {
+        for (unsigned long long k = 0; k < threads; k++)
+            if (k < U64(2))
+                sg_scan_block(DEV(uint32_t *, 0), U64(1), k, DEV(uint32_t *, 3));
         return OK;
     }
     if (entry_is(f, "sg_scan_offsets_kernel")) {
