@@ -10,25 +10,144 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../render/gpu/sg_raygen.h"
 #include "lens_impl.h"
 #include "sensim/camera.h"
 
-/* The maps and their Newton inverses are render/gpu/sg_raygen.h's, the
- * code the renderer's rays (CPU and CUDA) are made with: a pixel's ray
- * is the same bits in the lens model and in a rendered image. */
+#define NEWTON_TOL 1e-12
+#define NEWTON_MAX 100
 
+/* RADTAN: distorted normalized point of an undistorted one, and the
+ * Jacobian J = d(xd, yd)/d(x, y) (row-major) when J is not NULL. */
 static void radtan_distort(const sensim_lens *l, double x, double y, double *xd, double *yd, double J[4])
 {
-    sg_radtan_distort(l->k, l->p1, l->p2, x, y, xd, yd, J);
+    const double *k = l->k;
+    double r2 = x * x + y * y;
+    double a = 1 + r2 * (k[0] + r2 * (k[1] + r2 * k[2]));
+    double b = 1 + r2 * (k[3] + r2 * (k[4] + r2 * k[5]));
+    double R = a / b;
+    *xd = x * R + 2 * l->p1 * x * y + l->p2 * (r2 + 2 * x * x);
+    *yd = y * R + l->p1 * (r2 + 2 * y * y) + 2 * l->p2 * x * y;
+    if (J) {
+        /* dR/d(r^2) = (a' b - a b') / b^2. */
+        double da = k[0] + r2 * (2 * k[1] + 3 * r2 * k[2]);
+        double db = k[3] + r2 * (2 * k[4] + 3 * r2 * k[5]);
+        double dR = (da * b - a * db) / (b * b);
+        J[0] = R + 2 * x * x * dR + 2 * l->p1 * y + 6 * l->p2 * x;
+        J[1] = 2 * x * y * dR + 2 * l->p1 * x + 2 * l->p2 * y;
+        J[2] = 2 * x * y * dR + 2 * l->p1 * x + 2 * l->p2 * y;
+        J[3] = R + 2 * y * y * dR + 6 * l->p1 * y + 2 * l->p2 * x;
+    }
 }
 
-static double kb_theta_d(const sensim_lens *l, double th, double *dtd) { return sg_kb_theta_d(l->k, th, dtd); }
+/* Newton on F(x, y) = distort(x, y) - (xd, yd) from (xd, yd). Returns the
+ * steps taken, or -1 (a non-positive Jacobian, or no convergence). */
+static int radtan_undistort(const sensim_lens *l, double xd, double yd, double *xo, double *yo)
+{
+    double x = xd, y = yd, fx, fy, J[4];
+    radtan_distort(l, x, y, &fx, &fy, J);
+    fx -= xd;
+    fy -= yd;
+    for (int it = 0; it < NEWTON_MAX; it++) {
+        double det = J[0] * J[3] - J[1] * J[2];
+        if (!(det > 0) || !isfinite(det)) {
+            *xo = x;
+            *yo = y;
+            return -1;
+        }
+        double sx = (J[3] * fx - J[1] * fy) / det, sy = (J[0] * fy - J[2] * fx) / det;
+        double f0 = hypot(fx, fy), scale = fmax(1.0, hypot(x, y));
+        if (hypot(sx, sy) <= NEWTON_TOL * scale) {
+            *xo = x - sx;
+            *yo = y - sy;
+            return it + 1;
+        }
+        /* Halve a step that does not reduce the residual. */
+        double nx = x - sx, ny = y - sy, gx = 0, gy = 0, K[4];
+        for (int h = 0; h < 40; h++) {
+            radtan_distort(l, nx, ny, &gx, &gy, K);
+            gx -= xd;
+            gy -= yd;
+            if (hypot(gx, gy) < f0 || h == 39)
+                break;
+            sx *= 0.5;
+            sy *= 0.5;
+            nx = x - sx;
+            ny = y - sy;
+        }
+        x = nx;
+        y = ny;
+        fx = gx;
+        fy = gy;
+        memcpy(J, K, sizeof K);
+        if (!isfinite(x) || !isfinite(y))
+            break;
+    }
+    *xo = x;
+    *yo = y;
+    return -1;
+}
+
+/* KB: theta_d(theta) and its derivative. */
+static double kb_theta_d(const sensim_lens *l, double th, double *dtd)
+{
+    const double *k = l->k;
+    double t2 = th * th;
+    double P = 1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3])));
+    if (dtd)
+        *dtd = 1 + t2 * (3 * k[0] + t2 * (5 * k[1] + t2 * (7 * k[2] + t2 * 9 * k[3])));
+    return th * P;
+}
+
+/* Newton on theta_d(theta) = td from theta = td, kept in [0, pi). */
+static int kb_undistort(const sensim_lens *l, double td, double *tho)
+{
+    double th = td < M_PI ? td : 0.5 * M_PI;
+    for (int it = 0; it < NEWTON_MAX; it++) {
+        double d, f = kb_theta_d(l, th, &d) - td;
+        if (!(d > 0) || !isfinite(d))
+            break;
+        double s = f / d;
+        if (fabs(s) <= NEWTON_TOL * fmax(1.0, th)) {
+            *tho = th - s;
+            return it + 1;
+        }
+        double n = th - s;
+        for (int h = 0; h < 40 && (n < 0 || n >= M_PI || fabs(kb_theta_d(l, n, NULL) - td) >= fabs(f)); h++) {
+            s *= 0.5;
+            n = th - s;
+        }
+        th = n;
+        if (!isfinite(th))
+            break;
+    }
+    *tho = th;
+    return -1;
+}
 
 int lens_intr_undistort(const sensim_lens *l, double u, double v, double dir[3])
 {
-    return sg_lens_undistort(l->model == SENSIM_LENS_RADTAN, l->k, l->p1, l->p2, l->fx, l->fy, l->cx, l->cy, u, v,
-                             dir);
+    double xd = (u - 0.5 - l->cx) / l->fx, yd = (v - 0.5 - l->cy) / l->fy;
+    if (l->model == SENSIM_LENS_RADTAN) {
+        double x, y;
+        int n = radtan_undistort(l, xd, yd, &x, &y);
+        double nn = sqrt(x * x + y * y + 1);
+        dir[0] = x / nn;
+        dir[1] = y / nn;
+        dir[2] = 1 / nn;
+        return n;
+    }
+    double td = hypot(xd, yd), th;
+    if (td == 0) {
+        dir[0] = dir[1] = 0;
+        dir[2] = 1;
+        return 0;
+    }
+    int n = kb_undistort(l, td, &th);
+    double s = sin(th) / td;
+    dir[0] = xd * s;
+    dir[1] = yd * s;
+    dir[2] = cos(th);
+    return n;
 }
 
 int lens_intr_dir_to_pixel(const sensim_lens *l, const double d[3], double *u, double *v)

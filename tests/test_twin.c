@@ -993,12 +993,11 @@ START_TEST(shared_math_matches_libm)
 END_TEST
 
 /* The camera's rays of sg_raygen.h against models/lens.c's
- * sensim_lens_pixel_to_dir, mapped from the optical frame (z forward, x
- * right, y down) to the sensor's (x forward, y left, z up): within 1e-13
- * over the image. For pinhole and FOV lens.c has its own arithmetic (libm
- * tan); radtan and Kannala-Brandt are sg_raygen.h's code in both (test_lens
- * checks them against a long double reference). And the rosette's beams
- * against its formula in libm, within float rounding. */
+ * sensim_lens_pixel_to_dir (libm, and its own arithmetic for pinhole and
+ * FOV), mapped from the optical frame (z forward, x right, y down) to the
+ * sensor's (x forward, y left, z up): within 1e-13 over the image for each
+ * kind of lens of data/scenes/lenses.yaml and fig5's FOV lens. And the
+ * rosette's beams against its formula in libm, within float rounding. */
 START_TEST(raygen_matches_reference)
 {
     sensim_render_camera_params cp = sensim_render_camera_default_params();
