@@ -183,9 +183,10 @@ $(BUILD)/tests/%.o: ALL_CFLAGS += -I$(BUILD)/gen -Itests
 # computed are the same.
 $(BUILD)/models/camera.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
 $(BUILD)/lib/rng_poisson.o: ALL_CFLAGS += -fno-math-errno -fno-trapping-math
-# The twin compiles the shared render/gpu/ headers: no a*b+c contraction, so
-# its bits are the CUDA kernels' (built with -fmad=false).
-$(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o: ALL_CFLAGS += -ffp-contract=off
+# The twin and the lidar and camera loops compile the shared render/gpu/
+# headers: no a*b+c contraction, so their bits are the CUDA kernels' (built
+# with -fmad=false).
+$(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o $(BUILD)/render/lidar.o $(BUILD)/render/camera.o: ALL_CFLAGS += -ffp-contract=off
 
 # A stand-in for libcuda.so.1 (tests/fakecuda/): the CUDA backend's host
 # side tested without a GPU, its kernels' bodies run on the CPU.

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cuda_loader.h"
+#include "gpu/sg_raygen.h"
 #include "render_internal.h"
 #include "sensim/camera.h"
 #include "sensim/rng.h"
@@ -23,6 +24,7 @@ struct sensim_render_camera {
     double tw;     /* tan(w), w = half the horizontal field of view */
     double s_norm; /* FOV lens normalization s = tan(tan w) / tan w */
     sensim_lens lens; /* RADTAN, KB */
+    sg_camera g;      /* the shared ray generation's view (render/gpu/sg_raygen.h), frame fields unset */
 };
 
 sensim_render_camera_params sensim_render_camera_default_params(void)
@@ -93,6 +95,24 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
     c->lens = lens;
     c->tw = tw;
     c->s_norm = tan(tw) / tw;
+    sg_camera *g = &c->g;
+    g->width = (uint32_t)p->width;
+    g->height = (uint32_t)p->height;
+    g->spp = (uint32_t)p->samples;
+    g->lens = p->lens == SENSIM_RENDER_LENS_FOV      ? SG_LENS_FOV
+              : p->lens == SENSIM_RENDER_LENS_RADTAN ? SG_LENS_RADTAN
+              : p->lens == SENSIM_RENDER_LENS_KB     ? SG_LENS_KB
+                                                     : SG_LENS_PINHOLE;
+    g->tw = c->tw;
+    g->s_norm = c->s_norm;
+    g->fx = lens.fx;
+    g->fy = lens.fy;
+    g->cx = lens.cx;
+    g->cy = lens.cy;
+    memcpy(g->k, lens.k, sizeof g->k);
+    g->p1 = lens.p1;
+    g->p2 = lens.p2;
+    g->exposure = p->exposure;
     return c;
 bad_size:
     sensim_error(SENSIM_EINVAL, "camera: width and height must be 1..65536 (got %d x %d)", p->width, p->height);
@@ -104,27 +124,9 @@ const sensim_render_camera_params *sensim_render_camera_params_of(const sensim_r
 
 sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double px, double py)
 {
-    if (c->p.lens == SENSIM_RENDER_LENS_RADTAN || c->p.lens == SENSIM_RENDER_LENS_KB) {
-        /* Optical frame (z forward, x right, y down) to the sensor's. */
-        double d[3];
-        sensim_lens_pixel_to_dir(&c->lens, px, py, d);
-        return sensim_vec3_make(d[2], -d[0], -d[1]);
-    }
-    /* Normalized image coordinates: x1 in [-1, 1] across the width, y1 with
-     * the same scale (square pixels), up positive. */
-    double x1 = 2 * px / c->p.width - 1, y1 = (c->p.height - 2 * py) / c->p.width;
-    if (c->p.lens == SENSIM_RENDER_LENS_FOV) {
-        /* Seed 000 eqs. 1-2: r2 = tan(r1 tan w) / tan w, normalized by s so
-         * that the edge of the image keeps the field of view. */
-        double r1 = hypot(x1, y1);
-        if (r1 > 0) {
-            double r2 = tan(r1 * c->tw) / c->tw, f = r2 / (r1 * c->s_norm);
-            x1 *= f;
-            y1 *= f;
-        }
-    }
-    sensim_vec3 d = sensim_vec3_make(1, -x1 * c->tw, y1 * c->tw);
-    return sensim_vec3_scale(d, 1 / sensim_vec3_norm(d));
+    double d[3];
+    sg_camera_direction(&c->g, px, py, d); /* shared with the CUDA kernels */
+    return sensim_vec3_make(d[0], d[1], d[2]);
 }
 
 /* Pixels are traced in 4 x 4 tiles: one coherent packet of 16 primary rays
@@ -134,9 +136,8 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
  * sample k of pixel p uses index (frame * W * H + p) * spp + k. */
 #define TILE 4
 
-static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                       double t, uint64_t frame, int tx, int ty, const sensim_rng *rx, const sensim_rng *ry,
-                       const sensim_rng *rt, float *rgb, float *depth, uint32_t *object)
+static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, const sg_camera *G, int tx, int ty,
+                       float *rgb, float *depth, uint32_t *object)
 {
     const int W = c->p.width, H = c->p.height, spp = c->p.samples;
     double acc[16][3];
@@ -163,18 +164,19 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, sen
         for (int j = 0; j < 16; j++) {
             /* Lanes outside the image repeat a valid ray (masked off). */
             int jj = inside[j] ? j : first;
-            uint64_t idx = (frame * (uint64_t)W * H + pix[jj]) * (uint64_t)spp + k;
-            double jx = spp == 1 ? 0.5 : sensim_rng_uniform(rx, idx);
-            double jy = spp == 1 ? 0.5 : sensim_rng_uniform(ry, idx);
-            ts[j] = t + (c->p.exposure > 0 ? c->p.exposure * sensim_rng_uniform(rt, idx) : 0);
-            sensim_pose pose;
-            posefn(user, ts[j], &pose);
-            org[j] = pose.p;
-            cdir[j] = sensim_render_camera_direction(c, (double)(pix[jj] % W) + jx, (double)(pix[jj] / W) + jy);
-            dir[j] = sensim_quat_rotate(pose.q, cdir[j]);
+            /* The shared ray generation (render/gpu/sg_raygen.h). */
+            double px, py, cd[3], wd[3];
+            sg_camera_sample(G, pix[jj], (uint32_t)k, &px, &py, &ts[j]);
+            sg_pose pose;
+            sg_camera_pose(G, ts[j], &pose);
+            org[j] = sensim_vec3_make(pose.p[0], pose.p[1], pose.p[2]);
+            sg_camera_direction(G, px, py, cd);
+            sg_quat_rotate(pose.q, cd, wd);
+            cdir[j] = sensim_vec3_make(cd[0], cd[1], cd[2]);
+            dir[j] = sensim_vec3_make(wd[0], wd[1], wd[2]);
             const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
             const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
-            packet_ray16(&rh, j, o, d, INFINITY, scene_ray_time(s, ts[j]));
+            packet_ray16(&rh, j, o, d, INFINITY, sg_ray_time((int)G->has_motion, G->t0, G->t1, ts[j]));
             /* The sample's place in the frame: its slot in the CUDA
              * backend's batches; Embree and the twin ignore it. */
             rh.ray.id[j] = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
@@ -279,31 +281,57 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
         return bst;
     if (!isfinite(t))
         return sensim_error(SENSIM_EINVAL, "camera: frame time not finite");
+    sg_camera G = c->g;
+    G.t = t;
+    G.frame = frame;
+    /* The poses the exposure is sampled at (sg_camera_pose). */
+    sg_pose knot[SG_CAMERA_KNOTS];
+    G.nknot = c->p.exposure > 0 ? SG_CAMERA_KNOTS : 1;
+    for (uint32_t i = 0; i < G.nknot; i++) {
+        sensim_pose q;
+        pose(pose_user, G.nknot > 1 ? t + c->p.exposure * i / (G.nknot - 1) : t, &q);
+        const sg_pose x = {{q.p.x, q.p.y, q.p.z}, {q.q.w, q.q.x, q.q.y, q.q.z}};
+        knot[i] = x;
+    }
+    G.knot = knot;
+    G.has_motion = (uint32_t)s->has_motion;
+    G.t0 = s->t0;
+    G.t1 = s->t1;
     const sensim_rng rx = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_PX);
     const sensim_rng ry = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_PY);
     const sensim_rng rt = sensim_rng_make(c->p.seed, c->p.sensor, STREAM_TIME);
+    const sensim_rng *rg[3] = {&rx, &ry, &rt};
+    sg_rng *gg[3] = {&G.rx, &G.ry, &G.rt};
+    for (int i = 0; i < 3; i++) {
+        gg[i]->key[0] = rg[i]->key[0];
+        gg[i]->key[1] = rg[i]->key[1];
+        gg[i]->stream = rg[i]->stream;
+        gg[i]->sensor = rg[i]->sensor;
+    }
     const int ntx = (c->p.width + TILE - 1) / TILE, nty = (c->p.height + TILE - 1) / TILE;
     const long ntiles = (long)ntx * nty;
-    /* The CUDA backend: a pass records the primary rays, the GPU traces
-     * them in one batch; with shadows a second pass (primary hits replayed)
-     * records the shadow rays, traced likewise; the last pass replays both
-     * and makes the image (cuda_loader.h). Other backends: one pass. */
+    /* The CUDA backend: the primary rays made and traced on the GPU (the
+     * same sg_raygen.h code as below), their hits downloaded into batch 0;
+     * with shadows a pass (primary hits replayed) records the shadow rays,
+     * traced on the GPU likewise (any hit); the last pass replays both and
+     * makes the image (cuda_loader.h). Other backends: one pass. */
     const int cuda = sensim_scene_backend(s, c->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA;
-    const int passes = cuda ? (c->p.shadows ? 3 : 2) : 1;
+    const int passes = cuda && c->p.shadows ? 2 : 1;
     sensim_status st = SENSIM_OK;
     if (cuda) {
         const size_t n = (size_t)c->p.width * c->p.height * c->p.samples;
-        if ((st = sensim_cuda_batch_begin(s->cuda, 0, n)) ||
-            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n))))
+        if ((st = sensim_cuda_camera_trace(s->cuda, &G)) ||
+            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n)))) {
+            sensim_cuda_batch_end(s->cuda);
             return st;
+        }
     }
     for (int pass = 0; pass < passes && !st; pass++) {
 #pragma omp parallel for schedule(dynamic, 16)
         for (long i = 0; i < ntiles; i++)
-            trace_tile(c, s, pose, pose_user, t, frame, (int)(i % ntx), (int)(i / ntx), &rx, &ry, &rt, rgb, depth,
-                       object);
+            trace_tile(c, s, &G, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
         if (cuda && pass < passes - 1)
-            st = sensim_cuda_batch_trace(s->cuda, pass);
+            st = sensim_cuda_batch_trace(s->cuda, 1);
     }
     if (cuda)
         sensim_cuda_batch_end(s->cuda);

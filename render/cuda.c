@@ -117,6 +117,7 @@ sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *hos
         return NULL;
     }
     cs->cu = cu;
+    cs->chunk = TRACE_CHUNK;
     snprintf(cs->info, sizeof cs->info, "%s, %s", sensim_cuda_device_name(cu), sensim_cuda_ptx_target(cu));
     const void *src[NBUF] = {host->node, host->tri, host->blas, host->inst, host->xfm, host->ixfm};
     const size_t bytes[NBUF] = {host->nnode * sizeof *host->node, host->ntri * sizeof *host->tri,
@@ -156,14 +157,19 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
         free(cs->batch[w].rays);
         free(cs->batch[w].hits);
     }
+    free(cs->hit);
+    free(cs->off);
+    free(cs->count);
     sensim_cuda_destroy(cs->cu); /* frees the device buffers too */
     free(cs);
 }
 
-sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n)
+/* rays[0..n) through kernel `kernel` (sg_trace_kernel: closest hits;
+ * sg_occluded_kernel: any hit, geom 0 for an occluded ray). */
+static sensim_status trace_with(sensim_cuda_scene *cs, const char *kernel, const sg_ray *rays, sg_hit *hits, size_t n)
 {
-    for (size_t at = 0; at < n; at += TRACE_CHUNK) {
-        const size_t m = n - at < TRACE_CHUNK ? n - at : TRACE_CHUNK;
+    for (size_t at = 0; at < n; at += cs->chunk) {
+        const size_t m = n - at < cs->chunk ? n - at : cs->chunk;
         if (m > cs->cap) {
             sensim_cuda_free(cs->cu, cs->rays);
             sensim_cuda_free(cs->cu, cs->hits);
@@ -178,11 +184,16 @@ sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays,
         void *params[] = {&cs->dev, &cs->rays, &cs->hits, &nn};
         sensim_status st;
         if ((st = sensim_cuda_upload(cs->cu, cs->rays, rays + at, m * sizeof *rays)) ||
-            (st = sensim_cuda_launch(cs->cu, "sg_trace_kernel", m, params)) ||
+            (st = sensim_cuda_launch(cs->cu, kernel, m, params)) ||
             (st = sensim_cuda_download(cs->cu, hits + at, cs->hits, m * sizeof *hits)))
             return st;
     }
     return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n)
+{
+    return trace_with(cs, "sg_trace_kernel", rays, hits, n);
 }
 
 sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n)
@@ -191,7 +202,7 @@ sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n
     if (n > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
                             UINT32_MAX);
-    if (n > b->cap) {
+    if (n > b->cap || !b->rays) {
         free(b->rays);
         free(b->hits);
         b->rays = malloc(n * sizeof *b->rays);
@@ -221,7 +232,8 @@ sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
     sensim_cuda_batch *b = &cs->batch[which];
     if (b->bad_id)
         return sensim_error(SENSIM_EINTERNAL, "cuda: a ray's slot lay outside its pass of %zu rays", b->n);
-    sensim_status st = sensim_cuda_scene_trace(cs, b->rays, b->hits, b->n);
+    /* Shadow rays (batch 1) need any hit only. */
+    sensim_status st = trace_with(cs, which ? "sg_occluded_kernel" : "sg_trace_kernel", b->rays, b->hits, b->n);
     b->mode = st ? SENSIM_CUDA_OFF : SENSIM_CUDA_REPLAY;
     return st;
 }
@@ -264,4 +276,174 @@ void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCR
         else if (b->mode == SENSIM_CUDA_REPLAY)
             sensim_twin_lane_occluded(r, j, &b->hits[i]);
     }
+}
+
+/* Device buffer k of the scan at least `bytes` long. */
+static sensim_status scan_buffer(sensim_cuda_scene *cs, int k, size_t bytes)
+{
+    if (bytes <= cs->scan_cap[k])
+        return SENSIM_OK;
+    sensim_cuda_free(cs->cu, cs->scan_buf[k]);
+    cs->scan_buf[k] = 0;
+    cs->scan_cap[k] = 0;
+    sensim_status st = sensim_cuda_alloc(cs->cu, bytes, &cs->scan_buf[k]);
+    if (!st)
+        cs->scan_cap[k] = bytes;
+    return st;
+}
+
+/* The lidar's constant tables on the device, uploaded when the lidar is
+ * not the last one seen. */
+static sensim_status lidar_tables(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial)
+{
+    sensim_cuda_lidar_tables *t = &cs->lidar;
+    if (t->serial == serial && serial)
+        return SENSIM_OK;
+    for (int k = 0; k < 5; k++) {
+        sensim_cuda_free(cs->cu, t->buf[k]);
+        t->buf[k] = 0;
+    }
+    t->serial = 0;
+    const void *src[5] = {L->rosette ? NULL : L->dir, L->toff, L->ra, L->rb, L->rn};
+    const size_t bytes[5] = {L->rosette ? 0 : (size_t)L->columns * L->channels * 3 * sizeof(float),
+                             L->channels * sizeof(double), L->nrays * sizeof(double), L->nrays * sizeof(double),
+                             L->nrays * sizeof(double)};
+    sensim_status st;
+    for (int k = 0; k < 5; k++)
+        if (bytes[k] && ((st = sensim_cuda_alloc(cs->cu, bytes[k], &t->buf[k])) ||
+                         (st = sensim_cuda_upload(cs->cu, t->buf[k], src[k], bytes[k]))))
+            return st;
+    t->serial = serial;
+    return SENSIM_OK;
+}
+
+/* Host arrays for nbeam beams and nhit hits. */
+static sensim_status scan_host(sensim_cuda_scene *cs, size_t nbeam, size_t nhit)
+{
+    if (nbeam > cs->cap_beam) {
+        free(cs->off);
+        free(cs->count);
+        cs->off = malloc(nbeam * sizeof *cs->off);
+        cs->count = malloc(nbeam * sizeof *cs->count);
+        cs->cap_beam = cs->off && cs->count ? nbeam : 0;
+        if (!cs->cap_beam)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu beams", nbeam);
+    }
+    if (nhit > cs->cap_hit) {
+        size_t cap = cs->cap_hit * 2 > nhit ? cs->cap_hit * 2 : nhit;
+        sg_lhit *h = realloc(cs->hit, cap * sizeof *h);
+        if (!h)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu hits", nhit);
+        cs->hit = h;
+        cs->cap_hit = cap;
+    }
+    return SENSIM_OK;
+}
+
+enum { S_REC, S_COUNT, S_SUM, S_OUT, S_POSE, S_BLOCK };
+
+sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial,
+                                      size_t npose, sensim_cuda_lidar_hits *out)
+{
+    const size_t nbeam = (size_t)L->columns * L->channels, nr = L->nrays;
+    if (nbeam * nr > UINT32_MAX)
+        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one scan; the CUDA backend takes at most %u",
+                            nbeam * nr, UINT32_MAX);
+    /* Beams per launch: at most cs->chunk rays (whole groups; one group
+     * at least). */
+    size_t per = cs->chunk / nr / SG_SCAN_GROUP * SG_SCAN_GROUP;
+    per = per ? per : SG_SCAN_GROUP;
+    const size_t bmax = nbeam < per ? nbeam : per, gmax = (bmax + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP;
+    const size_t kmax = (gmax + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
+    sensim_status st;
+    if ((st = lidar_tables(cs, L, serial)) || (st = scan_host(cs, nbeam, 0)) ||
+        (st = scan_buffer(cs, S_REC, bmax * nr * sizeof(sg_lhit))) ||
+        (st = scan_buffer(cs, S_COUNT, bmax * sizeof(uint16_t))) ||
+        (st = scan_buffer(cs, S_SUM, gmax * sizeof(uint32_t))) ||
+        (st = scan_buffer(cs, S_BLOCK, (kmax + 1) * sizeof(uint32_t))) ||
+        (st = scan_buffer(cs, S_OUT, bmax * nr * sizeof(sg_lhit))) ||
+        (st = scan_buffer(cs, S_POSE, npose * sizeof(sg_pose))) ||
+        (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], L->pose, npose * sizeof(sg_pose))))
+        return st;
+    /* The scan with device addresses (passed by value). */
+    sg_lidar D = *L;
+    D.dir = (const float *)(uintptr_t)cs->lidar.buf[0];
+    D.toff = (const double *)(uintptr_t)cs->lidar.buf[1];
+    D.ra = (const double *)(uintptr_t)cs->lidar.buf[2];
+    D.rb = (const double *)(uintptr_t)cs->lidar.buf[3];
+    D.rn = (const double *)(uintptr_t)cs->lidar.buf[4];
+    D.pose = (const sg_pose *)(uintptr_t)cs->scan_buf[S_POSE];
+    size_t nhit = 0;
+    for (size_t b0 = 0; b0 < nbeam; b0 += bmax) {
+        unsigned long long first = (unsigned long long)(b0 * nr), nb = nbeam - b0 < bmax ? nbeam - b0 : bmax;
+        unsigned long long n = nb * nr, ng = (nb + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP, nrays = nr;
+        unsigned long long nk = (ng + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
+        void *ptrace[] = {&cs->dev, &D, &first, &n, &cs->scan_buf[S_REC]};
+        void *pcount[] = {&cs->scan_buf[S_REC], &nrays, &nb, &ng, &cs->scan_buf[S_COUNT], &cs->scan_buf[S_SUM]};
+        void *pblock[] = {&cs->scan_buf[S_SUM], &ng, &nk, &cs->scan_buf[S_BLOCK]};
+        void *pscan[] = {&cs->scan_buf[S_BLOCK], &nk};
+        void *pcompact[] = {&cs->scan_buf[S_REC], &nrays, &nb, &ng,
+                            &cs->scan_buf[S_SUM], &cs->scan_buf[S_BLOCK], &cs->scan_buf[S_OUT]};
+        uint32_t total;
+        if ((st = sensim_cuda_launch(cs->cu, "sg_scan_trace_kernel", n, ptrace)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_scan_count_kernel", ng, pcount)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_scan_block_kernel", nk, pblock)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_scan_offsets_kernel", 1, pscan)) ||
+            (st = sensim_cuda_launch(cs->cu, "sg_scan_compact_kernel", ng, pcompact)) ||
+            (st = sensim_cuda_download(cs->cu, &total, cs->scan_buf[S_BLOCK] + nk * sizeof(uint32_t), sizeof total)) ||
+            (st = scan_host(cs, nbeam, nhit + total)) ||
+            (st = sensim_cuda_download(cs->cu, cs->count + b0, cs->scan_buf[S_COUNT], nb * sizeof(uint16_t))) ||
+            (st = sensim_cuda_download(cs->cu, cs->hit + nhit, cs->scan_buf[S_OUT], total * sizeof(sg_lhit))))
+            return st;
+        nhit += total;
+    }
+    size_t acc = 0;
+    for (size_t b = 0; b < nbeam; b++) {
+        cs->off[b] = acc;
+        acc += cs->count[b];
+    }
+    if (acc != nhit)
+        return sensim_error(SENSIM_EINTERNAL, "cuda: the scan's beam counts add up to %zu hits, not %zu", acc, nhit);
+    out->hit = cs->hit;
+    out->off = cs->off;
+    out->count = cs->count;
+    out->nhit = nhit;
+    return SENSIM_OK;
+}
+
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G)
+{
+    const size_t n = (size_t)G->width * G->height * G->spp;
+    sensim_cuda_batch *b = &cs->batch[0];
+    if (n > UINT32_MAX)
+        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one frame; the CUDA backend takes at most %u", n,
+                            UINT32_MAX);
+    if (n > b->cap) {
+        free(b->rays);
+        free(b->hits);
+        b->rays = NULL; /* the rays stay on the device */
+        b->hits = malloc(n * sizeof *b->hits);
+        b->cap = b->hits ? n : 0;
+        if (!b->cap)
+            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
+    }
+    const size_t chunk = n < cs->chunk ? n : cs->chunk;
+    sensim_status st;
+    if ((st = scan_buffer(cs, S_POSE, G->nknot * sizeof(sg_pose))) ||
+        (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], G->knot, G->nknot * sizeof(sg_pose))) ||
+        (st = scan_buffer(cs, S_OUT, chunk * sizeof(sg_hit))))
+        return st;
+    sg_camera D = *G;
+    D.knot = (const sg_pose *)(uintptr_t)cs->scan_buf[S_POSE];
+    for (size_t at = 0; at < n; at += chunk) {
+        unsigned long long first = at, m = n - at < chunk ? n - at : chunk;
+        void *params[] = {&cs->dev, &D, &first, &m, &cs->scan_buf[S_OUT]};
+        if ((st = sensim_cuda_launch(cs->cu, "sg_camera_kernel", m, params)) ||
+            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))))
+            return st;
+    }
+    b->n = n;
+    b->bad_id = 0;
+    b->mode = SENSIM_CUDA_REPLAY;
+    return SENSIM_OK;
 }

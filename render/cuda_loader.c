@@ -65,7 +65,7 @@ typedef struct {
 #undef CUDA_FIELD
 } cuda_api;
 
-#define MAX_FUNCS 8   /* kernels looked up (cached by name) */
+#define MAX_FUNCS 16  /* kernels looked up (cached by name) */
 #define MAX_ALLOCS 64 /* device allocations live at once */
 
 struct sensim_cuda {

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "gpu/sg_types.h"
+#include "gpu/sg_scan.h"
 
 #include "sensim/status.h"
 
@@ -85,9 +85,10 @@ sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
  * and hits reused from batch to batch. */
 /* A pass's rays, recorded by the packet hook, then traced in one batch, then
  * their hits replayed into the same packets (see sensim_cuda_intersect16):
- * the loops that make rays and use hits are the twin's and Embree's, run
- * once to record and once to replay. Slot i is the ray whose packet lane
- * carries id i. */
+ * the camera's shadow rays (batch 1), which depend on host shading. The
+ * camera's primary hits (batch 0) come from sensim_cuda_camera_trace, rays
+ * made on the device, and are replayed the same way. Slot i is the ray
+ * whose packet lane carries id i. */
 typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_RECORD, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
 typedef struct sensim_cuda_batch {
     sensim_cuda_mode mode;
@@ -97,8 +98,34 @@ typedef struct sensim_cuda_batch {
     _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
 } sensim_cuda_batch;
 
+/* A lidar's constant tables on the device (sg_lidar's dir, toff, ra, rb,
+ * rn), uploaded at its first scan and kept while scans of the same lidar
+ * follow (serial: the lidar's unique number). */
+typedef struct sensim_cuda_lidar_tables {
+    unsigned long long serial;
+    sensim_cuda_ptr buf[5];
+} sensim_cuda_lidar_tables;
+
+/* The hits of a scan, compacted (sensim_cuda_lidar_trace): beam b's hit
+ * sub-rays are hit[off[b] .. off[b] + count[b]), in sub-ray order. Owned
+ * by the scene, valid until its next scan. */
+typedef struct sensim_cuda_lidar_hits {
+    const sg_lhit *hit;
+    const size_t *off;
+    const uint16_t *count;
+    size_t nhit;
+} sensim_cuda_lidar_hits;
+
 typedef struct sensim_cuda_scene {
     sensim_cuda *cu;
+    sensim_cuda_lidar_tables lidar; /* the last lidar's tables */
+    sensim_cuda_ptr scan_buf[6];    /* per-ray records, counts, group sums, compacted hits, poses, block sums */
+    size_t scan_cap[6];             /* their sizes, bytes */
+    sg_lhit *hit;                   /* host copies of a scan's results */
+    size_t *off;
+    uint16_t *count;
+    size_t cap_hit, cap_beam;
+    size_t chunk; /* rays per launch at most (2^24; tests lower it) */
     sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
     sg_scene dev;               /* the scene with device addresses */
     sensim_cuda_ptr buf[6];     /* its arrays */
@@ -119,6 +146,21 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs);
 /* The closest hits of rays[0..n-1] into hits (sg_bvh.h's sg_trace on the
  * device), in launches of at most 2^24 rays. One batch at a time. */
 sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hits, size_t n);
+
+/* A lidar scan on the device (render/gpu/sg_scan.h): L describes it with
+ * host pointers (its tables, and a pose table of npose poses), serial is
+ * the lidar's unique number (its tables are uploaded once). The rays are
+ * made, traced and their hits compacted on the device, in launches of at
+ * most 2^24 rays; only the hits and a count per beam are downloaded, into
+ * *out (owned by cs). */
+sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, unsigned long long serial,
+                                      size_t npose, sensim_cuda_lidar_hits *out);
+
+/* A camera frame's primary rays on the device: made (sg_raygen.h's
+ * sg_camera_ray; G with host pointers, its pose knots uploaded here),
+ * traced, and their hits downloaded into batch 0, which then replays them
+ * (slot pix * spp + k), in launches of at most 2^24 rays. */
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G);
 
 /* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
  * _trace traces what was recorded on the device and replays; _end turns

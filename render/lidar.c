@@ -6,7 +6,9 @@
  * elevation elevation[k] (per-channel tables for real sensors, uniform
  * otherwise). Each beam is cast from the sensor pose at its own firing time
  * (seed 000 sec. 3.1 and Fig. 5: motion distortion), the pose being a pure
- * function of time evaluated inside the parallel loop.
+ * function of time evaluated inside the parallel loop (tabulated at the
+ * firing times for the CUDA backend). The rays are made by
+ * render/gpu/sg_raygen.h, the code the CUDA kernels run too.
  *
  * Beam divergence (seeds 000, 001, 002): a beam is N rays over its
  * footprint, weighted by the Gaussian beam profile; N is counted by the loop
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "cuda_loader.h"
+#include "gpu/sg_raygen.h"
 #include "render_internal.h"
 #include "sensim/rng.h"
 
@@ -49,11 +52,48 @@ struct sensim_render_lidar {
     double rn[SENSIM_RENDER_LIDAR_MAX_RAYS]; /* 1 / sqrt(1 + a^2 + b^2): unit sub-ray directions */
     int nret;           /* returns per beam slot */
     double period;      /* s per column */
+    unsigned long long serial; /* unique per lidar made */
     int same_time;      /* all channels of a column fire at once */
     float *dir;         /* [columns*channels*3] sensor-frame beam axes (SPIN) */
     float *az;          /* [columns*channels] (SPIN) */
     lidar_falloff fall; /* falloff constants */
 };
+
+/* A unique number per lidar made (the CUDA backend's cache of its tables). */
+static _Atomic unsigned long long lidar_serial;
+
+/* The rosette's constants of sg_lidar. */
+static void lidar_rosette_constants(const sensim_render_lidar_params *p, sg_lidar *L)
+{
+    L->w1 = 2 * M_PI * p->rosette_hz[0];
+    L->w2 = 2 * M_PI * p->rosette_hz[1];
+    L->rq = 0.25 * p->rosette_fov;
+}
+
+/* What the shared ray generation (render/gpu/sg_raygen.h) needs of lidar l
+ * for scan `scan` from t_start in scene s: host pointers, no pose table. */
+static void lidar_sg(const sensim_render_lidar *l, const sensim_scene *s, double t_start, uint64_t scan, sg_lidar *L)
+{
+    memset(L, 0, sizeof *L);
+    L->dir = l->dir;
+    L->toff = l->p.time_offset;
+    L->ra = l->ra;
+    L->rb = l->rb;
+    L->rn = l->rn;
+    L->channels = (uint32_t)l->p.channels;
+    L->columns = (uint32_t)l->p.columns;
+    L->nrays = (uint32_t)l->nrays;
+    L->rosette = l->p.scan == SENSIM_SCAN_ROSETTE;
+    L->same_time = (uint32_t)l->same_time;
+    L->has_motion = (uint32_t)s->has_motion;
+    L->period = l->period;
+    L->t_start = t_start;
+    L->scan_t = (double)scan / l->p.rate_hz;
+    lidar_rosette_constants(&l->p, L);
+    L->t0 = s->t0;
+    L->t1 = s->t1;
+    L->tfar = (float)l->p.max_range;
+}
 
 sensim_render_lidar_params sensim_render_lidar_default_params(void)
 {
@@ -189,6 +229,7 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         return NULL;
     }
     l->p = *p;
+    l->serial = ++lidar_serial;
     if (!p->has_table)
         for (int k = 0; k < p->channels; k++) {
             l->p.elevation[k] = p->channels == 1 ? 0.5 * (p->vfov_min + p->vfov_max)
@@ -260,21 +301,14 @@ double sensim_render_lidar_fire_time(const sensim_render_lidar *l, int column, i
     return column * l->period + l->p.time_offset[channel];
 }
 
-/* The rosette's beam at sensor time t (s since the first scan): unit
- * direction (float, as the spinning tables), azimuth and elevation. The
- * offset (X, Y) = (fov / 4) (cos w1 t + cos w2 t, sin w1 t + sin w2 t) is
- * the beam's angle off +x (its length) towards +y (X) and +z (Y). */
-static void rosette_beam(const sensim_render_lidar_params *p, double t, float d[3], float *az, float *el)
+/* The rosette's beam at sensor time t: render/gpu/sg_raygen.h's
+ * sg_rosette_beam (shared with the CUDA kernels). */
+static void rosette_beam(const sensim_render_lidar *l, double t, float d[3], float *az, float *el)
 {
-    double w1 = 2 * M_PI * p->rosette_hz[0], w2 = 2 * M_PI * p->rosette_hz[1], q = 0.25 * p->rosette_fov;
-    double X = q * (cos(w1 * t) + cos(w2 * t)), Y = q * (sin(w1 * t) + sin(w2 * t));
-    double th = hypot(X, Y), st = th > 0 ? sin(th) / th : 1;
-    double dx = cos(th), dy = X * st, dz = Y * st;
-    d[0] = (float)dx;
-    d[1] = (float)dy;
-    d[2] = (float)dz;
-    *az = (float)atan2(dy, dx);
-    *el = (float)asin(fmax(-1.0, fmin(1.0, dz)));
+    sg_lidar L;
+    memset(&L, 0, sizeof L);
+    lidar_rosette_constants(&l->p, &L);
+    sg_rosette_beam(&L, t, d, az, el);
 }
 
 /* Sensor time of (scan, column) for the rosette's prisms. */
@@ -287,7 +321,7 @@ sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int
 {
     if (l->p.scan == SENSIM_SCAN_ROSETTE) {
         float d[3], az, el;
-        rosette_beam(&l->p, rosette_time(l, 0, column), d, &az, &el);
+        rosette_beam(l, rosette_time(l, 0, column), d, &az, &el);
         return sensim_vec3_make(d[0], d[1], d[2]);
     }
     const float *d = l->dir + 3 * ((size_t)column * l->p.channels + channel);
@@ -491,96 +525,94 @@ static int choose_returns(const sensim_render_lidar_params *p, const echo *e, in
     }
 }
 
+/* Shades one traced sub-ray: range, weighted intensity and object into
+ * *rr, *ri, *ro (range +inf for a miss, geom SG_INVALID). d: the direction
+ * as traced (float), as the cosine has always used; sub: the sub-ray; t:
+ * the beam's firing time. */
+static inline void shade_ray(const sensim_render_lidar *l, const sensim_scene *s, unsigned geom, unsigned inst,
+                             const float ng[3], const float d[3], float tfar, int sub, double t, double alpha,
+                             float *rr, float *ri, uint32_t *ro)
+{
+    if (geom == RTC_INVALID_GEOMETRY_ID) {
+        *rr = INFINITY;
+        *ri = 0;
+        return;
+    }
+    const float dx = d[0], dy = d[1], dz = d[2];
+    double cth;
+    int obj;
+    if (inst == RTC_INVALID_GEOMETRY_ID) {
+        /* Static geometry is baked in world space: |cos| of the angle
+         * between the geometric normal and the ray. */
+        double gx = ng[0], gy = ng[1], gz = ng[2];
+        double g2 = gx * gx + gy * gy + gz * gz;
+        cth = g2 > 0 ? fabs(gx * dx + gy * dy + gz * dz) / sqrt(g2) : 1.0;
+        obj = s->geom_object[geom];
+    } else {
+        sensim_vec3 dv = sensim_vec3_make(dx, dy, dz), nrm;
+        sensim_scene_fill_hit_parts(s, geom, inst, ng[0], ng[1], ng[2], dv, t, &nrm, &obj);
+        cth = -sensim_vec3_dot(nrm, dv);
+    }
+    const sensim_material *m = &s->mat[s->obj[obj].material];
+    double r = tfar;
+    double refl;
+    if (m->brdf == SENSIM_BRDF_RETRO)
+        refl = m->reflectance;
+    else if (m->brdf == SENSIM_BRDF_LAMBERT)
+        refl = m->reflectance * fmax(cth, 0.0);
+    else {
+        /* Monostatic: light and view both along -d, normal at
+         * incidence cosine cth, in the plane of (n, d). */
+        double c = fmin(fmax(cth, 0.0), 1.0);
+        sensim_vec3 nn = sensim_vec3_make(0, 0, 1), lv = sensim_vec3_make(sqrt(1 - c * c), 0, c);
+        refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
+    }
+    *rr = (float)r;
+    *ro = (uint32_t)obj;
+    double v = l->rw[sub] * refl * falloff(&l->fall, r);
+    /* Two-way Beer-Lambert; a factor 1 without extinction. */
+    if (alpha > 0)
+        v *= exp(-2 * alpha * r);
+    *ri = (float)v;
+}
+
 /* Shades the n valid lanes of a traced packet whose lane 0 is ray `first` of
- * the group: range, weighted intensity and object of each sub-ray into rr,
- * ri, ro (range +inf for a miss). sub[j]: the lane's sub-ray, beam[j]: its
- * beam in the group. */
+ * the group into rr, ri, ro. sub[j]: the lane's sub-ray, beam[j]: its beam
+ * in the group. */
 static inline void shade_packet(const sensim_render_lidar *l, const sensim_scene *s, const struct RTCRayHit16 *rh,
                                 int n, int first, const unsigned char *sub, const short *beam, const double *tt,
                                 double alpha, float *rr, float *ri, uint32_t *ro)
 {
     for (int j = 0; j < n; j++) {
-        int i = first + j;
-        if (rh->hit.geomID[j] == RTC_INVALID_GEOMETRY_ID) {
-            rr[i] = INFINITY;
-            ri[i] = 0;
-            continue;
-        }
-        /* The direction as traced (float), as the cosine has always used. */
-        float dx = rh->ray.dir_x[j], dy = rh->ray.dir_y[j], dz = rh->ray.dir_z[j];
-        double cth;
-        int obj;
-        if (rh->hit.instID[0][j] == RTC_INVALID_GEOMETRY_ID) {
-            /* Static geometry is baked in world space: |cos| of the angle
-             * between the geometric normal and the ray. */
-            double gx = rh->hit.Ng_x[j], gy = rh->hit.Ng_y[j], gz = rh->hit.Ng_z[j];
-            double g2 = gx * gx + gy * gy + gz * gz;
-            cth = g2 > 0 ? fabs(gx * dx + gy * dy + gz * dz) / sqrt(g2) : 1.0;
-            obj = s->geom_object[rh->hit.geomID[j]];
-        } else {
-            sensim_vec3 d = sensim_vec3_make(dx, dy, dz), nrm;
-            sensim_scene_fill_hit_parts(s, rh->hit.geomID[j], rh->hit.instID[0][j], rh->hit.Ng_x[j], rh->hit.Ng_y[j],
-                                 rh->hit.Ng_z[j], d, tt[beam[j]], &nrm, &obj);
-            cth = -sensim_vec3_dot(nrm, d);
-        }
-        const sensim_material *m = &s->mat[s->obj[obj].material];
-        double r = rh->ray.tfar[j];
-        double refl;
-        if (m->brdf == SENSIM_BRDF_RETRO)
-            refl = m->reflectance;
-        else if (m->brdf == SENSIM_BRDF_LAMBERT)
-            refl = m->reflectance * fmax(cth, 0.0);
-        else {
-            /* Monostatic: light and view both along -d, normal at
-             * incidence cosine cth, in the plane of (n, d). */
-            double c = fmin(fmax(cth, 0.0), 1.0);
-            sensim_vec3 nn = sensim_vec3_make(0, 0, 1), lv = sensim_vec3_make(sqrt(1 - c * c), 0, c);
-            refl = c > 0 ? M_PI * sensim_material_brdf(m, nn, lv, lv) * c : 0.0;
-        }
-        rr[i] = (float)r;
-        ro[i] = (uint32_t)obj;
-        double v = l->rw[sub[j]] * refl * falloff(&l->fall, r);
-        /* Two-way Beer-Lambert; a factor 1 without extinction. */
-        if (alpha > 0)
-            v *= exp(-2 * alpha * r);
-        ri[i] = (float)v;
+        const float ng[3] = {rh->hit.Ng_x[j], rh->hit.Ng_y[j], rh->hit.Ng_z[j]};
+        const float d[3] = {rh->ray.dir_x[j], rh->ray.dir_y[j], rh->ray.dir_z[j]};
+        shade_ray(l, s, rh->hit.geomID[j], rh->hit.instID[0][j], ng, d, rh->ray.tfar[j], sub[j], tt[beam[j]], alpha,
+                  &rr[first + j], &ri[first + j], &ro[first + j]);
     }
 }
 
-/* Traces beams [k0, k1) of one column and writes their points, in beam and
- * return order, to out from index `at` on; returns how many. The rays go
- * to Embree in packets of 16 consecutive rays (beam, then sub-ray), the last
- * one padded with invalid copies of its first lane. */
-static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn posefn, const void *user,
-                          double t_start, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out,
-                          size_t at, const sensim_weather_table *wt)
+/* The hits of a scan traced on the GPU (sensim_cuda_lidar_trace): for beam
+ * b, its hit sub-rays' records are hit[off[b] .. off[b] + count[b]), in
+ * sub-ray order. */
+typedef struct lidar_gpu {
+    const sg_lhit *hit;
+    const size_t *off;
+    const uint16_t *count;
+} lidar_gpu;
+
+/* Traces the rays of beams [k0, k0 + nbeam) of one column into rr, ri, ro
+ * (beam q's sub-ray j at q nr + j): in packets of 16 consecutive rays
+ * (beam, then sub-ray) to Embree or the twin, the last one padded with
+ * invalid copies of its first lane; tt gets the beams' firing times. */
+static void trace_rays(const sensim_render_lidar *l, const sensim_scene *s, const sg_lidar *L, sensim_pose_fn posefn,
+                       const void *user, int column, int k0, int nbeam, const float *bdir, double alpha, double *tt,
+                       float *rr, float *ri, uint32_t *ro)
 {
     const sensim_render_lidar_params *p = &l->p;
     const int nr = l->nrays;
-    const int nbeam = k1 - k0;
-    float rr[GROUP_RAYS], ri[GROUP_RAYS];
-    uint32_t ro[GROUP_RAYS];
-    double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
     sensim_pose pose;
-    const double alpha = sensim_scene_extinction_at(s, p->wavelength);
-    /* This column's beam axes, azimuths and elevations: from the tables of
-     * a spinning head, or made for this scan's time by a rosette. */
-    float dirbuf[3 * SENSIM_RENDER_LIDAR_MAX_CHANNELS], azbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS],
-        elbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
-    const float *bdir, *baz;
-    if (p->scan == SENSIM_SCAN_ROSETTE) {
-        rosette_beam(p, rosette_time(l, scan, column), dirbuf, azbuf, elbuf);
-        bdir = dirbuf; /* one channel: k0 = 0 */
-        baz = azbuf;
-    } else {
-        bdir = l->dir + 3 * (size_t)column * p->channels;
-        baz = l->az + (size_t)column * p->channels;
-        for (int k = k0; k < k1; k++)
-            elbuf[k] = (float)p->elevation[k];
-    }
-    const float *bel = elbuf;
     if (l->same_time)
-        posefn(user, t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
+        posefn(user, L->t_start + sensim_render_lidar_fire_time(l, column, 0), &pose);
     struct RTCIntersectContext ctx;
     rtcInitIntersectContext(&ctx);
     ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
@@ -588,57 +620,42 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
     _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
     unsigned char sub[16];
     short beam[16];
-    const float tfar = (float)p->max_range;
     /* Embree reads but never writes tnear, mask, id and flags: set once. */
     for (int j = 0; j < 16; j++) {
         valid[j] = -1;
         rh.ray.tnear[j] = 0.0f;
         rh.ray.mask[j] = 0xFFFFFFFFu;
         rh.ray.flags[j] = 0;
+        rh.ray.id[j] = 0;
     }
     int lane = 0, first = 0;
     for (int q = 0; q < nbeam; q++) {
         int k = k0 + q;
-        double t = t_start + sensim_render_lidar_fire_time(l, column, k);
+        double t = L->t_start + sensim_render_lidar_fire_time(l, column, k);
         tt[q] = t;
         if (!l->same_time)
             posefn(user, t, &pose);
-        sensim_vec3 e = sensim_vec3_make(bdir[3 * k], bdir[3 * k + 1], bdir[3 * k + 2]), u, v;
-        if (nr > 1) {
-            /* Footprint axes: u horizontal, v up, both orthogonal to the
-             * axis; rotated to the world once per beam. Sub-ray j is
-             * (e + a_j u + b_j v) / sqrt(1 + a_j^2 + b_j^2). */
-            double ch = sqrt(e.x * e.x + e.y * e.y);
-            u = ch > 1e-9 ? sensim_vec3_make(-e.y / ch, e.x / ch, 0) : sensim_vec3_make(0, 1, 0);
-            v = sensim_vec3_cross(e, u);
-            u = sensim_quat_rotate(pose.q, u);
-            v = sensim_quat_rotate(pose.q, v);
-        }
-        e = sensim_quat_rotate(pose.q, e);
-        const float time = scene_ray_time(s, t);
+        /* The shared ray generation (sg_raygen.h), as on the GPU. */
+        const double qv[4] = {pose.q.w, pose.q.x, pose.q.y, pose.q.z};
+        sg_beam b;
+        sg_lidar_beam(qv, bdir + 3 * k, L->nrays, &b);
+        const float time = sg_ray_time((int)L->has_motion, L->t0, L->t1, t);
         const float ox = (float)pose.p.x, oy = (float)pose.p.y, oz = (float)pose.p.z;
         for (int j = 0; j < nr; j++) {
-            sensim_vec3 d = e;
-            if (nr > 1) {
-                double a = l->ra[j], bb = l->rb[j], in = l->rn[j];
-                d = sensim_vec3_make((e.x + a * u.x + bb * v.x) * in, (e.y + a * u.y + bb * v.y) * in,
-                                     (e.z + a * u.z + bb * v.z) * in);
-            }
+            float d[3];
+            sg_lidar_subray(L, &b, (uint32_t)j, d);
             rh.ray.org_x[lane] = ox;
             rh.ray.org_y[lane] = oy;
             rh.ray.org_z[lane] = oz;
-            rh.ray.dir_x[lane] = (float)d.x;
-            rh.ray.dir_y[lane] = (float)d.y;
-            rh.ray.dir_z[lane] = (float)d.z;
-            rh.ray.tfar[lane] = tfar;
+            rh.ray.dir_x[lane] = d[0];
+            rh.ray.dir_y[lane] = d[1];
+            rh.ray.dir_z[lane] = d[2];
+            rh.ray.tfar[lane] = L->tfar;
             rh.ray.time[lane] = time;
             rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
             sub[lane] = (unsigned char)j;
             beam[lane] = (short)q;
-            /* The ray's place in the scan (column, channel, sub-ray): its
-             * slot in the CUDA backend's batch; Embree and the twin ignore it. */
-            rh.ray.id[lane] = (unsigned)(((size_t)column * p->channels + k) * nr + j);
             if (++lane == 16) {
                 sensim_scene_intersect16(s, p->backend, valid, &ctx, &rh);
                 shade_packet(l, s, &rh, 16, first, sub, beam, tt, alpha, rr, ri, ro);
@@ -657,7 +674,7 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
             rh.ray.dir_x[lane] = rh.ray.dir_x[0];
             rh.ray.dir_y[lane] = rh.ray.dir_y[0];
             rh.ray.dir_z[lane] = rh.ray.dir_z[0];
-            rh.ray.tfar[lane] = tfar;
+            rh.ray.tfar[lane] = L->tfar;
             rh.ray.time[lane] = rh.ray.time[0];
             rh.hit.geomID[lane] = RTC_INVALID_GEOMETRY_ID;
             rh.hit.instID[0][lane] = RTC_INVALID_GEOMETRY_ID;
@@ -665,6 +682,65 @@ static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, s
         sensim_scene_intersect16(s, p->backend, valid, &ctx, &rh);
         shade_packet(l, s, &rh, n, first, sub, beam, tt, alpha, rr, ri, ro);
     }
+}
+
+/* The same from the hits the GPU traced and compacted: misses are the
+ * sub-rays without a record. */
+static void gpu_rays(const sensim_render_lidar *l, const sensim_scene *s, const sg_lidar *L, const lidar_gpu *g,
+                     int column, int k0, int nbeam, double alpha, double *tt, float *rr, float *ri, uint32_t *ro)
+{
+    const int nr = l->nrays;
+    for (int q = 0; q < nbeam; q++) {
+        const int k = k0 + q;
+        tt[q] = L->t_start + sensim_render_lidar_fire_time(l, column, k);
+        for (int j = 0; j < nr; j++) {
+            rr[q * nr + j] = INFINITY;
+            ri[q * nr + j] = 0;
+        }
+        const size_t b = (size_t)column * l->p.channels + k;
+        for (size_t h = g->off[b]; h < g->off[b] + g->count[b]; h++) {
+            const sg_lhit *x = &g->hit[h];
+            const int i = q * nr + (int)x->sub;
+            shade_ray(l, s, x->geom, x->inst, x->ng, x->dir, x->t, (int)x->sub, tt[q], alpha, &rr[i], &ri[i], &ro[i]);
+        }
+    }
+}
+
+/* Traces beams [k0, k1) of one column and writes their points, in beam and
+ * return order, to out from index `at` on; returns how many. g: the GPU's
+ * hits (the CUDA backend), else NULL: the rays are traced here. */
+static size_t trace_group(const sensim_render_lidar *l, const sensim_scene *s, const sg_lidar *L, sensim_pose_fn posefn,
+                          const void *user, uint64_t scan, int column, int k0, int k1, sensim_render_lidar_points *out,
+                          size_t at, const sensim_weather_table *wt, const lidar_gpu *g)
+{
+    const sensim_render_lidar_params *p = &l->p;
+    const double t_start = L->t_start;
+    const int nr = l->nrays;
+    const int nbeam = k1 - k0;
+    float rr[GROUP_RAYS], ri[GROUP_RAYS];
+    uint32_t ro[GROUP_RAYS];
+    double tt[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
+    const double alpha = sensim_scene_extinction_at(s, p->wavelength);
+    /* This column's beam axes, azimuths and elevations: from the tables of
+     * a spinning head, or made for this scan's time by a rosette. */
+    float dirbuf[3 * SENSIM_RENDER_LIDAR_MAX_CHANNELS], azbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS],
+        elbuf[SENSIM_RENDER_LIDAR_MAX_CHANNELS];
+    const float *bdir, *baz;
+    if (p->scan == SENSIM_SCAN_ROSETTE) {
+        sg_rosette_beam(L, sg_rosette_time(L, column), dirbuf, azbuf, elbuf);
+        bdir = dirbuf; /* one channel: k0 = 0 */
+        baz = azbuf;
+    } else {
+        bdir = l->dir + 3 * (size_t)column * p->channels;
+        baz = l->az + (size_t)column * p->channels;
+        for (int k = k0; k < k1; k++)
+            elbuf[k] = (float)p->elevation[k];
+    }
+    const float *bel = elbuf;
+    if (g)
+        gpu_rays(l, s, L, g, column, k0, nbeam, alpha, tt, rr, ri, ro);
+    else
+        trace_rays(l, s, L, posefn, user, column, k0, nbeam, bdir, alpha, tt, rr, ri, ro);
     const int atmo_on = s->atmo_probability > 0 || wt->on; /* air or weather echoes */
     size_t m = at;
     if (nr == 1 && !atmo_on) {
@@ -784,8 +860,40 @@ void sensim_lidar_points_move(sensim_render_lidar_points *pt, size_t dst, size_t
  * stack of the scanning thread. */
 #define LIDAR_WAVE 1024
 
-static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose, const void *pose_user,
-                      double t_start, uint64_t scan, sensim_render_lidar_points *out);
+static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, const sg_lidar *L, sensim_pose_fn pose,
+                      const void *pose_user, uint64_t scan, sensim_render_lidar_points *out, const lidar_gpu *g);
+
+/* The CUDA backend: the sensor's poses at the firing times tabulated here
+ * (the pose is the caller's function), the rays made, traced and their
+ * hits compacted on the GPU (cuda.c, render/gpu/sg_scan.h), then one pass
+ * shades the hits and makes the points. */
+static sensim_status scan_cuda(const sensim_render_lidar *l, const sensim_scene *s, sg_lidar *L, sensim_pose_fn pose,
+                               const void *pose_user, uint64_t scan, sensim_render_lidar_points *out)
+{
+    const int C = l->p.channels;
+    const size_t npose = l->same_time ? (size_t)l->p.columns : (size_t)l->p.columns * C;
+    sg_pose *tab = malloc(npose * sizeof *tab);
+    if (!tab)
+        return sensim_error(SENSIM_ENOMEM, "lidar: out of memory for %zu poses", npose);
+#pragma omp parallel for schedule(static)
+    for (long i = 0; i < (long)npose; i++) {
+        const int c = l->same_time ? (int)i : (int)(i / C), k = l->same_time ? 0 : (int)(i % C);
+        sensim_pose q;
+        pose(pose_user, L->t_start + sensim_render_lidar_fire_time(l, c, k), &q);
+        const sg_pose x = {{q.p.x, q.p.y, q.p.z}, {q.q.w, q.q.x, q.q.y, q.q.z}};
+        tab[i] = x;
+    }
+    L->pose = tab;
+    sensim_cuda_lidar_hits h;
+    sensim_status st = sensim_cuda_lidar_trace(s->cuda, L, l->serial, npose, &h);
+    free(tab);
+    L->pose = NULL;
+    if (st)
+        return st;
+    const lidar_gpu g = {h.hit, h.off, h.count};
+    scan_pass(l, s, L, pose, pose_user, scan, out, &g);
+    return SENSIM_OK;
+}
 
 sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose,
                                 const void *pose_user, double t_start, uint64_t scan, sensim_render_lidar_points *out)
@@ -800,32 +908,22 @@ sensim_status sensim_render_lidar_scan(const sensim_render_lidar *l, const sensi
                             sensim_render_lidar_max_points(l));
     if (!isfinite(t_start))
         return sensim_error(SENSIM_EINVAL, "lidar: scan start time not finite");
+    sg_lidar L;
+    lidar_sg(l, s, t_start, scan, &L);
     if (sensim_scene_backend(s, l->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA) {
-        /* The CUDA backend: the scan's rays recorded by a first pass, traced
-         * on the GPU in one batch, and their hits replayed by a second pass
-         * that makes the points (cuda_loader.h). */
-        sensim_cuda_scene *cs = s->cuda;
-        const size_t nrays = (size_t)l->p.columns * l->p.channels * l->nrays;
-        if ((st = sensim_cuda_batch_begin(cs, 0, nrays)))
-            return st;
-        scan_pass(l, s, pose, pose_user, t_start, scan, out);
-        st = sensim_cuda_batch_trace(cs, 0);
-        if (!st)
-            scan_pass(l, s, pose, pose_user, t_start, scan, out);
-        sensim_cuda_batch_end(cs);
-        if (st)
+        if ((st = scan_cuda(l, s, &L, pose, pose_user, scan, out)))
             return st;
     } else
-        scan_pass(l, s, pose, pose_user, t_start, scan, out);
+        scan_pass(l, s, &L, pose, pose_user, scan, out, NULL);
     if (l->p.noise)
         return l->p.noise(l->p.noise_user, out, scan);
     return SENSIM_OK;
 }
 
-/* One pass over the scan's columns: every beam traced and its points
- * written to out in beam order. */
-static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, sensim_pose_fn pose, const void *pose_user,
-                      double t_start, uint64_t scan, sensim_render_lidar_points *out)
+/* One pass over the scan's columns: every beam traced (or its hits taken
+ * from g) and its points written to out in beam order. */
+static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, const sg_lidar *L, sensim_pose_fn pose,
+                      const void *pose_user, uint64_t scan, sensim_render_lidar_points *out, const lidar_gpu *gpu)
 {
     const int C = l->p.channels, per = GROUP_RAYS / l->nrays;
     const int groups = (C + per - 1) / per;
@@ -864,7 +962,7 @@ static void scan_pass(const sensim_render_lidar *l, const sensim_scene *s, sensi
                 int c = (int)(task / groups), g = (int)(task % groups);
                 int k0 = g * per, k1 = k0 + per < C ? k0 + per : C;
                 size_t at = ((size_t)c * C + k0) * l->nret;
-                n[i] = trace_group(l, s, pose, pose_user, t_start, scan, c, k0, k1, out, at, &wt);
+                n[i] = trace_group(l, s, L, pose, pose_user, scan, c, k0, k1, out, at, &wt, gpu);
             }
 #pragma omp for schedule(dynamic, 1) nowait
             for (int a = 0; a < 8; a++) {

@@ -3,7 +3,8 @@
  * called in place of rtcIntersect16 by the lidar and camera loops. A
  * packet of 16 rays goes through the tree together (sg_packet.h: the same
  * hits as sg_trace ray by ray, faster on the coherent rays of a beam);
- * a packet with one valid ray through sg_trace. */
+ * a packet with one valid ray through sg_trace. Shadow rays take the
+ * any-hit walks (sg_occluded, sg_occluded_packet_mask). */
 #include "gpu/sg_packet.h"
 #include "twin.h"
 
@@ -45,13 +46,21 @@ void sensim_twin_intersect16(const sensim_twin *t, const int *valid, struct RTCR
 
 void sensim_twin_occluded16(const sensim_twin *t, const int *valid, struct RTCRay16 *r)
 {
+    /* Any hit: a ray stops at the first triangle found, the packet when
+     * every ray has one (sg_occluded, sg_occluded_packet_mask). */
     sg_ray rays[16];
-    sg_hit hits[16];
     const uint32_t mask = gather16(valid, r, rays);
-    trace16(t, rays, hits, mask);
+    uint32_t hit = 0;
+    if (mask && !(mask & (mask - 1))) {
+        int j = 0;
+        while (!(mask >> j & 1u))
+            j++;
+        hit = sg_occluded(&t->view, rays, (size_t)j) ? mask : 0;
+    } else if (mask)
+        hit = sg_occluded_packet_mask(&t->view, rays, 0, 16, mask);
     for (int j = 0; j < 16; j++)
-        if (mask >> j & 1u)
-            sensim_twin_lane_occluded(r, j, &hits[j]);
+        if (hit >> j & 1u)
+            r->tfar[j] = -INFINITY;
 }
 
 void sensim_twin_trace(const sensim_twin *t, const sg_ray *rays, sg_hit *hits, size_t n)

@@ -11,7 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../render/cuda_loader.h"
+#include "../render/gpu/sg_scan.h"
+#include "../render/render_internal.h"
 #include "sensim/render.h"
+#include "sensim/rng.h"
 #include "testutil.h"
 
 /* The figures below need a GPU; a stand-in driver is no GPU. */
@@ -188,6 +192,14 @@ START_TEST(ptx_built)
         ck_assert_msg(strstr(ptx, "\n.address_size 64\n"), "%s: not 64-bit", path);
         ck_assert_msg(strstr(ptx, ".visible .entry sg_trace_kernel("), "%s: no sg_trace_kernel entry", path);
         ck_assert_msg(strstr(ptx, ".visible .entry sg_probe_kernel("), "%s: no sg_probe_kernel entry", path);
+        const char *entries[] = {"sg_occluded_kernel",     "sg_scan_trace_kernel",   "sg_scan_count_kernel",
+                                 "sg_scan_block_kernel",   "sg_scan_offsets_kernel", "sg_scan_compact_kernel",
+                                 "sg_camera_kernel"};
+        for (int k = 0; k < 7; k++) {
+            char e[96];
+            snprintf(e, sizeof e, ".visible .entry %s(", entries[k]);
+            ck_assert_msg(strstr(ptx, e), "%s: no %s entry", path, entries[k]);
+        }
         ck_assert_msg(strstr(ptx, "mul.rn.f32") && strstr(ptx, "add.rn.f32"), "%s: no rounded mul/add", path);
         const char *banned[] = {"fma.", ".ftz", ".approx", "mad.f32", "mad.rn"};
         for (int k = 0; k < 5; k++)
@@ -196,6 +208,68 @@ START_TEST(ptx_built)
         free(path);
     }
     free(b);
+}
+END_TEST
+
+/* The device's compaction of a scan's hits (render/gpu/sg_scan.h: counts
+ * per beam, offsets within blocks of groups, block offsets, copy), run here
+ * thread by thread as the stand-in driver runs it, against a plain filter:
+ * every hit record, in (beam, sub-ray) order, each beam's count, the
+ * total; for 1, 4 and 9 rays a beam, beam counts around the group size and
+ * over several blocks, and no, some or every ray hitting. */
+START_TEST(scan_compaction)
+{
+    const sensim_rng r = sensim_rng_make(5, 5, 5);
+    const uint32_t nrs[3] = {1, 4, 9};
+    const uint64_t nbs[7] = {1, 31, 32, 33, 65, 1000, 20000};
+    const double ph[3] = {0.0, 0.3, 1.0};
+    uint64_t draw = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 7; b++)
+            for (int c = 0; c < 3; c++) {
+                const uint32_t nr = nrs[a];
+                const uint64_t nb = nbs[b], n = nb * nr, ng = (nb + SG_SCAN_GROUP - 1) / SG_SCAN_GROUP;
+                sg_lhit *rec = calloc(n, sizeof *rec), *out = malloc((n + 1) * sizeof *out);
+                const uint64_t nk = (ng + SG_SCAN_BLOCK - 1) / SG_SCAN_BLOCK;
+                uint16_t *count = malloc(nb * sizeof *count);
+                uint32_t *sum = malloc(ng * sizeof *sum), *block = malloc((nk + 1) * sizeof *block);
+                for (uint64_t i = 0; i < n; i++) {
+                    rec[i].t = (float)i;
+                    rec[i].sub = (uint32_t)(i % nr);
+                    rec[i].geom = sensim_rng_uniform(&r, draw++) < ph[c] ? (uint32_t)(i % 7) : SG_INVALID;
+                }
+                for (uint64_t g = 0; g < ng; g++)
+                    sg_scan_count(rec, nr, nb, g, count, sum);
+                for (uint64_t k = 0; k < nk; k++)
+                    sg_scan_block(sum, ng, k, block);
+                sg_scan_offsets(block, nk);
+                for (uint64_t g = 0; g < ng; g++)
+                    sg_scan_compact(rec, nr, nb, g, sum, block, out);
+                uint64_t m = 0;
+                for (uint64_t bi = 0; bi < nb; bi++) {
+                    uint32_t k = 0;
+                    for (uint32_t j = 0; j < nr; j++) {
+                        const sg_lhit *x = &rec[bi * nr + j];
+                        if (x->geom == SG_INVALID)
+                            continue;
+                        ck_assert_msg(!memcmp(&out[m], x, sizeof *x), "nr %u nb %llu: hit %llu", nr,
+                                      (unsigned long long)nb, (unsigned long long)m);
+                        m++;
+                        k++;
+                    }
+                    ck_assert_uint_eq(count[bi], k);
+                }
+                ck_assert_uint_eq(block[nk], m);
+                if (c == 0)
+                    ck_assert_uint_eq(m, 0);
+                if (c == 2)
+                    ck_assert_uint_eq(m, n);
+                free(rec);
+                free(out);
+                free(count);
+                free(sum);
+                free(block);
+            }
 }
 END_TEST
 
@@ -268,11 +342,13 @@ static void same_bits(const char *a, const char *b)
 
 /* Scene files and sensors the CLI renders with --backend cuda and twin:
  * motion distortion, several rays per beam (grid and sunflower), dual
- * returns, a moving car, instances, fog, a rosette, cameras with shadows. */
+ * returns, a moving car, instances, fog, a rosette, cameras with shadows
+ * (FOV, pinhole, radtan and Kannala-Brandt lenses). */
 static const struct {
     const char *scene, *sensor;
-} renders[] = {{"fig5", "hdl32e_wide"}, {"fig5", "cam"},   {"outdoor", "vlp16"}, {"outdoor", "front"},
-               {"forest", "rosette"},   {"forest", "cam"}, {"fog", "vlp16"},     {"vegetation", "beam"}};
+} renders[] = {{"fig5", "hdl32e_wide"},   {"fig5", "cam"},         {"outdoor", "vlp16"}, {"outdoor", "front"},
+               {"forest", "rosette"},     {"forest", "cam"},       {"fog", "vlp16"},     {"vegetation", "beam"},
+               {"lenses", "cam_radtan"}, {"lenses", "cam_fisheye"}, {"walls", "lidar"}};
 
 /* Renders each of `renders` (2 scans or frames; the first with a rig's
  * noise too) with --backend cuda through driver lib (NULL: the system's)
@@ -381,17 +457,20 @@ START_TEST(cli_device_errors)
         return;
     char *dir = tu_mkdtemp(), *gt = drive(dir), *scene = tu_src("data/scenes/fig5.yaml"), *fake = fake_driver();
     char *out = tu_path(dir, "out.h5");
-    const char *mode[2] = {"launchfail", "oom"};
-    const char *expect[2] = {"sensim render: cuda: cuLaunchKernel (sg_trace_kernel, ",
+    /* The lidar's and the camera's kernels failing, memory running out. */
+    const char *mode[3] = {"launchfail", "launchfail", "oom"}, *sensor[3] = {"hdl32e", "cam", "hdl32e"};
+    const char *expect[3] = {"sensim render: cuda: cuLaunchKernel (sg_scan_trace_kernel, ",
+                             "sensim render: cuda: cuLaunchKernel (sg_camera_kernel, ",
                              "sensim render: --backend cuda: cuMemAlloc_v2 ("};
-    const char *expect2[2] = {" threads): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure) (error 719)\n",
+    const char *expect2[3] = {" threads): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure) (error 719)\n",
+                              " threads): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure) (error 719)\n",
                               " bytes on fakecuda (CPU stand-in, tests only)): CUDA_ERROR_OUT_OF_MEMORY (out of "
                               "memory) (error 2)\n"};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         setenv("SENSIM_LIBCUDA", fake, 1);
         setenv("FAKECUDA", mode[i], 1);
         tu_run_result r =
-            tu_run("render", scene, "-t", gt, "-s", "hdl32e", "-o", out, "-n", "1", "--backend", "cuda", "-q", NULL);
+            tu_run("render", scene, "-t", gt, "-s", sensor[i], "-o", out, "-n", "1", "--backend", "cuda", "-q", NULL);
         unsetenv("SENSIM_LIBCUDA");
         unsetenv("FAKECUDA");
         ck_assert_msg(r.status == 1, "%s: exit %d: %s", mode[i], r.status, r.err);
@@ -455,8 +534,10 @@ static sensim_scene *analytic_scene(void)
 
 /* Lidar scans (1, 4 and 9 rays per beam, strongest and dual returns) and a
  * camera frame with shadows, with CUDA through driver lib (NULL: the
- * system's) and with the twin: the same bits. */
-static void lib_cuda_matches_twin(const char *lib)
+ * system's) and with the twin: the same bits. chunk: rays per launch at
+ * most (0: the backend's own), so that a scan or frame takes many
+ * launches. */
+static void lib_cuda_matches_twin(const char *lib, size_t chunk)
 {
     if (lib)
         setenv("SENSIM_LIBCUDA", lib, 1);
@@ -464,6 +545,8 @@ static void lib_cuda_matches_twin(const char *lib)
     sensim_status st = sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA);
     unsetenv("SENSIM_LIBCUDA");
     ck_assert_msg(st == SENSIM_OK, "%s", sensim_last_error());
+    if (chunk)
+        s->cuda->chunk = chunk;
     ck_assert_int_eq(sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN), SENSIM_OK);
     motion mo = {{0, 0, 1.8}, {3, 0.5, 0}};
     for (int v = 0; v < 3; v++) {
@@ -523,7 +606,10 @@ START_TEST(fake_lib_matches_twin)
     if (skip_without_ptx("fake_lib_matches_twin"))
         return;
     char *fake = fake_driver();
-    lib_cuda_matches_twin(fake);
+    lib_cuda_matches_twin(fake, 0);
+    /* Launches of at most 5000 rays: a scan in 5 to 43 launches of whole
+     * beam groups, a frame in 9. */
+    lib_cuda_matches_twin(fake, 5000);
     free(fake);
 }
 END_TEST
@@ -538,7 +624,8 @@ START_TEST(gpu_matches_twin)
         return;
     }
     fprintf(stderr, "cuda:gpu_matches_twin: on %s\n", why);
-    lib_cuda_matches_twin(NULL);
+    lib_cuda_matches_twin(NULL, 0);
+    lib_cuda_matches_twin(NULL, 5000);
     cli_cuda_matches_twin(NULL);
 }
 END_TEST
@@ -553,6 +640,7 @@ Suite *suite_cuda(void)
     tcase_add_test(tc, driver_failures);
     tcase_add_test(tc, probe_passes);
     tcase_add_test(tc, ptx_built);
+    tcase_add_test(tc, scan_compaction);
     tcase_add_test(tc, cli_driver_absent);
     tcase_add_test(tc, fake_cli_matches_twin);
     tcase_add_test(tc, cli_auto);

@@ -24,8 +24,10 @@
 
 #include "../render/gpu/sg_bvh.h"
 #include "../render/gpu/sg_packet.h"
+#include "../render/gpu/sg_raygen.h"
 #include "../render/render_internal.h"
 #include "../render/twin.h"
+#include "sensim/camera.h"
 #include "sensim/log.h"
 #include "sensim/render.h"
 #include "sensim/rng.h"
@@ -933,6 +935,214 @@ START_TEST(cli_backend)
 }
 END_TEST
 
+/* ---- the shared ray generation (render/gpu/sg_raygen.h, sg_math.h) ---- */
+
+/* Units in the last place of double between a and b. */
+static double ulps(double a, double b)
+{
+    if (a == b)
+        return 0;
+    return fabs(a - b) / (nextafter(fabs(b), INFINITY) - fabs(b));
+}
+
+/* sg_math.h's functions against glibc's libm (an independent, correctly
+ * rounded or sub-ulp implementation): within 1 ulp of double for sin, cos
+ * and atan2, 3 for tan (a quotient of two), 2 for asin (through atan2 and
+ * a square root; as measured), and rounded to float the very same floats, over the
+ * arguments ray generation meets (|x| < 1e5 rad for the rosette's prism
+ * phases, every quadrant for atan2, [-1, 1] for asin). Philox4x32-10 and
+ * the uniform of sg_math.h against lib/rng.c's (Random123), word for word. */
+START_TEST(shared_math_matches_libm)
+{
+    const sensim_rng r = sensim_rng_make(2024, 9, 1);
+    double worst[5] = {0};
+    size_t fdiff = 0;
+    const size_t n = 200000;
+    for (size_t i = 0; i < n; i++) {
+        double u[4];
+        sensim_rng_uniform_fill(&r, 4 * i, 4, u);
+        /* Magnitudes spread over 1e-6 .. 1e5 (log-uniform), both signs. */
+        const double x = (u[0] < 0.5 ? -1 : 1) * pow(10.0, -6 + 11 * u[1]);
+        const double y = (u[2] - 0.5) * pow(10.0, -3 + 6 * u[3]), z = 2 * u[3] - 1;
+        const double got[5] = {sg_sin(x), sg_cos(x), sg_tan(fmod(x, 1.5)), sg_atan2(y, x), sg_asin(z)};
+        const double want[5] = {sin(x), cos(x), tan(fmod(x, 1.5)), atan2(y, x), asin(z)};
+        for (int k = 0; k < 5; k++) {
+            const double e = ulps(got[k], want[k]);
+            worst[k] = e > worst[k] ? e : worst[k];
+            fdiff += (float)got[k] != (float)want[k];
+        }
+    }
+    ck_assert_msg(worst[0] <= 1 && worst[1] <= 1 && worst[2] <= 3 && worst[3] <= 1 && worst[4] <= 2,
+                  "ulps: sin %g cos %g tan %g atan2 %g asin %g", worst[0], worst[1], worst[2], worst[3], worst[4]);
+    ck_assert_msg(fdiff == 0, "%zu of %zu values round to another float than libm's", fdiff, 5 * n);
+    /* Exact values and special cases. */
+    ck_assert(sg_sin(0.0) == 0.0 && sg_cos(0.0) == 1.0 && sg_atan2(0.0, 1.0) == 0.0);
+    ck_assert(sg_atan2(0.0, -1.0) == M_PI && sg_atan2(1.0, 0.0) == M_PI / 2 && sg_atan2(-1.0, 0.0) == -M_PI / 2);
+    ck_assert(sg_asin(1.0) == M_PI / 2 && sg_asin(-1.0) == -M_PI / 2);
+    /* Philox: keys, streams, sensors and indices at random. */
+    for (uint64_t i = 0; i < 20000; i++) {
+        uint32_t w[4];
+        sensim_rng_block(&r, i, w);
+        const sensim_rng q = sensim_rng_make((uint64_t)w[0] << 32 | w[1], w[2], w[3]);
+        const sg_rng g = {{q.key[0], q.key[1]}, q.stream, q.sensor};
+        const uint64_t idx = (uint64_t)w[1] << 20 ^ w[3] ^ i;
+        ck_assert_uint_eq(sg_rng_u32(&g, idx), sensim_rng_u32(&q, idx));
+        ck_assert(sg_rng_uniform(&g, idx) == sensim_rng_uniform(&q, idx));
+    }
+}
+END_TEST
+
+/* The camera's rays of sg_raygen.h against models/lens.c's
+ * sensim_lens_pixel_to_dir (libm, and its own arithmetic for pinhole and
+ * FOV), mapped from the optical frame (z forward, x right, y down) to the
+ * sensor's (x forward, y left, z up): within 1e-13 over the image for each
+ * kind of lens of data/scenes/lenses.yaml and fig5's FOV lens. And the
+ * rosette's beams against its formula in libm, within float rounding. */
+START_TEST(raygen_matches_reference)
+{
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
+    sensim_lens lens[4];
+    memset(lens, 0, sizeof lens);
+    lens[0].model = SENSIM_LENS_PINHOLE;
+    lens[1].model = SENSIM_LENS_FOV;
+    lens[2].model = SENSIM_LENS_RADTAN;
+    lens[3].model = SENSIM_LENS_KB;
+    const double radtan[8] = {-0.281, 0.0912, 0, 0, 0, 0}, kb[4] = {-0.00735, 0.04082, -0.03979, 0.00751};
+    for (int k = 0; k < 4; k++) {
+        lens[k].width = 640;
+        lens[k].height = 480;
+        lens[k].hfov = 90 * M_PI / 180;
+        lens[k].fx = 601.3;
+        lens[k].fy = 598.7;
+        lens[k].cx = 319.4;
+        lens[k].cy = 241.8;
+    }
+    memcpy(lens[2].k, radtan, 6 * sizeof(double));
+    lens[2].p1 = 0.0012;
+    lens[2].p2 = -0.0007;
+    memcpy(lens[3].k, kb, sizeof kb);
+    lens[3].fx = lens[3].fy = 285.7;
+    const sensim_render_lens rl[4] = {SENSIM_RENDER_LENS_PINHOLE, SENSIM_RENDER_LENS_FOV, SENSIM_RENDER_LENS_RADTAN,
+                                      SENSIM_RENDER_LENS_KB};
+    const sensim_rng r = sensim_rng_make(7, 7, 7);
+    for (int k = 0; k < 4; k++) {
+        cp.width = 640;
+        cp.height = 480;
+        cp.hfov = lens[k].hfov;
+        cp.lens = rl[k];
+        cp.optics = lens[k];
+        sensim_render_camera *c = sensim_render_camera_create(&cp);
+        ck_assert_msg(c != NULL, "lens %d: %s", k, sensim_last_error());
+        double worst = 0;
+        for (uint64_t i = 0; i < 20000; i++) {
+            const double px = 640 * sensim_rng_uniform(&r, 2 * i), py = 480 * sensim_rng_uniform(&r, 2 * i + 1);
+            double d[3];
+            sensim_lens_pixel_to_dir(&lens[k], px, py, d);
+            const sensim_vec3 g = sensim_render_camera_direction(c, px, py);
+            const double e[3] = {g.x - d[2], g.y + d[0], g.z + d[1]};
+            for (int a = 0; a < 3; a++)
+                worst = fabs(e[a]) > worst ? fabs(e[a]) : worst;
+        }
+        ck_assert_msg(worst < 1e-13, "lens %d: directions differ by %g", k, worst);
+        sensim_render_camera_destroy(c);
+    }
+    /* Rosette (forest.yaml's): d = (cos th, X sin th / th, Y sin th / th). */
+    sensim_render_lidar_params p = sensim_render_lidar_default_params();
+    p.scan = SENSIM_SCAN_ROSETTE;
+    p.channels = 1;
+    p.columns = 10000;
+    p.rosette_fov = 38.4 * M_PI / 180;
+    p.rosette_hz[0] = 1160.9;
+    p.rosette_hz[1] = -742.3;
+    sensim_render_lidar *l = sensim_render_lidar_create(&p);
+    ck_assert_ptr_nonnull(l);
+    for (int col = 0; col < p.columns; col += 7) {
+        const double t = sensim_render_lidar_fire_time(l, col, 0), q = 0.25 * p.rosette_fov;
+        const double w1 = 2 * M_PI * p.rosette_hz[0], w2 = 2 * M_PI * p.rosette_hz[1];
+        const double X = q * (cos(w1 * t) + cos(w2 * t)), Y = q * (sin(w1 * t) + sin(w2 * t)), th = hypot(X, Y);
+        const double want[3] = {cos(th), th > 0 ? X * sin(th) / th : 0, th > 0 ? Y * sin(th) / th : 0};
+        const sensim_vec3 g = sensim_render_lidar_beam_direction(l, col, 0);
+        ck_assert_msg(fabs(g.x - want[0]) < 1e-7 && fabs(g.y - want[1]) < 1e-7 && fabs(g.z - want[2]) < 1e-7,
+                      "column %d: (%g %g %g) vs (%g %g %g)", col, g.x, g.y, g.z, want[0], want[1], want[2]);
+    }
+    sensim_render_lidar_destroy(l);
+}
+END_TEST
+
+/* The any-hit walks (sg_occluded, sg_occluded_packet_mask, and the twin's
+ * rtcOccluded16 stand-in) against the closest hit: a ray is occluded
+ * exactly when it has a closest hit in (tnear, tfar]; random rays and
+ * packets (coherent or not, random masks and far distances) on the bundled
+ * scenes and the instanced and moving one. */
+START_TEST(occluded_any_hit)
+{
+    for (size_t k = 0; k <= NBUNDLED; k++) {
+        sensim_scene *s = k < NBUNDLED ? load_bundled(bundled[k]) : mixed_scene();
+        ck_assert_int_eq(sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN), SENSIM_OK);
+        const sg_scene *v = &s->twin->view;
+        float lo[3], hi[3];
+        scene_bounds(s, lo, hi);
+        const sensim_rng r = sensim_rng_make(77 + k, 5, 0);
+        size_t occ = 0, clear = 0;
+        for (uint64_t p = 0; p < 1500; p++) {
+            double u[8];
+            sensim_rng_uniform_fill(&r, 100 * p, 8, u);
+            const int coherent = p % 2 == 0;
+            const uint32_t mask = p % 3 == 1 ? (uint32_t)(u[5] * 65536.0) & 0xFFFFu : 0xFFFFu;
+            sg_ray rays[16];
+            sg_hit h[16];
+            struct RTCRay16 rr;
+            _Alignas(64) int valid[16];
+            uint32_t want = 0;
+            for (int j = 0; j < 16; j++) {
+                double w[7];
+                sensim_rng_uniform_fill(&r, 100 * p + 10 + 7 * (uint64_t)j, 7, w);
+                double z[3], zn = 0;
+                for (int a = 0; a < 3; a++) {
+                    z[a] = coherent ? u[3 + a % 2] - 0.5 + 0.02 * w[a] : w[a] - 0.5;
+                    zn += z[a] * z[a];
+                }
+                zn = sqrt(zn);
+                for (int a = 0; a < 3; a++) {
+                    rays[j].org[a] = (float)(lo[a] + (hi[a] - lo[a]) * (coherent ? u[a] : w[3 + a % 3]));
+                    rays[j].dir[a] = (float)(z[a] / zn);
+                }
+                rays[j].tnear = 0.0f;
+                rays[j].tfar = (float)(w[6] * 60);
+                rays[j].time = (float)w[5];
+                sg_trace(v, rays, h, (size_t)j);
+                const int hit = h[j].geom != SG_INVALID;
+                ck_assert_int_eq(sg_occluded(v, rays, (size_t)j), hit);
+                if (mask >> j & 1u)
+                    want |= (uint32_t)hit << j;
+                valid[j] = mask >> j & 1u ? -1 : 0;
+                rr.org_x[j] = rays[j].org[0];
+                rr.org_y[j] = rays[j].org[1];
+                rr.org_z[j] = rays[j].org[2];
+                rr.dir_x[j] = rays[j].dir[0];
+                rr.dir_y[j] = rays[j].dir[1];
+                rr.dir_z[j] = rays[j].dir[2];
+                rr.tnear[j] = 0.0f;
+                rr.tfar[j] = rays[j].tfar;
+                rr.time[j] = rays[j].time;
+            }
+            ck_assert_uint_eq(sg_occluded_packet_mask(v, rays, 0, 16, mask), want);
+            sensim_twin_occluded16(s->twin, valid, &rr);
+            for (int j = 0; j < 16; j++) {
+                const int got = rr.tfar[j] < 0;
+                ck_assert_int_eq(got, (int)(want >> j & 1u));
+                if (mask >> j & 1u)
+                    got ? occ++ : clear++;
+            }
+        }
+        /* Both outcomes seen many times. */
+        ck_assert_msg(occ > 1000 && clear > 1000, "%s: %zu occluded, %zu clear",
+                      k < NBUNDLED ? bundled[k] : "mixed", occ, clear);
+        sensim_scene_destroy(s);
+    }
+}
+END_TEST
+
 Suite *suite_twin(void)
 {
     Suite *s = suite_create("twin");
@@ -947,6 +1157,9 @@ Suite *suite_twin(void)
     tcase_add_test(tc, threads_bit_identical);
     tcase_add_test(tc, backend_names_and_errors);
     tcase_add_test(tc, cli_backend);
+    tcase_add_test(tc, shared_math_matches_libm);
+    tcase_add_test(tc, raygen_matches_reference);
+    tcase_add_test(tc, occluded_any_hit);
     suite_add_tcase(s, tc);
     return s;
 }

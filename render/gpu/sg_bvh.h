@@ -105,9 +105,10 @@ SENSIM_HD static inline void sg_best_take(sg_best *best, const sg_cand *c, uint3
 }
 
 /* Closest hit of r in bottom-level tree `blas` (t <= best->c.t), the
- * instance `inst` recorded with it. */
-SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
-                                           sg_best *best)
+ * instance `inst` recorded with it. any: stop at the first hit (an
+ * occlusion test), returning 1; else 0. */
+SENSIM_HD static inline int sg_blas_walk(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
+                                         sg_best *best, int any)
 {
     int32_t stack[SG_STACK];
     uint32_t scnt[SG_STACK];
@@ -120,19 +121,28 @@ SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, con
         while (ref >= 0) {
             if (!sg_node_step(&s->node[ref], r, best->c.t, &ref, &cnt, stack, scnt, stmin, &sp) &&
                 !sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-                return;
+                return 0;
         }
         /* The leaf's triangles. */
         const uint32_t first = (uint32_t)~ref;
         for (uint32_t i = first; i < first + cnt; i++) {
             const sg_tri *tr = &s->tri[i];
             sg_cand c;
-            if (sg_tri_intersect(r, tr->v0, tr->v1, tr->v2, best->c.t, &c))
+            if (sg_tri_intersect(r, tr->v0, tr->v1, tr->v2, best->c.t, &c)) {
                 sg_best_take(best, &c, i, inst);
+                if (any)
+                    return 1;
+            }
         }
         if (!sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-            return;
+            return 0;
     }
+}
+
+SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
+                                           sg_best *best)
+{
+    (void)sg_blas_walk(s, blas, r, inst, best, 0);
 }
 
 /* Inverse of the 3x4 transform x (column-major, sg_types.h) into y. */
@@ -174,8 +184,10 @@ SENSIM_HD static inline void sg_inst_world_to_object(const sg_scene *s, const sg
     sg_xfm_invert(x, y);
 }
 
-/* Closest hit of r (world space, prepared as rw) among the instances. */
-SENSIM_HD static inline void sg_top_trace(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best)
+/* Closest hit of r (world space, prepared as rw) among the instances;
+ * any: stop at the first hit, returning 1. */
+SENSIM_HD static inline int sg_top_walk(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best,
+                                        int any)
 {
     int32_t stack[SG_STACK];
     uint32_t scnt[SG_STACK];
@@ -187,7 +199,7 @@ SENSIM_HD static inline void sg_top_trace(const sg_scene *s, const sg_ray *ray, 
         while (ref >= 0) {
             if (!sg_node_step(&s->node[ref], rw, best->c.t, &ref, &cnt, stack, scnt, stmin, &sp) &&
                 !sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-                return;
+                return 0;
         }
         const uint32_t first = (uint32_t)~ref;
         for (uint32_t i = first; i < first + cnt; i++) {
@@ -202,11 +214,40 @@ SENSIM_HD static inline void sg_top_trace(const sg_scene *s, const sg_ray *ray, 
             }
             sg_rayp ro;
             sg_rayp_make(&ro, oo, od, ray->tnear);
-            sg_blas_trace(s, in->blas, &ro, i, best);
+            if (sg_blas_walk(s, in->blas, &ro, i, best, any))
+                return 1;
         }
         if (!sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-            return;
+            return 0;
     }
+}
+
+SENSIM_HD static inline void sg_top_trace(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best)
+{
+    (void)sg_top_walk(s, ray, rw, best, 0);
+}
+
+/* The empty closest hit of a ray with far distance tfar. */
+SENSIM_HD static inline void sg_best_init(sg_best *best, float tfar)
+{
+    best->c.t = tfar;
+    best->c.V = best->c.W = 0.0f;
+    best->c.det = 1.0f;
+    best->tri = SG_INVALID;
+    best->inst = SG_INVALID;
+}
+
+/* 1 when rays[i] hits anything in (tnear, tfar] (any hit: the traversal
+ * stops at the first triangle found, as rtcOccluded). */
+SENSIM_HD static inline int sg_occluded(const sg_scene *s, const sg_ray *rays, size_t i)
+{
+    const sg_ray *ray = &rays[i];
+    sg_rayp rw;
+    sg_rayp_make(&rw, ray->org, ray->dir, ray->tnear);
+    sg_best best;
+    sg_best_init(&best, ray->tfar);
+    return (s->ninst > 0 && sg_top_walk(s, ray, &rw, &best, 1)) ||
+           (s->world >= 0 && sg_blas_walk(s, (uint32_t)s->world, &rw, SG_INVALID, &best, 1));
 }
 
 /* Closest hit of rays[i]: what a kernel calls per index. On a miss hits[i]

@@ -24,6 +24,7 @@
 
 #include "sg_bvh.h"
 #include "sg_probe.h"
+#include "sg_scan.h"
 
 /* This thread's index in a one-dimensional launch. */
 static __device__ inline unsigned long long sg_thread_index(void)
@@ -47,4 +48,74 @@ extern "C" __global__ void sg_trace_kernel(sg_scene s, const sg_ray *rays, sg_hi
     unsigned long long i = sg_thread_index();
     if (i < n)
         sg_trace(&s, rays, hits, (size_t)i);
+}
+
+/* Occlusion of rays[0..n-1] (sg_occluded: any hit, the walk stops at the
+ * first): hits[i].geom is 0 for an occluded ray, SG_INVALID otherwise. */
+extern "C" __global__ void sg_occluded_kernel(sg_scene s, const sg_ray *rays, sg_hit *hits, unsigned long long n)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n)
+        hits[i].geom = sg_occluded(&s, rays, (size_t)i) ? 0u : SG_INVALID;
+}
+
+/* A lidar scan (sg_scan.h): rays first .. first + n - 1 made (sg_raygen.h,
+ * L holds device pointers), traced and recorded in rec[0 .. n). */
+extern "C" __global__ void sg_scan_trace_kernel(sg_scene s, sg_lidar L, unsigned long long first,
+                                                unsigned long long n, sg_lhit *rec)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n)
+        sg_scan_trace(&s, &L, first, i, rec);
+}
+
+/* Hits per beam of nbeam beams (nrays records each), ngroup threads. */
+extern "C" __global__ void sg_scan_count_kernel(const sg_lhit *rec, unsigned long long nrays, unsigned long long nbeam,
+                                                unsigned long long ngroup, uint16_t *count, uint32_t *sum)
+{
+    unsigned long long g = sg_thread_index();
+    if (g < ngroup)
+        sg_scan_count(rec, (uint32_t)nrays, nbeam, g, count, sum);
+}
+
+/* Offsets within blocks of groups, nblock threads. */
+extern "C" __global__ void sg_scan_block_kernel(uint32_t *sum, unsigned long long ngroup, unsigned long long nblock,
+                                                uint32_t *block)
+{
+    unsigned long long k = sg_thread_index();
+    if (k < nblock)
+        sg_scan_block(sum, ngroup, k, block);
+}
+
+/* The blocks' offsets: one thread. */
+extern "C" __global__ void sg_scan_offsets_kernel(uint32_t *block, unsigned long long nblock)
+{
+    if (sg_thread_index() == 0)
+        sg_scan_offsets(block, nblock);
+}
+
+/* The hits copied to their offsets, ngroup threads. */
+extern "C" __global__ void sg_scan_compact_kernel(const sg_lhit *rec, unsigned long long nrays,
+                                                  unsigned long long nbeam, unsigned long long ngroup,
+                                                  const uint32_t *sum, const uint32_t *block, sg_lhit *out)
+{
+    unsigned long long g = sg_thread_index();
+    if (g < ngroup)
+        sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, sum, block, out);
+}
+
+/* A camera frame's samples first .. first + n - 1 (sample index pix spp +
+ * k): rays made (sg_raygen.h; G's knots a device pointer) and traced into
+ * hits[0 .. n). */
+extern "C" __global__ void sg_camera_kernel(sg_scene s, sg_camera G, unsigned long long first, unsigned long long n,
+                                            sg_hit *hits)
+{
+    unsigned long long i = sg_thread_index();
+    if (i < n) {
+        const unsigned long long idx = first + i;
+        sg_ray r;
+        double cd[3], ts;
+        sg_camera_ray(&G, idx / G.spp, (uint32_t)(idx % G.spp), &r, cd, &ts);
+        sg_trace(&s, &r, &hits[i], 0);
+    }
 }

@@ -157,9 +157,14 @@ SENSIM_HD static inline int sg_pop_packet(sg_pstack *st, const float *tfar, int3
 }
 
 /* Closest hits of the lanes in `mask` of p in bottom-level tree `blas`,
- * instance `inst` recorded with them; tfar[j] mirrors best[j].c.t. */
-SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t blas, const sg_packet *p, uint32_t mask,
-                                                  uint32_t inst, sg_best *best, float *tfar)
+ * instance `inst` recorded with them; tfar[j] mirrors best[j].c.t. live:
+ * NULL, or for an occlusion test the lanes without a hit yet: a lane's
+ * first hit clears its bit and sets its tfar to -1 (so that no box or
+ * stack entry passes for it any more), and the walk ends when none is
+ * left (returning 1). */
+SENSIM_HD static inline int sg_blas_trace_packet_any(const sg_scene *s, uint32_t blas, const sg_packet *p,
+                                                     uint32_t mask, uint32_t inst, sg_best *best, float *tfar,
+                                                     uint32_t *live)
 {
     sg_pstack st;
     st.sp = 0;
@@ -169,7 +174,7 @@ SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t bl
         while (ref >= 0) {
             if (!sg_node_step_packet(&s->node[ref], p, tfar, &ref, &cnt, &mask, &st) &&
                 !sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-                return;
+                return 0;
         }
         const uint32_t first = (uint32_t)~ref;
         for (uint32_t i = first; i < first + cnt; i++) {
@@ -182,18 +187,31 @@ SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t bl
                 if (sg_tri_intersect(&p->r[j], tr->v0, tr->v1, tr->v2, tfar[j], &c)) {
                     sg_best_take(&best[j], &c, i, inst);
                     tfar[j] = best[j].c.t;
+                    if (live) {
+                        tfar[j] = -1.0f;
+                        *live &= ~(1u << j);
+                        mask &= ~(1u << j);
+                        if (!*live)
+                            return 1;
+                    }
                 }
             }
         }
         if (!sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-            return;
+            return 0;
     }
 }
 
+SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t blas, const sg_packet *p, uint32_t mask,
+                                                  uint32_t inst, sg_best *best, float *tfar)
+{
+    (void)sg_blas_trace_packet_any(s, blas, p, mask, inst, best, tfar, 0);
+}
+
 /* Closest hits of the lanes in `mask` (world space, prepared as pw) among
- * the instances. */
-SENSIM_HD static inline void sg_top_trace_packet(const sg_scene *s, const sg_ray *rays, const sg_packet *pw,
-                                                 uint32_t mask, sg_best *best, float *tfar)
+ * the instances; live as sg_blas_trace_packet_any. */
+SENSIM_HD static inline int sg_top_trace_packet(const sg_scene *s, const sg_ray *rays, const sg_packet *pw,
+                                                uint32_t mask, sg_best *best, float *tfar, uint32_t *live)
 {
     sg_pstack st;
     st.sp = 0;
@@ -206,7 +224,7 @@ SENSIM_HD static inline void sg_top_trace_packet(const sg_scene *s, const sg_ray
         while (ref >= 0) {
             if (!sg_node_step_packet(&s->node[ref], pw, tfar, &ref, &cnt, &mask, &st) &&
                 !sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-                return;
+                return 0;
         }
         const uint32_t first = (uint32_t)~ref;
         for (uint32_t i = first; i < first + cnt; i++) {
@@ -228,10 +246,13 @@ SENSIM_HD static inline void sg_top_trace_packet(const sg_scene *s, const sg_ray
                 }
                 sg_packet_set(&po, j, oo, od, rays[j].tnear);
             }
-            sg_blas_trace_packet(s, in->blas, &po, mask, i, best, tfar);
+            if (live)
+                mask &= *live;
+            if (mask && sg_blas_trace_packet_any(s, in->blas, &po, mask, i, best, tfar, live))
+                return 1;
         }
         if (!sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-            return;
+            return 0;
     }
 }
 
@@ -268,7 +289,7 @@ SENSIM_HD static inline void sg_trace_packet_mask(const sg_scene *s, const sg_ra
         return;
     /* Instances first, as sg_trace. */
     if (s->ninst > 0)
-        sg_top_trace_packet(s, rs, &pw, mask, best, tfar);
+        sg_top_trace_packet(s, rs, &pw, mask, best, tfar, 0);
     if (s->world >= 0)
         sg_blas_trace_packet(s, (uint32_t)s->world, &pw, mask, SG_INVALID, best, tfar);
     for (int j = 0; j < n; j++) {
@@ -296,6 +317,38 @@ SENSIM_HD static inline void sg_trace_packet_mask(const sg_scene *s, const sg_ra
 SENSIM_HD static inline void sg_trace_packet(const sg_scene *s, const sg_ray *rays, sg_hit *hits, size_t first, int n)
 {
     sg_trace_packet_mask(s, rays, hits, first, n, 0xFFFFu);
+}
+
+/* The lanes j < n (n <= 16) in `mask` whose ray rays[first + j] hits
+ * anything in (tnear, tfar], as a mask: an any-hit walk of the packet
+ * (a lane leaves at its first hit, the walk when no lane is left). */
+SENSIM_HD static inline uint32_t sg_occluded_packet_mask(const sg_scene *s, const sg_ray *rays, size_t first, int n,
+                                                         uint32_t mask)
+{
+    const sg_ray *rs = rays + first;
+    if (n > SG_PACKET)
+        n = SG_PACKET;
+    if (n < SG_PACKET)
+        mask &= (1u << n) - 1u;
+    sg_packet pw;
+    sg_best best[SG_PACKET];
+    float tfar[SG_PACKET];
+    for (int j = 0; j < SG_PACKET; j++) {
+        if (mask >> j & 1u) {
+            sg_packet_set(&pw, j, rs[j].org, rs[j].dir, rs[j].tnear);
+            tfar[j] = rs[j].tfar;
+        } else {
+            sg_packet_clear(&pw, j);
+            tfar[j] = -1.0f;
+        }
+        sg_best_init(&best[j], tfar[j]);
+    }
+    uint32_t live = mask;
+    if (live && s->ninst > 0)
+        sg_top_trace_packet(s, rs, &pw, live, best, tfar, &live);
+    if (live && s->world >= 0)
+        sg_blas_trace_packet_any(s, (uint32_t)s->world, &pw, live, SG_INVALID, best, tfar, &live);
+    return mask & ~live;
 }
 
 #endif

@@ -18,7 +18,8 @@
  * zerodevices (no device counted), cc52 (compute capability 5.2), cc70
  * (7.0: the sm_60 PTX is expected), badptx (the JIT refuses the PTX),
  * badarith (the probe kernel's result bits are off by one ulp), oom
- * (allocations over 1 MiB fail), launchfail (sg_trace_kernel fails).
+ * (allocations over 1 MiB fail), launchfail (sg_trace_kernel,
+ * sg_scan_trace_kernel and sg_camera_kernel fail).
  * On exit it prints "fakecuda: N allocations not freed" to stderr when
  * some are left. */
 #include <stdint.h>
@@ -28,6 +29,7 @@
 
 #include "sg_bvh.h"
 #include "sg_probe.h"
+#include "sg_scan.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -331,5 +333,72 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
                 sg_trace(s, rays, hits, (size_t)i);
         return OK;
     }
+    if (entry_is(f, "sg_occluded_kernel")) {
+        const sg_scene *s = (const sg_scene *)params[0];
+        const sg_ray *rays = (const sg_ray *)(uintptr_t) * (CUdeviceptr *)params[1];
+        sg_hit *hits = (sg_hit *)(uintptr_t) * (CUdeviceptr *)params[2];
+        const unsigned long long n = *(unsigned long long *)params[3];
+        for (unsigned long long i = 0; i < threads; i++)
+            if (i < n)
+                hits[i].geom = sg_occluded(s, rays, (size_t)i) ? 0u : SG_INVALID;
+        return OK;
+    }
+#define DEV(T, k) ((T)(uintptr_t) * (CUdeviceptr *)params[k])
+    if (entry_is(f, "sg_camera_kernel")) {
+        if (mode("launchfail"))
+            return E_LAUNCH_FAILED;
+        const sg_scene *s = (const sg_scene *)params[0];
+        const sg_camera *G = (const sg_camera *)params[1];
+        const unsigned long long first = *(unsigned long long *)params[2], n = *(unsigned long long *)params[3];
+        sg_hit *hits = DEV(sg_hit *, 4);
+        for (unsigned long long i = 0; i < threads; i++)
+            if (i < n) {
+                const unsigned long long idx = first + i;
+                sg_ray r;
+                double cd[3], ts;
+                sg_camera_ray(G, idx / G->spp, (uint32_t)(idx % G->spp), &r, cd, &ts);
+                sg_trace(s, &r, &hits[i], 0);
+            }
+        return OK;
+    }
+#define U64(k) (*(unsigned long long *)params[k])
+    if (entry_is(f, "sg_scan_trace_kernel")) {
+        if (mode("launchfail"))
+            return E_LAUNCH_FAILED;
+        const sg_scene *s = (const sg_scene *)params[0];
+        const sg_lidar *L = (const sg_lidar *)params[1];
+        const unsigned long long first = U64(2), n = U64(3);
+        sg_lhit *rec = DEV(sg_lhit *, 4);
+        for (unsigned long long i = 0; i < threads; i++)
+            if (i < n)
+                sg_scan_trace(s, L, first, i, rec);
+        return OK;
+    }
+    if (entry_is(f, "sg_scan_count_kernel") || entry_is(f, "sg_scan_compact_kernel")) {
+        const int count = entry_is(f, "sg_scan_count_kernel");
+        const sg_lhit *rec = DEV(const sg_lhit *, 0);
+        const unsigned long long nrays = U64(1), nbeam = U64(2), ngroup = U64(3);
+        for (unsigned long long g = 0; g < threads; g++)
+            if (g < ngroup) {
+                if (count)
+                    sg_scan_count(rec, (uint32_t)nrays, nbeam, g, DEV(uint16_t *, 4), DEV(uint32_t *, 5));
+                else
+                    sg_scan_compact(rec, (uint32_t)nrays, nbeam, g, DEV(const uint32_t *, 4),
+                                    DEV(const uint32_t *, 5), DEV(sg_lhit *, 6));
+            }
+        return OK;
+    }
+    if (entry_is(f, "sg_scan_block_kernel")) {
+        for (unsigned long long k = 0; k < threads; k++)
+            if (k < U64(2))
+                sg_scan_block(DEV(uint32_t *, 0), U64(1), k, DEV(uint32_t *, 3));
+        return OK;
+    }
+    if (entry_is(f, "sg_scan_offsets_kernel")) {
+        sg_scan_offsets(DEV(uint32_t *, 0), U64(1));
+        return OK;
+    }
+#undef DEV
+#undef U64
     return E_INVALID_HANDLE;
 }
