@@ -22,8 +22,32 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sensim/bag.h"
+
+/* Room for `need` elements of `size` bytes in the array at *arrp (arrp is
+ * the address of its pointer; capacity *cap, doubled from `first`):
+ * SENSIM_OK, or SENSIM_ENOMEM naming `path` with the array and *cap kept.
+ * BAG_RESERVE(arr, cap, need, first, path) spells it for a typed array. */
+static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first,
+                                        const char *path)
+{
+    if (need <= *cap)
+        return SENSIM_OK;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *a;
+    memcpy(&a, arrp, sizeof a);
+    if (!(a = realloc(a, c * size)))
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    memcpy(arrp, &a, sizeof a);
+    *cap = c;
+    return SENSIM_OK;
+}
+#define BAG_RESERVE(arr, cap, need, first, path) bag_reserve(&(arr), &(cap), (need), sizeof *(arr), (first), (path))
 
 /* ---- reading ---- */
 

@@ -483,14 +483,8 @@ static int cmp_chunk(const void *pa, const void *pb)
 
 static sensim_status slot_push(sensim_bag *bag, mslot *s, uint64_t t, uint64_t off, uint16_t ch)
 {
-    if (s->ne == s->cap_e) {
-        size_t c = s->cap_e ? 2 * s->cap_e : 256;
-        mentry *e = realloc(s->e, c * sizeof *e);
-        if (!e)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
-        s->e = e;
-        s->cap_e = c;
-    }
+    if (BAG_RESERVE(s->e, s->cap_e, s->ne + 1, 256, bag->path))
+        return sensim_last_status();
     s->e[s->ne++] = (mentry){t, off, ch};
     return SENSIM_OK;
 }
@@ -1378,14 +1372,8 @@ static sensim_status flush_chunk(sensim_bag_writer *w)
         }
         rec = m->zb;
     }
-    if (m->nci == m->cap_ci) {
-        size_t c = m->cap_ci ? 2 * m->cap_ci : 64;
-        wchunk_index *ci = realloc(m->ci, c * sizeof *ci);
-        if (!ci)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
-        m->ci = ci;
-        m->cap_ci = c;
-    }
+    if (BAG_RESERVE(m->ci, m->cap_ci, m->nci + 1, 64, w->path))
+        return sensim_last_status();
     wchunk_index *ci = &m->ci[m->nci];
     memset(ci, 0, sizeof *ci);
     ci->t0 = m->ct0;
@@ -1458,14 +1446,8 @@ static sensim_status mcapw_write(sensim_bag_writer *w, size_t topic, int64_t rec
         m->cb = q;
         m->ccap = c;
     }
-    if (t->nmi * 16 + 16 > t->cap_mi) {
-        size_t c = t->cap_mi ? 2 * t->cap_mi : 1024;
-        uint8_t *q = realloc(t->mi, c);
-        if (!q)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
-        t->mi = q;
-        t->cap_mi = c;
-    }
+    if (BAG_RESERVE(t->mi, t->cap_mi, t->nmi * 16 + 16, 1024, w->path))
+        return sensim_last_status();
     if (!t->in_chunk_list) {
         size_t *q = realloc(m->ctopics, (m->nct + 1) * sizeof *q);
         if (!q)

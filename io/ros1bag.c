@@ -1292,14 +1292,8 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
         clen = out;
     }
     /* Chunk info first (it records the position). */
-    if (w->nchunks == w->cap_chunks) {
-        size_t cap = w->cap_chunks ? 2 * w->cap_chunks : 64;
-        w1_chunkinfo *c = realloc(w->chunks, cap * sizeof *c);
-        if (!c)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-        w->chunks = c;
-        w->cap_chunks = cap;
-    }
+    if (BAG_RESERVE(w->chunks, w->cap_chunks, w->nchunks + 1, 64, bw->path))
+        return sensim_last_status();
     w1_chunkinfo *ci = &w->chunks[w->nchunks++];
     ci->pos = w->pos;
     ci->start_ns = w->start_ns;
@@ -1333,14 +1327,8 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
             (st = w1_field32(bw, "ver", 1)) || (st = w1_field32(bw, "count", (uint32_t)c->n)) ||
             (st = w1_record(bw, w->cbuf, dlen)))
             return st;
-        if (w->ncounts + 2 > w->cap_counts) {
-            size_t cap = w->cap_counts ? 2 * w->cap_counts : 256;
-            uint32_t *p = realloc(w->counts, cap * sizeof *p);
-            if (!p)
-                return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-            w->counts = p;
-            w->cap_counts = cap;
-        }
+        if (BAG_RESERVE(w->counts, w->cap_counts, w->ncounts + 2, 256, bw->path))
+            return sensim_last_status();
         w->counts[w->ncounts++] = (uint32_t)k;
         w->counts[w->ncounts++] = (uint32_t)c->n;
         ci->ncounts++;
@@ -1357,14 +1345,8 @@ static sensim_status w1_add_topic(sensim_bag_writer *bw, const char *name, const
     for (size_t k = 0; k < w->nconns; k++)
         if (strcmp(w->conns[k].topic, name) == 0)
             return sensim_error(SENSIM_EINVAL, "%s: topic '%s' declared twice", bw->path, name);
-    if (w->nconns == w->cap_conns) {
-        size_t cap = w->cap_conns ? 2 * w->cap_conns : 8;
-        w1_conn *c = realloc(w->conns, cap * sizeof *c);
-        if (!c)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-        w->conns = c;
-        w->cap_conns = cap;
-    }
+    if (BAG_RESERVE(w->conns, w->cap_conns, w->nconns + 1, 8, bw->path))
+        return sensim_last_status();
     w1_conn *c = &w->conns[w->nconns];
     memset(c, 0, sizeof *c);
     c->topic = strdup(name);
