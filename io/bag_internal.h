@@ -79,9 +79,11 @@ struct sensim_bag {
     void *impl;                 /* backend state */
 };
 
-/* A new bag with no topics (common part only); NULL with the error set when
- * out of memory. The backend sets bag->impl and adds its topics. */
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops);
+/* A new bag with no topics and bag->impl a zeroed block of impl_size bytes
+ * for the backend (none when 0); NULL with the error set when out of
+ * memory. The backend fills impl and adds its topics. */
+sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                            size_t impl_size);
 /* Appends a topic: copies the strings (NULL is taken as ""), sets count 0
  * and t_first_ns = INT64_MAX, t_last_ns = INT64_MIN (the backend updates
  * bag->topics[*index] as it learns them), marks it selected. *index may be
@@ -138,9 +140,11 @@ struct sensim_bag_writer {
     void *impl;
 };
 
-/* A new writer (common part only); NULL with the error set. */
+/* A new writer, w->impl a zeroed block of impl_size bytes as for
+ * sensim_bag_new_; NULL with the error set. */
 sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops);
+                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
+                                          size_t impl_size);
 
 /* Declares a topic with an explicit md5sum and definition (no lookup of
  * known types): what sensim_bag_writer_add_topic() calls once it has

@@ -1050,15 +1050,10 @@ static const sensim_bag_ops MCAP_OPS = {mcap_next, mcap_rewind, mcap_close};
 
 sensim_bag *sensim_bag_open_mcap(const char *path)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS);
+    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
     if (!bag)
         return NULL;
-    mcap_impl *m = calloc(1, sizeof *m);
-    if (!m) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    bag->impl = m;
+    mcap_impl *m = bag->impl;
     m->fd = -1;
     if (!(m->chan_topic = malloc(65536 * sizeof *m->chan_topic))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
@@ -1642,16 +1637,10 @@ static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_add_topic, mcapw_write, mc
 
 sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS);
+    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
     if (!w)
         return NULL;
-    mcapw_impl *m = calloc(1, sizeof *m);
-    if (!m) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
-    w->impl = m;
+    mcapw_impl *m = w->impl;
     if (!(m->af = sensim_afile_open(path))) {
         sensim_bag_writer_close(w);
         return NULL;

@@ -875,17 +875,12 @@ static int cmp_order_key(const void *a, const void *b)
 
 sensim_bag *sensim_bag_open_ros1(const char *path)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops);
+    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
     if (!bag)
         return NULL;
-    r1_reader *r = calloc(1, sizeof *r);
-    if (!r) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
+    r1_reader *r = bag->impl;
     r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
-    bag->impl = r;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (r->fd < 0 || fstat(r->fd, &sb) != 0) {
@@ -1491,16 +1486,10 @@ sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_co
         sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS 1 bags are written uncompressed, bz2 or lz4", path);
         return NULL;
     }
-    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops);
+    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
     if (!bw)
         return NULL;
-    w1_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    bw->impl = w;
+    w1_writer *w = bw->impl;
     w->chunk_bytes = R1_CHUNK_BYTES;
     w->af = sensim_afile_open(path);
     if (!w->af) {
