@@ -28,19 +28,7 @@
 #include "../render/render_internal.h"
 #include "bench_scene.h"
 #include "../render/twin.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
+#include "bench.h"
 
 static sensim_scene *bench_scene(int cells)
 {
@@ -95,10 +83,10 @@ static double kernel_only(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hit
     void *params[] = {&cs->dev, &cs->rays, &cs->hits, &nn};
     double best = INFINITY;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         if (sensim_cuda_launch(cs->cu, "sg_trace_kernel", n, params))
             return NAN;
-        best = fmin(best, now() - t0);
+        best = fmin(best, bench_now() - t0);
     }
     return best;
 }
@@ -125,14 +113,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_gpu [REPS [TERRAIN_CELLS]] | bench_gpu --probe\n");
         return 2;
     }
-    double tb = now();
+    double tb = bench_now();
     sensim_scene *s = bench_scene(cells);
     if (!s) {
         fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
         return 1;
     }
     printf("scene: %zu triangles, twin and device copy built in %.2f s (%.1f MiB on the device); CPU: %d threads\n",
-           sensim_scene_triangle_count(s), now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
+           sensim_scene_triangle_count(s), bench_now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     int status = 0;
@@ -161,20 +149,20 @@ int main(int argc, char **argv)
         }
         double tk = kernel_only(s->cuda, rays, hg, n, reps), tc = INFINITY, tt = INFINITY, sg = INFINITY, st = INFINITY;
         for (int r = 0; r < reps; r++) {
-            double t0 = now();
+            double t0 = bench_now();
             if (sensim_cuda_scene_trace(s->cuda, rays, hg, n))
                 tc = NAN;
-            tc = fmin(tc, now() - t0);
-            t0 = now();
+            tc = fmin(tc, bench_now() - t0);
+            t0 = bench_now();
             sensim_twin_trace(s->twin, rays, ht, n);
-            tt = fmin(tt, now() - t0);
-            t0 = now();
-            if (sensim_render_lidar_scan(lg, s, still, &pose, 0, (uint64_t)r, pg))
+            tt = fmin(tt, bench_now() - t0);
+            t0 = bench_now();
+            if (sensim_render_lidar_scan(lg, s, bench_still, &pose, 0, (uint64_t)r, pg))
                 fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            sg = fmin(sg, now() - t0);
-            t0 = now();
-            sensim_render_lidar_scan(lt, s, still, &pose, 0, (uint64_t)r, pt);
-            st = fmin(st, now() - t0);
+            sg = fmin(sg, bench_now() - t0);
+            t0 = bench_now();
+            sensim_render_lidar_scan(lt, s, bench_still, &pose, 0, (uint64_t)r, pt);
+            st = fmin(st, bench_now() - t0);
         }
         int same = !memcmp(hg, ht, n * sizeof *hg) && same_points(pg, pt);
         status |= !same;
@@ -202,10 +190,10 @@ int main(int argc, char **argv)
         cp.backend = b ? SENSIM_RENDER_BACKEND_TWIN : SENSIM_RENDER_BACKEND_CUDA;
         sensim_render_camera *c = sensim_render_camera_create(&cp);
         for (int r = 0; c && r < reps; r++) {
-            double t0 = now();
-            if (sensim_render_camera_render(c, s, still, &cam, 0, 0, b ? it : ig))
+            double t0 = bench_now();
+            if (sensim_render_camera_render(c, s, bench_still, &cam, 0, 0, b ? it : ig))
                 fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            double dt = now() - t0;
+            double dt = bench_now() - t0;
             if (b)
                 ft = fmin(ft, dt);
             else

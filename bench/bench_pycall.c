@@ -19,14 +19,7 @@
 #include "sensim/imu.h"
 #include "sensim/rig.h"
 #include "sensim/rng.h"
-
-/* CPU seconds of the process (all threads), as bench_python.py measures. */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -62,12 +55,12 @@ int main(int argc, char **argv)
     }
     sensim_allan_point *pt = malloc(nm * sizeof *pt);
     for (int k = 0; k < reps; k++) {
-        double t0 = now();
+        double t0 = bench_cpu();
         if (sensim_allan_compute(x, na, 1, &o, m, nm, pt)) {
             fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
             return 1;
         }
-        times[k] = now() - t0;
+        times[k] = bench_cpu() - t0;
     }
     printf("allan_ms %.3f\n", 1e3 * median(times, reps));
     free(x);
@@ -100,7 +93,7 @@ int main(int argc, char **argv)
         f[3 * i + 2] = SENSIM_G0;
     }
     for (int k = 0; k < reps; k++) {
-        double t0 = now();
+        double t0 = bench_cpu();
         sensim_triax_state st[2];
         sensim_triax_state *sp[2] = {&st[0], &st[1]};
         sensim_triax_reset(tx[0], &st[0]);
@@ -108,7 +101,7 @@ int main(int argc, char **argv)
         const double *u[2] = {w, f}, *fs[2] = {f, NULL};
         double *y[2] = {yw, yf};
         sensim_triax_apply_set(2, (const sensim_triax *const *)tx, sp, ni, t, u, fs, y);
-        times[k] = now() - t0;
+        times[k] = bench_cpu() - t0;
     }
     printf("imu_ms %.3f\n", 1e3 * median(times, reps));
     free(t);

@@ -10,6 +10,13 @@
 
 #include "sensim/render.h"
 
+/* A pose track that stands still at the sensim_pose `user` points to. */
+static inline void bench_still(const void *user, double t, sensim_pose *out)
+{
+    (void)t;
+    *out = *(const sensim_pose *)user;
+}
+
 static inline sensim_scene *bench_scene_build(int cells)
 {
     sensim_scene *s = sensim_scene_create();

@@ -1,0 +1,24 @@
+/* What the benches share (not installed): their clocks. */
+#ifndef SENSIM_BENCH_H
+#define SENSIM_BENCH_H
+
+#include <time.h>
+
+/* Wall seconds (monotonic). */
+static inline double bench_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* CPU seconds of all threads of the process: a rate per CPU second is what
+ * a loaded (shared) machine still measures fairly, the wall clock is not. */
+static inline double bench_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#endif
