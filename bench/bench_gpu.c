@@ -176,12 +176,7 @@ int main(int argc, char **argv)
         sensim_render_lidar_destroy(lg);
         sensim_render_lidar_destroy(lt);
     }
-    sensim_render_camera_params cp = sensim_render_camera_default_params();
-    cp.width = 1920;
-    cp.height = 1080;
-    cp.samples = 4;
-    cp.exposure = 0.01;
-    cp.hfov = 90 * M_PI / 180;
+    sensim_render_camera_params cp = bench_camera_params();
     float *ig = malloc((size_t)1920 * 1080 * 3 * sizeof *ig), *it = malloc((size_t)1920 * 1080 * 3 * sizeof *it);
     sensim_pose cam = pose;
     cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.2);

@@ -174,24 +174,12 @@ int main(int argc, char **argv)
     }
     pipeline(s, scans, bare1);
     if (frames > 0) {
-        sensim_render_camera_params cp = sensim_render_camera_default_params();
-        cp.width = 1920;
-        cp.height = 1080;
-        cp.samples = 4;
-        cp.exposure = 0.01;
-        cp.hfov = 90 * M_PI / 180;
-        sensim_render_camera *c = sensim_render_camera_create(&cp);
-        float *img = malloc((size_t)1920 * 1080 * 3 * sizeof *img);
+        sensim_render_camera_params cp = bench_camera_params();
         sensim_pose cam = pose;
         cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.2);
-        double t0 = bench_now();
-        for (int f = 0; f < frames; f++)
-            sensim_render_camera_render(c, s, bench_still, &cam, 0, (uint64_t)f, img);
-        double dt = bench_now() - t0;
+        double dt = bench_camera_frames(s, &cp, cam, frames);
         printf("camera 1920x1080, 4 spp (+ shadow rays): %.3f frames/s, %.2f Mprimary rays/s\n", frames / dt,
                frames * 1920.0 * 1080 * 4 / dt / 1e6);
-        free(img);
-        sensim_render_camera_destroy(c);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

@@ -7,8 +7,23 @@
 #define SENSIM_BENCH_SCENE_H
 
 #include <math.h>
+#include <stdlib.h>
 
+#include "bench.h"
 #include "sensim/render.h"
+
+/* The renderer benches' camera: 1920 x 1080, 4 samples a pixel, 10 ms
+ * exposure, 90 degrees across. */
+static inline sensim_render_camera_params bench_camera_params(void)
+{
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
+    cp.width = 1920;
+    cp.height = 1080;
+    cp.samples = 4;
+    cp.exposure = 0.01;
+    cp.hfov = 90 * M_PI / 180;
+    return cp;
+}
 
 /* A pose track that stands still at the sensim_pose `user` points to. */
 static inline void bench_still(const void *user, double t, sensim_pose *out)
@@ -39,6 +54,21 @@ static inline sensim_scene *bench_scene_build(int cells)
 fail:
     sensim_scene_destroy(s);
     return NULL;
+}
+
+/* Wall seconds for `frames` frames of camera cp standing at pose. */
+static inline double bench_camera_frames(const sensim_scene *s, const sensim_render_camera_params *cp,
+                                         sensim_pose pose, int frames)
+{
+    sensim_render_camera *c = sensim_render_camera_create(cp);
+    float *img = malloc((size_t)cp->width * cp->height * 3 * sizeof *img);
+    double t0 = bench_now();
+    for (int f = 0; c && img && f < frames; f++)
+        sensim_render_camera_render(c, s, bench_still, &pose, 0, (uint64_t)f, img);
+    double dt = bench_now() - t0;
+    free(img);
+    sensim_render_camera_destroy(c);
+    return dt;
 }
 
 #endif
