@@ -67,10 +67,8 @@ int main(int argc, char **argv)
     double t0 = bench_now();
     sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, comp);
     size_t h;
-    if (!w || sensim_bag_writer_add_topic(w, "/imu0", "sensor_msgs/msg/Imu", "# bench\n", &h) != SENSIM_OK) {
-        fprintf(stderr, "bench_bag_mcap: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!w || sensim_bag_writer_add_topic(w, "/imu0", "sensor_msgs/msg/Imu", "# bench\n", &h) != SENSIM_OK)
+        return bench_fail("bench_bag_mcap");
     uint8_t buf[PAYLOAD];
     for (uint64_t i = 0; i < n; i++) {
         int64_t t = 1700000000000000000LL + (int64_t)i * 1000000;

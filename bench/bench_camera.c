@@ -99,10 +99,8 @@ int main(int argc, char **argv)
     cases[4].p.variance_intercept = 2.5e-5;
     for (int c = 0; c < 5; c++) {
         sensim_camera *cam = sensim_camera_create(&cases[c].p, 1, 1);
-        if (!cam) {
-            fprintf(stderr, "bench_camera: %s\n", sensim_last_error());
-            return 1;
-        }
+        if (!cam)
+            return bench_fail("bench_camera");
         sensim_camera_apply(cam, 1000, SENSIM_PIXEL_U16, cases[c].in, out); /* warm-up */
         double t0 = bench_now(), c0 = bench_cpu();
         for (int f = 0; f < frames; f++)

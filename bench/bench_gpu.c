@@ -115,10 +115,8 @@ int main(int argc, char **argv)
     }
     double tb = bench_now();
     sensim_scene *s = bench_scene(cells);
-    if (!s) {
-        fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!s)
+        return bench_fail("bench_gpu");
     printf("scene: %zu triangles, twin and device copy built in %.2f s (%.1f MiB on the device); CPU: %d threads\n",
            sensim_scene_triangle_count(s), bench_now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
@@ -128,12 +126,7 @@ int main(int argc, char **argv)
            "twin Gr/s", "GPU/twin", "scans/s", "twin sc/s", "same");
     const int per_beam[3] = {1, 2, 3};
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         p.backend = SENSIM_RENDER_BACKEND_CUDA;
         sensim_render_lidar *lg = sensim_render_lidar_create(&p);
         p.backend = SENSIM_RENDER_BACKEND_TWIN;
@@ -143,10 +136,8 @@ int main(int argc, char **argv)
         size_t n = 0;
         sg_ray *rays = scan_rays(lt, &p, pose, &n);
         sg_hit *hg = malloc(n * sizeof *hg), *ht = malloc(n * sizeof *ht);
-        if (!lg || !lt || !pg || !pt || !rays || !hg || !ht) {
-            fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            return 1;
-        }
+        if (!lg || !lt || !pg || !pt || !rays || !hg || !ht)
+            return bench_fail("bench_gpu");
         double tk = kernel_only(s->cuda, rays, hg, n, reps), tc = INFINITY, tt = INFINITY, sg = INFINITY, st = INFINITY;
         for (int r = 0; r < reps; r++) {
             double t0 = bench_now();

@@ -107,10 +107,8 @@ static volatile uint64_t sink; /* keeps the payload reads */
 static int raw_read(const char *path, uint64_t n)
 {
     sensim_bag *bag = sensim_bag_open(path);
-    if (!bag) {
-        fprintf(stderr, "bench_import: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!bag)
+        return bench_fail("bench_import");
     sensim_bag_msg m;
     uint64_t got = 0, sum = 0;
     int r;

@@ -107,10 +107,8 @@ int main(int argc, char **argv)
     }
     double tb = bench_now();
     sensim_scene *s = bench_scene_build(cells);
-    if (!s) {
-        fprintf(stderr, "bench_render: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!s)
+        return bench_fail("bench_render");
     printf("scene: %zu triangles, built in %.2f s, %d threads\n", sensim_scene_triangle_count(s), bench_now() - tb,
            omp_get_max_threads());
 
@@ -122,12 +120,7 @@ int main(int argc, char **argv)
     printf("%-14s %8s %10s %10s %10s %8s %8s\n", "lidar 128x2048", "rays", "raw Mray/s", "sensim", "scans/s", "ratio",
            "points");
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         sensim_render_lidar *l = sensim_render_lidar_create(&p);
         sensim_render_lidar_points *pts = sensim_render_lidar_points_create(l);
         int nr = sensim_render_lidar_rays_per_beam(l);

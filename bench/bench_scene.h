@@ -12,6 +12,20 @@
 #include "bench.h"
 #include "sensim/render.h"
 
+/* The renderer benches' lidar: an os128 (128 x 2048) to 200 m with
+ * per_beam rays a beam on a grid (3 mrad of divergence when more than
+ * one). */
+static inline sensim_render_lidar_params bench_lidar_params(int per_beam)
+{
+    sensim_render_lidar_params p;
+    sensim_render_lidar_preset("os128", &p);
+    p.divergence = per_beam > 1 ? 3e-3 : 0;
+    p.pattern = SENSIM_BEAM_GRID;
+    p.pattern_n = per_beam;
+    p.max_range = 200;
+    return p;
+}
+
 /* The renderer benches' camera: 1920 x 1080, 4 samples a pixel, 10 ms
  * exposure, 90 degrees across. */
 static inline sensim_render_camera_params bench_camera_params(void)

@@ -61,15 +61,11 @@ int main(int argc, char **argv)
     }
     double tb = bench_now();
     sensim_scene *s = bench_scene_build(cells);
-    if (!s) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!s)
+        return bench_fail("bench_twin");
     double tc = bench_now();
-    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN)) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN))
+        return bench_fail("bench_twin");
     const sensim_twin *tw = s->twin;
     printf("scene: %zu triangles, Embree commit %.2f s, twin build %.2f s (%u nodes, %.1f MB), %d threads\n",
            sensim_scene_triangle_count(s), tc - tb, bench_now() - tc, tw->view.nnode, tw->bytes / 1e6, omp_get_max_threads());
@@ -80,12 +76,7 @@ int main(int argc, char **argv)
            "scan embree", "scan twin", "ratio");
     int fail = 0;
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         sensim_render_lidar *le = sensim_render_lidar_create(&p);
         p.backend = SENSIM_RENDER_BACKEND_TWIN;
         sensim_render_lidar *lt = sensim_render_lidar_create(&p);
@@ -146,9 +137,7 @@ int main(int argc, char **argv)
         sensim_render_lidar_destroy(lt);
     }
     sensim_scene_destroy(s);
-    if (fail) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (fail)
+        return bench_fail("bench_twin");
     return 0;
 }
