@@ -1,16 +1,17 @@
 /* ROS message codec: ROS 1 serialization and ROS 2 CDR (see sensim/rosmsg.h).
  *
  * One reading cursor (rd) and one writing cursor (wr) know both encodings;
- * each message is described once, by a decoder and an encoder that call them
- * field by field. ROS 1 (wiki.ros.org/msg, "Serialization"): little-endian,
- * packed, strings and variable arrays as a u32 count then the elements, time
- * as u32 secs + u32 nsecs, std_msgs/Header with a u32 seq. CDR (OMG DDS-XTypes
- * 7.4.3, "classic" encoding as rosbag2 stores it): a 4-byte encapsulation
- * header (00 01 little-endian, 00 00 big-endian, then two option bytes),
- * every primitive aligned to its size counted from the byte after that
- * header, strings with a u32 length that includes the NUL, sequences with a
- * u32 count, fixed arrays without one; builtin_interfaces/Time is int32 sec +
- * uint32 nanosec and the header has no seq.
+ * each message is described once, by a walk over its fields that either cursor
+ * runs (see "either direction" below). ROS 1 (wiki.ros.org/msg,
+ * "Serialization"): little-endian, packed, strings and variable arrays as a
+ * u32 count then the elements, time as u32 secs + u32 nsecs, std_msgs/Header
+ * with a u32 seq. CDR (OMG DDS-XTypes 7.4.3, "classic" encoding as rosbag2
+ * stores it): a 4-byte encapsulation header (00 01 little-endian, 00 00
+ * big-endian, then two option bytes), every primitive aligned to its size
+ * counted from the byte after that header, strings with a u32 length that
+ * includes the NUL, sequences with a u32 count, fixed arrays without one;
+ * builtin_interfaces/Time is int32 sec + uint32 nanosec and the header has no
+ * seq.
  *
  * Reads are sticky: after the first failure a cursor reads zeros and keeps
  * the first message, so a decoder reads every field and checks once at the
