@@ -22,22 +22,9 @@
 #include <unistd.h>
 
 #include "sensim/bag.h"
+#include "bench.h"
 
 #define PAYLOAD 324 /* CDR Imu with frame_id "imu_link": 4 + 8 + 4+9 (+3 pad) + 37 doubles */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 static void imu_payload(uint8_t *p, uint64_t i, int64_t t)
 {
@@ -77,13 +64,11 @@ int main(int argc, char **argv)
     /* each message: 9 (record) + 22 (message header) + payload */
     uint64_t n = (uint64_t)(mbytes * 1e6 / (9 + 22 + PAYLOAD));
 
-    double t0 = now();
+    double t0 = bench_now();
     sensim_bag_writer *w = sensim_bag_writer_create(path, SENSIM_BAG_MCAP, comp);
     size_t h;
-    if (!w || sensim_bag_writer_add_topic(w, "/imu0", "sensor_msgs/msg/Imu", "# bench\n", &h) != SENSIM_OK) {
-        fprintf(stderr, "bench_bag_mcap: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!w || sensim_bag_writer_add_topic(w, "/imu0", "sensor_msgs/msg/Imu", "# bench\n", &h) != SENSIM_OK)
+        return bench_fail("bench_bag_mcap");
     uint8_t buf[PAYLOAD];
     for (uint64_t i = 0; i < n; i++) {
         int64_t t = 1700000000000000000LL + (int64_t)i * 1000000;
@@ -100,7 +85,7 @@ int main(int argc, char **argv)
         return 1;
     }
     sensim_bag_writer_close(w);
-    double tw = now() - t0;
+    double tw = bench_now() - t0;
     FILE *f = fopen(path, "rb");
     fseek(f, 0, SEEK_END);
     double fsize = (double)ftell(f);
@@ -110,13 +95,13 @@ int main(int argc, char **argv)
 
     pid_t pid = fork();
     if (pid == 0) {
-        double w0 = now(), c0 = cpu_now();
+        double w0 = bench_now(), c0 = bench_cpu();
         sensim_bag *b = sensim_bag_open(path);
         if (!b) {
             fprintf(stderr, "bench_bag_mcap: %s\n", sensim_last_error());
             _exit(1);
         }
-        double topen = now() - w0;
+        double topen = bench_now() - w0;
         sensim_bag_msg m;
         uint64_t got = 0, bytes = 0, sink = 0;
         int r;
@@ -125,7 +110,7 @@ int main(int argc, char **argv)
             bytes += m.size;
             sink += m.data[0] + m.data[m.size - 1];
         }
-        double wall = now() - w0, cpu = cpu_now() - c0;
+        double wall = bench_now() - w0, cpu = bench_cpu() - c0;
         if (r < 0 || got != n) {
             fprintf(stderr, "bench_bag_mcap: read %" PRIu64 " of %" PRIu64 ": %s\n", got, n, sensim_last_error());
             _exit(1);

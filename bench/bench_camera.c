@@ -24,23 +24,7 @@
 #include "sensim/camera.h"
 #include "sensim/lidar.h"
 #include "sensim/rng.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* CPU seconds of all threads: on a shared machine the wall clock measures
- * the other jobs too, so each line also gives Mpx per CPU-second and the
- * frames/s that would give on the threads given, were they idle. */
-static double cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static void report(const char *name, int frames, size_t n, double dt, double dc)
 {
@@ -115,24 +99,22 @@ int main(int argc, char **argv)
     cases[4].p.variance_intercept = 2.5e-5;
     for (int c = 0; c < 5; c++) {
         sensim_camera *cam = sensim_camera_create(&cases[c].p, 1, 1);
-        if (!cam) {
-            fprintf(stderr, "bench_camera: %s\n", sensim_last_error());
-            return 1;
-        }
+        if (!cam)
+            return bench_fail("bench_camera");
         sensim_camera_apply(cam, 1000, SENSIM_PIXEL_U16, cases[c].in, out); /* warm-up */
-        double t0 = now(), c0 = cpu();
+        double t0 = bench_now(), c0 = bench_cpu();
         for (int f = 0; f < frames; f++)
             sensim_camera_apply(cam, (uint64_t)f, SENSIM_PIXEL_U16, cases[c].in, out);
-        report(cases[c].name, frames, n, now() - t0, cpu() - c0);
+        report(cases[c].name, frames, n, bench_now() - t0, bench_cpu() - c0);
         sensim_camera_destroy(cam);
     }
     {
         sensim_rng shot = sensim_rng_make(1, 1, 2), rd = sensim_rng_make(1, 1, 1);
         baseline(&p, &shot, &rd, 1000, in, out);
-        double t0 = now(), c0 = cpu();
+        double t0 = bench_now(), c0 = bench_cpu();
         for (int f = 0; f < frames; f++)
             baseline(&p, &shot, &rd, (uint64_t)f, in, out);
-        report("baseline per-pixel loop", frames, n, now() - t0, cpu() - c0);
+        report("baseline per-pixel loop", frames, n, bench_now() - t0, bench_cpu() - c0);
     }
 
     /* Lidar: 2^21 points (about 16 scans of a 128-beam sensor at 1024 az). */
@@ -159,12 +141,12 @@ int main(int argc, char **argv)
     lp.dropoff_zero_intensity = 0.4;
     sensim_lidar *l = sensim_lidar_create(&lp, 1, 2);
     int reps = frames;
-    double t0 = now();
+    double t0 = bench_now();
     for (int r = 0; r < reps; r++) {
         sensim_lidar_block b = {m, (uint64_t)r * m, pts, NULL, NULL, NULL, po, ro, NULL, NULL, keep};
         sensim_lidar_apply(l, &b, NULL);
     }
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     printf("lidar: %zu points x %d, %8.1f Mpoints/s\n", m, reps, reps * m / dt * 1e-6);
     sensim_lidar_destroy(l);
     free(pts);

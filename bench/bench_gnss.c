@@ -24,13 +24,7 @@
 #include "sensim/odometer.h"
 #include "sensim/rig.h"
 #include "sensim/trajectory.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench.h"
 
 static double run_gnss(const sensim_gnss_params *p, size_t n, const double *t, const double *pos,
                        const double *vel, const sensim_gnss_out *o)
@@ -41,10 +35,10 @@ static double run_gnss(const sensim_gnss_params *p, size_t n, const double *t, c
     sensim_gnss_state st;
     sensim_gnss_reset(g, &st, 0.0);
     const size_t blk = 4096;
-    double t0 = now();
+    double t0 = bench_now();
     for (size_t i = 0; i < n; i += blk)
         sensim_gnss_apply(g, &st, i + blk < n ? blk : n - i, t + i, pos + 3 * i, vel + 3 * i, o);
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     sensim_gnss_destroy(g);
     return (double)n / dt;
 }
@@ -82,9 +76,9 @@ static double run_rig(const char *text, const char *gt, const char *out, const c
         return 0;
     }
     sensim_inject_opts o = {rig->seed, 1, 0, NULL, NULL};
-    double t0 = now();
+    double t0 = bench_now();
     sensim_status st = sensim_rig_inject(rig, &o, gt, out);
-    double dt = now() - t0;
+    double dt = bench_now() - t0;
     sensim_rig_free(rig);
     int rank;
     size_t dims[4] = {0};
@@ -182,17 +176,17 @@ int main(int argc, char **argv)
     sensim_encoder *e = sensim_encoder_create(&ep, 1, 2);
     sensim_encoder_state est;
     sensim_encoder_reset(e, &est);
-    double t0 = now();
+    double t0 = bench_now();
     sensim_encoder_apply(e, &est, n, t, u, y, s);
-    double r_enc = (double)n / (now() - t0);
+    double r_enc = (double)n / (bench_now() - t0);
     sensim_odometer_params op = sensim_odometer_default_params();
     op.pulses_per_rev = 1024, op.noise_sigma = 0.001, op.slip = 0.02;
     sensim_odometer *od = sensim_odometer_create(&op, 1, 3);
     sensim_odometer_state ost;
     sensim_odometer_reset(od, &ost);
-    t0 = now();
+    t0 = bench_now();
     sensim_odometer_apply_speed(od, &ost, n, t, u, y);
-    double r_odo = (double)n / (now() - t0);
+    double r_odo = (double)n / (bench_now() - t0);
     printf("encoder (noise + binning + speed): %10.3g samples/s\n", r_enc);
     printf("odometer (speed, ppr, noise):      %10.3g samples/s\n", r_odo);
     sensim_encoder_destroy(e);

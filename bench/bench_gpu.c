@@ -35,19 +35,7 @@
 #include "../render/render_internal.h"
 #include "bench_scene.h"
 #include "../render/twin.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
+#include "bench.h"
 
 static sensim_scene *bench_scene(int cells)
 {
@@ -145,10 +133,10 @@ static double kernel_only(sensim_cuda_scene *cs, const sg_ray *rays, sg_hit *hit
     void *params[] = {&cs->dev, &cs->rays, &cs->hits, &nn};
     double best = INFINITY;
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         if (sensim_cuda_launch(cs->cu, "sg_trace_kernel", n, params))
             return NAN;
-        best = fmin(best, now() - t0);
+        best = fmin(best, bench_now() - t0);
     }
     return best;
 }
@@ -175,14 +163,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_gpu [REPS [TERRAIN_CELLS]] | bench_gpu --probe\n");
         return 2;
     }
-    double tb = now();
+    double tb = bench_now();
     sensim_scene *s = bench_scene(cells);
-    if (!s) {
-        fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!s)
+        return bench_fail("bench_gpu");
     printf("scene: %zu triangles, twin and device copy built in %.2f s (%.1f MiB on the device); CPU: %d threads\n",
-           sensim_scene_triangle_count(s), now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
+           sensim_scene_triangle_count(s), bench_now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     int status = 0;
@@ -190,12 +176,7 @@ int main(int argc, char **argv)
            "+copy Gr/s", "devgen Gr/s", "twin Gr/s", "GPU/twin", "scans/s", "twin sc/s", "same");
     const int per_beam[3] = {1, 2, 3};
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         p.backend = SENSIM_RENDER_BACKEND_CUDA;
         sensim_render_lidar *lg = sensim_render_lidar_create(&p);
         p.backend = SENSIM_RENDER_BACKEND_TWIN;
@@ -207,35 +188,33 @@ int main(int argc, char **argv)
         size_t n = 0;
         sg_ray *rays = scan_sg(lt, &p, pose, &tab, &L) ? NULL : scan_rays(&L, &n);
         sg_hit *hg = malloc(n * sizeof *hg), *ht = malloc(n * sizeof *ht);
-        if (!lg || !lt || !pg || !pt || !rays || !hg || !ht) {
-            fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            return 1;
-        }
+        if (!lg || !lt || !pg || !pt || !rays || !hg || !ht)
+            return bench_fail("bench_gpu");
         double tk = kernel_only(s->cuda, rays, hg, n, reps), tc = INFINITY, td = INFINITY, tt = INFINITY,
                sg = INFINITY, st = INFINITY;
         sensim_cuda_lidar_hits dh = {0};
         for (int r = 0; r < reps; r++) {
-            double t0 = now();
+            double t0 = bench_now();
             if (sensim_cuda_scene_trace(s->cuda, rays, hg, n))
                 tc = NAN;
-            tc = fmin(tc, now() - t0);
+            tc = fmin(tc, bench_now() - t0);
             /* Rays made on the device, traced, hits compacted and
              * downloaded: the scan's device part (the lidar's tables
              * uploaded once, the poses each scan). */
-            t0 = now();
+            t0 = bench_now();
             if (sensim_cuda_lidar_trace(s->cuda, &L, ~0ull - (unsigned long long)v, n / L.nrays, &dh))
                 td = NAN;
-            td = fmin(td, now() - t0);
-            t0 = now();
+            td = fmin(td, bench_now() - t0);
+            t0 = bench_now();
             sensim_twin_trace(s->twin, rays, ht, n);
-            tt = fmin(tt, now() - t0);
-            t0 = now();
-            if (sensim_render_lidar_scan(lg, s, still, &pose, 0, (uint64_t)r, pg))
+            tt = fmin(tt, bench_now() - t0);
+            t0 = bench_now();
+            if (sensim_render_lidar_scan(lg, s, bench_still, &pose, 0, (uint64_t)r, pg))
                 fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            sg = fmin(sg, now() - t0);
-            t0 = now();
-            sensim_render_lidar_scan(lt, s, still, &pose, 0, (uint64_t)r, pt);
-            st = fmin(st, now() - t0);
+            sg = fmin(sg, bench_now() - t0);
+            t0 = bench_now();
+            sensim_render_lidar_scan(lt, s, bench_still, &pose, 0, (uint64_t)r, pt);
+            st = fmin(st, bench_now() - t0);
         }
         int same = !memcmp(hg, ht, n * sizeof *hg) && same_hits(&dh, rays, ht, n) && same_points(pg, pt);
         status |= !same;
@@ -252,12 +231,7 @@ int main(int argc, char **argv)
         sensim_render_lidar_destroy(lg);
         sensim_render_lidar_destroy(lt);
     }
-    sensim_render_camera_params cp = sensim_render_camera_default_params();
-    cp.width = 1920;
-    cp.height = 1080;
-    cp.samples = 4;
-    cp.exposure = 0.01;
-    cp.hfov = 90 * M_PI / 180;
+    sensim_render_camera_params cp = bench_camera_params();
     float *ig = malloc((size_t)1920 * 1080 * 3 * sizeof *ig), *it = malloc((size_t)1920 * 1080 * 3 * sizeof *it);
     sensim_pose cam = pose;
     cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.2);
@@ -266,10 +240,10 @@ int main(int argc, char **argv)
         cp.backend = b ? SENSIM_RENDER_BACKEND_TWIN : SENSIM_RENDER_BACKEND_CUDA;
         sensim_render_camera *c = sensim_render_camera_create(&cp);
         for (int r = 0; c && r < reps; r++) {
-            double t0 = now();
-            if (sensim_render_camera_render(c, s, still, &cam, 0, 0, b ? it : ig))
+            double t0 = bench_now();
+            if (sensim_render_camera_render(c, s, bench_still, &cam, 0, 0, b ? it : ig))
                 fprintf(stderr, "bench_gpu: %s\n", sensim_last_error());
-            double dt = now() - t0;
+            double dt = bench_now() - t0;
             if (b)
                 ft = fmin(ft, dt);
             else

@@ -40,13 +40,7 @@
 #include "sensim/bag.h"
 #include "sensim/log.h"
 #include "sensim/rosmsg.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static double file_mb(const char *path)
 {
@@ -113,10 +107,8 @@ static volatile uint64_t sink; /* keeps the payload reads */
 static int raw_read(const char *path, uint64_t n)
 {
     sensim_bag *bag = sensim_bag_open(path);
-    if (!bag) {
-        fprintf(stderr, "bench_import: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!bag)
+        return bench_fail("bench_import");
     sensim_bag_msg m;
     uint64_t got = 0, sum = 0;
     int r;
@@ -142,7 +134,7 @@ typedef struct run {
 static int measure(int (*fn)(const char *, uint64_t), const char *path, uint64_t n, char *const *argv, run *out)
 {
     fflush(stdout);
-    double t0 = now();
+    double t0 = bench_now();
     pid_t pid = fork();
     if (pid == 0) {
         if (fn)
@@ -155,7 +147,7 @@ static int measure(int (*fn)(const char *, uint64_t), const char *path, uint64_t
     struct rusage ru;
     if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
         return 1;
-    out->wall = now() - t0;
+    out->wall = bench_now() - t0;
     out->cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
     out->rss_mb = ru.ru_maxrss / 1024.0;
     return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
@@ -188,13 +180,13 @@ static int bench_format(const char *dir, const char *bin, sensim_bag_format fmt,
     snprintf(small, sizeof small, "%s/imu-eighth.%s", dir, ext);
     snprintf(h5, sizeof h5, "%s/imu-%s.h5", dir, ext);
     snprintf(h5s, sizeof h5s, "%s/imu-eighth-%s.h5", dir, ext);
-    double t0 = now();
+    double t0 = bench_now();
     uint64_t n = write_recording(rec, fmt, mb), ns = n ? write_recording(small, fmt, mb / 8) : 0;
     if (!n || !ns)
         return 1;
     double size = file_mb(rec), size_s = file_mb(small);
     printf("%s: %" PRIu64 " sensor_msgs/Imu messages, %.1f MB (written in %.1f s with a copy of 1/8 the size)\n",
-           name, n, size, now() - t0);
+           name, n, size, bench_now() - t0);
     run raw, imp, imps;
     char *argv[] = {(char *)bin, "import", rec, "--topic", "/imu0", "-o", h5, NULL};
     char *argv_s[] = {(char *)bin, "import", small, "--topic", "/imu0", "-o", h5s, NULL};

@@ -26,20 +26,7 @@
 
 #include "sensim/imu.h"
 #include "sensim/rng.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 /* Normals per second from sensim_rng_normal_fill in L1-sized chunks (wall
  * and per CPU-second, the latter being what a loaded machine still shows),
@@ -53,12 +40,12 @@ static void normal_rate(size_t n)
     for (int impl = SENSIM_RNG_IMPL_AUTO; impl <= SENSIM_RNG_IMPL_AVX512; impl++) {
         if (!sensim_rng_impl_available((sensim_rng_impl)impl))
             continue;
-        double t0 = now(), c0 = cpu_now();
+        double t0 = bench_now(), c0 = bench_cpu();
         for (size_t k = 0; k < n; k += 1024) {
             sensim_rng_normal_fill_impl(&r, k, 1024, buf, (sensim_rng_impl)impl);
             sink += buf[k % 1024];
         }
-        double dt = now() - t0, dc = cpu_now() - c0;
+        double dt = bench_now() - t0, dc = bench_cpu() - c0;
         printf("  normals, %-8s kernel: %8.1f M/s wall, %8.1f M per CPU-second\n", names[impl], n / dt / 1e6,
                n / dc / 1e6);
     }
@@ -85,7 +72,7 @@ static double in_memory(size_t n, int threads, double *per_cpu)
     sensim_triax_state sg, sa;
     sensim_triax_reset(g, &sg);
     sensim_triax_reset(a, &sa);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_now(), c0 = bench_cpu();
     for (size_t k0 = 0; k0 < n; k0 += B) {
         size_t c = n - k0 < B ? n - k0 : B;
         const sensim_triax *m[2] = {g, a};
@@ -94,7 +81,7 @@ static double in_memory(size_t n, int threads, double *per_cpu)
         double *y[2] = {ug, ua};
         sensim_triax_apply_set(2, m, s, c, t + k0, u, NULL, y);
     }
-    double dt = now() - t0, dc = cpu_now() - c0;
+    double dt = bench_now() - t0, dc = bench_cpu() - c0;
     if (per_cpu)
         *per_cpu = 6.0 * n / dc;
     volatile double sink = ug[0] + ua[0];
@@ -112,7 +99,7 @@ static double last_cpu; /* CPU seconds (user + system) of the last run() */
 /* Runs a command, returns wall seconds and the child's peak RSS in MiB. */
 static int run(const char *cmd, double *secs, double *rss_mib)
 {
-    double t0 = now();
+    double t0 = bench_now();
     pid_t pid = fork();
     if (pid == 0) {
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
@@ -122,7 +109,7 @@ static int run(const char *cmd, double *secs, double *rss_mib)
     struct rusage ru;
     if (wait4(pid, &st, 0, &ru) < 0)
         return -1;
-    *secs = now() - t0;
+    *secs = bench_now() - t0;
     *rss_mib = ru.ru_maxrss / 1024.0;
     last_cpu = ru.ru_utime.tv_sec + 1e-6 * ru.ru_utime.tv_usec + ru.ru_stime.tv_sec + 1e-6 * ru.ru_stime.tv_usec;
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;

@@ -25,28 +25,8 @@
 #include <unistd.h>
 
 #include "sensim/render.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
-
-/* CPU seconds of this process (all threads): on a shared machine the
- * single-threaded parse's CPU time is its uncontended wall time. */
-static double cpu(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
+#include "bench.h"
+#include "bench_scene.h"
 
 static float height(long i, long j, double cell)
 {
@@ -134,12 +114,12 @@ static void rates(const sensim_scene *s, int scans, int frames)
     p.max_range = 200;
     sensim_render_lidar *l = sensim_render_lidar_create(&p);
     sensim_render_lidar_points *pts = sensim_render_lidar_points_create(l);
-    sensim_render_lidar_scan(l, s, still, &pose, 0, 0, pts); /* warm-up */
+    sensim_render_lidar_scan(l, s, bench_still, &pose, 0, 0, pts); /* warm-up */
     double best = INFINITY;
     for (int k = 0; k < scans; k++) {
-        double t0 = now();
-        sensim_render_lidar_scan(l, s, still, &pose, 0, (uint64_t)k + 1, pts);
-        best = fmin(best, now() - t0);
+        double t0 = bench_now();
+        sensim_render_lidar_scan(l, s, bench_still, &pose, 0, (uint64_t)k + 1, pts);
+        best = fmin(best, bench_now() - t0);
     }
     printf("  os128 scan (128 x 2048 rays): %.2f scans/s, %.2f Mrays/s, %zu points\n", 1 / best,
            128.0 * 2048 / best / 1e6, pts->count);
@@ -147,23 +127,10 @@ static void rates(const sensim_scene *s, int scans, int frames)
     sensim_render_lidar_destroy(l);
     if (frames < 1)
         return;
-    sensim_render_camera_params cp = sensim_render_camera_default_params();
-    cp.width = 1920;
-    cp.height = 1080;
-    cp.samples = 4;
-    cp.exposure = 0.01;
-    cp.hfov = 90 * M_PI / 180;
-    sensim_render_camera *c = sensim_render_camera_create(&cp);
-    float *img = malloc((size_t)1920 * 1080 * 3 * sizeof *img);
+    sensim_render_camera_params cp = bench_camera_params();
     sensim_pose cam = pose;
     cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.3);
-    double t0 = now();
-    for (int f = 0; f < frames; f++)
-        sensim_render_camera_render(c, s, still, &cam, 0, (uint64_t)f, img);
-    double dt = now() - t0;
-    printf("  camera 1920x1080, 4 spp: %.3f frames/s\n", frames / dt);
-    free(img);
-    sensim_render_camera_destroy(c);
+    printf("  camera 1920x1080, 4 spp: %.3f frames/s\n", frames / bench_camera_frames(s, &cp, cam, frames));
 }
 
 /* One format in a child process: its own peak resident size. */
@@ -175,9 +142,9 @@ static int measure(const char *label, const char *path, int scans, int frames)
         return -1;
     if (pid == 0) {
         sensim_scene *s = sensim_scene_create();
-        double t0 = now(), c0 = cpu();
+        double t0 = bench_now(), c0 = bench_cpu();
         int m = sensim_scene_load_mesh_up(s, "terrain", path, SENSIM_MESH_UP_Z);
-        double t1 = now(), c1 = cpu();
+        double t1 = bench_now(), c1 = bench_cpu();
         if (m < 0 || sensim_scene_add_object(s, m, 0, sensim_pose_identity()) < 0) {
             fprintf(stderr, "bench_meshload: %s\n", sensim_last_error());
             _exit(1);
@@ -188,7 +155,7 @@ static int measure(const char *label, const char *path, int scans, int frames)
             fprintf(stderr, "bench_meshload: %s\n", sensim_last_error());
             _exit(1);
         }
-        double t2 = now(), c2 = cpu();
+        double t2 = bench_now(), c2 = bench_cpu();
         size_t peak, bytes = sensim_scene_memory(s, &peak);
         struct rusage ru;
         getrusage(RUSAGE_SELF, &ru);
@@ -222,13 +189,13 @@ int main(int argc, char **argv)
     snprintf(ply, sizeof ply, "%s/terrain.ply", dir);
     snprintf(obj, sizeof obj, "%s/terrain.obj", dir);
     snprintf(glb, sizeof glb, "%s/terrain.glb", dir);
-    double t0 = now();
+    double t0 = bench_now();
     if (write_meshes(n, 0.1, ply, obj, glb)) {
         fprintf(stderr, "bench_meshload: cannot write the meshes in %s\n", dir);
         return 1;
     }
     printf("terrain %ld x %ld cells (%.2f M triangles) written as PLY, OBJ, GLB in %.1f s; %d threads\n", n, n,
-           2.0 * n * n / 1e6, now() - t0, omp_get_max_threads());
+           2.0 * n * n / 1e6, bench_now() - t0, omp_get_max_threads());
     printf("%-5s %10s %7s %7s %7s %7s %10s %10s\n", "file", "triangles", "parse", "(cpu)", "build", "(cpu)",
            "scene MB", "peak MB");
     int bad = measure("PLY", ply, scans, frames) | measure("OBJ", obj, 0, 0) | measure("GLB", glb, 0, 0);

@@ -19,14 +19,7 @@
 #include "sensim/imu.h"
 #include "sensim/rig.h"
 #include "sensim/rng.h"
-
-/* CPU seconds of the process (all threads), as bench_python.py measures. */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static int cmp(const void *a, const void *b)
 {
@@ -56,18 +49,14 @@ int main(int argc, char **argv)
     sensim_allan_opts o = sensim_allan_default_opts();
     o.tau0 = 0.01;
     size_t *m = NULL, nm = 0;
-    if (sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, na, &m, &nm)) {
-        fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, na, &m, &nm))
+        return bench_fail("bench_pycall");
     sensim_allan_point *pt = malloc(nm * sizeof *pt);
     for (int k = 0; k < reps; k++) {
-        double t0 = now();
-        if (sensim_allan_compute(x, na, 1, &o, m, nm, pt)) {
-            fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
-            return 1;
-        }
-        times[k] = now() - t0;
+        double t0 = bench_cpu();
+        if (sensim_allan_compute(x, na, 1, &o, m, nm, pt))
+            return bench_fail("bench_pycall");
+        times[k] = bench_cpu() - t0;
     }
     printf("allan_ms %.3f\n", 1e3 * median(times, reps));
     free(x);
@@ -78,10 +67,8 @@ int main(int argc, char **argv)
     char path[4096];
     snprintf(path, sizeof path, "%s/data/rigs/imu-adis16448.yaml", src ? src : ".");
     sensim_rig *rig = sensim_rig_load(path);
-    if (!rig) {
-        fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!rig)
+        return bench_fail("bench_pycall");
     const sensim_sensor *s = &rig->sensors[0];
     /* The run's models: the rig's parameters with seed 7 (the seed enters at create). */
     sensim_triax *tx[2] = {
@@ -89,10 +76,8 @@ int main(int argc, char **argv)
                             s->id, s->name),
         sensim_triax_create(sensim_triax_params_of(sensim_imu_sensor_triax(s, SENSIM_ACCEL)), SENSIM_ACCEL, s->rate_hz,
                             7, s->id, s->name)};
-    if (!tx[0] || !tx[1]) {
-        fprintf(stderr, "bench_pycall: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!tx[0] || !tx[1])
+        return bench_fail("bench_pycall");
     double *t = malloc(ni * sizeof *t), *w = calloc(3 * ni, sizeof *w), *f = calloc(3 * ni, sizeof *f);
     double *yw = malloc(3 * ni * sizeof *yw), *yf = malloc(3 * ni * sizeof *yf);
     for (size_t i = 0; i < ni; i++) {
@@ -100,7 +85,7 @@ int main(int argc, char **argv)
         f[3 * i + 2] = SENSIM_G0;
     }
     for (int k = 0; k < reps; k++) {
-        double t0 = now();
+        double t0 = bench_cpu();
         sensim_triax_state st[2];
         sensim_triax_state *sp[2] = {&st[0], &st[1]};
         sensim_triax_reset(tx[0], &st[0]);
@@ -108,7 +93,7 @@ int main(int argc, char **argv)
         const double *u[2] = {w, f}, *fs[2] = {f, NULL};
         double *y[2] = {yw, yf};
         sensim_triax_apply_set(2, (const sensim_triax *const *)tx, sp, ni, t, u, fs, y);
-        times[k] = now() - t0;
+        times[k] = bench_cpu() - t0;
     }
     printf("imu_ms %.3f\n", 1e3 * median(times, reps));
     free(t);

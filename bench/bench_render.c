@@ -28,56 +28,13 @@
 #include "../render/render_internal.h"
 #include "bench_scene.h"
 #include "sensim/log.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
+#include "bench.h"
+#include "bench_embree.h"
 
 /* Raw Embree: the same world rays, precomputed, traced in packets of 16. */
 static double raw_scan(RTCScene scene, const float *dirs, long nrays, const float org[3], float tfar, long *hits)
 {
-    long h = 0;
-    double t0 = now();
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : h)
-    for (long base = 0; base < nrays; base += 16) {
-        struct RTCIntersectContext ctx;
-        rtcInitIntersectContext(&ctx);
-        ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
-        struct RTCRayHit16 rh;
-        _Alignas(64) int valid[16]; /* Embree wants the mask 64-byte aligned */
-        for (int j = 0; j < 16; j++) {
-            long i = base + j < nrays ? base + j : base;
-            valid[j] = base + j < nrays ? -1 : 0;
-            rh.ray.org_x[j] = org[0];
-            rh.ray.org_y[j] = org[1];
-            rh.ray.org_z[j] = org[2];
-            rh.ray.dir_x[j] = dirs[3 * i];
-            rh.ray.dir_y[j] = dirs[3 * i + 1];
-            rh.ray.dir_z[j] = dirs[3 * i + 2];
-            rh.ray.tnear[j] = 0;
-            rh.ray.tfar[j] = tfar;
-            rh.ray.time[j] = 0;
-            rh.ray.mask[j] = 0xFFFFFFFFu;
-            rh.ray.id[j] = (unsigned)j;
-            rh.ray.flags[j] = 0;
-            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
-        }
-        rtcIntersect16(valid, scene, &ctx, &rh);
-        for (int j = 0; j < 16 && base + j < nrays; j++)
-            h += rh.hit.geomID[j] != RTC_INVALID_GEOMETRY_ID;
-    }
-    *hits = h;
-    return now() - t0;
+    return bench_embree16(scene, nrays, org, 0, dirs, 3 * sizeof *dirs, &tfar, 0, hits);
 }
 
 /* A straight drive at 5 m/s, 3 m up, ground truth at 100 Hz over the
@@ -126,9 +83,9 @@ static double pipeline(const sensim_scene *s, int scans, double bare)
     o.count = (uint64_t)scans;
     double dt = NAN;
     if (!write_truth(gt, (scans + 1) / rs.rate_hz)) {
-        double t0 = now();
+        double t0 = bench_now();
         if (!sensim_render_log(&rs, s, NULL, &o, gt, out))
-            dt = now() - t0;
+            dt = bench_now() - t0;
         else
             fprintf(stderr, "bench_render: %s\n", sensim_last_error());
     }
@@ -148,13 +105,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_render [SCANS [TERRAIN_CELLS [FRAMES]]]\n");
         return 2;
     }
-    double tb = now();
+    double tb = bench_now();
     sensim_scene *s = bench_scene_build(cells);
-    if (!s) {
-        fprintf(stderr, "bench_render: %s\n", sensim_last_error());
-        return 1;
-    }
-    printf("scene: %zu triangles, built in %.2f s, %d threads\n", sensim_scene_triangle_count(s), now() - tb,
+    if (!s)
+        return bench_fail("bench_render");
+    printf("scene: %zu triangles, built in %.2f s, %d threads\n", sensim_scene_triangle_count(s), bench_now() - tb,
            omp_get_max_threads());
 
     sensim_pose pose = sensim_pose_identity();
@@ -165,12 +120,7 @@ int main(int argc, char **argv)
     printf("%-14s %8s %10s %10s %10s %8s %8s\n", "lidar 128x2048", "rays", "raw Mray/s", "sensim", "scans/s", "ratio",
            "points");
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         sensim_render_lidar *l = sensim_render_lidar_create(&p);
         sensim_render_lidar_points *pts = sensim_render_lidar_points_create(l);
         int nr = sensim_render_lidar_rays_per_beam(l);
@@ -196,15 +146,15 @@ int main(int argc, char **argv)
             }
         long hits = 0;
         raw_scan(s->top, dirs, nrays, org, (float)p.max_range, &hits); /* warm-up */
-        sensim_render_lidar_scan(l, s, still, &pose, 0, 0, pts);
+        sensim_render_lidar_scan(l, s, bench_still, &pose, 0, 0, pts);
         /* Alternate the two and keep the best time of each: the machine may
          * be shared, and the minimum is the least disturbed run. */
         double traw = INFINITY, tsim = INFINITY;
         for (int k = 0; k < scans; k++) {
             traw = fmin(traw, raw_scan(s->top, dirs, nrays, org, (float)p.max_range, &hits));
-            double t0 = now();
-            sensim_render_lidar_scan(l, s, still, &pose, 0, (uint64_t)k, pts);
-            tsim = fmin(tsim, now() - t0);
+            double t0 = bench_now();
+            sensim_render_lidar_scan(l, s, bench_still, &pose, 0, (uint64_t)k, pts);
+            tsim = fmin(tsim, bench_now() - t0);
         }
         double mraw = nrays / traw / 1e6, msim = nrays / tsim / 1e6;
         if (v == 0)
@@ -217,24 +167,12 @@ int main(int argc, char **argv)
     }
     pipeline(s, scans, bare1);
     if (frames > 0) {
-        sensim_render_camera_params cp = sensim_render_camera_default_params();
-        cp.width = 1920;
-        cp.height = 1080;
-        cp.samples = 4;
-        cp.exposure = 0.01;
-        cp.hfov = 90 * M_PI / 180;
-        sensim_render_camera *c = sensim_render_camera_create(&cp);
-        float *img = malloc((size_t)1920 * 1080 * 3 * sizeof *img);
+        sensim_render_camera_params cp = bench_camera_params();
         sensim_pose cam = pose;
         cam.q = sensim_quat_axis_angle(sensim_vec3_make(0, 1, 0), 0.2);
-        double t0 = now();
-        for (int f = 0; f < frames; f++)
-            sensim_render_camera_render(c, s, still, &cam, 0, (uint64_t)f, img);
-        double dt = now() - t0;
+        double dt = bench_camera_frames(s, &cp, cam, frames);
         printf("camera 1920x1080, 4 spp (+ shadow rays): %.3f frames/s, %.2f Mprimary rays/s\n", frames / dt,
                frames * 1920.0 * 1080 * 4 / dt / 1e6);
-        free(img);
-        sensim_render_camera_destroy(c);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

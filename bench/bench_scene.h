@@ -7,8 +7,44 @@
 #define SENSIM_BENCH_SCENE_H
 
 #include <math.h>
+#include <stdlib.h>
 
+#include "bench.h"
 #include "sensim/render.h"
+
+/* The renderer benches' lidar: an os128 (128 x 2048) to 200 m with
+ * per_beam rays a beam on a grid (3 mrad of divergence when more than
+ * one). */
+static inline sensim_render_lidar_params bench_lidar_params(int per_beam)
+{
+    sensim_render_lidar_params p;
+    sensim_render_lidar_preset("os128", &p);
+    p.divergence = per_beam > 1 ? 3e-3 : 0;
+    p.pattern = SENSIM_BEAM_GRID;
+    p.pattern_n = per_beam;
+    p.max_range = 200;
+    return p;
+}
+
+/* The renderer benches' camera: 1920 x 1080, 4 samples a pixel, 10 ms
+ * exposure, 90 degrees across. */
+static inline sensim_render_camera_params bench_camera_params(void)
+{
+    sensim_render_camera_params cp = sensim_render_camera_default_params();
+    cp.width = 1920;
+    cp.height = 1080;
+    cp.samples = 4;
+    cp.exposure = 0.01;
+    cp.hfov = 90 * M_PI / 180;
+    return cp;
+}
+
+/* A pose track that stands still at the sensim_pose `user` points to. */
+static inline void bench_still(const void *user, double t, sensim_pose *out)
+{
+    (void)t;
+    *out = *(const sensim_pose *)user;
+}
 
 static inline sensim_scene *bench_scene_build(int cells)
 {
@@ -32,6 +68,21 @@ static inline sensim_scene *bench_scene_build(int cells)
 fail:
     sensim_scene_destroy(s);
     return NULL;
+}
+
+/* Wall seconds for `frames` frames of camera cp standing at pose. */
+static inline double bench_camera_frames(const sensim_scene *s, const sensim_render_camera_params *cp,
+                                         sensim_pose pose, int frames)
+{
+    sensim_render_camera *c = sensim_render_camera_create(cp);
+    float *img = malloc((size_t)cp->width * cp->height * 3 * sizeof *img);
+    double t0 = bench_now();
+    for (int f = 0; c && img && f < frames; f++)
+        sensim_render_camera_render(c, s, bench_still, &pose, 0, (uint64_t)f, img);
+    double dt = bench_now() - t0;
+    free(img);
+    sensim_render_camera_destroy(c);
+    return dt;
 }
 
 #endif

@@ -21,13 +21,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
+#include "bench.h"
 
 static pid_t spawn(char *const argv[])
 {
@@ -75,19 +69,19 @@ static int bench_sensor(const char *bin, const char *src, const char *sensor, do
     char *traj[] = {(char *)bin, "trajectory", "--shape", "line", "--speed", "20", "--duration", dur, "-o", gt, NULL};
     int ok = run(traj);
     /* the fixed cost of one process: one frame */
-    double t0 = now(), c0 = cpu_children;
+    double t0 = bench_now(), c0 = cpu_children;
     char *r1[] = {(char *)bin, "render", scene, "-t", gt, "-s", (char *)sensor, "-q", "-j", "1", "--frames", "0..0",
                   "-o", one, NULL};
     ok = ok && run(r1);
-    double fixed = now() - t0, fixed_cpu = cpu_children - c0;
+    double fixed = bench_now() - t0, fixed_cpu = cpu_children - c0;
     /* one process, 2 threads */
-    t0 = now();
+    t0 = bench_now();
     c0 = cpu_children;
     char *rf[] = {(char *)bin, "render", scene, "-t", gt, "-s", (char *)sensor, "-q", "-j", "2", "-o", full, NULL};
     ok = ok && run(rf);
-    double single = now() - t0, single_cpu = cpu_children - c0;
+    double single = bench_now() - t0, single_cpu = cpu_children - c0;
     /* 4 shards, one thread each, 2 at a time */
-    t0 = now();
+    t0 = bench_now();
     c0 = cpu_children;
     pid_t pids[4];
     for (int i = 0; i < 4 && ok; i++) {
@@ -100,12 +94,12 @@ static int bench_sensor(const char *bin, const char *src, const char *sensor, do
         pids[i] = spawn(rp);
     }
     ok = ok && wait_ok(pids[2]) && wait_ok(pids[3]);
-    double sharded = now() - t0, sharded_cpu = cpu_children - c0;
-    t0 = now();
+    double sharded = bench_now() - t0, sharded_cpu = cpu_children - c0;
+    t0 = bench_now();
     c0 = cpu_children;
     char *st[] = {(char *)bin, "stitch", all, part[0], part[1], part[2], part[3], NULL};
     ok = ok && run(st);
-    double stitch = now() - t0, stitch_cpu = cpu_children - c0;
+    double stitch = bench_now() - t0, stitch_cpu = cpu_children - c0;
     struct stat sb;
     const double bytes = stat(full, &sb) == 0 ? (double)sb.st_size : NAN;
     char cmd[9000];

@@ -27,70 +27,18 @@
 #include "../render/render_internal.h"
 #include "bench_scene.h"
 #include "../render/twin.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* CPU seconds of all threads: a rate per CPU second is what a loaded
- * (shared) machine still measures fairly, the wall clock is not. */
-static double cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
+#include "bench.h"
+#include "bench_embree.h"
 
 static double raw_embree(RTCScene scene, const sg_ray *rays, long n, long *hits)
 {
-    long h = 0;
-    double t0 = now();
-#pragma omp parallel for schedule(dynamic, 64) reduction(+ : h)
-    for (long base = 0; base < n; base += 16) {
-        struct RTCIntersectContext ctx;
-        rtcInitIntersectContext(&ctx);
-        ctx.flags = RTC_INTERSECT_CONTEXT_FLAG_COHERENT;
-        struct RTCRayHit16 rh;
-        _Alignas(64) int valid[16];
-        for (int j = 0; j < 16; j++) {
-            long i = base + j < n ? base + j : base;
-            valid[j] = base + j < n ? -1 : 0;
-            rh.ray.org_x[j] = rays[i].org[0];
-            rh.ray.org_y[j] = rays[i].org[1];
-            rh.ray.org_z[j] = rays[i].org[2];
-            rh.ray.dir_x[j] = rays[i].dir[0];
-            rh.ray.dir_y[j] = rays[i].dir[1];
-            rh.ray.dir_z[j] = rays[i].dir[2];
-            rh.ray.tnear[j] = 0;
-            rh.ray.tfar[j] = rays[i].tfar;
-            rh.ray.time[j] = 0;
-            rh.ray.mask[j] = 0xFFFFFFFFu;
-            rh.ray.id[j] = (unsigned)j;
-            rh.ray.flags[j] = 0;
-            rh.hit.geomID[j] = RTC_INVALID_GEOMETRY_ID;
-            rh.hit.instID[0][j] = RTC_INVALID_GEOMETRY_ID;
-        }
-        rtcIntersect16(valid, scene, &ctx, &rh);
-        for (int j = 0; j < 16 && base + j < n; j++)
-            h += rh.hit.geomID[j] != RTC_INVALID_GEOMETRY_ID;
-    }
-    *hits = h;
-    return now() - t0;
+    return bench_embree16(scene, n, rays->org, sizeof *rays, rays->dir, sizeof *rays, &rays->tfar, sizeof *rays, hits);
 }
 
 static double raw_twin(const sensim_twin *tw, const sg_ray *rays, sg_hit *out, long n, long *hits)
 {
     long h = 0;
-    double t0 = now();
+    double t0 = bench_now();
     /* Packets of 16 consecutive rays (a beam's sub-rays, then the next
      * channels), as the lidar loop hands them to the twin. */
 #pragma omp parallel for schedule(dynamic, 64) reduction(+ : h)
@@ -101,7 +49,7 @@ static double raw_twin(const sensim_twin *tw, const sg_ray *rays, sg_hit *out, l
             h += out[base + j].geom != SG_INVALID;
     }
     *hits = h;
-    return now() - t0;
+    return bench_now() - t0;
 }
 
 int main(int argc, char **argv)
@@ -111,20 +59,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: bench_twin [SCANS [TERRAIN_CELLS]]\n");
         return 2;
     }
-    double tb = now();
+    double tb = bench_now();
     sensim_scene *s = bench_scene_build(cells);
-    if (!s) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
-    double tc = now();
-    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN)) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (!s)
+        return bench_fail("bench_twin");
+    double tc = bench_now();
+    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN))
+        return bench_fail("bench_twin");
     const sensim_twin *tw = s->twin;
     printf("scene: %zu triangles, Embree commit %.2f s, twin build %.2f s (%u nodes, %.1f MB), %d threads\n",
-           sensim_scene_triangle_count(s), tc - tb, now() - tc, tw->view.nnode, tw->bytes / 1e6, omp_get_max_threads());
+           sensim_scene_triangle_count(s), tc - tb, bench_now() - tc, tw->view.nnode, tw->bytes / 1e6, omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     const int per_beam[3] = {1, 2, 3};
@@ -132,12 +76,7 @@ int main(int argc, char **argv)
            "scan embree", "scan twin", "ratio");
     int fail = 0;
     for (int v = 0; v < 3; v++) {
-        sensim_render_lidar_params p;
-        sensim_render_lidar_preset("os128", &p);
-        p.divergence = per_beam[v] > 1 ? 3e-3 : 0;
-        p.pattern = SENSIM_BEAM_GRID;
-        p.pattern_n = per_beam[v];
-        p.max_range = 200;
+        sensim_render_lidar_params p = bench_lidar_params(per_beam[v]);
         sensim_render_lidar *le = sensim_render_lidar_create(&p);
         p.backend = SENSIM_RENDER_BACKEND_TWIN;
         sensim_render_lidar *lt = sensim_render_lidar_create(&p);
@@ -169,18 +108,18 @@ int main(int argc, char **argv)
         double be = INFINITY, bt = INFINITY, se = INFINITY, st = INFINITY, ce = INFINITY, ct = INFINITY;
         long he = 0, ht = 0;
         for (int r = 0; r < scans; r++) {
-            double c0 = cpu();
+            double c0 = bench_cpu();
             be = fmin(be, raw_embree(s->top, rays, n, &he));
-            double c1 = cpu();
+            double c1 = bench_cpu();
             bt = fmin(bt, raw_twin(tw, rays, hit, n, &ht));
-            double c2 = cpu();
+            double c2 = bench_cpu();
             ce = fmin(ce, c1 - c0);
             ct = fmin(ct, c2 - c1);
-            double t0 = now();
-            fail |= sensim_render_lidar_scan(le, s, still, &pose, 0, 0, pts) != SENSIM_OK;
-            double t1 = now();
-            fail |= sensim_render_lidar_scan(lt, s, still, &pose, 0, 0, pts) != SENSIM_OK;
-            double t2 = now();
+            double t0 = bench_now();
+            fail |= sensim_render_lidar_scan(le, s, bench_still, &pose, 0, 0, pts) != SENSIM_OK;
+            double t1 = bench_now();
+            fail |= sensim_render_lidar_scan(lt, s, bench_still, &pose, 0, 0, pts) != SENSIM_OK;
+            double t2 = bench_now();
             se = fmin(se, t1 - t0);
             st = fmin(st, t2 - t1);
         }
@@ -198,9 +137,7 @@ int main(int argc, char **argv)
         sensim_render_lidar_destroy(lt);
     }
     sensim_scene_destroy(s);
-    if (fail) {
-        fprintf(stderr, "bench_twin: %s\n", sensim_last_error());
-        return 1;
-    }
+    if (fail)
+        return bench_fail("bench_twin");
     return 0;
 }

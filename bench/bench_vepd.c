@@ -14,13 +14,7 @@
 #include "sensim/judge.h"
 #include "sensim/metrics.h"
 #include "sensim/rng.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+#include "bench.h"
 
 /* One test: estimate at 35 Hz, ground truth at 50 Hz, over `secs`. */
 static int write_test(const char *path, double secs, uint64_t seed, double noise)
@@ -77,7 +71,7 @@ int main(int argc, char **argv)
     sensim_vepd_result res;
     sensim_vepd_ci ci;
     int reps = 5;
-    double t0 = now();
+    double t0 = bench_now();
     for (int rep = 0; rep < reps; rep++) {
         for (int i = 0; i < 60; i++) {
             sensim_vepd_series s;
@@ -90,10 +84,10 @@ int main(int argc, char **argv)
         if (sensim_vepd_compare(t, 30, t + 30, 30, &res))
             return 1;
     }
-    double t1 = now();
+    double t1 = bench_now();
     if (sensim_vepd_bootstrap(t, 30, t + 30, 30, 1000, 1, 0.95, &ci))
         return 1;
-    double t2 = now();
+    double t2 = bench_now();
     printf("vepd 30 vs 30 CSV tests of %.0f s (35 Hz estimate, 50 Hz truth): %.1f ms per run "
            "(read + score + W1/W2), VEPD %.4f\n",
            secs, 1e3 * (t1 - t0) / reps, res.vepd);
@@ -106,7 +100,7 @@ int main(int argc, char **argv)
     sensim_vepd_perm perm;
     if (sensim_vepd_permutation(t, 30, strata, t + 30, 30, strata + 30, 999, 1, &perm))
         return 1;
-    double t3 = now();
+    double t3 = bench_now();
     printf("vepd permutation test 999 relabelings (3 strata): %.1f ms, p %.4g\n", 1e3 * (t3 - t2), perm.p);
     for (int i = 0; i < 60; i++)
         unlink(path[i]);
@@ -138,12 +132,12 @@ int main(int argc, char **argv)
     for (int mode = 0; mode < 2; mode++) {
         sensim_judge_options o = sensim_judge_default_options((sensim_judge_mode)mode);
         sensim_judge_output out;
-        double a = now();
+        double a = bench_now();
         if (sensim_judge_run(&o, &imu, &g, &out)) {
             fprintf(stderr, "%s\n", sensim_last_error());
             return 1;
         }
-        double b = now();
+        double b = bench_now();
         printf("judge %-18s %zu IMU + %zu GNSS samples -> %zu outputs: %.1f ms, %.3g IMU samples/s\n",
                sensim_judge_mode_name(o.mode), n, ng, out.n, 1e3 * (b - a), n / (b - a));
         sensim_judge_output_free(&out);

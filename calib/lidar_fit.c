@@ -566,6 +566,43 @@ static int solve4(const double G0[4][4], const double h[4], double x[4], double 
     return 0;
 }
 
+/* The joint fit's cells: per cell the gain g, range r, angular terms A and
+ * B, sample variance v and its degrees of freedom. */
+typedef struct joint_cells {
+    size_t m;
+    const double *g, *r, *A, *B, *v, *dof;
+} joint_cells;
+
+/* The modelled variance of cell i, E = g (b + s r)^2 + xa A + xb B. */
+static double joint_var(const joint_cells *c, const double th[4], size_t i)
+{
+    double sr = th[0] + th[1] * c->r[i];
+    return c->g[i] * sr * sr + th[2] * c->A[i] + th[3] * c->B[i];
+}
+
+/* The weighted normal equations G dx = h at th (weights dof / (2 E^2), E
+ * floored at floor_e); returns the weighted sum of squares. */
+static double joint_normal(const joint_cells *c, const double th[4], double floor_e, double G[4][4], double h[4])
+{
+    double ssr = 0;
+    memset(G, 0, 16 * sizeof G[0][0]);
+    memset(h, 0, 4 * sizeof h[0]);
+    for (size_t i = 0; i < c->m; i++) {
+        double sr = th[0] + th[1] * c->r[i], e = joint_var(c, th, i);
+        if (!(e > floor_e))
+            e = floor_e;
+        double w = c->dof[i] / (2 * e * e), res = c->v[i] - e;
+        double J[4] = {2 * c->g[i] * sr, 2 * c->g[i] * sr * c->r[i], c->A[i], c->B[i]};
+        for (int p = 0; p < 4; p++) {
+            h[p] += w * J[p] * res;
+            for (int q = 0; q < 4; q++)
+                G[p][q] += w * J[p] * J[q];
+        }
+        ssr += w * res * res;
+    }
+    return ssr;
+}
+
 sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const int32_t *target, size_t T,
                                      double base0, double slope0, double *planes, sensim_lidar_fit_result *rr_out,
                                      sensim_lidar_angular_result *ar)
@@ -620,23 +657,11 @@ sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const
         }
     }
     const double floor_e = 1e-3 * fabs(vmean) + 1e-300;
+    const joint_cells cells = {m, g, r, A, B, v, dof};
     double C[4][4], chisq = 0;
     int ok = 0;
     for (int it = 0; it < 60; it++) {
-        double G[4][4] = {{0}}, h[4] = {0}, ssr = 0;
-        for (size_t i = 0; i < m; i++) {
-            double sr = th[0] + th[1] * r[i], e = g[i] * sr * sr + th[2] * A[i] + th[3] * B[i];
-            if (!(e > floor_e))
-                e = floor_e;
-            double w = dof[i] / (2 * e * e), res = v[i] - e;
-            double J[4] = {2 * g[i] * sr, 2 * g[i] * sr * r[i], A[i], B[i]};
-            for (int p = 0; p < 4; p++) {
-                h[p] += w * J[p] * res;
-                for (int q = 0; q < 4; q++)
-                    G[p][q] += w * J[p] * J[q];
-            }
-            ssr += w * res * res;
-        }
+        double G[4][4], h[4], ssr = joint_normal(&cells, th, floor_e, G, h);
         double dx[4];
         if (solve4(G, h, dx, C)) {
             ok = 0;
@@ -652,8 +677,7 @@ sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const
                 cand[p] = fmax(th[p] + lam * dx[p], 0);
             double s2 = 0;
             for (size_t i = 0; i < m; i++) {
-                double e0 = g[i] * (th[0] + th[1] * r[i]) * (th[0] + th[1] * r[i]) + th[2] * A[i] + th[3] * B[i];
-                double sr = cand[0] + cand[1] * r[i], e = g[i] * sr * sr + cand[2] * A[i] + cand[3] * B[i];
+                double e0 = joint_var(&cells, th, i), e = joint_var(&cells, cand, i);
                 if (!(e0 > floor_e))
                     e0 = floor_e;
                 s2 += dof[i] / (2 * e0 * e0) * (v[i] - e) * (v[i] - e);
@@ -679,19 +703,8 @@ sensim_status sensim_lidar_fit_joint(const float *pts, size_t S, size_t M, const
     /* Covariance at the solution (weights from it), scaled by the reduced
      * chi-squared when above 1. */
     {
-        double G[4][4] = {{0}}, h[4] = {0}, dx[4];
-        chisq = 0;
-        for (size_t i = 0; i < m; i++) {
-            double sr = th[0] + th[1] * r[i], e = g[i] * sr * sr + th[2] * A[i] + th[3] * B[i];
-            if (!(e > floor_e))
-                e = floor_e;
-            double w = dof[i] / (2 * e * e), res = v[i] - e;
-            double J[4] = {2 * g[i] * sr, 2 * g[i] * sr * r[i], A[i], B[i]};
-            for (int p = 0; p < 4; p++)
-                for (int q = 0; q < 4; q++)
-                    G[p][q] += w * J[p] * J[q];
-            chisq += w * res * res;
-        }
+        double G[4][4], h[4], dx[4];
+        chisq = joint_normal(&cells, th, floor_e, G, h);
         if (solve4(G, h, dx, C)) {
             st = sensim_error(SENSIM_EDATA, "lidar joint fit: singular at the solution: the targets do not "
                                             "separate range from angular noise");

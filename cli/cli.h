@@ -7,6 +7,7 @@
 #define SENSIM_CLI_H
 
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "sensim/status.h"
@@ -152,6 +153,19 @@ int cli_parse_u64(const char *s, unsigned long long *out);
 /* A duration: seconds, or a number with a time unit ("5 min", "2 h",
  * "90 sec"). */
 int cli_parse_seconds(const char *s, double *out);
+/* "A..B": two integers, A <= B. Returns 0 on success, -1 otherwise. */
+int cli_parse_range(const char *s, unsigned long long *a, unsigned long long *b);
+
+/* An option's argument checked and stored, or the usage error printed:
+ * 0, or CLI_USAGE after "sensim VERB: --NAME: 'ARG' is not ...". A count
+ * lies in [lo, hi] ("a count from LO to HI", powers of ten from 1e6 written
+ * so; "a non-negative integer" or "a positive integer" when hi is
+ * UINT64_MAX and lo 0 or 1). A number is finite, and > 0 when `positive`. */
+int cli_opt_count(const char *verb, const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out);
+int cli_opt_number(const char *verb, const char *name, const char *arg, int positive, double *out);
+/* A library parser's status for an option: 0, or CLI_USAGE after
+ * "sensim VERB: --NAME: <the library's message>". */
+int cli_opt_lib(const char *verb, const char *name, sensim_status st);
 
 /* The one JSON writer of every --json output (RFC 8259). cli_json_str
  * writes s as a string, escaping '"', '\\' and control characters (NULL

@@ -49,18 +49,6 @@ static void print_warning(void *ctx, const char *msg)
     fprintf(stderr, "sensim inject: warning: %s\n", msg);
 }
 
-/* "A..B" with A <= B, both non-negative integers. */
-static int parse_seeds(const char *text, unsigned long long *a, unsigned long long *b)
-{
-    const char *dots = strstr(text, "..");
-    if (!dots || dots == text || (size_t)(dots - text) >= 32)
-        return -1;
-    char first[32];
-    memcpy(first, text, (size_t)(dots - text));
-    first[dots - text] = 0;
-    return cli_parse_u64(first, a) || cli_parse_u64(dots + 2, b) || *a > *b || *b - *a >= 1000000 ? -1 : 0;
-}
-
 /* -o with {seed} replaced by seed (the first occurrence). */
 static char *seed_path(const char *pattern, unsigned long long seed)
 {
@@ -84,7 +72,7 @@ static int inject_seeds(const char *output, const char *rig_path, const char *in
                                          "split would restart the bias random walks at every shard boundary)");
     if (have_seed)
         return cli_usage_error("inject", "--seed and --seeds exclude each other");
-    if (parse_seeds(seeds_arg, &a, &b))
+    if (cli_parse_range(seeds_arg, &a, &b) || b - a >= 1000000)
         return cli_usage_error("inject", "--seeds: '%s' is not A..B with 0 <= A <= B and at most 1000000 seeds",
                                seeds_arg);
     if (!strstr(output, "{seed}"))
@@ -141,31 +129,23 @@ static int inject_seeds(const char *output, const char *rig_path, const char *in
 int cmd_inject(int argc, char **argv)
 {
     const char *output = NULL;
-    unsigned long long seed = 0, threads = 0, block = 0;
-    int have_seed = 0, quiet = 0, c;
+    uint64_t seed = 0, threads = 0, block = 0;
+    int have_seed = 0, quiet = 0, c, bad = 0;
     const char *seeds_arg = NULL, *shard_arg = NULL;
     cli_parser p;
     cli_parse_begin(&p, &cmd_inject_spec, argc, argv);
     while ((c = cli_parse_next(&p)) > 0) {
         switch (c) {
         case 'o': output = optarg; break;
-        case 's':
-            if (cli_parse_u64(optarg, &seed))
-                return cli_usage_error("inject", "--seed: '%s' is not a non-negative integer", optarg);
-            have_seed = 1;
-            break;
-        case 'j':
-            if (cli_parse_u64(optarg, &threads) || threads == 0 || threads > 1024)
-                return cli_usage_error("inject", "--threads: '%s' is not 1..1024", optarg);
-            break;
-        case 'b':
-            if (cli_parse_u64(optarg, &block) || block == 0 || block > (1ull << 26))
-                return cli_usage_error("inject", "--block: '%s' is not 1..67108864", optarg);
-            break;
+        case 's': have_seed = 1, bad = cli_opt_count("inject", "seed", optarg, 0, UINT64_MAX, &seed); break;
+        case 'j': bad = cli_opt_count("inject", "threads", optarg, 1, 1024, &threads); break;
+        case 'b': bad = cli_opt_count("inject", "block", optarg, 1, (uint64_t)1 << 26, &block); break;
         case 'q': quiet = 1; break;
         case 'S': seeds_arg = optarg; break;
         case 'P': shard_arg = optarg; break;
         }
+        if (bad)
+            return bad;
     }
     if (c)
         return cli_parse_exit(c);

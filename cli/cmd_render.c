@@ -1,6 +1,5 @@
 /* sensim render: lidar scans or camera frames of a scene along a trajectory
  * (the pipeline is sensim_render_log; this file parses and prints). */
-#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +51,7 @@ static const cli_opt cmd_render_opts[] = {
                                           "drawn from the rig's seed exactly as inject\n"
                                           "would on the clean log)"},
     {CLI_NOSHORT('D'), "seed", "N", "seed of the rig's noise (default: the rig's)"},
-    {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
-                         "terminal)"},
+    {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
     {'h', "help", NULL, "this text"},
     {0}};
 
@@ -86,83 +84,67 @@ const cli_spec cmd_render_spec = {
     .column = 26,
 };
 
-/* Loads the scene and the rig, prints the scene summary, renders. */
+/* Loads the sensor, the scene and the rig, says on stderr which backend
+ * runs (--backend cuda or auto) and which zero-area triangles the meshes
+ * dropped, renders. */
 static int render(const char *name, sensim_render_log_opts *ro, const char *gt_path, const char *out_path, int quiet,
                   int argc, char **argv)
 {
     sensim_render_sensor rs;
     sensim_scene *scene = NULL;
     sensim_rig *rig = NULL;
-    char *created = cli_join_args("sensim", argc, argv);
+    char *created = NULL;
+    const char *note = "", *m;
     cli_progress prog;
-    int rc = CLI_FAIL, ready = 0;
+    int rc;
     if (sensim_render_sensor_load(ro->scene_path, name, &rs) || !(scene = sensim_scene_load(ro->scene_path)) ||
-        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path))))
+        (ro->rig_path && !(rig = sensim_rig_load(ro->rig_path)))) {
         rc = cli_fail_lib("render");
-    else if (sensim_scene_prepare_backend(scene, ro->backend)) {
-        /* "cuda: libcuda.so.1 not found (...)" reads as the option's. */
-        const char *m = sensim_last_error();
-        if (!strncmp(m, "cuda: ", 6))
-            m += 6;
-        rc = cli_fail("render", "--backend %s: %s", sensim_render_backend_name(ro->backend), m);
-    } else
-        ready = 1;
-    if (ready && !quiet && (ro->backend == SENSIM_RENDER_BACKEND_CUDA || ro->backend == SENSIM_RENDER_BACKEND_AUTO)) {
-        /* Which backend runs, on which device, or why not the GPU. */
-        const char *note = "";
+        goto done;
+    }
+    if (ro->bev_dir && rs.type != SENSIM_SENSOR_LIDAR) {
+        rc = cli_usage_error("render", "--bev: '%s' is a camera; a bird's-eye view needs a lidar", name);
+        goto done;
+    }
+    if (sensim_scene_prepare_backend(scene, ro->backend)) {
+        m = sensim_last_error(); /* "cuda: libcuda.so.1 not found (...)" reads as the option's */
+        rc = cli_fail("render", "--backend %s: %s", sensim_render_backend_name(ro->backend),
+                      strncmp(m, "cuda: ", 6) ? m : m + 6);
+        goto done;
+    }
+    if (!quiet && (ro->backend == SENSIM_RENDER_BACKEND_CUDA || ro->backend == SENSIM_RENDER_BACKEND_AUTO)) {
         sensim_render_backend b = sensim_scene_backend(scene, ro->backend, &note);
         fprintf(stderr, "sensim render: --backend %s: %s%s%s%s\n", sensim_render_backend_name(ro->backend),
                 sensim_render_backend_name(b), *note ? " (" : "", note, *note ? ")" : "");
     }
-    /* The scene summary: zero-area triangles dropped from its meshes. */
-    for (size_t i = 0; scene && i < sensim_scene_mesh_count(scene); i++) {
+    for (size_t i = 0; i < sensim_scene_mesh_count(scene); i++) {
         size_t nd = sensim_scene_mesh_dropped(scene, (int)i), nt = 0;
         sensim_scene_mesh_info(scene, (int)i, NULL, &nt, NULL, NULL);
         if (nd)
             fprintf(stderr, "sensim render: %s: mesh '%s': dropped %zu degenerate (zero-area) triangle%s, %zu kept\n",
                     ro->scene_path, sensim_scene_mesh_name(scene, (int)i), nd, nd == 1 ? "" : "s", nt);
     }
-    if (ready && ro->bev_dir && rs.type != SENSIM_SENSOR_LIDAR)
-        rc = cli_usage_error("render", "--bev: '%s' is a camera; a bird's-eye view needs a lidar", name);
-    else if (ready) {
-        ro->created_by = created;
-        ro->progress = cli_progress_fn;
-        ro->progress_ctx = &prog;
-        cli_progress_init(&prog, "render", quiet);
-        sensim_status st = sensim_render_log(&rs, scene, rig, ro, gt_path, out_path);
-        cli_progress_done(&prog);
-        rc = st ? cli_fail_lib("render") : CLI_OK;
-    }
+    ro->created_by = created = cli_join_args("sensim", argc, argv);
+    ro->progress = cli_progress_fn;
+    ro->progress_ctx = &prog;
+    cli_progress_init(&prog, "render", quiet);
+    sensim_status st = sensim_render_log(&rs, scene, rig, ro, gt_path, out_path);
+    cli_progress_done(&prog);
+    rc = st ? cli_fail_lib("render") : CLI_OK;
+done:
     free(created);
     sensim_rig_free(rig);
     sensim_scene_destroy(scene);
     return rc;
 }
 
-/* "A..B" (inclusive, A <= B) as the half-open [first, end). */
-static int parse_frames(const char *text, uint64_t *first, uint64_t *end)
-{
-    const char *dots = strstr(text, "..");
-    unsigned long long a, b;
-    char head[32];
-    if (!dots || dots == text || (size_t)(dots - text) >= sizeof head)
-        return -1;
-    memcpy(head, text, (size_t)(dots - text));
-    head[dots - text] = 0;
-    if (cli_parse_u64(head, &a) || cli_parse_u64(dots + 2, &b) || a > b || b >= UINT64_MAX - 1)
-        return -1;
-    *first = a;
-    *end = b + 1;
-    return 0;
-}
-
 int cmd_render(int argc, char **argv)
 {
-    const char *gt_path = NULL, *name = NULL, *out_path = NULL;
+    const char *V = "render", *gt_path = NULL, *name = NULL, *out_path = NULL, *frames = NULL;
     sensim_render_log_opts ro = sensim_render_log_default_opts();
-    unsigned long long count = 0, threads = 0, bev_size = 512, rows = 65536, seed = 0;
-    int c, quiet = 0;
-    const char *frames_arg = NULL;
+    uint64_t threads = 0, bev_size = 512, rows = 65536;
+    unsigned long long a, b;
+    int c, quiet = 0, st = 0;
     cli_parser op;
     cli_parse_begin(&op, &cmd_render_spec, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
@@ -175,76 +157,42 @@ int cmd_render(int argc, char **argv)
         case 'F': ro.as_float = 1; break;
         case 'B': ro.bev_dir = optarg; break;
         case 'R': ro.rig_path = optarg; break;
-        case 'D':
-            if (cli_parse_u64(optarg, &seed))
-                return cli_usage_error("render", "--seed: need a non-negative integer, got '%s'", optarg);
-            ro.have_seed = 1;
-            ro.seed = (uint64_t)seed;
-            break;
-        case 'X':
-            if (cli_parse_double(optarg, &ro.bev_extent) || !(ro.bev_extent > 0) || !isfinite(ro.bev_extent))
-                return cli_usage_error("render", "--bev-extent: need a positive number of metres, got '%s'", optarg);
-            break;
-        case 'Z':
-            if (cli_parse_u64(optarg, &bev_size) || bev_size == 0 || bev_size > 16384)
-                return cli_usage_error("render", "--bev-size: need 1..16384 pixels, got '%s'", optarg);
-            break;
-        case 'C':
-            if (!strcmp(optarg, "height"))
-                ro.bev_color = SENSIM_BEV_HEIGHT;
-            else if (!strcmp(optarg, "intensity"))
-                ro.bev_color = SENSIM_BEV_INTENSITY;
-            else
-                return cli_usage_error("render", "--bev-color: height or intensity, got '%s'", optarg);
-            break;
-        case 'W':
-            if (cli_parse_u64(optarg, &rows) || rows < 2 || rows > ((size_t)1 << 40))
-                return cli_usage_error("render", "--gt-window: need at least 2 rows, got '%s'", optarg);
-            break;
-        case 'S':
-            if (cli_parse_double(optarg, &ro.start))
-                return cli_usage_error("render", "--start: not a number: '%s'", optarg);
-            break;
-        case 'E':
-            if (cli_parse_double(optarg, &ro.end))
-                return cli_usage_error("render", "--end: not a number: '%s'", optarg);
-            break;
-        case 'n':
-            if (cli_parse_u64(optarg, &count) || count == 0)
-                return cli_usage_error("render", "--count: need a positive integer, got '%s'", optarg);
-            break;
-        case 'j':
-            if (cli_parse_u64(optarg, &threads) || threads == 0 || threads > 1024)
-                return cli_usage_error("render", "--threads: need 1..1024, got '%s'", optarg);
-            break;
-        case 'K':
-            if (sensim_render_backend_parse(optarg, &ro.backend))
-                return cli_usage_error("render", "--backend: %s", sensim_last_error());
-            break;
-        case 'A': frames_arg = optarg; break;
-        case 'H':
-            if (sensim_shard_parse(optarg, &ro.shard_index, &ro.shard_count))
-                return cli_usage_error("render", "--shard: %s", sensim_last_error());
-            break;
+        case 'A': frames = optarg; break;
         case 'q': quiet = 1; break;
+        case 'D': ro.have_seed = 1, st = cli_opt_count(V, "seed", optarg, 0, UINT64_MAX, &ro.seed); break;
+        case 'X': st = cli_opt_number(V, "bev-extent", optarg, 1, &ro.bev_extent); break;
+        case 'Z': st = cli_opt_count(V, "bev-size", optarg, 1, 16384, &bev_size); break;
+        case 'C': st = cli_opt_lib(V, "bev-color", sensim_bev_color_parse(optarg, &ro.bev_color)); break;
+        case 'W': st = cli_opt_count(V, "gt-window", optarg, 2, (uint64_t)1 << 40, &rows); break;
+        case 'S': st = cli_opt_number(V, "start", optarg, 0, &ro.start); break;
+        case 'E': st = cli_opt_number(V, "end", optarg, 0, &ro.end); break;
+        case 'n': st = cli_opt_count(V, "count", optarg, 1, UINT64_MAX, &ro.count); break;
+        case 'j': st = cli_opt_count(V, "threads", optarg, 1, 1024, &threads); break;
+        case 'K': st = cli_opt_lib(V, "backend", sensim_render_backend_parse(optarg, &ro.backend)); break;
+        case 'H': st = cli_opt_lib(V, "shard", sensim_shard_parse(optarg, &ro.shard_index, &ro.shard_count)); break;
         }
+        if (st)
+            return st;
     }
     if (c)
         return cli_parse_exit(c);
     if (optind != argc - 1)
-        return cli_usage_error("render", "need exactly one SCENE.yaml");
+        return cli_usage_error(V, "need exactly one SCENE.yaml");
     if (!gt_path || !name || !out_path)
-        return cli_usage_error("render", "--trajectory, --sensor and -o are required");
-    if (frames_arg && parse_frames(frames_arg, &ro.frames_first, &ro.frames_end))
-        return cli_usage_error("render", "--frames: '%s' is not A..B with 0 <= A <= B", frames_arg);
+        return cli_usage_error(V, "--trajectory, --sensor and -o are required");
+    if (frames && (cli_parse_range(frames, &a, &b) || b >= UINT64_MAX - 1))
+        return cli_usage_error(V, "--frames: '%s' is not A..B with 0 <= A <= B", frames);
     if (ro.have_seed && !ro.rig_path)
-        return cli_usage_error("render", "--seed sets the seed of --rig's noise; give --rig");
+        return cli_usage_error(V, "--seed sets the seed of --rig's noise; give --rig");
     ro.scene_path = argv[optind];
-    if (cli_check_output("render", out_path, ro.scene_path, gt_path, ro.rig_path ? ro.rig_path : "", NULL))
+    if (cli_check_output(V, out_path, ro.scene_path, gt_path, ro.rig_path ? ro.rig_path : "", NULL))
         return CLI_FAIL;
     if (threads)
         omp_set_num_threads((int)threads);
-    ro.count = count;
+    if (frames) {
+        ro.frames_first = a; /* A..B as the half-open [first, end) */
+        ro.frames_end = b + 1;
+    }
     ro.bev_size = (int)bev_size;
     ro.gt_window = (size_t)rows;
     return render(name, &ro, gt_path, out_path, quiet, argc, argv);

@@ -1,5 +1,7 @@
 /* Option tables (see cli.h): one per verb, from which both getopt_long's
  * array and the option lines of --help are made. */
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -169,3 +171,59 @@ int cli_parse_next(cli_parser *p)
 }
 
 int cli_parse_exit(int c) { return c == CLI_OPT_HELP ? CLI_OK : CLI_USAGE; }
+
+int cli_parse_range(const char *s, unsigned long long *a, unsigned long long *b)
+{
+    const char *dots = strstr(s, "..");
+    char first[32];
+    if (!dots || dots == s || (size_t)(dots - s) >= sizeof first)
+        return -1;
+    memcpy(first, s, (size_t)(dots - s));
+    first[dots - s] = 0;
+    return cli_parse_u64(first, a) || cli_parse_u64(dots + 2, b) || *a > *b ? -1 : 0;
+}
+
+/* n as an option's bound: 1e8 for a power of ten from 1e6, else digits. */
+static const char *bound(char *buf, size_t size, unsigned long long n)
+{
+    int k = 0;
+    unsigned long long m = n;
+    while (m >= 10 && m % 10 == 0) {
+        m /= 10;
+        k++;
+    }
+    if (m == 1 && k >= 6)
+        snprintf(buf, size, "1e%d", k);
+    else
+        snprintf(buf, size, "%llu", n);
+    return buf;
+}
+
+int cli_opt_count(const char *verb, const char *name, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    unsigned long long v;
+    if (!cli_parse_u64(arg, &v) && v >= lo && v <= hi) {
+        *out = (uint64_t)v;
+        return 0;
+    }
+    if (hi == UINT64_MAX && lo <= 1)
+        return cli_usage_error(verb, "--%s: '%s' is not a %s integer", name, arg, lo ? "positive" : "non-negative");
+    char b0[24], b1[24];
+    return cli_usage_error(verb, "--%s: '%s' is not a count from %s to %s", name, arg, bound(b0, sizeof b0, lo),
+                           bound(b1, sizeof b1, hi));
+}
+
+int cli_opt_lib(const char *verb, const char *name, sensim_status st)
+{
+    return st ? cli_usage_error(verb, "--%s: %s", name, sensim_last_error()) : 0;
+}
+
+int cli_opt_number(const char *verb, const char *name, const char *arg, int positive, double *out)
+{
+    double v;
+    if (!cli_parse_double(arg, &v) && (!positive || v > 0)) {
+        *out = v;
+        return 0;
+    }
+    return cli_usage_error(verb, "--%s: '%s' is not a %snumber", name, arg, positive ? "positive " : "");
+}

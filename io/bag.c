@@ -12,14 +12,29 @@
 #include <sys/stat.h>
 
 
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops)
+/* The parts a new reader or writer owns: a copy of path and a zeroed impl
+ * block (none when impl_size is 0); -1 with the error set and nothing
+ * kept when out of memory. */
+static int new_parts(const char *path, size_t impl_size, char **path_out, void **impl_out)
+{
+    *path_out = strdup(path ? path : "");
+    *impl_out = impl_size ? calloc(1, impl_size) : NULL;
+    if (*path_out && (*impl_out || !impl_size))
+        return 0;
+    free(*path_out);
+    free(*impl_out);
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    return -1;
+}
+
+sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                            size_t impl_size)
 {
     sensim_bag *bag = calloc(1, sizeof *bag);
-    if (bag)
-        bag->path = strdup(path ? path : "");
-    if (!bag || !bag->path) {
+    if (!bag || new_parts(path, impl_size, &bag->path, &bag->impl)) {
+        if (!bag)
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         free(bag);
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     bag->ops = ops;
@@ -237,14 +252,14 @@ int sensim_bag_next(sensim_bag *bag, sensim_bag_msg *msg)
 /* ---- writing ---- */
 
 sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops)
+                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
+                                          size_t impl_size)
 {
     sensim_bag_writer *w = calloc(1, sizeof *w);
-    if (w)
-        w->path = strdup(path ? path : "");
-    if (!w || !w->path) {
+    if (!w || new_parts(path, impl_size, &w->path, &w->impl)) {
+        if (!w)
+            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         free(w);
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
         return NULL;
     }
     w->ops = ops;

@@ -22,8 +22,32 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "sensim/bag.h"
+
+/* Room for `need` elements of `size` bytes in the array at *arrp (arrp is
+ * the address of its pointer; capacity *cap, doubled from `first`):
+ * SENSIM_OK, or SENSIM_ENOMEM naming `path` with the array and *cap kept.
+ * BAG_RESERVE(arr, cap, need, first, path) spells it for a typed array. */
+static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first,
+                                        const char *path)
+{
+    if (need <= *cap)
+        return SENSIM_OK;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *a;
+    memcpy(&a, arrp, sizeof a);
+    if (!(a = realloc(a, c * size)))
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    memcpy(arrp, &a, sizeof a);
+    *cap = c;
+    return SENSIM_OK;
+}
+#define BAG_RESERVE(arr, cap, need, first, path) bag_reserve(&(arr), &(cap), (need), sizeof *(arr), (first), (path))
 
 /* ---- reading ---- */
 
@@ -55,9 +79,11 @@ struct sensim_bag {
     void *impl;                 /* backend state */
 };
 
-/* A new bag with no topics (common part only); NULL with the error set when
- * out of memory. The backend sets bag->impl and adds its topics. */
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops);
+/* A new bag with no topics and bag->impl a zeroed block of impl_size bytes
+ * for the backend (none when 0); NULL with the error set when out of
+ * memory. The backend fills impl and adds its topics. */
+sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                            size_t impl_size);
 /* Appends a topic: copies the strings (NULL is taken as ""), sets count 0
  * and t_first_ns = INT64_MAX, t_last_ns = INT64_MIN (the backend updates
  * bag->topics[*index] as it learns them), marks it selected. *index may be
@@ -114,9 +140,11 @@ struct sensim_bag_writer {
     void *impl;
 };
 
-/* A new writer (common part only); NULL with the error set. */
+/* A new writer, w->impl a zeroed block of impl_size bytes as for
+ * sensim_bag_new_; NULL with the error set. */
 sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops);
+                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
+                                          size_t impl_size);
 
 /* Declares a topic with an explicit md5sum and definition (no lookup of
  * known types): what sensim_bag_writer_add_topic() calls once it has

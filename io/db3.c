@@ -262,15 +262,10 @@ static const sensim_bag_ops DB3_OPS = {db3_next, db3_rewind, db3_close};
 
 sensim_bag *sensim_bag_open_db3(const char *path)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_DB3, &DB3_OPS);
+    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_DB3, &DB3_OPS, sizeof(db3_impl));
     if (!bag)
         return NULL;
-    db3_impl *d = calloc(1, sizeof *d);
-    if (!d) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    bag->impl = d;
+    db3_impl *d = bag->impl;
     if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         if (!d->db) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
@@ -443,15 +438,10 @@ static const sensim_bag_writer_ops DB3W_OPS = {db3w_add_topic, db3w_write, db3w_
 
 sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS);
+    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS, sizeof(db3w_impl));
     if (!w)
         return NULL;
-    db3w_impl *d = calloc(1, sizeof *d);
-    if (!d) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    w->impl = d;
+    db3w_impl *d = w->impl;
     if (!(d->af = sensim_afile_open(path)))
         goto fail;
     if (sqlite3_open_v2(sensim_afile_tmp_path(d->af), &d->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {

@@ -483,14 +483,8 @@ static int cmp_chunk(const void *pa, const void *pb)
 
 static sensim_status slot_push(sensim_bag *bag, mslot *s, uint64_t t, uint64_t off, uint16_t ch)
 {
-    if (s->ne == s->cap_e) {
-        size_t c = s->cap_e ? 2 * s->cap_e : 256;
-        mentry *e = realloc(s->e, c * sizeof *e);
-        if (!e)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
-        s->e = e;
-        s->cap_e = c;
-    }
+    if (BAG_RESERVE(s->e, s->cap_e, s->ne + 1, 256, bag->path))
+        return sensim_last_status();
     s->e[s->ne++] = (mentry){t, off, ch};
     return SENSIM_OK;
 }
@@ -1056,15 +1050,10 @@ static const sensim_bag_ops MCAP_OPS = {mcap_next, mcap_rewind, mcap_close};
 
 sensim_bag *sensim_bag_open_mcap(const char *path)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS);
+    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
     if (!bag)
         return NULL;
-    mcap_impl *m = calloc(1, sizeof *m);
-    if (!m) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
-    bag->impl = m;
+    mcap_impl *m = bag->impl;
     m->fd = -1;
     if (!(m->chan_topic = malloc(65536 * sizeof *m->chan_topic))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
@@ -1378,14 +1367,8 @@ static sensim_status flush_chunk(sensim_bag_writer *w)
         }
         rec = m->zb;
     }
-    if (m->nci == m->cap_ci) {
-        size_t c = m->cap_ci ? 2 * m->cap_ci : 64;
-        wchunk_index *ci = realloc(m->ci, c * sizeof *ci);
-        if (!ci)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
-        m->ci = ci;
-        m->cap_ci = c;
-    }
+    if (BAG_RESERVE(m->ci, m->cap_ci, m->nci + 1, 64, w->path))
+        return sensim_last_status();
     wchunk_index *ci = &m->ci[m->nci];
     memset(ci, 0, sizeof *ci);
     ci->t0 = m->ct0;
@@ -1458,14 +1441,8 @@ static sensim_status mcapw_write(sensim_bag_writer *w, size_t topic, int64_t rec
         m->cb = q;
         m->ccap = c;
     }
-    if (t->nmi * 16 + 16 > t->cap_mi) {
-        size_t c = t->cap_mi ? 2 * t->cap_mi : 1024;
-        uint8_t *q = realloc(t->mi, c);
-        if (!q)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
-        t->mi = q;
-        t->cap_mi = c;
-    }
+    if (BAG_RESERVE(t->mi, t->cap_mi, t->nmi * 16 + 16, 1024, w->path))
+        return sensim_last_status();
     if (!t->in_chunk_list) {
         size_t *q = realloc(m->ctopics, (m->nct + 1) * sizeof *q);
         if (!q)
@@ -1660,16 +1637,10 @@ static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_add_topic, mcapw_write, mc
 
 sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS);
+    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
     if (!w)
         return NULL;
-    mcapw_impl *m = calloc(1, sizeof *m);
-    if (!m) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
-    w->impl = m;
+    mcapw_impl *m = w->impl;
     if (!(m->af = sensim_afile_open(path))) {
         sensim_bag_writer_close(w);
         return NULL;

@@ -875,17 +875,12 @@ static int cmp_order_key(const void *a, const void *b)
 
 sensim_bag *sensim_bag_open_ros1(const char *path)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops);
+    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
     if (!bag)
         return NULL;
-    r1_reader *r = calloc(1, sizeof *r);
-    if (!r) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
-    }
+    r1_reader *r = bag->impl;
     r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
-    bag->impl = r;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (r->fd < 0 || fstat(r->fd, &sb) != 0) {
@@ -1292,14 +1287,8 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
         clen = out;
     }
     /* Chunk info first (it records the position). */
-    if (w->nchunks == w->cap_chunks) {
-        size_t cap = w->cap_chunks ? 2 * w->cap_chunks : 64;
-        w1_chunkinfo *c = realloc(w->chunks, cap * sizeof *c);
-        if (!c)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-        w->chunks = c;
-        w->cap_chunks = cap;
-    }
+    if (BAG_RESERVE(w->chunks, w->cap_chunks, w->nchunks + 1, 64, bw->path))
+        return sensim_last_status();
     w1_chunkinfo *ci = &w->chunks[w->nchunks++];
     ci->pos = w->pos;
     ci->start_ns = w->start_ns;
@@ -1333,14 +1322,8 @@ static sensim_status w1_flush_chunk(sensim_bag_writer *bw)
             (st = w1_field32(bw, "ver", 1)) || (st = w1_field32(bw, "count", (uint32_t)c->n)) ||
             (st = w1_record(bw, w->cbuf, dlen)))
             return st;
-        if (w->ncounts + 2 > w->cap_counts) {
-            size_t cap = w->cap_counts ? 2 * w->cap_counts : 256;
-            uint32_t *p = realloc(w->counts, cap * sizeof *p);
-            if (!p)
-                return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-            w->counts = p;
-            w->cap_counts = cap;
-        }
+        if (BAG_RESERVE(w->counts, w->cap_counts, w->ncounts + 2, 256, bw->path))
+            return sensim_last_status();
         w->counts[w->ncounts++] = (uint32_t)k;
         w->counts[w->ncounts++] = (uint32_t)c->n;
         ci->ncounts++;
@@ -1357,14 +1340,8 @@ static sensim_status w1_add_topic(sensim_bag_writer *bw, const char *name, const
     for (size_t k = 0; k < w->nconns; k++)
         if (strcmp(w->conns[k].topic, name) == 0)
             return sensim_error(SENSIM_EINVAL, "%s: topic '%s' declared twice", bw->path, name);
-    if (w->nconns == w->cap_conns) {
-        size_t cap = w->cap_conns ? 2 * w->cap_conns : 8;
-        w1_conn *c = realloc(w->conns, cap * sizeof *c);
-        if (!c)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-        w->conns = c;
-        w->cap_conns = cap;
-    }
+    if (BAG_RESERVE(w->conns, w->cap_conns, w->nconns + 1, 8, bw->path))
+        return sensim_last_status();
     w1_conn *c = &w->conns[w->nconns];
     memset(c, 0, sizeof *c);
     c->topic = strdup(name);
@@ -1509,16 +1486,10 @@ sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_co
         sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS 1 bags are written uncompressed, bz2 or lz4", path);
         return NULL;
     }
-    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops);
+    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
     if (!bw)
         return NULL;
-    w1_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    bw->impl = w;
+    w1_writer *w = bw->impl;
     w->chunk_bytes = R1_CHUNK_BYTES;
     w->af = sensim_afile_open(path);
     if (!w->af) {

@@ -178,17 +178,12 @@ static sensim_status merge_topics(sensim_bag *bag, size_t s)
 
 sensim_bag *sensim_bag_open_ros2dir(const char *dir)
 {
-    sensim_bag *bag = sensim_bag_new_(dir, SENSIM_BAG_DB3, &DIR_OPS);
+    sensim_bag *bag = sensim_bag_new_(dir, SENSIM_BAG_DB3, &DIR_OPS, sizeof(dir_impl));
     if (!bag)
         return NULL;
     sensim_yaml *doc = NULL;
     char *meta = NULL, *fp = NULL;
-    dir_impl *d = calloc(1, sizeof *d);
-    if (!d) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", dir);
-        goto fail;
-    }
-    bag->impl = d;
+    dir_impl *d = bag->impl;
     if (!(meta = join(dir, "metadata.yaml"))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", dir);
         goto fail;

@@ -1,16 +1,17 @@
 /* ROS message codec: ROS 1 serialization and ROS 2 CDR (see sensim/rosmsg.h).
  *
  * One reading cursor (rd) and one writing cursor (wr) know both encodings;
- * each message is described once, by a decoder and an encoder that call them
- * field by field. ROS 1 (wiki.ros.org/msg, "Serialization"): little-endian,
- * packed, strings and variable arrays as a u32 count then the elements, time
- * as u32 secs + u32 nsecs, std_msgs/Header with a u32 seq. CDR (OMG DDS-XTypes
- * 7.4.3, "classic" encoding as rosbag2 stores it): a 4-byte encapsulation
- * header (00 01 little-endian, 00 00 big-endian, then two option bytes),
- * every primitive aligned to its size counted from the byte after that
- * header, strings with a u32 length that includes the NUL, sequences with a
- * u32 count, fixed arrays without one; builtin_interfaces/Time is int32 sec +
- * uint32 nanosec and the header has no seq.
+ * each message is described once, by a walk over its fields that either cursor
+ * runs (see "either direction" below). ROS 1 (wiki.ros.org/msg,
+ * "Serialization"): little-endian, packed, strings and variable arrays as a
+ * u32 count then the elements, time as u32 secs + u32 nsecs, std_msgs/Header
+ * with a u32 seq. CDR (OMG DDS-XTypes 7.4.3, "classic" encoding as rosbag2
+ * stores it): a 4-byte encapsulation header (00 01 little-endian, 00 00
+ * big-endian, then two option bytes), every primitive aligned to its size
+ * counted from the byte after that header, strings with a u32 length that
+ * includes the NUL, sequences with a u32 count, fixed arrays without one;
+ * builtin_interfaces/Time is int32 sec + uint32 nanosec and the header has no
+ * seq.
  *
  * Reads are sticky: after the first failure a cursor reads zeros and keeps
  * the first message, so a decoder reads every field and checks once at the
@@ -88,29 +89,43 @@ sensim_status sensim_msg_check_topic(const sensim_bag_topic *topic, sensim_msg_k
 
 /* -------------------------------------------------------- reading cursor */
 
+/* What both cursors keep for their errors: the first failure (sticky), the
+ * message name ("Imu") and an element prefix ("transforms[3]."). */
+typedef struct fail {
+    const char *msg;
+    char prefix[48];
+    sensim_status st;
+} fail;
+
+static sensim_status fail_set(fail *f, sensim_status st, const char *field, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static sensim_status fail_set(fail *f, sensim_status st, const char *field, const char *fmt, va_list ap)
+{
+    if (f->st)
+        return f->st;
+    char what[256];
+    vsnprintf(what, sizeof what, fmt, ap);
+    f->st = sensim_error(st, "%s%s%s%s: %s", f->msg, field ? "." : "", field ? f->prefix : "", field ? field : "",
+                         what);
+    return st;
+}
+
 typedef struct rd {
     const uint8_t *buf;
     size_t n, pos;
     size_t origin;    /* CDR: where alignment counts from (after the encapsulation header) */
     int cdr, be;      /* CDR; big-endian */
-    const char *msg;  /* message name for errors: "Imu" */
-    char prefix[48];  /* element prefix for errors: "transforms[3]." */
-    sensim_status st; /* first failure (sticky) */
+    fail f;
 } rd;
 
 static sensim_status rd_fail(rd *r, sensim_status st, const char *field, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static sensim_status rd_fail(rd *r, sensim_status st, const char *field, const char *fmt, ...)
 {
-    if (r->st)
-        return r->st;
-    char what[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    st = fail_set(&r->f, st, field, fmt, ap);
     va_end(ap);
-    r->st = sensim_error(st, "%s%s%s%s: %s", r->msg, field ? "." : "", field ? r->prefix : "", field ? field : "",
-                         what);
     return st;
 }
 
@@ -119,11 +134,11 @@ static sensim_status rd_init(rd *r, sensim_msg_encoding enc, const uint8_t *buf,
     /* Field by field, not memset: this runs once per message. */
     r->pos = r->origin = 0;
     r->cdr = r->be = 0;
-    r->prefix[0] = '\0';
-    r->st = SENSIM_OK;
+    r->f.prefix[0] = '\0';
+    r->f.st = SENSIM_OK;
     r->buf = buf;
     r->n = buf ? n : 0;
-    r->msg = msg;
+    r->f.msg = msg;
     if (enc != SENSIM_ENC_CDR)
         return SENSIM_OK;
     r->cdr = 1;
@@ -143,7 +158,7 @@ static sensim_status rd_init(rd *r, sensim_msg_encoding enc, const uint8_t *buf,
  * `what` names the type, `count` > 0 an array of that many. */
 static int rd_take_n(rd *r, const char *field, size_t size, const char *what, size_t count)
 {
-    if (r->st)
+    if (r->f.st)
         return 0;
     if (r->cdr && size > 1) {
         size_t a = size > 8 ? 8 : size;
@@ -193,7 +208,7 @@ static uint64_t load(const uint8_t *p, size_t size, int be)
 static inline uint64_t rd_uint(rd *r, const char *field, size_t size, const char *what)
 {
     /* The common case in one test: aligned already and inside the message. */
-    if (!r->st && r->pos <= r->n && r->n - r->pos >= size && !(r->cdr && ((r->pos - r->origin) & (size - 1)))) {
+    if (!r->f.st && r->pos <= r->n && r->n - r->pos >= size && !(r->cdr && ((r->pos - r->origin) & (size - 1)))) {
         uint64_t v = load(r->buf + r->pos, size, r->be);
         r->pos += size;
         return v;
@@ -239,7 +254,7 @@ static void rd_f64s(rd *r, const char *field, double *out, size_t count)
 static int rd_f64_tail(rd *r, double *out, size_t count)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (r->st || r->be)
+    if (r->f.st || r->be)
         return 0;
     size_t pos = r->pos;
     if (r->cdr)
@@ -260,10 +275,10 @@ static int rd_f64_tail(rd *r, double *out, size_t count)
 static uint32_t rd_count(rd *r, const char *field, size_t min_size, const char *what)
 {
     uint32_t k = rd_u32(r, field);
-    if (!r->st && min_size > 0 && (uint64_t)k * min_size > r->n - r->pos)
+    if (!r->f.st && min_size > 0 && (uint64_t)k * min_size > r->n - r->pos)
         rd_fail(r, SENSIM_EFORMAT, field, "%s of %u elements (at least %llu bytes) past the end of a %zu-byte message",
                 what, k, (unsigned long long)k * min_size, r->n);
-    return r->st ? 0 : k;
+    return r->f.st ? 0 : k;
 }
 
 /* A string copied into dst[cap] (NUL-terminated). */
@@ -271,7 +286,7 @@ static void rd_string(rd *r, const char *field, char *dst, size_t cap)
 {
     dst[0] = '\0';
     uint32_t len = rd_u32(r, field);
-    if (r->st)
+    if (r->f.st)
         return;
     if (len > r->n - r->pos) {
         rd_fail(r, SENSIM_EFORMAT, field, "string of %u bytes past the end of a %zu-byte message", len, r->n);
@@ -306,7 +321,7 @@ static const uint8_t *rd_bytes(rd *r, const char *field, size_t *size)
 {
     *size = 0;
     uint32_t len = rd_u32(r, field);
-    if (r->st)
+    if (r->f.st)
         return NULL;
     if (len > r->n - r->pos) {
         rd_fail(r, SENSIM_EFORMAT, field, "uint8[] of %u bytes past the end of a %zu-byte message", len, r->n);
@@ -337,12 +352,12 @@ static void rd_header(rd *r, sensim_msg_header *h)
 /* The end: ROS 1 must be used up; CDR may be padded to 8. */
 static sensim_status rd_end(rd *r)
 {
-    if (r->st)
-        return r->st;
+    if (r->f.st)
+        return r->f.st;
     size_t left = r->n - r->pos;
     if (left > (r->cdr ? 7u : 0u))
         return rd_fail(r, SENSIM_EFORMAT, NULL, "%zu bytes left over after the message ends at byte %zu (not a %s?)",
-                       left, r->pos, r->msg);
+                       left, r->pos, r->f.msg);
     return SENSIM_OK;
 }
 
@@ -352,28 +367,27 @@ typedef struct wr {
     sensim_msg_buf *b;
     size_t start, origin;
     int cdr, be;
-    const char *msg;
-    sensim_status st;
+    fail f;
 } wr;
 
 static void wr_grow(wr *w, size_t more)
 {
     sensim_msg_buf *b = w->b;
-    if (w->st)
+    if (w->f.st)
         return;
     if (b->cap - b->len >= more)
         return;
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < more) {
         if (cap > SIZE_MAX / 2) {
-            w->st = sensim_error(SENSIM_ENOMEM, "%s: message larger than memory", w->msg);
+            w->f.st = sensim_error(SENSIM_ENOMEM, "%s: message larger than memory", w->f.msg);
             return;
         }
         cap *= 2;
     }
     uint8_t *p = realloc(b->data, cap);
     if (!p) {
-        w->st = sensim_error(SENSIM_ENOMEM, "%s: cannot grow the output to %zu bytes", w->msg, cap);
+        w->f.st = sensim_error(SENSIM_ENOMEM, "%s: cannot grow the output to %zu bytes", w->f.msg, cap);
         return;
     }
     b->data = p;
@@ -383,7 +397,7 @@ static void wr_grow(wr *w, size_t more)
 static void wr_raw(wr *w, const void *p, size_t n)
 {
     wr_grow(w, n);
-    if (w->st || n == 0)
+    if (w->f.st || n == 0)
         return;
     memcpy(w->b->data + w->b->len, p, n);
     w->b->len += n;
@@ -394,7 +408,7 @@ static void wr_init(wr *w, sensim_msg_encoding enc, sensim_msg_buf *b, const cha
     memset(w, 0, sizeof *w);
     w->b = b;
     w->start = b->len;
-    w->msg = msg;
+    w->f.msg = msg;
     if (enc == SENSIM_ENC_CDR) {
         w->cdr = 1;
         w->be = b->cdr_big_endian != 0;
@@ -445,14 +459,10 @@ static void wr_fail(wr *w, sensim_status st, const char *field, const char *fmt,
     __attribute__((format(printf, 4, 5)));
 static void wr_fail(wr *w, sensim_status st, const char *field, const char *fmt, ...)
 {
-    if (w->st)
-        return;
-    char what[256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    fail_set(&w->f, st, field, fmt, ap);
     va_end(ap);
-    w->st = sensim_error(st, "%s.%s: %s", w->msg, field, what);
 }
 
 /* A string of at most `cap - 1` bytes (the decoder's limit, so what is
@@ -507,9 +517,66 @@ static void wr_header(wr *w, const sensim_msg_header *h)
 
 static sensim_status wr_end(wr *w)
 {
-    if (w->st)
+    if (w->f.st)
         w->b->len = w->start;
-    return w->st;
+    return w->f.st;
+}
+
+/* ------------------------------------------------------ either direction */
+
+/* A message is described once, by a walk over its fields through a cursor
+ * that either reads them into *m (decoding) or writes them from *m
+ * (encoding; the walk then only reads *m, so the encoders pass their const
+ * message). The walks are inlined into each direction, where the test of
+ * the direction folds away. */
+typedef struct io {
+    rd *r; /* decoding, or NULL */
+    wr *w; /* encoding, or NULL */
+} io;
+
+#define WALK static inline __attribute__((always_inline)) void
+
+static inline int io_ok(const io *c) { return !(c->r ? c->r->f.st : c->w->f.st); }
+
+static inline void io_prefix(io *c, const char *fmt, size_t i)
+{
+    fail *f = c->r ? &c->r->f : &c->w->f;
+    if (fmt)
+        snprintf(f->prefix, sizeof f->prefix, fmt, i);
+    else
+        f->prefix[0] = '\0';
+}
+
+/* io_X(c, field, v): rd_X into *v when decoding, wr_X of *v when encoding. */
+#define IO_SCALAR(name, type)                                                                                    \
+    static inline void io_##name(io *c, const char *field, type *v)                                              \
+    {                                                                                                            \
+        if (c->r)                                                                                                \
+            *v = rd_##name(c->r, field);                                                                         \
+        else                                                                                                     \
+            wr_##name(c->w, *v);                                                                                 \
+    }
+IO_SCALAR(f64, double)
+IO_SCALAR(u8, uint8_t)
+IO_SCALAR(u16, uint16_t)
+IO_SCALAR(u32, uint32_t)
+
+static inline void io_header(io *c, sensim_msg_header *h) { c->r ? rd_header(c->r, h) : wr_header(c->w, h); }
+
+static inline void io_f64s(io *c, const char *field, double *v, size_t count)
+{
+    c->r ? rd_f64s(c->r, field, v, count) : wr_f64s(c->w, v, count);
+}
+
+static inline void io_string(io *c, const char *field, char *s, size_t cap)
+{
+    c->r ? rd_string(c->r, field, s, cap) : wr_string(c->w, field, s, cap);
+}
+
+/* uint8[]: decoding borrows a pointer into the payload. */
+static inline void io_bytes(io *c, const char *field, const uint8_t **p, size_t *size)
+{
+    c->r ? (void)(*p = rd_bytes(c->r, field, size)) : wr_bytes(c->w, field, *p, *size);
 }
 
 /* ------------------------------------------------------------- messages */
@@ -519,225 +586,133 @@ sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *b
 {
     rd r;
     if (rd_init(&r, enc, buf, n, "Header"))
-        return r.st;
+        return r.f.st;
     rd_header(&r, out);
-    return r.st;
+    return r.f.st;
 }
 
-sensim_status sensim_msg_decode_imu(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_imu *out)
+/* The decoders and encoders of the messages without checks beyond their
+ * walk: NAME's decoder clears *out when CLEAR (the walk sets every field
+ * otherwise), then walks; the encoder walks *m. */
+#define CODEC(name, type, msgname, CLEAR)                                                                          \
+    sensim_status sensim_msg_decode_##name(sensim_msg_encoding enc, const uint8_t *buf, size_t n, type *out)     \
+    {                                                                                                            \
+        rd r;                                                                                                    \
+        if (CLEAR)                                                                                               \
+            memset(out, 0, sizeof *out);                                                                         \
+        if (rd_init(&r, enc, buf, n, msgname))                                                                   \
+            return r.f.st;                                                                                       \
+        io c = {&r, NULL};                                                                                       \
+        walk_##name(&c, out);                                                                                    \
+        return rd_end(&r);                                                                                       \
+    }                                                                                                            \
+    sensim_status sensim_msg_encode_##name(sensim_msg_encoding enc, const type *m, sensim_msg_buf *out)          \
+    {                                                                                                            \
+        wr w;                                                                                                    \
+        wr_init(&w, enc, out, msgname);                                                                          \
+        io c = {NULL, &w};                                                                                       \
+        walk_##name(&c, (type *)m);                                                                              \
+        return wr_end(&w);                                                                                       \
+    }
+
+WALK walk_imu(io *c, sensim_msg_imu *m)
 {
-    rd r;
+    io_header(c, &m->header);
     double v[37];
-    if (rd_init(&r, enc, buf, n, "Imu"))
-        return r.st;
-    rd_header(&r, &out->header);
-    if (rd_f64_tail(&r, v, 37)) {
-        memcpy(out->orientation, v, sizeof out->orientation);
-        memcpy(out->orientation_covariance, v + 4, sizeof out->orientation_covariance);
-        memcpy(out->angular_velocity, v + 13, sizeof out->angular_velocity);
-        memcpy(out->angular_velocity_covariance, v + 16, sizeof out->angular_velocity_covariance);
-        memcpy(out->linear_acceleration, v + 25, sizeof out->linear_acceleration);
-        memcpy(out->linear_acceleration_covariance, v + 28, sizeof out->linear_acceleration_covariance);
-        return SENSIM_OK;
+    if (c->r && rd_f64_tail(c->r, v, 37)) {
+        memcpy(m->orientation, v, sizeof m->orientation);
+        memcpy(m->orientation_covariance, v + 4, sizeof m->orientation_covariance);
+        memcpy(m->angular_velocity, v + 13, sizeof m->angular_velocity);
+        memcpy(m->angular_velocity_covariance, v + 16, sizeof m->angular_velocity_covariance);
+        memcpy(m->linear_acceleration, v + 25, sizeof m->linear_acceleration);
+        memcpy(m->linear_acceleration_covariance, v + 28, sizeof m->linear_acceleration_covariance);
+        return;
     }
-    rd_f64s(&r, "orientation", out->orientation, 4);
-    rd_f64s(&r, "orientation_covariance", out->orientation_covariance, 9);
-    rd_f64s(&r, "angular_velocity", out->angular_velocity, 3);
-    rd_f64s(&r, "angular_velocity_covariance", out->angular_velocity_covariance, 9);
-    rd_f64s(&r, "linear_acceleration", out->linear_acceleration, 3);
-    rd_f64s(&r, "linear_acceleration_covariance", out->linear_acceleration_covariance, 9);
-    return rd_end(&r);
+    io_f64s(c, "orientation", m->orientation, 4);
+    io_f64s(c, "orientation_covariance", m->orientation_covariance, 9);
+    io_f64s(c, "angular_velocity", m->angular_velocity, 3);
+    io_f64s(c, "angular_velocity_covariance", m->angular_velocity_covariance, 9);
+    io_f64s(c, "linear_acceleration", m->linear_acceleration, 3);
+    io_f64s(c, "linear_acceleration_covariance", m->linear_acceleration_covariance, 9);
 }
+CODEC(imu, sensim_msg_imu, "Imu", 0)
 
-sensim_status sensim_msg_encode_imu(sensim_msg_encoding enc, const sensim_msg_imu *m, sensim_msg_buf *out)
+WALK walk_navsatfix(io *c, sensim_msg_navsatfix *m)
 {
-    wr w;
-    wr_init(&w, enc, out, "Imu");
-    wr_header(&w, &m->header);
-    wr_f64s(&w, m->orientation, 4);
-    wr_f64s(&w, m->orientation_covariance, 9);
-    wr_f64s(&w, m->angular_velocity, 3);
-    wr_f64s(&w, m->angular_velocity_covariance, 9);
-    wr_f64s(&w, m->linear_acceleration, 3);
-    wr_f64s(&w, m->linear_acceleration_covariance, 9);
-    return wr_end(&w);
+    io_header(c, &m->header);
+    io_u8(c, "status.status", (uint8_t *)&m->status);
+    io_u16(c, "status.service", &m->service);
+    io_f64(c, "latitude", &m->latitude);
+    io_f64(c, "longitude", &m->longitude);
+    io_f64(c, "altitude", &m->altitude);
+    io_f64s(c, "position_covariance", m->position_covariance, 9);
+    io_u8(c, "position_covariance_type", &m->position_covariance_type);
 }
+CODEC(navsatfix, sensim_msg_navsatfix, "NavSatFix", 1)
 
-sensim_status sensim_msg_decode_navsatfix(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                          sensim_msg_navsatfix *out)
+WALK walk_magnetic_field(io *c, sensim_msg_magnetic_field *m)
 {
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "NavSatFix"))
-        return r.st;
-    rd_header(&r, &out->header);
-    out->status = (int8_t)rd_u8(&r, "status.status");
-    out->service = rd_u16(&r, "status.service");
-    out->latitude = rd_f64(&r, "latitude");
-    out->longitude = rd_f64(&r, "longitude");
-    out->altitude = rd_f64(&r, "altitude");
-    rd_f64s(&r, "position_covariance", out->position_covariance, 9);
-    out->position_covariance_type = rd_u8(&r, "position_covariance_type");
-    return rd_end(&r);
-}
-
-sensim_status sensim_msg_encode_navsatfix(sensim_msg_encoding enc, const sensim_msg_navsatfix *m,
-                                          sensim_msg_buf *out)
-{
-    wr w;
-    wr_init(&w, enc, out, "NavSatFix");
-    wr_header(&w, &m->header);
-    wr_u8(&w, (uint8_t)m->status);
-    wr_u16(&w, m->service);
-    wr_f64(&w, m->latitude);
-    wr_f64(&w, m->longitude);
-    wr_f64(&w, m->altitude);
-    wr_f64s(&w, m->position_covariance, 9);
-    wr_u8(&w, m->position_covariance_type);
-    return wr_end(&w);
-}
-
-sensim_status sensim_msg_decode_magnetic_field(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                               sensim_msg_magnetic_field *out)
-{
-    rd r;
+    io_header(c, &m->header);
     double v[12];
-    if (rd_init(&r, enc, buf, n, "MagneticField"))
-        return r.st;
-    rd_header(&r, &out->header);
-    if (rd_f64_tail(&r, v, 12)) {
-        memcpy(out->magnetic_field, v, sizeof out->magnetic_field);
-        memcpy(out->magnetic_field_covariance, v + 3, sizeof out->magnetic_field_covariance);
-        return SENSIM_OK;
+    if (c->r && rd_f64_tail(c->r, v, 12)) {
+        memcpy(m->magnetic_field, v, sizeof m->magnetic_field);
+        memcpy(m->magnetic_field_covariance, v + 3, sizeof m->magnetic_field_covariance);
+        return;
     }
-    rd_f64s(&r, "magnetic_field", out->magnetic_field, 3);
-    rd_f64s(&r, "magnetic_field_covariance", out->magnetic_field_covariance, 9);
-    return rd_end(&r);
+    io_f64s(c, "magnetic_field", m->magnetic_field, 3);
+    io_f64s(c, "magnetic_field_covariance", m->magnetic_field_covariance, 9);
 }
+CODEC(magnetic_field, sensim_msg_magnetic_field, "MagneticField", 0)
 
-sensim_status sensim_msg_encode_magnetic_field(sensim_msg_encoding enc, const sensim_msg_magnetic_field *m,
-                                               sensim_msg_buf *out)
+WALK walk_odometry(io *c, sensim_msg_odometry *m)
 {
-    wr w;
-    wr_init(&w, enc, out, "MagneticField");
-    wr_header(&w, &m->header);
-    wr_f64s(&w, m->magnetic_field, 3);
-    wr_f64s(&w, m->magnetic_field_covariance, 9);
-    return wr_end(&w);
+    io_header(c, &m->header);
+    io_string(c, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
+    io_f64s(c, "pose.pose.position", m->pose.position, 3);
+    io_f64s(c, "pose.pose.orientation", m->pose.orientation, 4);
+    io_f64s(c, "pose.covariance", m->pose_covariance, 36);
+    io_f64s(c, "twist.twist.linear", m->twist_linear, 3);
+    io_f64s(c, "twist.twist.angular", m->twist_angular, 3);
+    io_f64s(c, "twist.covariance", m->twist_covariance, 36);
 }
+CODEC(odometry, sensim_msg_odometry, "Odometry", 1)
 
-sensim_status sensim_msg_decode_odometry(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                         sensim_msg_odometry *out)
+WALK walk_pose_stamped(io *c, sensim_msg_pose_stamped *m)
 {
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "Odometry"))
-        return r.st;
-    rd_header(&r, &out->header);
-    rd_string(&r, "child_frame_id", out->child_frame_id, sizeof out->child_frame_id);
-    rd_f64s(&r, "pose.pose.position", out->pose.position, 3);
-    rd_f64s(&r, "pose.pose.orientation", out->pose.orientation, 4);
-    rd_f64s(&r, "pose.covariance", out->pose_covariance, 36);
-    rd_f64s(&r, "twist.twist.linear", out->twist_linear, 3);
-    rd_f64s(&r, "twist.twist.angular", out->twist_angular, 3);
-    rd_f64s(&r, "twist.covariance", out->twist_covariance, 36);
-    return rd_end(&r);
+    io_header(c, &m->header);
+    io_f64s(c, "pose.position", m->pose.position, 3);
+    io_f64s(c, "pose.orientation", m->pose.orientation, 4);
 }
+CODEC(pose_stamped, sensim_msg_pose_stamped, "PoseStamped", 1)
 
-sensim_status sensim_msg_encode_odometry(sensim_msg_encoding enc, const sensim_msg_odometry *m,
-                                         sensim_msg_buf *out)
+WALK walk_transform_stamped(io *c, sensim_msg_transform_stamped *m)
 {
-    wr w;
-    wr_init(&w, enc, out, "Odometry");
-    wr_header(&w, &m->header);
-    wr_string(&w, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
-    wr_f64s(&w, m->pose.position, 3);
-    wr_f64s(&w, m->pose.orientation, 4);
-    wr_f64s(&w, m->pose_covariance, 36);
-    wr_f64s(&w, m->twist_linear, 3);
-    wr_f64s(&w, m->twist_angular, 3);
-    wr_f64s(&w, m->twist_covariance, 36);
-    return wr_end(&w);
+    io_header(c, &m->header);
+    io_string(c, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
+    io_f64s(c, "transform.translation", m->translation, 3);
+    io_f64s(c, "transform.rotation", m->rotation, 4);
 }
-
-sensim_status sensim_msg_decode_pose_stamped(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                             sensim_msg_pose_stamped *out)
-{
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "PoseStamped"))
-        return r.st;
-    rd_header(&r, &out->header);
-    rd_f64s(&r, "pose.position", out->pose.position, 3);
-    rd_f64s(&r, "pose.orientation", out->pose.orientation, 4);
-    return rd_end(&r);
-}
-
-sensim_status sensim_msg_encode_pose_stamped(sensim_msg_encoding enc, const sensim_msg_pose_stamped *m,
-                                             sensim_msg_buf *out)
-{
-    wr w;
-    wr_init(&w, enc, out, "PoseStamped");
-    wr_header(&w, &m->header);
-    wr_f64s(&w, m->pose.position, 3);
-    wr_f64s(&w, m->pose.orientation, 4);
-    return wr_end(&w);
-}
-
-static void rd_transform_stamped(rd *r, sensim_msg_transform_stamped *out)
-{
-    memset(out, 0, sizeof *out);
-    rd_header(r, &out->header);
-    rd_string(r, "child_frame_id", out->child_frame_id, sizeof out->child_frame_id);
-    rd_f64s(r, "transform.translation", out->translation, 3);
-    rd_f64s(r, "transform.rotation", out->rotation, 4);
-}
-
-static void wr_transform_stamped(wr *w, const sensim_msg_transform_stamped *m)
-{
-    wr_header(w, &m->header);
-    wr_string(w, "child_frame_id", m->child_frame_id, sizeof m->child_frame_id);
-    wr_f64s(w, m->translation, 3);
-    wr_f64s(w, m->rotation, 4);
-}
-
-sensim_status sensim_msg_decode_transform_stamped(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                                  sensim_msg_transform_stamped *out)
-{
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "TransformStamped"))
-        return r.st;
-    rd_transform_stamped(&r, out);
-    return rd_end(&r);
-}
-
-sensim_status sensim_msg_encode_transform_stamped(sensim_msg_encoding enc, const sensim_msg_transform_stamped *m,
-                                                  sensim_msg_buf *out)
-{
-    wr w;
-    wr_init(&w, enc, out, "TransformStamped");
-    wr_transform_stamped(&w, m);
-    return wr_end(&w);
-}
+CODEC(transform_stamped, sensim_msg_transform_stamped, "TransformStamped", 1)
 
 sensim_status sensim_msg_decode_tf(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
                                    int (*each)(const sensim_msg_transform_stamped *tf, void *ctx), void *ctx)
 {
     rd r;
     if (rd_init(&r, enc, buf, n, "TFMessage"))
-        return r.st;
+        return r.f.st;
+    io c = {&r, NULL};
     /* The smallest TransformStamped: a header with an empty frame id, an
      * empty child frame id and seven float64 (CDR: 8 + 4 + 4 + 56). */
     uint32_t k = rd_count(&r, "transforms", 72, "TransformStamped[]");
-    for (uint32_t i = 0; i < k && !r.st; i++) {
+    for (uint32_t i = 0; i < k && !r.f.st; i++) {
         sensim_msg_transform_stamped tf;
-        snprintf(r.prefix, sizeof r.prefix, "transforms[%u].", i);
-        rd_transform_stamped(&r, &tf);
-        if (!r.st && each && each(&tf, ctx))
+        memset(&tf, 0, sizeof tf);
+        io_prefix(&c, "transforms[%zu].", i);
+        walk_transform_stamped(&c, &tf);
+        if (!r.f.st && each && each(&tf, ctx))
             return SENSIM_OK;
     }
-    r.prefix[0] = '\0';
+    io_prefix(&c, NULL, 0);
     return rd_end(&r);
 }
 
@@ -746,11 +721,12 @@ sensim_status sensim_msg_encode_tf(sensim_msg_encoding enc, const sensim_msg_tra
 {
     wr w;
     wr_init(&w, enc, out, "TFMessage");
+    io c = {NULL, &w};
     if (n > UINT32_MAX)
         wr_fail(&w, SENSIM_EINVAL, "transforms", "%zu transforms, more than a uint32 count holds", n);
     wr_u32(&w, (uint32_t)n);
-    for (size_t i = 0; i < n && !w.st; i++)
-        wr_transform_stamped(&w, &tf[i]);
+    for (size_t i = 0; i < n && !w.f.st; i++)
+        walk_transform_stamped(&c, (sensim_msg_transform_stamped *)&tf[i]);
     return wr_end(&w);
 }
 
@@ -783,38 +759,48 @@ static sensim_status pc2_check(const sensim_msg_pointcloud2 *pc, const char *msg
     return SENSIM_OK;
 }
 
+WALK walk_pointcloud2(io *c, sensim_msg_pointcloud2 *m)
+{
+    io_header(c, &m->header);
+    io_u32(c, "height", &m->height);
+    io_u32(c, "width", &m->width);
+    if (c->r) {
+        /* A PointField is at least a 4-byte name length, offset, datatype, count. */
+        uint32_t k = rd_count(c->r, "fields", 13, "PointField[]");
+        size_t max = sizeof m->fields / sizeof m->fields[0];
+        if (k > max)
+            rd_fail(c->r, SENSIM_EUNSUPPORTED, "fields", "%u fields, more than the %zu sensim reads", k, max);
+        m->nfields = k;
+    } else {
+        wr_u32(c->w, (uint32_t)m->nfields); /* at most the array's size: checked before */
+    }
+    for (size_t i = 0; i < m->nfields && io_ok(c); i++) {
+        sensim_msg_point_field *f = &m->fields[i];
+        io_prefix(c, "fields[%zu].", i);
+        io_string(c, "name", f->name, sizeof f->name);
+        io_u32(c, "offset", &f->offset);
+        io_u8(c, "datatype", &f->datatype);
+        io_u32(c, "count", &f->count);
+    }
+    io_prefix(c, NULL, 0);
+    io_u8(c, "is_bigendian", &m->is_bigendian);
+    io_u32(c, "point_step", &m->point_step);
+    io_u32(c, "row_step", &m->row_step);
+    io_bytes(c, "data", &m->data, &m->data_size);
+    io_u8(c, "is_dense", &m->is_dense);
+}
+
 sensim_status sensim_msg_decode_pointcloud2(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
                                             sensim_msg_pointcloud2 *out)
 {
     rd r;
     memset(out, 0, sizeof *out);
     if (rd_init(&r, enc, buf, n, "PointCloud2"))
-        return r.st;
-    rd_header(&r, &out->header);
-    out->height = rd_u32(&r, "height");
-    out->width = rd_u32(&r, "width");
-    /* A PointField is at least a 4-byte name length, offset, datatype, count. */
-    uint32_t k = rd_count(&r, "fields", 13, "PointField[]");
-    size_t max = sizeof out->fields / sizeof out->fields[0];
-    if (k > max)
-        rd_fail(&r, SENSIM_EUNSUPPORTED, "fields", "%u fields, more than the %zu sensim reads", k, max);
-    for (uint32_t i = 0; i < k && !r.st; i++) {
-        sensim_msg_point_field *f = &out->fields[i];
-        snprintf(r.prefix, sizeof r.prefix, "fields[%u].", i);
-        rd_string(&r, "name", f->name, sizeof f->name);
-        f->offset = rd_u32(&r, "offset");
-        f->datatype = rd_u8(&r, "datatype");
-        f->count = rd_u32(&r, "count");
-    }
-    r.prefix[0] = '\0';
-    out->nfields = k;
-    out->is_bigendian = rd_u8(&r, "is_bigendian");
-    out->point_step = rd_u32(&r, "point_step");
-    out->row_step = rd_u32(&r, "row_step");
-    out->data = rd_bytes(&r, "data", &out->data_size);
-    out->is_dense = rd_u8(&r, "is_dense");
+        return r.f.st;
+    io c = {&r, NULL};
+    walk_pointcloud2(&c, out);
     if (rd_end(&r))
-        return r.st;
+        return r.f.st;
     return pc2_check(out, "PointCloud2");
 }
 
@@ -830,21 +816,8 @@ sensim_status sensim_msg_encode_pointcloud2(sensim_msg_encoding enc, const sensi
         return st;
     wr w;
     wr_init(&w, enc, out, "PointCloud2");
-    wr_header(&w, &m->header);
-    wr_u32(&w, m->height);
-    wr_u32(&w, m->width);
-    wr_u32(&w, (uint32_t)m->nfields);
-    for (size_t i = 0; i < m->nfields; i++) {
-        wr_string(&w, "fields.name", m->fields[i].name, sizeof m->fields[i].name);
-        wr_u32(&w, m->fields[i].offset);
-        wr_u8(&w, m->fields[i].datatype);
-        wr_u32(&w, m->fields[i].count);
-    }
-    wr_u8(&w, m->is_bigendian);
-    wr_u32(&w, m->point_step);
-    wr_u32(&w, m->row_step);
-    wr_bytes(&w, "data", m->data, m->data_size);
-    wr_u8(&w, m->is_dense);
+    io c = {NULL, &w};
+    walk_pointcloud2(&c, (sensim_msg_pointcloud2 *)m);
     return wr_end(&w);
 }
 
@@ -905,21 +878,27 @@ static sensim_status image_check(const sensim_msg_image *im)
     return SENSIM_OK;
 }
 
+WALK walk_image(io *c, sensim_msg_image *m)
+{
+    io_header(c, &m->header);
+    io_u32(c, "height", &m->height);
+    io_u32(c, "width", &m->width);
+    io_string(c, "encoding", m->encoding, sizeof m->encoding);
+    io_u8(c, "is_bigendian", &m->is_bigendian);
+    io_u32(c, "step", &m->step);
+    io_bytes(c, "data", &m->data, &m->data_size);
+}
+
 sensim_status sensim_msg_decode_image(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_image *out)
 {
     rd r;
     memset(out, 0, sizeof *out);
     if (rd_init(&r, enc, buf, n, "Image"))
-        return r.st;
-    rd_header(&r, &out->header);
-    out->height = rd_u32(&r, "height");
-    out->width = rd_u32(&r, "width");
-    rd_string(&r, "encoding", out->encoding, sizeof out->encoding);
-    out->is_bigendian = rd_u8(&r, "is_bigendian");
-    out->step = rd_u32(&r, "step");
-    out->data = rd_bytes(&r, "data", &out->data_size);
+        return r.f.st;
+    io c = {&r, NULL};
+    walk_image(&c, out);
     if (rd_end(&r))
-        return r.st;
+        return r.f.st;
     return image_check(out);
 }
 
@@ -930,13 +909,8 @@ sensim_status sensim_msg_encode_image(sensim_msg_encoding enc, const sensim_msg_
         return st;
     wr w;
     wr_init(&w, enc, out, "Image");
-    wr_header(&w, &m->header);
-    wr_u32(&w, m->height);
-    wr_u32(&w, m->width);
-    wr_string(&w, "encoding", m->encoding, sizeof m->encoding);
-    wr_u8(&w, m->is_bigendian);
-    wr_u32(&w, m->step);
-    wr_bytes(&w, "data", m->data, m->data_size);
+    io c = {NULL, &w};
+    walk_image(&c, (sensim_msg_image *)m);
     return wr_end(&w);
 }
 

@@ -226,6 +226,17 @@ static int is_number_cell(const char *s)
     return *s && end != s && !*end;
 }
 
+/* A header that match_header refused (m, bad, twice as it set them): a
+ * column twice, or an unknown or missing one with `why` after it. */
+static void header_error(const char *path, size_t lineno, int m, const char *bad, int twice, const char *why)
+{
+    if (twice)
+        sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, lineno, bad);
+    else
+        sensim_error(SENSIM_EFORMAT, "%s:%zu: header: %s column '%s' (%s)", path, lineno,
+                     m == -1 ? "unknown" : "missing", bad, why);
+}
+
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
 {
     sensim_csv_gt_reader *r = calloc(1, sizeof *r);
@@ -259,13 +270,8 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
         if (!strcmp(cells[i], "x") || !strcmp(cells[i], "y") || !strcmp(cells[i], "z"))
             track_like = 1;
     if (track_like && (m = match_header(cells, n, track_names, 4, r->col, &bad, &twice)) != 0) {
-        if (twice)
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, bad);
-        else
-            sensim_error(SENSIM_EFORMAT,
-                         "%s:%zu: header: %s column '%s' (a position-only track has exactly t,x,y,z; "
-                         "the full state is %s)",
-                         path, r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
+        header_error(path, r->lineno, m, bad, twice,
+                     "a position-only track has exactly t,x,y,z; the full state is " SENSIM_CSV_GT_HEADER);
         goto fail;
     }
     if (n == 4 && match_header(cells, n, track_names, 4, r->col, &bad, &twice) == 0) {
@@ -276,19 +282,16 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
         r->ncols = SENSIM_CSV_GT_COLUMNS;
         r->names = gt_names;
     } else {
-        if (twice)
-            sensim_error(SENSIM_EFORMAT, "%s:%zu: header: column '%s' appears twice", path, r->lineno, bad);
-        else if (m == -1 && is_number_cell(bad))
+        if (!twice && m == -1 && is_number_cell(bad))
             sensim_error(SENSIM_EFORMAT,
                          "%s:%zu: no header line: '%s' is a number, not a column name (a ground-truth CSV starts "
                          "with the header %s, or t,x,y,z for a position-only track; EuRoC, TUM and other CSV "
                          "recordings are read by 'sensim import FILE')",
                          path, r->lineno, bad, SENSIM_CSV_GT_HEADER);
         else
-            sensim_error(SENSIM_EFORMAT,
-                         "%s:%zu: header: %s column '%s' (a ground-truth CSV names the columns %s, or t,x,y,z for a "
-                         "position-only track; EuRoC, TUM and other CSV recordings are read by 'sensim import FILE')",
-                         path, r->lineno, m == -1 ? "unknown" : "missing", bad, SENSIM_CSV_GT_HEADER);
+            header_error(path, r->lineno, m, bad, twice,
+                         "a ground-truth CSV names the columns " SENSIM_CSV_GT_HEADER ", or t,x,y,z for a "
+                         "position-only track; EuRoC, TUM and other CSV recordings are read by 'sensim import FILE'");
         goto fail;
     }
     r->ncells = n;

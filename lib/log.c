@@ -186,17 +186,21 @@ int sensim_log_exists(const sensim_log *log, const char *obj)
     return H5Oexists_by_name(log->file, obj, H5P_DEFAULT) > 0;
 }
 
-static hid_t open_dset(const sensim_log *log, const char *dset)
+/* An existing dataset (dataset: H5Dopen2) or any object (H5Oopen) of the
+ * log; -1 with the error set. */
+static hid_t open_named(const sensim_log *log, const char *name, int dataset)
 {
-    if (!sensim_log_exists(log, dset)) {
-        sensim_error(SENSIM_ENOTFOUND, "%s: dataset %s is missing", log->path, dset);
+    if (!sensim_log_exists(log, name)) {
+        sensim_error(SENSIM_ENOTFOUND, "%s: %s%s is missing", log->path, dataset ? "dataset " : "", name);
         return -1;
     }
-    hid_t d = H5Dopen2(log->file, dset, H5P_DEFAULT);
-    if (d < 0)
-        sensim_error(SENSIM_EFORMAT, "%s: %s is not a dataset", log->path, dset);
-    return d;
+    hid_t h = dataset ? H5Dopen2(log->file, name, H5P_DEFAULT) : H5Oopen(log->file, name, H5P_DEFAULT);
+    if (h < 0)
+        sensim_error(SENSIM_EFORMAT, dataset ? "%s: %s is not a dataset" : "%s: cannot open %s", log->path, name);
+    return h;
 }
+
+static hid_t open_dset(const sensim_log *log, const char *dset) { return open_named(log, dset, 1); }
 
 static sensim_status get_dims(const sensim_log *log, hid_t d, const char *name, int *rank, hsize_t *dims)
 {
@@ -603,17 +607,6 @@ sensim_status sensim_log_check_shape(const sensim_log *log, const char *dset, in
 /* Longest fixed-length string attribute read (bytes). */
 #define SENSIM_LOG_MAX_STRING (1 << 20)
 
-static hid_t open_obj(const sensim_log *log, const char *obj)
-{
-    if (!sensim_log_exists(log, obj)) {
-        sensim_error(SENSIM_ENOTFOUND, "%s: %s is missing", log->path, obj);
-        return -1;
-    }
-    hid_t o = H5Oopen(log->file, obj, H5P_DEFAULT);
-    if (o < 0)
-        sensim_error(SENSIM_EFORMAT, "%s: cannot open %s", log->path, obj);
-    return o;
-}
 
 int sensim_log_has_attr(const sensim_log *log, const char *obj, const char *name)
 {
@@ -833,15 +826,26 @@ static sensim_status check_vlen_attr(const sensim_log *log, const char *obj, con
     return SENSIM_OK;
 }
 
+/* Attribute `name` of object `obj`; -1 with the error set. */
+static hid_t open_attr(const sensim_log *log, const char *obj, const char *name)
+{
+    if (!sensim_log_has_attr(log, obj, name)) {
+        sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
+        return -1;
+    }
+    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    if (a < 0)
+        sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
+    return a;
+}
+
 sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out)
 {
     H5_QUIET_SCOPE();
     *out = NULL;
-    if (!sensim_log_has_attr(log, obj, name))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
-    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = open_attr(log, obj, name);
     if (a < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
+        return sensim_last_status();
     hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
     /* What the file says is checked before HDF5 copies anything into our
      * buffers: one string (a damaged dataspace would have H5Aread write an
@@ -896,11 +900,9 @@ sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj,
 sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, const char *name, double *out, size_t n)
 {
     H5_QUIET_SCOPE();
-    if (!sensim_log_has_attr(log, obj, name))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
-    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t a = open_attr(log, obj, name);
     if (a < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
+        return sensim_last_status();
     hid_t sp = H5Aget_space(a);
     hssize_t np = H5Sget_simple_extent_npoints(sp);
     hid_t t = H5Aget_type(a);
@@ -922,7 +924,7 @@ sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, co
 static sensim_status set_attr(sensim_log *log, const char *obj, const char *name, hid_t ftype, hid_t mtype,
                               hid_t space, const void *buf)
 {
-    hid_t o = open_obj(log, obj);
+    hid_t o = open_named(log, obj, 0);
     if (o < 0)
         return sensim_last_status();
     if (H5Aexists(o, name) > 0)

@@ -186,6 +186,25 @@ GENERIC_KERNELS(base, )
 #include <immintrin.h>
 
 
+/* Philox4x32-10's ten rounds for a vector of 32-bit lanes (V, its 32-bit
+ * add ADD and broadcast SET1): the last argument, a block, is one round
+ * under the keys k0, k1, which the Weyl constants bump before every round
+ * but the first. One
+ * template for the AVX2 and AVX-512 kernels, expanded in place so each
+ * keeps its fully unrolled straight-line code. */
+#define PHILOX_ROUNDS(V, ADD, SET1, k0, k1, ...)                                                            \
+    do {                                                                                                    \
+        const V w0_ = SET1((int)0x9E3779B9u), w1_ = SET1((int)0xBB67AE85u);                                 \
+        _Pragma("GCC unroll 10") for (int round_ = 0; round_ < 10; round_++)                                \
+        {                                                                                                   \
+            if (round_) {                                                                                   \
+                k0 = ADD(k0, w0_);                                                                          \
+                k1 = ADD(k1, w1_);                                                                          \
+            }                                                                                               \
+            __VA_ARGS__                                                                                     \
+        }                                                                                                   \
+    } while (0)
+
 /* AVX2: Philox4x32-10 on two sets of 8 blocks (two independent chains),
  * transposed to index order, then the ziggurat's rectangle test as
  * m < zig_k[i] with gathers. */
@@ -205,10 +224,15 @@ __attribute__((target("avx2"))) static inline void philox8_round(__m256i v[4], _
     v[3] = l0;
 }
 
-__attribute__((target("avx2"))) static inline void philox8x2_round(__m256i x[2][4], __m256i k0, __m256i k1)
+/* Keys of two interleaved chains of 8 blocks, chain h under v[h] (blocks
+ * of any streams), bumped for both chains at once. */
+typedef struct keys8x2 {
+    __m256i v[2];
+} keys8x2;
+
+__attribute__((target("avx2"))) static inline keys8x2 keys8x2_add(keys8x2 k, __m256i w)
 {
-    for (int h = 0; h < 2; h++)
-        philox8_round(x[h], k0, k1);
+    return (keys8x2){{_mm256_add_epi32(k.v[0], w), _mm256_add_epi32(k.v[1], w)}};
 }
 
 /* Normals for 4 lanes: m (mantissa), i (layer), w (the words, for the sign). */
@@ -236,16 +260,11 @@ __attribute__((target("avx2"))) static uint64_t normal_group_avx2(const sensim_r
         x[h][2] = _mm256_set1_epi32((int)r->stream);
         x[h][3] = _mm256_set1_epi32((int)r->sensor);
     }
-    const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
     __m256i k0 = _mm256_set1_epi32((int)r->key[0]), k1 = _mm256_set1_epi32((int)r->key[1]);
-#pragma GCC unroll 10
-    for (int round = 0; round < 10; round++) {
-        if (round) {
-            k0 = _mm256_add_epi32(k0, w0);
-            k1 = _mm256_add_epi32(k1, w1);
-        }
-        philox8x2_round(x, k0, k1);
-    }
+    PHILOX_ROUNDS(__m256i, _mm256_add_epi32, _mm256_set1_epi32, k0, k1, {
+        for (int h = 0; h < 2; h++)
+            philox8_round(x[h], k0, k1);
+    });
     const __m256i mant = _mm256_set1_epi32(0xFFFFFF);
     uint64_t bad = 0;
     for (int h = 0; h < 2; h++) {
@@ -290,27 +309,20 @@ __attribute__((target("avx512f"))) static inline void zig8(__m256i m, __m256i i,
     _mm512_storeu_si512(out, xs);
 }
 
-/* Philox4x32-10's ten rounds on 16 counters, word w in lanes of x[w]. */
-__attribute__((target("avx512f"))) static inline void philox16(const sensim_rng *r, __m512i *x0, __m512i *x1,
-                                                              __m512i *x2, __m512i *x3)
+/* Philox4x32-10's ten rounds on 16 counters, word w in lanes of x[w],
+ * under per-lane keys k0, k1. */
+__attribute__((target("avx512f"))) static inline void philox16(__m512i x[4], __m512i k0, __m512i k1)
 {
     const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-    const __m512i w0 = _mm512_set1_epi32((int)0x9E3779B9u), w1 = _mm512_set1_epi32((int)0xBB67AE85u);
-    __m512i k0 = _mm512_set1_epi32((int)r->key[0]), k1 = _mm512_set1_epi32((int)r->key[1]);
-#pragma GCC unroll 10
-    for (int round = 0; round < 10; round++) {
-        if (round) {
-            k0 = _mm512_add_epi32(k0, w0);
-            k1 = _mm512_add_epi32(k1, w1);
-        }
+    PHILOX_ROUNDS(__m512i, _mm512_add_epi32, _mm512_set1_epi32, k0, k1, {
         __m512i h0, l0, h1, l1;
-        mulhilo16(*x0, m0, &h0, &l0);
-        mulhilo16(*x2, m1, &h1, &l1);
-        *x0 = _mm512_ternarylogic_epi32(h1, *x1, k0, 0x96);
-        *x2 = _mm512_ternarylogic_epi32(h0, *x3, k1, 0x96);
-        *x1 = l1;
-        *x3 = l0;
-    }
+        mulhilo16(x[0], m0, &h0, &l0);
+        mulhilo16(x[2], m1, &h1, &l1);
+        x[0] = _mm512_ternarylogic_epi32(h1, x[1], k0, 0x96);
+        x[2] = _mm512_ternarylogic_epi32(h0, x[3], k1, 0x96);
+        x[1] = l1;
+        x[3] = l0;
+    });
 }
 
 /* Philox4x32-10 of arbitrary per-lane counters and keys, 16 lanes as two
@@ -318,25 +330,19 @@ __attribute__((target("avx512f"))) static inline void philox16(const sensim_rng 
  * that failed the rectangle test: few, from any stream). */
 __attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[6][16], uint32_t out[4][16])
 {
-    __m256i x[2][4], k[2][2];
+    __m256i x[2][4];
+    keys8x2 k0, k1;
     for (int h = 0; h < 2; h++) {
         for (int w = 0; w < 4; w++)
             x[h][w] = _mm256_loadu_si256((const __m256i *)(in[w] + 8 * h));
-        k[h][0] = _mm256_loadu_si256((const __m256i *)(in[4] + 8 * h));
-        k[h][1] = _mm256_loadu_si256((const __m256i *)(in[5] + 8 * h));
+        k0.v[h] = _mm256_loadu_si256((const __m256i *)(in[4] + 8 * h));
+        k1.v[h] = _mm256_loadu_si256((const __m256i *)(in[5] + 8 * h));
     }
-    const __m256i w0 = _mm256_set1_epi32((int)0x9E3779B9u), w1 = _mm256_set1_epi32((int)0xBB67AE85u);
-#pragma GCC unroll 10
-    for (int round = 0; round < 10; round++) {
-#pragma GCC unroll 2
-        for (int h = 0; h < 2; h++) {
-            if (round) {
-                k[h][0] = _mm256_add_epi32(k[h][0], w0);
-                k[h][1] = _mm256_add_epi32(k[h][1], w1);
-            }
-            philox8_round(x[h], k[h][0], k[h][1]);
-        }
-    }
+    PHILOX_ROUNDS(__m256i, keys8x2_add, _mm256_set1_epi32, k0, k1, {
+        _Pragma("GCC unroll 2")
+        for (int h = 0; h < 2; h++)
+            philox8_round(x[h], k0.v[h], k1.v[h]);
+    });
     for (int h = 0; h < 2; h++)
         for (int w = 0; w < 4; w++)
             _mm256_storeu_si256((__m256i *)(out[w] + 8 * h), x[h][w]);
@@ -345,29 +351,12 @@ __attribute__((target("avx2"))) static void philox_any16_avx2(const uint32_t in[
 /* philox_any16_avx2's job in one 16-lane AVX-512 chain. */
 __attribute__((target("avx512f"))) static void philox_any16_avx512(const uint32_t in[6][16], uint32_t out[4][16])
 {
-    __m512i x0 = _mm512_loadu_si512(in[0]), x1 = _mm512_loadu_si512(in[1]);
-    __m512i x2 = _mm512_loadu_si512(in[2]), x3 = _mm512_loadu_si512(in[3]);
-    __m512i k0 = _mm512_loadu_si512(in[4]), k1 = _mm512_loadu_si512(in[5]);
-    const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
-    const __m512i w0 = _mm512_set1_epi32((int)0x9E3779B9u), w1 = _mm512_set1_epi32((int)0xBB67AE85u);
-#pragma GCC unroll 10
-    for (int round = 0; round < 10; round++) {
-        if (round) {
-            k0 = _mm512_add_epi32(k0, w0);
-            k1 = _mm512_add_epi32(k1, w1);
-        }
-        __m512i h0, l0, h1, l1;
-        mulhilo16(x0, m0, &h0, &l0);
-        mulhilo16(x2, m1, &h1, &l1);
-        x0 = _mm512_ternarylogic_epi32(h1, x1, k0, 0x96);
-        x2 = _mm512_ternarylogic_epi32(h0, x3, k1, 0x96);
-        x1 = l1;
-        x3 = l0;
-    }
-    _mm512_storeu_si512(out[0], x0);
-    _mm512_storeu_si512(out[1], x1);
-    _mm512_storeu_si512(out[2], x2);
-    _mm512_storeu_si512(out[3], x3);
+    __m512i x[4];
+    for (int w = 0; w < 4; w++)
+        x[w] = _mm512_loadu_si512(in[w]);
+    philox16(x, _mm512_loadu_si512(in[4]), _mm512_loadu_si512(in[5]));
+    for (int w = 0; w < 4; w++)
+        _mm512_storeu_si512(out[w], x[w]);
 }
 
 /* Philox4x32-10 on 16 blocks in the 16 lanes of four registers (one per
@@ -378,12 +367,15 @@ __attribute__((target("avx512f"))) static uint64_t normal_group_avx512(const sen
 {
     const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i lo0 = _mm512_set1_epi32((int)(uint32_t)b0);
-    __m512i x0 = _mm512_add_epi32(lo0, iota);
-    __mmask16 carry = _mm512_cmplt_epu32_mask(x0, lo0);
-    __m512i x1 = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), carry,
-                                       _mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), _mm512_set1_epi32(1));
-    __m512i x2 = _mm512_set1_epi32((int)r->stream), x3 = _mm512_set1_epi32((int)r->sensor);
-    philox16(r, &x0, &x1, &x2, &x3);
+    __m512i x[4];
+    x[0] = _mm512_add_epi32(lo0, iota);
+    __mmask16 carry = _mm512_cmplt_epu32_mask(x[0], lo0);
+    x[1] = _mm512_mask_add_epi32(_mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), carry,
+                                 _mm512_set1_epi32((int)(uint32_t)(b0 >> 32)), _mm512_set1_epi32(1));
+    x[2] = _mm512_set1_epi32((int)r->stream);
+    x[3] = _mm512_set1_epi32((int)r->sensor);
+    philox16(x, _mm512_set1_epi32((int)r->key[0]), _mm512_set1_epi32((int)r->key[1]));
+    __m512i x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];
     /* 4x16 transpose: v[j] holds indices 16 j .. 16 j + 15 (blocks 4j..4j+3). */
     __m512i t0 = _mm512_unpacklo_epi32(x0, x1), t1 = _mm512_unpackhi_epi32(x0, x1);
     __m512i t2 = _mm512_unpacklo_epi32(x2, x3), t3 = _mm512_unpackhi_epi32(x2, x3);

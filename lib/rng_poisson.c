@@ -312,6 +312,24 @@ philox_list_avx512(uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint
 }
 #endif
 
+/* The Philox blocks of a list: in AVX-512 where `avx512` (a constant after
+ * inlining), else in the generic loop, which the compiler vectorizes. */
+INLINE void philox_list(int avx512, uint32_t k0, uint32_t k1, const uint64_t *idx, size_t L, uint32_t stream,
+                        uint32_t c3, uint32_t w[4][GROUP])
+{
+#ifdef POISSON_X86
+    if (avx512) {
+        philox_list_avx512(k0, k1, idx, L, stream, c3, w[0], w[1], w[2], w[3]);
+        return;
+    }
+#else
+    (void)avx512;
+#endif
+#pragma omp simd
+    for (size_t l = 0; l < L; l++)
+        philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+}
+
 /* Number of attempts the fill runs in vector loops before handing the
  * rejected indices (about 0.14^VECTOR_ATTEMPTS of them) to the scalar code. */
 #define VECTOR_ATTEMPTS 3
@@ -338,14 +356,7 @@ INLINE void ptrs_list(const sensim_rng *r, uint32_t *out, uint64_t *idx, double 
     (void)avx512;
     for (uint32_t at = 0; at < VECTOR_ATTEMPTS && L > 0; at++) {
         const uint32_t c3 = r->sensor | (ATTEMPT_POISSON + at) << 24;
-#ifdef POISSON_X86
-        if (avx512)
-            philox_list_avx512(k0, k1, idx, L, stream, c3, w[0], w[1], w[2], w[3]);
-        else
-#endif
-#pragma omp simd
-            for (size_t l = 0; l < L; l++)
-                philox(k0, k1, idx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+        philox_list(avx512, k0, k1, idx, L, stream, c3, w);
 #pragma omp simd
         for (size_t l = 0; l < L; l++) {
             const double x = mu[l];
@@ -436,14 +447,7 @@ INLINE void fill_body(const sensim_rng *r, uint64_t first, size_t n, const float
              * inversion()). Lanes whose sum stops growing below u, or that
              * search past INVERSION_STEPS, go to the scalar code. */
             const uint32_t c3 = r->sensor | ATTEMPT_POISSON << 24;
-#ifdef POISSON_X86
-            if (avx512)
-                philox_list_avx512(k0, k1, iidx, NI, stream, c3, w[0], w[1], w[2], w[3]);
-            else
-#endif
-#pragma omp simd
-                for (size_t l = 0; l < NI; l++)
-                    philox(k0, k1, iidx[l], stream, c3, &w[0][l], &w[1][l], &w[2][l], &w[3][l]);
+            philox_list(avx512, k0, k1, iidx, NI, stream, c3, w);
 #pragma omp simd
             for (size_t l = 0; l < NI; l++) {
                 iu[l] = u52(w[0][l], w[1][l]);

@@ -259,27 +259,42 @@ static int parse_factor(parser *ps, double *scale, sensim_dim *dim)
     return rc;
 }
 
+/* The ')' that closes a group (after white space). */
+static int close_paren(parser *ps)
+{
+    skip_ws(ps);
+    if (*ps->p != ')')
+        return fail(ps, SENSIM_EFORMAT, "expected ')' at '%s'", *ps->p ? ps->p : "end");
+    ps->p++;
+    return 0;
+}
+
+/* A parenthesized expression, at its '('. */
+static int parse_group(parser *ps, double *scale, sensim_dim *dim)
+{
+    ps->p++;
+    return parse_expr(ps, scale, dim) || close_paren(ps) ? -1 : 0;
+}
+
+/* The square root of the unit just parsed (its dimension halved). */
+static int take_root(parser *ps, double *scale, sensim_dim *dim)
+{
+    if (dim_scale(dim, 1, 2, ps))
+        return -1;
+    *scale = sqrt(*scale);
+    return 0;
+}
+
 static int parse_factor_body(parser *ps, double *scale, sensim_dim *dim)
 {
     skip_ws(ps);
     if (strncmp(ps->p, "\xe2\x88\x9a", 3) == 0) {
         /* The root sign (U+221A) takes the next factor: "√Hz", "√(Hz)". */
         ps->p += 3;
-        if (parse_factor(ps, scale, dim) || dim_scale(dim, 1, 2, ps))
-            return -1;
-        *scale = sqrt(*scale);
-        return 0;
+        return parse_factor(ps, scale, dim) || take_root(ps, scale, dim) ? -1 : 0;
     }
-    if (*ps->p == '(') {
-        ps->p++;
-        if (parse_expr(ps, scale, dim))
-            return -1;
-        skip_ws(ps);
-        if (*ps->p != ')')
-            return fail(ps, SENSIM_EFORMAT, "expected ')' at '%s'", *ps->p ? ps->p : "end");
-        ps->p++;
-        return 0;
-    }
+    if (*ps->p == '(')
+        return parse_group(ps, scale, dim);
     if (*ps->p == '1' && !isdigit((unsigned char)ps->p[1]) && ps->p[1] != '.') {
         ps->p++;
         *scale = 1.0;
@@ -308,17 +323,7 @@ static int parse_factor_body(parser *ps, double *scale, sensim_dim *dim)
         skip_ws(ps);
         if (*ps->p != '(')
             return fail(ps, SENSIM_EFORMAT, "expected '(' after %s", "sqrt");
-        ps->p++;
-        if (parse_expr(ps, scale, dim))
-            return -1;
-        skip_ws(ps);
-        if (*ps->p != ')')
-            return fail(ps, SENSIM_EFORMAT, "expected ')' at '%s'", *ps->p ? ps->p : "end");
-        ps->p++;
-        if (dim_scale(dim, 1, 2, ps))
-            return -1;
-        *scale = sqrt(*scale);
-        return 0;
+        return parse_group(ps, scale, dim) || take_root(ps, scale, dim) ? -1 : 0;
     }
     /* The Greek mu (U+03BC) and the micro sign (U+00B5) both mean micro;
      * the table has the 'u' spellings. */
@@ -376,11 +381,8 @@ static int parse_power(parser *ps, int *num, int *den)
                 return -1;
             if (*den != 1 && *den != 2)
                 return fail(ps, SENSIM_EFORMAT, "only integer and half powers are allowed at '%s'", ps->p);
-            skip_ws(ps);
         }
-        if (*ps->p != ')')
-            return fail(ps, SENSIM_EFORMAT, "expected ')' at '%s'", *ps->p ? ps->p : "end");
-        ps->p++;
+        return close_paren(ps);
     }
     return 0;
 }

@@ -483,36 +483,46 @@ static sensim_status want_scalar(const sensim_ynode *v, const char *what, const 
 
 static void key_what(char *buf, size_t size, const char *key) { snprintf(buf, size, "key '%s'", key); }
 
-/* The value under key for a typed getter, with "key 'k'" in what for its
- * messages: 1 when present (and, when expected is given, a non-null scalar,
- * else an error naming the expected type); 0 when absent and optional;
- * -1 with *st set on an error. */
-static int typed_value(const sensim_ynode *map, const char *key, int required, const char *expected,
-                       const sensim_ynode **v, char *what, size_t wsize, sensim_status *st)
+/* The value under a key for a typed getter, and "key 'k'" naming it in
+ * messages. */
+typedef struct typed {
+    const sensim_ynode *v;
+    char what[160];
+    sensim_status st;
+} typed;
+
+/* 1 when the key is present (and, when expected is given, holds a non-null
+ * scalar, else an error naming the expected type); 0 when absent and
+ * optional; -1 with t->st set on an error. */
+static int typed_value(const sensim_ynode *map, const char *key, int required, const char *expected, typed *t)
 {
-    int r = lookup(map, key, required, v, st);
+    t->st = SENSIM_OK;
+    int r = lookup(map, key, required, &t->v, &t->st);
     if (r <= 0)
         return r;
-    key_what(what, wsize, key);
-    if (expected && (*st = want_scalar(*v, what, expected)))
+    key_what(t->what, sizeof t->what, key);
+    if (expected && (t->st = want_scalar(t->v, t->what, expected)))
         return -1;
     return 1;
 }
 
-/* Rewrites the units module's message ("'x': unknown unit 'y'") under the
- * node's location. */
+/* The units module's message ("'x': unknown unit 'y'") under the node's
+ * location. */
+static sensim_status units_error(const sensim_ynode *v, sensim_status st, const char *what)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", sensim_last_error());
+    return sensim_ynode_error(v, st, "%s: %s", what, msg);
+}
+
 static sensim_status quantity_of(const sensim_ynode *v, const char *what, sensim_dim dim, double *out)
 {
     sensim_status st = want_scalar(v, what, "a number");
     if (st)
         return st;
     double x;
-    st = sensim_units_convert(v->text, dim, &x);
-    if (st) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", sensim_last_error());
-        return sensim_ynode_error(v, st, "%s: %s", what, msg);
-    }
+    if ((st = sensim_units_convert(v->text, dim, &x)))
+        return units_error(v, st, what);
     *out = x;
     return SENSIM_OK;
 }
@@ -526,21 +536,16 @@ sensim_status sensim_ynode_as_quantity(const sensim_ynode *n, const char *what, 
 
 sensim_status sensim_ynode_get_double(const sensim_ynode *map, const char *key, int required, double *out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, "a number", &v, what, sizeof what, &st) <= 0)
-        return st;
+    typed t;
+    if (typed_value(map, key, required, "a number", &t) <= 0)
+        return t.st;
     double x;
     sensim_dim d;
     int has_unit;
-    if ((st = sensim_units_parse(v->text, &x, &d, &has_unit))) {
-        char msg[1024];
-        snprintf(msg, sizeof msg, "%s", sensim_last_error());
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: %s", what, msg);
-    }
+    if (sensim_units_parse(t.v->text, &x, &d, &has_unit))
+        return units_error(t.v, SENSIM_EINVAL, t.what);
     if (has_unit)
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected a plain number, got '%s'", what, v->text);
+        return sensim_ynode_error(t.v, SENSIM_EINVAL, "%s: expected a plain number, got '%s'", t.what, t.v->text);
     *out = x;
     return SENSIM_OK;
 }
@@ -559,14 +564,12 @@ static sensim_status range_check(const sensim_ynode *v, const char *what, double
 sensim_status sensim_ynode_get_quantity_range(const sensim_ynode *map, const char *key, sensim_dim dim,
                                               int required, double lo, double hi, double *out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, NULL, &v, what, sizeof what, &st) <= 0)
-        return st;
+    typed t;
+    if (typed_value(map, key, required, NULL, &t) <= 0)
+        return t.st;
     double x;
-    if ((st = quantity_of(v, what, dim, &x)) || (st = range_check(v, what, x, lo, hi)))
-        return st;
+    if ((t.st = quantity_of(t.v, t.what, dim, &x)) || (t.st = range_check(t.v, t.what, x, lo, hi)))
+        return t.st;
     *out = x;
     return SENSIM_OK;
 }
@@ -577,116 +580,112 @@ sensim_status sensim_ynode_get_quantity(const sensim_ynode *map, const char *key
     return sensim_ynode_get_quantity_range(map, key, dim, required, -INFINITY, INFINITY, out);
 }
 
+/* A decimal integer, signed (a leading '+' or '-') into *s or unsigned (a
+ * leading '+') into *u; t names the expected type. */
+static sensim_status integer_of(const typed *t, const char *expected, long long *s, uint64_t *u)
+{
+    const char *text = t->v->text, *p = text + (text[0] == '+' || (s && text[0] == '-'));
+    char *end = (char *)p;
+    long long x = 0;
+    unsigned long long y = 0;
+    errno = 0;
+    if (*p >= '0' && *p <= '9') {
+        if (s)
+            x = strtoll(text, &end, 10);
+        else
+            y = strtoull(p, &end, 10);
+    }
+    if (end == p || *end)
+        return sensim_ynode_error(t->v, SENSIM_EINVAL, "%s: expected %s, got '%s'", t->what, expected, text);
+    if (errno == ERANGE)
+        return sensim_ynode_error(t->v, SENSIM_EINVAL, "%s: integer out of range: '%s'", t->what, text);
+    if (s)
+        *s = x;
+    else
+        *u = (uint64_t)y;
+    return SENSIM_OK;
+}
+
 sensim_status sensim_ynode_get_int(const sensim_ynode *map, const char *key, int required, long long *out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, "an integer", &v, what, sizeof what, &st) <= 0)
-        return st;
-    char *end;
-    errno = 0;
-    long long x = strtoll(v->text, &end, 10);
-    if (end == v->text || *end || v->text[0] == ' ')
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an integer, got '%s'", what, v->text);
-    if (errno == ERANGE)
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: integer out of range: '%s'", what, v->text);
-    *out = x;
-    return SENSIM_OK;
+    typed t;
+    if (typed_value(map, key, required, "an integer", &t) <= 0)
+        return t.st;
+    return integer_of(&t, "an integer", out, NULL);
 }
 
 sensim_status sensim_ynode_get_uint64(const sensim_ynode *map, const char *key, int required, uint64_t *out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, "an unsigned integer", &v, what, sizeof what, &st) <= 0)
-        return st;
-    const char *s = v->text;
-    if (*s == '+')
-        s++;
-    if (*s < '0' || *s > '9')
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an unsigned integer, got '%s'", what, v->text);
-    char *end;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (*end)
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected an unsigned integer, got '%s'", what, v->text);
-    if (errno == ERANGE)
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: integer out of range: '%s'", what, v->text);
-    *out = (uint64_t)x;
-    return SENSIM_OK;
+    typed t;
+    if (typed_value(map, key, required, "an unsigned integer", &t) <= 0)
+        return t.st;
+    return integer_of(&t, "an unsigned integer", NULL, out);
 }
 
 sensim_status sensim_ynode_get_bool(const sensim_ynode *map, const char *key, int required, int *out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, "true or false", &v, what, sizeof what, &st) <= 0)
-        return st;
-    if (!strcasecmp(v->text, "true") || !strcasecmp(v->text, "yes")) {
-        *out = 1;
+    typed t;
+    if (typed_value(map, key, required, "true or false", &t) <= 0)
+        return t.st;
+    const char *s = t.v->text;
+    if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcasecmp(s, "false") || !strcasecmp(s, "no")) {
+        *out = !strcasecmp(s, "true") || !strcasecmp(s, "yes");
         return SENSIM_OK;
     }
-    if (!strcasecmp(v->text, "false") || !strcasecmp(v->text, "no")) {
-        *out = 0;
-        return SENSIM_OK;
-    }
-    return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected true, false, yes or no, got '%s'", what, v->text);
+    return sensim_ynode_error(t.v, SENSIM_EINVAL, "%s: expected true, false, yes or no, got '%s'", t.what, s);
 }
 
 sensim_status sensim_ynode_get_string(const sensim_ynode *map, const char *key, int required, const char **out)
 {
-    const sensim_ynode *v;
-    sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, "a string", &v, what, sizeof what, &st) <= 0)
-        return st;
-    *out = v->text;
+    typed t;
+    if (typed_value(map, key, required, "a string", &t) <= 0)
+        return t.st;
+    *out = t.v->text;
     return SENSIM_OK;
 }
 
-sensim_status sensim_ynode_get_vector(const sensim_ynode *map, const char *key, sensim_dim dim, int required,
-                                      size_t n, double *out)
+/* The n numbers of sequence v (or, for n = 9, 3 rows of 3: a row-major 3x3
+ * matrix) into tmp. */
+static sensim_status vector_of(const sensim_ynode *v, const char *what, sensim_dim dim, size_t n, double *tmp)
 {
-    const sensim_ynode *v;
     sensim_status st = SENSIM_OK;
-    char what[160];
-    if (typed_value(map, key, required, NULL, &v, what, sizeof what, &st) <= 0)
-        return st;
-    if (v->kind != SENSIM_YNODE_SEQUENCE)
-        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected a sequence of %zu numbers, got %s", what, n,
-                                  kind_name(v));
-    double *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    if (!tmp)
-        return oom();
-    /* 3 rows of 3 for a 3x3 matrix, row-major. */
-    int rows = n == 9 && v->n == 3 && v->items[0]->kind == SENSIM_YNODE_SEQUENCE;
-    if (rows) {
+    char w[200];
+    if (n == 9 && v->n == 3 && v->items[0]->kind == SENSIM_YNODE_SEQUENCE) {
         for (size_t i = 0; i < 3 && !st; i++) {
             const sensim_ynode *row = v->items[i];
-            char w[200];
             snprintf(w, sizeof w, "%s row %zu", what, i + 1);
-            if (row->kind != SENSIM_YNODE_SEQUENCE || row->n != 3) {
-                st = sensim_ynode_error(row, SENSIM_EINVAL, "%s: expected a row of 3 numbers", w);
-                break;
-            }
+            if (row->kind != SENSIM_YNODE_SEQUENCE || row->n != 3)
+                return sensim_ynode_error(row, SENSIM_EINVAL, "%s: expected a row of 3 numbers", w);
             for (size_t j = 0; j < 3 && !st; j++) {
                 snprintf(w, sizeof w, "%s[%zu][%zu]", what, i, j);
                 st = quantity_of(row->items[j], w, dim, &tmp[3 * i + j]);
             }
         }
-    } else if (v->n != n) {
-        st = sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected %zu numbers%s, got %zu", what, n,
-                                n == 9 ? " (or 3 rows of 3)" : "", v->n);
-    } else {
-        for (size_t i = 0; i < n && !st; i++) {
-            char w[200];
-            snprintf(w, sizeof w, "%s[%zu]", what, i);
-            st = quantity_of(v->items[i], w, dim, &tmp[i]);
-        }
+        return st;
     }
+    if (v->n != n)
+        return sensim_ynode_error(v, SENSIM_EINVAL, "%s: expected %zu numbers%s, got %zu", what, n,
+                                  n == 9 ? " (or 3 rows of 3)" : "", v->n);
+    for (size_t i = 0; i < n && !st; i++) {
+        snprintf(w, sizeof w, "%s[%zu]", what, i);
+        st = quantity_of(v->items[i], w, dim, &tmp[i]);
+    }
+    return st;
+}
+
+sensim_status sensim_ynode_get_vector(const sensim_ynode *map, const char *key, sensim_dim dim, int required,
+                                      size_t n, double *out)
+{
+    typed t;
+    if (typed_value(map, key, required, NULL, &t) <= 0)
+        return t.st;
+    if (t.v->kind != SENSIM_YNODE_SEQUENCE)
+        return sensim_ynode_error(t.v, SENSIM_EINVAL, "%s: expected a sequence of %zu numbers, got %s", t.what, n,
+                                  kind_name(t.v));
+    double *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!tmp)
+        return oom();
+    sensim_status st = vector_of(t.v, t.what, dim, n, tmp);
     if (!st)
         memcpy(out, tmp, n * sizeof *out);
     free(tmp);

@@ -6,6 +6,15 @@
 
 #include "sensim/render.h"
 
+sensim_status sensim_bev_color_parse(const char *name, sensim_bev_color *out)
+{
+    if (name && (!strcmp(name, "height") || !strcmp(name, "intensity"))) {
+        *out = !strcmp(name, "height") ? SENSIM_BEV_HEIGHT : SENSIM_BEV_INTENSITY;
+        return SENSIM_OK;
+    }
+    return sensim_error(SENSIM_EINVAL, "unknown colouring '%s' (known: height, intensity)", name ? name : "(null)");
+}
+
 void sensim_bev_ramp(double v, uint8_t rgb[3])
 {
     /* Piecewise-linear blue -> cyan -> green -> yellow -> red: monotone in

@@ -31,7 +31,14 @@ typedef struct {
     uint32_t *t;
     int *tline;
     size_t nt, ct;
+    const char *path; /* the file, for errors */
 } mbuild;
+
+static int mb_nomem(const mbuild *b)
+{
+    sensim_error(SENSIM_ENOMEM, "%s: out of memory", b->path);
+    return -1;
+}
 
 static void mb_free(mbuild *b)
 {
@@ -41,20 +48,42 @@ static void mb_free(mbuild *b)
     free(b->tline);
 }
 
+/* Grows an array of rows (row_size bytes each) and its line numbers to
+ * hold `want` rows; nothing when they already do. */
+static int grow_rows(void **rows, size_t row_size, int **line, size_t *cap, size_t want)
+{
+    if (want <= *cap)
+        return 0;
+    void *r = realloc(*rows, want * row_size);
+    if (r)
+        *rows = r;
+    int *l = realloc(*line, want * sizeof *l);
+    if (l)
+        *line = l;
+    if (!r || !l)
+        return -1;
+    *cap = want;
+    return 0;
+}
+
+/* Room for nv vertices and nt triangles, in one allocation each where a
+ * file declares its sizes (PLY): no doubling, no copies, no slack. This and
+ * what calls it (mb_vertex, mb_tri) return -1 with the error set. */
+static int mb_reserve(mbuild *b, size_t nv, size_t nt)
+{
+    void *v = b->v, *t = b->t;
+    int r = grow_rows(&v, 3 * sizeof *b->v, &b->vline, &b->cv, nv);
+    b->v = v;
+    if (r == 0)
+        r = grow_rows(&t, 3 * sizeof *b->t, &b->tline, &b->ct, nt);
+    b->t = t;
+    return r ? mb_nomem(b) : 0;
+}
+
 static int mb_vertex(mbuild *b, double x, double y, double z, int line)
 {
-    if (b->nv == b->cv) {
-        size_t c = b->cv ? 2 * b->cv : 1024;
-        float *v = realloc(b->v, c * 3 * sizeof *v);
-        if (v)
-            b->v = v;
-        int *l = realloc(b->vline, c * sizeof *l);
-        if (l)
-            b->vline = l;
-        if (!v || !l)
-            return -1;
-        b->cv = c;
-    }
+    if (b->nv == b->cv && mb_reserve(b, b->cv ? 2 * b->cv : 1024, 0) < 0)
+        return -1;
     b->v[3 * b->nv] = (float)x;
     b->v[3 * b->nv + 1] = (float)y;
     b->v[3 * b->nv + 2] = (float)z;
@@ -62,53 +91,27 @@ static int mb_vertex(mbuild *b, double x, double y, double z, int line)
     return 0;
 }
 
-/* Room for nv vertices and nt triangles in one allocation each, where a
- * file declares its sizes (PLY): no doubling, no copies, no slack. */
-static int mb_reserve(mbuild *b, size_t nv, size_t nt)
-{
-    if (nv > b->cv) {
-        float *v = realloc(b->v, nv * 3 * sizeof *v);
-        if (v)
-            b->v = v;
-        int *l = realloc(b->vline, nv * sizeof *l);
-        if (l)
-            b->vline = l;
-        if (!v || !l)
-            return -1;
-        b->cv = nv;
-    }
-    if (nt > b->ct) {
-        uint32_t *t = realloc(b->t, nt * 3 * sizeof *t);
-        if (t)
-            b->t = t;
-        int *l = realloc(b->tline, nt * sizeof *l);
-        if (l)
-            b->tline = l;
-        if (!t || !l)
-            return -1;
-        b->ct = nt;
-    }
-    return 0;
-}
-
 static int mb_tri(mbuild *b, uint32_t i, uint32_t j, uint32_t k, int line)
 {
-    if (b->nt == b->ct) {
-        size_t c = b->ct ? 2 * b->ct : 1024;
-        uint32_t *t = realloc(b->t, c * 3 * sizeof *t);
-        if (t)
-            b->t = t;
-        int *l = realloc(b->tline, c * sizeof *l);
-        if (l)
-            b->tline = l;
-        if (!t || !l)
-            return -1;
-        b->ct = c;
-    }
+    if (b->nt == b->ct && mb_reserve(b, 0, b->ct ? 2 * b->ct : 1024) < 0)
+        return -1;
     b->t[3 * b->nt] = i;
     b->t[3 * b->nt + 1] = j;
     b->t[3 * b->nt + 2] = k;
     b->tline[b->nt++] = line;
+    return 0;
+}
+
+/* A polygon of n corners as a fan of triangles; -1 with the error set. */
+static int mb_fan(mbuild *b, const uint32_t *poly, size_t n, int line)
+{
+    if (n < 3) {
+        sensim_error(SENSIM_EFORMAT, "%s:%d: face needs at least 3 vertices (got %zu)", b->path, line, n);
+        return -1;
+    }
+    for (size_t k = 1; k + 1 < n; k++)
+        if (mb_tri(b, poly[0], poly[k], poly[k + 1], line) < 0)
+            return -1;
     return 0;
 }
 
@@ -120,6 +123,19 @@ static int mb_finish(sensim_scene *s, const char *name, const char *path, mbuild
     free(b->vline);
     free(b->tline);
     return id;
+}
+
+/* A text loader's end: frees its line and scratch buffers, then adds the
+ * mesh to the scene when ok (returning its id), else frees the builder and
+ * returns -1 (the error already set). */
+static int mb_end(sensim_scene *s, const char *name, mbuild *b, int up_y, int ok, char *line, void *scratch)
+{
+    free(line);
+    free(scratch);
+    if (ok)
+        return mb_finish(s, name, b->path, b, up_y);
+    mb_free(b);
+    return -1;
 }
 
 /* A decimal number without exponent of at most 19 digits, as mesh files
@@ -167,11 +183,10 @@ static int next_double(char **p, double *out)
 
 static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
-    mbuild b;
-    memset(&b, 0, sizeof b);
+    mbuild b = {.path = path};
     char *line = NULL;
     size_t cap = 0;
-    int ln = 0;
+    int ln = 0, ok = 0;
     uint32_t *poly = NULL;
     size_t cpoly = 0;
     while (getline(&line, &cap, f) >= 0) {
@@ -188,7 +203,7 @@ static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f
                     goto fail;
                 }
             if (mb_vertex(&b, x[0], x[1], x[2], ln) < 0)
-                goto nomem;
+                goto fail;
         } else if (p[0] == 'f' && (p[1] == ' ' || p[1] == '\t')) {
             size_t n = 0;
             p++;
@@ -216,33 +231,23 @@ static int load_obj(sensim_scene *s, const char *name, const char *path, FILE *f
                 if (n == cpoly) {
                     size_t c = cpoly ? 2 * cpoly : 16;
                     uint32_t *q = realloc(poly, c * sizeof *q);
-                    if (!q)
-                        goto nomem;
+                    if (!q) {
+                        mb_nomem(&b);
+                        goto fail;
+                    }
                     poly = q;
                     cpoly = c;
                 }
                 poly[n++] = (uint32_t)r;
             }
-            if (n < 3) {
-                sensim_error(SENSIM_EFORMAT, "%s:%d: face needs at least 3 vertices (got %zu)", path, ln, n);
+            if (mb_fan(&b, poly, n, ln) < 0)
                 goto fail;
-            }
-            for (size_t k = 1; k + 1 < n; k++)
-                if (mb_tri(&b, poly[0], poly[k], poly[k + 1], ln) < 0)
-                    goto nomem;
         }
         /* vt, vn, o, g, s, usemtl, mtllib, comments: not needed for ray casting. */
     }
-    free(line);
-    free(poly);
-    return mb_finish(s, name, path, &b, up_y);
-nomem:
-    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    ok = 1;
 fail:
-    free(line);
-    free(poly);
-    mb_free(&b);
-    return -1;
+    return mb_end(s, name, &b, up_y, ok, line, poly);
 }
 
 /* ---- PLY ---- */
@@ -347,10 +352,8 @@ static int ply_strips(pbuf *rb, int binary, ptype t, char **cur, size_t n, mbuil
         uint32_t x = (uint32_t)v;
         if (have >= 2 && w[0] != w[1] && w[1] != x && w[0] != x) {
             int odd = (have & 1) == 1;
-            if (mb_tri(b, odd ? w[1] : w[0], odd ? w[0] : w[1], x, where) < 0) {
-                sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+            if (mb_tri(b, odd ? w[1] : w[0], odd ? w[0] : w[1], x, where) < 0)
                 return -1;
-            }
         }
         if (have >= 2) {
             w[0] = w[1];
@@ -364,12 +367,11 @@ static int ply_strips(pbuf *rb, int binary, ptype t, char **cur, size_t n, mbuil
 
 static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f, int up_y)
 {
-    mbuild b;
-    memset(&b, 0, sizeof b);
+    mbuild b = {.path = path};
     pbuf *rb = NULL;
     char *line = NULL;
     size_t cap = 0;
-    int ln = 0, binary = -1;
+    int ln = 0, binary = -1, ok = 0;
     pelem el[8];
     int nel = 0;
     struct stat sb;
@@ -454,8 +456,10 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
         goto fail;
     }
     if (binary) {
-        if (!(rb = malloc(sizeof *rb)))
-            goto nomem;
+        if (!(rb = malloc(sizeof *rb))) {
+            mb_nomem(&b);
+            goto fail;
+        }
         rb->f = f;
         rb->pos = rb->len = 0;
     }
@@ -469,7 +473,7 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
         size_t most = row ? (size_t)(fsize / row) : el[ei].count, n = el[ei].count < most ? el[ei].count : most;
         if ((strcmp(el[ei].name, "vertex") == 0 && mb_reserve(&b, n, 0) < 0) ||
             (strcmp(el[ei].name, "face") == 0 && mb_reserve(&b, 0, n) < 0))
-            goto nomem;
+            goto fail;
     }
     for (int ei = 0; ei < nel; ei++) {
         pelem *E = &el[ei];
@@ -546,32 +550,18 @@ static int load_ply(sensim_scene *s, const char *name, const char *path, FILE *f
                 }
             }
             if (is_v && mb_vertex(&b, xyz[0], xyz[1], xyz[2], where) < 0)
-                goto nomem;
-            if (is_f) {
-                if (npoly < 3) {
-                    sensim_error(SENSIM_EFORMAT, "%s:%d: face needs at least 3 vertices", path, where);
-                    goto fail;
-                }
-                for (size_t k = 1; k + 1 < npoly; k++)
-                    if (mb_tri(&b, poly[0], poly[k], poly[k + 1], where) < 0)
-                        goto nomem;
-            }
+                goto fail;
+            if (is_f && mb_fan(&b, poly, npoly, where) < 0)
+                goto fail;
             continue;
         short_read:
             sensim_error(SENSIM_EFORMAT, "%s:%d: element '%s' %zu: too few values", path, where, E->name, r);
             goto fail;
         }
     }
-    free(line);
-    free(rb);
-    return mb_finish(s, name, path, &b, up_y);
-nomem:
-    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    ok = 1;
 fail:
-    free(line);
-    free(rb);
-    mb_free(&b);
-    return -1;
+    return mb_end(s, name, &b, up_y, ok, line, rb);
 }
 
 /* Any format Debian's assimp reads, through its C API: triangulated, node
@@ -602,8 +592,7 @@ static int load_assimp(sensim_scene *s, const char *name, const char *path, int 
         sensim_error(SENSIM_EFORMAT, "%s: assimp: %s", path, aiGetErrorString());
         return -1;
     }
-    mbuild b;
-    memset(&b, 0, sizeof b);
+    mbuild b = {.path = path};
     for (unsigned mi = 0; mi < sc->mNumMeshes; mi++) {
         const struct aiMesh *m = sc->mMeshes[mi];
         if (!(m->mPrimitiveTypes & aiPrimitiveType_TRIANGLE))
@@ -620,7 +609,7 @@ static int load_assimp(sensim_scene *s, const char *name, const char *path, int 
                 goto fail;
             }
             if (mb_vertex(&b, p->x, p->y, p->z, 0) < 0)
-                goto nomem;
+                goto fail;
         }
         for (unsigned k = 0; k < m->mNumFaces; k++) {
             const struct aiFace *fc = &m->mFaces[k];
@@ -634,7 +623,7 @@ static int load_assimp(sensim_scene *s, const char *name, const char *path, int 
                 }
             if (mb_tri(&b, (uint32_t)(base + fc->mIndices[0]), (uint32_t)(base + fc->mIndices[1]),
                        (uint32_t)(base + fc->mIndices[2]), 0) < 0)
-                goto nomem;
+                goto fail;
         }
     }
     aiReleaseImport(sc);
@@ -647,8 +636,6 @@ static int load_assimp(sensim_scene *s, const char *name, const char *path, int 
     free(b.tline);
     b.vline = b.tline = NULL;
     return mb_finish(s, name, path, &b, up_y);
-nomem:
-    sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
 fail:
     aiReleaseImport(sc);
     mb_free(&b);

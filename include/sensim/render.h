@@ -615,6 +615,10 @@ typedef enum sensim_bev_color {
     SENSIM_BEV_INTENSITY   /* colour by intensity */
 } sensim_bev_color;
 
+/* "height" or "intensity" to *out; SENSIM_EINVAL naming the value and the
+ * known ones otherwise. */
+sensim_status sensim_bev_color_parse(const char *name, sensim_bev_color *out);
+
 /* Projects points (x, y, z, intensity; sensor frame) straight down into a
  * size x size RGB image covering [-extent, extent] m on x and y around the
  * sensor, +x up the image and +y to the left (a map seen from above with the

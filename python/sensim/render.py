@@ -75,23 +75,37 @@ def _sensor(path, name, kind):
     return s
 
 
-class RenderLidar:
-    """A lidar to trace: ``RenderLidar.from_scene(scene_path, name)`` or
-    ``RenderLidar.preset("vlp16", seed=1)``."""
+class _RenderSensor:
+    """What RenderLidar and RenderCamera share: parameters, mount and
+    backend, the C object (sensim_render_<kind>_create), loading from a
+    scene and the pose track of a call."""
+    _kind = None  # "lidar" or "camera"
 
-    def __init__(self, params, mount=None, name="lidar", backend="embree"):
-        self.name = name
+    def __init__(self, params, mount=None, name=None, backend="embree"):
+        self.name = name or self._kind
         self.backend = backend
         params.backend = _backend(backend)
         self._params = params
         self._mount = mount
-        self._p = ffi.gc(check_ptr(lib.sensim_render_lidar_create(params)), lib.sensim_render_lidar_destroy)
+        self._p = ffi.gc(check_ptr(getattr(lib, "sensim_render_%s_create" % self._kind)(params)),
+                         getattr(lib, "sensim_render_%s_destroy" % self._kind))
 
     @classmethod
     def from_scene(cls, path, name, *, backend="embree"):
-        s = _sensor(path, name, lib.SENSIM_SENSOR_LIDAR)
-        m = ffi.new("sensim_pose *", s.mount)
-        return cls(ffi.new("sensim_render_lidar_params *", s.lidar), m, text(s.name), backend)
+        kind = lib.SENSIM_SENSOR_LIDAR if cls._kind == "lidar" else lib.SENSIM_SENSOR_CAMERA
+        s = _sensor(path, name, kind)
+        return cls(ffi.new("sensim_render_%s_params *" % cls._kind, getattr(s, cls._kind)),
+                   ffi.new("sensim_pose *", s.mount), text(s.name), backend)
+
+    def _track(self, scene, pose):
+        scene.prepare(self.backend)
+        return _Track(pose, self._mount if self._mount is not None else ffi.NULL)
+
+
+class RenderLidar(_RenderSensor):
+    """A lidar to trace: ``RenderLidar.from_scene(scene_path, name)`` or
+    ``RenderLidar.preset("vlp16", seed=1)``."""
+    _kind = "lidar"
 
     @classmethod
     def preset(cls, preset, *, seed=0, sensor=0, backend="embree"):
@@ -109,8 +123,7 @@ class RenderLidar:
         range, azimuth, elevation, channel, return_index, time_offset, object.
         noise: a sensim.Lidar model applied as `sensim inject` would to a log
         of the clean scan whose first point is row `first` (seed required)."""
-        scene.prepare(self.backend)
-        tr = _Track(pose, self._mount if self._mount is not None else ffi.NULL)
+        tr = self._track(scene, pose)
         pts = ffi.gc(check_ptr(lib.sensim_render_lidar_points_create(self._p)),
                      lib.sensim_render_lidar_points_destroy)
         check(lib.sensim_render_lidar_scan(self._p, scene._p, tr.fn, tr._p, t_start, scan, pts))
@@ -133,22 +146,9 @@ class RenderLidar:
                 "time_offset": take(pts.time_offset, np.float32), "object": take(pts.object, np.uint32)}
 
 
-class RenderCamera:
+class RenderCamera(_RenderSensor):
     """A camera to render: ``RenderCamera.from_scene(scene_path, name)``."""
-
-    def __init__(self, params, mount=None, name="camera", backend="embree"):
-        self.name = name
-        self.backend = backend
-        params.backend = _backend(backend)
-        self._params = params
-        self._mount = mount
-        self._p = ffi.gc(check_ptr(lib.sensim_render_camera_create(params)), lib.sensim_render_camera_destroy)
-
-    @classmethod
-    def from_scene(cls, path, name, *, backend="embree"):
-        s = _sensor(path, name, lib.SENSIM_SENSOR_CAMERA)
-        return cls(ffi.new("sensim_render_camera_params *", s.camera), ffi.new("sensim_pose *", s.mount),
-                   text(s.name), backend)
+    _kind = "camera"
 
     @classmethod
     def default(cls, width=640, height=480, hfov=np.pi / 2, *, seed=0, backend="embree"):
@@ -167,8 +167,7 @@ class RenderCamera:
             out = np.empty(self.shape, np.float32)
         elif out.shape != self.shape or out.dtype != np.float32 or not out.flags.c_contiguous:
             raise ValueError("out: expected a C-contiguous float32 array of shape %s" % (self.shape,))
-        scene.prepare(self.backend)
-        tr = _Track(pose, self._mount if self._mount is not None else ffi.NULL)
+        tr = self._track(scene, pose)
         check(lib.sensim_render_camera_render(self._p, scene._p, tr.fn, tr._p, t, frame, ptr(out, "float")))
         return out
 

@@ -9,11 +9,6 @@
 set -eu
 [ $# -ge 5 ] || { echo "usage: $0 SCENE.yaml GT.h5 SENSOR OUTDIR N [CAP]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-scene=$1 gt=$2 sensor=$3 out=$4 n=$5 cap=${6:-$5}
-mkdir -p "$out"
-jid=$(sbatch --parsable --array="0-$((n - 1))%$cap" -o "$out/render-%a.log" "$here/render.sbatch" \
-    "$scene" "$gt" "$sensor" "$out")
-jid=${jid%%;*}
-sid=$(sbatch --parsable --dependency="afterok:$jid" -o "$out/stitch.log" "$here/stitch.sbatch" "$out" part-)
-sid=${sid%%;*}
-echo "$jid $sid"
+. "$here/array.sh"
+stitch_prefix=part-
+submit_array "$4" "$5" "${6:-$5}" render render.sbatch "$1" "$2" "$3" "$4"

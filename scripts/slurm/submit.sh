@@ -9,11 +9,5 @@
 set -eu
 [ $# -ge 5 ] || { echo "usage: $0 RIG.yaml GT.h5 OUTDIR A..B N [CAP]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
-rig=$1 gt=$2 out=$3 seeds=$4 n=$5 cap=${6:-$5}
-mkdir -p "$out"
-jid=$(sbatch --parsable --array="0-$((n - 1))%$cap" -o "$out/inject-%a.log" "$here/inject-seeds.sbatch" \
-    "$rig" "$gt" "$out" "$seeds")
-jid=${jid%%;*}
-sid=$(sbatch --parsable --dependency="afterok:$jid" -o "$out/stitch.log" "$here/stitch.sbatch" "$out")
-sid=${sid%%;*}
-echo "$jid $sid"
+. "$here/array.sh"
+submit_array "$3" "$5" "${6:-$5}" inject inject-seeds.sbatch "$1" "$2" "$3" "$4"
