@@ -31,23 +31,8 @@
 /* For the twin's size (s->twin->bytes), as bench_twin. */
 #include "../render/render_internal.h"
 #include "../render/twin.h"
+#include "bench.h"
 #include "bench_scene.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-/* CPU seconds of all threads: a rate per CPU second still compares the
- * scenes fairly on a loaded (shared) machine, where the wall clock does not. */
-static double cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
 
 /* Resident set now, MiB (/proc/self/statm). */
 static double rss_mib(void)
@@ -75,12 +60,6 @@ static void loadavg(const char *when)
            sysconf(_SC_NPROCESSORS_ONLN), omp_get_max_threads());
 }
 
-static void still(const void *user, double t, sensim_pose *out)
-{
-    (void)t;
-    *out = *(const sensim_pose *)user;
-}
-
 /* The sensors every scene is traced with. */
 typedef struct {
     sensim_render_sensor lidar[2], cam;
@@ -91,14 +70,14 @@ typedef struct {
 static int prepare(sensim_scene *s, const char *name, double load, double grew)
 {
     size_t peak = 0, bytes = sensim_scene_memory(s, &peak);
-    double t0 = now();
+    double t0 = bench_now();
     if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN)) {
         fprintf(stderr, "bench_realmesh: %s: %s\n", name, sensim_last_error());
         return -1;
     }
     printf("%s: %zu triangles, %zu objects; load %.2f s, twin build %.2f s; memory: scene %.1f MiB (peak %.1f), "
            "twin %.1f MiB, resident set +%.1f MiB over the load\n",
-           name, sensim_scene_triangle_count(s), sensim_scene_object_count(s), load, now() - t0, bytes / 1048576.0,
+           name, sensim_scene_triangle_count(s), sensim_scene_object_count(s), load, bench_now() - t0, bytes / 1048576.0,
            peak / 1048576.0, s->twin->bytes / 1048576.0, grew);
     return 0;
 }
@@ -119,11 +98,11 @@ static int lidar_rates(const sensim_scene *s, const sensim_render_sensor *rs, se
     double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
     for (int k = 0; k <= n && !bad; k++) /* k = 0: warm-up */
         for (int b = 0; b < 2 && !bad; b++) {
-            double t0 = now(), c0 = cpu();
-            bad = sensim_render_lidar_scan(b ? lt : le, s, still, &pose, 0, (uint64_t)k, pts) != SENSIM_OK;
+            double t0 = bench_now(), c0 = bench_cpu();
+            bad = sensim_render_lidar_scan(b ? lt : le, s, bench_still, &pose, 0, (uint64_t)k, pts) != SENSIM_OK;
             if (k) {
-                best[b] = fmin(best[b], now() - t0);
-                best[2 + b] = fmin(best[2 + b], cpu() - c0);
+                best[b] = fmin(best[b], bench_now() - t0);
+                best[2 + b] = fmin(best[2 + b], bench_cpu() - c0);
             }
             if (!b)
                 *points = pts->count;
@@ -149,10 +128,10 @@ static int camera_rates(const sensim_scene *s, const sensim_render_sensor *rs, s
     double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
     for (int k = 0; k < n && !bad; k++)
         for (int b = 0; b < 2 && !bad; b++) {
-            double t0 = now(), c0 = cpu();
-            bad = sensim_render_camera_render(b ? ct : ce, s, still, &pose, 0, (uint64_t)k, img) != SENSIM_OK;
-            best[b] = fmin(best[b], now() - t0);
-            best[2 + b] = fmin(best[2 + b], cpu() - c0);
+            double t0 = bench_now(), c0 = bench_cpu();
+            bad = sensim_render_camera_render(b ? ct : ce, s, bench_still, &pose, 0, (uint64_t)k, img) != SENSIM_OK;
+            best[b] = fmin(best[b], bench_now() - t0);
+            best[2 + b] = fmin(best[2 + b], bench_cpu() - c0);
         }
     for (int i = 0; i < 4; i++)
         rate[i] = 1 / best[i];
@@ -214,17 +193,17 @@ int main(int argc, char **argv)
     loadavg("start");
 
     /* The real scene first, so that its resident-set growth is its own. */
-    double m0 = rss_mib(), t0 = now();
+    double m0 = rss_mib(), t0 = bench_now();
     sensim_scene *real = sensim_scene_load(path);
-    double tload = now() - t0, grew = rss_mib() - m0;
+    double tload = bench_now() - t0, grew = rss_mib() - m0;
     if (!real)
         printf("real scene skipped: %s\n", sensim_last_error());
     else if (prepare(real, "plaza", tload, grew))
         return 1;
     m0 = rss_mib();
-    t0 = now();
+    t0 = bench_now();
     sensim_scene *syn = bench_scene_build(720);
-    tload = now() - t0;
+    tload = bench_now() - t0;
     grew = rss_mib() - m0;
     if (!syn || prepare(syn, "synthetic", tload, grew)) {
         fprintf(stderr, "bench_realmesh: %s\n", sensim_last_error());
