@@ -279,7 +279,7 @@ int cli_stream_failed(const cli_stream *s) { return s->failed; }
 
 sensim_allan_source cli_stream_source(cli_stream *s)
 {
-    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes};
+    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes, 0};
     return src;
 }
 

@@ -107,7 +107,7 @@ START_TEST(stream_equals_memory)
                      * temporary directory), re-reading the source. */
                     for (int b = 0; b < 4; b++) {
                         arr_src as = {x, n, na, 0, SIZE_MAX};
-                        sensim_allan_source src = {arr_read, &as, n, na};
+                        sensim_allan_source src = {arr_read, &as, n, na, 0};
                         char what[160];
                         snprintf(what, sizeof what, "n %zu, %zu axes, %s, %s, budget %d", n, na,
                                  phase ? "phase" : "freq", sensim_allan_dev_name(o.dev), b);
@@ -162,7 +162,7 @@ START_TEST(stream_ring_and_cursors)
         ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
         for (int spool = 1; spool >= 0; spool--) {
             arr_src as = {x, n, na, 0, SIZE_MAX};
-            sensim_allan_source src = {arr_read, &as, n, na};
+            sensim_allan_source src = {arr_read, &as, n, na, 0};
             char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
             if (!spool)
                 setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
@@ -198,7 +198,7 @@ START_TEST(stream_errors)
         /* A NaN names the axis and the sample, as in memory. */
         x[3 * 66000 + 2] = NAN;
         arr_src as = {x, n, 3, 0, SIZE_MAX};
-        sensim_allan_source src = {arr_read, &as, n, 3};
+        sensim_allan_source src = {arr_read, &as, n, 3, 0};
         ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], p), SENSIM_EDATA);
         ck_assert_msg(strstr(sensim_last_error(), "axis 2") && strstr(sensim_last_error(), "sample 66000 is NaN"),
                       "%s", sensim_last_error());
@@ -212,14 +212,14 @@ START_TEST(stream_errors)
         for (size_t i = 0; i < n; i++)
             c[i] = 2.5;
         arr_src cs = {c, n, 1, 0, SIZE_MAX};
-        sensim_allan_source csrc = {arr_read, &cs, n, 1};
+        sensim_allan_source csrc = {arr_read, &cs, n, 1, 0};
         ck_assert_int_eq(sensim_allan_compute_stream(&csrc, &o, m, 1, budgets[b], p), SENSIM_EDATA);
         ck_assert_msg(strstr(sensim_last_error(), "constant"), "%s", sensim_last_error());
         free(c);
     }
     /* A tau beyond the data. */
     arr_src as = {x, n, 3, 0, SIZE_MAX};
-    sensim_allan_source src = {arr_read, &as, n, 3};
+    sensim_allan_source src = {arr_read, &as, n, 3, 0};
     size_t big = n;
     ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, &big, 1, 0, p), SENSIM_EDATA);
     free(p);
@@ -273,7 +273,7 @@ START_TEST(stream_memory_bounded)
         sensim_allan_point *p = malloc(64 * na * sizeof *p);
         long grow = -1;
         if (!sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm) && nm <= 64) {
-            sensim_allan_source src = {gen_read, NULL, n, na};
+            sensim_allan_source src = {gen_read, NULL, n, na, 0};
             if (!sensim_allan_compute_stream(&src, &o, m, nm, (size_t)4 << 20, p) && fabs(p[0].dev / sqrt(1.0 / 12) - 1) < 0.01)
                 grow = maxrss_kb() - before;
         }
