@@ -2362,8 +2362,8 @@ done:
  * axis's running sum is one thread's, so the numbers are those of one
  * thread. A failed read is repeated on the calling thread for its message
  * (the first failing piece in row order, as a serial pass would stop). */
-#define LG_ROWS ((size_t)PH_BLOCK * 4)
-#define LG_RAW_BYTES ((size_t)8 << 20) /* at most for the threads' read buffers */
+#define LG_ROWS ((size_t)PH_BLOCK * 8)
+#define LG_RAW_BYTES ((size_t)24 << 20) /* at most for the threads' read buffers */
 
 static sensim_status load_group(const sensim_allan_source *src, const sensim_allan_opts *o, size_t a0, size_t g,
                                 double *ph, size_t pstride, size_t *np, double *big, double *raw, size_t *bad)

@@ -149,22 +149,27 @@ static int raw_rows(const cli_stream *s, size_t q, size_t start, size_t count, d
     return 0;
 }
 
-/* h5_read for datasets read with pread: from any number of threads at once. */
-static sensim_status h5_read_raw(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
+/* Rows of the HDF5 datasets, from any number of threads at once: with
+ * pread where the datasets allow (raw_setup), else through HDF5 one thread
+ * at a time (its library is not thread-safe), the checks and copies outside
+ * that lock. */
+static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
 {
     cli_stream *s = ctx;
     const size_t w = a1 - a0;
     sensim_status st = SENSIM_OK;
     double *tmp = NULL;
     for (size_t q = a0 / 3; q < s->nq && 3 * q < a1 && !st; q++) {
+        /* A whole quantity asked alone lands in buf as the dataset holds
+         * it; otherwise its columns are picked from a block in tmp. */
         int direct = a0 == 3 * q && w == 3;
         if (!direct && !tmp && !(tmp = malloc(count * 3 * sizeof *tmp))) {
             st = sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu rows", s->path, count);
             break;
         }
         double *v = direct ? buf : tmp;
-        if (raw_rows(s, q, start, count, v)) {
-            /* Short: the file changed or failed; HDF5 says how. */
+        if (s->rawfd < 0 || raw_rows(s, q, start, count, v)) {
+            /* (a short pread: the file changed or failed; HDF5 says how) */
             pthread_mutex_lock(&s->h5lock);
             st = sensim_log_read_f64(s->log, s->dset[q], start, count, v);
             pthread_mutex_unlock(&s->h5lock);
@@ -182,32 +187,6 @@ static sensim_status h5_read_raw(void *ctx, size_t start, size_t count, size_t a
     free(tmp);
     if (st)
         __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
-    return st;
-}
-
-static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
-{
-    cli_stream *s = ctx;
-    const size_t w = a1 - a0;
-    sensim_status st = SENSIM_OK;
-    for (size_t q = a0 / 3; q < s->nq && 3 * q < a1 && !st; q++) {
-        /* A whole quantity asked alone lands in buf as the dataset holds
-         * it; otherwise its columns are picked from a block in tmp. */
-        int direct = a0 == 3 * q && w == 3;
-        if (!direct && (st = tmp_rows(s, count, 3)))
-            break;
-        double *v = direct ? buf : s->tmp;
-        if ((st = sensim_log_read_f64(s->log, s->dset[q], start, count, v)))
-            break;
-        st = check_finite(s, q, start, count, v);
-        for (size_t i = 0; i < count && !st && !direct; i++)
-            for (size_t k = 0; k < 3; k++) {
-                size_t a = 3 * q + k;
-                if (a >= a0 && a < a1)
-                    buf[i * w + a - a0] = v[3 * i + k];
-            }
-    }
-    s->failed = st != SENSIM_OK;
     return st;
 }
 
@@ -413,8 +392,7 @@ int cli_stream_failed(const cli_stream *s) { return s->failed; }
 
 sensim_allan_source cli_stream_source(cli_stream *s)
 {
-    sensim_allan_source src = {s->rawfd >= 0 ? h5_read_raw : s->log ? h5_read : spool_read, s, s->n, s->naxes,
-                               s->rawfd >= 0};
+    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes, s->log != NULL};
     return src;
 }
 
