@@ -2355,97 +2355,159 @@ done:
 }
 
 /* A group of axes [a0, a0 + g) read whole into ph (g rows of pstride), with
- * the arithmetic of make_phase; *np the phase points. */
+ * the arithmetic of make_phase; *np the phase points. The reads go to the
+ * threads in pieces of LG_ROWS rows (src->read under a lock unless
+ * src->concurrent), each piece copied into ph and summed per PH_BLOCK
+ * there; the block sums are added in block order afterwards, and each
+ * axis's running sum is one thread's, so the numbers are those of one
+ * thread. A failed read is repeated on the calling thread for its message
+ * (the first failing piece in row order, as a serial pass would stop). */
+#define LG_ROWS ((size_t)PH_BLOCK * 8)
+#define LG_RAW_BYTES ((size_t)24 << 20) /* at most for the threads' read buffers */
+
 static sensim_status load_group(const sensim_allan_source *src, const sensim_allan_opts *o, size_t a0, size_t g,
                                 double *ph, size_t pstride, size_t *np, double *big, double *raw, size_t *bad)
 {
     const size_t n = src->n;
     const int freq = o->data == SENSIM_ALLAN_FREQ;
     const size_t off = freq ? 1 : 0;
+    const size_t R = src->concurrent ? LG_ROWS : ST_ROWS;
+    const size_t npiece = (n + R - 1) / R, nblk = (n + PH_BLOCK - 1) / PH_BLOCK;
     sensim_status st = SENSIM_OK;
-    size_t *nonfinite = malloc(g * sizeof *nonfinite);
-    double *mean = malloc(4 * g * sizeof *mean), *first = mean + g, *bsum = mean + 2 * g, *bmax = mean + 3 * g;
-    int *same = malloc(g * sizeof *same);
+    size_t *nonfinite = malloc(g * sizeof *nonfinite), *nfb = malloc(nblk * g * sizeof *nfb);
+    double *mean = malloc(g * sizeof *mean), *bsum = malloc(3 * nblk * g * sizeof *bsum), *bmax = bsum + nblk * g,
+           *bfirst = bmax + nblk * g, *extra = NULL;
+    unsigned char *bsame = malloc(nblk * g);
+    size_t fail = SIZE_MAX;
     *bad = 0;
-    if (!nonfinite || !mean || !same) {
+    int nt = 1;
+#ifdef _OPENMP
+    nt = omp_get_max_threads();
+#endif
+    size_t cap = LG_RAW_BYTES / (R * g * sizeof(double));
+    nt = (size_t)nt > npiece ? (int)npiece : nt;
+    nt = (size_t)nt > cap ? (int)(cap ? cap : 1) : nt;
+    nt = nt < 1 ? 1 : nt;
+    if (nt > 1)
+        extra = malloc((size_t)(nt - 1) * R * g * sizeof *extra);
+    if (!nonfinite || !nfb || !mean || !bsum || !bsame || (nt > 1 && !extra)) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", g);
+        goto done;
+    }
+#pragma omp parallel num_threads(nt)
+    {
+        const size_t tid = (size_t)omp_get_thread_num();
+        double *buf = tid ? extra + (tid - 1) * R * g : raw;
+#pragma omp for schedule(dynamic, 1)
+        for (size_t c = 0; c < npiece; c++) {
+            const size_t r0 = c * R, cnt = n - r0 < R ? n - r0 : R;
+            size_t seen;
+#pragma omp atomic read
+            seen = fail;
+            if (seen < c)
+                continue; /* an earlier piece failed: this one is not needed */
+            sensim_status rs;
+            if (src->concurrent)
+                rs = src->read(src->ctx, r0, cnt, a0, a0 + g, buf);
+            else {
+#pragma omp critical(sensim_allan_load_read)
+                rs = src->read(src->ctx, r0, cnt, a0, a0 + g, buf);
+            }
+            if (rs) {
+#pragma omp critical(sensim_allan_load_fail)
+                fail = c < fail ? c : fail;
+                continue;
+            }
+            for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
+                const size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK, blk = (r0 + b0) / PH_BLOCK;
+                double *bs = bsum + blk * g, *bm = bmax + blk * g, *bf = bfirst + blk * g;
+                unsigned char *be = bsame + blk * g;
+                size_t *bn = nfb + blk * g;
+                if (g == 3) {
+                    /* A vector quantity, its sums in registers: a
+                     * non-finite sample makes its axis's sum non-finite,
+                     * and only then is the block searched. */
+                    double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, m2 = 0;
+                    int e0 = 1, e1 = 1, e2 = 1;
+                    const double f0 = buf[3 * b0], f1 = buf[3 * b0 + 1], f2 = buf[3 * b0 + 2];
+                    double *x0 = ph + off + r0, *x1 = x0 + pstride, *x2 = x1 + pstride;
+                    for (size_t i = b0; i < b1; i++) {
+                        const double v0 = buf[3 * i], v1 = buf[3 * i + 1], v2 = buf[3 * i + 2];
+                        x0[i] = v0;
+                        x1[i] = v1;
+                        x2[i] = v2;
+                        s0 += v0;
+                        s1 += v1;
+                        s2 += v2;
+                        m0 = fabs(v0) > m0 ? fabs(v0) : m0;
+                        m1 = fabs(v1) > m1 ? fabs(v1) : m1;
+                        m2 = fabs(v2) > m2 ? fabs(v2) : m2;
+                        e0 &= v0 == f0;
+                        e1 &= v1 == f1;
+                        e2 &= v2 == f2;
+                    }
+                    bs[0] = s0, bs[1] = s1, bs[2] = s2;
+                    bm[0] = m0, bm[1] = m1, bm[2] = m2;
+                    bf[0] = f0, bf[1] = f1, bf[2] = f2;
+                    be[0] = (unsigned char)e0, be[1] = (unsigned char)e1, be[2] = (unsigned char)e2;
+                    for (size_t a = 0; a < 3; a++) {
+                        bn[a] = SIZE_MAX;
+                        for (size_t i = b0; !isfinite(bs[a]) && i < b1; i++)
+                            if (!isfinite(buf[3 * i + a])) {
+                                bn[a] = r0 + i;
+                                break;
+                            }
+                    }
+                    continue;
+                }
+                for (size_t a = 0; a < g; a++) {
+                    bs[a] = 0;
+                    bm[a] = 0;
+                    bf[a] = buf[b0 * g + a];
+                    be[a] = 1;
+                    bn[a] = SIZE_MAX;
+                }
+                for (size_t i = b0; i < b1; i++) {
+                    const double *row = buf + i * g;
+                    for (size_t a = 0; a < g; a++) {
+                        double v = row[a];
+                        ph[a * pstride + off + r0 + i] = v;
+                        bs[a] += v;
+                        bm[a] = fabs(v) > bm[a] ? fabs(v) : bm[a];
+                        be[a] &= v == bf[a];
+                        if (!isfinite(v) && bn[a] == SIZE_MAX)
+                            bn[a] = r0 + i;
+                    }
+                }
+            }
+        }
+    }
+    if (fail != SIZE_MAX) {
+        /* The same read again here, for its message on this thread. */
+        const size_t r0 = fail * R, cnt = n - r0 < R ? n - r0 : R;
+        st = src->read(src->ctx, r0, cnt, a0, a0 + g, raw);
+        if (!st)
+            st = sensim_error(SENSIM_EIO, "allan: reading rows %zu to %zu failed once and then not", r0, r0 + cnt);
+        *bad = SIZE_MAX; /* the source's own message */
         goto done;
     }
     for (size_t a = 0; a < g; a++) {
         nonfinite[a] = SIZE_MAX;
         mean[a] = 0;
         big[a] = 0;
-        same[a] = 1;
     }
-    for (size_t r0 = 0; r0 < n && !st; r0 += ST_ROWS) {
-        size_t cnt = n - r0 < ST_ROWS ? n - r0 : ST_ROWS;
-        if ((st = src->read(src->ctx, r0, cnt, a0, a0 + g, raw))) {
-            *bad = SIZE_MAX; /* the source's own message */
-            break;
+    for (size_t a = 0; a < g; a++) {
+        int eq = 1;
+        const double f = ph[a * pstride + off];
+        for (size_t blk = 0; blk < nblk; blk++) {
+            const size_t k = blk * g + a;
+            mean[a] += bsum[k];
+            big[a] = fmax(big[a], bmax[k]);
+            if (nonfinite[a] == SIZE_MAX)
+                nonfinite[a] = nfb[k];
+            eq &= bsame[k] && bfirst[k] == f;
         }
-        if (r0 == 0)
-            for (size_t a = 0; a < g; a++)
-                first[a] = raw[a];
-        /* Row by row, every axis of the row: the axes' sums are independent
-         * chains; each is still summed in sample order per PH_BLOCK. */
-        for (size_t b0 = 0; b0 < cnt; b0 += PH_BLOCK) {
-            size_t b1 = cnt - b0 < PH_BLOCK ? cnt : b0 + PH_BLOCK;
-            if (g == 3) {
-                /* A vector quantity, its sums in registers: the same
-                 * arithmetic; a non-finite sample makes its axis's sum
-                 * non-finite, and only then is the block searched. */
-                double s0 = 0, s1 = 0, s2 = 0, m0 = 0, m1 = 0, m2 = 0;
-                int e0 = 1, e1 = 1, e2 = 1;
-                const double f0 = first[0], f1 = first[1], f2 = first[2];
-                double *x0 = ph + off + r0, *x1 = x0 + pstride, *x2 = x1 + pstride;
-                for (size_t i = b0; i < b1; i++) {
-                    const double v0 = raw[3 * i], v1 = raw[3 * i + 1], v2 = raw[3 * i + 2];
-                    x0[i] = v0;
-                    x1[i] = v1;
-                    x2[i] = v2;
-                    s0 += v0;
-                    s1 += v1;
-                    s2 += v2;
-                    m0 = fabs(v0) > m0 ? fabs(v0) : m0;
-                    m1 = fabs(v1) > m1 ? fabs(v1) : m1;
-                    m2 = fabs(v2) > m2 ? fabs(v2) : m2;
-                    e0 &= v0 == f0;
-                    e1 &= v1 == f1;
-                    e2 &= v2 == f2;
-                }
-                const double sa[3] = {s0, s1, s2}, ma[3] = {m0, m1, m2};
-                const int ea[3] = {e0, e1, e2};
-                for (size_t a = 0; a < 3; a++) {
-                    for (size_t i = b0; !isfinite(sa[a]) && nonfinite[a] == SIZE_MAX && i < b1; i++)
-                        if (!isfinite(raw[3 * i + a]))
-                            nonfinite[a] = r0 + i;
-                    same[a] &= ea[a];
-                    mean[a] += sa[a];
-                    big[a] = fmax(big[a], ma[a]);
-                }
-                continue;
-            }
-            for (size_t a = 0; a < g; a++) {
-                bsum[a] = 0;
-                bmax[a] = 0;
-            }
-            for (size_t i = b0; i < b1; i++) {
-                const double *row = raw + i * g;
-                for (size_t a = 0; a < g; a++) {
-                    double v = row[a];
-                    ph[a * pstride + off + r0 + i] = v;
-                    bsum[a] += v;
-                    bmax[a] = fabs(v) > bmax[a] ? fabs(v) : bmax[a];
-                    same[a] &= v == first[a];
-                    if (!isfinite(v) && nonfinite[a] == SIZE_MAX)
-                        nonfinite[a] = r0 + i;
-                }
-            }
-            for (size_t a = 0; a < g; a++) {
-                mean[a] += bsum[a];
-                big[a] = fmax(big[a], bmax[a]);
-            }
-        }
+        bsame[a] = (unsigned char)eq; /* the axis's flag, in the first block's slot of a */
     }
     for (size_t a = 0; a < g && !st; a++) {
         *bad = a;
@@ -2453,65 +2515,42 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
         const double *x = ph + a * pstride + off;
         if (i != SIZE_MAX)
             st = sensim_error(SENSIM_EDATA, "sample %zu is %s", i, isnan(x[i]) ? "NaN" : "infinite");
-        else if (freq && same[a])
+        else if (freq && bsame[a])
             st = sensim_error(SENSIM_EDATA, "all %zu samples equal %g: constant data has no noise to analyse", n, x[0]);
         mean[a] /= (double)n;
     }
     if (st)
         goto done;
+    /* Each axis's running sum (or line removal) on one thread. */
+    const int na_t = (size_t)nt < g ? nt : (int)g;
     if (freq) {
-        /* The running sums of all axes side by side (bsum holds them). */
         const double tau0 = o->tau0;
+#pragma omp parallel for schedule(static, 1) num_threads(na_t)
         for (size_t a = 0; a < g; a++) {
-            ph[a * pstride] = 0;
-            bsum[a] = 0;
+            double *p = ph + a * pstride, run = 0;
+            const double mu = mean[a];
+            p[0] = 0;
+            for (size_t i = 0; i < n; i++) {
+                run += (p[i + 1] - mu) * tau0;
+                p[i + 1] = run;
+            }
         }
-        for (size_t i0 = 0; i0 < n; i0 += PH_BLOCK) {
-            size_t i1 = n - i0 < PH_BLOCK ? n : i0 + PH_BLOCK;
-            if (g == 3) {
-                double *p0 = ph + 1, *p1 = p0 + pstride, *p2 = p1 + pstride, u0 = bsum[0], u1 = bsum[1], u2 = bsum[2];
-                const double mu0 = mean[0], mu1 = mean[1], mu2 = mean[2];
-                for (size_t i = i0; i < i1; i++) {
-                    u0 += (p0[i] - mu0) * tau0;
-                    u1 += (p1[i] - mu1) * tau0;
-                    u2 += (p2[i] - mu2) * tau0;
-                    p0[i] = u0;
-                    p1[i] = u1;
-                    p2[i] = u2;
-                }
-                bsum[0] = u0;
-                bsum[1] = u1;
-                bsum[2] = u2;
-            } else if (g <= 8) {
-                for (size_t i = i0; i < i1; i++)
-                    for (size_t a = 0; a < g; a++) {
-                        double *p = ph + a * pstride;
-                        bsum[a] += (p[i + 1] - mean[a]) * tau0;
-                        p[i + 1] = bsum[a];
-                    }
-            } else
-                for (size_t a = 0; a < g; a++) {
-                    double *p = ph + a * pstride, run = bsum[a];
-                    const double mu = mean[a];
-                    for (size_t i = i0; i < i1; i++) {
-                        run += (p[i + 1] - mu) * tau0;
-                        p[i + 1] = run;
-                    }
-                    bsum[a] = run;
-                }
-        }
-    }
-    for (size_t a = 0; a < g && !st && !freq; a++) {
-        double *p = ph + a * pstride;
-        {
+    } else {
+        /* bsum's first g slots: each axis's largest second difference. */
+#pragma omp parallel for schedule(static, 1) num_threads(na_t)
+        for (size_t a = 0; a < g; a++) {
+            double *p = ph + a * pstride;
             const double x0 = p[0], slope = (p[n - 1] - p[0]) / (double)(n - 1);
             for (size_t i = 0; i < n; i++)
                 p[i] = p[i] - x0 - slope * (double)i;
             double dev = 0;
             for (size_t i = 1; i + 1 < n; i++)
                 dev = fmax(dev, fabs(p[i + 1] - 2 * p[i] + p[i - 1]));
+            bsum[a] = dev;
+        }
+        for (size_t a = 0; a < g && !st; a++) {
             *bad = a;
-            if (dev <= 1e-13 * big[a])
+            if (bsum[a] <= 1e-13 * big[a])
                 st = sensim_error(SENSIM_EDATA,
                                   "the %zu phase samples lie on a straight line: constant rate has no noise to analyse",
                                   n);
@@ -2520,8 +2559,11 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     *np = freq ? n + 1 : n;
 done:
     free(nonfinite);
+    free(nfb);
     free(mean);
-    free(same);
+    free(bsum);
+    free(bsame);
+    free(extra);
     return st;
 }
 

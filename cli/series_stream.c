@@ -1,11 +1,14 @@
 /* Sensor series read in blocks for allan and fit imu (series_stream.h). */
 #include "series_stream.h"
 
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bagcli.h"
@@ -23,6 +26,14 @@ struct cli_stream {
     double *tmp;      /* 3 columns of a block (HDF5) or naxes (spool) */
     size_t tmprows;
     int failed;
+    /* HDF5 datasets stored plainly are read with pread (sensim_log_extents)
+     * from any number of threads; h5lock guards the HDF5 library then. */
+    int rawfd;
+    sensim_log_extent *ext[2];
+    size_t next[2];
+    int swap[2], scaled[2];
+    double fac[2][3];
+    pthread_mutex_t h5lock;
 };
 
 static void stream_free(cli_stream *s)
@@ -33,6 +44,11 @@ static void stream_free(cli_stream *s)
         sensim_log_close(s->log);
     if (s->fd >= 0)
         close(s->fd);
+    if (s->rawfd >= 0)
+        close(s->rawfd);
+    free(s->ext[0]);
+    free(s->ext[1]);
+    pthread_mutex_destroy(&s->h5lock);
     free(s->tmp);
     free(s);
 }
@@ -46,6 +62,8 @@ static cli_stream *stream_new(const char *path, size_t nq)
     }
     s->path = path;
     s->fd = -1;
+    s->rawfd = -1;
+    pthread_mutex_init(&s->h5lock, NULL);
     s->nq = nq;
     s->naxes = 3 * nq;
     return s;
@@ -77,27 +95,88 @@ static int any_nonfinite(const double *v, size_t n)
     return bad != 0;
 }
 
+/* The error for the first non-finite value of v[0..3 count) of quantity q,
+ * if any. */
+static sensim_status check_finite(const cli_stream *s, size_t q, size_t start, size_t count, const double *v)
+{
+    if (any_nonfinite(v, 3 * count))
+        for (size_t i = 0; i < 3 * count; i++)
+            if (!isfinite(v[i]))
+                return sensim_error(SENSIM_EDATA, "%s: %s: row %zu axis %zu is %s", s->path, s->dset[q],
+                                    start + i / 3, i % 3, isnan(v[i]) ? "NaN" : "infinite");
+    return SENSIM_OK;
+}
+
+/* Rows [start, start + count) of quantity q into v with pread, as
+ * sensim_log_read_f64 gives them; nonzero when a read came short. */
+static int raw_rows(const cli_stream *s, size_t q, size_t start, size_t count, double *v)
+{
+    const sensim_log_extent *x = s->ext[q];
+    const size_t rowb = 3 * sizeof(double), end = start + count;
+    size_t lo = 0, hi = s->next[q];
+    while (hi - lo > 1) { /* the last extent starting at or before start */
+        size_t mid = lo + (hi - lo) / 2;
+        if (x[mid].row0 <= start)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (size_t e = lo; e < s->next[q] && x[e].row0 < end; e++) {
+        size_t r0 = start > x[e].row0 ? start : x[e].row0, r1 = x[e].row0 + x[e].nrows;
+        r1 = r1 < end ? r1 : end;
+        if (r1 <= r0)
+            continue;
+        char *dst = (char *)(v + 3 * (r0 - start));
+        size_t want = (r1 - r0) * rowb, got = 0;
+        off_t off = (off_t)(x[e].offset + (r0 - x[e].row0) * rowb);
+        while (got < want) {
+            ssize_t r = pread(s->rawfd, dst + got, want - got, off + (off_t)got);
+            if (r <= 0)
+                return 1;
+            got += (size_t)r;
+        }
+    }
+    if (s->swap[q])
+        for (size_t i = 0; i < 3 * count; i++) {
+            uint64_t b;
+            memcpy(&b, &v[i], sizeof b);
+            b = __builtin_bswap64(b);
+            memcpy(&v[i], &b, sizeof b);
+        }
+    if (s->scaled[q])
+        for (size_t k = 0; k < 3 * count; k++)
+            v[k] *= s->fac[q][k % 3];
+    return 0;
+}
+
+/* Rows of the HDF5 datasets, from any number of threads at once: with
+ * pread where the datasets allow (raw_setup), else through HDF5 one thread
+ * at a time (its library is not thread-safe), the checks and copies outside
+ * that lock. */
 static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
 {
     cli_stream *s = ctx;
     const size_t w = a1 - a0;
     sensim_status st = SENSIM_OK;
+    double *tmp = NULL;
     for (size_t q = a0 / 3; q < s->nq && 3 * q < a1 && !st; q++) {
         /* A whole quantity asked alone lands in buf as the dataset holds
          * it; otherwise its columns are picked from a block in tmp. */
         int direct = a0 == 3 * q && w == 3;
-        if (!direct && (st = tmp_rows(s, count, 3)))
+        if (!direct && !tmp && !(tmp = malloc(count * 3 * sizeof *tmp))) {
+            st = sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu rows", s->path, count);
             break;
-        double *v = direct ? buf : s->tmp;
-        if ((st = sensim_log_read_f64(s->log, s->dset[q], start, count, v)))
-            break;
-        if (any_nonfinite(v, 3 * count))
-            for (size_t i = 0; i < 3 * count; i++)
-                if (!isfinite(v[i])) {
-                    st = sensim_error(SENSIM_EDATA, "%s: %s: row %zu axis %zu is %s", s->path, s->dset[q],
-                                      start + i / 3, i % 3, isnan(v[i]) ? "NaN" : "infinite");
-                    break;
-                }
+        }
+        double *v = direct ? buf : tmp;
+        if (s->rawfd < 0 || raw_rows(s, q, start, count, v)) {
+            /* (a short pread: the file changed or failed; HDF5 says how) */
+            pthread_mutex_lock(&s->h5lock);
+            st = sensim_log_read_f64(s->log, s->dset[q], start, count, v);
+            pthread_mutex_unlock(&s->h5lock);
+            if (st)
+                break;
+        }
+        st = check_finite(s, q, start, count, v);
         for (size_t i = 0; i < count && !st && !direct; i++)
             for (size_t k = 0; k < 3; k++) {
                 size_t a = 3 * q + k;
@@ -105,8 +184,41 @@ static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, s
                     buf[i * w + a - a0] = v[3 * i + k];
             }
     }
-    s->failed = st != SENSIM_OK;
+    free(tmp);
+    if (st)
+        __atomic_store_n(&s->failed, 1, __ATOMIC_RELAXED);
     return st;
+}
+
+/* Whether every quantity can be read with pread (SENSIM_HDF5_PREAD=0: never,
+ * for tests that compare both ways); sets up s->rawfd and s->ext. */
+static void raw_setup(cli_stream *s)
+{
+    const char *e = getenv("SENSIM_HDF5_PREAD");
+    if (e && !strcmp(e, "0"))
+        return;
+    for (size_t q = 0; q < s->nq; q++) {
+        if (sensim_log_extents(s->log, s->dset[q], &s->ext[q], &s->next[q], &s->swap[q], s->fac[q], 3))
+            goto no;
+        s->scaled[q] = s->fac[q][0] != 1 || s->fac[q][1] != 1 || s->fac[q][2] != 1;
+    }
+    struct stat sb;
+    if ((s->rawfd = open(s->path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(s->rawfd, &sb))
+        goto no;
+    /* Every extent inside the file: a truncated one is left to HDF5. */
+    for (size_t q = 0; q < s->nq; q++)
+        for (size_t k = 0; k < s->next[q]; k++)
+            if (s->ext[q][k].offset + s->ext[q][k].nrows * 3 * sizeof(double) > (uint64_t)sb.st_size)
+                goto no;
+    return;
+no:
+    if (s->rawfd >= 0)
+        close(s->rawfd);
+    s->rawfd = -1;
+    for (size_t q = 0; q < s->nq; q++) {
+        free(s->ext[q]);
+        s->ext[q] = NULL;
+    }
 }
 
 static sensim_status spool_read(void *ctx, size_t start, size_t count, size_t a0, size_t a1, double *buf)
@@ -164,6 +276,7 @@ sensim_status cli_stream_open_h5(const char *path, const char *sensor, const cha
         stream_free(s);
         return st;
     }
+    raw_setup(s);
     *out = s;
     return SENSIM_OK;
 }
@@ -279,7 +392,7 @@ int cli_stream_failed(const cli_stream *s) { return s->failed; }
 
 sensim_allan_source cli_stream_source(cli_stream *s)
 {
-    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes};
+    sensim_allan_source src = {s->log ? h5_read : spool_read, s, s->n, s->naxes, s->log != NULL};
     return src;
 }
 

@@ -107,7 +107,7 @@ START_TEST(stream_equals_memory)
                      * temporary directory), re-reading the source. */
                     for (int b = 0; b < 4; b++) {
                         arr_src as = {x, n, na, 0, SIZE_MAX};
-                        sensim_allan_source src = {arr_read, &as, n, na};
+                        sensim_allan_source src = {arr_read, &as, n, na, 0};
                         char what[160];
                         snprintf(what, sizeof what, "n %zu, %zu axes, %s, %s, budget %d", n, na,
                                  phase ? "phase" : "freq", sensim_allan_dev_name(o.dev), b);
@@ -162,7 +162,7 @@ START_TEST(stream_ring_and_cursors)
         ck_assert_int_eq(sensim_allan_compute_axes(x, n, na, &o, m, nm, ref), SENSIM_OK);
         for (int spool = 1; spool >= 0; spool--) {
             arr_src as = {x, n, na, 0, SIZE_MAX};
-            sensim_allan_source src = {arr_read, &as, n, na};
+            sensim_allan_source src = {arr_read, &as, n, na, 0};
             char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
             if (!spool)
                 setenv("TMPDIR", "/nonexistent/sensim-no-tmp", 1);
@@ -198,7 +198,7 @@ START_TEST(stream_errors)
         /* A NaN names the axis and the sample, as in memory. */
         x[3 * 66000 + 2] = NAN;
         arr_src as = {x, n, 3, 0, SIZE_MAX};
-        sensim_allan_source src = {arr_read, &as, n, 3};
+        sensim_allan_source src = {arr_read, &as, n, 3, 0};
         ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, m, nm, budgets[b], p), SENSIM_EDATA);
         ck_assert_msg(strstr(sensim_last_error(), "axis 2") && strstr(sensim_last_error(), "sample 66000 is NaN"),
                       "%s", sensim_last_error());
@@ -212,14 +212,14 @@ START_TEST(stream_errors)
         for (size_t i = 0; i < n; i++)
             c[i] = 2.5;
         arr_src cs = {c, n, 1, 0, SIZE_MAX};
-        sensim_allan_source csrc = {arr_read, &cs, n, 1};
+        sensim_allan_source csrc = {arr_read, &cs, n, 1, 0};
         ck_assert_int_eq(sensim_allan_compute_stream(&csrc, &o, m, 1, budgets[b], p), SENSIM_EDATA);
         ck_assert_msg(strstr(sensim_last_error(), "constant"), "%s", sensim_last_error());
         free(c);
     }
     /* A tau beyond the data. */
     arr_src as = {x, n, 3, 0, SIZE_MAX};
-    sensim_allan_source src = {arr_read, &as, n, 3};
+    sensim_allan_source src = {arr_read, &as, n, 3, 0};
     size_t big = n;
     ck_assert_int_eq(sensim_allan_compute_stream(&src, &o, &big, 1, 0, p), SENSIM_EDATA);
     free(p);
@@ -273,7 +273,7 @@ START_TEST(stream_memory_bounded)
         sensim_allan_point *p = malloc(64 * na * sizeof *p);
         long grow = -1;
         if (!sensim_allan_taus(SENSIM_TAUS_OCTAVE, 0, o.dev, o.data, n, &m, &nm) && nm <= 64) {
-            sensim_allan_source src = {gen_read, NULL, n, na};
+            sensim_allan_source src = {gen_read, NULL, n, na, 0};
             if (!sensim_allan_compute_stream(&src, &o, m, nm, (size_t)4 << 20, p) && fabs(p[0].dev / sqrt(1.0 / 12) - 1) < 0.01)
                 grow = maxrss_kb() - before;
         }
@@ -417,6 +417,133 @@ START_TEST(cli_imu_second_quantity_checked)
 }
 END_TEST
 
+/* Copies of a sensim log written by h5py in other layouts (run by
+ * /usr/bin/python3): chunks of 1000 rows, more chunks than pread is used
+ * for, contiguous big-endian with angular_velocity in deg/s, gzip; then a
+ * NaN written over the bytes of row 5007 axis 1 of specific_force in the
+ * chunked copy. */
+static const char layouts_py[] =
+    "import h5py, numpy as np, sys\n"
+    "s = h5py.File(sys.argv[1], 'r'); d = sys.argv[2]\n"
+    "def make(name, dtype='<f8', deg=False, **kw):\n"
+    "    with h5py.File(d + '/' + name, 'w') as f:\n"
+    "        for a, v in s.attrs.items(): f.attrs[a] = v\n"
+    "        g = f.create_group('sensors/imu')\n"
+    "        for a, v in s['sensors/imu'].attrs.items(): g.attrs[a] = v\n"
+    "        for k in ('t', 'angular_velocity', 'specific_force'):\n"
+    "            x = s['sensors/imu/' + k]\n"
+    "            v = np.degrees(x[...]) if deg and k == 'angular_velocity' else x[...]\n"
+    "            y = g.create_dataset(k, data=v.astype(dtype), **({} if k == 't' else kw))\n"
+    "            for a, u in x.attrs.items():\n"
+    "                if a != 'DIMENSION_LIST': y.attrs[a] = u\n"
+    "            if deg and k == 'angular_velocity': y.attrs['units'] = 'deg/s'\n"
+    "make('chunked.h5', chunks=(1000, 3))\n"
+    "make('many.h5', chunks=(300, 3))\n"
+    "make('contig.h5', dtype='>f8', deg=True)\n"
+    "make('gzip.h5', chunks=(1000, 3), compression='gzip')\n"
+    "import shutil; shutil.copy(d + '/chunked.h5', d + '/nan.h5')\n"
+    "with h5py.File(d + '/nan.h5', 'r') as f:\n"
+    "    off = f['sensors/imu/specific_force'].id.get_chunk_info_by_coord((5000, 0)).byte_offset\n"
+    "with open(d + '/nan.h5', 'r+b') as f:\n"
+    "    f.seek(off + (7 * 3 + 1) * 8); f.write(b'\\xff' * 8)\n";
+
+START_TEST(cli_pread_equals_hdf5)
+{
+    /* HDF5 datasets stored plainly are read with pread from all threads;
+     * the same commands with SENSIM_HDF5_PREAD=0 (HDF5 only) print the same
+     * bytes and fail with the same message, whatever the layout, byte
+     * order, units, filter, budget, or damage to the file. */
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *py = tu_path(dir, "layouts.py");
+    const size_t n = 40003;
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 41), *a = make_series(n, 3, 0, 42);
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / 100;
+    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    const double rate = 100;
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    ck_assert_int_eq(tu_write_file(py, layouts_py), 0);
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' '%s'", py, h5, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    /* A truncated copy of the contiguous log: HDF5 refuses it at open. */
+    char *cut = tu_path(dir, "cut.h5"), *contig = tu_path(dir, "contig.h5");
+    size_t len = 0;
+    char *bytes = tu_read_file(contig, &len);
+    ck_assert_ptr_nonnull(bytes);
+    FILE *f = fopen(cut, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, len * 2 / 3, f), len * 2 / 3);
+    ck_assert_int_eq(fclose(f), 0);
+    free(bytes);
+    static const char *const files[] = {"imu.h5", "chunked.h5", "many.h5", "contig.h5", "gzip.h5", "nan.h5", "cut.h5"};
+    static const char *const mb[2] = {"", "0.5"}; /* all axes at once; streamed */
+    char *first[2] = {0};
+    for (size_t k = 0; k < sizeof files / sizeof *files; k++) {
+        char *p = tu_path(dir, files[k]);
+        for (int b = 0; b < 2; b++) {
+            if (*mb[b])
+                setenv("SENSIM_ALLAN_MB", mb[b], 1);
+            else
+                unsetenv("SENSIM_ALLAN_MB");
+            tu_run_result r[2][2];
+            for (int way = 0; way < 2; way++) {
+                setenv("SENSIM_HDF5_PREAD", way ? "0" : "1", 1);
+                r[way][0] = tu_run("allan", p, "--sensor", "imu", "--quantity", "imu", "--taus", "octave", "--csv", NULL);
+                r[way][1] = tu_run("allan", p, "--sensor", "imu", "--taus", "log:10", "--json", NULL);
+            }
+            unsetenv("SENSIM_HDF5_PREAD");
+            for (int c = 0; c < 2; c++) {
+                ck_assert_msg(r[0][c].status == r[1][c].status && !strcmp(r[0][c].out, r[1][c].out) &&
+                                  !strcmp(r[0][c].err, r[1][c].err),
+                              "%s case %d budget '%s': pread gives %d '%s', HDF5 %d '%s'", files[k], c, mb[b],
+                              r[0][c].status, r[0][c].err, r[1][c].status, r[1][c].err);
+                if (k < 5 && k != 3) {
+                    /* Same values in every layout but the deg/s one. */
+                    ck_assert_msg(r[0][c].status == 0, "%s: %s", files[k], r[0][c].err);
+                    if (k == 0 && b == 0)
+                        first[c] = strdup(r[0][c].out);
+                    else
+                        ck_assert_msg(!strcmp(first[c], r[0][c].out), "%s case %d differs from imu.h5", files[k], c);
+                } else if (k == 3) {
+                    ck_assert_msg(r[0][c].status == 0, "%s: %s", files[k], r[0][c].err);
+                } else if (k == 5) {
+                    /* (case 1 reads angular_velocity only) */
+                    ck_assert_int_eq(r[0][c].status, c == 0);
+                    if (c == 0)
+                        ck_assert_msg(strstr(r[0][c].err, "/sensors/imu/specific_force: row 5007 axis 1 is NaN"), "%s",
+                                      r[0][c].err);
+                } else {
+                    ck_assert_int_eq(r[0][c].status, 1);
+                    ck_assert_msg(strstr(r[0][c].err, "cut.h5") && !*r[0][c].out, "%s", r[0][c].err);
+                }
+                tu_run_free(&r[0][c]);
+                tu_run_free(&r[1][c]);
+            }
+        }
+        free(p);
+    }
+    unsetenv("SENSIM_ALLAN_MB");
+    free(first[0]);
+    free(first[1]);
+    free(cut);
+    free(contig);
+    free(t);
+    free(g);
+    free(a);
+    free(py);
+    free(h5);
+    tu_rmtree(dir);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_allan_stream(void)
 {
     Suite *s = suite_create("allan_stream");
@@ -428,6 +555,7 @@ Suite *suite_allan_stream(void)
     tcase_add_test(tc, stream_memory_bounded);
     tcase_add_test(tc, cli_streams_the_same_numbers);
     tcase_add_test(tc, cli_imu_second_quantity_checked);
+    tcase_add_test(tc, cli_pread_equals_hdf5);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -127,7 +127,10 @@ sensim_status sensim_allan_compute_axes(const double *x, size_t n, size_t naxes,
  * (a - a0)] with sample i of axis a for start <= i < start + count and a0 <=
  * a < a1 (count > 0). It is called with increasing or arbitrary starts, the
  * same block possibly more than once, and must return the same values each
- * time; an error it returns (with its message) ends the computation. */
+ * time; an error it returns (with its message) ends the computation. It
+ * is called from one thread at a time, possibly not the caller's (its
+ * message is then taken from a repeat of the failing call on the caller's
+ * thread), unless concurrent is set: then from several threads at once. */
 typedef sensim_status (*sensim_allan_read_fn)(void *ctx, size_t start, size_t count, size_t a0, size_t a1,
                                               double *buf);
 
@@ -136,6 +139,7 @@ typedef struct sensim_allan_source {
     void *ctx;
     size_t n;     /* samples per axis */
     size_t naxes; /* axes, >= 1 */
+    int concurrent; /* nonzero: read may run on several threads at once */
 } sensim_allan_source;
 
 /* The default memory budget of sensim_allan_compute_stream (bytes). */

@@ -89,6 +89,22 @@ sensim_status sensim_log_read(const sensim_log *log, const char *dset, sensim_dt
  * together with its units attribute). */
 sensim_status sensim_log_read_raw(const sensim_log *log, const char *dset, sensim_dtype type, size_t row0,
                                   size_t nrows, void *buf);
+/* Where dataset `dset` (rows of ncols doubles) lies in the file, for reads
+ * without HDF5 (from several threads at once): *next extents of rows, each
+ * stored as raw rows at a byte offset, byte-swapped when *swap, times
+ * factor[c] per column (the unit conversion of sensim_log_read_f64; ncols
+ * at most 16). SENSIM_EUNSUPPORTED when it is not stored that way
+ * (filters, compact or external storage, another type, unallocated
+ * chunks, a user block) or when finding the chunks costs more than reading
+ * them (over 128 chunks: HDF5 1.10 walks its chunk index from the start for
+ * each): read it with sensim_log_read_f64. *ext is
+ * freed with free(). */
+typedef struct sensim_log_extent {
+    size_t row0, nrows;
+    uint64_t offset;
+} sensim_log_extent;
+sensim_status sensim_log_extents(const sensim_log *log, const char *dset, sensim_log_extent **ext, size_t *next,
+                                 int *swap, double *factor, size_t ncols);
 /* The unit the layout gives dataset `dset` ("rad/s", "deg,deg,m" per column,
  * "*" for any unit converted to SI), or NULL for datasets outside the
  * layout's list (images, extra fields), which are read as stored. */
