@@ -28,13 +28,15 @@
  * nesting is bounded; every parameter the meshoptimizer decoders assert
  * on is checked before the call. Errors name the file and the JSON path
  * ("accessors[3].componentType") or the byte offset of a syntax error. Any
- * extensionsRequired other than those above (and KHR_texture_transform,
- * which moves texture coordinates only: the camera does not apply it) is
+ * extensionsRequired other than those above and KHR_texture_transform is
  * rejected, not guessed at.
  *
- * For the camera, each primitive's TEXCOORD_0 and material are kept, and
- * the metallic-roughness factors and base colour texture (PNG or JPEG, by
- * file, data: URI or bufferView) of the materials used (surface.h). */
+ * For the camera, each primitive's material and the texture coordinates
+ * its textures sample (TEXCOORD_n, decoded from the Draco stream for a
+ * Draco primitive) are kept, and the metallic-roughness factors, base
+ * colour and metallic-roughness textures (PNG or JPEG, by file, data: URI
+ * or bufferView) and their KHR_texture_transforms of the materials used
+ * (surface.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <float.h>
@@ -1044,15 +1046,18 @@ static void gelem(const gview *v, size_t i, float *out)
     }
 }
 
-/* KHR_draco_mesh_compression: the primitive's POSITION (and g->attr when
- * both the primitive and the Draco data have it) and its triangles,
- * decoded by libdraco into views read like any other. */
-static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, gview *pv, gview *iv, gview *av)
+/* KHR_draco_mesh_compression: the primitive's POSITION, its triangles,
+ * and, when both the primitive and the Draco data name them, g->attr (into
+ * *av, bit 0 of the result) and the texture coordinate set `uvname` its
+ * material samples (into *uvv, bit 1), decoded by libdraco into views read
+ * like any other. */
+static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, const char *uvname, gview *pv,
+                  gview *iv, gview *av, gview *uvv)
 {
     char dw[160], bw[64];
     snprintf(dw, sizeof dw, "%s.extensions.KHR_draco_mesh_compression", where);
     const jval *da = jget(dr, "attributes"), *pa = jget(pr, "attributes");
-    uint64_t bvi = 0, pid = 0, aid = 0, st;
+    uint64_t bvi = 0, pid = 0, st;
     char aw[192];
     snprintf(aw, sizeof aw, "%s.attributes", dw);
     if (gint(g, dr, dw, "bufferView", 1, UINT32_MAX, &bvi) < 0 || !da || da->t != J_OBJ ||
@@ -1061,18 +1066,23 @@ static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, gv
             sensim_error(SENSIM_EFORMAT, "%s: %s: missing attributes", g->path, dw);
         return -1;
     }
-    int ids[2] = {(int)pid, -1}, nids = 1;
-    if (g->attr && jget(pa, g->attr) && jget(da, g->attr)) {
-        if (gint(g, da, aw, g->attr, 1, INT32_MAX, &aid) < 0)
-            return -1;
-        ids[nids++] = (int)aid;
-    }
+    int ids[3] = {(int)pid, -1, -1}, nids = 1, ka = -1, kuv = -1;
+    const char *want[2] = {g->attr, uvname};
+    int *slot[2] = {&ka, &kuv};
+    for (int w = 0; w < 2; w++)
+        if (want[w] && jget(pa, want[w]) && jget(da, want[w])) {
+            uint64_t id = 0;
+            if (gint(g, da, aw, want[w], 1, INT32_MAX, &id) < 0)
+                return -1;
+            *slot[w] = nids;
+            ids[nids++] = (int)id;
+        }
     size_t len;
     const unsigned char *d = gbufview(g, bvi, dw, &len, &st, bw);
     if (!d)
         return -1;
-    float *attr[2] = {NULL, NULL};
-    int ncomp[2] = {0, 0};
+    float *attr[3] = {NULL, NULL, NULL};
+    int ncomp[3] = {0, 0, 0};
     uint32_t *tri;
     size_t np, nt;
     char err[256];
@@ -1080,15 +1090,15 @@ static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, gv
         sensim_error(SENSIM_EFORMAT, "%s: %s: Draco: %s", g->path, dw, err);
         return -1;
     }
-    if (sensim_render_grow((void **)&g->owned, &g->cowned, g->nowned + 3, sizeof *g->owned) < 0) {
-        free(attr[0]);
-        free(attr[1]);
+    if (sensim_render_grow((void **)&g->owned, &g->cowned, g->nowned + 4, sizeof *g->owned) < 0) {
+        for (int k = 0; k < 3; k++)
+            free(attr[k]);
         free(tri);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
         return -1;
     }
-    g->owned[g->nowned++] = attr[0];
-    g->owned[g->nowned++] = attr[1];
+    for (int k = 0; k < 3; k++)
+        g->owned[g->nowned++] = attr[k];
     g->owned[g->nowned++] = tri;
     if (ncomp[0] != 3 || np == 0 || nt == 0 || np > UINT32_MAX || nt > UINT32_MAX / 3) {
         sensim_error(SENSIM_EFORMAT, "%s: %s: Draco data has %d-component positions, %zu points and %zu triangles",
@@ -1097,9 +1107,11 @@ static int gdraco(gltf *g, const jval *pr, const jval *dr, const char *where, gv
     }
     *pv = (gview){(const unsigned char *)attr[0], 12, np, 5126, 3, 0};
     *iv = (gview){(const unsigned char *)tri, 4, 3 * nt, 5125, 1, 0};
-    if (nids == 2)
-        *av = (gview){(const unsigned char *)attr[1], 4 * (size_t)ncomp[1], np, 5126, ncomp[1], 0};
-    return nids == 2;
+    if (ka > 0)
+        *av = (gview){(const unsigned char *)attr[ka], 4 * (size_t)ncomp[ka], np, 5126, ncomp[ka], 0};
+    if (kuv > 0)
+        *uvv = (gview){(const unsigned char *)attr[kuv], 4 * (size_t)ncomp[kuv], np, 5126, ncomp[kuv], 0};
+    return (ka > 0) | (kuv > 0) << 1;
 }
 
 /* Appends the vertices of g->attr for one primitive of pv.count vertices:
@@ -1132,8 +1144,9 @@ static int gattr_append(gltf *g, const gview *av, size_t nvert, const char *wher
     return 0;
 }
 
+static int guvset(gltf *g, const jval *pr, char name[24]);
 static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *awhere, const char *where,
-                         size_t nvert, size_t ntri);
+                         size_t nvert, size_t ntri, const char *uvname, const gview *duv);
 
 /* Appends the triangles of meshes[mi] transformed by the column-major 4x4 m. */
 static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
@@ -1173,15 +1186,21 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
         }
         char pwhere[160];
         snprintf(pwhere, sizeof pwhere, "%s.POSITION", awhere);
-        gview pv, iv, av;
-        int indexed, has_a = 0;
+        gview pv, iv, av, duv;
+        int indexed, has_a = 0, has_uv = 0;
+        char uvname[24];
+        if (guvset(g, pr, uvname) < 0)
+            return -1;
         char iwhere[128];
         snprintf(iwhere, sizeof iwhere, "%s.indices", where);
         const jval *dr = jget(jget(pr, "extensions"), "KHR_draco_mesh_compression");
         if (dr) {
             /* Draco data is a triangle list whatever the mode says. */
-            if ((has_a = gdraco(g, pr, dr, where, &pv, &iv, &av)) < 0)
+            int got = gdraco(g, pr, dr, where, uvname, &pv, &iv, &av, &duv);
+            if (got < 0)
                 return -1;
+            has_a = got & 1;
+            has_uv = got >> 1 & 1;
             indexed = 1;
             mode = 4;
         } else {
@@ -1258,7 +1277,7 @@ static int gmesh(gltf *g, uint64_t mi, const double m[16], const char *from)
              * added (sensim_scene_mesh_add_owned). */
             g->nt++;
         }
-        if (gsurface_prim(g, pr, attr, awhere, where, pv.count, ntri) < 0)
+        if (gsurface_prim(g, pr, attr, awhere, where, pv.count, ntri, uvname, dr ? (has_uv ? &duv : NULL) : NULL) < 0)
             return -1;
     }
     return 0;
@@ -1389,9 +1408,8 @@ static int gscene(gltf *g)
         sensim_error(SENSIM_EUNSUPPORTED, "%s: asset.version: '%s' is not glTF 2.x", g->path, ver->str);
         return -1;
     }
-    /* Extensions a file may require: those decoded here, and
-     * KHR_texture_transform, which moves texture coordinates only (the
-     * geometry does not depend on it). Any other is refused, not guessed at. */
+    /* Extensions a file may require: those decoded here (the camera applies
+     * KHR_texture_transform). Any other is refused, not guessed at. */
     static const char *const known[] = {"KHR_mesh_quantization", "EXT_meshopt_compression",
                                         "KHR_draco_mesh_compression", "KHR_texture_transform"};
     const jval *req = jget(g->root, "extensionsRequired");
@@ -1476,11 +1494,85 @@ done:
 
 /* ---- texture coordinates and materials, for the camera ---- */
 
+/* A textureInfo's texture coordinate set and KHR_texture_transform (the
+ * extension's offset, rotation and scale, and its texCoord, which
+ * overrides the textureInfo's) as the affine map uvt: u' = uvt[0] u +
+ * uvt[1] v + uvt[2], v' = uvt[3] u + uvt[4] v + uvt[5]. The map is
+ * T(offset) R(rotation) S(scale) with R = [cos sin; -sin cos]: the
+ * rotation of the implementations and the Khronos sample
+ * TextureTransformTest, and of the extension's own example (offset [0, 1],
+ * rotation pi/2, scale [0.5, 0.5] reads the lower left quadrant), which
+ * the GLSL listing of the extension's README gets the wrong way round
+ * (KhronosGroup/glTF issue 1563). */
+static int gtexinfo(const gltf *g, const jval *ti, const char *where, uint64_t *set, double uvt[6])
+{
+    static const double I[6] = {1, 0, 0, 0, 1, 0};
+    memcpy(uvt, I, sizeof I);
+    *set = 0;
+    if (gint(g, ti, where, "texCoord", 0, 255, set) < 0)
+        return -1;
+    const jval *tt = jget(jget(ti, "extensions"), "KHR_texture_transform");
+    if (!tt)
+        return 0;
+    char tw[192];
+    snprintf(tw, sizeof tw, "%s.extensions.KHR_texture_transform", where);
+    if (tt->t != J_OBJ) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: expected an object", g->path, tw);
+        return -1;
+    }
+    double off[2] = {0, 0}, sc[2] = {1, 1}, rot = 0;
+    const jval *r = jget(tt, "rotation");
+    if (r && (r->t != J_NUM || !isfinite(r->num))) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.rotation: expected a finite number (radians)", g->path, tw);
+        return -1;
+    }
+    if (r)
+        rot = r->num;
+    if (gnumbers(g, tt, tw, "offset", 2, off) < 0 || gnumbers(g, tt, tw, "scale", 2, sc) < 0 ||
+        gint(g, tt, tw, "texCoord", 0, 255, set) < 0)
+        return -1;
+    const double c = cos(rot), sn = sin(rot);
+    const double m[6] = {c * sc[0], sn * sc[1], off[0], -sn * sc[0], c * sc[1], off[1]};
+    memcpy(uvt, m, sizeof m);
+    return 0;
+}
+
+/* The name of the texture coordinate set ("TEXCOORD_1") the textures of
+ * primitive pr's material sample: the base colour texture's (else the
+ * metallic-roughness texture's), TEXCOORD_0 unless its textureInfo or
+ * KHR_texture_transform says otherwise. A material that does not exist,
+ * or whose two textures want different sets, is reported by gmaterial. */
+static int guvset(gltf *g, const jval *pr, char name[24])
+{
+    uint64_t set = 0;
+    const jval *mats = jget(g->root, "materials"), *mv = jget(pr, "material");
+    if (mv && mv->t == J_NUM && mv->num >= 0 && mv->num == floor(mv->num) && mats && mats->t == J_ARR &&
+        mv->num < (double)mats->n) {
+        const size_t mi = (size_t)mv->num;
+        const jval *pbr = jget(&mats->item[mi], "pbrMetallicRoughness");
+        static const char *const slot[2] = {"baseColorTexture", "metallicRoughnessTexture"};
+        for (int k = 0; k < 2; k++) {
+            const jval *ti = jget(pbr, slot[k]);
+            char where[112];
+            double uvt[6];
+            snprintf(where, sizeof where, "materials[%zu].pbrMetallicRoughness.%s", mi, slot[k]);
+            if (ti && ti->t == J_OBJ) {
+                if (gtexinfo(g, ti, where, &set, uvt) < 0)
+                    return -1;
+                break;
+            }
+        }
+    }
+    snprintf(name, 24, "TEXCOORD_%u", (unsigned)set);
+    return 0;
+}
+
 /* The primitive just appended (nvert vertices, ntri triangles): its
- * material into g->tm, its TEXCOORD_0 (float, or normalized unsigned byte
- * or short) into g->uv. */
+ * material into g->tm, its texture coordinates (set uvname: float, or
+ * normalized unsigned byte or short; for a Draco primitive, duv, decoded
+ * from its stream) into g->uv. */
 static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *awhere, const char *where,
-                         size_t nvert, size_t ntri)
+                         size_t nvert, size_t ntri, const char *uvname, const gview *duv)
 {
     uint64_t mat = 0;
     const int has_mat = jget(pr, "material") != NULL;
@@ -1493,10 +1585,9 @@ static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *
     }
     for (size_t k = g->nt - ntri; k < g->nt; k++)
         g->tm[k] = has_mat ? (int32_t)mat : -1;
-    /* A Draco primitive's texture coordinates are inside its compressed
-     * stream, which is decoded for positions only: it gets (0, 0). */
     const int draco = jget(jget(pr, "extensions"), "KHR_draco_mesh_compression") != NULL;
-    if ((draco || !jget(attr, "TEXCOORD_0")) && !g->uv)
+    const int has_uv = draco ? duv != NULL : jget(attr, uvname) != NULL;
+    if (!has_uv && !g->uv)
         return 0;
     if (sensim_render_grow((void **)&g->uv, &g->cuv, g->nv, 2 * sizeof *g->uv) < 0) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
@@ -1505,15 +1596,19 @@ static int gsurface_prim(gltf *g, const jval *pr, const jval *attr, const char *
     /* Vertices of primitives without texture coordinates get (0, 0). */
     memset(g->uv + 2 * g->nuv, 0, (g->nv - g->nuv) * 2 * sizeof *g->uv);
     g->nuv = g->nv;
-    if (draco || !jget(attr, "TEXCOORD_0"))
+    if (!has_uv)
         return 0;
-    char twhere[160];
-    snprintf(twhere, sizeof twhere, "%s.TEXCOORD_0", awhere);
+    char twhere[224];
     uint64_t ai = 0;
     gview tv;
-    if (gint(g, attr, awhere, "TEXCOORD_0", 1, UINT32_MAX, &ai) < 0 ||
-        gaccessor(g, ai, GA_ATTRIBUTE, twhere, &tv) < 0)
-        return -1;
+    if (draco) {
+        snprintf(twhere, sizeof twhere, "%s.extensions.KHR_draco_mesh_compression.attributes.%s", where, uvname);
+        tv = *duv;
+    } else {
+        snprintf(twhere, sizeof twhere, "%s.%s", awhere, uvname);
+        if (gint(g, attr, awhere, uvname, 1, UINT32_MAX, &ai) < 0 || gaccessor(g, ai, GA_ATTRIBUTE, twhere, &tv) < 0)
+            return -1;
+    }
     if (tv.ncomp != 2) {
         sensim_error(SENSIM_EFORMAT, "%s: %s (accessors[%llu]): texture coordinates must be VEC2", g->path, twhere,
                      (unsigned long long)ai);
@@ -1606,8 +1701,9 @@ static const unsigned char *gimage_bytes(gltf *g, uint64_t ii, const char *from,
     return buf;
 }
 
-/* textures[ti] decoded, with its sampler's wrap modes and filter. */
-static int gtexture(gltf *g, uint64_t ti, const char *from, sensim_texture *t)
+/* textures[ti] decoded (srgb: colour; else data), with its sampler's wrap
+ * modes and filter. */
+static int gtexture(gltf *g, uint64_t ti, const char *from, int srgb, sensim_texture *t)
 {
     char where[64], iwhere[64];
     const jval *tx = gitem(g, "textures", ti, from, where);
@@ -1628,7 +1724,7 @@ static int gtexture(gltf *g, uint64_t ti, const char *from, sensim_texture *t)
         return -1;
     char what[4300];
     snprintf(what, sizeof what, "%s: %s", g->path, iwhere);
-    int rc = sensim_texture_decode(data, len, what, t);
+    int rc = sensim_texture_decode(data, len, srgb, what, t);
     free(owned);
     if (rc < 0)
         return -1;
@@ -1657,8 +1753,41 @@ static int gtexture(gltf *g, uint64_t ti, const char *from, sensim_texture *t)
     return 0;
 }
 
-/* materials[mi] into m; its base colour texture decoded once into sf->tex
- * (tex_of[texture index] caches the slot). */
+/* A material's textureInfo `slot` of pbr (at pwhere), if present: its
+ * texture decoded once into sf->tex (srgb: colour, else data;
+ * tex_of[2 * texture index + !srgb] caches the slot) into *tex, its
+ * texture coordinate set into *set and its KHR_texture_transform into
+ * uvt. */
+static int gmaterial_texture(gltf *g, const jval *pbr, const char *pwhere, const char *slot, int srgb,
+                             scene_surface *sf, int *tex_of, size_t ntextures, int *tex, uint64_t *set, double uvt[6])
+{
+    const jval *ti = jget(pbr, slot);
+    if (!ti)
+        return 0;
+    char twhere[160];
+    snprintf(twhere, sizeof twhere, "%s.%s", pwhere, slot);
+    uint64_t k = 0;
+    if (ti->t != J_OBJ || gint(g, ti, twhere, "index", 1, UINT32_MAX, &k) < 0 || gtexinfo(g, ti, twhere, set, uvt) < 0) {
+        if (ti->t != J_OBJ)
+            sensim_error(SENSIM_EFORMAT, "%s: %s: expected an object", g->path, twhere);
+        return -1;
+    }
+    if (k >= ntextures) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s.index: textures[%llu] does not exist (%zu textures)", g->path, twhere,
+                     (unsigned long long)k, ntextures);
+        return -1;
+    }
+    int *c = &tex_of[2 * k + !srgb];
+    if (*c < 0) {
+        if (gtexture(g, k, twhere, srgb, &sf->tex[sf->ntex]) < 0)
+            return -1;
+        *c = (int)sf->ntex++;
+    }
+    *tex = *c;
+    return 0;
+}
+
+/* materials[mi] into m, its textures decoded once into sf->tex. */
 static int gmaterial(gltf *g, uint64_t mi, scene_surface *sf, int *tex_of, size_t ntextures, surface_material *m)
 {
     char where[64], pwhere[96];
@@ -1667,7 +1796,10 @@ static int gmaterial(gltf *g, uint64_t mi, scene_surface *sf, int *tex_of, size_
         return -1;
     m->base[0] = m->base[1] = m->base[2] = 1;
     m->metallic = m->roughness = 1;
-    m->texture = -1;
+    m->texture = m->mr_texture = -1;
+    static const double I[6] = {1, 0, 0, 0, 1, 0};
+    memcpy(m->uvt, I, sizeof I);
+    memcpy(m->mr_uvt, I, sizeof I);
     const jval *pbr = jget(ma, "pbrMetallicRoughness");
     if (!pbr)
         return 0;
@@ -1694,34 +1826,19 @@ static int gmaterial(gltf *g, uint64_t mi, scene_surface *sf, int *tex_of, size_
     memcpy(m->base, bc, sizeof m->base);
     m->metallic = fv[0];
     m->roughness = fv[1];
-    const jval *bt = jget(pbr, "baseColorTexture");
-    if (!bt)
-        return 0;
-    char twhere[128];
-    snprintf(twhere, sizeof twhere, "%s.baseColorTexture", pwhere);
-    uint64_t ti = 0, set = 0;
-    if (bt->t != J_OBJ || gint(g, bt, twhere, "index", 1, UINT32_MAX, &ti) < 0 ||
-        gint(g, bt, twhere, "texCoord", 0, UINT32_MAX, &set) < 0) {
-        if (bt->t != J_OBJ)
-            sensim_error(SENSIM_EFORMAT, "%s: %s: expected an object", g->path, twhere);
+    uint64_t bset = 0, mset = 0;
+    if (gmaterial_texture(g, pbr, pwhere, "baseColorTexture", 1, sf, tex_of, ntextures, &m->texture, &bset,
+                          m->uvt) < 0 ||
+        gmaterial_texture(g, pbr, pwhere, "metallicRoughnessTexture", 0, sf, tex_of, ntextures, &m->mr_texture,
+                          &mset, m->mr_uvt) < 0)
+        return -1;
+    /* A primitive keeps one set of texture coordinates (guvset). */
+    if (m->texture >= 0 && m->mr_texture >= 0 && bset != mset) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.metallicRoughnessTexture: texture coordinate set %llu, but the "
+                     "baseColorTexture samples set %llu (one set per material is supported)", g->path, pwhere,
+                     (unsigned long long)mset, (unsigned long long)bset);
         return -1;
     }
-    if (set != 0) {
-        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.texCoord: %llu; only TEXCOORD_0 is supported", g->path, twhere,
-                     (unsigned long long)set);
-        return -1;
-    }
-    if (ti >= ntextures) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s.index: textures[%llu] does not exist (%zu textures)", g->path, twhere,
-                     (unsigned long long)ti, ntextures);
-        return -1;
-    }
-    if (tex_of[ti] < 0) {
-        if (gtexture(g, ti, twhere, &sf->tex[sf->ntex]) < 0)
-            return -1;
-        tex_of[ti] = (int)sf->ntex++;
-    }
-    m->texture = tex_of[ti];
     return 0;
 }
 
@@ -1742,14 +1859,15 @@ static int gsurface(gltf *g, scene_surface **out)
             return -1;
         }
     scene_surface *sf = calloc(1, sizeof *sf);
-    int *tex_of = malloc((ntx + 1) * sizeof *tex_of);
-    if (!sf || !tex_of || !(sf->mat = calloc(nm, sizeof *sf->mat)) || !(sf->tex = calloc(ntx + 1, sizeof *sf->tex))) {
+    int *tex_of = malloc((2 * ntx + 1) * sizeof *tex_of);
+    if (!sf || !tex_of || !(sf->mat = calloc(nm, sizeof *sf->mat)) ||
+        !(sf->tex = calloc(2 * ntx + 1, sizeof *sf->tex))) {
         free(tex_of);
         scene_surface_free(sf);
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
         return -1;
     }
-    for (size_t i = 0; i < ntx; i++)
+    for (size_t i = 0; i < 2 * ntx; i++)
         tex_of[i] = -1;
     for (size_t i = 0; i < nm; i++)
         if (gmaterial(g, i, sf, tex_of, ntx, &sf->mat[i]) < 0) {

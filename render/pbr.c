@@ -1,9 +1,9 @@
 /* Camera shading beyond Lambert: glTF 2.0 metallic-roughness materials
  * (the BRDF of the glTF 2.0 specification's Appendix B, "BRDF
- * Implementation", in its reference form) with the base colour texture,
- * and the two-layer surface BRDF the lidar uses (seed 002 eq. 12,
- * brdf.c) evaluated per colour channel with the albedo as the diffuse
- * reflectance.
+ * Implementation", in its reference form) with the base colour and
+ * metallic-roughness textures, and the two-layer surface BRDF the lidar
+ * uses (seed 002 eq. 12, brdf.c) evaluated per colour channel with the
+ * albedo as the diffuse reflectance.
  *
  * A pixel's radiance is ka * ambient + ks * sun * (n.l) where the sun is
  * seen: ks = pi f(l, v), so that a Lambertian albedo rho (f = rho / pi)
@@ -58,22 +58,33 @@ int sensim_camera_surface(const sensim_scene *s, int obj, unsigned prim, float b
     const int gi = sf && prim < m->nt ? sf->tri_mat[prim] : -1;
     if (gi >= 0) {
         const surface_material *g = &sf->mat[gi];
-        double base[3] = {g->base[0], g->base[1], g->base[2]};
-        if (g->texture >= 0 && sf->uv) {
+        double base[3] = {g->base[0], g->base[1], g->base[2]}, metallic = g->metallic, rough = g->roughness;
+        if ((g->texture >= 0 || g->mr_texture >= 0) && sf->uv) {
             /* Embree's barycentrics: u weights vertex 1, v vertex 2. */
             const uint32_t *t = m->tri + 3 * (size_t)prim;
             const double w0 = 1.0 - bu - bv, w1 = bu, w2 = bv;
             double tu = w0 * sf->uv[2 * t[0]] + w1 * sf->uv[2 * t[1]] + w2 * sf->uv[2 * t[2]];
             double tv = w0 * sf->uv[2 * t[0] + 1] + w1 * sf->uv[2 * t[1] + 1] + w2 * sf->uv[2 * t[2] + 1];
             double tex[3];
-            sensim_texture_sample(&sf->tex[g->texture], tu, tv, tex);
-            for (int c = 0; c < 3; c++)
-                base[c] *= tex[c];
+            if (g->texture >= 0) {
+                const double *M = g->uvt;
+                sensim_texture_sample(&sf->tex[g->texture], M[0] * tu + M[1] * tv + M[2],
+                                      M[3] * tu + M[4] * tv + M[5], tex);
+                for (int c = 0; c < 3; c++)
+                    base[c] *= tex[c];
+            }
+            if (g->mr_texture >= 0) { /* glTF 2.0 sec. 3.9.2: roughness in green, metalness in blue */
+                const double *M = g->mr_uvt;
+                sensim_texture_sample(&sf->tex[g->mr_texture], M[0] * tu + M[1] * tv + M[2],
+                                      M[3] * tu + M[4] * tv + M[5], tex);
+                rough *= tex[1];
+                metallic *= tex[2];
+            }
         }
         double f[3];
-        sensim_gltf_brdf(base, g->metallic, g->roughness, n, l, v, f);
+        sensim_gltf_brdf(base, metallic, rough, n, l, v, f);
         for (int c = 0; c < 3; c++) {
-            ka[c] = (1 - g->metallic) * (0.96 * base[c] + 0.04) + g->metallic * base[c];
+            ka[c] = (1 - metallic) * (0.96 * base[c] + 0.04) + metallic * base[c];
             ks[c] = M_PI * f[c];
         }
         return 1;

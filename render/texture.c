@@ -1,7 +1,7 @@
 /* Textures for camera shading: PNG (libpng's simplified API, any colour
  * type and bit depth) and JPEG (libjpeg-turbo) decoded from memory to
  * linear RGB (base colour textures are sRGB-encoded, glTF 2.0 sec.
- * 3.9.2), sampled bilinearly with glTF's wrap modes (sec. 5.26). The data
+ * 3.9.2; metallic-roughness textures are linear data), sampled bilinearly with glTF's wrap modes (sec. 5.26). The data
  * are untrusted: the declared size is checked before anything is
  * allocated, and decoder errors come back as messages, never printed. */
 #include <math.h>
@@ -22,12 +22,13 @@ static float srgb_to_linear(unsigned v)
     return (float)(c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4));
 }
 
-/* 8-bit sRGB samples with `stride` bytes a pixel into linear floats. */
-static int to_linear(const unsigned char *px, size_t n, size_t stride, const char *what, sensim_texture *t)
+/* 8-bit samples with `stride` bytes a pixel into floats: sRGB colour made
+ * linear, or data (v / 255). */
+static int to_linear(const unsigned char *px, size_t n, size_t stride, int srgb, const char *what, sensim_texture *t)
 {
     float lut[256];
     for (unsigned i = 0; i < 256; i++)
-        lut[i] = srgb_to_linear(i);
+        lut[i] = srgb ? srgb_to_linear(i) : (float)(i / 255.0);
     if (!(t->rgb = malloc(n * 3 * sizeof *t->rgb))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory for a %zux%zu texture", what, t->width, t->height);
         return -1;
@@ -54,7 +55,7 @@ static int size_ok(size_t w, size_t h, size_t len, const char *what, const char 
     return 1;
 }
 
-static int decode_png(const unsigned char *data, size_t len, const char *what, sensim_texture *t)
+static int decode_png(const unsigned char *data, size_t len, int srgb, const char *what, sensim_texture *t)
 {
     png_image img;
     memset(&img, 0, sizeof img);
@@ -69,7 +70,12 @@ static int decode_png(const unsigned char *data, size_t len, const char *what, s
         png_image_free(&img);
         return -1;
     }
-    img.format = PNG_FORMAT_RGBA; /* 8-bit sRGB; alpha kept apart, not composited */
+    /* Colour: 8-bit sRGB (libpng encodes a 16-bit file, linear to it, so).
+     * Data: the file's own values, 16-bit ones read as such (libpng's
+     * linear format leaves a 16-bit file's samples as they are). Alpha is
+     * kept apart, not composited. */
+    const int wide = !srgb && (img.format & PNG_FORMAT_FLAG_LINEAR);
+    img.format = wide ? PNG_FORMAT_LINEAR_RGB_ALPHA : PNG_FORMAT_RGBA;
     unsigned char *px = malloc(PNG_IMAGE_SIZE(img));
     if (!px) {
         png_image_free(&img);
@@ -81,7 +87,18 @@ static int decode_png(const unsigned char *data, size_t len, const char *what, s
         free(px);
         return -1;
     }
-    int rc = to_linear(px, t->width * t->height, 4, what, t);
+    int rc = 0;
+    if (!wide)
+        rc = to_linear(px, t->width * t->height, 4, srgb, what, t);
+    else if (!(t->rgb = malloc(t->width * t->height * 3 * sizeof *t->rgb))) {
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory for a %zux%zu texture", what, t->width, t->height);
+        rc = -1;
+    } else {
+        const png_uint_16 *w = (const png_uint_16 *)px;
+        for (size_t i = 0; i < t->width * t->height; i++)
+            for (int c = 0; c < 3; c++)
+                t->rgb[3 * i + c] = (float)(w[4 * i + c] / 65535.0);
+    }
     free(px);
     return rc;
 }
@@ -101,7 +118,7 @@ static void jerr_exit(j_common_ptr c)
 
 static void jerr_quiet(j_common_ptr c) { (void)c; }
 
-static int decode_jpeg(const unsigned char *data, size_t len, const char *what, sensim_texture *t)
+static int decode_jpeg(const unsigned char *data, size_t len, int srgb, const char *what, sensim_texture *t)
 {
     struct jpeg_decompress_struct ci;
     struct jerr e;
@@ -141,20 +158,20 @@ static int decode_jpeg(const unsigned char *data, size_t len, const char *what, 
     }
     jpeg_finish_decompress(&ci);
     jpeg_destroy_decompress(&ci);
-    int rc = to_linear(px, t->width * t->height, 3, what, t);
+    int rc = to_linear(px, t->width * t->height, 3, srgb, what, t);
     free(px);
     return rc;
 }
 
-int sensim_texture_decode(const unsigned char *data, size_t len, const char *what, sensim_texture *t)
+int sensim_texture_decode(const unsigned char *data, size_t len, int srgb, const char *what, sensim_texture *t)
 {
     memset(t, 0, sizeof *t);
     t->wrap_s = t->wrap_t = TEX_REPEAT;
     static const unsigned char png_magic[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     if (len >= 8 && !memcmp(data, png_magic, 8))
-        return decode_png(data, len, what, t);
+        return decode_png(data, len, srgb, what, t);
     if (len >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF)
-        return decode_jpeg(data, len, what, t);
+        return decode_jpeg(data, len, srgb, what, t);
     sensim_error(SENSIM_EUNSUPPORTED, "%s: not a PNG or JPEG image (the two formats glTF 2.0 allows)", what);
     return -1;
 }

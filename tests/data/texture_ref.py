@@ -9,7 +9,10 @@ writes DIR/quad.gltf (its texture in DIR/quad tex.png, a file with a space
 in its name, referenced percent-encoded), DIR/quad.glb (the same scene, its
 texture a JPEG in a bufferView of the BIN chunk) and DIR/quadrants.txt, the
 texture's four quadrant colours as OpenCV decodes each file (R G B, 0..255,
-the mean of the quadrant's inner half).
+the mean of the quadrant's inner half), DIR/quad-mr.gltf (quad.gltf whose
+textured material also has a metallic-roughness texture, a PNG in a data:
+URI, and factors 0.9 and 0.8) and DIR/mr.txt (the two factors, then that
+texture's quadrants: green (roughness) and blue (metalness), 0..255).
 
 The scene (Z-up, loaded with `up: z`): primitive 0 is a 4 m square quad in
 the plane z = 0 centred at the origin, its corners (2, 2), (2, -2), (-2, -2),
@@ -28,11 +31,15 @@ import cv2
 import numpy as np
 
 QUADRANTS = [(200, 40, 30), (40, 180, 60), (30, 60, 210), (230, 220, 50)]  # TL, TR, BL, BR (RGB)
+# Metallic-roughness texture quadrants (R unused, G roughness, B metalness)
+# and the factors they scale.
+MR_QUADRANTS = [(77, 255, 0), (77, 140, 255), (77, 200, 128), (77, 115, 30)]
+MR_FACTORS = (0.9, 0.8)  # metallicFactor, roughnessFactor
 
 
-def texture():
+def texture(quadrants=QUADRANTS):
     img = np.zeros((64, 64, 3), np.uint8)
-    for k, (r, g, b) in enumerate(QUADRANTS):
+    for k, (r, g, b) in enumerate(quadrants):
         y, x = (k // 2) * 32, (k % 2) * 32
         img[y:y + 32, x:x + 32] = (b, g, r)  # OpenCV is BGR
     return img
@@ -112,6 +119,25 @@ def main():
         f.write(struct.pack("<4sII", b"glTF", 2, total))
         f.write(struct.pack("<I4s", len(js), b"JSON") + js)
         f.write(struct.pack("<I4s", len(bin_), b"BIN\0") + bin_)
+    # The metallic-roughness variant: a second texture, linear data.
+    ok, mr = cv2.imencode(".png", texture(MR_QUADRANTS))
+    assert ok
+    mr = mr.tobytes()
+    gltf, blob = scene([{"uri": "quad%20tex.png"},
+                        {"uri": "data:image/png;base64," + base64.b64encode(mr).decode()}])
+    gltf["buffers"] = [{"byteLength": len(blob),
+                        "uri": "data:application/octet-stream;base64," + base64.b64encode(blob).decode()}]
+    gltf["textures"].append({"source": 1, "sampler": 0})
+    m = gltf["materials"][0]["pbrMetallicRoughness"]
+    m["metallicRoughnessTexture"] = {"index": 1}
+    m["metallicFactor"], m["roughnessFactor"] = MR_FACTORS
+    with open(os.path.join(d, "quad-mr.gltf"), "w") as f:
+        json.dump(gltf, f, indent=1)
+    with open(os.path.join(d, "mr.txt"), "w") as f:
+        f.write("%g %g\n" % MR_FACTORS)
+        dec = cv2.imdecode(np.frombuffer(mr, np.uint8), cv2.IMREAD_COLOR)
+        for r, g, b in quadrant_means(dec):
+            f.write("%.6f %.6f\n" % (g, b))
     with open(os.path.join(d, "quadrants.txt"), "w") as f:
         for name, data in (("png", png), ("jpeg", jpg)):
             dec = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)

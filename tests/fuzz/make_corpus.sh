@@ -14,6 +14,13 @@ cp data/scenes/cone.gltf $C/mesh_gltf/
 cp tests/data/png-bomb.png $C/png/
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT
+# A textured cube (texture in a data: URI, REPEAT sampler, node matrix), as
+# written, with the KHR_texture_transform of the extension's example, and
+# with a second texture coordinate set named by a required transform.
+/usr/bin/python3 tests/data/khronos_ref.py synth $t
+cp $t/box.gltf $C/mesh_gltf/textured-box.gltf
+cp $t/box-transform.gltf $C/mesh_gltf/textured-box-transform.gltf
+cp $t/box-texcoord1.gltf $C/mesh_gltf/textured-box-texcoord1.gltf
 # Compressed and quantized GLB as tools ship them (gltfpack, draco_transcoder):
 # an octahedron with normals, quantized, meshopt with filters, and Draco.
 printf 'v 1 0 0\nv -1 0 0\nv 0 1 0\nv 0 -1 0\nv 0 0 1\nv 0 0 -1\nvn 1 0 0\nvn -1 0 0\nvn 0 1 0\nvn 0 -1 0\nvn 0 0 1\nvn 0 0 -1\n' > $t/oct.obj
