@@ -156,6 +156,7 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
     for (int w = 0; w < 2; w++) {
         free(cs->batch[w].rays);
         free(cs->batch[w].hits);
+        free(cs->batch[w].occ);
     }
     free(cs->hit);
     free(cs->off);
@@ -278,18 +279,24 @@ void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCR
     }
 }
 
+/* Device buffer *buf (*cap bytes) at least `bytes` long. */
+static sensim_status dev_buffer(sensim_cuda_scene *cs, sensim_cuda_ptr *buf, size_t *cap, size_t bytes)
+{
+    if (bytes <= *cap)
+        return SENSIM_OK;
+    sensim_cuda_free(cs->cu, *buf);
+    *buf = 0;
+    *cap = 0;
+    sensim_status st = sensim_cuda_alloc(cs->cu, bytes, buf);
+    if (!st)
+        *cap = bytes;
+    return st;
+}
+
 /* Device buffer k of the scan at least `bytes` long. */
 static sensim_status scan_buffer(sensim_cuda_scene *cs, int k, size_t bytes)
 {
-    if (bytes <= cs->scan_cap[k])
-        return SENSIM_OK;
-    sensim_cuda_free(cs->cu, cs->scan_buf[k]);
-    cs->scan_buf[k] = 0;
-    cs->scan_cap[k] = 0;
-    sensim_status st = sensim_cuda_alloc(cs->cu, bytes, &cs->scan_buf[k]);
-    if (!st)
-        cs->scan_cap[k] = bytes;
-    return st;
+    return dev_buffer(cs, &cs->scan_buf[k], &cs->scan_cap[k], bytes);
 }
 
 /* The lidar's constant tables on the device, uploaded when the lidar is
@@ -411,24 +418,40 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
     return SENSIM_OK;
 }
 
-sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G)
+enum { C_OCC, C_OBJ, C_KT, C_KQ };
+
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G, const sg_shade *sh, size_t nkey)
 {
     const size_t n = (size_t)G->width * G->height * G->spp;
     sensim_cuda_batch *b = &cs->batch[0];
     if (n > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one frame; the CUDA backend takes at most %u", n,
                             UINT32_MAX);
-    if (n > b->cap) {
+    if (n > b->cap || (sh->shadows && !b->occ)) {
         free(b->rays);
         free(b->hits);
+        free(b->occ);
         b->rays = NULL; /* the rays stay on the device */
         b->hits = malloc(n * sizeof *b->hits);
-        b->cap = b->hits ? n : 0;
+        b->occ = malloc(n);
+        b->cap = b->hits && b->occ ? n : 0;
         if (!b->cap)
             return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
     }
     const size_t chunk = n < cs->chunk ? n : cs->chunk;
+    /* The shading tables with device addresses (passed by value). */
+    sg_shade D_sh = *sh;
+    const void *src[4] = {NULL, sh->obj, sh->kt, sh->kq};
+    const size_t bytes[4] = {sh->shadows ? chunk : 0, sh->shadows ? sh->nobj * sizeof *sh->obj : 0,
+                             sh->shadows ? nkey * sizeof *sh->kt : 0, sh->shadows ? 4 * nkey * sizeof *sh->kq : 0};
     sensim_status st;
+    for (int k = 0; k < 4; k++)
+        if (bytes[k] && ((st = dev_buffer(cs, &cs->cam_buf[k], &cs->cam_cap[k], bytes[k])) ||
+                         (src[k] && (st = sensim_cuda_upload(cs->cu, cs->cam_buf[k], src[k], bytes[k])))))
+            return st;
+    D_sh.obj = (const sg_shade_obj *)(uintptr_t)(bytes[C_OBJ] ? cs->cam_buf[C_OBJ] : 0);
+    D_sh.kt = (const double *)(uintptr_t)(bytes[C_KT] ? cs->cam_buf[C_KT] : 0);
+    D_sh.kq = (const double *)(uintptr_t)(bytes[C_KQ] ? cs->cam_buf[C_KQ] : 0);
     if ((st = scan_buffer(cs, S_POSE, G->nknot * sizeof(sg_pose))) ||
         (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], G->knot, G->nknot * sizeof(sg_pose))) ||
         (st = scan_buffer(cs, S_OUT, chunk * sizeof(sg_hit))))
@@ -437,9 +460,10 @@ sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G
     D.knot = (const sg_pose *)(uintptr_t)cs->scan_buf[S_POSE];
     for (size_t at = 0; at < n; at += chunk) {
         unsigned long long first = at, m = n - at < chunk ? n - at : chunk;
-        void *params[] = {&cs->dev, &D, &first, &m, &cs->scan_buf[S_OUT]};
+        void *params[] = {&cs->dev, &D, &D_sh, &first, &m, &cs->scan_buf[S_OUT], &cs->cam_buf[C_OCC]};
         if ((st = sensim_cuda_launch(cs->cu, "sg_camera_kernel", m, params)) ||
-            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))))
+            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))) ||
+            (sh->shadows && (st = sensim_cuda_download(cs->cu, b->occ + at, cs->cam_buf[C_OCC], m))))
             return st;
     }
     b->n = n;

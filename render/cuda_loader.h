@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "gpu/sg_scan.h"
+#include "gpu/sg_shade.h"
 
 #include "sensim/status.h"
 
@@ -95,6 +96,7 @@ typedef struct sensim_cuda_batch {
     size_t n, cap;
     sg_ray *rays;
     sg_hit *hits;
+    uint8_t *occ; /* camera (batch 0): the sample's shadow ray is blocked */
     _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
 } sensim_cuda_batch;
 
@@ -121,6 +123,8 @@ typedef struct sensim_cuda_scene {
     sensim_cuda_lidar_tables lidar; /* the last lidar's tables */
     sensim_cuda_ptr scan_buf[6];    /* per-ray records, counts, group sums, compacted hits, poses, block sums */
     size_t scan_cap[6];             /* their sizes, bytes */
+    sensim_cuda_ptr cam_buf[4];     /* camera: occluded flags, sg_shade's obj, kt, kq */
+    size_t cam_cap[4];
     sg_lhit *hit;                   /* host copies of a scan's results */
     size_t *off;
     uint16_t *count;
@@ -159,8 +163,11 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
 /* A camera frame's primary rays on the device: made (sg_raygen.h's
  * sg_camera_ray; G with host pointers, its pose knots uploaded here),
  * traced, and their hits downloaded into batch 0, which then replays them
- * (slot pix * spp + k), in launches of at most 2^24 rays. */
-sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G);
+ * (slot pix * spp + k), in launches of at most 2^24 rays. With
+ * sh->shadows (sh with host pointers, nkey keyframes in all, uploaded
+ * here), the lit hits' shadow rays are made and traced there too
+ * (sg_shade.h's sg_camera_trace) and batch 0's occ[slot] downloaded. */
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G, const sg_shade *sh, size_t nkey);
 
 /* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
  * _trace traces what was recorded on the device and replays; _end turns
