@@ -163,15 +163,23 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, con
         for (int j = 0; j < 16; j++) {
             /* Lanes outside the image repeat a valid ray (masked off). */
             int jj = inside[j] ? j : first;
-            /* The shared ray generation (render/gpu/sg_raygen.h). */
+            /* The sample's place in the frame: its slot in the CUDA
+             * backend's batch; Embree and the twin ignore it. */
+            const unsigned id = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
             sg_ray r;
+            if (cuda && id < s->cuda->batch.n && s->cuda->batch.hits[id].geom == SG_INVALID) {
+                /* A miss on the device: the sky, whatever the ray. */
+                static const float o0[3] = {0, 0, 0}, d0[3] = {1, 0, 0};
+                packet_ray16(&rh, j, o0, d0, INFINITY, 0);
+                rh.ray.id[j] = id;
+                continue;
+            }
+            /* The shared ray generation (render/gpu/sg_raygen.h). */
             double cd[3];
             sg_camera_ray_world(G, pix[jj], (uint32_t)k, &r, org[j], dir[j], cd, &ts[j]);
             cdir[j] = cd[0];
             packet_ray16(&rh, j, r.org, r.dir, INFINITY, r.time);
-            /* The sample's place in the frame: its slot in the CUDA
-             * backend's batches; Embree and the twin ignore it. */
-            rh.ray.id[j] = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
+            rh.ray.id[j] = id;
         }
         sensim_scene_intersect16(s, c->p.backend, inside, &ctx, &rh);
         double lit[16], ka[16][3], ks[16][3];
@@ -206,7 +214,7 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, con
                 lit[j] = ndl;
                 if (c->p.shadows && cuda) {
                     /* Traced on the device with the primary ray. */
-                    const sensim_cuda_batch *b = &s->cuda->batch[0];
+                    const sensim_cuda_batch *b = &s->cuda->batch;
                     if (rh.ray.id[j] < b->n && b->occ[rh.ray.id[j]])
                         lit[j] = 0;
                 } else if (c->p.shadows) {
@@ -351,8 +359,12 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
         for (long i = 0; i < ntiles; i++)
             trace_tile(c, s, &G, &sh, cuda, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
     }
-    if (cuda)
+    if (cuda) {
+        if (!st && s->cuda->batch.bad_id)
+            st = sensim_error(SENSIM_EINTERNAL, "camera: a sample's slot lay outside the frame's %zu samples",
+                              s->cuda->batch.n);
         sensim_cuda_batch_end(s->cuda);
+    }
     free(so);
     free(kt);
     free(kq);

@@ -153,11 +153,8 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
 {
     if (!cs)
         return;
-    for (int w = 0; w < 2; w++) {
-        free(cs->batch[w].rays);
-        free(cs->batch[w].hits);
-        free(cs->batch[w].occ);
-    }
+    free(cs->batch.hits);
+    free(cs->batch.occ);
     free(cs->hit);
     free(cs->off);
     free(cs->count);
@@ -197,49 +194,7 @@ sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays,
     return trace_with(cs, "sg_trace_kernel", rays, hits, n);
 }
 
-sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n)
-{
-    sensim_cuda_batch *b = &cs->batch[which];
-    if (n > UINT32_MAX)
-        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
-                            UINT32_MAX);
-    if (n > b->cap || !b->rays) {
-        free(b->rays);
-        free(b->hits);
-        b->rays = malloc(n * sizeof *b->rays);
-        b->hits = malloc(n * sizeof *b->hits);
-        b->cap = b->rays && b->hits ? n : 0;
-        if (!b->cap)
-            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
-    }
-    /* Slots no lane records stay empty rays (tfar < tnear: no hit). */
-    for (size_t i = 0; i < n; i++) {
-        sg_ray *r = &b->rays[i];
-        r->org[0] = r->org[1] = r->org[2] = 0.0f;
-        r->dir[0] = 1.0f;
-        r->dir[1] = r->dir[2] = 0.0f;
-        r->tnear = 0.0f;
-        r->tfar = -1.0f;
-        r->time = 0.0f;
-    }
-    b->n = n;
-    b->bad_id = 0;
-    b->mode = SENSIM_CUDA_RECORD;
-    return SENSIM_OK;
-}
-
-sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
-{
-    sensim_cuda_batch *b = &cs->batch[which];
-    if (b->bad_id)
-        return sensim_error(SENSIM_EINTERNAL, "cuda: a ray's slot lay outside its pass of %zu rays", b->n);
-    /* Shadow rays (batch 1) need any hit only. */
-    sensim_status st = trace_with(cs, which ? "sg_occluded_kernel" : "sg_trace_kernel", b->rays, b->hits, b->n);
-    b->mode = st ? SENSIM_CUDA_OFF : SENSIM_CUDA_REPLAY;
-    return st;
-}
-
-void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF; }
+void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch.mode = SENSIM_CUDA_OFF; }
 
 /* The lane's slot in the batch, or -1 (flagged) when out of range. */
 static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
@@ -253,29 +208,13 @@ static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
 
 void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh)
 {
-    sensim_cuda_batch *b = &cs->batch[0];
+    sensim_cuda_batch *b = &cs->batch;
+    if (b->mode != SENSIM_CUDA_REPLAY)
+        return;
     for (int j = 0; j < 16; j++) {
         long i;
-        if (!valid[j] || (i = batch_slot(b, rh->ray.id[j])) < 0)
-            continue;
-        if (b->mode == SENSIM_CUDA_RECORD)
-            sensim_twin_lane_ray(&rh->ray, j, &b->rays[i]);
-        else if (b->mode == SENSIM_CUDA_REPLAY)
+        if (valid[j] && (i = batch_slot(b, rh->ray.id[j])) >= 0)
             sensim_twin_lane_hit(rh, j, &b->hits[i]);
-    }
-}
-
-void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r)
-{
-    sensim_cuda_batch *b = &cs->batch[1];
-    for (int j = 0; j < 16; j++) {
-        long i;
-        if (!valid[j] || (i = batch_slot(b, r->id[j])) < 0)
-            continue;
-        if (b->mode == SENSIM_CUDA_RECORD)
-            sensim_twin_lane_ray(r, j, &b->rays[i]);
-        else if (b->mode == SENSIM_CUDA_REPLAY)
-            sensim_twin_lane_occluded(r, j, &b->hits[i]);
     }
 }
 
@@ -423,15 +362,13 @@ enum { C_OCC, C_OBJ, C_KT, C_KQ };
 sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G, const sg_shade *sh, size_t nkey)
 {
     const size_t n = (size_t)G->width * G->height * G->spp;
-    sensim_cuda_batch *b = &cs->batch[0];
+    sensim_cuda_batch *b = &cs->batch;
     if (n > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one frame; the CUDA backend takes at most %u", n,
                             UINT32_MAX);
     if (n > b->cap || (sh->shadows && !b->occ)) {
-        free(b->rays);
         free(b->hits);
         free(b->occ);
-        b->rays = NULL; /* the rays stay on the device */
         b->hits = malloc(n * sizeof *b->hits);
         b->occ = malloc(n);
         b->cap = b->hits && b->occ ? n : 0;
