@@ -13,9 +13,9 @@
  *    shaded and returns made on the host), scans/s for each backend,
  *    points compared;
  *  - camera frames at 1920x1080, 4 samples per pixel with shadow rays
- *    (primary rays made and traced on the device, shading and shadow rays
- *    on the host, shadow rays traced on the device), frames/s for each
- *    backend, images compared.
+ *    (primary rays made and traced on the device, each lit hit's shadow
+ *    ray made and traced there right after it; one shading pass on the
+ *    host), frames/s for each backend, images compared.
  *
  *   bench_gpu [REPS [TERRAIN_CELLS]]   (defaults 3, 720)
  *   bench_gpu --probe                  the device, or why there is none (exit 2)

@@ -113,11 +113,11 @@ void sensim_scene_intersect16(const sensim_scene *s, sensim_render_backend b, co
 void sensim_scene_occluded16(const sensim_scene *s, sensim_render_backend b, const int *valid,
                              struct RTCIntersectContext *ctx, struct RTCRay16 *r)
 {
+    /* The CUDA camera traces its shadow rays in its own kernel
+     * (render/gpu/sg_shade.h) and never comes here. */
     b = sensim_scene_backend(s, b, NULL);
     if (b == SENSIM_RENDER_BACKEND_TWIN)
         sensim_twin_occluded16(s->twin, valid, r);
-    else if (b == SENSIM_RENDER_BACKEND_CUDA)
-        sensim_cuda_occluded16(s->cuda, valid, r);
     else
         rtcOccluded16(valid, s->top, ctx, r);
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "cuda_loader.h"
-#include "gpu/sg_raygen.h"
+#include "gpu/sg_shade.h"
 #include "render_internal.h"
 #include "sensim/camera.h"
 #include "sensim/rng.h"
@@ -136,8 +136,8 @@ sensim_vec3 sensim_render_camera_direction(const sensim_render_camera *c, double
  * sample k of pixel p uses index (frame * W * H + p) * spp + k. */
 #define TILE 4
 
-static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, const sg_camera *G, int tx, int ty,
-                       float *rgb, float *depth, uint32_t *object)
+static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, const sg_camera *G, const sg_shade *sh,
+                       int cuda, int tx, int ty, float *rgb, float *depth, uint32_t *object)
 {
     const int W = c->p.width, H = c->p.height, spp = c->p.samples;
     double acc[16][3];
@@ -159,27 +159,27 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, con
         struct RTCRayHit16 rh;
         struct RTCRay16 sr;
         _Alignas(64) int shadow[16];
-        sensim_vec3 org[16], dir[16], cdir[16];
-        double ts[16];
+        double org[16][3], dir[16][3], cdir[16], ts[16];
         for (int j = 0; j < 16; j++) {
             /* Lanes outside the image repeat a valid ray (masked off). */
             int jj = inside[j] ? j : first;
-            /* The shared ray generation (render/gpu/sg_raygen.h). */
-            double px, py, cd[3], wd[3];
-            sg_camera_sample(G, pix[jj], (uint32_t)k, &px, &py, &ts[j]);
-            sg_pose pose;
-            sg_camera_pose(G, ts[j], &pose);
-            org[j] = sensim_vec3_make(pose.p[0], pose.p[1], pose.p[2]);
-            sg_camera_direction(G, px, py, cd);
-            sg_quat_rotate(pose.q, cd, wd);
-            cdir[j] = sensim_vec3_make(cd[0], cd[1], cd[2]);
-            dir[j] = sensim_vec3_make(wd[0], wd[1], wd[2]);
-            const float o[3] = {(float)org[j].x, (float)org[j].y, (float)org[j].z};
-            const float d[3] = {(float)dir[j].x, (float)dir[j].y, (float)dir[j].z};
-            packet_ray16(&rh, j, o, d, INFINITY, sg_ray_time((int)G->has_motion, G->t0, G->t1, ts[j]));
             /* The sample's place in the frame: its slot in the CUDA
-             * backend's batches; Embree and the twin ignore it. */
-            rh.ray.id[j] = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
+             * backend's batch; Embree and the twin ignore it. */
+            const unsigned id = (unsigned)(pix[jj] * (size_t)spp + (size_t)k);
+            sg_ray r;
+            if (cuda && id < s->cuda->batch.n && s->cuda->batch.hits[id].geom == SG_INVALID) {
+                /* A miss on the device: the sky, whatever the ray. */
+                static const float o0[3] = {0, 0, 0}, d0[3] = {1, 0, 0};
+                packet_ray16(&rh, j, o0, d0, INFINITY, 0);
+                rh.ray.id[j] = id;
+                continue;
+            }
+            /* The shared ray generation (render/gpu/sg_raygen.h). */
+            double cd[3];
+            sg_camera_ray_world(G, pix[jj], (uint32_t)k, &r, org[j], dir[j], cd, &ts[j]);
+            cdir[j] = cd[0];
+            packet_ray16(&rh, j, r.org, r.dir, INFINITY, r.time);
+            rh.ray.id[j] = id;
         }
         sensim_scene_intersect16(s, c->p.backend, inside, &ctx, &rh);
         double lit[16], ka[16][3], ks[16][3];
@@ -192,34 +192,42 @@ static void trace_tile(const sensim_render_camera *c, const sensim_scene *s, con
             mat[j] = NULL;
             if (!inside[j] || rh.hit.geomID[j] == RTC_INVALID_GEOMETRY_ID)
                 continue;
-            sensim_vec3 nrm;
-            int obj;
-            sensim_scene_fill_hit_parts(s, rh.hit.geomID[j], rh.hit.instID[0][j], rh.hit.Ng_x[j], rh.hit.Ng_y[j],
-                                 rh.hit.Ng_z[j], sensim_vec3_make(rh.ray.dir_x[j], rh.ray.dir_y[j], rh.ray.dir_z[j]),
-                                 ts[j], &nrm, &obj);
+            /* The shading normal (render/gpu/sg_shade.h, as the CUDA
+             * kernel computes it for its shadow rays). */
+            const float ng[3] = {rh.hit.Ng_x[j], rh.hit.Ng_y[j], rh.hit.Ng_z[j]};
+            const float rd[3] = {rh.ray.dir_x[j], rh.ray.dir_y[j], rh.ray.dir_z[j]};
+            double n[3];
+            const int obj = (int)sg_shade_normal(sh, rh.hit.geomID[j], rh.hit.instID[0][j], ng, rd, ts[j], n);
+            const sensim_vec3 nrm = sensim_vec3_make(n[0], n[1], n[2]);
             mat[j] = &s->mat[s->obj[obj].material];
             if (k == 0 && object)
                 object[pix[j]] = (uint32_t)obj;
             if (k == 0 && depth) /* cdir.x: the ray's cosine to the optical axis */
-                depth[pix[j]] = (float)(rh.ray.tfar[j] * (c->p.depth == SENSIM_RENDER_DEPTH_RANGE ? 1 : cdir[j].x));
+                depth[pix[j]] = (float)(rh.ray.tfar[j] * (c->p.depth == SENSIM_RENDER_DEPTH_RANGE ? 1 : cdir[j]));
             /* glTF materials and textures, or the two-layer surface BRDF
              * (pbr.c); else the Lambert albedo below. */
             pbr[j] = sensim_camera_surface(s, obj, rh.hit.primID[j], rh.hit.u[j], rh.hit.v[j], nrm, s->sun_dir,
-                                           sensim_vec3_scale(dir[j], -1), ka[j], ks[j]);
-            double ndl = sensim_vec3_dot(nrm, s->sun_dir), dist = rh.ray.tfar[j];
+                                           sensim_vec3_scale(sensim_vec3_make(dir[j][0], dir[j][1], dir[j][2]), -1),
+                                           ka[j], ks[j]);
+            const double ndl = sg_shade_ndl(sh, n);
             if (ndl > 0) {
                 lit[j] = ndl;
-                if (c->p.shadows) {
-                    sensim_vec3 o = sensim_vec3_add(org[j], sensim_vec3_scale(dir[j], dist));
-                    double eps = 1e-4 * fmax(1.0, dist);
+                if (c->p.shadows && cuda) {
+                    /* Traced on the device with the primary ray. */
+                    const sensim_cuda_batch *b = &s->cuda->batch;
+                    if (rh.ray.id[j] < b->n && b->occ[rh.ray.id[j]])
+                        lit[j] = 0;
+                } else if (c->p.shadows) {
+                    sg_ray q;
+                    sg_shade_shadow_ray(sh, org[j], dir[j], rh.ray.tfar[j], n, 0.0f, &q);
                     shadow[j] = -1;
-                    sr.org_x[j] = (float)(o.x + nrm.x * eps);
-                    sr.org_y[j] = (float)(o.y + nrm.y * eps);
-                    sr.org_z[j] = (float)(o.z + nrm.z * eps);
+                    sr.org_x[j] = q.org[0];
+                    sr.org_y[j] = q.org[1];
+                    sr.org_z[j] = q.org[2];
                 }
             }
         }
-        if (c->p.shadows) {
+        if (c->p.shadows && !cuda) {
             for (int j = 0; j < 16; j++) {
                 if (!shadow[j])
                     sr.org_x[j] = sr.org_y[j] = sr.org_z[j] = 0;
@@ -310,31 +318,56 @@ sensim_status sensim_render_camera_render_images(const sensim_render_camera *c, 
     }
     const int ntx = (c->p.width + TILE - 1) / TILE, nty = (c->p.height + TILE - 1) / TILE;
     const long ntiles = (long)ntx * nty;
-    /* The CUDA backend: the primary rays made and traced on the GPU (the
-     * same sg_raygen.h code as below), their hits downloaded into batch 0;
-     * with shadows a pass (primary hits replayed) records the shadow rays,
-     * traced on the GPU likewise (any hit); the last pass replays both and
-     * makes the image (cuda_loader.h). Other backends: one pass. */
-    const int cuda = sensim_scene_backend(s, c->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA;
-    const int passes = cuda && c->p.shadows ? 2 : 1;
-    sensim_status st = SENSIM_OK;
-    if (cuda) {
-        const size_t n = (size_t)c->p.width * c->p.height * c->p.samples;
-        if ((st = sensim_cuda_camera_trace(s->cuda, &G)) ||
-            (c->p.shadows && (st = sensim_cuda_batch_begin(s->cuda, 1, n)))) {
-            sensim_cuda_batch_end(s->cuda);
-            return st;
+    /* What the shading normal needs of the scene (sg_shade.h). */
+    size_t nkey = 0;
+    for (size_t i = 0; i < s->nobj; i++)
+        nkey += s->obj[i].nkey;
+    sg_shade sh = {NULL, NULL, NULL, (uint32_t)s->nobj, (uint32_t)(c->p.shadows != 0),
+                   {s->sun_dir.x, s->sun_dir.y, s->sun_dir.z}};
+    sg_shade_obj *so = malloc((s->nobj ? s->nobj : 1) * sizeof *so);
+    double *kt = malloc((nkey ? nkey : 1) * sizeof *kt), *kq = malloc((nkey ? nkey : 1) * 4 * sizeof *kq);
+    if (!so || !kt || !kq) {
+        free(so);
+        free(kt);
+        free(kq);
+        return sensim_error(SENSIM_ENOMEM, "camera: out of memory");
+    }
+    nkey = 0;
+    for (size_t i = 0; i < s->nobj; i++) {
+        const scene_object *o = &s->obj[i];
+        memcpy(so[i].scale, o->scale, sizeof so[i].scale);
+        sensim_quat_store(o->pose.q, so[i].q);
+        so[i].nkey = (uint32_t)o->nkey;
+        so[i].key = (uint32_t)nkey;
+        for (size_t k = 0; k < o->nkey; k++, nkey++) {
+            kt[nkey] = o->kt[k];
+            sensim_quat_store(o->kpose[k].q, kq + 4 * nkey);
         }
     }
-    for (int pass = 0; pass < passes && !st; pass++) {
+    sh.obj = so;
+    sh.kt = kt;
+    sh.kq = kq;
+    /* The CUDA backend: the primary rays made and traced on the GPU (the
+     * same sg_raygen.h code as below), and with shadows each lit hit's
+     * shadow ray made (sg_shade.h, as below) and traced there too; the
+     * hits and an occluded flag per sample are downloaded into batch 0,
+     * which the one pass below replays to shade (cuda_loader.h). */
+    const int cuda = sensim_scene_backend(s, c->p.backend, NULL) == SENSIM_RENDER_BACKEND_CUDA;
+    sensim_status st = cuda ? sensim_cuda_camera_trace(s->cuda, &G, &sh, nkey) : SENSIM_OK;
+    if (!st) {
 #pragma omp parallel for schedule(dynamic, 16)
         for (long i = 0; i < ntiles; i++)
-            trace_tile(c, s, &G, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
-        if (cuda && pass < passes - 1)
-            st = sensim_cuda_batch_trace(s->cuda, 1);
+            trace_tile(c, s, &G, &sh, cuda, (int)(i % ntx), (int)(i / ntx), rgb, depth, object);
     }
-    if (cuda)
+    if (cuda) {
+        if (!st && s->cuda->batch.bad_id)
+            st = sensim_error(SENSIM_EINTERNAL, "camera: a sample's slot lay outside the frame's %zu samples",
+                              s->cuda->batch.n);
         sensim_cuda_batch_end(s->cuda);
+    }
+    free(so);
+    free(kt);
+    free(kq);
     if (st)
         return st;
     if (c->p.noise)

@@ -153,10 +153,8 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
 {
     if (!cs)
         return;
-    for (int w = 0; w < 2; w++) {
-        free(cs->batch[w].rays);
-        free(cs->batch[w].hits);
-    }
+    free(cs->batch.hits);
+    free(cs->batch.occ);
     free(cs->hit);
     free(cs->off);
     free(cs->count);
@@ -196,49 +194,7 @@ sensim_status sensim_cuda_scene_trace(sensim_cuda_scene *cs, const sg_ray *rays,
     return trace_with(cs, "sg_trace_kernel", rays, hits, n);
 }
 
-sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n)
-{
-    sensim_cuda_batch *b = &cs->batch[which];
-    if (n > UINT32_MAX)
-        return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one pass; the CUDA backend takes at most %u", n,
-                            UINT32_MAX);
-    if (n > b->cap || !b->rays) {
-        free(b->rays);
-        free(b->hits);
-        b->rays = malloc(n * sizeof *b->rays);
-        b->hits = malloc(n * sizeof *b->hits);
-        b->cap = b->rays && b->hits ? n : 0;
-        if (!b->cap)
-            return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
-    }
-    /* Slots no lane records stay empty rays (tfar < tnear: no hit). */
-    for (size_t i = 0; i < n; i++) {
-        sg_ray *r = &b->rays[i];
-        r->org[0] = r->org[1] = r->org[2] = 0.0f;
-        r->dir[0] = 1.0f;
-        r->dir[1] = r->dir[2] = 0.0f;
-        r->tnear = 0.0f;
-        r->tfar = -1.0f;
-        r->time = 0.0f;
-    }
-    b->n = n;
-    b->bad_id = 0;
-    b->mode = SENSIM_CUDA_RECORD;
-    return SENSIM_OK;
-}
-
-sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which)
-{
-    sensim_cuda_batch *b = &cs->batch[which];
-    if (b->bad_id)
-        return sensim_error(SENSIM_EINTERNAL, "cuda: a ray's slot lay outside its pass of %zu rays", b->n);
-    /* Shadow rays (batch 1) need any hit only. */
-    sensim_status st = trace_with(cs, which ? "sg_occluded_kernel" : "sg_trace_kernel", b->rays, b->hits, b->n);
-    b->mode = st ? SENSIM_CUDA_OFF : SENSIM_CUDA_REPLAY;
-    return st;
-}
-
-void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch[0].mode = cs->batch[1].mode = SENSIM_CUDA_OFF; }
+void sensim_cuda_batch_end(sensim_cuda_scene *cs) { cs->batch.mode = SENSIM_CUDA_OFF; }
 
 /* The lane's slot in the batch, or -1 (flagged) when out of range. */
 static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
@@ -252,44 +208,34 @@ static inline long batch_slot(sensim_cuda_batch *b, unsigned id)
 
 void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh)
 {
-    sensim_cuda_batch *b = &cs->batch[0];
+    sensim_cuda_batch *b = &cs->batch;
+    if (b->mode != SENSIM_CUDA_REPLAY)
+        return;
     for (int j = 0; j < 16; j++) {
         long i;
-        if (!valid[j] || (i = batch_slot(b, rh->ray.id[j])) < 0)
-            continue;
-        if (b->mode == SENSIM_CUDA_RECORD)
-            sensim_twin_lane_ray(&rh->ray, j, &b->rays[i]);
-        else if (b->mode == SENSIM_CUDA_REPLAY)
+        if (valid[j] && (i = batch_slot(b, rh->ray.id[j])) >= 0)
             sensim_twin_lane_hit(rh, j, &b->hits[i]);
     }
 }
 
-void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r)
+/* Device buffer *buf (*cap bytes) at least `bytes` long. */
+static sensim_status dev_buffer(sensim_cuda_scene *cs, sensim_cuda_ptr *buf, size_t *cap, size_t bytes)
 {
-    sensim_cuda_batch *b = &cs->batch[1];
-    for (int j = 0; j < 16; j++) {
-        long i;
-        if (!valid[j] || (i = batch_slot(b, r->id[j])) < 0)
-            continue;
-        if (b->mode == SENSIM_CUDA_RECORD)
-            sensim_twin_lane_ray(r, j, &b->rays[i]);
-        else if (b->mode == SENSIM_CUDA_REPLAY)
-            sensim_twin_lane_occluded(r, j, &b->hits[i]);
-    }
+    if (bytes <= *cap)
+        return SENSIM_OK;
+    sensim_cuda_free(cs->cu, *buf);
+    *buf = 0;
+    *cap = 0;
+    sensim_status st = sensim_cuda_alloc(cs->cu, bytes, buf);
+    if (!st)
+        *cap = bytes;
+    return st;
 }
 
 /* Device buffer k of the scan at least `bytes` long. */
 static sensim_status scan_buffer(sensim_cuda_scene *cs, int k, size_t bytes)
 {
-    if (bytes <= cs->scan_cap[k])
-        return SENSIM_OK;
-    sensim_cuda_free(cs->cu, cs->scan_buf[k]);
-    cs->scan_buf[k] = 0;
-    cs->scan_cap[k] = 0;
-    sensim_status st = sensim_cuda_alloc(cs->cu, bytes, &cs->scan_buf[k]);
-    if (!st)
-        cs->scan_cap[k] = bytes;
-    return st;
+    return dev_buffer(cs, &cs->scan_buf[k], &cs->scan_cap[k], bytes);
 }
 
 /* The lidar's constant tables on the device, uploaded when the lidar is
@@ -411,24 +357,38 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
     return SENSIM_OK;
 }
 
-sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G)
+enum { C_OCC, C_OBJ, C_KT, C_KQ };
+
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G, const sg_shade *sh, size_t nkey)
 {
     const size_t n = (size_t)G->width * G->height * G->spp;
-    sensim_cuda_batch *b = &cs->batch[0];
+    sensim_cuda_batch *b = &cs->batch;
     if (n > UINT32_MAX)
         return sensim_error(SENSIM_EUNSUPPORTED, "cuda: %zu rays in one frame; the CUDA backend takes at most %u", n,
                             UINT32_MAX);
-    if (n > b->cap) {
-        free(b->rays);
+    if (n > b->cap || (sh->shadows && !b->occ)) {
         free(b->hits);
-        b->rays = NULL; /* the rays stay on the device */
+        free(b->occ);
         b->hits = malloc(n * sizeof *b->hits);
-        b->cap = b->hits ? n : 0;
+        b->occ = malloc(n);
+        b->cap = b->hits && b->occ ? n : 0;
         if (!b->cap)
             return sensim_error(SENSIM_ENOMEM, "cuda: out of memory for %zu rays", n);
     }
     const size_t chunk = n < cs->chunk ? n : cs->chunk;
+    /* The shading tables with device addresses (passed by value). */
+    sg_shade D_sh = *sh;
+    const void *src[4] = {NULL, sh->obj, sh->kt, sh->kq};
+    const size_t bytes[4] = {sh->shadows ? chunk : 0, sh->shadows ? sh->nobj * sizeof *sh->obj : 0,
+                             sh->shadows ? nkey * sizeof *sh->kt : 0, sh->shadows ? 4 * nkey * sizeof *sh->kq : 0};
     sensim_status st;
+    for (int k = 0; k < 4; k++)
+        if (bytes[k] && ((st = dev_buffer(cs, &cs->cam_buf[k], &cs->cam_cap[k], bytes[k])) ||
+                         (src[k] && (st = sensim_cuda_upload(cs->cu, cs->cam_buf[k], src[k], bytes[k])))))
+            return st;
+    D_sh.obj = (const sg_shade_obj *)(uintptr_t)(bytes[C_OBJ] ? cs->cam_buf[C_OBJ] : 0);
+    D_sh.kt = (const double *)(uintptr_t)(bytes[C_KT] ? cs->cam_buf[C_KT] : 0);
+    D_sh.kq = (const double *)(uintptr_t)(bytes[C_KQ] ? cs->cam_buf[C_KQ] : 0);
     if ((st = scan_buffer(cs, S_POSE, G->nknot * sizeof(sg_pose))) ||
         (st = sensim_cuda_upload(cs->cu, cs->scan_buf[S_POSE], G->knot, G->nknot * sizeof(sg_pose))) ||
         (st = scan_buffer(cs, S_OUT, chunk * sizeof(sg_hit))))
@@ -437,9 +397,10 @@ sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G
     D.knot = (const sg_pose *)(uintptr_t)cs->scan_buf[S_POSE];
     for (size_t at = 0; at < n; at += chunk) {
         unsigned long long first = at, m = n - at < chunk ? n - at : chunk;
-        void *params[] = {&cs->dev, &D, &first, &m, &cs->scan_buf[S_OUT]};
+        void *params[] = {&cs->dev, &D, &D_sh, &first, &m, &cs->scan_buf[S_OUT], &cs->cam_buf[C_OCC]};
         if ((st = sensim_cuda_launch(cs->cu, "sg_camera_kernel", m, params)) ||
-            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))))
+            (st = sensim_cuda_download(cs->cu, b->hits + at, cs->scan_buf[S_OUT], m * sizeof(sg_hit))) ||
+            (sh->shadows && (st = sensim_cuda_download(cs->cu, b->occ + at, cs->cam_buf[C_OCC], m))))
             return st;
     }
     b->n = n;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "gpu/sg_scan.h"
+#include "gpu/sg_shade.h"
 
 #include "sensim/status.h"
 
@@ -83,18 +84,16 @@ sensim_status sensim_cuda_check_arithmetic(sensim_cuda *cu);
 /* A flattened scene (render/gpu/sg_types.h, the twin's) on the device:
  * the arrays uploaded once with plain allocations, and buffers for rays
  * and hits reused from batch to batch. */
-/* A pass's rays, recorded by the packet hook, then traced in one batch, then
- * their hits replayed into the same packets (see sensim_cuda_intersect16):
- * the camera's shadow rays (batch 1), which depend on host shading. The
- * camera's primary hits (batch 0) come from sensim_cuda_camera_trace, rays
- * made on the device, and are replayed the same way. Slot i is the ray
- * whose packet lane carries id i. */
-typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_RECORD, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
+/* A camera frame's samples traced on the device (sensim_cuda_camera_trace):
+ * their hits, replayed into the camera's packets by the packet hook (see
+ * sensim_cuda_intersect16; slot i is the sample whose packet lane carries
+ * id i), and with shadows whether each sample's shadow ray is blocked. */
+typedef enum { SENSIM_CUDA_OFF, SENSIM_CUDA_REPLAY } sensim_cuda_mode;
 typedef struct sensim_cuda_batch {
     sensim_cuda_mode mode;
     size_t n, cap;
-    sg_ray *rays;
     sg_hit *hits;
+    uint8_t *occ; /* the sample's shadow ray is blocked (shadows only) */
     _Atomic int bad_id; /* a lane's id was >= n (set by the hooks, read after the pass) */
 } sensim_cuda_batch;
 
@@ -121,12 +120,14 @@ typedef struct sensim_cuda_scene {
     sensim_cuda_lidar_tables lidar; /* the last lidar's tables */
     sensim_cuda_ptr scan_buf[6];    /* per-ray records, counts, group sums, compacted hits, poses, block sums */
     size_t scan_cap[6];             /* their sizes, bytes */
+    sensim_cuda_ptr cam_buf[4];     /* camera: occluded flags, sg_shade's obj, kt, kq */
+    size_t cam_cap[4];
     sg_lhit *hit;                   /* host copies of a scan's results */
     size_t *off;
     uint16_t *count;
     size_t cap_hit, cap_beam;
     size_t chunk; /* rays per launch at most (2^24; tests lower it) */
-    sensim_cuda_batch batch[2]; /* closest hits, occlusion (shadow rays) */
+    sensim_cuda_batch batch;    /* a camera frame's hits */
     sg_scene dev;               /* the scene with device addresses */
     sensim_cuda_ptr buf[6];     /* its arrays */
     sensim_cuda_ptr rays, hits; /* batch buffers of cap rays */
@@ -158,25 +159,21 @@ sensim_status sensim_cuda_lidar_trace(sensim_cuda_scene *cs, const sg_lidar *L, 
 
 /* A camera frame's primary rays on the device: made (sg_raygen.h's
  * sg_camera_ray; G with host pointers, its pose knots uploaded here),
- * traced, and their hits downloaded into batch 0, which then replays them
- * (slot pix * spp + k), in launches of at most 2^24 rays. */
-sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G);
+ * traced, and their hits downloaded into the batch, which then replays them
+ * (slot pix * spp + k), in launches of at most 2^24 rays. With
+ * sh->shadows (sh with host pointers, nkey keyframes in all, uploaded
+ * here), the lit hits' shadow rays are made and traced there too
+ * (sg_shade.h's sg_camera_trace) and the batch's occ[slot] downloaded. */
+sensim_status sensim_cuda_camera_trace(sensim_cuda_scene *cs, const sg_camera *G, const sg_shade *sh, size_t nkey);
 
-/* Batches: _begin sizes batch `which` for n rays (slots 0..n-1) and records;
- * _trace traces what was recorded on the device and replays; _end turns
- * the hooks off. */
-sensim_status sensim_cuda_batch_begin(sensim_cuda_scene *cs, int which, size_t n);
-sensim_status sensim_cuda_batch_trace(sensim_cuda_scene *cs, int which);
+/* Turns the packet hook off. */
 void sensim_cuda_batch_end(sensim_cuda_scene *cs);
 
-/* The packet hooks (render/backend.c's dispatch for CUDA): record the
- * valid lanes' rays into slot ray.id of batch 0 (closest hits) or 1
- * (shadow rays), or, once traced, write their hits back as
- * rtcIntersect16 / rtcOccluded16 would (the twin's own lane code). */
+/* The packet hook (render/backend.c's dispatch for CUDA): writes the
+ * batch's hits of the valid lanes (slot ray.id) back as rtcIntersect16
+ * would (the twin's own lane code). */
 struct RTCRayHit16;
-struct RTCRay16;
 void sensim_cuda_intersect16(sensim_cuda_scene *cs, const int *valid, struct RTCRayHit16 *rh);
-void sensim_cuda_occluded16(sensim_cuda_scene *cs, const int *valid, struct RTCRay16 *r);
 
 #pragma GCC visibility pop
 

@@ -136,8 +136,10 @@ void sensim_scene_object_xfm(const sensim_scene *s, const scene_object *o, int k
  * for TWIN, the scene prepared; else EINVAL naming `who`. */
 sensim_status sensim_scene_backend_check(const sensim_scene *s, sensim_render_backend b, const char *who);
 /* rtcIntersect16 / rtcOccluded16 on s by backend b (EMBREE or TWIN, the
- * scene prepared for it): the one place the lidar and camera loops call
- * for hits, so that everything after the hit is the same code. */
+ * scene prepared for it; for CUDA, intersect16 replays the hits of a
+ * camera frame traced on the device, and occluded16 is not called): the
+ * one place the lidar and camera loops call for hits, so that everything
+ * after the hit is the same code. */
 void sensim_scene_intersect16(const sensim_scene *s, sensim_render_backend b, const int *valid,
                               struct RTCIntersectContext *ctx, struct RTCRayHit16 *rh);
 void sensim_scene_occluded16(const sensim_scene *s, sensim_render_backend b, const int *valid,

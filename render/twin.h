@@ -64,12 +64,6 @@ static inline void sensim_twin_lane_hit(struct RTCRayHit16 *rh, int j, const sg_
     rh->hit.instID[0][j] = h->inst;
 }
 
-/* Hit h of a shadow ray into lane j as rtcOccluded16 reports it. */
-static inline void sensim_twin_lane_occluded(struct RTCRay16 *r, int j, const sg_hit *h)
-{
-    if (h->geom != SG_INVALID)
-        r->tfar[j] = -INFINITY;
-}
 
 /* Traces the valid lanes of a packet like rtcIntersect16 (closest hit, the
  * hit fields Embree sets: tfar, Ng, u, v, primID, geomID, instID[0]). */

@@ -492,17 +492,19 @@ END_TEST
 
 typedef struct {
     sensim_vec3 p0, v;
+    double yaw0; /* heading at t = 0, rad */
 } motion;
 
 static void moving_pose(const void *user, double t, sensim_pose *out)
 {
     const motion *m = user;
     out->p = sensim_vec3_add(m->p0, sensim_vec3_scale(m->v, t));
-    out->q = sensim_quat_axis_angle(sensim_vec3_make(0, 0, 1), 0.3 * t);
+    out->q = sensim_quat_axis_angle(sensim_vec3_make(0, 0, 1), m->yaw0 + 0.3 * t);
 }
 
 /* Ground, a sphere, a box whose edge splits beams, an instanced mesh used
- * twice and a moving box, in fog: every kind of geometry the twin has. */
+ * twice (once scaled) and a moving, turning box (its keyframes far enough
+ * apart for slerp proper), in fog: every kind of geometry the twin has. */
 static sensim_scene *analytic_scene(void)
 {
     sensim_scene *s = sensim_scene_create();
@@ -520,12 +522,16 @@ static sensim_scene *analytic_scene(void)
     ck_assert_int_ge(sensim_scene_add_object(s, box, mat, p), 0);
     for (int i = 0; i < 2; i++) { /* big has >= 1024 triangles: instanced */
         p.p = sensim_vec3_make(-10, 6 * i - 3, 1.5);
-        ck_assert_int_ge(sensim_scene_add_object(s, big, mat, p), 0);
+        int o = sensim_scene_add_object(s, big, mat, p);
+        ck_assert_int_ge(o, 0);
+        if (i)
+            ck_assert_int_eq(sensim_scene_set_object_scale(s, o, 1.2, 0.8, 1), SENSIM_OK);
     }
     double kt[2] = {0, 1};
     sensim_pose kp[2] = {sensim_pose_identity(), sensim_pose_identity()};
     kp[0].p = sensim_vec3_make(0, 8, 1);
     kp[1].p = sensim_vec3_make(4, 8, 1);
+    kp[1].q = sensim_quat_axis_angle(sensim_vec3_make(0, 0, 1), 0.8);
     ck_assert_int_ge(sensim_scene_add_moving_object(s, box, mat, kt, kp, 2, 0), 0);
     ck_assert_int_eq(sensim_scene_set_atmosphere(s, 0.01), SENSIM_OK);
     ck_assert_int_eq(sensim_scene_commit(s), SENSIM_OK);
@@ -548,7 +554,7 @@ static void lib_cuda_matches_twin(const char *lib, size_t chunk)
     if (chunk)
         s->cuda->chunk = chunk;
     ck_assert_int_eq(sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN), SENSIM_OK);
-    motion mo = {{0, 0, 1.8}, {3, 0.5, 0}};
+    motion mo = {{0, 0, 1.8}, {3, 0.5, 0}, 0};
     for (int v = 0; v < 3; v++) {
         sensim_render_lidar_params p = sensim_render_lidar_default_params();
         p.channels = 32;
@@ -585,19 +591,40 @@ static void lib_cuda_matches_twin(const char *lib, size_t chunk)
     cp.samples = 3;
     cp.exposure = 0.02;
     cp.shadows = 1;
-    float *img[2];
-    for (int b = 0; b < 2; b++) {
-        cp.backend = b ? SENSIM_RENDER_BACKEND_TWIN : SENSIM_RENDER_BACKEND_CUDA;
-        sensim_render_camera *c = sensim_render_camera_create(&cp);
-        ck_assert_ptr_nonnull(c);
-        img[b] = malloc(160 * 90 * 3 * sizeof(float));
-        ck_assert_msg(sensim_render_camera_render(c, s, moving_pose, &mo, 0.25, 3, img[b]) == SENSIM_OK, "%s",
-                      sensim_last_error());
-        sensim_render_camera_destroy(c);
+    /* Looking ahead (the ball, the box), then back (the turning box, an
+     * instance, its scaled twin's shadow). */
+    const motion view[2] = {mo, {{2, 0, 1.8}, {0.5, 0.5, 0}, 2.4}};
+    for (int w = 0; w < 2; w++) {
+        float *img[2];
+        uint32_t *obj[2];
+        for (int b = 0; b < 2; b++) {
+            cp.backend = b ? SENSIM_RENDER_BACKEND_TWIN : SENSIM_RENDER_BACKEND_CUDA;
+            sensim_render_camera *c = sensim_render_camera_create(&cp);
+            ck_assert_ptr_nonnull(c);
+            img[b] = malloc(160 * 90 * 3 * sizeof(float));
+            obj[b] = malloc(160 * 90 * sizeof(uint32_t));
+            ck_assert_msg(sensim_render_camera_render_images(c, s, moving_pose, &view[w], 0.25, 3, img[b], NULL,
+                                                             obj[b]) == SENSIM_OK,
+                          "%s", sensim_last_error());
+            sensim_render_camera_destroy(c);
+        }
+        ck_assert(!memcmp(img[0], img[1], 160 * 90 * 3 * sizeof(float)));
+        ck_assert(!memcmp(obj[0], obj[1], 160 * 90 * sizeof(uint32_t)));
+        /* The objects the view is meant to see are in it. */
+        int seen[7] = {0};
+        for (int i = 0; i < 160 * 90; i++)
+            if (obj[0][i] < 7)
+                seen[obj[0][i]] = 1;
+        if (w)
+            ck_assert_msg(seen[5] && (seen[3] || seen[4]), "turning box %d, instances %d %d", seen[5], seen[3],
+                          seen[4]);
+        else
+            ck_assert_msg(seen[1] && seen[2], "ball %d, box %d", seen[1], seen[2]);
+        for (int b = 0; b < 2; b++) {
+            free(img[b]);
+            free(obj[b]);
+        }
     }
-    ck_assert(!memcmp(img[0], img[1], 160 * 90 * 3 * sizeof(float)));
-    free(img[0]);
-    free(img[1]);
     sensim_scene_destroy(s);
 }
 

@@ -25,6 +25,7 @@
 #include "sg_bvh.h"
 #include "sg_probe.h"
 #include "sg_scan.h"
+#include "sg_shade.h"
 
 /* This thread's index in a one-dimensional launch. */
 static __device__ inline unsigned long long sg_thread_index(void)
@@ -106,16 +107,12 @@ extern "C" __global__ void sg_scan_compact_kernel(const sg_lhit *rec, unsigned l
 
 /* A camera frame's samples first .. first + n - 1 (sample index pix spp +
  * k): rays made (sg_raygen.h; G's knots a device pointer) and traced into
- * hits[0 .. n). */
-extern "C" __global__ void sg_camera_kernel(sg_scene s, sg_camera G, unsigned long long first, unsigned long long n,
-                                            sg_hit *hits)
+ * hits[0 .. n); with S.shadows, the shadow rays of the lit hits made and
+ * traced too, occ[0 .. n) set when blocked (sg_shade.h). */
+extern "C" __global__ void sg_camera_kernel(sg_scene s, sg_camera G, sg_shade S, unsigned long long first,
+                                            unsigned long long n, sg_hit *hits, uint8_t *occ)
 {
     unsigned long long i = sg_thread_index();
-    if (i < n) {
-        const unsigned long long idx = first + i;
-        sg_ray r;
-        double cd[3], ts;
-        sg_camera_ray(&G, idx / G.spp, (uint32_t)(idx % G.spp), &r, cd, &ts);
-        sg_trace(&s, &r, &hits[i], 0);
-    }
+    if (i < n)
+        sg_camera_trace(&s, &G, &S, first + i, &hits[i], S.shadows ? &occ[i] : (uint8_t *)0);
 }

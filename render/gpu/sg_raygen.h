@@ -436,23 +436,33 @@ SENSIM_HD static inline void sg_camera_pose(const sg_camera *c, double ts, sg_po
 }
 
 /* Sample k of pixel pix: the world ray (origin and direction as traced,
- * float), the sensor-frame direction cd (double) and the sample's time. */
-SENSIM_HD static inline void sg_camera_ray(const sg_camera *c, uint64_t pix, uint32_t k, sg_ray *r, double cd[3],
-                                           double *ts)
+ * float; org and wd: the same in double, before rounding), the
+ * sensor-frame direction cd (double) and the sample's time. */
+SENSIM_HD static inline void sg_camera_ray_world(const sg_camera *c, uint64_t pix, uint32_t k, sg_ray *r,
+                                                 double org[3], double wd[3], double cd[3], double *ts)
 {
-    double px, py, wd[3];
+    double px, py;
     sg_pose pose;
     sg_camera_sample(c, pix, k, &px, &py, ts);
     sg_camera_pose(c, *ts, &pose);
     sg_camera_direction(c, px, py, cd);
     sg_quat_rotate(pose.q, cd, wd);
     for (int a = 0; a < 3; a++) {
+        org[a] = pose.p[a];
         r->org[a] = (float)pose.p[a];
         r->dir[a] = (float)wd[a];
     }
     r->tnear = 0.0f;
     r->tfar = __builtin_inff();
     r->time = sg_ray_time((int)c->has_motion, c->t0, c->t1, *ts);
+}
+
+/* sg_camera_ray_world without the doubles of the world ray. */
+SENSIM_HD static inline void sg_camera_ray(const sg_camera *c, uint64_t pix, uint32_t k, sg_ray *r, double cd[3],
+                                           double *ts)
+{
+    double org[3], wd[3];
+    sg_camera_ray_world(c, pix, k, r, org, wd, cd, ts);
 }
 
 #endif

@@ -30,6 +30,7 @@
 #include "sg_bvh.h"
 #include "sg_probe.h"
 #include "sg_scan.h"
+#include "sg_shade.h"
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -349,16 +350,13 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
             return E_LAUNCH_FAILED;
         const sg_scene *s = (const sg_scene *)params[0];
         const sg_camera *G = (const sg_camera *)params[1];
-        const unsigned long long first = *(unsigned long long *)params[2], n = *(unsigned long long *)params[3];
-        sg_hit *hits = DEV(sg_hit *, 4);
+        const sg_shade *S = (const sg_shade *)params[2];
+        const unsigned long long first = *(unsigned long long *)params[3], n = *(unsigned long long *)params[4];
+        sg_hit *hits = DEV(sg_hit *, 5);
+        uint8_t *occ = DEV(uint8_t *, 6);
         for (unsigned long long i = 0; i < threads; i++)
-            if (i < n) {
-                const unsigned long long idx = first + i;
-                sg_ray r;
-                double cd[3], ts;
-                sg_camera_ray(G, idx / G->spp, (uint32_t)(idx % G->spp), &r, cd, &ts);
-                sg_trace(s, &r, &hits[i], 0);
-            }
+            if (i < n)
+                sg_camera_trace(s, G, S, first + i, &hits[i], S->shadows ? &occ[i] : NULL);
         return OK;
     }
 #define U64(k) (*(unsigned long long *)params[k])
