@@ -546,6 +546,27 @@ typedef double allan_v4d __attribute__((vector_size(32)));
 typedef long long allan_v4i __attribute__((vector_size(32)));
 #define RN_SHUF(a, b, i, j, k, l) __builtin_shuffle(a, b, (allan_v4i){i, j, k, l})
 #endif
+
+/* Four steps of four chains: r0..r3 hold step k of chains 0..3 (row q =
+ * chain); transposed so that each add takes one step of all four chains,
+ * the running value u and its sums su and su2 advanced in step order. */
+#define RN_STEPS4(r0, r1, r2, r3, u, su, su2)                                                                      \
+    do {                                                                                                           \
+        allan_v4d t0_ = RN_SHUF(r0, r1, 0, 4, 2, 6), t1_ = RN_SHUF(r0, r1, 1, 5, 3, 7);                            \
+        allan_v4d t2_ = RN_SHUF(r2, r3, 0, 4, 2, 6), t3_ = RN_SHUF(r2, r3, 1, 5, 3, 7);                            \
+        u += RN_SHUF(t0_, t2_, 0, 1, 4, 5);                                                                        \
+        su += u;                                                                                                   \
+        su2 += u * u;                                                                                              \
+        u += RN_SHUF(t1_, t3_, 0, 1, 4, 5);                                                                        \
+        su += u;                                                                                                   \
+        su2 += u * u;                                                                                              \
+        u += RN_SHUF(t0_, t2_, 2, 3, 6, 7);                                                                        \
+        su += u;                                                                                                   \
+        su2 += u * u;                                                                                              \
+        u += RN_SHUF(t1_, t3_, 2, 3, 6, 7);                                                                        \
+        su += u;                                                                                                   \
+        su2 += u * u;                                                                                              \
+    } while (0)
 #define RN_FAST_MIN 64
 
 static inline double rn_d(const double *ph, size_t m, size_t j)
@@ -583,20 +604,7 @@ static double rn_run(const double *ph, size_t m, size_t i0, size_t i1, double V,
                 sdv += dn * dn;
                 r[q] = dn - dold;
             }
-            allan_v4d t0 = RN_SHUF(r[0], r[1], 0, 4, 2, 6), t1 = RN_SHUF(r[0], r[1], 1, 5, 3, 7);
-            allan_v4d t2 = RN_SHUF(r[2], r[3], 0, 4, 2, 6), t3 = RN_SHUF(r[2], r[3], 1, 5, 3, 7);
-            u += RN_SHUF(t0, t2, 0, 1, 4, 5);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t1, t3, 0, 1, 4, 5);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t0, t2, 2, 3, 6, 7);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t1, t3, 2, 3, 6, 7);
-            su += u;
-            su2 += u * u;
+            RN_STEPS4(r[0], r[1], r[2], r[3], u, su, su2);
         }
         double uu[4], s1[4], s2[4], sdd = sdv[0] + sdv[1] + sdv[2] + sdv[3];
         for (int q = 0; q < 4; q++) {
@@ -674,22 +682,7 @@ static double rn_observed_fast(const double *ph, size_t np, size_t m)
             sdv += d1 * d1 + d2 * d2 + d3 * d3 + d4 * d4;
             allan_v4d r0 = d1 - d0, r1 = d2 - d1, r2 = d3 - d2, r3 = d4 - d3;
             /* Transpose: column k holds step t + k of the four chains. */
-            allan_v4d t0 = RN_SHUF(r0, r1, 0, 4, 2, 6);
-            allan_v4d t1 = RN_SHUF(r0, r1, 1, 5, 3, 7);
-            allan_v4d t2 = RN_SHUF(r2, r3, 0, 4, 2, 6);
-            allan_v4d t3 = RN_SHUF(r2, r3, 1, 5, 3, 7);
-            u += RN_SHUF(t0, t2, 0, 1, 4, 5);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t1, t3, 0, 1, 4, 5);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t0, t2, 2, 3, 6, 7);
-            su += u;
-            su2 += u * u;
-            u += RN_SHUF(t1, t3, 2, 3, 6, 7);
-            su += u;
-            su2 += u * u;
+            RN_STEPS4(r0, r1, r2, r3, u, su, su2);
         }
         double uu[4], s1[4], s2[4];
         for (int l = 0; l < 4; l++) {
