@@ -256,6 +256,29 @@ SENSIM_HD static inline int sg_top_trace_packet(const sg_scene *s, const sg_ray 
     }
 }
 
+/* Loads the lanes j < *n (*n clipped to 16) of `mask` from rs[j] into the
+ * packet, their far distances into tfar and empty closest hits into best;
+ * other lanes are cleared (tfar -1). Returns the mask so clipped. */
+SENSIM_HD static inline uint32_t sg_packet_load(const sg_ray *rs, int *n, uint32_t mask, sg_packet *pw, sg_best *best,
+                                                float *tfar)
+{
+    if (*n > SG_PACKET)
+        *n = SG_PACKET;
+    if (*n < SG_PACKET)
+        mask &= (1u << *n) - 1u;
+    for (int j = 0; j < SG_PACKET; j++) {
+        if (mask >> j & 1u) {
+            sg_packet_set(pw, j, rs[j].org, rs[j].dir, rs[j].tnear);
+            tfar[j] = rs[j].tfar;
+        } else {
+            sg_packet_clear(pw, j);
+            tfar[j] = -1.0f;
+        }
+        sg_best_init(&best[j], tfar[j]);
+    }
+    return mask;
+}
+
 /* Closest hits of rays[first + j] for the lanes j < n (n <= 16) set in
  * `mask` (bit j: lane j), each into hits[first + j] exactly as sg_trace
  * would write it; hits of other lanes are left alone. Rays of a packet
@@ -264,27 +287,10 @@ SENSIM_HD static inline void sg_trace_packet_mask(const sg_scene *s, const sg_ra
                                                   int n, uint32_t mask)
 {
     const sg_ray *rs = rays + first;
-    if (n > SG_PACKET)
-        n = SG_PACKET;
-    if (n < SG_PACKET)
-        mask &= (1u << n) - 1u;
     sg_packet pw;
     sg_best best[SG_PACKET];
     float tfar[SG_PACKET];
-    for (int j = 0; j < SG_PACKET; j++) {
-        if (mask >> j & 1u) {
-            sg_packet_set(&pw, j, rs[j].org, rs[j].dir, rs[j].tnear);
-            tfar[j] = rs[j].tfar;
-        } else {
-            sg_packet_clear(&pw, j);
-            tfar[j] = -1.0f;
-        }
-        best[j].c.t = tfar[j];
-        best[j].c.V = best[j].c.W = 0.0f;
-        best[j].c.det = 1.0f;
-        best[j].tri = SG_INVALID;
-        best[j].inst = SG_INVALID;
-    }
+    mask = sg_packet_load(rs, &n, mask, &pw, best, tfar);
     if (!mask)
         return;
     /* Instances first, as sg_trace. */
@@ -326,23 +332,10 @@ SENSIM_HD static inline uint32_t sg_occluded_packet_mask(const sg_scene *s, cons
                                                          uint32_t mask)
 {
     const sg_ray *rs = rays + first;
-    if (n > SG_PACKET)
-        n = SG_PACKET;
-    if (n < SG_PACKET)
-        mask &= (1u << n) - 1u;
     sg_packet pw;
     sg_best best[SG_PACKET];
     float tfar[SG_PACKET];
-    for (int j = 0; j < SG_PACKET; j++) {
-        if (mask >> j & 1u) {
-            sg_packet_set(&pw, j, rs[j].org, rs[j].dir, rs[j].tnear);
-            tfar[j] = rs[j].tfar;
-        } else {
-            sg_packet_clear(&pw, j);
-            tfar[j] = -1.0f;
-        }
-        sg_best_init(&best[j], tfar[j]);
-    }
+    mask = sg_packet_load(rs, &n, mask, &pw, best, tfar);
     uint32_t live = mask;
     if (live && s->ninst > 0)
         sg_top_trace_packet(s, rs, &pw, live, best, tfar, &live);
