@@ -163,13 +163,9 @@ static int make_beam_rays(const sensim_render_lidar_params *p, double *a, double
     return n;
 }
 
-sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params *p)
+sensim_status sensim_render_lidar_params_check(const sensim_render_lidar_params *p)
 {
-#define BAD(...)                                     \
-    do {                                             \
-        sensim_error(SENSIM_EINVAL, "lidar: " __VA_ARGS__); \
-        return NULL;                                 \
-    } while (0)
+#define BAD(...) return sensim_error(SENSIM_EINVAL, "lidar: " __VA_ARGS__)
     if (p->scan != SENSIM_SCAN_SPIN && p->scan != SENSIM_SCAN_ROSETTE)
         BAD("unknown scan kind %d", (int)p->scan);
     if ((unsigned)p->backend > SENSIM_RENDER_BACKEND_AUTO)
@@ -222,7 +218,14 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
         if (!(fabs(p->elevation[k]) <= M_PI / 2) || !isfinite(p->azimuth_offset[k]) ||
             !(p->time_offset[k] >= 0 && isfinite(p->time_offset[k])))
             BAD("channel %d: elevation within +-pi/2, finite azimuth offset and time offset >= 0 needed", k);
+    return SENSIM_OK;
 #undef BAD
+}
+
+sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params *p)
+{
+    if (sensim_render_lidar_params_check(p))
+        return NULL;
     sensim_render_lidar *l = calloc(1, sizeof *l);
     if (!l) {
         sensim_error(SENSIM_ENOMEM, "lidar: out of memory");

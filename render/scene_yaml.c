@@ -671,10 +671,10 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
     }
     SENSIM_TRY(apply_lidar_keys(n, p));
     *rate = p->rate_hz;
-    sensim_render_lidar *l = sensim_render_lidar_create(p);
-    if (!l)
+    /* Checked here, built when rendered: the tables of a large lidar
+     * (channels x columns directions) wait until the output is planned. */
+    if (sensim_render_lidar_params_check(p))
         return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    sensim_render_lidar_destroy(l);
     return SENSIM_OK;
 }
 

@@ -454,6 +454,15 @@ START_TEST(bad_params)
     p.pattern_n = 17;
     ck_assert_ptr_null(sensim_render_lidar_create(&p));
     ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rays per beam"));
+    /* The check alone gives the same error, and passes what create takes. */
+    ck_assert_int_eq(sensim_render_lidar_params_check(&p), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "rays per beam"));
+    p = sensim_render_lidar_default_params();
+    p.channels = SENSIM_RENDER_LIDAR_MAX_CHANNELS + 1;
+    ck_assert_int_eq(sensim_render_lidar_params_check(&p), SENSIM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(sensim_last_error(), "channels must be"));
+    p.channels = SENSIM_RENDER_LIDAR_MAX_CHANNELS;
+    ck_assert_int_eq(sensim_render_lidar_params_check(&p), SENSIM_OK);
     sensim_render_camera_params c = sensim_render_camera_default_params();
     c.lens = SENSIM_RENDER_LENS_FOV;
     c.hfov = 150 * M_PI / 180;

@@ -538,7 +538,15 @@ sensim_render_lidar_params sensim_render_lidar_default_params(void);
  * is. SENSIM_ENOTFOUND for another name. */
 sensim_status sensim_render_lidar_preset(const char *name, sensim_render_lidar_params *out);
 
+/* Checks p as sensim_render_lidar_create does (SENSIM_EINVAL naming the
+ * parameter) without building the lidar's tables: a scene file's lidar is
+ * checked at load, before any output is planned. */
+sensim_status sensim_render_lidar_params_check(const sensim_render_lidar_params *p);
+
 typedef struct sensim_render_lidar sensim_render_lidar;
+/* NULL on bad parameters (sensim_render_lidar_params_check's error) or
+ * out of memory; the beam direction tables (channels x columns) are built
+ * here. */
 sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params *p);
 void sensim_render_lidar_destroy(sensim_render_lidar *l);
 const sensim_render_lidar_params *sensim_render_lidar_params_of(const sensim_render_lidar *l);
