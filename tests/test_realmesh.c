@@ -245,20 +245,7 @@ END_TEST
  * file's line and the model's path. */
 START_TEST(missing_model_named)
 {
-    char *src = tu_src("data/scenes/plaza.yaml"), *dir = tu_mkdtemp(), *copy = tu_path(dir, "p.yaml");
-    size_t len = 0;
-    char *text = tu_read_file(src, &len);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_int_eq(tu_write_file(copy, text), 0);
-    sensim_scene *s = sensim_scene_load(copy);
-    ck_assert_ptr_null(s);
-    const char *m = sensim_last_error();
-    ck_assert_msg(strstr(m, "p.yaml:") && strstr(m, "shared/data/plaza/temple.glb"), "message: %s", m);
-    free(text);
-    tu_rmtree(dir);
-    free(src);
-    free(dir);
-    free(copy);
+    tu_scene_model_missing("data/scenes/plaza.yaml", "p.yaml", "shared/data/plaza/temple.glb");
 }
 END_TEST
 

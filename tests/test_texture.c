@@ -959,19 +959,7 @@ END_TEST
  * file's line and the model's path. */
 START_TEST(khronos_scene_missing_model)
 {
-    char *src = tu_src("data/scenes/khronos.yaml"), *dir = tu_mkdtemp(), *copy = tu_path(dir, "k.yaml");
-    size_t len = 0;
-    char *text = tu_read_file(src, &len);
-    ck_assert_ptr_nonnull(text);
-    ck_assert_int_eq(tu_write_file(copy, text), 0);
-    sensim_scene *s = sensim_scene_load(copy);
-    ck_assert_ptr_null(s);
-    const char *m = sensim_last_error();
-    ck_assert_msg(strstr(m, "k.yaml:") && strstr(m, "shared/data/khronos/BoxTextured/BoxTextured.gltf"), "message: %s",
-                  m);
-    free(text), free(src), free(copy);
-    tu_rmtree(dir);
-    free(dir);
+    tu_scene_model_missing("data/scenes/khronos.yaml", "k.yaml", "shared/data/khronos/BoxTextured/BoxTextured.gltf");
 }
 END_TEST
 

@@ -2,6 +2,7 @@
 #include "testutil.h"
 
 #include "sensim/camera.h"
+#include "sensim/render.h"
 #include "sensim/rig.h"
 
 #include <dirent.h>
@@ -256,4 +257,23 @@ void tu_rig_rejects(const char *yaml, ...)
     for (const char *needle = va_arg(ap, const char *); needle; needle = va_arg(ap, const char *))
         ck_assert_msg(strstr(sensim_last_error(), needle) != NULL, "'%s' not in: %s", needle, sensim_last_error());
     va_end(ap);
+}
+
+void tu_scene_model_missing(const char *scene_rel, const char *copy_name, const char *model)
+{
+    char *src = tu_src(scene_rel), *dir = tu_mkdtemp(), *copy = tu_path(dir, copy_name), want[256];
+    size_t len = 0;
+    char *text = tu_read_file(src, &len);
+    ck_assert_ptr_nonnull(text);
+    ck_assert_int_eq(tu_write_file(copy, text), 0);
+    sensim_scene *s = sensim_scene_load(copy);
+    ck_assert_ptr_null(s);
+    const char *m = sensim_last_error();
+    snprintf(want, sizeof want, "%s:", copy_name);
+    ck_assert_msg(strstr(m, want) && strstr(m, model), "message: %s", m);
+    free(text);
+    tu_rmtree(dir);
+    free(src);
+    free(dir);
+    free(copy);
 }

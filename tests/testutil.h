@@ -20,6 +20,11 @@ void tu_rmtree(const char *dir);
 char *tu_path(const char *dir, const char *name);
 /* $SENSIM_SRCDIR/rel (or ./rel), malloc'd. */
 char *tu_src(const char *rel);
+/* Copies the bundled scene file `scene_rel` (relative to the source tree)
+ * into a fresh temporary directory as `copy_name`, where the models it finds
+ * under ../../../shared are absent, and checks that loading it fails with an
+ * error naming the copy's line and `model` (a part of the missing path). */
+void tu_scene_model_missing(const char *scene_rel, const char *copy_name, const char *model);
 
 typedef struct {
     int status;   /* exit status, or 128+signal */
