@@ -294,6 +294,32 @@ START_TEST(stream_memory_bounded)
 }
 END_TEST
 
+/* An IMU log at h5: n rows at `rate` Hz of two independent 3-axis series
+ * (make_series with seeds sg and sa), with its time column, units and the
+ * group's rate and type; with nan_row > 0, specific_force's axis 1 is NaN
+ * at that row. */
+static void write_imu_log(const char *h5, size_t n, double rate, uint32_t sg, uint32_t sa, size_t nan_row)
+{
+    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, sg), *a = make_series(n, 3, 0, sa);
+    ck_assert(t && g && a);
+    if (nan_row)
+        a[3 * nan_row + 1] = NAN;
+    for (size_t i = 0; i < n; i++)
+        t[i] = (double)i / rate;
+    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
+    ck_assert_ptr_nonnull(log);
+    const size_t tail[1] = {3};
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
+    ck_assert_int_eq(sensim_log_commit(log), 0);
+    free(t);
+    free(g);
+    free(a);
+}
+
 START_TEST(cli_streams_the_same_numbers)
 {
     /* `allan --quantity imu` and `fit imu` on a log of an awkward length,
@@ -302,19 +328,7 @@ START_TEST(cli_streams_the_same_numbers)
      * (SENSIM_ALLAN_MB) print the same text. */
     char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *bag = tu_path(dir, "imu.bag");
     const size_t n = 70001;
-    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 21), *a = make_series(n, 3, 0, 22);
-    for (size_t i = 0; i < n; i++)
-        t[i] = (double)i / 200;
-    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
-    ck_assert_ptr_nonnull(log);
-    const size_t tail[1] = {3};
-    const double rate = 200;
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
-    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
-    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
-    ck_assert_int_eq(sensim_log_commit(log), 0);
+    write_imu_log(h5, n, 200.0, 21, 22, 0);
     tu_run_result ex = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
     ck_assert_msg(ex.status == 0, "%s", ex.err);
     tu_run_free(&ex);
@@ -348,14 +362,7 @@ START_TEST(cli_streams_the_same_numbers)
     tu_run_free(&hb);
     /* A NaN in the log is named by dataset, row and axis, streamed or not. */
     char *bad = tu_path(dir, "nan.h5");
-    a[3 * 66000 + 1] = NAN;
-    log = sensim_log_create(bad, "test_allan_stream");
-    ck_assert_ptr_nonnull(log);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
-    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
-    ck_assert_int_eq(sensim_log_commit(log), 0);
+    write_imu_log(bad, n, 200.0, 21, 22, 66000);
     for (int b = 0; b < 3; b++) {
         if (*mb[b])
             setenv("SENSIM_ALLAN_MB", mb[b], 1);
@@ -368,9 +375,6 @@ START_TEST(cli_streams_the_same_numbers)
     free(bad);
     for (int k = 0; k < 4; k++)
         free(ref[k]);
-    free(t);
-    free(g);
-    free(a);
     tu_rmtree(dir);
     free(dir);
     free(h5);
@@ -455,19 +459,7 @@ START_TEST(cli_pread_equals_hdf5)
      * order, units, filter, budget, or damage to the file. */
     char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *py = tu_path(dir, "layouts.py");
     const size_t n = 40003;
-    double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, 41), *a = make_series(n, 3, 0, 42);
-    for (size_t i = 0; i < n; i++)
-        t[i] = (double)i / 100;
-    sensim_log *log = sensim_log_create(h5, "test_allan_stream");
-    ck_assert_ptr_nonnull(log);
-    const size_t tail[1] = {3};
-    const double rate = 100;
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, tail, g, "rad/s"), 0);
-    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, tail, a, "m/s^2"), 0);
-    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), 0);
-    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), 0);
-    ck_assert_int_eq(sensim_log_commit(log), 0);
+    write_imu_log(h5, n, 100.0, 41, 42, 0);
     ck_assert_int_eq(tu_write_file(py, layouts_py), 0);
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' '%s'", py, h5, dir);
@@ -534,9 +526,6 @@ START_TEST(cli_pread_equals_hdf5)
     free(first[1]);
     free(cut);
     free(contig);
-    free(t);
-    free(g);
-    free(a);
     free(py);
     free(h5);
     tu_rmtree(dir);
