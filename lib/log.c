@@ -615,9 +615,10 @@ sensim_status sensim_log_extents(const sensim_log *log, const char *dset, sensim
         if (!st && !crow)
             st = sensim_error(SENSIM_EFORMAT, "%s: %s: empty chunks", log->path, dset);
         /* HDF5 1.10 finds chunk k by walking the index from its start, so
-         * n chunks cost n^2 / 2 steps (0.2 s for 1700): beyond a few, reading
-         * through HDF5 is quicker. */
-        if (!st && nch > LOG_EXTENTS_MAX_CHUNKS)
+         * n chunks cost n^2 / 2 steps (about 0.3 us n^2: 0.9 s for 1700):
+         * beyond a few small ones, reading through HDF5 is quicker. Large
+         * chunks (sensim_log_dset_create_sized) pay for more. */
+        if (!st && nch > LOG_EXTENTS_MAX_CHUNKS && nch > crow * rowb / 1024)
             st = sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: %zu chunks", log->path, dset, nch);
         if (!st && nch && !(*ext = malloc(nch * sizeof **ext)))
             st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
@@ -1275,8 +1276,31 @@ sensim_status sensim_log_group(sensim_log *log, const char *group)
     return SENSIM_OK;
 }
 
+/* Rows per chunk for rows of row_bytes and about `expect` rows in all (0:
+ * unknown): 64 KiB, so that small logs stay small (HDF5 allocates whole
+ * chunks) and streamed appends stay cheap, growing with a known size to
+ * about a 64th of the dataset, at most 8 MiB: a long series then has few
+ * enough chunks to be read with pread from several threads
+ * (sensim_log_extents). */
+static hsize_t chunk_rows(size_t row_bytes, size_t expect)
+{
+    if (row_bytes > (4u << 20))
+        return 1;
+    size_t rows = row_bytes ? (1u << 16) / row_bytes : 1, most = row_bytes ? (8u << 20) / row_bytes : 1;
+    size_t want = expect / 64 + (expect % 64 != 0);
+    if (want > rows)
+        rows = want < most ? want : most;
+    return rows < 1 ? 1 : rows;
+}
+
 sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensim_dtype type, int ntail,
                                         const size_t *tail, const char *units, int compress)
+{
+    return sensim_log_dset_create_sized(log, path, type, ntail, tail, units, compress, 0);
+}
+
+sensim_log_dset *sensim_log_dset_create_sized(sensim_log *log, const char *path, sensim_dtype type, int ntail,
+                                              const size_t *tail, const char *units, int compress, size_t expect)
 {
     H5_QUIET_SCOPE();
     if (ntail < 0 || ntail + 1 > SENSIM_LOG_MAX_RANK) {
@@ -1300,13 +1324,7 @@ sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensi
         d->dims[i + 1] = maxd[i + 1] = chunk[i + 1] = tail[i];
         d->row_elems *= tail[i];
     }
-    /* About 64 KiB per chunk, along rows: small logs stay small (HDF5
-     * allocates whole chunks) and streamed appends stay cheap. */
-    size_t row_bytes = d->row_elems * sensim_dtype_size(type);
-    size_t rows = row_bytes ? (1u << 16) / row_bytes : 1;
-    chunk[0] = rows < 1 ? 1 : rows > 65536 ? 65536 : rows;
-    if (row_bytes > (4u << 20))
-        chunk[0] = 1;
+    chunk[0] = chunk_rows(d->row_elems * sensim_dtype_size(type), expect);
 
     const char *slash = strrchr(path, '/');
     if (slash && slash != path) {
@@ -1386,7 +1404,7 @@ sensim_status sensim_log_write(sensim_log *log, const char *path, sensim_dtype t
                                const size_t *tail, const void *buf, const char *units)
 {
     H5_QUIET_SCOPE();
-    sensim_log_dset *d = sensim_log_dset_create(log, path, type, ntail, tail, units, 0);
+    sensim_log_dset *d = sensim_log_dset_create_sized(log, path, type, ntail, tail, units, 0, nrows);
     if (!d)
         return sensim_last_status();
     sensim_status st = sensim_log_dset_append(d, buf, nrows);
