@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include <hdf5.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "sensim/log.h"
 #include "testutil.h"
@@ -286,6 +289,77 @@ START_TEST(chunks_grow_with_size)
 }
 END_TEST
 
+/* sensim_log_check_time on a long t reads it with pread from several
+ * threads and checks it in pieces: the verdict and the message are those of
+ * the one serial pass through HDF5 (SENSIM_HDF5_PREAD=0), for faults in a
+ * late piece, at a piece boundary, a gap named where it first occurs, and a
+ * clean t. */
+START_TEST(check_time_in_pieces)
+{
+    char *dir = tu_mkdtemp(), *path = tu_path(dir, "t.h5");
+    const size_t n = 300000; /* five pieces of 65536 */
+    double *t = malloc(n * sizeof *t);
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(3); /* the pieces on several threads, whatever the machine */
+#endif
+    ck_assert_ptr_nonnull(t);
+    for (int fault = 0; fault < 5; fault++) {
+        for (size_t i = 0; i < n; i++)
+            t[i] = 100 + 0.005 * (double)i;
+        if (fault == 1)
+            t[200001] = t[200000]; /* a repeated time, late */
+        if (fault == 2)
+            t[131072] = t[131071] - 1e-3; /* going back, at a boundary */
+        if (fault == 3)
+            for (size_t i = 70000; i < n; i++)
+                t[i] += (i >= 250000 ? 2 * 4000.0 : 4000.0); /* two gaps of 4000 s: the first is named */
+        if (fault == 4)
+            t[65536] = NAN;
+        sensim_log *log = sensim_log_create(path, "test");
+        ck_assert_ptr_nonnull(log);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), SENSIM_OK);
+        ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+        char msg[2][600];
+        sensim_status st[2];
+        size_t rows[2] = {0, 0};
+        for (int serial = 0; serial < 2; serial++) {
+            if (serial)
+                setenv("SENSIM_HDF5_PREAD", "0", 1);
+            else
+                unsetenv("SENSIM_HDF5_PREAD");
+            log = sensim_log_open(path);
+            ck_assert_ptr_nonnull(log);
+            sensim_error_clear();
+            st[serial] = sensim_log_check_time(log, "/sensors/imu/t", &rows[serial]);
+            snprintf(msg[serial], sizeof msg[serial], "%s", st[serial] ? sensim_last_error() : "");
+            sensim_log_close(log);
+        }
+        unsetenv("SENSIM_HDF5_PREAD");
+        ck_assert_int_eq(st[0], st[1]);
+        ck_assert_str_eq(msg[0], msg[1]);
+        ck_assert_msg((st[0] != SENSIM_OK) == (fault != 0), "fault %d: %s", fault, msg[0]);
+        if (!fault)
+            ck_assert_uint_eq(rows[0], n);
+        if (fault == 1)
+            ck_assert_msg(strstr(msg[0], "index 200001") != NULL, "%s", msg[0]);
+        if (fault == 2)
+            ck_assert_msg(strstr(msg[0], "index 131072") != NULL, "%s", msg[0]);
+        if (fault == 3)
+            ck_assert_msg(strstr(msg[0], "index 69999 and 70000") != NULL, "%s", msg[0]);
+        if (fault == 4)
+            ck_assert_msg(strstr(msg[0], "timestamp 65536 is not finite") != NULL, "%s", msg[0]);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    free(t);
+    tu_rmtree(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_log(void)
 {
     Suite *s = suite_create("log");
@@ -296,6 +370,7 @@ Suite *suite_log(void)
     tcase_add_test(tc, copy_group);
     tcase_add_test(tc, no_object_timestamps);
     tcase_add_test(tc, chunks_grow_with_size);
+    tcase_add_test(tc, check_time_in_pieces);
     suite_add_tcase(s, tc);
     return s;
 }

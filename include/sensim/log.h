@@ -106,6 +106,14 @@ typedef struct sensim_log_extent {
 } sensim_log_extent;
 sensim_status sensim_log_extents(const sensim_log *log, const char *dset, sensim_log_extent **ext, size_t *next,
                                  int *swap, double *factor, size_t ncols);
+/* Rows [row0, row0 + nrows) of ncols doubles from the extents ext[0..next)
+ * of sensim_log_extents, with pread on fd (the log's file, opened by the
+ * caller) into buf, byte-swapped and scaled as those extents say: what
+ * sensim_log_read_f64 gives. Safe from any number of threads. Nonzero when a
+ * read comes short (the file changed): read with HDF5 then for its
+ * message. Sets no error. */
+int sensim_log_extents_read(int fd, const sensim_log_extent *ext, size_t next, size_t ncols, int swap,
+                            const double *factor, size_t row0, size_t nrows, double *buf);
 /* The unit the layout gives dataset `dset` ("rad/s", "deg,deg,m" per column,
  * "*" for any unit converted to SI), or NULL for datasets outside the
  * layout's list (images, extra fields), which are read as stored. */
