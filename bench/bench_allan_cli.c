@@ -98,12 +98,14 @@ static int memory_bench(int argc, char **argv, const char *bin)
         /* Gyro and accel white noise plus a random walk, in blocks. */
         sensim_log *log = sensim_log_create(logp, "bench_allan_cli");
         const size_t tail[1] = {3};
-        sensim_log_dset *dt = log ? sensim_log_dset_create(log, "/sensors/imu/t", SENSIM_F64, 0, NULL, "s", 0) : NULL;
-        sensim_log_dset *dg = log ? sensim_log_dset_create(log, "/sensors/imu/angular_velocity", SENSIM_F64, 1, tail,
-                                                           "rad/s", 0)
+        /* Sized as inject sizes an IMU's outputs (its length is known). */
+        sensim_log_dset *dt = log ? sensim_log_dset_create_sized(log, "/sensors/imu/t", SENSIM_F64, 0, NULL, "s", 0, n)
                                   : NULL;
-        sensim_log_dset *da = log ? sensim_log_dset_create(log, "/sensors/imu/specific_force", SENSIM_F64, 1, tail,
-                                                           "m/s^2", 0)
+        sensim_log_dset *dg = log ? sensim_log_dset_create_sized(log, "/sensors/imu/angular_velocity", SENSIM_F64, 1,
+                                                                 tail, "rad/s", 0, n)
+                                  : NULL;
+        sensim_log_dset *da = log ? sensim_log_dset_create_sized(log, "/sensors/imu/specific_force", SENSIM_F64, 1,
+                                                                 tail, "m/s^2", 0, n)
                                   : NULL;
         double *t = malloc(blk * sizeof *t), *g = malloc(3 * blk * sizeof *g), *a = malloc(3 * blk * sizeof *a),
                *z = malloc(blk * sizeof *z), rw[6] = {0};

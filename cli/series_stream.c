@@ -31,7 +31,7 @@ struct cli_stream {
     int rawfd;
     sensim_log_extent *ext[2];
     size_t next[2];
-    int swap[2], scaled[2];
+    int swap[2];
     double fac[2][3];
     pthread_mutex_t h5lock;
 };
@@ -111,42 +111,7 @@ static sensim_status check_finite(const cli_stream *s, size_t q, size_t start, s
  * sensim_log_read_f64 gives them; nonzero when a read came short. */
 static int raw_rows(const cli_stream *s, size_t q, size_t start, size_t count, double *v)
 {
-    const sensim_log_extent *x = s->ext[q];
-    const size_t rowb = 3 * sizeof(double), end = start + count;
-    size_t lo = 0, hi = s->next[q];
-    while (hi - lo > 1) { /* the last extent starting at or before start */
-        size_t mid = lo + (hi - lo) / 2;
-        if (x[mid].row0 <= start)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    for (size_t e = lo; e < s->next[q] && x[e].row0 < end; e++) {
-        size_t r0 = start > x[e].row0 ? start : x[e].row0, r1 = x[e].row0 + x[e].nrows;
-        r1 = r1 < end ? r1 : end;
-        if (r1 <= r0)
-            continue;
-        char *dst = (char *)(v + 3 * (r0 - start));
-        size_t want = (r1 - r0) * rowb, got = 0;
-        off_t off = (off_t)(x[e].offset + (r0 - x[e].row0) * rowb);
-        while (got < want) {
-            ssize_t r = pread(s->rawfd, dst + got, want - got, off + (off_t)got);
-            if (r <= 0)
-                return 1;
-            got += (size_t)r;
-        }
-    }
-    if (s->swap[q])
-        for (size_t i = 0; i < 3 * count; i++) {
-            uint64_t b;
-            memcpy(&b, &v[i], sizeof b);
-            b = __builtin_bswap64(b);
-            memcpy(&v[i], &b, sizeof b);
-        }
-    if (s->scaled[q])
-        for (size_t k = 0; k < 3 * count; k++)
-            v[k] *= s->fac[q][k % 3];
-    return 0;
+    return sensim_log_extents_read(s->rawfd, s->ext[q], s->next[q], 3, s->swap[q], s->fac[q], start, count, v);
 }
 
 /* Rows of the HDF5 datasets, from any number of threads at once: with
@@ -200,7 +165,6 @@ static void raw_setup(cli_stream *s)
     for (size_t q = 0; q < s->nq; q++) {
         if (sensim_log_extents(s->log, s->dset[q], &s->ext[q], &s->next[q], &s->swap[q], s->fac[q], 3))
             goto no;
-        s->scaled[q] = s->fac[q][0] != 1 || s->fac[q][1] != 1 || s->fac[q][2] != 1;
     }
     struct stat sb;
     if ((s->rawfd = open(s->path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(s->rawfd, &sb))

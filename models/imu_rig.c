@@ -541,14 +541,17 @@ static void outsets_close(outsets *o)
 static const char *const quantity[3] = {"angular_velocity", "specific_force", "magnetic_field"};
 static const char *const qunits[3] = {"rad/s", "m/s^2", "T"};
 
-static sensim_status outsets_open(outsets *o, const sensim_sensor *s, const imu_model *m, sensim_log *out, int times)
+/* The output datasets of about `expect` rows (sized chunks: a long log is
+ * then read in parallel by allan and fit). */
+static sensim_status outsets_open(outsets *o, const sensim_sensor *s, const imu_model *m, sensim_log *out, int times,
+                                  size_t expect)
 {
     char path[SENSIM_NAME_MAX + 64];
     size_t three = 3;
     memset(o, 0, sizeof *o);
 #define MK(field, dname, units)                                                                         \
     snprintf(path, sizeof path, "/sensors/%s/%s", s->name, dname);                                     \
-    if (!(o->field = sensim_log_dset_create(out, path, SENSIM_F64, 0, NULL, units, 0)))                \
+    if (!(o->field = sensim_log_dset_create_sized(out, path, SENSIM_F64, 0, NULL, units, 0, expect)))  \
         return sensim_last_status();
     MK(t, "t", "s")
     if (times) {
@@ -559,7 +562,7 @@ static sensim_status outsets_open(outsets *o, const sensim_sensor *s, const imu_
     for (int i = 0; i < 3; i++)
         if (m->tx[i]) {
             snprintf(path, sizeof path, "/sensors/%s/%s", s->name, quantity[i]);
-            if (!(o->d[i] = sensim_log_dset_create(out, path, SENSIM_F64, 1, &three, qunits[i], 0)))
+            if (!(o->d[i] = sensim_log_dset_create_sized(out, path, SENSIM_F64, 1, &three, qunits[i], 0, expect)))
                 return sensim_last_status();
         }
     return SENSIM_OK;
@@ -668,7 +671,8 @@ static sensim_status imu_simulate(const sensim_sensor *s, const sensim_inject_op
         sensim_gt_cursor_destroy(cur);
         return st;
     }
-    if ((st = outsets_open(&os, s, m, out, 1)))
+    const double span = sensim_gt_cursor_t_last(cur) - sensim_gt_cursor_t_first(cur);
+    if ((st = outsets_open(&os, s, m, out, 1, span > 0 && span * s->rate_hz < 1e12 ? (size_t)(span * s->rate_hz) : 0)))
         goto done;
     if ((st = run_start(&run, s, m, o->seed)))
         goto done;
@@ -769,7 +773,7 @@ static sensim_status imu_noise_clean(const sensim_sensor *s, const sensim_inject
     run_models run = {{NULL, NULL, NULL}, {{0}}};
     if ((st = bufs_alloc(&b, B)))
         return st;
-    if ((st = outsets_open(&os, s, m, out, 0)))
+    if ((st = outsets_open(&os, s, m, out, 0, n_t)))
         goto done;
     if ((st = run_start(&run, s, m, o->seed)))
         goto done;

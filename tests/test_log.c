@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include <hdf5.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "sensim/log.h"
 #include "testutil.h"
@@ -210,6 +213,153 @@ START_TEST(no_object_timestamps)
 }
 END_TEST
 
+/* Chunk rows of dataset `dset` in the file at path (HDF5 itself). */
+static hsize_t chunk_rows_of(const char *path, const char *dset)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
+    hsize_t c[2] = {0, 0};
+    ck_assert_int_ge(H5Pget_chunk(dcpl, 2, c), 1);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    H5Fclose(f);
+    return c[0];
+}
+
+/* Chunks grow with the rows a dataset is written with (sensim_log_write)
+ * or expects (sensim_log_dset_create_sized): 64 KiB when small or unknown,
+ * about a 64th of the dataset when large, at most 8 MiB, so that a long
+ * series lies in few enough chunks for sensim_log_extents (reads with
+ * pread from several threads), and the extents give back the rows. */
+START_TEST(chunks_grow_with_size)
+{
+    char *dir = tu_mkdtemp(), *path = tu_path(dir, "c.h5");
+    sensim_log *log = sensim_log_create(path, "test");
+    ck_assert_ptr_nonnull(log);
+    const size_t n = 400000, three = 3; /* 9.6 MB of rows of 24 bytes */
+    double *x = malloc(3 * n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < 3 * n; i++)
+        x[i] = (double)i * 0.5;
+    ck_assert_int_eq(sensim_log_write(log, "/s/big", SENSIM_F64, n, 1, &three, x, "rad/s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/s/small", SENSIM_F64, 100, 1, &three, x, "rad/s"), SENSIM_OK);
+    sensim_log_dset *d = sensim_log_dset_create_sized(log, "/s/streamed", SENSIM_F64, 1, &three, "rad/s", 0,
+                                                      (size_t)400000000);
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(sensim_log_dset_append(d, x, 1000), SENSIM_OK);
+    sensim_log_dset_close(d);
+    ck_assert(sensim_log_dset_create(log, "/s/plain", SENSIM_F64, 1, &three, "rad/s", 0) != NULL);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    ck_assert_uint_eq(chunk_rows_of(path, "/s/big"), (n + 63) / 64);       /* 6250 rows, 64 chunks */
+    ck_assert_uint_eq(chunk_rows_of(path, "/s/small"), (1u << 16) / 24);   /* 2730 rows, 64 KiB */
+    ck_assert_uint_eq(chunk_rows_of(path, "/s/streamed"), (8u << 20) / 24); /* the 8 MiB cap */
+    ck_assert_uint_eq(chunk_rows_of(path, "/s/plain"), (1u << 16) / 24);
+    log = sensim_log_open(path);
+    ck_assert_ptr_nonnull(log);
+    sensim_log_extent *ext = NULL;
+    size_t next = 0;
+    int swap = 1;
+    double fac[3];
+    ck_assert_msg(sensim_log_extents(log, "/s/big", &ext, &next, &swap, fac, 3) == SENSIM_OK, "%s",
+                  sensim_last_error());
+    ck_assert_uint_eq(next, 64);
+    ck_assert_int_eq(swap, 0);
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    size_t rows = 0;
+    for (size_t k = 0; k < next; k++) {
+        ck_assert_uint_eq(ext[k].row0, rows);
+        double v[3];
+        ck_assert_int_eq(fseek(f, (long)(ext[k].offset + (ext[k].nrows - 1) * sizeof v), SEEK_SET), 0);
+        ck_assert_uint_eq(fread(v, sizeof v[0], 3, f), 3);
+        size_t last = ext[k].row0 + ext[k].nrows - 1;
+        for (int c = 0; c < 3; c++)
+            ck_assert_double_eq(v[c] * fac[c], x[3 * last + (size_t)c]);
+        rows += ext[k].nrows;
+    }
+    ck_assert_uint_eq(rows, n);
+    fclose(f);
+    free(ext);
+    sensim_log_close(log);
+    free(x);
+    tu_rmtree(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
+/* sensim_log_check_time on a long t reads it with pread from several
+ * threads and checks it in pieces: the verdict and the message are those of
+ * the one serial pass through HDF5 (SENSIM_HDF5_PREAD=0), for faults in a
+ * late piece, at a piece boundary, a gap named where it first occurs, and a
+ * clean t. */
+START_TEST(check_time_in_pieces)
+{
+    char *dir = tu_mkdtemp(), *path = tu_path(dir, "t.h5");
+    const size_t n = 300000; /* five pieces of 65536 */
+    double *t = malloc(n * sizeof *t);
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(3); /* the pieces on several threads, whatever the machine */
+#endif
+    ck_assert_ptr_nonnull(t);
+    for (int fault = 0; fault < 5; fault++) {
+        for (size_t i = 0; i < n; i++)
+            t[i] = 100 + 0.005 * (double)i;
+        if (fault == 1)
+            t[200001] = t[200000]; /* a repeated time, late */
+        if (fault == 2)
+            t[131072] = t[131071] - 1e-3; /* going back, at a boundary */
+        if (fault == 3)
+            for (size_t i = 70000; i < n; i++)
+                t[i] += (i >= 250000 ? 2 * 4000.0 : 4000.0); /* two gaps of 4000 s: the first is named */
+        if (fault == 4)
+            t[65536] = NAN;
+        sensim_log *log = sensim_log_create(path, "test");
+        ck_assert_ptr_nonnull(log);
+        ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), SENSIM_OK);
+        ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+        char msg[2][600];
+        sensim_status st[2];
+        size_t rows[2] = {0, 0};
+        for (int serial = 0; serial < 2; serial++) {
+            if (serial)
+                setenv("SENSIM_HDF5_PREAD", "0", 1);
+            else
+                unsetenv("SENSIM_HDF5_PREAD");
+            log = sensim_log_open(path);
+            ck_assert_ptr_nonnull(log);
+            sensim_error_clear();
+            st[serial] = sensim_log_check_time(log, "/sensors/imu/t", &rows[serial]);
+            snprintf(msg[serial], sizeof msg[serial], "%s", st[serial] ? sensim_last_error() : "");
+            sensim_log_close(log);
+        }
+        unsetenv("SENSIM_HDF5_PREAD");
+        ck_assert_int_eq(st[0], st[1]);
+        ck_assert_str_eq(msg[0], msg[1]);
+        ck_assert_msg((st[0] != SENSIM_OK) == (fault != 0), "fault %d: %s", fault, msg[0]);
+        if (!fault)
+            ck_assert_uint_eq(rows[0], n);
+        if (fault == 1)
+            ck_assert_msg(strstr(msg[0], "index 200001") != NULL, "%s", msg[0]);
+        if (fault == 2)
+            ck_assert_msg(strstr(msg[0], "index 131072") != NULL, "%s", msg[0]);
+        if (fault == 3)
+            ck_assert_msg(strstr(msg[0], "index 69999 and 70000") != NULL, "%s", msg[0]);
+        if (fault == 4)
+            ck_assert_msg(strstr(msg[0], "timestamp 65536 is not finite") != NULL, "%s", msg[0]);
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(threads);
+#endif
+    free(t);
+    tu_rmtree(dir);
+    free(path);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_log(void)
 {
     Suite *s = suite_create("log");
@@ -219,6 +369,8 @@ Suite *suite_log(void)
     tcase_add_test(tc, bad_time_and_shapes);
     tcase_add_test(tc, copy_group);
     tcase_add_test(tc, no_object_timestamps);
+    tcase_add_test(tc, chunks_grow_with_size);
+    tcase_add_test(tc, check_time_in_pieces);
     suite_add_tcase(s, tc);
     return s;
 }

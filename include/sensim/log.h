@@ -96,8 +96,9 @@ sensim_status sensim_log_read_raw(const sensim_log *log, const char *dset, sensi
  * at most 16). SENSIM_EUNSUPPORTED when it is not stored that way
  * (filters, compact or external storage, another type, unallocated
  * chunks, a user block) or when finding the chunks costs more than reading
- * them (over 128 chunks: HDF5 1.10 walks its chunk index from the start for
- * each): read it with sensim_log_read_f64. *ext is
+ * them (over 128 chunks and over one per KiB of a chunk: HDF5 1.10 walks
+ * its chunk index from the start for each): read it with
+ * sensim_log_read_f64. *ext is
  * freed with free(). */
 typedef struct sensim_log_extent {
     size_t row0, nrows;
@@ -105,6 +106,14 @@ typedef struct sensim_log_extent {
 } sensim_log_extent;
 sensim_status sensim_log_extents(const sensim_log *log, const char *dset, sensim_log_extent **ext, size_t *next,
                                  int *swap, double *factor, size_t ncols);
+/* Rows [row0, row0 + nrows) of ncols doubles from the extents ext[0..next)
+ * of sensim_log_extents, with pread on fd (the log's file, opened by the
+ * caller) into buf, byte-swapped and scaled as those extents say: what
+ * sensim_log_read_f64 gives. Safe from any number of threads. Nonzero when a
+ * read comes short (the file changed): read with HDF5 then for its
+ * message. Sets no error. */
+int sensim_log_extents_read(int fd, const sensim_log_extent *ext, size_t next, size_t ncols, int swap,
+                            const double *factor, size_t row0, size_t nrows, double *buf);
 /* The unit the layout gives dataset `dset` ("rad/s", "deg,deg,m" per column,
  * "*" for any unit converted to SI), or NULL for datasets outside the
  * layout's list (images, extra fields), which are read as stored. */
@@ -152,11 +161,18 @@ sensim_status sensim_log_set_attr_f64(sensim_log *log, const char *obj, const ch
 sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const char *name, const int64_t *v, size_t n);
 
 /* An extendible dataset with rows of shape `tail` (ntail trailing dims, 0
- * for a vector), chunked along rows (about 1 MiB chunks), with a `units`
+ * for a vector), chunked along rows (64 KiB chunks), with a `units`
  * attribute (NULL or "" for none). Parent groups are created. Rows are added
  * with sensim_log_dset_append. compress: deflate level 0 (off) to 9. */
 sensim_log_dset *sensim_log_dset_create(sensim_log *log, const char *path, sensim_dtype type, int ntail,
                                         const size_t *tail, const char *units, int compress);
+/* Same, for about `expect` rows in all (a hint; any number may be
+ * appended): chunks grow with it to about a 64th of the dataset (64 KiB to
+ * 8 MiB), so that a long series is read from several threads at once
+ * (sensim_log_extents) rather than through HDF5 one block at a time.
+ * expect 0 is sensim_log_dset_create. sensim_log_write passes its rows. */
+sensim_log_dset *sensim_log_dset_create_sized(sensim_log *log, const char *path, sensim_dtype type, int ntail,
+                                              const size_t *tail, const char *units, int compress, size_t expect);
 /* Appends nrows rows from buf (type as created). */
 sensim_status sensim_log_dset_append(sensim_log_dset *d, const void *buf, size_t nrows);
 size_t sensim_log_dset_rows(const sensim_log_dset *d);
