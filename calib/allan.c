@@ -554,16 +554,15 @@ typedef long long allan_v4i __attribute__((vector_size(32)));
     do {                                                                                                           \
         allan_v4d t0_ = RN_SHUF(r0, r1, 0, 4, 2, 6), t1_ = RN_SHUF(r0, r1, 1, 5, 3, 7);                            \
         allan_v4d t2_ = RN_SHUF(r2, r3, 0, 4, 2, 6), t3_ = RN_SHUF(r2, r3, 1, 5, 3, 7);                            \
-        u += RN_SHUF(t0_, t2_, 0, 1, 4, 5);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t1_, t3_, 0, 1, 4, 5);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t0_, t2_, 2, 3, 6, 7);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t1_, t3_, 2, 3, 6, 7);                                                                        \
+        RN_STEP(RN_SHUF(t0_, t2_, 0, 1, 4, 5), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t1_, t3_, 0, 1, 4, 5), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t0_, t2_, 2, 3, 6, 7), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t1_, t3_, 2, 3, 6, 7), u, su, su2);                                                       \
+    } while (0)
+/* One step of the four chains: u moves by r, its sums follow. */
+#define RN_STEP(r, u, su, su2)                                                                                     \
+    do {                                                                                                           \
+        u += (r);                                                                                                  \
         su += u;                                                                                                   \
         su2 += u * u;                                                                                              \
     } while (0)
