@@ -554,16 +554,15 @@ typedef long long allan_v4i __attribute__((vector_size(32)));
     do {                                                                                                           \
         allan_v4d t0_ = RN_SHUF(r0, r1, 0, 4, 2, 6), t1_ = RN_SHUF(r0, r1, 1, 5, 3, 7);                            \
         allan_v4d t2_ = RN_SHUF(r2, r3, 0, 4, 2, 6), t3_ = RN_SHUF(r2, r3, 1, 5, 3, 7);                            \
-        u += RN_SHUF(t0_, t2_, 0, 1, 4, 5);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t1_, t3_, 0, 1, 4, 5);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t0_, t2_, 2, 3, 6, 7);                                                                        \
-        su += u;                                                                                                   \
-        su2 += u * u;                                                                                              \
-        u += RN_SHUF(t1_, t3_, 2, 3, 6, 7);                                                                        \
+        RN_STEP(RN_SHUF(t0_, t2_, 0, 1, 4, 5), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t1_, t3_, 0, 1, 4, 5), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t0_, t2_, 2, 3, 6, 7), u, su, su2);                                                       \
+        RN_STEP(RN_SHUF(t1_, t3_, 2, 3, 6, 7), u, su, su2);                                                       \
+    } while (0)
+/* One step of the four chains: u moves by r, its sums follow. */
+#define RN_STEP(r, u, su, su2)                                                                                     \
+    do {                                                                                                           \
+        u += (r);                                                                                                  \
         su += u;                                                                                                   \
         su2 += u * u;                                                                                              \
     } while (0)
@@ -577,6 +576,29 @@ static inline double rn_d(const double *ph, size_t m, size_t j)
 /* v = p[0..4), unaligned (a macro: vectors returned from functions
  * compiled without AVX change the ABI). */
 #define RN_LOAD(v, p) memcpy(&(v), (p), sizeof(v))
+
+/* The four chains' vector state (u, su, su2) into uu, s1, s2, then their
+ * steps t in [t, t1) one at a time, chain q at i = start[q] + t: u, its
+ * sums, and d_i^2 added to *sd in step order. */
+static inline void rn_finish4(const double *ph, size_t m, const size_t start[4], size_t t, size_t t1,
+                              const allan_v4d *u, const allan_v4d *su, const allan_v4d *su2, double uu[4],
+                              double s1[4], double s2[4], double *sd)
+{
+    for (int q = 0; q < 4; q++) {
+        uu[q] = (*u)[q];
+        s1[q] = (*su)[q];
+        s2[q] = (*su2)[q];
+    }
+    for (; t < t1; t++)
+        for (int q = 0; q < 4; q++) {
+            const size_t i = start[q] + t;
+            double dn = rn_d(ph, m, i);
+            uu[q] += dn - rn_d(ph, m, i - m);
+            s1[q] += uu[q];
+            s2[q] += uu[q] * uu[q];
+            *sd += dn * dn;
+        }
+}
 
 /* v over i in [i0, i1) from v = V at i0: adds v^2 for i in [i0, i1) to *sv
  * and d_i^2 for i in (i0, i1) to *sd; returns v at i1 - 1. Four pieces of
@@ -607,20 +629,8 @@ static double rn_run(const double *ph, size_t m, size_t i0, size_t i1, double V,
             RN_STEPS4(r[0], r[1], r[2], r[3], u, su, su2);
         }
         double uu[4], s1[4], s2[4], sdd = sdv[0] + sdv[1] + sdv[2] + sdv[3];
-        for (int q = 0; q < 4; q++) {
-            uu[q] = u[q];
-            s1[q] = su[q];
-            s2[q] = su2[q];
-        }
-        for (; t < h; t++)
-            for (int q = 0; q < 4; q++) {
-                const size_t i = i0 + (size_t)q * h + t;
-                double dn = rn_d(ph, m, i);
-                uu[q] += dn - rn_d(ph, m, i - m);
-                s1[q] += uu[q];
-                s2[q] += uu[q] * uu[q];
-                sdd += dn * dn;
-            }
+        const size_t start[4] = {i0, i0 + h, i0 + 2 * h, i0 + 3 * h};
+        rn_finish4(ph, m, start, t, h, &u, &su, &su2, uu, s1, s2, &sdd);
         *sd += sdd;
         for (int q = 0; q < 4; q++) {
             *sv += s2[q] + 2 * V * s1[q] + (double)h * V * V;
@@ -685,21 +695,9 @@ static double rn_observed_fast(const double *ph, size_t np, size_t m)
             RN_STEPS4(r0, r1, r2, r3, u, su, su2);
         }
         double uu[4], s1[4], s2[4];
-        for (int l = 0; l < 4; l++) {
-            uu[l] = u[l];
-            s1[l] = su[l];
-            s2[l] = su2[l];
-        }
         sd += sdv[0] + sdv[1] + sdv[2] + sdv[3];
-        for (; t < m; t++)
-            for (int l = 0; l < 4; l++) {
-                const size_t j = (c + (size_t)l + 1) * m - 1 + t;
-                double dn = rn_d(ph, m, j);
-                uu[l] += dn - rn_d(ph, m, j - m);
-                s1[l] += uu[l];
-                s2[l] += uu[l] * uu[l];
-                sd += dn * dn;
-            }
+        const size_t start[4] = {(c + 1) * m - 1, (c + 2) * m - 1, (c + 3) * m - 1, (c + 4) * m - 1};
+        rn_finish4(ph, m, start, t, m, &u, &su, &su2, uu, s1, s2, &sd);
         /* v at the end of chain c + l is V + uu[l]; one more step gives
          * the start of the next chain. */
         for (int l = 0; l < 4; l++) {
