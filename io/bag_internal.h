@@ -49,6 +49,23 @@ static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, si
 }
 #define BAG_RESERVE(arr, cap, need, first, path) bag_reserve(&(arr), &(cap), (need), sizeof *(arr), (first), (path))
 
+/* The index of the first of the n elements (`size` bytes each, sorted by
+ * cmp) at base that cmp finds equal to *key, or (size_t)-1: a lower-bound
+ * search, so the first of several equal ones. */
+static inline size_t bag_find(const void *key, const void *base, size_t n, size_t size,
+                              int (*cmp)(const void *, const void *))
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp((const char *)base + mid * size, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && cmp((const char *)base + lo * size, key) == 0 ? lo : (size_t)-1;
+}
+
 /* ---- reading ---- */
 
 typedef struct sensim_bag_ops {
