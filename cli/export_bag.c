@@ -284,6 +284,19 @@ done:
     return st;
 }
 
+/* The array at *arrp (arrp is the address of its pointer) resized to n
+ * elements of `size` bytes (one at least): 0, or -1 with it kept when out
+ * of memory. */
+static int resize(void *arrp, size_t n, size_t size)
+{
+    void *a;
+    memcpy(&a, arrp, sizeof a);
+    if (!(a = realloc(a, (n ? n : 1) * size)))
+        return -1;
+    memcpy(arrp, &a, sizeof a);
+    return 0;
+}
+
 /* ---- lidar: one PointCloud2 per scan ---- */
 
 static sensim_status export_lidar(ex *x, const group_out *g)
@@ -343,31 +356,13 @@ static sensim_status export_lidar(ex *x, const group_out *g)
             (st = stamp_of(g, t, &ns)))
             break;
         snprintf(p, sizeof p, "%s/points", g->group);
-        float *np_pts = realloc(pts, (np ? np : 1) * 16);
-        uint8_t *nd = realloc(data, (np ? np : 1) * step);
-        if (np_pts)
-            pts = np_pts;
-        if (nd)
-            data = nd;
-        if (!np_pts || !nd) {
+        if (resize(&pts, np, 16) || resize(&data, np, step)) {
             st = sensim_error(SENSIM_ENOMEM, "out of memory for a scan of %zu points", np);
             break;
         }
-        if (has_ring) {
-            uint16_t *nr = realloc(ring, (np ? np : 1) * 2);
-            if (!nr) {
-                st = sensim_error(SENSIM_ENOMEM, "out of memory");
-                break;
-            }
-            ring = nr;
-        }
-        if (has_time) {
-            float *nt = realloc(tim, (np ? np : 1) * 4);
-            if (!nt) {
-                st = sensim_error(SENSIM_ENOMEM, "out of memory");
-                break;
-            }
-            tim = nt;
+        if ((has_ring && resize(&ring, np, 2)) || (has_time && resize(&tim, np, 4))) {
+            st = sensim_error(SENSIM_ENOMEM, "out of memory");
+            break;
         }
         if (np && ((st = sensim_log_read(log, p, SENSIM_F32, off[s], np, pts)) ||
                    (has_ring && (st = sensim_log_read(log, ch, SENSIM_U16, off[s], np, ring))) ||
@@ -622,15 +617,21 @@ static sensim_status describe(const sensim_log *log, const char *path, group_out
                 if (!attr_str(log, path, "ros_magnetic_field_frame_id", g->mag_frame, sizeof g->mag_frame))
                     snprintf(g->mag_frame, sizeof g->mag_frame, "%s", g->frame);
             }
-        } else if (!strcmp(type, "gnss"))
-            g->kind = SENSIM_MSG_NAVSATFIX;
-        else if (!strcmp(type, "lidar"))
-            g->kind = SENSIM_MSG_POINTCLOUD2;
-        else if (!strcmp(type, "camera"))
-            g->kind = SENSIM_MSG_IMAGE;
-        else
-            return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: sensors of type '%s' have no ROS message sensim writes "
-                                "(imu, gnss, lidar, camera and /ground_truth do)", file, path, type[0] ? type : "?");
+        } else {
+            /* The other sensor types with one message each. */
+            static const struct {
+                const char *type;
+                sensim_msg_kind kind;
+            } kinds[] = {{"gnss", SENSIM_MSG_NAVSATFIX}, {"lidar", SENSIM_MSG_POINTCLOUD2}, {"camera", SENSIM_MSG_IMAGE}};
+            size_t i = 0;
+            while (i < sizeof kinds / sizeof kinds[0] && strcmp(type, kinds[i].type))
+                i++;
+            if (i == sizeof kinds / sizeof kinds[0])
+                return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: sensors of type '%s' have no ROS message sensim "
+                                    "writes (imu, gnss, lidar, camera and /ground_truth do)", file, path,
+                                    type[0] ? type : "?");
+            g->kind = kinds[i].kind;
+        }
     }
     snprintf(g->type, sizeof g->type, "%s", ros2 ? sensim_msg_ros2_type(g->kind) : sensim_msg_ros1_type(g->kind));
     char t[400];

@@ -293,55 +293,65 @@ static double rel_t(imp *m, int64_t stamp)
     return (double)(stamp - m->origin_ns) / 1e9;
 }
 
+/* What a sink of each kind writes from the start, besides t: columns
+ * c[C_A], c[C_B], ... in order (width 0: one value a row), and the message
+ * fields kept as attributes while constant (cs). */
+typedef struct sink_col {
+    const char *name;
+    sensim_dtype type;
+    size_t width;
+    const char *units;
+} sink_col;
+typedef struct sink_layout {
+    sensim_msg_kind kind;
+    sink_col c[3];
+    struct {
+        const char *name, *units;
+        size_t w;
+    } f[4];
+} sink_layout;
+static const sink_layout sink_layouts[] = {
+    {SENSIM_MSG_IMU,
+     {{"angular_velocity", SENSIM_F64, 3, "rad/s"}, {"specific_force", SENSIM_F64, 3, "m/s^2"}},
+     {{"orientation", "1", 4},
+      {"orientation_covariance", "rad^2", 9},
+      {"angular_velocity_covariance", "rad^2/s^2", 9},
+      {"specific_force_covariance", "m^2/s^4", 9}}},
+    {SENSIM_MSG_MAGNETIC_FIELD, {{"magnetic_field", SENSIM_F64, 3, "T"}}, {{"magnetic_field_covariance", "T^2", 9}}},
+    {SENSIM_MSG_NAVSATFIX,
+     {{"lla", SENSIM_F64, 3, "deg, deg, m"}, {"position_covariance", SENSIM_F64, 9, "m^2"}, {"fix", SENSIM_I8, 0, ""}},
+     {{"service", "", 1}, {"position_covariance_type", "", 1}}},
+    /* channel and time_offset are opened at the first cloud that has them. */
+    {SENSIM_MSG_POINTCLOUD2, {{"points", SENSIM_F32, 4, "m"}, {"scan_offset", SENSIM_U64, 0, ""}}, {{0}}},
+    {SENSIM_MSG_IMAGE, {{0}}, {{0}}},
+};
+
 static sensim_status open_sink(imp *m, sink *k)
 {
-    sensim_status st;
-    const size_t three = 3, four = 4, nine = 9;
-    switch (k->kind) {
-    case SENSIM_MSG_IMU:
-        if ((st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")) ||
-            (st = col_open(&k->c[C_A], m->log, k->group, "angular_velocity", SENSIM_F64, 1, &three, "rad/s")) ||
-            (st = col_open(&k->c[C_B], m->log, k->group, "specific_force", SENSIM_F64, 1, &three, "m/s^2")))
-            return st;
-        k->f[0] = (cs){.name = "orientation", .units = "1", .w = 4};
-        k->f[1] = (cs){.name = "orientation_covariance", .units = "rad^2", .w = 9};
-        k->f[2] = (cs){.name = "angular_velocity_covariance", .units = "rad^2/s^2", .w = 9};
-        k->f[3] = (cs){.name = "specific_force_covariance", .units = "m^2/s^4", .w = 9};
-        k->nf = 4;
-        return SENSIM_OK;
-    case SENSIM_MSG_MAGNETIC_FIELD:
-        /* Sharing the Imu topic's group: its t is the Imu's. */
-        if ((!k->mate && (st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s"))) ||
-            (st = col_open(&k->c[C_A], m->log, k->group, "magnetic_field", SENSIM_F64, 1, &three, "T")))
-            return st;
-        k->f[0] = (cs){.name = "magnetic_field_covariance", .units = "T^2", .w = 9};
-        k->nf = 1;
-        return SENSIM_OK;
-    case SENSIM_MSG_NAVSATFIX:
-        if ((st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")) ||
-            (st = col_open(&k->c[C_A], m->log, k->group, "lla", SENSIM_F64, 1, &three, "deg, deg, m")) ||
-            (st = col_open(&k->c[C_B], m->log, k->group, "position_covariance", SENSIM_F64, 1, &nine, "m^2")) ||
-            (st = col_open(&k->c[C_C], m->log, k->group, "fix", SENSIM_I8, 0, NULL, "")))
-            return st;
-        k->f[0] = (cs){.name = "service", .units = "", .w = 1};
-        k->f[1] = (cs){.name = "position_covariance_type", .units = "", .w = 1};
-        k->nf = 2;
-        return SENSIM_OK;
-    case SENSIM_MSG_POINTCLOUD2:
-        /* channel and time_offset are opened at the first cloud that has them. */
-        if ((st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")) ||
-            (st = col_open(&k->c[C_A], m->log, k->group, "points", SENSIM_F32, 1, &four, "m")) ||
-            (st = col_open(&k->c[C_B], m->log, k->group, "scan_offset", SENSIM_U64, 0, NULL, "")))
-            return st;
-        uint64_t zero = 0;
-        return col_put(&k->c[C_B], &zero);
-    case SENSIM_MSG_IMAGE:
-        return col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s");
-    default:
+    const sink_layout *l = NULL;
+    for (size_t i = 0; i < sizeof sink_layouts / sizeof sink_layouts[0]; i++)
+        if (sink_layouts[i].kind == k->kind)
+            l = &sink_layouts[i];
+    if (!l) {
         if (!(k->gt.wr = sensim_gt_writer_create(m->log, m->lla)))
             return sensim_last_status();
         return sensim_gt_block_init(&k->gt.b, 4096);
     }
+    sensim_status st;
+    /* A MagneticField topic sharing an Imu topic's group uses its t. */
+    if (!(k->kind == SENSIM_MSG_MAGNETIC_FIELD && k->mate) &&
+        (st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")))
+        return st;
+    for (size_t i = 0; i < 3 && l->c[i].name; i++) {
+        const sink_col *c = &l->c[i];
+        if ((st = col_open(&k->c[C_A + i], m->log, k->group, c->name, c->type, c->width ? 1 : 0,
+                           c->width ? &c->width : NULL, c->units)))
+            return st;
+    }
+    for (k->nf = 0; k->nf < 4 && l->f[k->nf].name; k->nf++)
+        k->f[k->nf] = (cs){.name = l->f[k->nf].name, .units = l->f[k->nf].units, .w = l->f[k->nf].w};
+    uint64_t zero = 0;
+    return k->kind == SENSIM_MSG_POINTCLOUD2 ? col_put(&k->c[C_B], &zero) : SENSIM_OK;
 }
 
 static sensim_status put_cloud(imp *m, sink *k, double t, const sensim_msg_pointcloud2 *pc, uint64_t index)

@@ -12,31 +12,36 @@
 #include <sys/stat.h>
 
 
-/* The parts a new reader or writer owns: a copy of path and a zeroed impl
- * block (none when impl_size is 0); -1 with the error set and nothing
- * kept when out of memory. */
-static int new_parts(const char *path, size_t impl_size, char **path_out, void **impl_out)
+/* A new reader or writer: a zeroed block of `size` bytes holding a copy of
+ * path (the char * at byte path_at) and a zeroed impl block of impl_size
+ * bytes (the void * at byte impl_at; none when impl_size is 0); NULL with
+ * the error set and nothing kept when out of memory. NEW_PARTS(type, path,
+ * impl_size) spells it for sensim_bag and sensim_bag_writer. */
+static void *new_parts(size_t size, size_t path_at, size_t impl_at, const char *path, size_t impl_size)
 {
-    *path_out = strdup(path ? path : "");
-    *impl_out = impl_size ? calloc(1, impl_size) : NULL;
-    if (*path_out && (*impl_out || !impl_size))
-        return 0;
-    free(*path_out);
-    free(*impl_out);
+    char *o = calloc(1, size);
+    char *p = strdup(path ? path : "");
+    void *impl = impl_size ? calloc(1, impl_size) : NULL;
+    if (o && p && (impl || !impl_size)) {
+        memcpy(o + path_at, &p, sizeof p);
+        memcpy(o + impl_at, &impl, sizeof impl);
+        return o;
+    }
+    free(o);
+    free(p);
+    free(impl);
     sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-    return -1;
+    return NULL;
 }
+#define NEW_PARTS(type, path, impl_size) \
+    ((type *)new_parts(sizeof(type), offsetof(type, path), offsetof(type, impl), (path), (impl_size)))
 
 sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
                             size_t impl_size)
 {
-    sensim_bag *bag = calloc(1, sizeof *bag);
-    if (!bag || new_parts(path, impl_size, &bag->path, &bag->impl)) {
-        if (!bag)
-            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        free(bag);
+    sensim_bag *bag = NEW_PARTS(sensim_bag, path, impl_size);
+    if (!bag)
         return NULL;
-    }
     bag->ops = ops;
     bag->format = format;
     return bag;
@@ -45,18 +50,14 @@ sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const se
 sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
                                     const char *definition, sensim_msg_encoding encoding, size_t *index)
 {
-    if (bag->ntopics == bag->cap_topics) {
-        size_t cap = bag->cap_topics ? 2 * bag->cap_topics : 8;
-        sensim_bag_topic *t = realloc(bag->topics, cap * sizeof *t);
-        if (!t)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
-        bag->topics = t;
-        unsigned char *s = realloc(bag->selected, cap);
-        if (!s)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bag->path);
-        bag->selected = s;
-        bag->cap_topics = cap;
-    }
+    /* topics and selected share cap_topics, which counts for both once
+     * both have grown. */
+    size_t cap = bag->cap_topics, cap_sel = bag->cap_topics;
+    sensim_status st;
+    if ((st = BAG_RESERVE(bag->topics, cap, bag->ntopics + 1, 8, bag->path)) ||
+        (st = BAG_RESERVE(bag->selected, cap_sel, bag->ntopics + 1, 8, bag->path)))
+        return st;
+    bag->cap_topics = cap;
     sensim_bag_topic *t = &bag->topics[bag->ntopics];
     memset(t, 0, sizeof *t);
     char *n = strdup(name ? name : ""), *ty = strdup(type ? type : ""), *m = strdup(md5sum ? md5sum : ""),
@@ -255,13 +256,9 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
                                           sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
                                           size_t impl_size)
 {
-    sensim_bag_writer *w = calloc(1, sizeof *w);
-    if (!w || new_parts(path, impl_size, &w->path, &w->impl)) {
-        if (!w)
-            sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        free(w);
+    sensim_bag_writer *w = NEW_PARTS(sensim_bag_writer, path, impl_size);
+    if (!w)
         return NULL;
-    }
     w->ops = ops;
     w->format = format;
     w->compression = compression;

@@ -28,26 +28,51 @@
 #include "sensim/bag.h"
 
 /* Room for `need` elements of `size` bytes in the array at *arrp (arrp is
- * the address of its pointer; capacity *cap, doubled from `first`):
- * SENSIM_OK, or SENSIM_ENOMEM naming `path` with the array and *cap kept.
- * BAG_RESERVE(arr, cap, need, first, path) spells it for a typed array. */
-static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first,
-                                        const char *path)
+ * the address of its pointer; capacity *cap, doubled from `first`): 0, or
+ * -1 with the array and *cap kept when out of memory (no error set). */
+static inline int bag_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
 {
     if (need <= *cap)
-        return SENSIM_OK;
+        return 0;
     size_t c = *cap ? *cap : first;
     while (c < need)
         c *= 2;
     void *a;
     memcpy(&a, arrp, sizeof a);
     if (!(a = realloc(a, c * size)))
-        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+        return -1;
     memcpy(arrp, &a, sizeof a);
     *cap = c;
+    return 0;
+}
+
+/* The same as a status: SENSIM_OK, or SENSIM_ENOMEM naming `path`.
+ * BAG_RESERVE(arr, cap, need, first, path) spells it for a typed array. */
+static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first,
+                                        const char *path)
+{
+    if (bag_grow(arrp, cap, need, size, first))
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
     return SENSIM_OK;
 }
 #define BAG_RESERVE(arr, cap, need, first, path) bag_reserve(&(arr), &(cap), (need), sizeof *(arr), (first), (path))
+
+/* The index of the first of the n elements (`size` bytes each, sorted by
+ * cmp) at base that cmp finds equal to *key, or (size_t)-1: a lower-bound
+ * search, so the first of several equal ones. */
+static inline size_t bag_find(const void *key, const void *base, size_t n, size_t size,
+                              int (*cmp)(const void *, const void *))
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp((const char *)base + mid * size, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && cmp((const char *)base + lo * size, key) == 0 ? lo : (size_t)-1;
+}
 
 /* ---- reading ---- */
 

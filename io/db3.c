@@ -58,15 +58,9 @@ static int cmp_tid(const void *a, const void *b)
 
 static size_t topic_of(const db3_impl *d, int64_t id)
 {
-    size_t lo = 0, hi = d->nids;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->ids[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->nids && d->ids[lo].id == id ? d->ids[lo].topic : (size_t)-1;
+    db3_tid key = {id, 0};
+    size_t i = bag_find(&key, d->ids, d->nids, sizeof *d->ids, cmp_tid);
+    return i == (size_t)-1 ? i : d->ids[i].topic;
 }
 
 static int has_table(sqlite3 *db, const char *name, int *err)

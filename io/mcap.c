@@ -1189,17 +1189,9 @@ static void wb_put(wbuf *b, const void *p, size_t n)
 {
     if (b->oom)
         return;
-    if (b->n + n > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->n + n)
-            c *= 2;
-        uint8_t *q = realloc(b->p, c);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = c;
+    if (bag_grow(&b->p, &b->cap, b->n + n, 1, 256)) {
+        b->oom = 1;
+        return;
     }
     if (n)
         memcpy(b->p + b->n, p, n);
@@ -1431,16 +1423,8 @@ static sensim_status mcapw_write(sensim_bag_writer *w, size_t topic, int64_t rec
                             w->path, t->name, m->nmsg, recv_ns);
     uint64_t ts = (uint64_t)recv_ns;
     size_t need = 9 + MSG_HEAD + size;
-    if (m->clen + need > m->ccap) {
-        size_t c = m->ccap ? m->ccap : CHUNK_TARGET + 4096;
-        while (c < m->clen + need)
-            c *= 2;
-        uint8_t *q = realloc(m->cb, c);
-        if (!q)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
-        m->cb = q;
-        m->ccap = c;
-    }
+    if (BAG_RESERVE(m->cb, m->ccap, m->clen + need, CHUNK_TARGET + 4096, w->path))
+        return sensim_last_status();
     if (BAG_RESERVE(t->mi, t->cap_mi, t->nmi * 16 + 16, 1024, w->path))
         return sensim_last_status();
     if (!t->in_chunk_list) {

@@ -245,23 +245,17 @@ static sensim_status r1_op(const sensim_bag *bag, const uint8_t *h, size_t hl, i
     return st;
 }
 
-static size_t r1_conn_find(const r1_reader *r, uint32_t id)
-{
-    size_t lo = 0, hi = r->nconns;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->conns[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->nconns && r->conns[lo].id == id ? lo : (size_t)-1;
-}
-
 static int cmp_conn(const void *a, const void *b)
 {
     uint32_t x = ((const r1_conn *)a)->id, y = ((const r1_conn *)b)->id;
     return (x > y) - (x < y);
+}
+
+static size_t r1_conn_find(const r1_reader *r, uint32_t id)
+{
+    r1_conn key;
+    key.id = id;
+    return bag_find(&key, r->conns, r->nconns, sizeof *r->conns, cmp_conn);
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -1381,14 +1375,8 @@ static sensim_status w1_write(sensim_bag_writer *bw, size_t topic, int64_t recv_
             return st;
         c->in_file = 1;
     }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 256;
-        w1_entry *e = realloc(c->e, cap * sizeof *e);
-        if (!e)
-            return sensim_error(SENSIM_ENOMEM, "%s: out of memory", bw->path);
-        c->e = e;
-        c->cap = cap;
-    }
+    if ((st = BAG_RESERVE(c->e, c->cap, c->n + 1, 256, bw->path)))
+        return st;
     if (w->chunk_len > UINT32_MAX - size - 64)
         return sensim_error(SENSIM_EINVAL, "%s: topic '%s': message %llu: chunk over 4 GiB", bw->path, c->topic,
                             (ull)w->nwritten);

@@ -579,6 +579,33 @@ static inline void io_bytes(io *c, const char *field, const uint8_t **p, size_t 
     c->r ? (void)(*p = rd_bytes(c->r, field, size)) : wr_bytes(c->w, field, *p, *size);
 }
 
+/* A float64 array field: its name, the array and its length. */
+typedef struct f64_field {
+    const char *name;
+    double *v;
+    size_t count;
+} f64_field;
+
+/* The float64 arrays that end a fixed-layout message (Imu, MagneticField),
+ * in order. Decoding tries rd_f64_tail's one copy of them all first; the
+ * field-by-field walk runs when that does not apply. */
+WALK io_f64_tail(io *c, const f64_field *f, size_t n)
+{
+    if (c->r) {
+        double v[64];
+        size_t total = 0;
+        for (size_t i = 0; i < n; i++)
+            total += f[i].count;
+        if (total <= sizeof v / sizeof v[0] && rd_f64_tail(c->r, v, total)) {
+            for (size_t i = 0, k = 0; i < n; k += f[i++].count)
+                memcpy(f[i].v, v + k, f[i].count * sizeof *v);
+            return;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        io_f64s(c, f[i].name, f[i].v, f[i].count);
+}
+
 /* ------------------------------------------------------------- messages */
 
 sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
@@ -591,10 +618,10 @@ sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *b
     return r.f.st;
 }
 
-/* The decoders and encoders of the messages without checks beyond their
- * walk: NAME's decoder clears *out when CLEAR (the walk sets every field
- * otherwise), then walks; the encoder walks *m. */
-#define CODEC(name, type, msgname, CLEAR)                                                                          \
+/* The decoder and encoder of message NAME: the decoder clears *out when
+ * CLEAR (the walk sets every field otherwise), walks, and checks the
+ * result with CHECK; the encoder checks *m with CHECK before it walks. */
+#define CODEC(name, type, msgname, CLEAR, CHECK)                                                                   \
     sensim_status sensim_msg_decode_##name(sensim_msg_encoding enc, const uint8_t *buf, size_t n, type *out)     \
     {                                                                                                            \
         rd r;                                                                                                    \
@@ -604,10 +631,15 @@ sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *b
             return r.f.st;                                                                                       \
         io c = {&r, NULL};                                                                                       \
         walk_##name(&c, out);                                                                                    \
-        return rd_end(&r);                                                                                       \
+        if (rd_end(&r))                                                                                          \
+            return r.f.st;                                                                                       \
+        return CHECK(out);                                                                                       \
     }                                                                                                            \
     sensim_status sensim_msg_encode_##name(sensim_msg_encoding enc, const type *m, sensim_msg_buf *out)          \
     {                                                                                                            \
+        sensim_status st = CHECK(m);                                                                             \
+        if (st)                                                                                                  \
+            return st;                                                                                           \
         wr w;                                                                                                    \
         wr_init(&w, enc, out, msgname);                                                                          \
         io c = {NULL, &w};                                                                                       \
@@ -615,27 +647,32 @@ sensim_status sensim_msg_decode_header(sensim_msg_encoding enc, const uint8_t *b
         return wr_end(&w);                                                                                       \
     }
 
-WALK walk_imu(io *c, sensim_msg_imu *m)
+/* The CHECK of the messages with no checks beyond their walk. */
+static inline sensim_status no_check(const void *m)
 {
-    io_header(c, &m->header);
-    double v[37];
-    if (c->r && rd_f64_tail(c->r, v, 37)) {
-        memcpy(m->orientation, v, sizeof m->orientation);
-        memcpy(m->orientation_covariance, v + 4, sizeof m->orientation_covariance);
-        memcpy(m->angular_velocity, v + 13, sizeof m->angular_velocity);
-        memcpy(m->angular_velocity_covariance, v + 16, sizeof m->angular_velocity_covariance);
-        memcpy(m->linear_acceleration, v + 25, sizeof m->linear_acceleration);
-        memcpy(m->linear_acceleration_covariance, v + 28, sizeof m->linear_acceleration_covariance);
-        return;
-    }
-    io_f64s(c, "orientation", m->orientation, 4);
-    io_f64s(c, "orientation_covariance", m->orientation_covariance, 9);
-    io_f64s(c, "angular_velocity", m->angular_velocity, 3);
-    io_f64s(c, "angular_velocity_covariance", m->angular_velocity_covariance, 9);
-    io_f64s(c, "linear_acceleration", m->linear_acceleration, 3);
-    io_f64s(c, "linear_acceleration_covariance", m->linear_acceleration_covariance, 9);
+    (void)m;
+    return SENSIM_OK;
 }
-CODEC(imu, sensim_msg_imu, "Imu", 0)
+
+/* A fixed-layout message, a header then float64 arrays (the f64_field
+ * initializers that follow, naming the message `m`): its walk and codec. The
+ * walk sets every field, so the decoder does not clear *out first. */
+#define F64_CODEC(name, type, msgname, ...)                                                                        \
+    WALK walk_##name(io *c, type *m)                                                                             \
+    {                                                                                                            \
+        io_header(c, &m->header);                                                                                \
+        const f64_field f[] = {__VA_ARGS__};                                                                     \
+        io_f64_tail(c, f, sizeof f / sizeof f[0]);                                                               \
+    }                                                                                                            \
+    CODEC(name, type, msgname, 0, no_check)
+
+F64_CODEC(imu, sensim_msg_imu, "Imu",
+          {"orientation", m->orientation, 4},
+          {"orientation_covariance", m->orientation_covariance, 9},
+          {"angular_velocity", m->angular_velocity, 3},
+          {"angular_velocity_covariance", m->angular_velocity_covariance, 9},
+          {"linear_acceleration", m->linear_acceleration, 3},
+          {"linear_acceleration_covariance", m->linear_acceleration_covariance, 9})
 
 WALK walk_navsatfix(io *c, sensim_msg_navsatfix *m)
 {
@@ -648,21 +685,11 @@ WALK walk_navsatfix(io *c, sensim_msg_navsatfix *m)
     io_f64s(c, "position_covariance", m->position_covariance, 9);
     io_u8(c, "position_covariance_type", &m->position_covariance_type);
 }
-CODEC(navsatfix, sensim_msg_navsatfix, "NavSatFix", 1)
+CODEC(navsatfix, sensim_msg_navsatfix, "NavSatFix", 1, no_check)
 
-WALK walk_magnetic_field(io *c, sensim_msg_magnetic_field *m)
-{
-    io_header(c, &m->header);
-    double v[12];
-    if (c->r && rd_f64_tail(c->r, v, 12)) {
-        memcpy(m->magnetic_field, v, sizeof m->magnetic_field);
-        memcpy(m->magnetic_field_covariance, v + 3, sizeof m->magnetic_field_covariance);
-        return;
-    }
-    io_f64s(c, "magnetic_field", m->magnetic_field, 3);
-    io_f64s(c, "magnetic_field_covariance", m->magnetic_field_covariance, 9);
-}
-CODEC(magnetic_field, sensim_msg_magnetic_field, "MagneticField", 0)
+F64_CODEC(magnetic_field, sensim_msg_magnetic_field, "MagneticField",
+          {"magnetic_field", m->magnetic_field, 3},
+          {"magnetic_field_covariance", m->magnetic_field_covariance, 9})
 
 WALK walk_odometry(io *c, sensim_msg_odometry *m)
 {
@@ -675,7 +702,7 @@ WALK walk_odometry(io *c, sensim_msg_odometry *m)
     io_f64s(c, "twist.twist.angular", m->twist_angular, 3);
     io_f64s(c, "twist.covariance", m->twist_covariance, 36);
 }
-CODEC(odometry, sensim_msg_odometry, "Odometry", 1)
+CODEC(odometry, sensim_msg_odometry, "Odometry", 1, no_check)
 
 WALK walk_pose_stamped(io *c, sensim_msg_pose_stamped *m)
 {
@@ -683,7 +710,7 @@ WALK walk_pose_stamped(io *c, sensim_msg_pose_stamped *m)
     io_f64s(c, "pose.position", m->pose.position, 3);
     io_f64s(c, "pose.orientation", m->pose.orientation, 4);
 }
-CODEC(pose_stamped, sensim_msg_pose_stamped, "PoseStamped", 1)
+CODEC(pose_stamped, sensim_msg_pose_stamped, "PoseStamped", 1, no_check)
 
 WALK walk_transform_stamped(io *c, sensim_msg_transform_stamped *m)
 {
@@ -692,7 +719,7 @@ WALK walk_transform_stamped(io *c, sensim_msg_transform_stamped *m)
     io_f64s(c, "transform.translation", m->translation, 3);
     io_f64s(c, "transform.rotation", m->rotation, 4);
 }
-CODEC(transform_stamped, sensim_msg_transform_stamped, "TransformStamped", 1)
+CODEC(transform_stamped, sensim_msg_transform_stamped, "TransformStamped", 1, no_check)
 
 sensim_status sensim_msg_decode_tf(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
                                    int (*each)(const sensim_msg_transform_stamped *tf, void *ctx), void *ctx)
@@ -732,6 +759,17 @@ sensim_status sensim_msg_encode_tf(sensim_msg_encoding enc, const sensim_msg_tra
 
 /* ---------------------------------------------------------- PointCloud2 */
 
+/* The data of an image-like message (PointCloud2, Image): `height` rows
+ * of `step` bytes (the field named `step_name`) at least. */
+static sensim_status data_check(const char *msg, size_t size, const char *step_name, uint32_t step, uint32_t height)
+{
+    uint64_t need = (uint64_t)step * height;
+    if (size < need)
+        return sensim_error(SENSIM_EFORMAT, "%s.data: %zu bytes, less than %s %u x height %u = %llu", msg, size,
+                            step_name, step, height, (unsigned long long)need);
+    return SENSIM_OK;
+}
+
 static const uint8_t pf_size[9] = {0, 1, 1, 2, 2, 4, 4, 4, 8};
 
 /* The checks both directions share: fields inside a point, points inside a
@@ -752,11 +790,7 @@ static sensim_status pc2_check(const sensim_msg_pointcloud2 *pc, const char *msg
     if ((uint64_t)pc->width * pc->point_step > pc->row_step)
         return sensim_error(SENSIM_EFORMAT, "%s.row_step: %u bytes, less than width %u x point_step %u", msg,
                             pc->row_step, pc->width, pc->point_step);
-    uint64_t need = (uint64_t)pc->row_step * pc->height;
-    if (pc->data_size < need)
-        return sensim_error(SENSIM_EFORMAT, "%s.data: %zu bytes, less than row_step %u x height %u = %llu", msg,
-                            pc->data_size, pc->row_step, pc->height, (unsigned long long)need);
-    return SENSIM_OK;
+    return data_check(msg, pc->data_size, "row_step", pc->row_step, pc->height);
 }
 
 WALK walk_pointcloud2(io *c, sensim_msg_pointcloud2 *m)
@@ -790,36 +824,17 @@ WALK walk_pointcloud2(io *c, sensim_msg_pointcloud2 *m)
     io_u8(c, "is_dense", &m->is_dense);
 }
 
-sensim_status sensim_msg_decode_pointcloud2(sensim_msg_encoding enc, const uint8_t *buf, size_t n,
-                                            sensim_msg_pointcloud2 *out)
-{
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "PointCloud2"))
-        return r.f.st;
-    io c = {&r, NULL};
-    walk_pointcloud2(&c, out);
-    if (rd_end(&r))
-        return r.f.st;
-    return pc2_check(out, "PointCloud2");
-}
-
-sensim_status sensim_msg_encode_pointcloud2(sensim_msg_encoding enc, const sensim_msg_pointcloud2 *m,
-                                            sensim_msg_buf *out)
+/* What the encoder checks (the decoder's walk refuses more fields than it
+ * keeps already), then pc2_check. */
+static sensim_status pc2_valid(const sensim_msg_pointcloud2 *m)
 {
     size_t max = sizeof m->fields / sizeof m->fields[0];
     if (m->nfields > max)
         return sensim_error(SENSIM_EINVAL, "PointCloud2.fields: %zu fields, more than the %zu sensim writes",
                             m->nfields, max);
-    sensim_status st = pc2_check(m, "PointCloud2");
-    if (st)
-        return st;
-    wr w;
-    wr_init(&w, enc, out, "PointCloud2");
-    io c = {NULL, &w};
-    walk_pointcloud2(&c, (sensim_msg_pointcloud2 *)m);
-    return wr_end(&w);
+    return pc2_check(m, "PointCloud2");
 }
+CODEC(pointcloud2, sensim_msg_pointcloud2, "PointCloud2", 1, pc2_valid)
 
 sensim_status sensim_msg_pointcloud2_field(const sensim_msg_pointcloud2 *pc, const char *name, size_t *field)
 {
@@ -871,11 +886,7 @@ double sensim_msg_pointcloud2_get(const sensim_msg_pointcloud2 *pc, size_t field
 
 static sensim_status image_check(const sensim_msg_image *im)
 {
-    uint64_t need = (uint64_t)im->step * im->height;
-    if (im->data_size < need)
-        return sensim_error(SENSIM_EFORMAT, "Image.data: %zu bytes, less than step %u x height %u = %llu",
-                            im->data_size, im->step, im->height, (unsigned long long)need);
-    return SENSIM_OK;
+    return data_check("Image", im->data_size, "step", im->step, im->height);
 }
 
 WALK walk_image(io *c, sensim_msg_image *m)
@@ -889,30 +900,7 @@ WALK walk_image(io *c, sensim_msg_image *m)
     io_bytes(c, "data", &m->data, &m->data_size);
 }
 
-sensim_status sensim_msg_decode_image(sensim_msg_encoding enc, const uint8_t *buf, size_t n, sensim_msg_image *out)
-{
-    rd r;
-    memset(out, 0, sizeof *out);
-    if (rd_init(&r, enc, buf, n, "Image"))
-        return r.f.st;
-    io c = {&r, NULL};
-    walk_image(&c, out);
-    if (rd_end(&r))
-        return r.f.st;
-    return image_check(out);
-}
-
-sensim_status sensim_msg_encode_image(sensim_msg_encoding enc, const sensim_msg_image *m, sensim_msg_buf *out)
-{
-    sensim_status st = image_check(m);
-    if (st)
-        return st;
-    wr w;
-    wr_init(&w, enc, out, "Image");
-    io c = {NULL, &w};
-    walk_image(&c, (sensim_msg_image *)m);
-    return wr_end(&w);
-}
+CODEC(image, sensim_msg_image, "Image", 1, image_check)
 
 void sensim_msg_buf_free(sensim_msg_buf *b)
 {

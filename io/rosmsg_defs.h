@@ -287,16 +287,18 @@
     ROSMSG_nav_msgs_Odometry_1 \
     "std_msgs/Header header\n" \
     ROSMSG_nav_msgs_Odometry_3
-#define ROSMSG_geometry_msgs_PoseWithCovariance \
-    "# This represents a pose in free space with uncertainty.\n" \
-    "\n" \
-    "Pose pose\n" \
+#define ROSMSG_shared_1 \
     "\n" \
     "# Row-major representation of the 6x6 covariance matrix\n" \
     "# The orientation parameters use a fixed-axis representation.\n" \
     "# In order, the parameters are:\n" \
     "# (x, y, z, rotation about X axis, rotation about Y axis, rotation about Z axis)\n" \
     "float64[36] covariance"
+#define ROSMSG_geometry_msgs_PoseWithCovariance \
+    "# This represents a pose in free space with uncertainty.\n" \
+    "\n" \
+    "Pose pose\n" \
+    ROSMSG_shared_1
 #define ROSMSG_geometry_msgs_Pose \
     "# A representation of pose in free space, composed of position and orientation. \n" \
     "Point position\n" \
@@ -310,12 +312,7 @@
     "# This expresses velocity in free space with uncertainty.\n" \
     "\n" \
     "Twist twist\n" \
-    "\n" \
-    "# Row-major representation of the 6x6 covariance matrix\n" \
-    "# The orientation parameters use a fixed-axis representation.\n" \
-    "# In order, the parameters are:\n" \
-    "# (x, y, z, rotation about X axis, rotation about Y axis, rotation about Z axis)\n" \
-    "float64[36] covariance"
+    ROSMSG_shared_1
 #define ROSMSG_geometry_msgs_Twist \
     "# This expresses velocity in free space broken into its linear and angular parts.\n" \
     "Vector3  linear\n" \
