@@ -23,8 +23,10 @@ typedef struct col {
     uint8_t *buf;
 } col;
 
+/* A column of about `expect` rows (0: unknown; its chunks follow it, so a
+ * long IMU topic is read back in parallel by allan and fit). */
 static sensim_status col_open(col *c, sensim_log *log, const char *group, const char *name, sensim_dtype type,
-                              int ntail, const size_t *tail, const char *units)
+                              int ntail, const size_t *tail, const char *units, size_t expect)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", group, name);
@@ -35,7 +37,7 @@ static sensim_status col_open(col *c, sensim_log *log, const char *group, const 
     c->n = 0;
     if (!(c->buf = malloc(c->cap * c->rowbytes)))
         return sensim_error(SENSIM_ENOMEM, "out of memory");
-    if (!(c->d = sensim_log_dset_create(log, path, type, ntail, tail, units, 0)))
+    if (!(c->d = sensim_log_dset_create_sized(log, path, type, ntail, tail, units, 0, expect)))
         return sensim_last_status();
     return SENSIM_OK;
 }
@@ -83,7 +85,7 @@ static sensim_status cs_put(cs *f, sensim_log *log, const char *group, const dou
         memcpy(f->first, v, f->w * sizeof *v);
     else if (!f->series && memcmp(v, f->first, f->w * sizeof *v)) {
         size_t tail = f->w;
-        if ((st = col_open(&f->c, log, group, f->name, SENSIM_F64, 1, &tail, f->units)))
+        if ((st = col_open(&f->c, log, group, f->name, SENSIM_F64, 1, &tail, f->units, 0)))
             return st;
         f->series = 1;
         for (uint64_t k = 0; k < f->rows; k++)
@@ -338,14 +340,18 @@ static sensim_status open_sink(imp *m, sink *k)
         return sensim_gt_block_init(&k->gt.b, 4096);
     }
     sensim_status st;
+    /* A row a message (the topic's count, from the index or summary),
+     * but a cloud's points. */
+    const size_t rows = k->t && k->t->count < ((uint64_t)1 << 40) ? (size_t)k->t->count : 0;
     /* A MagneticField topic sharing an Imu topic's group uses its t. */
     if (!(k->kind == SENSIM_MSG_MAGNETIC_FIELD && k->mate) &&
-        (st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s")))
+        (st = col_open(&k->c[C_T], m->log, k->group, "t", SENSIM_F64, 0, NULL, "s", rows)))
         return st;
     for (size_t i = 0; i < 3 && l->c[i].name; i++) {
         const sink_col *c = &l->c[i];
+        const int points = k->kind == SENSIM_MSG_POINTCLOUD2 && i == 0;
         if ((st = col_open(&k->c[C_A + i], m->log, k->group, c->name, c->type, c->width ? 1 : 0,
-                           c->width ? &c->width : NULL, c->units)))
+                           c->width ? &c->width : NULL, c->units, points ? 0 : rows)))
             return st;
     }
     for (k->nf = 0; k->nf < 4 && l->f[k->nf].name; k->nf++)
@@ -366,10 +372,10 @@ static sensim_status put_cloud(imp *m, sink *k, double t, const sensim_msg_point
     }
     sensim_error_clear();
     if (k->has[4] && !k->c[C_C].d &&
-        (st = col_open(&k->c[C_C], m->log, k->group, "channel", SENSIM_U16, 0, NULL, "")))
+        (st = col_open(&k->c[C_C], m->log, k->group, "channel", SENSIM_U16, 0, NULL, "", 0)))
         return st;
     if (k->has[5] && !k->c[C_D].d &&
-        (st = col_open(&k->c[C_D], m->log, k->group, "time_offset", SENSIM_F32, 0, NULL, "s")))
+        (st = col_open(&k->c[C_D], m->log, k->group, "time_offset", SENSIM_F32, 0, NULL, "s", 0)))
         return st;
     if ((k->c[C_C].d && !k->has[4]) || (k->c[C_D].d && !k->has[5]))
         return sensim_error(SENSIM_EFORMAT, "%s: topic '%s': message %llu: cloud without the %s field the earlier "
@@ -429,7 +435,7 @@ static sensim_status put_image(imp *m, sink *k, double t, const sensim_msg_image
             return sensim_error(SENSIM_EDATA, "%s: topic '%s': message %llu: empty image", m->bag, k->t->name,
                                 (unsigned long long)index);
         size_t tail[3] = {k->h, k->w, 3};
-        if ((st = col_open(&k->c[C_A], m->log, k->group, "image", pix, ch == 3 ? 3 : 2, tail, "DN")))
+        if ((st = col_open(&k->c[C_A], m->log, k->group, "image", pix, ch == 3 ? 3 : 2, tail, "DN", 0)))
             return st;
         if (!(k->frame = malloc((size_t)k->h * k->w * ch * bpp)))
             return sensim_error(SENSIM_ENOMEM, "out of memory");

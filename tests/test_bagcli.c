@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "sensim/bag.h"
 #include "sensim/log.h"
 #include "sensim/rosmsg.h"
@@ -835,6 +837,72 @@ START_TEST(import_imu_and_magnetometer)
 }
 END_TEST
 
+/* import sizes an IMU topic's chunks to its message count (from the
+ * recording's summary), so a long recording is read back in parallel
+ * (sensim_log_extents); values come back as written. 400000 messages
+ * through sensim's MCAP writer: angular_velocity in chunks of 6250 rows
+ * (a 64th) where a short topic keeps 64 KiB (2730 rows of 24 bytes). */
+START_TEST(import_sizes_chunks_to_topic)
+{
+    char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "big.h5"), *mcap = tu_path(dir, "big.mcap"),
+         *back = tu_path(dir, "back.h5");
+    const size_t n = 400000, three = 3;
+    double *t = malloc(n * sizeof *t), *g = malloc(3 * n * sizeof *g), rate = 200;
+    ck_assert(t && g);
+    for (size_t i = 0; i < n; i++) {
+        t[i] = 10 + (double)i / rate;
+        for (int k = 0; k < 3; k++)
+            g[3 * i + (size_t)k] = 1e-3 * sin(0.001 * (double)i + k);
+    }
+    sensim_log *log = sensim_log_create(h5, "test");
+    ck_assert_ptr_nonnull(log);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/t", SENSIM_F64, n, 0, NULL, t, "s"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/angular_velocity", SENSIM_F64, n, 1, &three, g, "rad/s"),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_write(log, "/sensors/imu/specific_force", SENSIM_F64, n, 1, &three, g, "m/s^2"),
+                     SENSIM_OK);
+    ck_assert_int_eq(sensim_log_set_attr_f64(log, "/sensors/imu", "rate_hz", &rate, 1), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_set_attr_string(log, "/sensors/imu", "type", "imu"), SENSIM_OK);
+    ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
+    tu_run_result r = tu_run("export", h5, "-g", "imu", "--format", "mcap", "-o", mcap, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    r = tu_run("import", mcap, "--topic", "/imu", "-o", back, NULL);
+    expect_ok(&r);
+    tu_run_free(&r);
+    hid_t f = H5Fopen(back, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    hid_t d = H5Dopen2(f, "/sensors/imu/angular_velocity", H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
+    hsize_t c[2] = {0, 0};
+    ck_assert_int_eq(H5Pget_chunk(dcpl, 2, c), 2);
+    ck_assert_uint_eq(c[0], (n + 63) / 64);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    H5Fclose(f);
+    log = sensim_log_open(back);
+    ck_assert_ptr_nonnull(log);
+    sensim_log_extent *ext = NULL;
+    size_t next = 0;
+    int swap = 0;
+    double fac[3];
+    ck_assert_msg(sensim_log_extents(log, "/sensors/imu/angular_velocity", &ext, &next, &swap, fac, 3) == SENSIM_OK,
+                  "%s", sensim_last_error());
+    ck_assert_uint_eq(next, 64);
+    double *v = malloc(3 * n * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_int_eq(sensim_log_read_f64(log, "/sensors/imu/angular_velocity", 0, n, v), SENSIM_OK);
+    for (size_t i = 0; i < 3 * n; i++)
+        ck_assert_double_eq(v[i], g[i]);
+    free(ext);
+    free(v);
+    sensim_log_close(log);
+    free(t);
+    free(g);
+    tu_rmtree(dir);
+    free(dir), free(h5), free(mcap), free(back);
+}
+END_TEST
+
 Suite *suite_bagcli(void)
 {
     Suite *s = suite_create("bagcli");
@@ -848,6 +916,7 @@ Suite *suite_bagcli(void)
     tcase_add_test(tc, fit_gnss_from_bag);
     tcase_add_test(tc, import_sorts_within_window);
     tcase_add_test(tc, import_imu_and_magnetometer);
+    tcase_add_test(tc, import_sizes_chunks_to_topic);
     suite_add_tcase(s, tc);
     return s;
 }
