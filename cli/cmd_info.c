@@ -167,14 +167,9 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
 
 int cmd_info(int argc, char **argv)
 {
-    int json = 0, c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_info_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'J': json = 1; break;
-        }
-    }
+    int json = 0;
+    const cli_to to[] = {CLI_FLAG("json", &json), {0}};
+    int c = cli_parse_all(&cmd_info_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (argc - optind != 1)

@@ -82,15 +82,8 @@ static int (*const demo_steps[])(const char *data, const char *dir, const char *
 int cmd_demo(int argc, char **argv)
 {
     const char *dir = "sensim-demo", *data = NULL;
-    int c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_demo_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'd': dir = optarg; break;
-        case 'D': data = optarg; break;
-        }
-    }
+    const cli_to to[] = {CLI_STR("dir", &dir), CLI_STR("data", &data), {0}};
+    int c = cli_parse_all(&cmd_demo_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (optind != argc)

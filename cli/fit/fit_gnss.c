@@ -615,12 +615,12 @@ int cli_fit_gnss(int argc, char **argv)
     const char *output = NULL, *topic = NULL;
     int model = M_AUTO, json = 0, c;
     double power_on = NAN;
+    const cli_to to[] = {CLI_STR("sensor", &g.sensor), CLI_STR("output", &output), CLI_STR("name", &g.name),
+                         CLI_FLAG("json", &json), CLI_STR("topic", &topic), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cli_fit_gnss_spec, argc, argv);
+    cli_parse_begin_to(&op, &cli_fit_gnss_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 's': g.sensor = optarg; break;
-        case 'o': output = optarg; break;
         case 'm':
             model = -1;
             for (int i = 0; i < (int)(sizeof model_names / sizeof model_names[0]); i++)
@@ -647,8 +647,6 @@ int cli_fit_gnss(int argc, char **argv)
             if (cli_parse_double(optarg, &g.confidence) || !(g.confidence > 0 && g.confidence < 1))
                 return cli_usage_error(VERB, "--confidence '%s': expected a number between 0 and 1", optarg);
             break;
-        case 'n': g.name = optarg; break;
-        case O_JSON: json = 1; break;
         case O_OTHR:
             if (cli_parse_double(optarg, &g.outlier_threshold) || !(g.outlier_threshold > 0) ||
                 !isfinite(g.outlier_threshold))
@@ -657,7 +655,6 @@ int cli_fit_gnss(int argc, char **argv)
                                        optarg);
             break;
         case O_KEEP: g.reject = 0; break;
-        case O_TOPIC: topic = optarg; break;
         }
     }
     if (c)
