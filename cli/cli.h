@@ -43,6 +43,9 @@ typedef struct cli_opt {
  *   CLI_NUMBER(NAME, &v)        double v, as by cli_opt_number (finite)
  *   CLI_POSITIVE(NAME, &v)      the same, > 0
  *   CLI_SECONDS(NAME, &v)       double v, by cli_parse_seconds ("5 min")
+ *   CLI_REAL(NAME, &v, lo, hi, MSG)  double v in the open interval (lo, hi),
+ *                               else the usage error MSG, a format given the
+ *                               argument ("--rate '%s': expected ...")
  * A bad value is reported as cli_opt_count/cli_opt_number do (under the
  * option's long name) and ends parsing as an option error. */
 typedef struct cli_to {
@@ -50,16 +53,19 @@ typedef struct cli_to {
     int kind;         /* CLI_TO_STR, ... */
     void *var;
     uint64_t lo, hi;  /* CLI_TO_COUNT: the range; CLI_TO_NUMBER: lo 1 for > 0 */
+    double min, max;  /* CLI_TO_REAL: the open range */
+    const char *msg;  /* CLI_TO_REAL: the message */
 } cli_to;
-enum { CLI_TO_STR = 1, CLI_TO_FLAG, CLI_TO_COUNT, CLI_TO_NUMBER, CLI_TO_SECONDS };
+enum { CLI_TO_STR = 1, CLI_TO_FLAG, CLI_TO_COUNT, CLI_TO_NUMBER, CLI_TO_SECONDS, CLI_TO_REAL };
 /* p as a void *, refused at compile time unless it is a `type *`. */
 #define CLI_VAR(p, type) ((void *)(1 ? (p) : (type *)0))
-#define CLI_STR(name, p) {name, CLI_TO_STR, CLI_VAR(p, const char *), 0, 0}
-#define CLI_FLAG(name, p) {name, CLI_TO_FLAG, CLI_VAR(p, int), 0, 0}
-#define CLI_COUNT(name, p, lo, hi) {name, CLI_TO_COUNT, CLI_VAR(p, uint64_t), (lo), (hi)}
-#define CLI_NUMBER(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 0, 0}
-#define CLI_POSITIVE(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 1, 0}
-#define CLI_SECONDS(name, p) {name, CLI_TO_SECONDS, CLI_VAR(p, double), 0, 0}
+#define CLI_STR(name, p) {name, CLI_TO_STR, CLI_VAR(p, const char *), 0, 0, 0, 0, NULL}
+#define CLI_FLAG(name, p) {name, CLI_TO_FLAG, CLI_VAR(p, int), 0, 0, 0, 0, NULL}
+#define CLI_COUNT(name, p, lo, hi) {name, CLI_TO_COUNT, CLI_VAR(p, uint64_t), (lo), (hi), 0, 0, NULL}
+#define CLI_NUMBER(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 0, 0, 0, 0, NULL}
+#define CLI_POSITIVE(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 1, 0, 0, 0, NULL}
+#define CLI_SECONDS(name, p) {name, CLI_TO_SECONDS, CLI_VAR(p, double), 0, 0, 0, 0, NULL}
+#define CLI_REAL(name, p, min, max, msg) {name, CLI_TO_REAL, CLI_VAR(p, double), 0, 0, (min), (max), msg}
 
 /* A verb's --help: head, the option lines, tail. An option line is
  * "  -k, --name ARG" (or "      --name ARG", or "  --name ARG" when

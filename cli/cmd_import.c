@@ -1,5 +1,6 @@
 /* sensim import: a ground-truth CSV to the /ground_truth of a new log,
  * streamed in blocks. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,7 @@ int cmd_import(int argc, char **argv)
     import_text_opts to = {sensim_text_default_opts(), NULL, NULL, 0, NULL, {0, 0, 0}, NULL};
     const cli_to plain[] = {CLI_STR("ground-truth", &in), CLI_STR("output", &out),
                             CLI_STR("columns", &to.text.columns), CLI_STR("times", &to.times),
+                            CLI_REAL("rate", &to.rate, 0, INFINITY, "--rate: '%s' is not a rate > 0"),
                             CLI_FLAG("quiet", &quiet), {0}};
     cli_parser op;
     cli_parse_begin_to(&op, &cmd_import_spec, plain, argc, argv);
@@ -128,10 +130,6 @@ int cmd_import(int argc, char **argv)
             if (!*optarg || strchr(optarg, '/'))
                 return cli_usage_error(verb, "--name: '%s' is not a group name", optarg);
             to.name = optarg;
-            break;
-        case OPT_RATE:
-            if (cli_parse_double(optarg, &to.rate) || !(to.rate > 0))
-                return cli_usage_error(verb, "--rate: '%s' is not a rate > 0", optarg);
             break;
         case OPT_ORIGIN:
             if (cli_parse_triple(optarg, origin))

@@ -751,17 +751,8 @@ int cmd_vepd(int argc, char **argv)
         CLI_FLAG("drop-zeros", &drop_zeros), CLI_STR("plot", &o.plot), CLI_STR("estimate", &o.estimate),
         CLI_COUNT("bootstrap", &n_boot, 10, 100000000), CLI_COUNT("permutations", &n_perm, 0, 100000000),
         CLI_COUNT("seed", &seed, 0, UINT64_MAX), CLI_STR("output", &t.path), CLI_STR("shard", &shard),
-        CLI_FLAG("quiet", &quiet), {0}};
-    cli_parser op;
-    cli_parse_begin_to(&op, &cmd_vepd_spec, to, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'l':
-            if (cli_parse_double(optarg, &o.level) || !(o.level > 0 && o.level < 1))
-                return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
-            break;
-        }
-    }
+        CLI_FLAG("quiet", &quiet), CLI_REAL("level", &o.level, 0, 1, "--level: '%s' is not a number in (0, 1)"), {0}};
+    c = cli_parse_all(&cmd_vepd_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     o.n_boot = (size_t)n_boot;

@@ -173,6 +173,13 @@ static int store(const cli_parser *p, const cli_opt *o)
     case CLI_TO_FLAG: *(int *)t->var = 1; return 0;
     case CLI_TO_COUNT: return cli_opt_count(verb, o->name, optarg, t->lo, t->hi, t->var);
     case CLI_TO_NUMBER: return cli_opt_number(verb, o->name, optarg, t->lo != 0, t->var);
+    case CLI_TO_REAL: {
+        double v;
+        if (cli_parse_double(optarg, &v) || !(v > t->min && v < t->max))
+            return cli_usage_error(verb, t->msg, optarg);
+        *(double *)t->var = v;
+        return 0;
+    }
     default:
         if (!cli_parse_seconds(optarg, t->var))
             return 0;

@@ -705,19 +705,14 @@ static int fit_imu(int argc, char **argv)
     const cli_to to[] = {CLI_STR("sensor", &sensor), CLI_STR("topic", &topic), CLI_STR("output", &output),
                          CLI_STR("kalibr", &kalibr), CLI_STR("plot", &plot), CLI_FLAG("gauss-markov", &gm),
                          CLI_STR("name", &name), CLI_FLAG("json", &json), CLI_STR("table", &tj.table),
-                         CLI_FLAG("quiet", &quiet), {0}};
+                         CLI_FLAG("quiet", &quiet),
+                         CLI_REAL("confidence", &confidence, 0, 1,
+                                  "--confidence '%s': expected a number between 0 and 1"),
+                         CLI_REAL("rate", &rate, 0, INFINITY, "--rate '%s': expected a positive number of Hz"), {0}};
     cli_parser op;
     cli_parse_begin_to(&op, &cmd_fit_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'c':
-            if (cli_parse_double(optarg, &confidence) || !(confidence > 0 && confidence < 1))
-                return cli_usage_error("fit", "--confidence '%s': expected a number between 0 and 1", optarg);
-            break;
-        case 'r':
-            if (cli_parse_double(optarg, &rate) || !(rate > 0))
-                return cli_usage_error("fit", "--rate '%s': expected a positive number of Hz", optarg);
-            break;
         case 'T':
             /* A ROS name: it goes into the YAML unquoted. */
             if (!*optarg ||
