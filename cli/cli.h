@@ -31,6 +31,9 @@ typedef struct cli_opt {
 } cli_opt;
 #define CLI_LONG 256
 #define CLI_NOSHORT(c) ((c) | 0x10000)
+/* The end of a table: every verb's last option, -h/--help, then the
+ * terminating entry. */
+#define CLI_OPTS_END {'h', "help", NULL, "this text"}, {0}
 
 /* Where cli_parse_next stores a plain option's value itself, so that a
  * verb's switch keeps only the options that need code: a list of these

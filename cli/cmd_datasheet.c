@@ -44,8 +44,7 @@ static const cli_opt cmd_datasheet_opts[] = {
     {'o', "output", "FILE", "write a rig YAML with one imu sensor"},
     {O_KALIBR, "kalibr", "FILE", "write kalibr's imu.yaml"},
     {O_JSON, "json", NULL, "print the conversion as JSON instead of a table"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_datasheet_spec = {
     .verb = "datasheet",

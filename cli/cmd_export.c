@@ -14,8 +14,7 @@ static const cli_opt cmd_export_opts[] = {
     {'f', "format", "F", "csv (default), euroc or tum"},
     {'o', "output", "FILE", "the file to write ('-' for standard output); written to a\n"
                             "temporary name and renamed when complete"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_export_spec = {
     .verb = "export",

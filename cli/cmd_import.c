@@ -35,8 +35,7 @@ static const cli_opt cmd_import_opts[] = {
                                           "writes it), else 43.0731,-89.4012,260"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
                          "terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_import_spec = {
     .verb = "import",

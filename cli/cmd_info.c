@@ -9,8 +9,7 @@
 
 static const cli_opt cmd_info_opts[] = {
     {CLI_NOSHORT('J'), "json", NULL, "one JSON object instead of text"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_info_spec = {
     .verb = "info",

@@ -23,8 +23,7 @@ static const cli_opt opts[] = {
                                        "seeds (I from 0), for job arrays; the union of the N\n"
                                        "shards is the run of all the seeds, bit for bit"},
     {'q', "quiet", NULL, "no progress on stderr (shown only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_inject_spec = {
     .verb = "inject",

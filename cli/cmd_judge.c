@@ -26,8 +26,7 @@ static const cli_opt cmd_judge_opts[] = {
     {CLI_NOSHORT('N'), "no-align", NULL, "do not start from the ground truth's heading and\n"
                                          "velocity at the first IMU sample"},
     {'q', "quiet", NULL, "no summary line and no progress on stderr"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_judge_spec = {
     .verb = "judge",

@@ -52,8 +52,7 @@ static const cli_opt cmd_render_opts[] = {
                                           "would on the clean log)"},
     {CLI_NOSHORT('D'), "seed", "N", "seed of the rig's noise (default: the rig's)"},
     {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_render_spec = {
     .verb = "render",

@@ -64,8 +64,7 @@ static const cli_opt cmd_sim2real_opts[] = {
                                  "per value of the other keys"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
                          "terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_sim2real_spec = {
     .verb = "sim2real",

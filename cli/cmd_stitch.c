@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "sensim/stitch.h"
 
-static const cli_opt cmd_stitch_opts[] = {{'h', "help", NULL, "this text"}, {0}};
+static const cli_opt cmd_stitch_opts[] = {CLI_OPTS_END};
 
 const cli_spec cmd_stitch_spec = {
     .verb = "stitch",

@@ -37,8 +37,7 @@ static const cli_opt cmd_trajectory_opts[] = {
     {OPT_SIZE, "size", "M", "figure8: extent along the long axis (default 20)"},
     {OPT_PERIOD, "period", "S", "figure8: time of one figure (default 60)"},
     {'o', "output", "FILE", "output HDF5 log (written to a temporary name, then renamed)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_trajectory_spec = {
     .verb = "trajectory",

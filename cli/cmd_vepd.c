@@ -40,8 +40,7 @@ static const cli_opt cmd_vepd_opts[] = {
                                        "contiguous parts of the sorted model list (I from\n"
                                        "0); 'sensim stitch' joins the N tables, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_vepd_spec = {
     .verb = "vepd",

@@ -21,8 +21,7 @@ static const cli_opt cmd_demo_opts[] = {
     {CLI_NOSHORT('d'), "dir", "DIR", "where the files go (default: ./sensim-demo)"},
     {CLI_NOSHORT('D'), "data", "DIR", "the bundled data (default: $SENSIM_DATA, ./data, the\n"
                                       "program's ../share/sensim, or " SENSIM_DATADIR ")"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_demo_spec = {
     .verb = "demo",

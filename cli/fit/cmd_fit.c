@@ -50,8 +50,7 @@ static const cli_opt cmd_fit_opts[] = {
                                        "the logs (I from 0); 'sensim stitch' joins the N\n"
                                        "tables into the table of all, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_fit_spec = {
     .verb = "fit",

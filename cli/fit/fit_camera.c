@@ -24,8 +24,7 @@ static const cli_opt cli_fit_camera_opts[] = {
     {CLI_NOSHORT('s'), "plot", "FILE", "photon-transfer plot (SVG); --svg is the same"},
     {CLI_NOSHORT('s'), "svg", "FILE", NULL},
     {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_camera_spec = {
     .verb = VERB,

@@ -50,8 +50,7 @@ static const cli_opt cli_fit_gnss_opts[] = {
     {'c', "confidence", "P", "two-sided level of the intervals (default 0.95)"},
     {'n', "name", "NAME", "sensor name in the YAML (default: --sensor)"},
     {O_JSON, "json", NULL, "print the estimates as JSON; otherwise a table"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_gnss_spec = {
     .verb = VERB,

@@ -84,8 +84,7 @@ static const cli_opt cli_fit_lidar_opts[] = {
     {CLI_NOSHORT('T'), "targets", "LIST", "comma-separated object numbers of the planar targets\n"
                                           "(needs labels; default: the flat ones, chosen as above)"},
     {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_lidar_spec = {
     .verb = VERB,
