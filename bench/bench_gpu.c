@@ -37,17 +37,6 @@
 #include "../render/twin.h"
 #include "bench.h"
 
-static sensim_scene *bench_scene(int cells)
-{
-    sensim_scene *s = bench_scene_build(cells);
-    if (s && (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN) ||
-              sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA))) {
-        sensim_scene_destroy(s);
-        return NULL;
-    }
-    return s;
-}
-
 /* The scan as the shared ray generation sees it (render/gpu/sg_raygen.h),
  * from the lidar's public tables, the sensor still at `pose`: host
  * pointers into *tab (freed by the caller). */
@@ -158,17 +147,21 @@ int main(int argc, char **argv)
     printf("device: %s\n", dev);
     if (argc > 1 && !strcmp(argv[1], "--probe"))
         return 0;
-    int reps = argc > 1 ? atoi(argv[1]) : 3, cells = argc > 2 ? atoi(argv[2]) : 720;
-    if (reps < 1 || cells < 10) {
-        fprintf(stderr, "usage: bench_gpu [REPS [TERRAIN_CELLS]] | bench_gpu --probe\n");
-        return 2;
-    }
-    double tb = bench_now();
-    sensim_scene *s = bench_scene(cells);
-    if (!s)
+    int reps, st;
+    sensim_scene *s;
+    double tbuild;
+    if ((st = bench_scene_start(argc, argv, "bench_gpu", "bench_gpu [REPS [TERRAIN_CELLS]] | bench_gpu --probe", 1,
+                                &reps, &s, &tbuild)))
+        return st;
+    double tp = bench_now(); /* the twin's and the device's copies are part of the build */
+    if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN) ||
+        sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_CUDA)) {
+        sensim_scene_destroy(s);
         return bench_fail("bench_gpu");
+    }
     printf("scene: %zu triangles, twin and device copy built in %.2f s (%.1f MiB on the device); CPU: %d threads\n",
-           sensim_scene_triangle_count(s), bench_now() - tb, s->cuda->bytes / 1048576.0, omp_get_max_threads());
+           sensim_scene_triangle_count(s), tbuild + bench_now() - tp, s->cuda->bytes / 1048576.0,
+           omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     int status = 0;

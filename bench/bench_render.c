@@ -99,17 +99,13 @@ static double pipeline(const sensim_scene *s, int scans, double bare)
 
 int main(int argc, char **argv)
 {
-    int scans = argc > 1 ? atoi(argv[1]) : 3, cells = argc > 2 ? atoi(argv[2]) : 720;
-    int frames = argc > 3 ? atoi(argv[3]) : 1;
-    if (scans < 1 || cells < 10 || frames < 0) {
-        fprintf(stderr, "usage: bench_render [SCANS [TERRAIN_CELLS [FRAMES]]]\n");
-        return 2;
-    }
-    double tb = bench_now();
-    sensim_scene *s = bench_scene_build(cells);
-    if (!s)
-        return bench_fail("bench_render");
-    printf("scene: %zu triangles, built in %.2f s, %d threads\n", sensim_scene_triangle_count(s), bench_now() - tb,
+    int scans, frames = argc > 3 ? atoi(argv[3]) : 1, st;
+    sensim_scene *s;
+    double tbuild;
+    if ((st = bench_scene_start(argc, argv, "bench_render", "bench_render [SCANS [TERRAIN_CELLS [FRAMES]]]",
+                                frames >= 0, &scans, &s, &tbuild)))
+        return st;
+    printf("scene: %zu triangles, built in %.2f s, %d threads\n", sensim_scene_triangle_count(s), tbuild,
            omp_get_max_threads());
 
     sensim_pose pose = sensim_pose_identity();

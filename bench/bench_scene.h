@@ -70,6 +70,27 @@ fail:
     return NULL;
 }
 
+/* The start of the renderer benches: "[COUNT [TERRAIN_CELLS ...]]" from
+ * the command line (3 and 720 when absent) and the scene of that many
+ * cells, built in *build_s wall seconds. 0, or main's exit status after the
+ * message on stderr: 2 and "usage: USAGE" when COUNT < 1, TERRAIN_CELLS < 10
+ * or !rest_ok (the caller's check of the other arguments), 1 and the
+ * library's error when the scene cannot be built. */
+static inline int bench_scene_start(int argc, char **argv, const char *name, const char *usage, int rest_ok,
+                                    int *count, sensim_scene **s, double *build_s)
+{
+    int cells = argc > 2 ? atoi(argv[2]) : 720;
+    *count = argc > 1 ? atoi(argv[1]) : 3;
+    if (*count < 1 || cells < 10 || !rest_ok) {
+        fprintf(stderr, "usage: %s\n", usage);
+        return 2;
+    }
+    double t0 = bench_now();
+    *s = bench_scene_build(cells);
+    *build_s = bench_now() - t0;
+    return *s ? 0 : bench_fail(name);
+}
+
 /* Wall seconds for `frames` frames of camera cp standing at pose. */
 static inline double bench_camera_frames(const sensim_scene *s, const sensim_render_camera_params *cp,
                                          sensim_pose pose, int frames)

@@ -54,21 +54,19 @@ static double raw_twin(const sensim_twin *tw, const sg_ray *rays, sg_hit *out, l
 
 int main(int argc, char **argv)
 {
-    int scans = argc > 1 ? atoi(argv[1]) : 3, cells = argc > 2 ? atoi(argv[2]) : 720;
-    if (scans < 1 || cells < 10) {
-        fprintf(stderr, "usage: bench_twin [SCANS [TERRAIN_CELLS]]\n");
-        return 2;
-    }
-    double tb = bench_now();
-    sensim_scene *s = bench_scene_build(cells);
-    if (!s)
-        return bench_fail("bench_twin");
+    int scans, st;
+    sensim_scene *s;
+    double tbuild;
+    if ((st = bench_scene_start(argc, argv, "bench_twin", "bench_twin [SCANS [TERRAIN_CELLS]]", 1, &scans, &s,
+                                &tbuild)))
+        return st;
     double tc = bench_now();
     if (sensim_scene_prepare_backend(s, SENSIM_RENDER_BACKEND_TWIN))
         return bench_fail("bench_twin");
     const sensim_twin *tw = s->twin;
     printf("scene: %zu triangles, Embree commit %.2f s, twin build %.2f s (%u nodes, %.1f MB), %d threads\n",
-           sensim_scene_triangle_count(s), tc - tb, bench_now() - tc, tw->view.nnode, tw->bytes / 1e6, omp_get_max_threads());
+           sensim_scene_triangle_count(s), tbuild, bench_now() - tc, tw->view.nnode, tw->bytes / 1e6,
+           omp_get_max_threads());
     sensim_pose pose = sensim_pose_identity();
     pose.p = sensim_vec3_make(0.3, 0.2, 3.0);
     const int per_beam[3] = {1, 2, 3};

@@ -31,6 +31,44 @@ typedef struct cli_opt {
 } cli_opt;
 #define CLI_LONG 256
 #define CLI_NOSHORT(c) ((c) | 0x10000)
+/* The end of a table: every verb's last option, -h/--help, then the
+ * terminating entry. */
+#define CLI_OPTS_END {'h', "help", NULL, "this text"}, {0}
+
+/* Where cli_parse_next stores a plain option's value itself, so that a
+ * verb's switch keeps only the options that need code: a list of these
+ * (ending with {0}) beside the spec, each naming an option by its long
+ * name and the variable its value goes to. Written with the macros below,
+ * which check the variable's type:
+ *   CLI_STR(NAME, &v)           const char *v = the argument
+ *   CLI_FLAG(NAME, &v)          int v = 1 (the option takes no value)
+ *   CLI_COUNT(NAME, &v, lo, hi) uint64_t v, checked as by cli_opt_count
+ *   CLI_NUMBER(NAME, &v)        double v, as by cli_opt_number (finite)
+ *   CLI_POSITIVE(NAME, &v)      the same, > 0
+ *   CLI_SECONDS(NAME, &v)       double v, by cli_parse_seconds ("5 min")
+ *   CLI_REAL(NAME, &v, lo, hi, MSG)  double v in the open interval (lo, hi),
+ *                               else the usage error MSG, a format given the
+ *                               argument ("--rate '%s': expected ...")
+ * A bad value is reported as cli_opt_count/cli_opt_number do (under the
+ * option's long name) and ends parsing as an option error. */
+typedef struct cli_to {
+    const char *name; /* the option's long name (for an alias, its main option's) */
+    int kind;         /* CLI_TO_STR, ... */
+    void *var;
+    uint64_t lo, hi;  /* CLI_TO_COUNT: the range; CLI_TO_NUMBER: lo 1 for > 0 */
+    double min, max;  /* CLI_TO_REAL: the open range */
+    const char *msg;  /* CLI_TO_REAL: the message */
+} cli_to;
+enum { CLI_TO_STR = 1, CLI_TO_FLAG, CLI_TO_COUNT, CLI_TO_NUMBER, CLI_TO_SECONDS, CLI_TO_REAL };
+/* p as a void *, refused at compile time unless it is a `type *`. */
+#define CLI_VAR(p, type) ((void *)(1 ? (p) : (type *)0))
+#define CLI_STR(name, p) {name, CLI_TO_STR, CLI_VAR(p, const char *), 0, 0, 0, 0, NULL}
+#define CLI_FLAG(name, p) {name, CLI_TO_FLAG, CLI_VAR(p, int), 0, 0, 0, 0, NULL}
+#define CLI_COUNT(name, p, lo, hi) {name, CLI_TO_COUNT, CLI_VAR(p, uint64_t), (lo), (hi), 0, 0, NULL}
+#define CLI_NUMBER(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 0, 0, 0, 0, NULL}
+#define CLI_POSITIVE(name, p) {name, CLI_TO_NUMBER, CLI_VAR(p, double), 1, 0, 0, 0, NULL}
+#define CLI_SECONDS(name, p) {name, CLI_TO_SECONDS, CLI_VAR(p, double), 0, 0, 0, 0, NULL}
+#define CLI_REAL(name, p, min, max, msg) {name, CLI_TO_REAL, CLI_VAR(p, double), 0, 0, (min), (max), msg}
 
 /* A verb's --help: head, the option lines, tail. An option line is
  * "  -k, --name ARG" (or "      --name ARG", or "  --name ARG" when
@@ -55,11 +93,17 @@ void cli_help(const cli_spec *s, FILE *f);
  * needs a value", "option '--x' takes no value", each followed by
  * "Try 'sensim VERB --help'." on stderr.
  *
+ *     const cli_to to[] = {CLI_STR("output", &output), ..., {0}};
  *     cli_parser p;
- *     cli_parse_begin(&p, &spec, argc, argv);
+ *     cli_parse_begin_to(&p, &spec, to, argc, argv);
  *     while ((c = cli_parse_next(&p)) > 0)
- *         switch (c) { case 'o': output = optarg; break; ... }
+ *         switch (c) { case 'm': ...an option not in `to`... }
  *     if (c)
+ *         return cli_parse_exit(c);
+ *
+ * or, when `to` names every option (but help),
+ *
+ *     if ((c = cli_parse_all(&spec, to, argc, argv)))
  *         return cli_parse_exit(c);
  *
  * Operands are then argv[optind..argc-1], as with getopt_long. */
@@ -70,13 +114,20 @@ typedef struct cli_parser {
     char **argv;
     struct option lo[CLI_OPT_MAX + 1];
     char shorts[3 * CLI_OPT_MAX + 2];
+    const cli_to *to; /* the options stored by cli_parse_next (may be NULL) */
 } cli_parser;
 #define CLI_OPT_HELP (-1) /* --help was given and printed */
 #define CLI_OPT_BAD (-2)  /* an option error, already reported */
 void cli_parse_begin(cli_parser *p, const cli_spec *s, int argc, char **argv);
+/* The same with a list of options that cli_parse_next stores itself. */
+void cli_parse_begin_to(cli_parser *p, const cli_spec *s, const cli_to *to, int argc, char **argv);
 /* The next option's key (without CLI_NOSHORT; optarg set as by getopt_long), 0 after the last
- * option, CLI_OPT_HELP or CLI_OPT_BAD. */
+ * option, CLI_OPT_HELP or CLI_OPT_BAD. An option named in the parser's
+ * `to` is stored and passed over. */
 int cli_parse_next(cli_parser *p);
+/* All the options, when `to` names each (but help): 0, CLI_OPT_HELP or
+ * CLI_OPT_BAD. */
+int cli_parse_all(const cli_spec *s, const cli_to *to, int argc, char **argv);
 /* The exit status after a nonzero cli_parse_next: CLI_OK for --help,
  * CLI_USAGE for an option error. */
 int cli_parse_exit(int c);

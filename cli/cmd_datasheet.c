@@ -44,8 +44,7 @@ static const cli_opt cmd_datasheet_opts[] = {
     {'o', "output", "FILE", "write a rig YAML with one imu sensor"},
     {O_KALIBR, "kalibr", "FILE", "write kalibr's imu.yaml"},
     {O_JSON, "json", NULL, "print the conversion as JSON instead of a table"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_datasheet_spec = {
     .verb = "datasheet",
@@ -313,21 +312,18 @@ int cmd_datasheet(int argc, char **argv)
     int json = 0, seed_given = 0;
     unsigned long long seed = 1;
 
+    const cli_to to[] = {CLI_STR("preset", &preset), CLI_STR("name", &name), CLI_STR("output", &output),
+                         CLI_STR("kalibr", &kalibr), CLI_FLAG("json", &json), {0}};
     int c;
     cli_parser op;
-    cli_parse_begin(&op, &cmd_datasheet_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_datasheet_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case O_PRESET: preset = optarg; break;
-        case O_NAME: name = optarg; break;
         case O_SEED:
             if (cli_parse_u64(optarg, &seed))
                 return cli_usage_error(verb, "--seed: '%s' is not an unsigned integer", optarg);
             seed_given = 1;
             break;
-        case 'o': output = optarg; break;
-        case O_KALIBR: kalibr = optarg; break;
-        case O_JSON: json = 1; break;
         default: opt_text[c - O_FIG] = optarg; break;
         }
     }

@@ -14,8 +14,7 @@ static const cli_opt cmd_export_opts[] = {
     {'f', "format", "F", "csv (default), euroc or tum"},
     {'o', "output", "FILE", "the file to write ('-' for standard output); written to a\n"
                             "temporary name and renamed when complete"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_export_spec = {
     .verb = "export",
@@ -54,13 +53,12 @@ int cmd_export(int argc, char **argv)
     if (cli_export_wants_bag(argc, argv))
         return cli_export_bag(argc, argv);
     const char *verb = "export", *in = NULL, *out = NULL, *format = NULL;
+    const cli_to to[] = {CLI_STR("ground-truth", &in), CLI_STR("output", &out), {0}};
     int c;
     cli_parser op;
-    cli_parse_begin(&op, &cmd_export_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_export_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'g': in = optarg; break;
-        case 'o': out = optarg; break;
         case 'f':
             if (strcmp(optarg, "csv") && strcmp(optarg, "euroc") && strcmp(optarg, "tum"))
                 return cli_usage_error(verb, "--format: '%s' is not csv, euroc or tum", optarg);

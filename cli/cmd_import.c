@@ -1,5 +1,6 @@
 /* sensim import: a ground-truth CSV to the /ground_truth of a new log,
  * streamed in blocks. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,8 +35,7 @@ static const cli_opt cmd_import_opts[] = {
                                           "writes it), else 43.0731,-89.4012,260"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
                          "terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_import_spec = {
     .verb = "import",
@@ -107,12 +107,14 @@ int cmd_import(int argc, char **argv)
     double origin[3] = {CLI_DEFAULT_ORIGIN};
     int have_origin = 0, quiet = 0, c;
     import_text_opts to = {sensim_text_default_opts(), NULL, NULL, 0, NULL, {0, 0, 0}, NULL};
+    const cli_to plain[] = {CLI_STR("ground-truth", &in), CLI_STR("output", &out),
+                            CLI_STR("columns", &to.text.columns), CLI_STR("times", &to.times),
+                            CLI_REAL("rate", &to.rate, 0, INFINITY, "--rate: '%s' is not a rate > 0"),
+                            CLI_FLAG("quiet", &quiet), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_import_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_import_spec, plain, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'g': in = optarg; break;
-        case 'o': out = optarg; break;
         case 'f':
             if (strcmp(optarg, "kitti") && strcmp(optarg, "ply") && strcmp(optarg, "pcd") &&
                 sensim_text_format_parse(optarg, &to.text.format))
@@ -123,23 +125,16 @@ int cmd_import(int argc, char **argv)
             if (sensim_time_unit_parse(optarg, &to.text.time_unit))
                 return cli_usage_error(verb, "--time-unit: '%s' is not s, ms, us or ns", optarg);
             break;
-        case OPT_COLUMNS: to.text.columns = optarg; break;
         case 'n':
             if (!*optarg || strchr(optarg, '/'))
                 return cli_usage_error(verb, "--name: '%s' is not a group name", optarg);
             to.name = optarg;
             break;
-        case OPT_RATE:
-            if (cli_parse_double(optarg, &to.rate) || !(to.rate > 0))
-                return cli_usage_error(verb, "--rate: '%s' is not a rate > 0", optarg);
-            break;
-        case OPT_TIMES: to.times = optarg; break;
         case OPT_ORIGIN:
             if (cli_parse_triple(optarg, origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
             have_origin = 1;
             break;
-        case 'q': quiet = 1; break;
         }
     }
     if (c)

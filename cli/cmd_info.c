@@ -9,8 +9,7 @@
 
 static const cli_opt cmd_info_opts[] = {
     {CLI_NOSHORT('J'), "json", NULL, "one JSON object instead of text"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_info_spec = {
     .verb = "info",
@@ -167,14 +166,9 @@ static void describe_group_list(out_t *o, const sensim_log *log, const char *par
 
 int cmd_info(int argc, char **argv)
 {
-    int json = 0, c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_info_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'J': json = 1; break;
-        }
-    }
+    int json = 0;
+    const cli_to to[] = {CLI_FLAG("json", &json), {0}};
+    int c = cli_parse_all(&cmd_info_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (argc - optind != 1)

@@ -23,8 +23,7 @@ static const cli_opt opts[] = {
                                        "seeds (I from 0), for job arrays; the union of the N\n"
                                        "shards is the run of all the seeds, bit for bit"},
     {'q', "quiet", NULL, "no progress on stderr (shown only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_inject_spec = {
     .verb = "inject",
@@ -132,17 +131,14 @@ int cmd_inject(int argc, char **argv)
     uint64_t seed = 0, threads = 0, block = 0;
     int have_seed = 0, quiet = 0, c, bad = 0;
     const char *seeds_arg = NULL, *shard_arg = NULL;
+    const cli_to to[] = {CLI_STR("output", &output), CLI_COUNT("threads", &threads, 1, 1024),
+                         CLI_COUNT("block", &block, 1, (uint64_t)1 << 26), CLI_FLAG("quiet", &quiet),
+                         CLI_STR("seeds", &seeds_arg), CLI_STR("shard", &shard_arg), {0}};
     cli_parser p;
-    cli_parse_begin(&p, &cmd_inject_spec, argc, argv);
+    cli_parse_begin_to(&p, &cmd_inject_spec, to, argc, argv);
     while ((c = cli_parse_next(&p)) > 0) {
         switch (c) {
-        case 'o': output = optarg; break;
         case 's': have_seed = 1, bad = cli_opt_count("inject", "seed", optarg, 0, UINT64_MAX, &seed); break;
-        case 'j': bad = cli_opt_count("inject", "threads", optarg, 1, 1024, &threads); break;
-        case 'b': bad = cli_opt_count("inject", "block", optarg, 1, (uint64_t)1 << 26, &block); break;
-        case 'q': quiet = 1; break;
-        case 'S': seeds_arg = optarg; break;
-        case 'P': shard_arg = optarg; break;
         }
         if (bad)
             return bad;

@@ -26,8 +26,7 @@ static const cli_opt cmd_judge_opts[] = {
     {CLI_NOSHORT('N'), "no-align", NULL, "do not start from the ground truth's heading and\n"
                                          "velocity at the first IMU sample"},
     {'q', "quiet", NULL, "no summary line and no progress on stderr"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_judge_spec = {
     .verb = "judge",
@@ -48,16 +47,6 @@ const cli_spec cmd_judge_spec = {
             "2 usage error.\n",
 };
 
-/* The long name of the option whose key is c, for messages (argv[optind -
- * 1] is the value when the option and its value are separate words). */
-static const char *option_name(int c)
-{
-    for (const cli_opt *o = cmd_judge_opts; o->name || o->help; o++)
-        if (o->name && (o->key & ~CLI_NOSHORT(0)) == c)
-            return o->name;
-    return "?";
-}
-
 /* The command line of judge; parse_args returns -1 to go on, else the
  * exit status. */
 typedef struct judge_args {
@@ -69,16 +58,15 @@ typedef struct judge_args {
 static int parse_args(int argc, char **argv, judge_args *a)
 {
     *a = (judge_args){NULL, NULL, NULL, NULL, "judge", SENSIM_JUDGE_ROBOT_LOCALIZATION, 1, 0, 35, NAN, NAN, NAN};
-    double *val;
+    const cli_to to[] = {CLI_STR("output", &a->out), CLI_FLAG("quiet", &a->quiet), CLI_STR("imu", &a->imu_name),
+                         CLI_STR("gnss", &a->gnss_name), CLI_POSITIVE("rate", &a->rate),
+                         CLI_POSITIVE("gyro-sigma", &a->gs), CLI_POSITIVE("accel-sigma", &a->as),
+                         CLI_POSITIVE("gnss-sigma", &a->ps), {0}};
     int c;
     cli_parser op;
-    cli_parse_begin(&op, &cmd_judge_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_judge_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'o': a->out = optarg; break;
-        case 'q': a->quiet = 1; break;
-        case 'i': a->imu_name = optarg; break;
-        case 'g': a->gnss_name = optarg; break;
         case 'N': a->align = 0; break;
         case 'n':
             if (!*optarg || strchr(optarg, '/'))
@@ -88,14 +76,6 @@ static int parse_args(int argc, char **argv, judge_args *a)
         case 'm':
             if ((a->mode = sensim_judge_mode_parse(optarg)) < 0)
                 return cli_usage_error("judge", "--mode: '%s' is not robot_localization, rl or corrected", optarg);
-            break;
-        case 'r':
-        case 'G':
-        case 'A':
-        case 'P':
-            val = c == 'r' ? &a->rate : c == 'G' ? &a->gs : c == 'A' ? &a->as : &a->ps;
-            if (cli_parse_double(optarg, val) || !(*val > 0))
-                return cli_usage_error("judge", "--%s: '%s' is not a positive number", option_name(c), optarg);
             break;
         }
     }

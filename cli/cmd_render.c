@@ -52,8 +52,7 @@ static const cli_opt cmd_render_opts[] = {
                                           "would on the clean log)"},
     {CLI_NOSHORT('D'), "seed", "N", "seed of the rig's noise (default: the rig's)"},
     {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_render_spec = {
     .verb = "render",
@@ -145,29 +144,20 @@ int cmd_render(int argc, char **argv)
     uint64_t threads = 0, bev_size = 512, rows = 65536;
     unsigned long long a, b;
     int c, quiet = 0, st = 0;
+    const cli_to to[] = {
+        CLI_STR("trajectory", &gt_path), CLI_STR("sensor", &name), CLI_STR("output", &out_path),
+        CLI_STR("ply", &ro.ply_dir), CLI_STR("png", &ro.png_dir), CLI_FLAG("float", &ro.as_float),
+        CLI_STR("bev", &ro.bev_dir), CLI_STR("rig", &ro.rig_path), CLI_STR("frames", &frames),
+        CLI_FLAG("quiet", &quiet), CLI_POSITIVE("bev-extent", &ro.bev_extent),
+        CLI_COUNT("bev-size", &bev_size, 1, 16384), CLI_COUNT("gt-window", &rows, 2, (uint64_t)1 << 40),
+        CLI_NUMBER("start", &ro.start), CLI_NUMBER("end", &ro.end), CLI_COUNT("count", &ro.count, 1, UINT64_MAX),
+        CLI_COUNT("threads", &threads, 1, 1024), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_render_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_render_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 't': gt_path = optarg; break;
-        case 's': name = optarg; break;
-        case 'o': out_path = optarg; break;
-        case 'P': ro.ply_dir = optarg; break;
-        case 'G': ro.png_dir = optarg; break;
-        case 'F': ro.as_float = 1; break;
-        case 'B': ro.bev_dir = optarg; break;
-        case 'R': ro.rig_path = optarg; break;
-        case 'A': frames = optarg; break;
-        case 'q': quiet = 1; break;
         case 'D': ro.have_seed = 1, st = cli_opt_count(V, "seed", optarg, 0, UINT64_MAX, &ro.seed); break;
-        case 'X': st = cli_opt_number(V, "bev-extent", optarg, 1, &ro.bev_extent); break;
-        case 'Z': st = cli_opt_count(V, "bev-size", optarg, 1, 16384, &bev_size); break;
         case 'C': st = cli_opt_lib(V, "bev-color", sensim_bev_color_parse(optarg, &ro.bev_color)); break;
-        case 'W': st = cli_opt_count(V, "gt-window", optarg, 2, (uint64_t)1 << 40, &rows); break;
-        case 'S': st = cli_opt_number(V, "start", optarg, 0, &ro.start); break;
-        case 'E': st = cli_opt_number(V, "end", optarg, 0, &ro.end); break;
-        case 'n': st = cli_opt_count(V, "count", optarg, 1, UINT64_MAX, &ro.count); break;
-        case 'j': st = cli_opt_count(V, "threads", optarg, 1, 1024, &threads); break;
         case 'K': st = cli_opt_lib(V, "backend", sensim_render_backend_parse(optarg, &ro.backend)); break;
         case 'H': st = cli_opt_lib(V, "shard", sensim_shard_parse(optarg, &ro.shard_index, &ro.shard_count)); break;
         }

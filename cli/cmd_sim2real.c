@@ -64,8 +64,7 @@ static const cli_opt cmd_sim2real_opts[] = {
                                  "per value of the other keys"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a\n"
                          "terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_sim2real_spec = {
     .verb = "sim2real",
@@ -285,38 +284,26 @@ int cmd_sim2real(int argc, char **argv)
 {
     config c = {.dir = "sensim-sim2real", .mode = "robot_localization", .tests = 10, .duration = 60,
                 .real_seed = 1001, .n_boot = 200, .n_perm = 999};
-    const char *gens = "ch-gauss,ch-rw", *data = NULL, *sweep = NULL, *out = NULL, *shard = NULL, *scores = NULL,
+    const char *gens = NULL, *data = NULL, *sweep = NULL, *out = NULL, *shard = NULL, *scores = NULL,
                *csv = NULL, *plot = NULL;
-    int gens_given = 0;
     char imu[1100];
     unsigned long long u;
+    uint64_t tests = c.tests, real_seed = c.real_seed, n_perm = c.n_perm;
     int ch;
+    const cli_to to[] = {
+        CLI_STR("generator", &gens), CLI_STR("sweep", &sweep), CLI_STR("output", &out), CLI_STR("shard", &shard),
+        CLI_STR("scores", &scores), CLI_STR("csv", &csv), CLI_STR("plot", &plot),
+        CLI_COUNT("tests", &tests, 1, 100000), CLI_COUNT("real-seed", &real_seed, 0, UINT64_MAX),
+        CLI_STR("imu", &c.imu), CLI_COUNT("permutations", &n_perm, 0, 100000000), CLI_STR("dir", &c.dir),
+        CLI_STR("data", &data), CLI_FLAG("keep", &c.keep), CLI_FLAG("json", &c.json), CLI_FLAG("quiet", &c.quiet),
+        {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_sim2real_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_sim2real_spec, to, argc, argv);
     while ((ch = cli_parse_next(&op)) > 0) {
         switch (ch) {
-        case 'g':
-            gens = optarg;
-            gens_given = 1;
-            break;
-        case O_SWEEP: sweep = optarg; break;
-        case 'o': out = optarg; break;
-        case O_SHARD: shard = optarg; break;
-        case O_SCORES: scores = optarg; break;
-        case O_CSV: csv = optarg; break;
-        case O_PLOT: plot = optarg; break;
-        case 'n':
-            if (cli_parse_u64(optarg, &u) || u < 1 || u > 100000)
-                return cli_usage_error("sim2real", "--tests: '%s' is not a count from 1 to 100000", optarg);
-            c.tests = (size_t)u;
-            break;
         case 't':
             if (cli_parse_seconds(optarg, &c.duration) || !(c.duration >= 1 && c.duration <= 86400))
                 return cli_usage_error("sim2real", "--duration: '%s' is not a duration from 1 s to 24 h", optarg);
-            break;
-        case O_REAL_SEED:
-            if (cli_parse_u64(optarg, &c.real_seed))
-                return cli_usage_error("sim2real", "--real-seed: '%s' is not a non-negative integer", optarg);
             break;
         case O_MODE:
             if (sensim_judge_mode_parse(optarg) < 0)
@@ -324,26 +311,18 @@ int cmd_sim2real(int argc, char **argv)
                                        optarg);
             c.mode = sensim_judge_mode_name((sensim_judge_mode)sensim_judge_mode_parse(optarg));
             break;
-        case O_IMU: c.imu = optarg; break;
         case O_BOOT:
             if (cli_parse_u64(optarg, &u) || (u != 0 && u < 10) || u > 1000000)
                 return cli_usage_error("sim2real", "--bootstrap: '%s' is not 0 or a count from 10 to 1e6", optarg);
             c.n_boot = (size_t)u;
             break;
-        case O_PERM:
-            if (cli_parse_u64(optarg, &u) || u > 100000000ULL)
-                return cli_usage_error("sim2real", "--permutations: '%s' is not a count from 0 to 1e8", optarg);
-            c.n_perm = (size_t)u;
-            break;
-        case O_DIR: c.dir = optarg; break;
-        case O_DATA: data = optarg; break;
-        case O_KEEP: c.keep = 1; break;
-        case O_JSON: c.json = 1; break;
-        case 'q': c.quiet = 1; break;
         }
     }
     if (ch)
         return cli_parse_exit(ch);
+    c.tests = (size_t)tests;
+    c.real_seed = real_seed;
+    c.n_perm = (size_t)n_perm;
     if (optind != argc)
         return cli_usage_error("sim2real", "unexpected argument '%s'", argv[optind]);
     if (scores) {
@@ -357,8 +336,8 @@ int cmd_sim2real(int argc, char **argv)
         return cli_usage_error("sim2real", "-o and --shard go with --sweep SWEEP.yaml");
     if (sweep && !out)
         return cli_usage_error("sim2real", "--sweep needs -o TABLE.h5");
-    if (sweep && !gens_given)
-        gens = "ch-gauss";
+    if (!gens)
+        gens = sweep ? "ch-gauss" : "ch-gauss,ch-rw";
     for (const char *s = gens; *s;) {
         size_t len = strcspn(s, ",");
         int m = sensim_sim2real_model_find(s, len);

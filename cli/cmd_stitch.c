@@ -5,7 +5,7 @@
 #include "cli.h"
 #include "sensim/stitch.h"
 
-static const cli_opt cmd_stitch_opts[] = {{'h', "help", NULL, "this text"}, {0}};
+static const cli_opt cmd_stitch_opts[] = {CLI_OPTS_END};
 
 const cli_spec cmd_stitch_spec = {
     .verb = "stitch",
@@ -28,11 +28,7 @@ const cli_spec cmd_stitch_spec = {
 
 int cmd_stitch(int argc, char **argv)
 {
-    int c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_stitch_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0)
-        ;
+    int c = cli_parse_all(&cmd_stitch_spec, NULL, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (argc - optind < 2)

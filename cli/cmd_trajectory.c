@@ -37,8 +37,7 @@ static const cli_opt cmd_trajectory_opts[] = {
     {OPT_SIZE, "size", "M", "figure8: extent along the long axis (default 20)"},
     {OPT_PERIOD, "period", "S", "figure8: time of one figure (default 60)"},
     {'o', "output", "FILE", "output HDF5 log (written to a temporary name, then renamed)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_trajectory_spec = {
     .verb = "trajectory",
@@ -124,37 +123,24 @@ static int parse_options(int argc, char **argv, traj_args *a)
     const char *verb = "trajectory";
     *a = (traj_args){sensim_trajectory_default_params(), NAN, 100, 90, {CLI_DEFAULT_ORIGIN}, NULL, NULL};
     int c;
+    const cli_to to[] = {
+        CLI_STR("shape", &a->shape), CLI_STR("output", &a->out), CLI_SECONDS("duration", &a->duration),
+        CLI_NUMBER("rate", &a->rate), CLI_NUMBER("start-time", &a->p.t0), CLI_NUMBER("heading", &a->heading),
+        CLI_NUMBER("speed", &a->p.speed), CLI_NUMBER("accel", &a->p.accel), CLI_NUMBER("radius", &a->p.radius),
+        CLI_NUMBER("width", &a->p.width), CLI_NUMBER("length", &a->p.length), CLI_NUMBER("lead", &a->p.lead),
+        CLI_NUMBER("size", &a->p.size), CLI_SECONDS("period", &a->p.period), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_trajectory_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_trajectory_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
-        double *dst = NULL;
-        const char *oname = "?";
-        for (size_t i = 0; cmd_trajectory_opts[i].name; i++)
-            if (cmd_trajectory_opts[i].key == c)
-                oname = cmd_trajectory_opts[i].name;
         switch (c) {
-        case 's': a->shape = optarg; continue;
-        case 'o': a->out = optarg; continue;
-        case 'd': dst = &a->duration; break;
-        case 'r': dst = &a->rate; break;
-        case OPT_START_TIME: dst = &a->p.t0; break;
-        case OPT_HEADING: dst = &a->heading; break;
-        case OPT_SPEED: dst = &a->p.speed; break;
-        case OPT_ACCEL: dst = &a->p.accel; break;
-        case OPT_RADIUS: dst = &a->p.radius; break;
-        case OPT_WIDTH: dst = &a->p.width; break;
-        case OPT_LENGTH: dst = &a->p.length; break;
-        case OPT_LEAD: dst = &a->p.lead; break;
-        case OPT_SIZE: dst = &a->p.size; break;
-        case OPT_PERIOD: dst = &a->p.period; break;
         case OPT_ORIGIN:
             if (cli_parse_triple(optarg, a->origin))
                 return cli_usage_error(verb, "--origin: expected LAT,LON,ALT, got '%s'", optarg);
-            continue;
+            break;
         case OPT_START:
             if (cli_parse_triple(optarg, a->p.start))
                 return cli_usage_error(verb, "--start: expected E,N,U in metres, got '%s'", optarg);
-            continue;
+            break;
         case OPT_DIRECTION:
             if (!strcmp(optarg, "left") || !strcmp(optarg, "ccw"))
                 a->p.direction = 1;
@@ -162,12 +148,8 @@ static int parse_options(int argc, char **argv, traj_args *a)
                 a->p.direction = -1;
             else
                 return cli_usage_error(verb, "--direction: expected left or right, got '%s'", optarg);
-            continue;
+            break;
         }
-        int secs = dst == &a->duration || dst == &a->p.period;
-        if (secs ? cli_parse_seconds(optarg, dst) : cli_parse_double(optarg, dst))
-            return cli_usage_error(verb, "--%s: '%s' is not a %s", oname, optarg,
-                                   secs ? "duration (seconds, or e.g. '5 min')" : "number");
     }
     if (c)
         return cli_parse_exit(c);

@@ -40,8 +40,7 @@ static const cli_opt cmd_vepd_opts[] = {
                                        "contiguous parts of the sorted model list (I from\n"
                                        "0); 'sensim stitch' joins the N tables, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only when it is a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_vepd_spec = {
     .verb = "vepd",
@@ -744,46 +743,22 @@ int cmd_vepd(int argc, char **argv)
     int quiet = 0;
     const char *real = NULL, *sim = NULL, *root = NULL, *shard = NULL;
     vepd_table t = {.count = 1};
-    unsigned long long u;
-    int c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_vepd_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'r': real = optarg; break;
-        case 's': sim = optarg; break;
-        case 'c': root = optarg; break;
-        case 'j': o.json = 1; break;
-        case 'Z':
-            o.csv_flags |= SENSIM_VEPD_DROP_ZEROS;
-            break;
-        case 'p': o.plot = optarg; break;
-        case 'e': o.estimate = optarg; break;
-        case 'b':
-            if (cli_parse_u64(optarg, &u) || u < 10 || u > 100000000ULL)
-                return cli_usage_error("vepd", "--bootstrap: '%s' is not a count from 10 to 1e8", optarg);
-            o.n_boot = (size_t)u;
-            break;
-        case 'P':
-            if (cli_parse_u64(optarg, &u) || u > 100000000ULL)
-                return cli_usage_error("vepd", "--permutations: '%s' is not a count from 0 to 1e8", optarg);
-            o.n_perm = (size_t)u;
-            break;
-        case 'S':
-            if (cli_parse_u64(optarg, &o.seed))
-                return cli_usage_error("vepd", "--seed: '%s' is not a non-negative integer", optarg);
-            break;
-        case 'l':
-            if (cli_parse_double(optarg, &o.level) || !(o.level > 0 && o.level < 1))
-                return cli_usage_error("vepd", "--level: '%s' is not a number in (0, 1)", optarg);
-            break;
-        case 'o': t.path = optarg; break;
-        case 'H': shard = optarg; break;
-        case 'q': quiet = 1; break;
-        }
-    }
+    uint64_t n_boot = 0, n_perm = 0, seed = o.seed;
+    int c, drop_zeros = 0;
+    const cli_to to[] = {
+        CLI_STR("real", &real), CLI_STR("sim", &sim), CLI_STR("csv-layout", &root), CLI_FLAG("json", &o.json),
+        CLI_FLAG("drop-zeros", &drop_zeros), CLI_STR("plot", &o.plot), CLI_STR("estimate", &o.estimate),
+        CLI_COUNT("bootstrap", &n_boot, 10, 100000000), CLI_COUNT("permutations", &n_perm, 0, 100000000),
+        CLI_COUNT("seed", &seed, 0, UINT64_MAX), CLI_STR("output", &t.path), CLI_STR("shard", &shard),
+        CLI_FLAG("quiet", &quiet), CLI_REAL("level", &o.level, 0, 1, "--level: '%s' is not a number in (0, 1)"), {0}};
+    c = cli_parse_all(&cmd_vepd_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
+    o.n_boot = (size_t)n_boot;
+    o.n_perm = (size_t)n_perm;
+    o.seed = seed;
+    if (drop_zeros)
+        o.csv_flags |= SENSIM_VEPD_DROP_ZEROS;
     if (shard && sensim_shard_parse(shard, &t.index, &t.count))
         return cli_usage_error("vepd", "--shard: %s", sensim_last_error());
     t.sharded = shard != NULL;

@@ -50,8 +50,14 @@ void cli_help(const cli_spec *s, FILE *f)
 
 void cli_parse_begin(cli_parser *p, const cli_spec *s, int argc, char **argv)
 {
+    cli_parse_begin_to(p, s, NULL, argc, argv);
+}
+
+void cli_parse_begin_to(cli_parser *p, const cli_spec *s, const cli_to *to, int argc, char **argv)
+{
     size_t n = 0, k = 0;
     p->spec = s;
+    p->to = to;
     p->argc = argc;
     p->argv = argv;
     /* ':' first: a missing argument is told apart from an unknown option. */
@@ -152,22 +158,67 @@ static int option_error(cli_parser *p, int c)
     return CLI_OPT_BAD;
 }
 
+/* Stores the argument of option o where the parser's `to` says: 0, -1
+ * when `to` does not name it, or CLI_USAGE after the message. */
+static int store(const cli_parser *p, const cli_opt *o)
+{
+    const cli_to *t = p->to;
+    while (t && t->name && strcmp(t->name, o->name))
+        t++;
+    if (!t || !t->name)
+        return -1;
+    const char *verb = p->spec->verb;
+    switch (t->kind) {
+    case CLI_TO_STR: *(const char **)t->var = optarg; return 0;
+    case CLI_TO_FLAG: *(int *)t->var = 1; return 0;
+    case CLI_TO_COUNT: return cli_opt_count(verb, o->name, optarg, t->lo, t->hi, t->var);
+    case CLI_TO_NUMBER: return cli_opt_number(verb, o->name, optarg, t->lo != 0, t->var);
+    case CLI_TO_REAL: {
+        double v;
+        if (cli_parse_double(optarg, &v) || !(v > t->min && v < t->max))
+            return cli_usage_error(verb, t->msg, optarg);
+        *(double *)t->var = v;
+        return 0;
+    }
+    default:
+        if (!cli_parse_seconds(optarg, t->var))
+            return 0;
+        return cli_usage_error(verb, "--%s: '%s' is not a duration (seconds, or e.g. '5 min')", o->name, optarg);
+    }
+}
+
 int cli_parse_next(cli_parser *p)
 {
-    int c = getopt_long(p->argc, p->argv, p->shorts, p->lo, NULL);
-    if (c == -1)
-        return 0;
-    if (c == '?' || c == ':')
-        return option_error(p, c);
-    for (const cli_opt *o = p->spec->opts; o && (o->name || o->help); o++)
-        if (o->name && o->key == c && !strcmp(o->name, "help")) {
+    for (;;) {
+        int c = getopt_long(p->argc, p->argv, p->shorts, p->lo, NULL);
+        if (c == -1)
+            return 0;
+        if (c == '?' || c == ':')
+            return option_error(p, c);
+        const cli_opt *o = p->spec->opts;
+        while (o && (o->name || o->help) && (!o->name || o->key != c))
+            o++;
+        const char *name = o ? o->name : NULL;
+        if (name && !strcmp(name, "help")) {
             /* The whole verb's help, also from a second form's parser
              * (import BAG, export --format bag). */
             const cli_command *cmd = cli_find(p->spec->verb);
             cli_help(cmd ? cmd->spec : p->spec, stdout);
             return CLI_OPT_HELP;
         }
-    return c & 0xffff;
+        int st = name ? store(p, o) : -1;
+        if (st < 0)
+            return c & 0xffff;
+        if (st)
+            return CLI_OPT_BAD;
+    }
+}
+
+int cli_parse_all(const cli_spec *s, const cli_to *to, int argc, char **argv)
+{
+    cli_parser p;
+    cli_parse_begin_to(&p, s, to, argc, argv);
+    return cli_parse_next(&p);
 }
 
 int cli_parse_exit(int c) { return c == CLI_OPT_HELP ? CLI_OK : CLI_USAGE; }

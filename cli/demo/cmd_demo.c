@@ -21,8 +21,7 @@ static const cli_opt cmd_demo_opts[] = {
     {CLI_NOSHORT('d'), "dir", "DIR", "where the files go (default: ./sensim-demo)"},
     {CLI_NOSHORT('D'), "data", "DIR", "the bundled data (default: $SENSIM_DATA, ./data, the\n"
                                       "program's ../share/sensim, or " SENSIM_DATADIR ")"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_demo_spec = {
     .verb = "demo",
@@ -82,15 +81,8 @@ static int (*const demo_steps[])(const char *data, const char *dir, const char *
 int cmd_demo(int argc, char **argv)
 {
     const char *dir = "sensim-demo", *data = NULL;
-    int c;
-    cli_parser op;
-    cli_parse_begin(&op, &cmd_demo_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'd': dir = optarg; break;
-        case 'D': data = optarg; break;
-        }
-    }
+    const cli_to to[] = {CLI_STR("dir", &dir), CLI_STR("data", &data), {0}};
+    int c = cli_parse_all(&cmd_demo_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (optind != argc)

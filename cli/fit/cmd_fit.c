@@ -50,8 +50,7 @@ static const cli_opt cmd_fit_opts[] = {
                                        "the logs (I from 0); 'sensim stitch' joins the N\n"
                                        "tables into the table of all, bit for bit"},
     {'q', "quiet", NULL, "no progress (shown on stderr only on a terminal)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_fit_spec = {
     .verb = "fit",
@@ -702,26 +701,17 @@ static int fit_imu(int argc, char **argv)
     double confidence = 0.95, rate = 0;
     int gm = 0, json = 0, quiet = 0, c;
     fit_table_job tj = {.count = 1};
+    const cli_to to[] = {CLI_STR("sensor", &sensor), CLI_STR("topic", &topic), CLI_STR("output", &output),
+                         CLI_STR("kalibr", &kalibr), CLI_STR("plot", &plot), CLI_FLAG("gauss-markov", &gm),
+                         CLI_STR("name", &name), CLI_FLAG("json", &json), CLI_STR("table", &tj.table),
+                         CLI_FLAG("quiet", &quiet),
+                         CLI_REAL("confidence", &confidence, 0, 1,
+                                  "--confidence '%s': expected a number between 0 and 1"),
+                         CLI_REAL("rate", &rate, 0, INFINITY, "--rate '%s': expected a positive number of Hz"), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_fit_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_fit_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 's': sensor = optarg; break;
-        case 't': topic = optarg; break;
-        case 'o': output = optarg; break;
-        case 'k': kalibr = optarg; break;
-        case 'p': plot = optarg; break;
-        case 'c':
-            if (cli_parse_double(optarg, &confidence) || !(confidence > 0 && confidence < 1))
-                return cli_usage_error("fit", "--confidence '%s': expected a number between 0 and 1", optarg);
-            break;
-        case 'g': gm = 1; break;
-        case 'r':
-            if (cli_parse_double(optarg, &rate) || !(rate > 0))
-                return cli_usage_error("fit", "--rate '%s': expected a positive number of Hz", optarg);
-            break;
-        case 'n': name = optarg; break;
-        case 'J': json = 1; break;
         case 'T':
             /* A ROS name: it goes into the YAML unquoted. */
             if (!*optarg ||
@@ -730,13 +720,11 @@ static int fit_imu(int argc, char **argv)
                                        optarg);
             rostopic = optarg;
             break;
-        case 'F': tj.table = optarg; break;
         case 'H':
             if (sensim_shard_parse(optarg, &tj.index, &tj.count))
                 return cli_usage_error("fit", "--shard: %s", sensim_last_error());
             tj.sharded = 1;
             break;
-        case 'q': quiet = 1; break;
         }
     }
     if (c)

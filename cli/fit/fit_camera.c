@@ -24,8 +24,7 @@ static const cli_opt cli_fit_camera_opts[] = {
     {CLI_NOSHORT('s'), "plot", "FILE", "photon-transfer plot (SVG); --svg is the same"},
     {CLI_NOSHORT('s'), "svg", "FILE", NULL},
     {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_camera_spec = {
     .verb = VERB,
@@ -158,24 +157,18 @@ int cli_fit_camera(int argc, char **argv)
     const char *out = NULL, *name = "cam", *svg = NULL;
     int emva = 0, json = 0, c;
     double fs = 0;
+    const cli_to to[] = {CLI_STR("output", &out), CLI_STR("name", &name), CLI_POSITIVE("full-scale", &fs),
+                         CLI_STR("plot", &svg), CLI_FLAG("json", &json), {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cli_fit_camera_spec, argc, argv);
+    cli_parse_begin_to(&op, &cli_fit_camera_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'o': out = optarg; break;
-        case 'n': name = optarg; break;
         case 'm':
             if (!strcmp(optarg, "emva"))
                 emva = 1;
             else if (strcmp(optarg, "intensity"))
                 return cli_usage_error(VERB, "--model: '%s' is not intensity or emva", optarg);
             break;
-        case 'f':
-            if (cli_parse_double(optarg, &fs) || !(fs > 0))
-                return cli_usage_error(VERB, "--full-scale: '%s' is not a positive number", optarg);
-            break;
-        case 's': svg = optarg; break;
-        case 'j': json = 1; break;
         }
     }
     if (c)

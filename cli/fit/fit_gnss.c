@@ -50,8 +50,7 @@ static const cli_opt cli_fit_gnss_opts[] = {
     {'c', "confidence", "P", "two-sided level of the intervals (default 0.95)"},
     {'n', "name", "NAME", "sensor name in the YAML (default: --sensor)"},
     {O_JSON, "json", NULL, "print the estimates as JSON; otherwise a table"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_gnss_spec = {
     .verb = VERB,
@@ -615,12 +614,22 @@ int cli_fit_gnss(int argc, char **argv)
     const char *output = NULL, *topic = NULL;
     int model = M_AUTO, json = 0, c;
     double power_on = NAN;
+    const cli_to to[] = {
+        CLI_STR("sensor", &g.sensor), CLI_STR("output", &output), CLI_STR("name", &g.name), CLI_FLAG("json", &json),
+        CLI_STR("topic", &topic),
+        CLI_REAL("rw-model-rate", &g.rw_model_rate, 0, INFINITY,
+                 "--rw-model-rate '%s': expected a positive number of Hz"),
+        CLI_REAL("rw-max-acceleration", &g.rw_amax, 0, INFINITY,
+                 "--rw-max-acceleration '%s': expected a positive number of m/s^2"),
+        CLI_REAL("power-on", &power_on, -INFINITY, INFINITY, "--power-on '%s': expected a time in seconds"),
+        CLI_REAL("confidence", &g.confidence, 0, 1, "--confidence '%s': expected a number between 0 and 1"),
+        CLI_REAL("outlier-threshold", &g.outlier_threshold, 0, INFINITY,
+                 "--outlier-threshold '%s': expected a positive number of standard deviations"),
+        {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cli_fit_gnss_spec, argc, argv);
+    cli_parse_begin_to(&op, &cli_fit_gnss_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 's': g.sensor = optarg; break;
-        case 'o': output = optarg; break;
         case 'm':
             model = -1;
             for (int i = 0; i < (int)(sizeof model_names / sizeof model_names[0]); i++)
@@ -630,34 +639,7 @@ int cli_fit_gnss(int argc, char **argv)
                 return cli_usage_error(VERB, "--model '%s': expected auto, gaussian, gauss_markov, "
                                              "gauss_markov_white, chrono_random_walk or none", optarg);
             break;
-        case O_RATE:
-            if (cli_parse_double(optarg, &g.rw_model_rate) || !(g.rw_model_rate > 0))
-                return cli_usage_error(VERB, "--rw-model-rate '%s': expected a positive number of Hz", optarg);
-            break;
-        case O_AMAX:
-            if (cli_parse_double(optarg, &g.rw_amax) || !(g.rw_amax > 0))
-                return cli_usage_error(VERB, "--rw-max-acceleration '%s': expected a positive number of m/s^2",
-                                       optarg);
-            break;
-        case O_POWER:
-            if (cli_parse_double(optarg, &power_on))
-                return cli_usage_error(VERB, "--power-on '%s': expected a time in seconds", optarg);
-            break;
-        case 'c':
-            if (cli_parse_double(optarg, &g.confidence) || !(g.confidence > 0 && g.confidence < 1))
-                return cli_usage_error(VERB, "--confidence '%s': expected a number between 0 and 1", optarg);
-            break;
-        case 'n': g.name = optarg; break;
-        case O_JSON: json = 1; break;
-        case O_OTHR:
-            if (cli_parse_double(optarg, &g.outlier_threshold) || !(g.outlier_threshold > 0) ||
-                !isfinite(g.outlier_threshold))
-                return cli_usage_error(VERB, "--outlier-threshold '%s': expected a positive number of standard "
-                                             "deviations",
-                                       optarg);
-            break;
         case O_KEEP: g.reject = 0; break;
-        case O_TOPIC: topic = optarg; break;
         }
     }
     if (c)

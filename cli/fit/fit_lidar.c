@@ -84,8 +84,7 @@ static const cli_opt cli_fit_lidar_opts[] = {
     {CLI_NOSHORT('T'), "targets", "LIST", "comma-separated object numbers of the planar targets\n"
                                           "(needs labels; default: the flat ones, chosen as above)"},
     {CLI_NOSHORT('j'), "json", NULL, "print the results as JSON on stdout"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_fit_lidar_spec = {
     .verb = VERB,
@@ -274,17 +273,10 @@ static int fit_file(const char *in, const char *out, const char *sensor, const d
 int cli_fit_lidar(int argc, char **argv)
 {
     const char *out = NULL, *sensor = NULL, *targets_arg = NULL;
-    int json = 0, c;
-    cli_parser op;
-    cli_parse_begin(&op, &cli_fit_lidar_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'o': out = optarg; break;
-        case 's': sensor = optarg; break;
-        case 'j': json = 1; break;
-        case 'T': targets_arg = optarg; break;
-        }
-    }
+    int json = 0;
+    const cli_to to[] = {CLI_STR("output", &out), CLI_STR("sensor", &sensor), CLI_FLAG("json", &json),
+                         CLI_STR("targets", &targets_arg), {0}};
+    int c = cli_parse_all(&cli_fit_lidar_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
     if (optind != argc - 1)
