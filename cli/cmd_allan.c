@@ -32,8 +32,7 @@ static const cli_opt cmd_allan_opts[] = {
                            "magnetic_field, or imu: the first two together,\n"
                            "six axes in one call (gyro_x..accel_z)"},
     {'k', "column", "K", "CSV column to read, from 1 (default 1)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cmd_allan_spec = {
     .verb = "allan",
@@ -229,15 +228,16 @@ int cmd_allan(int argc, char **argv)
     sensim_allan_grid grid = SENSIM_TAUS_OCTAVE;
     sensim_allan_opts o = sensim_allan_default_opts();
     int c;
+    const cli_to to[] = {CLI_STR("input", &input), CLI_STR("plot", &plot), CLI_STR("sensor", &sensor),
+                         CLI_STR("topic", &topic), CLI_FLAG("csv", &csv), CLI_FLAG("json", &json),
+                         CLI_REAL("rate", &rate, 0, INFINITY, "--rate '%s': expected a positive number of Hz"),
+                         CLI_REAL("confidence", &o.confidence, 0, 1,
+                                  "--confidence '%s': expected a number between 0 and 1"),
+                         {0}};
     cli_parser op;
-    cli_parse_begin(&op, &cmd_allan_spec, argc, argv);
+    cli_parse_begin_to(&op, &cmd_allan_spec, to, argc, argv);
     while ((c = cli_parse_next(&op)) > 0) {
         switch (c) {
-        case 'i': input = optarg; break;
-        case 'r':
-            if (cli_parse_double(optarg, &rate) || !(rate > 0))
-                return cli_usage_error("allan", "--rate '%s': expected a positive number of Hz", optarg);
-            break;
         case 'd':
             if (parse_data(optarg, &o.data))
                 return cli_usage_error("allan", "--data '%s': expected freq or phase", optarg);
@@ -250,15 +250,6 @@ int cmd_allan(int argc, char **argv)
             if (sensim_allan_grid_parse(optarg, &grid, &per_decade))
                 return cli_usage_error("allan", "--taus: %s", sensim_last_error());
             break;
-        case 'c':
-            if (cli_parse_double(optarg, &o.confidence) || !(o.confidence > 0 && o.confidence < 1))
-                return cli_usage_error("allan", "--confidence '%s': expected a number between 0 and 1", optarg);
-            break;
-        case 'C': csv = 1; break;
-        case 'J': json = 1; break;
-        case 'p': plot = optarg; break;
-        case 's': sensor = optarg; break;
-        case 'T': topic = optarg; break;
         case 'q':
             if (strcmp(optarg, "angular_velocity") && strcmp(optarg, "specific_force") &&
                 strcmp(optarg, "magnetic_field") && strcmp(optarg, "imu"))

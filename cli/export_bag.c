@@ -542,8 +542,7 @@ static const cli_opt cli_export_bag_opts[] = {
     {'f', "format", "FORMAT", "bag (ROS 1, uncompressed), mcap or db3 (ROS 2, CDR)"},
     {OPT_TOPIC, "topic", "TOPIC", "topic for a single group (default: as imported, or /NAME)"},
     {'o', "output", "FILE", "the recording to write (temporary name, renamed when complete)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_export_bag_spec = {
     .verb = "export",

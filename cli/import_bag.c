@@ -721,8 +721,7 @@ static const cli_opt cli_import_bag_opts[] = {
     {OPT_TF, "tf", "PARENT:CHILD", "the transform a TFMessage topic contributes"},
     {OPT_ORIGIN, "origin", "LAT,LON,ALT", "WGS84 origin of /ground_truth's ENU frame (the poses'\n"
                                           "frame; default 43.0731,-89.4012,260)"},
-    {'h', "help", NULL, "this text"},
-    {0}};
+    CLI_OPTS_END};
 
 const cli_spec cli_import_bag_spec = {
     .verb = "import",
