@@ -3,6 +3,7 @@
 #include "sensim/csv.h"
 
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -144,9 +145,7 @@ void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
         return;
     if (r->f)
         fclose(r->f);
-    free(r->line);
-    free(r->path);
-    free(r);
+    SENSIM_FREE_ALL(r->line, r->path, r);
 }
 
 /* The first line without the UTF-8 byte-order mark that Excel and Windows

@@ -11,6 +11,7 @@
 
 #include "sensim/linalg.h"
 #include "sensim/units.h"
+#include "base_internal.h"
 
 #define MAX_CELLS 256
 #define DETECT_ROWS 64
@@ -116,9 +117,7 @@ void sensim_text_close(sensim_text_reader *r)
         free(r->ahead[i]);
     for (int k = 0; k < NKEYS; k++)
         free(r->colname[k]);
-    free(r->line);
-    free(r->path);
-    free(r);
+    SENSIM_FREE_ALL(r->line, r->path, r);
 }
 
 sensim_text_format sensim_text_get_format(const sensim_text_reader *r) { return r->format; }

@@ -9,6 +9,7 @@
 #include "sensim/yaml.h"
 
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -354,14 +355,9 @@ void sensim_yaml_free(sensim_yaml *doc)
         return;
     for (sensim_ynode *n = doc->all, *next; n; n = next) {
         next = n->next_alloc;
-        free(n->text);
-        free(n->items);
-        free(n->keys);
-        free(n);
+        SENSIM_FREE_ALL(n->text, n->items, n->keys, n);
     }
-    free(doc->name);
-    free(doc->text);
-    free(doc);
+    SENSIM_FREE_ALL(doc->name, doc->text, doc);
 }
 
 const char *sensim_yaml_text(const sensim_yaml *doc) { return doc ? doc->text : NULL; }

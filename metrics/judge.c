@@ -2,6 +2,7 @@
  * EKF in 2-D mode (Moore & Stouch 2014, as summarized in MODELS.md
  * "Sim2real: VEPD"), and a corrected loosely coupled INS/GNSS EKF. */
 #include "sensim/judge.h"
+#include "../lib/base_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,12 +77,7 @@ void sensim_judge_output_free(sensim_judge_output *out)
 {
     if (!out)
         return;
-    free(out->t);
-    free(out->position);
-    free(out->velocity);
-    free(out->speed);
-    free(out->yaw);
-    free(out->covariance);
+    SENSIM_FREE_ALL(out->t, out->position, out->velocity, out->speed, out->yaw, out->covariance);
     memset(out, 0, sizeof *out);
 }
 

@@ -16,6 +16,7 @@
 #include "sensim/rng.h"
 
 #include "lens_impl.h"
+#include "../lib/base_internal.h"
 
 /* Random streams of a camera (one per random quantity). */
 enum {
@@ -123,10 +124,7 @@ void sensim_camera_destroy(sensim_camera *cam)
 {
     if (!cam)
         return;
-    free(cam->gain);
-    free(cam->dark);
-    free(cam->offset);
-    free(cam);
+    SENSIM_FREE_ALL(cam->gain, cam->dark, cam->offset, cam);
 }
 
 /* Draws the per-run fixed patterns once. Each is a function of (seed,
@@ -615,11 +613,7 @@ void sensim_remap_destroy(sensim_remap *m)
 {
     if (!m)
         return;
-    free(m->x0);
-    free(m->y0);
-    free(m->fx);
-    free(m->fy);
-    free(m);
+    SENSIM_FREE_ALL(m->x0, m->y0, m->fx, m->fy, m);
 }
 
 sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst)

@@ -26,6 +26,7 @@
 #include "sensim/gt.h"
 #include "sensim/imu.h"
 #include "sensim/rig.h"
+#include "../lib/base_internal.h"
 
 #define DEFAULT_BLOCK 65536
 
@@ -574,9 +575,7 @@ typedef struct bufs {
 
 static void bufs_free(bufs *b)
 {
-    free(b->t);
-    free(b->tdel);
-    free(b->tsens);
+    SENSIM_FREE_ALL(b->t, b->tdel, b->tsens);
     for (int i = 0; i < 3; i++)
         free(b->u[i]);
     free(b->f);

@@ -35,6 +35,7 @@
 #include "gpu/sg_raygen.h"
 #include "render_internal.h"
 #include "sensim/rng.h"
+#include "../lib/base_internal.h"
 
 #define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
 
@@ -279,9 +280,7 @@ void sensim_render_lidar_destroy(sensim_render_lidar *l)
 {
     if (!l)
         return;
-    free(l->dir);
-    free(l->az);
-    free(l);
+    SENSIM_FREE_ALL(l->dir, l->az, l);
 }
 
 const sensim_render_lidar_params *sensim_render_lidar_params_of(const sensim_render_lidar *l) { return &l->p; }
@@ -361,15 +360,8 @@ void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
 {
     if (!pt)
         return;
-    free(pt->xyzi);
-    free(pt->range);
-    free(pt->azimuth);
-    free(pt->elevation);
-    free(pt->channel);
-    free(pt->return_index);
-    free(pt->time_offset);
-    free(pt->object);
-    free(pt);
+    SENSIM_FREE_ALL(pt->xyzi, pt->range, pt->azimuth, pt->elevation, pt->channel, pt->return_index, pt->time_offset,
+                    pt->object, pt);
 }
 
 /* Range factor of the received power. The constants are computed once per
