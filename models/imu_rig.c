@@ -76,6 +76,20 @@ static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_d
     return SENSIM_OK;
 }
 
+/* A correlation time given once for all three axes: required or 0 when
+ * absent; > 0 when strict, else >= 0. */
+static sensim_status get_tau(const sensim_ynode *map, const char *key, int required, int strict, double out[3])
+{
+    double tau = 0;
+    sensim_status st = sensim_ynode_get_quantity_range(map, key, SENSIM_DIM_TIME, required, 0, INFINITY, &tau);
+    if (st)
+        return st;
+    if (strict && !(tau > 0))
+        return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': must be > 0", key);
+    out[0] = out[1] = out[2] = tau;
+    return SENSIM_OK;
+}
+
 static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, sensim_triax_params *p)
 {
     static const char *const names[] = {"gyro", "accel", "mag"};
@@ -135,26 +149,20 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
     const sensim_ynode *gm = sensim_ynode_get(b, "gauss_markov");
     if (gm) {
         static const char *const k[] = {"sigma", "tau", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(gm, "gauss_markov", k)) || (st = get_axes(gm, "sigma", base, 0, p->gm_sigma)) ||
-            (st = sensim_ynode_get_quantity_range(gm, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            (st = get_tau(gm, "tau", 1, 1, p->gm_tau)))
             return st;
-        if (!(tau > 0))
-            return sensim_ynode_error(sensim_ynode_get(gm, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
-        p->gm_tau[0] = p->gm_tau[1] = p->gm_tau[2] = tau;
     }
     const sensim_ynode *cd = sensim_ynode_get(b, "chrono_drift");
     if (cd) {
         static const char *const k[] = {"mean", "stddev", "bias_drift", "drift_mean", "tau_drift", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(cd, "chrono_drift", k)) ||
             (st = get_axes(cd, "mean", base, NEG, p->chrono_mean)) ||
             (st = get_axes(cd, "stddev", base, 0, p->chrono_stddev)) ||
             (st = get_axes(cd, "bias_drift", base, 0, p->chrono_bias_drift)) ||
             (st = get_axes(cd, "drift_mean", base, NEG, p->chrono_drift_mean)) ||
-            (st = sensim_ynode_get_quantity_range(cd, "tau_drift", SENSIM_DIM_TIME, 0, 0, INFINITY, &tau)))
+            (st = get_tau(cd, "tau_drift", 0, 0, p->chrono_tau_drift)))
             return st;
-        p->chrono_tau_drift[0] = p->chrono_tau_drift[1] = p->chrono_tau_drift[2] = tau;
     }
     const sensim_ynode *as = sensim_ynode_get(b, "airsim");
     if (as) {
@@ -163,15 +171,11 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
         static const char *const kg[] = {"arw", "bias_stability", "tau", NULL};
         static const char *const ka[] = {"vrw", "bias_stability", "tau", NULL};
         static const char *const km[] = {"bias_stability", "tau", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(as, "airsim", kind == SENSIM_GYRO ? kg : kind == SENSIM_ACCEL ? ka : km)) ||
             (st = get_axes(as, kind == SENSIM_GYRO ? "arw" : "vrw", density, 0, p->airsim_arw)) ||
             (st = get_axes(as, "bias_stability", base, 0, p->airsim_bias_stability)) ||
-            (st = sensim_ynode_get_quantity_range(as, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            (st = get_tau(as, "tau", 1, 1, p->airsim_tau)))
             return st;
-        if (!(tau > 0))
-            return sensim_ynode_error(sensim_ynode_get(as, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
-        p->airsim_tau[0] = p->airsim_tau[1] = p->airsim_tau[2] = tau;
     }
     const sensim_ynode *gz = sensim_ynode_get(b, "gazebo");
     if (gz) {
