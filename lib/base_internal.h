@@ -7,6 +7,20 @@
 
 #include <stdlib.h>
 
+#include "sensim/status.h"
+
+/* A zeroed object for a constructor: calloc(1, size), or NULL with the error
+ * "<what>: out of memory" set ("out of memory" when what is NULL). */
+static inline void *sensim_new_(size_t size, const char *what)
+{
+    void *p = calloc(1, size);
+    if (!p && what)
+        sensim_error(SENSIM_ENOMEM, "%s: out of memory", what);
+    else if (!p)
+        sensim_error(SENSIM_ENOMEM, "out of memory");
+    return p;
+}
+
 /* free()s p[0] .. p[n-1] in order. */
 static inline void sensim_free_all_(void *const *p, size_t n)
 {

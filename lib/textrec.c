@@ -1011,11 +1011,9 @@ struct sensim_pose_gt {
 
 sensim_pose_gt *sensim_pose_gt_create(int have_velocity)
 {
-    sensim_pose_gt *g = calloc(1, sizeof *g);
-    if (!g) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_pose_gt *g = sensim_new_(sizeof *g, NULL);
+    if (!g)
         return NULL;
-    }
     g->have_v = have_velocity;
     return g;
 }

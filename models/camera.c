@@ -193,11 +193,9 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed
     }
     if (check_params(p) != SENSIM_OK)
         return NULL;
-    sensim_camera *c = calloc(1, sizeof *c);
-    if (!c) {
-        sensim_error(SENSIM_ENOMEM, "camera: out of memory");
+    sensim_camera *c = sensim_new_(sizeof *c, "camera");
+    if (!c)
         return NULL;
-    }
     c->p = *p;
     c->npix = p->width * p->height * p->channels;
     c->temporal = sensim_rng_make(seed, sensor, STREAM_TEMPORAL);

@@ -227,11 +227,9 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
 {
     if (sensim_render_lidar_params_check(p))
         return NULL;
-    sensim_render_lidar *l = calloc(1, sizeof *l);
-    if (!l) {
-        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+    sensim_render_lidar *l = sensim_new_(sizeof *l, "lidar");
+    if (!l)
         return NULL;
-    }
     l->p = *p;
     l->serial = ++lidar_serial;
     if (!p->has_table)
@@ -333,11 +331,9 @@ sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int
 sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l)
 {
     size_t n = sensim_render_lidar_max_points(l);
-    sensim_render_lidar_points *pt = calloc(1, sizeof *pt);
-    if (!pt) {
-        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+    sensim_render_lidar_points *pt = sensim_new_(sizeof *pt, "lidar");
+    if (!pt)
         return NULL;
-    }
     pt->capacity = n;
     pt->xyzi = malloc(4 * n * sizeof *pt->xyzi);
     pt->range = malloc(n * sizeof *pt->range);
