@@ -3,6 +3,7 @@
  * "Sim2real: VEPD"), and a corrected loosely coupled INS/GNSS EKF. */
 #include "sensim/judge.h"
 #include "../lib/base_internal.h"
+#include "../lib/linalg_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -119,29 +120,8 @@ static int small_inverse(int m, double A[3][3], double Ai[3][3])
     for (int i = 0; i < m; i++)
         for (int j = 0; j < 2 * m; j++)
             a[i][j] = j < m ? A[i][j] : (j - m == i);
-    for (int c = 0; c < m; c++) {
-        int p = c;
-        for (int r = c + 1; r < m; r++)
-            if (fabs(a[r][c]) > fabs(a[p][c]))
-                p = r;
-        if (!(fabs(a[p][c]) > 1e-300))
-            return -1;
-        if (p != c)
-            for (int j = 0; j < 2 * m; j++) {
-                double t = a[c][j];
-                a[c][j] = a[p][j];
-                a[p][j] = t;
-            }
-        double d = a[c][c];
-        for (int j = 0; j < 2 * m; j++)
-            a[c][j] /= d;
-        for (int r = 0; r < m; r++)
-            if (r != c) {
-                double f = a[r][c];
-                for (int j = 0; j < 2 * m; j++)
-                    a[r][j] -= f * a[c][j];
-            }
-    }
+    if (sensim_gauss_jordan_(&a[0][0], m, 6, 1e-300))
+        return -1;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++)
             Ai[i][j] = a[i][m + j];
