@@ -6,6 +6,7 @@
 #define SENSIM_BASE_INTERNAL_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "sensim/status.h"
 
@@ -19,6 +20,37 @@ static inline void *sensim_new_(size_t size, const char *what)
     else if (!p)
         sensim_error(SENSIM_ENOMEM, "out of memory");
     return p;
+}
+
+/* Splits the text s in place at each delim (with runs: at each run of
+ * delims, leading and trailing ones ignored) and stores trim(cell) for the
+ * first max cells. Returns the number of cells, which may exceed max. */
+static inline size_t sensim_split_cells_(char *s, char delim, int runs, char *(*trim)(char *), char **cells,
+                                         size_t max)
+{
+    size_t n = 0;
+    char *p = s;
+    for (;;) {
+        if (runs)
+            while (*p == delim)
+                p++;
+        char *end = strchr(p, delim);
+        if (end)
+            *end = '\0';
+        if (n < max)
+            cells[n] = trim(p);
+        n++;
+        if (!end)
+            break;
+        p = end + 1;
+        if (runs) {
+            while (*p == delim)
+                p++;
+            if (!*p)
+                break;
+        }
+    }
+    return n;
 }
 
 /* free()s p[0] .. p[n-1] in order. */

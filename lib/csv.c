@@ -52,29 +52,7 @@ static int skippable(const char *s) { return *s == '\0' || *s == '#'; }
 static size_t split(char *line, char **cells, size_t max)
 {
     char delim = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : strchr(line, '\t') ? '\t' : ' ';
-    size_t n = 0;
-    char *p = line;
-    for (;;) {
-        if (delim == ' ')
-            while (*p == ' ')
-                p++;
-        char *end = strchr(p, delim);
-        if (end)
-            *end = '\0';
-        if (n < max)
-            cells[n] = trim(p);
-        n++;
-        if (!end)
-            break;
-        p = end + 1;
-        if (delim == ' ') {
-            while (*p == ' ')
-                p++;
-            if (!*p)
-                break;
-        }
-    }
-    return n;
+    return sensim_split_cells_(line, delim, delim == ' ', trim, cells, max);
 }
 
 /* Parses one cell. 0 on success; otherwise sets *why to a static reason. */

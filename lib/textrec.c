@@ -202,19 +202,7 @@ static size_t split(char *s, char delim, char **cells, size_t max)
         }
         return n;
     }
-    char *p = s;
-    for (;;) {
-        char *e = strchr(p, delim);
-        if (e)
-            *e = '\0';
-        if (n < max)
-            cells[n] = trim(p);
-        n++;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return n;
+    return sensim_split_cells_(s, delim, 0, trim, cells, max);
 }
 
 static int is_number(const char *s)
