@@ -5,6 +5,7 @@
 #ifndef SENSIM_BASE_INTERNAL_H
 #define SENSIM_BASE_INTERNAL_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,19 @@ static inline void *sensim_new_(size_t size, const char *what)
     else if (!p)
         sensim_error(SENSIM_ENOMEM, "out of memory");
     return p;
+}
+
+/* The directory part of path into buf: "." for a bare name, "/" for a
+ * name in the root (truncated to size). */
+static inline void sensim_path_dir_(const char *path, char *buf, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(buf, size, ".");
+    else if (slash == path)
+        snprintf(buf, size, "/");
+    else
+        snprintf(buf, size, "%.*s", (int)(slash - path), path);
 }
 
 /* Splits the text s in place at each delim (with runs: at each run of
