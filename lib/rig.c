@@ -96,25 +96,21 @@ static void emit_flow(sbuf *b, const sensim_ynode *n)
         sb_scalar(b, sensim_ynode_scalar(n));
         break;
     case SENSIM_YNODE_SEQUENCE:
-        sb_put(b, "[");
+    case SENSIM_YNODE_MAPPING: {
+        const int map = sensim_ynode_kind_of(n) == SENSIM_YNODE_MAPPING;
+        sb_put(b, map ? "{" : "[");
         for (size_t i = 0; i < sensim_ynode_size(n); i++) {
             if (i)
                 sb_put(b, ", ");
-            emit_flow(b, sensim_ynode_item(n, i));
+            if (map) {
+                sb_scalar(b, sensim_ynode_key_at(n, i));
+                sb_put(b, ": ");
+            }
+            emit_flow(b, map ? sensim_ynode_value_at(n, i) : sensim_ynode_item(n, i));
         }
-        sb_put(b, "]");
+        sb_put(b, map ? "}" : "]");
         break;
-    case SENSIM_YNODE_MAPPING:
-        sb_put(b, "{");
-        for (size_t i = 0; i < sensim_ynode_size(n); i++) {
-            if (i)
-                sb_put(b, ", ");
-            sb_scalar(b, sensim_ynode_key_at(n, i));
-            sb_put(b, ": ");
-            emit_flow(b, sensim_ynode_value_at(n, i));
-        }
-        sb_put(b, "}");
-        break;
+    }
     }
 }
 
