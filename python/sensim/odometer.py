@@ -34,6 +34,16 @@ class _WheelModel:
     def _create(self, seed, sensor_id):
         return ffi.gc(check_ptr(self._fn("create")(self._params, int(seed), int(sensor_id))), self._fn("destroy"))
 
+    @staticmethod
+    def _series(t, x, name):
+        """t[n] (s) and x[n] (name) as float64 arrays of the same length,
+        both finite (the errors name the array and row)."""
+        t = array_in(t, "t")
+        x = array_in(x, name, n=t.shape[0])
+        finite_or_raise(t, "t")
+        finite_or_raise(x, name)
+        return t, x
+
     def _run(self, seed, sensor_id):
         """A model of this seed and sensor (default: this one's), reset."""
         m = self._create(seed, self.sensor_id if sensor_id is None else sensor_id)
@@ -49,10 +59,7 @@ class Odometer(_WheelModel):
 
     def apply_speed(self, t, speed, *, seed, sensor_id=None):
         """Distance [n] (m) from the forward ground speed [n] (m/s) at t[n]."""
-        t = array_in(t, "t")
-        v = array_in(speed, "speed", n=t.shape[0])
-        finite_or_raise(t, "t")
-        finite_or_raise(v, "speed")
+        t, v = self._series(t, speed, "speed")
         out = np.empty_like(v)
         m, st = self._run(seed, sensor_id)
         lib.sensim_odometer_apply_speed(m, st, t.shape[0], ptr(t), ptr(v), ptr(out))
@@ -75,10 +82,7 @@ class Encoder(_WheelModel):
 
     def apply(self, t, position, *, seed, sensor_id=None):
         """(reading [n], speed [n]) for the true position [n] (rad or m) at t[n]."""
-        t = array_in(t, "t")
-        u = array_in(position, "position", n=t.shape[0])
-        finite_or_raise(t, "t")
-        finite_or_raise(u, "position")
+        t, u = self._series(t, position, "position")
         m, st = self._run(seed, sensor_id)
         pos, spd = np.empty_like(u), np.empty_like(u)
         lib.sensim_encoder_apply(m, st, u.shape[0], ptr(t), ptr(u), ptr(pos), ptr(spd))
