@@ -19,6 +19,7 @@
  * (the sensor clock's stamp), angular_velocity, specific_force,
  * magnetic_field. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,6 +51,32 @@ static sensim_dim dim_shift(sensim_dim d, int s2)
     d.s2 = (signed char)(d.s2 + s2);
     return d;
 }
+
+/* The per-axis keys of a triax block, in the order parse_triax reads them
+ * and write_triax writes them (bias_instability_taus and _terms come after
+ * the first TRIAX_AXES_HEAD): the field, its unit as the instrument's base
+ * unit times s^-s2/2 (dim_shift: +1 a density, -1 a walk, -2 a ramp;
+ * S2_NONE: dimensionless) and the lowest value accepted. */
+#define S2_NONE 99
+#define TRIAX_AXES_HEAD 6
+static const struct triax_axis {
+    const char *key;
+    size_t off;
+    int s2;
+    double lo;
+} triax_axes[] = {
+    {"noise_density", offsetof(sensim_triax_params, noise_density), 1, 0},
+    {"noise_sigma", offsetof(sensim_triax_params, noise_sigma), 0, 0},
+    {"bias", offsetof(sensim_triax_params, bias), 0, -INFINITY},
+    {"turn_on_bias", offsetof(sensim_triax_params, turn_on_bias), 0, 0},
+    {"random_walk", offsetof(sensim_triax_params, random_walk), -1, 0},
+    {"bias_instability", offsetof(sensim_triax_params, bias_instability), 0, 0},
+    {"rate_ramp", offsetof(sensim_triax_params, rate_ramp), -2, -INFINITY},
+    {"quantization", offsetof(sensim_triax_params, quantization), 0, 0},
+    {"range", offsetof(sensim_triax_params, range), 0, 0},
+    {"scale", offsetof(sensim_triax_params, scale), S2_NONE, -1},
+};
+#define TRIAX_AXES (sizeof triax_axes / sizeof *triax_axes)
 
 /* A per-axis quantity: one value or a list of three. */
 static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_dim dim, double lo, double out[3])
@@ -96,7 +123,7 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
     const sensim_dim base = kind == SENSIM_GYRO ? SENSIM_DIM_ANGULAR_RATE
                             : kind == SENSIM_ACCEL ? SENSIM_DIM_ACCEL
                                                    : SENSIM_DIM_MAGNETIC;
-    const sensim_dim density = dim_shift(base, 1), walk = dim_shift(base, -1), ramp = dim_shift(base, -2);
+    const sensim_dim density = dim_shift(base, 1), walk = dim_shift(base, -1);
     *p = sensim_triax_default_params();
     sensim_status st = sensim_ynode_check_keys(b, names[kind], triax_keys);
     if (st)
@@ -110,15 +137,12 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
                 return sensim_ynode_error(sensim_ynode_get(b, *k), SENSIM_EINVAL,
                                           "key '%s': only a magnetometer has it", *k);
     const double NEG = -INFINITY;
-    if ((st = get_axes(b, "noise_density", density, 0, p->noise_density)) ||
-        (st = get_axes(b, "noise_sigma", base, 0, p->noise_sigma)) || (st = get_axes(b, "bias", base, NEG, p->bias)) ||
-        (st = get_axes(b, "turn_on_bias", base, 0, p->turn_on_bias)) ||
-        (st = get_axes(b, "random_walk", walk, 0, p->random_walk)) ||
-        (st = get_axes(b, "bias_instability", base, 0, p->bias_instability)) ||
-        (st = get_axes(b, "rate_ramp", ramp, NEG, p->rate_ramp)) ||
-        (st = get_axes(b, "quantization", base, 0, p->quantization)) ||
-        (st = get_axes(b, "range", base, 0, p->range)) || (st = get_axes(b, "scale", SENSIM_DIM_NONE, -1, p->scale)))
-        return st;
+    for (size_t i = 0; i < TRIAX_AXES; i++) {
+        const struct triax_axis *a = &triax_axes[i];
+        const sensim_dim dim = a->s2 == S2_NONE ? SENSIM_DIM_NONE : dim_shift(base, a->s2);
+        if ((st = get_axes(b, a->key, dim, a->lo, (double *)((char *)p + a->off))))
+            return st;
+    }
     if (sensim_ynode_get(b, "bias_instability_taus")) {
         double span[2];
         if ((st = sensim_ynode_get_vector(b, "bias_instability_taus", SENSIM_DIM_TIME, 1, 2, span)))
@@ -295,12 +319,8 @@ static void put_axes(sensim_ywriter *w, const char *key, const double v[3])
 static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_triax_params *p)
 {
     const sensim_triax_params d = sensim_triax_default_params();
-    put_axes(w, "noise_density", p->noise_density);
-    put_axes(w, "noise_sigma", p->noise_sigma);
-    put_axes(w, "bias", p->bias);
-    put_axes(w, "turn_on_bias", p->turn_on_bias);
-    put_axes(w, "random_walk", p->random_walk);
-    put_axes(w, "bias_instability", p->bias_instability);
+    for (size_t i = 0; i < TRIAX_AXES_HEAD; i++)
+        put_axes(w, triax_axes[i].key, (const double *)((const char *)p + triax_axes[i].off));
     /* The parser takes a span with 0 < min < max only: the default (min 0,
      * resolved to 1/rate at create) is left out. */
     if (p->bi_tau_min > 0 || p->bi_tau_max != d.bi_tau_max) {
@@ -311,10 +331,8 @@ static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_
         sensim_ywriter_key(w, "bias_instability_terms");
         sensim_ywriter_int(w, p->bi_terms);
     }
-    put_axes(w, "rate_ramp", p->rate_ramp);
-    put_axes(w, "quantization", p->quantization);
-    put_axes(w, "range", p->range);
-    put_axes(w, "scale", p->scale);
+    for (size_t i = TRIAX_AXES_HEAD; i < TRIAX_AXES; i++)
+        put_axes(w, triax_axes[i].key, (const double *)((const char *)p + triax_axes[i].off));
     if (memcmp(p->cross_axis, d.cross_axis, sizeof d.cross_axis)) {
         sensim_ywriter_key(w, "cross_axis");
         sensim_ywriter_numbers(w, &p->cross_axis[0][0], 9);
