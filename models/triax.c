@@ -665,13 +665,6 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const sensim_triax_params *p = &m->p;
     double nb[7 + SENSIM_BI_MAX_TERMS][CHUNK];
     double acc[CHUNK], dts[CHUNK];
-    sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
-    sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
-    sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
-    sensim_rng r_cw = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_WHITE, a));
-    sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
-    sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
-    sensim_rng r_gz = sensim_rng_make(seed, id, stream_of(m->kind, FX_GAZEBO, a));
     sensim_rng r_q = sensim_rng_make(seed, id, stream_of(m->kind, FX_QUANT, a));
     const double arw = p->airsim_arw[a];
     const int has_white = m->white_sigma[a] > 0 || arw > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
@@ -679,6 +672,12 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const int has_gz = has_gazebo_bias(p, a), has_gzd = has_gz && p->gz_dyn_stddev[a] > 0;
     /* Chrono has no drift mean: mu_b rides on the walk, off with it. */
     const int has_cd = m->chrono_step[a] > 0;
+    /* The Gaussian draws of the effects that are on: nb[i] from stream fx[i]. */
+    static const int fx[7] = {FX_WHITE, FX_GM, FX_RW, FX_CHRONO_WHITE, FX_CHRONO_DRIFT, FX_AIRSIM, FX_GAZEBO};
+    const int on[7] = {has_white, has_gm, has_rw, has_cw, has_cd, has_as, has_gzd};
+    sensim_rng rn[7];
+    for (int i = 0; i < 7; i++)
+        rn[i] = sensim_rng_make(seed, id, stream_of(m->kind, fx[i], a));
     const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a] + p->gz_mean[a];
     const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
     const double gzp = p->gz_precision[a];
@@ -691,20 +690,9 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
         const uint64_t k0 = s->k + c0;
         const double *tc = t + c0;
-        if (has_white)
-            sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
-        if (has_gm)
-            sensim_rng_normal_fill(&r_gm, k0, cn, nb[1]);
-        if (has_rw)
-            sensim_rng_normal_fill(&r_rw, k0, cn, nb[2]);
-        if (has_cw)
-            sensim_rng_normal_fill(&r_cw, k0, cn, nb[3]);
-        if (has_cd)
-            sensim_rng_normal_fill(&r_cd, k0, cn, nb[4]);
-        if (has_as)
-            sensim_rng_normal_fill(&r_as, k0, cn, nb[5]);
-        if (has_gzd)
-            sensim_rng_normal_fill(&r_gz, k0, cn, nb[6]);
+        for (int i = 0; i < 7; i++)
+            if (on[i])
+                sensim_rng_normal_fill(&rn[i], k0, cn, nb[i]);
         for (int i = 0; i < m->bi_n; i++) {
             sensim_rng rb = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
             sensim_rng_normal_fill(&rb, k0, cn, nb[7 + i]);
