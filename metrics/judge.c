@@ -91,17 +91,24 @@ static void symmetrize(double P[N][N])
             P[i][j] = P[j][i] = 0.5 * (P[i][j] + P[j][i]);
 }
 
+/* C = A B: A is r x n, B n x c, C r x c, each row-major with row strides
+ * lda, ldb, ldc. */
+static void matmul(int r, int n, int c, const double *A, int lda, const double *B, int ldb, double *C, int ldc)
+{
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < c; j++) {
+            double s = 0;
+            for (int k = 0; k < n; k++)
+                s += A[i * lda + k] * B[k * ldb + j];
+            C[i * ldc + j] = s;
+        }
+}
+
 /* P = F P F^T + Qd */
 static void propagate_cov(double P[N][N], const double F[N][N], const double Q[N][N])
 {
     double FP[N][N];
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            double s = 0;
-            for (int k = 0; k < N; k++)
-                s += F[i][k] * P[k][j];
-            FP[i][j] = s;
-        }
+    matmul(N, N, N, &F[0][0], N, &P[0][0], N, &FP[0][0], N);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             double s = Q[i][j];
@@ -152,13 +159,7 @@ static int kf_update(filter *f, int m, const int idx[3], const double y[3], doub
         return -1;
     if (gate > 0 && d2 >= gate)
         return 0;
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < m; j++) {
-            double s = 0;
-            for (int k = 0; k < m; k++)
-                s += PHt[i][k] * Si[k][j];
-            K[i][j] = s;
-        }
+    matmul(N, m, m, &PHt[0][0], 3, &Si[0][0], 3, &K[0][0], 3);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < m; j++)
             f->x[i] += K[i][j] * y[j];
