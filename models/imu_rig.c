@@ -52,19 +52,22 @@ static sensim_dim dim_shift(sensim_dim d, int s2)
     return d;
 }
 
-/* The per-axis keys of a triax block, in the order parse_triax reads them
- * and write_triax writes them (bias_instability_taus and _terms come after
- * the first TRIAX_AXES_HEAD): the field, its unit as the instrument's base
+/* Per-axis keys of a triax block, in the order parse_triax reads them and
+ * write_triax writes them: the field, its unit as the instrument's base
  * unit times s^-s2/2 (dim_shift: +1 a density, -1 a walk, -2 a ramp;
- * S2_NONE: dimensionless) and the lowest value accepted. */
+ * S2_NONE: dimensionless, S2_TIME: seconds) and the lowest value accepted.
+ * In triax_axes, bias_instability_taus and _terms come after the first
+ * TRIAX_AXES_HEAD. */
 #define S2_NONE 99
+#define S2_TIME 98
 #define TRIAX_AXES_HEAD 6
-static const struct triax_axis {
+typedef struct triax_axis {
     const char *key;
     size_t off;
     int s2;
     double lo;
-} triax_axes[] = {
+} triax_axis;
+static const triax_axis triax_axes[] = {
     {"noise_density", offsetof(sensim_triax_params, noise_density), 1, 0},
     {"noise_sigma", offsetof(sensim_triax_params, noise_sigma), 0, 0},
     {"bias", offsetof(sensim_triax_params, bias), 0, -INFINITY},
@@ -77,6 +80,22 @@ static const struct triax_axis {
     {"scale", offsetof(sensim_triax_params, scale), S2_NONE, -1},
 };
 #define TRIAX_AXES (sizeof triax_axes / sizeof *triax_axes)
+/* The gazebo block's, but its precision (read apart: it is thresholded). */
+static const triax_axis gazebo_axes[] = {
+    {"mean", offsetof(sensim_triax_params, gz_mean), 0, -INFINITY},
+    {"stddev", offsetof(sensim_triax_params, gz_stddev), 0, 0},
+    {"bias_mean", offsetof(sensim_triax_params, gz_bias_mean), 0, -INFINITY},
+    {"bias_stddev", offsetof(sensim_triax_params, gz_bias_stddev), 0, 0},
+    {"dynamic_bias_stddev", offsetof(sensim_triax_params, gz_dyn_stddev), -1, 0},
+    {"dynamic_bias_correlation_time", offsetof(sensim_triax_params, gz_dyn_tau), S2_TIME, 0},
+};
+#define GAZEBO_AXES (sizeof gazebo_axes / sizeof *gazebo_axes)
+
+static double *axis_field(sensim_triax_params *p, const triax_axis *a) { return (double *)((char *)p + a->off); }
+static const double *axis_value(const sensim_triax_params *p, const triax_axis *a)
+{
+    return (const double *)((const char *)p + a->off);
+}
 
 /* A per-axis quantity: one value or a list of three. */
 static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_dim dim, double lo, double out[3])
@@ -103,6 +122,21 @@ static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_d
     return SENSIM_OK;
 }
 
+/* The keys a[0..n-1] of block b, in order, for an instrument of base unit base. */
+static sensim_status get_axes_table(const sensim_ynode *b, const triax_axis *a, size_t n, sensim_dim base,
+                                    sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sensim_dim dim = a[i].s2 == S2_NONE   ? SENSIM_DIM_NONE
+                               : a[i].s2 == S2_TIME ? SENSIM_DIM_TIME
+                                                    : dim_shift(base, a[i].s2);
+        sensim_status st = get_axes(b, a[i].key, dim, a[i].lo, axis_field(p, &a[i]));
+        if (st)
+            return st;
+    }
+    return SENSIM_OK;
+}
+
 /* A correlation time given once for all three axes: required or 0 when
  * absent; > 0 when strict, else >= 0. */
 static sensim_status get_tau(const sensim_ynode *map, const char *key, int required, int strict, double out[3])
@@ -123,7 +157,7 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
     const sensim_dim base = kind == SENSIM_GYRO ? SENSIM_DIM_ANGULAR_RATE
                             : kind == SENSIM_ACCEL ? SENSIM_DIM_ACCEL
                                                    : SENSIM_DIM_MAGNETIC;
-    const sensim_dim density = dim_shift(base, 1), walk = dim_shift(base, -1);
+    const sensim_dim density = dim_shift(base, 1);
     *p = sensim_triax_default_params();
     sensim_status st = sensim_ynode_check_keys(b, names[kind], triax_keys);
     if (st)
@@ -137,12 +171,8 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
                 return sensim_ynode_error(sensim_ynode_get(b, *k), SENSIM_EINVAL,
                                           "key '%s': only a magnetometer has it", *k);
     const double NEG = -INFINITY;
-    for (size_t i = 0; i < TRIAX_AXES; i++) {
-        const struct triax_axis *a = &triax_axes[i];
-        const sensim_dim dim = a->s2 == S2_NONE ? SENSIM_DIM_NONE : dim_shift(base, a->s2);
-        if ((st = get_axes(b, a->key, dim, a->lo, (double *)((char *)p + a->off))))
-            return st;
-    }
+    if ((st = get_axes_table(b, triax_axes, TRIAX_AXES, base, p)))
+        return st;
     if (sensim_ynode_get(b, "bias_instability_taus")) {
         double span[2];
         if ((st = sensim_ynode_get_vector(b, "bias_instability_taus", SENSIM_DIM_TIME, 1, 2, span)))
@@ -207,12 +237,8 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
         static const char *const k[] = {"mean", "stddev", "bias_mean", "bias_stddev", "dynamic_bias_stddev",
                                         "dynamic_bias_correlation_time", "precision", NULL};
         double prec[3] = {0, 0, 0};
-        if ((st = sensim_ynode_check_keys(gz, "gazebo", k)) || (st = get_axes(gz, "mean", base, NEG, p->gz_mean)) ||
-            (st = get_axes(gz, "stddev", base, 0, p->gz_stddev)) ||
-            (st = get_axes(gz, "bias_mean", base, NEG, p->gz_bias_mean)) ||
-            (st = get_axes(gz, "bias_stddev", base, 0, p->gz_bias_stddev)) ||
-            (st = get_axes(gz, "dynamic_bias_stddev", walk, 0, p->gz_dyn_stddev)) ||
-            (st = get_axes(gz, "dynamic_bias_correlation_time", SENSIM_DIM_TIME, 0, p->gz_dyn_tau)) ||
+        if ((st = sensim_ynode_check_keys(gz, "gazebo", k)) ||
+            (st = get_axes_table(gz, gazebo_axes, GAZEBO_AXES, base, p)) ||
             (st = get_axes(gz, "precision", base, 0, prec)))
             return st;
         for (int a = 0; a < 3; a++)
@@ -316,11 +342,24 @@ static void put_axes(sensim_ywriter *w, const char *key, const double v[3])
         sensim_ywriter_numbers(w, v, 3);
 }
 
+static void put_axes_table(sensim_ywriter *w, const triax_axis *a, size_t n, const sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++)
+        put_axes(w, a[i].key, axis_value(p, &a[i]));
+}
+
+static int any_axes_set(const triax_axis *a, size_t n, const sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (axes_set(axis_value(p, &a[i]), 0.0))
+            return 1;
+    return 0;
+}
+
 static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_triax_params *p)
 {
     const sensim_triax_params d = sensim_triax_default_params();
-    for (size_t i = 0; i < TRIAX_AXES_HEAD; i++)
-        put_axes(w, triax_axes[i].key, (const double *)((const char *)p + triax_axes[i].off));
+    put_axes_table(w, triax_axes, TRIAX_AXES_HEAD, p);
     /* The parser takes a span with 0 < min < max only: the default (min 0,
      * resolved to 1/rate at create) is left out. */
     if (p->bi_tau_min > 0 || p->bi_tau_max != d.bi_tau_max) {
@@ -331,8 +370,7 @@ static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_
         sensim_ywriter_key(w, "bias_instability_terms");
         sensim_ywriter_int(w, p->bi_terms);
     }
-    for (size_t i = TRIAX_AXES_HEAD; i < TRIAX_AXES; i++)
-        put_axes(w, triax_axes[i].key, (const double *)((const char *)p + triax_axes[i].off));
+    put_axes_table(w, triax_axes + TRIAX_AXES_HEAD, TRIAX_AXES - TRIAX_AXES_HEAD, p);
     if (memcmp(p->cross_axis, d.cross_axis, sizeof d.cross_axis)) {
         sensim_ywriter_key(w, "cross_axis");
         sensim_ywriter_numbers(w, &p->cross_axis[0][0], 9);
@@ -374,17 +412,10 @@ static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_
         sensim_ywriter_number(w, p->airsim_tau[0]);
         sensim_ywriter_map_end(w);
     }
-    if (axes_set(p->gz_mean, 0.0) || axes_set(p->gz_stddev, 0.0) || axes_set(p->gz_bias_mean, 0.0) ||
-        axes_set(p->gz_bias_stddev, 0.0) || axes_set(p->gz_dyn_stddev, 0.0) || axes_set(p->gz_dyn_tau, 0.0) ||
-        axes_set(p->gz_precision, 0.0)) {
+    if (any_axes_set(gazebo_axes, GAZEBO_AXES, p) || axes_set(p->gz_precision, 0.0)) {
         sensim_ywriter_key(w, "gazebo");
         sensim_ywriter_map_begin(w, 0);
-        put_axes(w, "mean", p->gz_mean);
-        put_axes(w, "stddev", p->gz_stddev);
-        put_axes(w, "bias_mean", p->gz_bias_mean);
-        put_axes(w, "bias_stddev", p->gz_bias_stddev);
-        put_axes(w, "dynamic_bias_stddev", p->gz_dyn_stddev);
-        put_axes(w, "dynamic_bias_correlation_time", p->gz_dyn_tau);
+        put_axes_table(w, gazebo_axes, GAZEBO_AXES, p);
         put_axes(w, "precision", p->gz_precision);
         sensim_ywriter_map_end(w);
     }
