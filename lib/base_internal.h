@@ -23,6 +23,25 @@ static inline void *sensim_new_(size_t size, const char *what)
     return p;
 }
 
+/* Room for need elements of size bytes in the array whose pointer is at
+ * arrp (its capacity *cap, in elements, doubled from first when 0): 0, or
+ * -1 with the array and *cap unchanged when realloc fails. */
+static inline int sensim_reserve_(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *a;
+    memcpy(&a, arrp, sizeof a);
+    if (!(a = realloc(a, c * size)))
+        return -1;
+    memcpy(arrp, &a, sizeof a);
+    *cap = c;
+    return 0;
+}
+
 /* The directory part of path into buf: "." for a bare name, "/" for a
  * name in the root (truncated to size). */
 static inline void sensim_path_dir_(const char *path, char *buf, size_t size)

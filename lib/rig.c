@@ -14,6 +14,7 @@
 #include "sensim/geodesy.h"
 #include "sensim/guard.h"
 #include "sensim/rng.h"
+#include "base_internal.h"
 
 /* Timing stream for delivery jitter: far from the models' streams. */
 #define TIMING_STREAM 0xFFF000u
@@ -49,17 +50,9 @@ typedef struct {
 static void sb_put(sbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->buf = p;
-        b->cap = cap;
+    if (sensim_reserve_(&b->buf, &b->cap, b->len + n + 1, 1, 256)) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->buf + b->len, s, n + 1);
     b->len += n;
