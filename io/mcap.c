@@ -1179,7 +1179,7 @@ static void wb_put(wbuf *b, const void *p, size_t n)
 {
     if (b->oom)
         return;
-    if (bag_grow(&b->p, &b->cap, b->n + n, 1, 256)) {
+    if (sensim_reserve_(&b->p, &b->cap, b->n + n, 1, 256)) {
         b->oom = 1;
         return;
     }
