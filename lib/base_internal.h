@@ -5,9 +5,11 @@
 #ifndef SENSIM_BASE_INTERNAL_H
 #define SENSIM_BASE_INTERNAL_H
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "sensim/status.h"
 
@@ -21,6 +23,23 @@ static inline void *sensim_new_(size_t size, const char *what)
     else if (!p)
         sensim_error(SENSIM_ENOMEM, "out of memory");
     return p;
+}
+
+/* The next line of f into *line (getline's buffer and capacity), counted
+ * in *lineno: its length, or -1 at the end of the file, or on a read error
+ * with *st set to "path:N: read error: ..." (N the line it was reading). */
+static inline ssize_t sensim_getline_(char **line, size_t *cap, FILE *f, const char *path, size_t *lineno,
+                                      sensim_status *st)
+{
+    errno = 0;
+    ssize_t n = getline(line, cap, f);
+    if (n < 0) {
+        if (ferror(f))
+            *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", path, *lineno + 1, strerror(errno));
+        return -1;
+    }
+    ++*lineno;
+    return n;
 }
 
 /* Room for need elements of size bytes in the array whose pointer is at

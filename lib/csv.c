@@ -140,14 +140,9 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
     for (;;) {
-        errno = 0;
-        ssize_t len = getline(&r->line, &r->cap, r->f);
-        if (len < 0) {
-            if (ferror(r->f))
-                *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
+        ssize_t len = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+        if (len < 0)
             return NULL;
-        }
-        r->lineno++;
         if (nul_byte(r->path, r->lineno, r->line, (size_t)len, st))
             return NULL;
         char *s = trim(skip_bom(r->line, r->lineno));
@@ -525,14 +520,9 @@ static sensim_status read_column(const char *path, size_t column, const char *na
     else
         snprintf(label, sizeof label, "column %zu", column + 1);
     for (;;) {
-        errno = 0;
-        ssize_t len = getline(&line, &cap, f);
-        if (len < 0) {
-            if (ferror(f))
-                st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", path, lineno + 1, strerror(errno));
+        ssize_t len = sensim_getline_(&line, &cap, f, path, &lineno, &st);
+        if (len < 0)
             break;
-        }
-        lineno++;
         if (nul_byte(path, lineno, line, (size_t)len, &st))
             break;
         char *s = trim(skip_bom(line, lineno));

@@ -135,14 +135,9 @@ size_t sensim_text_rows(const sensim_text_reader *r) { return r->rows; }
 static char *read_line(sensim_text_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
-    errno = 0;
-    ssize_t n = getline(&r->line, &r->cap, r->f);
-    if (n < 0) {
-        if (ferror(r->f))
-            *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
+    ssize_t n = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+    if (n < 0)
         return NULL;
-    }
-    r->lineno++;
     while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
         r->line[--n] = '\0';
     if (memchr(r->line, '\0', (size_t)n)) {
