@@ -9,13 +9,11 @@
 #include "sensim/geodesy.h"
 #include "sensim/gnssfit.h"
 #include "sensim/log.h"
+#include "../lib/base_internal.h"
 
 void sensim_gnss_series_free(sensim_gnss_series *s)
 {
-    free(s->t);
-    free(s->enu);
-    free(s->hdop);
-    free(s->cov);
+    SENSIM_FREE_ALL(s->t, s->enu, s->hdop, s->cov);
     memset(s, 0, sizeof *s);
 }
 

@@ -2,6 +2,7 @@
  * Model: IEEE Std 952-1997 Annex C / IEEE Std 1293 (MODELS.md); variance of
  * an Allan-variance estimate: NIST SP 1065 eq. 44 (chi-squared, edf). */
 #include "sensim/imufit.h"
+#include "../lib/linalg_internal.h"
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_sf_expint.h>
@@ -90,30 +91,8 @@ static int wls(const double *A, const double *y, const double *w, size_t n, int 
             G[j][nc + k] = j == k;
         }
     }
-    /* Gauss-Jordan inverse with partial pivoting. */
-    for (int p = 0; p < nc; p++) {
-        int piv = p;
-        for (int r = p + 1; r < nc; r++)
-            if (fabs(G[r][p]) > fabs(G[piv][p]))
-                piv = r;
-        if (fabs(G[piv][p]) < 1e-12)
-            return -1;
-        if (piv != p)
-            for (int k = 0; k < 2 * nc; k++) {
-                double t = G[p][k];
-                G[p][k] = G[piv][k];
-                G[piv][k] = t;
-            }
-        double d = G[p][p];
-        for (int k = 0; k < 2 * nc; k++)
-            G[p][k] /= d;
-        for (int r = 0; r < nc; r++)
-            if (r != p) {
-                double f = G[r][p];
-                for (int k = 0; k < 2 * nc; k++)
-                    G[r][k] -= f * G[p][k];
-            }
-    }
+    if (sensim_gauss_jordan_(&G[0][0], nc, 2 * NT, 1e-12))
+        return -1;
     for (int j = 0; j < nc; j++) {
         c[j] = 0;
         for (int k = 0; k < nc; k++)

@@ -8,14 +8,11 @@
 
 #include "sensim/lidar_fit.h"
 #include "sensim/log.h"
+#include "../lib/base_internal.h"
 
 void sensim_lidar_scans_free(sensim_lidar_scans *s)
 {
-    free(s->range);
-    free(s->points);
-    free(s->channel);
-    free(s->target);
-    free(s->objects);
+    SENSIM_FREE_ALL(s->range, s->points, s->channel, s->target, s->objects);
     memset(s, 0, sizeof *s);
 }
 
@@ -264,10 +261,7 @@ size_t sensim_lidar_scans_targets_used(const sensim_lidar_scans *s)
 
 void sensim_lidar_scans_fit_free(sensim_lidar_scans_fit_result *r)
 {
-    free(r->beam_sigma);
-    free(r->beam_bias);
-    free(r->planes);
-    free(r->flatness);
+    SENSIM_FREE_ALL(r->beam_sigma, r->beam_bias, r->planes, r->flatness);
     memset(r, 0, sizeof *r);
 }
 

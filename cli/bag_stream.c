@@ -1,6 +1,7 @@
 /* Recordings on the command line: detection and one stream per topic in
  * stamp order (see bagcli.h). */
 #include "bagcli.h"
+#include "../lib/base_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +100,7 @@ void cli_bag_stream_free(cli_bag_stream *s)
         free(q->ring);
         free(s->sel[i].dts);
     }
-    free(s->sel);
-    free(s->topic_sel);
-    free(s->tf_parent);
-    free(s->tf_child);
+    SENSIM_FREE_ALL(s->sel, s->topic_sel, s->tf_parent, s->tf_child);
     sensim_bag_close(s->bag);
     free(s);
 }

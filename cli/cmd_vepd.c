@@ -13,6 +13,7 @@
 #include "sensim/log.h"
 #include "sensim/metrics.h"
 #include "sensim/stitch.h"
+#include "../lib/base_internal.h"
 
 static const cli_opt cmd_vepd_opts[] = {
     {CLI_NOSHORT('r'), "real", "DIR", "the real tests (DIR/*.csv, DIR/*.h5)"},
@@ -143,9 +144,7 @@ static void set_free(test_set *s)
         free(s->skip[i].name);
         free(s->skip[i].reason);
     }
-    free(s->skip);
-    free(s->t);
-    free(s->dir);
+    SENSIM_FREE_ALL(s->skip, s->t, s->dir);
     memset(s, 0, sizeof *s);
 }
 

@@ -4,6 +4,7 @@
 #include "bag_internal.h"
 
 #include "sensim/rosmsg.h"
+#include "../lib/base_internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -171,15 +172,9 @@ void sensim_bag_close(sensim_bag *bag)
         bag->ops->close(bag);
     for (size_t i = 0; i < bag->ntopics; i++) {
         sensim_bag_topic *t = &bag->topics[i];
-        free((char *)t->name);
-        free((char *)t->type);
-        free((char *)t->md5sum);
-        free((char *)t->definition);
+        SENSIM_FREE_ALL((char *)t->name, (char *)t->type, (char *)t->md5sum, (char *)t->definition);
     }
-    free(bag->topics);
-    free(bag->selected);
-    free(bag->path);
-    free(bag);
+    SENSIM_FREE_ALL(bag->topics, bag->selected, bag->path, bag);
 }
 
 sensim_bag_format sensim_bag_get_format(const sensim_bag *bag) { return bag->format; }

@@ -26,32 +26,17 @@
 #include <string.h>
 
 #include "sensim/bag.h"
+#include "../lib/base_internal.h"
 
 /* Room for `need` elements of `size` bytes in the array at *arrp (arrp is
- * the address of its pointer; capacity *cap, doubled from `first`): 0, or
- * -1 with the array and *cap kept when out of memory (no error set). */
-static inline int bag_grow(void *arrp, size_t *cap, size_t need, size_t size, size_t first)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap : first;
-    while (c < need)
-        c *= 2;
-    void *a;
-    memcpy(&a, arrp, sizeof a);
-    if (!(a = realloc(a, c * size)))
-        return -1;
-    memcpy(arrp, &a, sizeof a);
-    *cap = c;
-    return 0;
-}
-
-/* The same as a status: SENSIM_OK, or SENSIM_ENOMEM naming `path`.
+ * the address of its pointer; capacity *cap, doubled from `first`; see
+ * sensim_reserve_ in lib/base_internal.h): SENSIM_OK, or SENSIM_ENOMEM
+ * naming `path` with the array and *cap kept.
  * BAG_RESERVE(arr, cap, need, first, path) spells it for a typed array. */
 static inline sensim_status bag_reserve(void *arrp, size_t *cap, size_t need, size_t size, size_t first,
                                         const char *path)
 {
-    if (bag_grow(arrp, cap, need, size, first))
+    if (sensim_reserve_(arrp, cap, need, size, first))
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
     return SENSIM_OK;
 }

@@ -45,6 +45,7 @@
 #include <zstd.h>
 
 #include "sensim/afile.h"
+#include "../lib/base_internal.h"
 
 #define MCAP_MAGIC "\x89MCAP0\r\n"
 #define MCAP_MAGIC_LEN 8
@@ -1022,23 +1023,12 @@ static void mcap_close(sensim_bag *bag)
         return;
     if (m->fd >= 0)
         close(m->fd);
-    for (size_t i = 0; i < m->nschemas; i++) {
-        free(m->schemas[i].name);
-        free(m->schemas[i].encoding);
-        free(m->schemas[i].data);
-    }
-    free(m->schemas);
-    free(m->chan_topic);
-    free(m->chunks);
-    for (size_t i = 0; i < m->nslots; i++) {
-        free(m->slots[i].e);
-        free(m->slots[i].raw);
-        free(m->slots[i].own);
-    }
-    free(m->slots);
-    free(m->heap);
-    free(m->rec);
-    free(m->cbuf);
+    for (size_t i = 0; i < m->nschemas; i++)
+        SENSIM_FREE_ALL(m->schemas[i].name, m->schemas[i].encoding, m->schemas[i].data);
+    SENSIM_FREE_ALL(m->schemas, m->chan_topic, m->chunks);
+    for (size_t i = 0; i < m->nslots; i++)
+        SENSIM_FREE_ALL(m->slots[i].e, m->slots[i].raw, m->slots[i].own);
+    SENSIM_FREE_ALL(m->slots, m->heap, m->rec, m->cbuf);
     ZSTD_freeDCtx(m->zd);
     if (m->lz)
         LZ4F_freeDecompressionContext(m->lz);
@@ -1189,7 +1179,7 @@ static void wb_put(wbuf *b, const void *p, size_t n)
 {
     if (b->oom)
         return;
-    if (bag_grow(&b->p, &b->cap, b->n + n, 1, 256)) {
+    if (sensim_reserve_(&b->p, &b->cap, b->n + n, 1, 256)) {
         b->oom = 1;
         return;
     }
@@ -1597,16 +1587,9 @@ static void mcapw_close(sensim_bag_writer *w)
     if (!m)
         return;
     sensim_afile_abort(m->af);
-    for (size_t i = 0; i < m->ntopics; i++) {
-        free(m->topics[i].name);
-        free(m->topics[i].type);
-        free(m->topics[i].definition);
-        free(m->topics[i].mi);
-    }
-    free(m->topics);
-    free(m->cb);
-    free(m->ctopics);
-    free(m->zb);
+    for (size_t i = 0; i < m->ntopics; i++)
+        SENSIM_FREE_ALL(m->topics[i].name, m->topics[i].type, m->topics[i].definition, m->topics[i].mi);
+    SENSIM_FREE_ALL(m->topics, m->cb, m->ctopics, m->zb);
     ZSTD_freeCCtx(m->zc);
     for (size_t i = 0; i < m->nci; i++) {
         free(m->ci[i].chan);

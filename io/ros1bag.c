@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "sensim/afile.h"
+#include "../lib/base_internal.h"
 
 #define OP_MSG_DATA 0x02
 #define OP_FILE_HEADER 0x03
@@ -640,13 +641,7 @@ static void r1_close(sensim_bag *bag)
         free(r->cur[k].e);
         free(r->cur[k].data);
     }
-    free(r->cur);
-    free(r->heap);
-    free(r->freecur);
-    free(r->conns);
-    free(r->chunks);
-    free(r->order);
-    free(r->buf);
+    SENSIM_FREE_ALL(r->cur, r->heap, r->freecur, r->conns, r->chunks, r->order, r->buf);
     if (r->lz4)
         LZ4F_freeDecompressionContext(r->lz4);
     free(r);
@@ -1453,15 +1448,9 @@ static void w1_close(sensim_bag_writer *bw)
     sensim_afile_abort(w->af);
     for (size_t k = 0; k < w->nconns; k++) {
         w1_conn *c = &w->conns[k];
-        free(c->topic), free(c->type), free(c->md5), free(c->def), free(c->e);
+        SENSIM_FREE_ALL(c->topic, c->type, c->md5, c->def, c->e);
     }
-    free(w->conns);
-    free(w->chunk);
-    free(w->cbuf);
-    free(w->chunks);
-    free(w->counts);
-    free(w->hdr);
-    free(w);
+    SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr, w);
     bw->impl = NULL;
 }
 

@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 
 #include "sensim/yaml.h"
+#include "../lib/base_internal.h"
 
 typedef struct dir_impl {
     sensim_bag **splits;
@@ -130,11 +131,7 @@ static void dir_close(sensim_bag *bag)
         sensim_bag_close(d->splits[s]);
         free(d->map[s]);
     }
-    free(d->splits);
-    free(d->map);
-    free(d->base);
-    free(d->skip);
-    free(d);
+    SENSIM_FREE_ALL(d->splits, d->map, d->base, d->skip, d);
     bag->impl = NULL;
 }
 

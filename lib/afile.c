@@ -1,6 +1,7 @@
 /* Atomic whole-file output: write beside the target, rename when complete
  * (the same discipline lib/log.c follows for HDF5 logs). */
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -231,12 +232,7 @@ const char *sensim_afile_tmp_path(const sensim_afile *a)
     return a->tmp;
 }
 
-static void afile_free(sensim_afile *a)
-{
-    free(a->path);
-    free(a->tmp);
-    free(a);
-}
+static void afile_free(sensim_afile *a) { SENSIM_FREE_ALL(a->path, a->tmp, a); }
 
 sensim_status sensim_afile_commit(sensim_afile *a)
 {

@@ -3,6 +3,7 @@
 #include "sensim/csv.h"
 
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,29 +52,7 @@ static int skippable(const char *s) { return *s == '\0' || *s == '#'; }
 static size_t split(char *line, char **cells, size_t max)
 {
     char delim = strchr(line, ',') ? ',' : strchr(line, ';') ? ';' : strchr(line, '\t') ? '\t' : ' ';
-    size_t n = 0;
-    char *p = line;
-    for (;;) {
-        if (delim == ' ')
-            while (*p == ' ')
-                p++;
-        char *end = strchr(p, delim);
-        if (end)
-            *end = '\0';
-        if (n < max)
-            cells[n] = trim(p);
-        n++;
-        if (!end)
-            break;
-        p = end + 1;
-        if (delim == ' ') {
-            while (*p == ' ')
-                p++;
-            if (!*p)
-                break;
-        }
-    }
-    return n;
+    return sensim_split_cells_(line, delim, delim == ' ', trim, cells, max);
 }
 
 /* Parses one cell. 0 on success; otherwise sets *why to a static reason. */
@@ -144,9 +123,7 @@ void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
         return;
     if (r->f)
         fclose(r->f);
-    free(r->line);
-    free(r->path);
-    free(r);
+    SENSIM_FREE_ALL(r->line, r->path, r);
 }
 
 /* The first line without the UTF-8 byte-order mark that Excel and Windows
@@ -163,14 +140,9 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
     for (;;) {
-        errno = 0;
-        ssize_t len = getline(&r->line, &r->cap, r->f);
-        if (len < 0) {
-            if (ferror(r->f))
-                *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
+        ssize_t len = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+        if (len < 0)
             return NULL;
-        }
-        r->lineno++;
         if (nul_byte(r->path, r->lineno, r->line, (size_t)len, st))
             return NULL;
         char *s = trim(skip_bom(r->line, r->lineno));
@@ -548,14 +520,9 @@ static sensim_status read_column(const char *path, size_t column, const char *na
     else
         snprintf(label, sizeof label, "column %zu", column + 1);
     for (;;) {
-        errno = 0;
-        ssize_t len = getline(&line, &cap, f);
-        if (len < 0) {
-            if (ferror(f))
-                st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", path, lineno + 1, strerror(errno));
+        ssize_t len = sensim_getline_(&line, &cap, f, path, &lineno, &st);
+        if (len < 0)
             break;
-        }
-        lineno++;
         if (nul_byte(path, lineno, line, (size_t)len, &st))
             break;
         char *s = trim(skip_bom(line, lineno));

@@ -10,6 +10,7 @@
 #include "log_internal.h"
 #include "sensim/linalg.h"
 #include "sensim/log.h"
+#include "base_internal.h"
 
 /* Rows per block of the streamed NaN scan of sensim_gt_check. */
 #define CHECK_BLOCK 65536
@@ -150,11 +151,9 @@ void sensim_gt_writer_close(sensim_gt_writer *w)
 
 sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_lla[3])
 {
-    sensim_gt_writer *w = calloc(1, sizeof *w);
-    if (!w) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_gt_writer *w = sensim_new_(sizeof *w, NULL);
+    if (!w)
         return NULL;
-    }
     double zero[3] = {0, 0, 0};
     if (sensim_log_group(log, "/ground_truth") ||
         sensim_log_set_attr_string(log, "/ground_truth", "frame", "ENU") ||
@@ -260,11 +259,9 @@ static sensim_status cursor_load(sensim_gt_cursor *c, size_t r0)
 
 sensim_gt_cursor *sensim_gt_cursor_create(const sensim_log *log, size_t buffer_rows)
 {
-    sensim_gt_cursor *c = calloc(1, sizeof *c);
-    if (!c) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_gt_cursor *c = sensim_new_(sizeof *c, NULL);
+    if (!c)
         return NULL;
-    }
     c->log = log;
     c->cap = buffer_rows < 16 ? 16 : buffer_rows;
     if (sensim_gt_check(log, &c->rows, c->origin) || sensim_gt_block_init(&c->b, c->cap) ||
@@ -343,11 +340,9 @@ struct sensim_gt_window {
 
 sensim_gt_window *sensim_gt_window_create(const sensim_log *log, size_t rows)
 {
-    sensim_gt_window *w = calloc(1, sizeof *w);
-    if (!w) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_gt_window *w = sensim_new_(sizeof *w, NULL);
+    if (!w)
         return NULL;
-    }
     w->log = log;
     if (sensim_gt_check(log, &w->rows, w->origin) || gt_span(log, w->rows, &w->t_first, &w->t_last)) {
         sensim_gt_window_destroy(w);

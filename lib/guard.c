@@ -1,5 +1,6 @@
 /* Guards against runaway output (sensim/guard.h). */
 #include "sensim/guard.h"
+#include "base_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -42,13 +43,7 @@ sensim_status sensim_guard_times(double t_first, double t_last, size_t rows, con
 double sensim_guard_free_bytes(const char *path)
 {
     char dir[4096];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == path)
-        snprintf(dir, sizeof dir, "/");
-    else
-        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    sensim_path_dir_(path, dir, sizeof dir);
     struct statvfs v;
     if (statvfs(dir, &v))
         return INFINITY;

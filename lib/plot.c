@@ -2,6 +2,7 @@
 #include "sensim/plot.h"
 
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,14 +46,7 @@ fail:
     return NULL;
 }
 
-static void series_free(series *s)
-{
-    free(s->label);
-    free(s->x);
-    free(s->y);
-    free(s->lo);
-    free(s->hi);
-}
+static void series_free(series *s) { SENSIM_FREE_ALL(s->label, s->x, s->y, s->lo, s->hi); }
 
 void sensim_plot_destroy(sensim_plot *p)
 {
@@ -60,11 +54,7 @@ void sensim_plot_destroy(sensim_plot *p)
         return;
     for (size_t i = 0; i < p->ns; i++)
         series_free(&p->s[i]);
-    free(p->s);
-    free(p->title);
-    free(p->xlabel);
-    free(p->ylabel);
-    free(p);
+    SENSIM_FREE_ALL(p->s, p->title, p->xlabel, p->ylabel, p);
 }
 
 void sensim_plot_set_log(sensim_plot *p, int xlog, int ylog)

@@ -14,6 +14,7 @@
 #include "sensim/geodesy.h"
 #include "sensim/guard.h"
 #include "sensim/rng.h"
+#include "base_internal.h"
 
 /* Timing stream for delivery jitter: far from the models' streams. */
 #define TIMING_STREAM 0xFFF000u
@@ -49,17 +50,9 @@ typedef struct {
 static void sb_put(sbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->buf, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->buf = p;
-        b->cap = cap;
+    if (sensim_reserve_(&b->buf, &b->cap, b->len + n + 1, 1, 256)) {
+        b->oom = 1;
+        return;
     }
     memcpy(b->buf + b->len, s, n + 1);
     b->len += n;
@@ -96,25 +89,21 @@ static void emit_flow(sbuf *b, const sensim_ynode *n)
         sb_scalar(b, sensim_ynode_scalar(n));
         break;
     case SENSIM_YNODE_SEQUENCE:
-        sb_put(b, "[");
+    case SENSIM_YNODE_MAPPING: {
+        const int map = sensim_ynode_kind_of(n) == SENSIM_YNODE_MAPPING;
+        sb_put(b, map ? "{" : "[");
         for (size_t i = 0; i < sensim_ynode_size(n); i++) {
             if (i)
                 sb_put(b, ", ");
-            emit_flow(b, sensim_ynode_item(n, i));
+            if (map) {
+                sb_scalar(b, sensim_ynode_key_at(n, i));
+                sb_put(b, ": ");
+            }
+            emit_flow(b, map ? sensim_ynode_value_at(n, i) : sensim_ynode_item(n, i));
         }
-        sb_put(b, "]");
+        sb_put(b, map ? "}" : "]");
         break;
-    case SENSIM_YNODE_MAPPING:
-        sb_put(b, "{");
-        for (size_t i = 0; i < sensim_ynode_size(n); i++) {
-            if (i)
-                sb_put(b, ", ");
-            sb_scalar(b, sensim_ynode_key_at(n, i));
-            sb_put(b, ": ");
-            emit_flow(b, sensim_ynode_value_at(n, i));
-        }
-        sb_put(b, "}");
-        break;
+    }
     }
 }
 

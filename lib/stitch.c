@@ -13,6 +13,7 @@
 #include "sensim/afile.h"
 #include "sensim/log.h"
 #include "sensim/stitch.h"
+#include "base_internal.h"
 #include "log_internal.h"
 
 
@@ -829,14 +830,8 @@ sensim_status sensim_stitch(const char *out_path, const char *const *paths, size
     /* the output's real directory, for relative source names */
     char *dir = NULL;
     {
-        const char *slash = strrchr(out_path, '/');
         char d[PATH_MAX];
-        if (!slash)
-            snprintf(d, sizeof d, ".");
-        else if (slash == out_path)
-            snprintf(d, sizeof d, "/");
-        else
-            snprintf(d, sizeof d, "%.*s", (int)(slash - out_path), out_path);
+        sensim_path_dir_(out_path, d, sizeof d);
         if (!(dir = realpath(d, NULL))) {
             st = sensim_error(SENSIM_EIO, "%s: directory %s: %s", out_path, d, strerror(errno));
             goto done;

@@ -11,6 +11,7 @@
 
 #include "sensim/linalg.h"
 #include "sensim/units.h"
+#include "base_internal.h"
 
 #define MAX_CELLS 256
 #define DETECT_ROWS 64
@@ -116,9 +117,7 @@ void sensim_text_close(sensim_text_reader *r)
         free(r->ahead[i]);
     for (int k = 0; k < NKEYS; k++)
         free(r->colname[k]);
-    free(r->line);
-    free(r->path);
-    free(r);
+    SENSIM_FREE_ALL(r->line, r->path, r);
 }
 
 sensim_text_format sensim_text_get_format(const sensim_text_reader *r) { return r->format; }
@@ -136,14 +135,9 @@ size_t sensim_text_rows(const sensim_text_reader *r) { return r->rows; }
 static char *read_line(sensim_text_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
-    errno = 0;
-    ssize_t n = getline(&r->line, &r->cap, r->f);
-    if (n < 0) {
-        if (ferror(r->f))
-            *st = sensim_error(SENSIM_EIO, "%s:%zu: read error: %s", r->path, r->lineno + 1, strerror(errno));
+    ssize_t n = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+    if (n < 0)
         return NULL;
-    }
-    r->lineno++;
     while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
         r->line[--n] = '\0';
     if (memchr(r->line, '\0', (size_t)n)) {
@@ -203,19 +197,7 @@ static size_t split(char *s, char delim, char **cells, size_t max)
         }
         return n;
     }
-    char *p = s;
-    for (;;) {
-        char *e = strchr(p, delim);
-        if (e)
-            *e = '\0';
-        if (n < max)
-            cells[n] = trim(p);
-        n++;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return n;
+    return sensim_split_cells_(s, delim, 0, trim, cells, max);
 }
 
 static int is_number(const char *s)
@@ -1012,11 +994,9 @@ struct sensim_pose_gt {
 
 sensim_pose_gt *sensim_pose_gt_create(int have_velocity)
 {
-    sensim_pose_gt *g = calloc(1, sizeof *g);
-    if (!g) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_pose_gt *g = sensim_new_(sizeof *g, NULL);
+    if (!g)
         return NULL;
-    }
     g->have_v = have_velocity;
     return g;
 }

@@ -7,6 +7,7 @@
  *   psi'' = ((x' y''' - y' x''') d - (x' y'' - y' x'') d') / d^2,
  *           d = x'^2 + y'^2, d' = 2 (x' x'' + y' y''). */
 #include "sensim/trajectory.h"
+#include "base_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -128,11 +129,9 @@ sensim_trajectory *sensim_trajectory_create(const sensim_trajectory_params *para
     }
     if (validate(params))
         return NULL;
-    sensim_trajectory *tr = malloc(sizeof *tr);
-    if (!tr) {
-        sensim_error(SENSIM_ENOMEM, "trajectory: out of memory");
+    sensim_trajectory *tr = sensim_new_(sizeof *tr, "trajectory");
+    if (!tr)
         return NULL;
-    }
     tr->p = *params;
     return tr;
 }

@@ -9,6 +9,7 @@
 #include "sensim/yaml.h"
 
 #include "sensim/afile.h"
+#include "base_internal.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -74,21 +75,6 @@ static sensim_ynode *node_new(sensim_yaml *doc, sensim_ynode_kind kind, int line
     return n;
 }
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 8;
-    while (c < need)
-        c *= 2;
-    void *q = realloc(*p, c * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
 static int is_null_scalar(const sensim_ynode *n)
 {
     return n->kind == SENSIM_YNODE_SCALAR && n->plain &&
@@ -108,7 +94,7 @@ static sensim_status define_anchor(builder *b, char *name, sensim_ynode *node)
             b->anchors[i].node = node;
             return SENSIM_OK;
         }
-    if (grow((void **)&b->anchors, &b->anchors_cap, b->nanchors + 1, sizeof *b->anchors)) {
+    if (sensim_reserve_(&b->anchors, &b->anchors_cap, b->nanchors + 1, sizeof *b->anchors, 8)) {
         free(name);
         return oom();
     }
@@ -129,7 +115,7 @@ static sensim_status attach(builder *b, sensim_ynode *node)
     frame *f = &b->stack[b->depth - 1];
     sensim_ynode *c = f->node;
     if (c->kind == SENSIM_YNODE_SEQUENCE) {
-        if (grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items))
+        if (sensim_reserve_(&c->items, &c->cap, c->n + 1, sizeof *c->items, 8))
             return oom();
         c->items[c->n++] = node;
         return SENSIM_OK;
@@ -148,8 +134,8 @@ static sensim_status attach(builder *b, sensim_ynode *node)
         f->key = node;
         return SENSIM_OK;
     }
-    if (grow((void **)&c->items, &c->cap, c->n + 1, sizeof *c->items) ||
-        grow((void **)&c->keys, &c->kcap, c->n + 1, sizeof *c->keys))
+    if (sensim_reserve_(&c->items, &c->cap, c->n + 1, sizeof *c->items, 8) ||
+        sensim_reserve_(&c->keys, &c->kcap, c->n + 1, sizeof *c->keys, 8))
         return oom();
     c->keys[c->n] = f->key;
     c->items[c->n] = node;
@@ -220,7 +206,7 @@ static sensim_status build(builder *b, yaml_parser_t *p)
             int seq = ev.type == YAML_SEQUENCE_START_EVENT;
             sensim_ynode *c = node_new(doc, seq ? SENSIM_YNODE_SEQUENCE : SENSIM_YNODE_MAPPING, line);
             const char *a = (const char *)(seq ? ev.data.sequence_start.anchor : ev.data.mapping_start.anchor);
-            if (!c || grow((void **)&b->stack, &b->stack_cap, b->depth + 1, sizeof *b->stack)) {
+            if (!c || sensim_reserve_(&b->stack, &b->stack_cap, b->depth + 1, sizeof *b->stack, 8)) {
                 st = oom();
                 break;
             }
@@ -354,14 +340,9 @@ void sensim_yaml_free(sensim_yaml *doc)
         return;
     for (sensim_ynode *n = doc->all, *next; n; n = next) {
         next = n->next_alloc;
-        free(n->text);
-        free(n->items);
-        free(n->keys);
-        free(n);
+        SENSIM_FREE_ALL(n->text, n->items, n->keys, n);
     }
-    free(doc->name);
-    free(doc->text);
-    free(doc);
+    SENSIM_FREE_ALL(doc->name, doc->text, doc);
 }
 
 const char *sensim_yaml_text(const sensim_yaml *doc) { return doc ? doc->text : NULL; }

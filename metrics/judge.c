@@ -2,6 +2,8 @@
  * EKF in 2-D mode (Moore & Stouch 2014, as summarized in MODELS.md
  * "Sim2real: VEPD"), and a corrected loosely coupled INS/GNSS EKF. */
 #include "sensim/judge.h"
+#include "../lib/base_internal.h"
+#include "../lib/linalg_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -76,12 +78,7 @@ void sensim_judge_output_free(sensim_judge_output *out)
 {
     if (!out)
         return;
-    free(out->t);
-    free(out->position);
-    free(out->velocity);
-    free(out->speed);
-    free(out->yaw);
-    free(out->covariance);
+    SENSIM_FREE_ALL(out->t, out->position, out->velocity, out->speed, out->yaw, out->covariance);
     memset(out, 0, sizeof *out);
 }
 
@@ -94,17 +91,24 @@ static void symmetrize(double P[N][N])
             P[i][j] = P[j][i] = 0.5 * (P[i][j] + P[j][i]);
 }
 
+/* C = A B: A is r x n, B n x c, C r x c, each row-major with row strides
+ * lda, ldb, ldc. */
+static void matmul(int r, int n, int c, const double *A, int lda, const double *B, int ldb, double *C, int ldc)
+{
+    for (int i = 0; i < r; i++)
+        for (int j = 0; j < c; j++) {
+            double s = 0;
+            for (int k = 0; k < n; k++)
+                s += A[i * lda + k] * B[k * ldb + j];
+            C[i * ldc + j] = s;
+        }
+}
+
 /* P = F P F^T + Qd */
 static void propagate_cov(double P[N][N], const double F[N][N], const double Q[N][N])
 {
     double FP[N][N];
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < N; j++) {
-            double s = 0;
-            for (int k = 0; k < N; k++)
-                s += F[i][k] * P[k][j];
-            FP[i][j] = s;
-        }
+    matmul(N, N, N, &F[0][0], N, &P[0][0], N, &FP[0][0], N);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) {
             double s = Q[i][j];
@@ -123,29 +127,8 @@ static int small_inverse(int m, double A[3][3], double Ai[3][3])
     for (int i = 0; i < m; i++)
         for (int j = 0; j < 2 * m; j++)
             a[i][j] = j < m ? A[i][j] : (j - m == i);
-    for (int c = 0; c < m; c++) {
-        int p = c;
-        for (int r = c + 1; r < m; r++)
-            if (fabs(a[r][c]) > fabs(a[p][c]))
-                p = r;
-        if (!(fabs(a[p][c]) > 1e-300))
-            return -1;
-        if (p != c)
-            for (int j = 0; j < 2 * m; j++) {
-                double t = a[c][j];
-                a[c][j] = a[p][j];
-                a[p][j] = t;
-            }
-        double d = a[c][c];
-        for (int j = 0; j < 2 * m; j++)
-            a[c][j] /= d;
-        for (int r = 0; r < m; r++)
-            if (r != c) {
-                double f = a[r][c];
-                for (int j = 0; j < 2 * m; j++)
-                    a[r][j] -= f * a[c][j];
-            }
-    }
+    if (sensim_gauss_jordan_(&a[0][0], m, 6, 1e-300))
+        return -1;
     for (int i = 0; i < m; i++)
         for (int j = 0; j < m; j++)
             Ai[i][j] = a[i][m + j];
@@ -176,13 +159,7 @@ static int kf_update(filter *f, int m, const int idx[3], const double y[3], doub
         return -1;
     if (gate > 0 && d2 >= gate)
         return 0;
-    for (int i = 0; i < N; i++)
-        for (int j = 0; j < m; j++) {
-            double s = 0;
-            for (int k = 0; k < m; k++)
-                s += PHt[i][k] * Si[k][j];
-            K[i][j] = s;
-        }
+    matmul(N, m, m, &PHt[0][0], 3, &Si[0][0], 3, &K[0][0], 3);
     for (int i = 0; i < N; i++)
         for (int j = 0; j < m; j++)
             f->x[i] += K[i][j] * y[j];

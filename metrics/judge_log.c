@@ -8,6 +8,7 @@
 
 #include "sensim/judge.h"
 #include "sensim/log.h"
+#include "../lib/base_internal.h"
 
 struct sensim_judge_log {
     const sensim_log *log;
@@ -194,11 +195,9 @@ static sensim_status check_sensors(sensim_judge_log *io)
 sensim_judge_log *sensim_judge_log_open(const sensim_log *log, const char *imu_name, const char *gnss_name, int align,
                                         sensim_judge_options *o)
 {
-    sensim_judge_log *io = calloc(1, sizeof *io);
-    if (!io) {
-        sensim_error(SENSIM_ENOMEM, "out of memory");
+    sensim_judge_log *io = sensim_new_(sizeof *io, NULL);
+    if (!io)
         return NULL;
-    }
     io->log = log;
     sensim_status st;
     if ((st = find_sensor(log, "imu", imu_name, io->imu, sizeof io->imu)) ||

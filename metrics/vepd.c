@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "sensim/rng.h"
+#include "../lib/base_internal.h"
 
 typedef struct {
     double x, w;
@@ -217,10 +218,7 @@ void sensim_vepd_series_free(sensim_vepd_series *s)
 {
     if (!s)
         return;
-    free(s->est_t);
-    free(s->est_v);
-    free(s->gt_t);
-    free(s->gt_v);
+    SENSIM_FREE_ALL(s->est_t, s->est_v, s->gt_t, s->gt_v);
     memset(s, 0, sizeof *s);
 }
 

@@ -16,6 +16,7 @@
 #include "sensim/rng.h"
 
 #include "lens_impl.h"
+#include "../lib/base_internal.h"
 
 /* Random streams of a camera (one per random quantity). */
 enum {
@@ -123,10 +124,7 @@ void sensim_camera_destroy(sensim_camera *cam)
 {
     if (!cam)
         return;
-    free(cam->gain);
-    free(cam->dark);
-    free(cam->offset);
-    free(cam);
+    SENSIM_FREE_ALL(cam->gain, cam->dark, cam->offset, cam);
 }
 
 /* Draws the per-run fixed patterns once. Each is a function of (seed,
@@ -195,11 +193,9 @@ sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed
     }
     if (check_params(p) != SENSIM_OK)
         return NULL;
-    sensim_camera *c = calloc(1, sizeof *c);
-    if (!c) {
-        sensim_error(SENSIM_ENOMEM, "camera: out of memory");
+    sensim_camera *c = sensim_new_(sizeof *c, "camera");
+    if (!c)
         return NULL;
-    }
     c->p = *p;
     c->npix = p->width * p->height * p->channels;
     c->temporal = sensim_rng_make(seed, sensor, STREAM_TEMPORAL);
@@ -615,11 +611,7 @@ void sensim_remap_destroy(sensim_remap *m)
 {
     if (!m)
         return;
-    free(m->x0);
-    free(m->y0);
-    free(m->fx);
-    free(m->fy);
-    free(m);
+    SENSIM_FREE_ALL(m->x0, m->y0, m->fx, m->fy, m);
 }
 
 sensim_remap *sensim_remap_create(const sensim_lens *src, const sensim_lens *dst)

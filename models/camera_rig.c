@@ -139,9 +139,7 @@ void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const s
     const sensim_camera_params d = sensim_camera_default_params();
     sensim_sensor_write_yaml(w, s, "camera");
     sensim_ywriter_key(w, "noise");
-    sensim_ywriter_map_begin(w, 0);
-    sensim_ywriter_key(w, "model");
-    sensim_ywriter_string(w, models[p->model]);
+    my_model_begin(w, models[p->model]);
     my_put_fields(w, noise_fields, p, &d);
     sensim_ywriter_map_end(w);
     if (lens) {

@@ -9,6 +9,7 @@
 #include "sensim/gnss.h"
 
 #include "sensim/geodesy.h"
+#include "../lib/base_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -150,11 +151,9 @@ sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint
     }
     if (validate(p) != SENSIM_OK)
         return NULL;
-    sensim_gnss *g = malloc(sizeof *g);
-    if (!g) {
-        sensim_error(SENSIM_ENOMEM, "gnss: out of memory");
+    sensim_gnss *g = sensim_new_(sizeof *g, "gnss");
+    if (!g)
         return NULL;
-    }
     g->p = *p;
     g->seed = seed;
     g->sensor_id = sensor_id;

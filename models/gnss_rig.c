@@ -268,24 +268,18 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
         if (nmodels > 1)
             sensim_ywriter_seq_begin(w, 0);
         if (p->gm_on) {
-            sensim_ywriter_map_begin(w, 0);
-            sensim_ywriter_key(w, "model");
-            sensim_ywriter_string(w, "gauss_markov");
+            my_model_begin(w, "gauss_markov");
             put_vec(w, "sigma", p->gm_sigma, 3);
             put_vec(w, "tau", p->gm_tau, 3);
             sensim_ywriter_map_end(w);
         }
         if (p->gauss_on) {
-            sensim_ywriter_map_begin(w, 0);
-            sensim_ywriter_key(w, "model");
-            sensim_ywriter_string(w, "gaussian");
+            my_model_begin(w, "gaussian");
             put_vec(w, "sigma", p->gauss_sigma, 3);
             sensim_ywriter_map_end(w);
         }
         if (p->rw_on) {
-            sensim_ywriter_map_begin(w, 0);
-            sensim_ywriter_key(w, "model");
-            sensim_ywriter_string(w, "chrono_random_walk");
+            my_model_begin(w, "chrono_random_walk");
             put_num(w, "sigma", p->rw_sigma);
             put_num(w, "model_rate_hz", p->rw_model_rate_hz);
             put_num(w, "max_velocity", p->rw_max_velocity);
@@ -318,9 +312,7 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
     if (p->cov_model != d.cov_model || p->cov_epe != d.cov_epe || p->cov_scale != d.cov_scale) {
         static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
         sensim_ywriter_key(w, "covariance");
-        sensim_ywriter_map_begin(w, 0);
-        sensim_ywriter_key(w, "model");
-        sensim_ywriter_string(w, cov[p->cov_model]);
+        my_model_begin(w, cov[p->cov_model]);
         put_if(w, "epe", p->cov_epe, d.cov_epe);
         put_if(w, "scale", p->cov_scale, d.cov_scale);
         sensim_ywriter_map_end(w);

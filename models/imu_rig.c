@@ -19,6 +19,7 @@
  * (the sensor clock's stamp), angular_velocity, specific_force,
  * magnetic_field. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +27,7 @@
 #include "sensim/gt.h"
 #include "sensim/imu.h"
 #include "sensim/rig.h"
+#include "../lib/base_internal.h"
 
 #define DEFAULT_BLOCK 65536
 
@@ -48,6 +50,51 @@ static sensim_dim dim_shift(sensim_dim d, int s2)
 {
     d.s2 = (signed char)(d.s2 + s2);
     return d;
+}
+
+/* Per-axis keys of a triax block, in the order parse_triax reads them and
+ * write_triax writes them: the field, its unit as the instrument's base
+ * unit times s^-s2/2 (dim_shift: +1 a density, -1 a walk, -2 a ramp;
+ * S2_NONE: dimensionless, S2_TIME: seconds) and the lowest value accepted.
+ * In triax_axes, bias_instability_taus and _terms come after the first
+ * TRIAX_AXES_HEAD. */
+#define S2_NONE 99
+#define S2_TIME 98
+#define TRIAX_AXES_HEAD 6
+typedef struct triax_axis {
+    const char *key;
+    size_t off;
+    int s2;
+    double lo;
+} triax_axis;
+static const triax_axis triax_axes[] = {
+    {"noise_density", offsetof(sensim_triax_params, noise_density), 1, 0},
+    {"noise_sigma", offsetof(sensim_triax_params, noise_sigma), 0, 0},
+    {"bias", offsetof(sensim_triax_params, bias), 0, -INFINITY},
+    {"turn_on_bias", offsetof(sensim_triax_params, turn_on_bias), 0, 0},
+    {"random_walk", offsetof(sensim_triax_params, random_walk), -1, 0},
+    {"bias_instability", offsetof(sensim_triax_params, bias_instability), 0, 0},
+    {"rate_ramp", offsetof(sensim_triax_params, rate_ramp), -2, -INFINITY},
+    {"quantization", offsetof(sensim_triax_params, quantization), 0, 0},
+    {"range", offsetof(sensim_triax_params, range), 0, 0},
+    {"scale", offsetof(sensim_triax_params, scale), S2_NONE, -1},
+};
+#define TRIAX_AXES (sizeof triax_axes / sizeof *triax_axes)
+/* The gazebo block's, but its precision (read apart: it is thresholded). */
+static const triax_axis gazebo_axes[] = {
+    {"mean", offsetof(sensim_triax_params, gz_mean), 0, -INFINITY},
+    {"stddev", offsetof(sensim_triax_params, gz_stddev), 0, 0},
+    {"bias_mean", offsetof(sensim_triax_params, gz_bias_mean), 0, -INFINITY},
+    {"bias_stddev", offsetof(sensim_triax_params, gz_bias_stddev), 0, 0},
+    {"dynamic_bias_stddev", offsetof(sensim_triax_params, gz_dyn_stddev), -1, 0},
+    {"dynamic_bias_correlation_time", offsetof(sensim_triax_params, gz_dyn_tau), S2_TIME, 0},
+};
+#define GAZEBO_AXES (sizeof gazebo_axes / sizeof *gazebo_axes)
+
+static double *axis_field(sensim_triax_params *p, const triax_axis *a) { return (double *)((char *)p + a->off); }
+static const double *axis_value(const sensim_triax_params *p, const triax_axis *a)
+{
+    return (const double *)((const char *)p + a->off);
 }
 
 /* A per-axis quantity: one value or a list of three. */
@@ -75,13 +122,42 @@ static sensim_status get_axes(const sensim_ynode *map, const char *key, sensim_d
     return SENSIM_OK;
 }
 
+/* The keys a[0..n-1] of block b, in order, for an instrument of base unit base. */
+static sensim_status get_axes_table(const sensim_ynode *b, const triax_axis *a, size_t n, sensim_dim base,
+                                    sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++) {
+        const sensim_dim dim = a[i].s2 == S2_NONE   ? SENSIM_DIM_NONE
+                               : a[i].s2 == S2_TIME ? SENSIM_DIM_TIME
+                                                    : dim_shift(base, a[i].s2);
+        sensim_status st = get_axes(b, a[i].key, dim, a[i].lo, axis_field(p, &a[i]));
+        if (st)
+            return st;
+    }
+    return SENSIM_OK;
+}
+
+/* A correlation time given once for all three axes: required or 0 when
+ * absent; > 0 when strict, else >= 0. */
+static sensim_status get_tau(const sensim_ynode *map, const char *key, int required, int strict, double out[3])
+{
+    double tau = 0;
+    sensim_status st = sensim_ynode_get_quantity_range(map, key, SENSIM_DIM_TIME, required, 0, INFINITY, &tau);
+    if (st)
+        return st;
+    if (strict && !(tau > 0))
+        return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': must be > 0", key);
+    out[0] = out[1] = out[2] = tau;
+    return SENSIM_OK;
+}
+
 static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, sensim_triax_params *p)
 {
     static const char *const names[] = {"gyro", "accel", "mag"};
     const sensim_dim base = kind == SENSIM_GYRO ? SENSIM_DIM_ANGULAR_RATE
                             : kind == SENSIM_ACCEL ? SENSIM_DIM_ACCEL
                                                    : SENSIM_DIM_MAGNETIC;
-    const sensim_dim density = dim_shift(base, 1), walk = dim_shift(base, -1), ramp = dim_shift(base, -2);
+    const sensim_dim density = dim_shift(base, 1);
     *p = sensim_triax_default_params();
     sensim_status st = sensim_ynode_check_keys(b, names[kind], triax_keys);
     if (st)
@@ -95,14 +171,7 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
                 return sensim_ynode_error(sensim_ynode_get(b, *k), SENSIM_EINVAL,
                                           "key '%s': only a magnetometer has it", *k);
     const double NEG = -INFINITY;
-    if ((st = get_axes(b, "noise_density", density, 0, p->noise_density)) ||
-        (st = get_axes(b, "noise_sigma", base, 0, p->noise_sigma)) || (st = get_axes(b, "bias", base, NEG, p->bias)) ||
-        (st = get_axes(b, "turn_on_bias", base, 0, p->turn_on_bias)) ||
-        (st = get_axes(b, "random_walk", walk, 0, p->random_walk)) ||
-        (st = get_axes(b, "bias_instability", base, 0, p->bias_instability)) ||
-        (st = get_axes(b, "rate_ramp", ramp, NEG, p->rate_ramp)) ||
-        (st = get_axes(b, "quantization", base, 0, p->quantization)) ||
-        (st = get_axes(b, "range", base, 0, p->range)) || (st = get_axes(b, "scale", SENSIM_DIM_NONE, -1, p->scale)))
+    if ((st = get_axes_table(b, triax_axes, TRIAX_AXES, base, p)))
         return st;
     if (sensim_ynode_get(b, "bias_instability_taus")) {
         double span[2];
@@ -134,26 +203,20 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
     const sensim_ynode *gm = sensim_ynode_get(b, "gauss_markov");
     if (gm) {
         static const char *const k[] = {"sigma", "tau", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(gm, "gauss_markov", k)) || (st = get_axes(gm, "sigma", base, 0, p->gm_sigma)) ||
-            (st = sensim_ynode_get_quantity_range(gm, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            (st = get_tau(gm, "tau", 1, 1, p->gm_tau)))
             return st;
-        if (!(tau > 0))
-            return sensim_ynode_error(sensim_ynode_get(gm, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
-        p->gm_tau[0] = p->gm_tau[1] = p->gm_tau[2] = tau;
     }
     const sensim_ynode *cd = sensim_ynode_get(b, "chrono_drift");
     if (cd) {
         static const char *const k[] = {"mean", "stddev", "bias_drift", "drift_mean", "tau_drift", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(cd, "chrono_drift", k)) ||
             (st = get_axes(cd, "mean", base, NEG, p->chrono_mean)) ||
             (st = get_axes(cd, "stddev", base, 0, p->chrono_stddev)) ||
             (st = get_axes(cd, "bias_drift", base, 0, p->chrono_bias_drift)) ||
             (st = get_axes(cd, "drift_mean", base, NEG, p->chrono_drift_mean)) ||
-            (st = sensim_ynode_get_quantity_range(cd, "tau_drift", SENSIM_DIM_TIME, 0, 0, INFINITY, &tau)))
+            (st = get_tau(cd, "tau_drift", 0, 0, p->chrono_tau_drift)))
             return st;
-        p->chrono_tau_drift[0] = p->chrono_tau_drift[1] = p->chrono_tau_drift[2] = tau;
     }
     const sensim_ynode *as = sensim_ynode_get(b, "airsim");
     if (as) {
@@ -162,15 +225,11 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
         static const char *const kg[] = {"arw", "bias_stability", "tau", NULL};
         static const char *const ka[] = {"vrw", "bias_stability", "tau", NULL};
         static const char *const km[] = {"bias_stability", "tau", NULL};
-        double tau = 0;
         if ((st = sensim_ynode_check_keys(as, "airsim", kind == SENSIM_GYRO ? kg : kind == SENSIM_ACCEL ? ka : km)) ||
             (st = get_axes(as, kind == SENSIM_GYRO ? "arw" : "vrw", density, 0, p->airsim_arw)) ||
             (st = get_axes(as, "bias_stability", base, 0, p->airsim_bias_stability)) ||
-            (st = sensim_ynode_get_quantity_range(as, "tau", SENSIM_DIM_TIME, 1, 0, INFINITY, &tau)))
+            (st = get_tau(as, "tau", 1, 1, p->airsim_tau)))
             return st;
-        if (!(tau > 0))
-            return sensim_ynode_error(sensim_ynode_get(as, "tau"), SENSIM_EINVAL, "key 'tau': must be > 0");
-        p->airsim_tau[0] = p->airsim_tau[1] = p->airsim_tau[2] = tau;
     }
     const sensim_ynode *gz = sensim_ynode_get(b, "gazebo");
     if (gz) {
@@ -178,12 +237,8 @@ static sensim_status parse_triax(const sensim_ynode *b, sensim_instrument kind, 
         static const char *const k[] = {"mean", "stddev", "bias_mean", "bias_stddev", "dynamic_bias_stddev",
                                         "dynamic_bias_correlation_time", "precision", NULL};
         double prec[3] = {0, 0, 0};
-        if ((st = sensim_ynode_check_keys(gz, "gazebo", k)) || (st = get_axes(gz, "mean", base, NEG, p->gz_mean)) ||
-            (st = get_axes(gz, "stddev", base, 0, p->gz_stddev)) ||
-            (st = get_axes(gz, "bias_mean", base, NEG, p->gz_bias_mean)) ||
-            (st = get_axes(gz, "bias_stddev", base, 0, p->gz_bias_stddev)) ||
-            (st = get_axes(gz, "dynamic_bias_stddev", walk, 0, p->gz_dyn_stddev)) ||
-            (st = get_axes(gz, "dynamic_bias_correlation_time", SENSIM_DIM_TIME, 0, p->gz_dyn_tau)) ||
+        if ((st = sensim_ynode_check_keys(gz, "gazebo", k)) ||
+            (st = get_axes_table(gz, gazebo_axes, GAZEBO_AXES, base, p)) ||
             (st = get_axes(gz, "precision", base, 0, prec)))
             return st;
         for (int a = 0; a < 3; a++)
@@ -287,15 +342,24 @@ static void put_axes(sensim_ywriter *w, const char *key, const double v[3])
         sensim_ywriter_numbers(w, v, 3);
 }
 
+static void put_axes_table(sensim_ywriter *w, const triax_axis *a, size_t n, const sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++)
+        put_axes(w, a[i].key, axis_value(p, &a[i]));
+}
+
+static int any_axes_set(const triax_axis *a, size_t n, const sensim_triax_params *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (axes_set(axis_value(p, &a[i]), 0.0))
+            return 1;
+    return 0;
+}
+
 static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_triax_params *p)
 {
     const sensim_triax_params d = sensim_triax_default_params();
-    put_axes(w, "noise_density", p->noise_density);
-    put_axes(w, "noise_sigma", p->noise_sigma);
-    put_axes(w, "bias", p->bias);
-    put_axes(w, "turn_on_bias", p->turn_on_bias);
-    put_axes(w, "random_walk", p->random_walk);
-    put_axes(w, "bias_instability", p->bias_instability);
+    put_axes_table(w, triax_axes, TRIAX_AXES_HEAD, p);
     /* The parser takes a span with 0 < min < max only: the default (min 0,
      * resolved to 1/rate at create) is left out. */
     if (p->bi_tau_min > 0 || p->bi_tau_max != d.bi_tau_max) {
@@ -306,10 +370,7 @@ static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_
         sensim_ywriter_key(w, "bias_instability_terms");
         sensim_ywriter_int(w, p->bi_terms);
     }
-    put_axes(w, "rate_ramp", p->rate_ramp);
-    put_axes(w, "quantization", p->quantization);
-    put_axes(w, "range", p->range);
-    put_axes(w, "scale", p->scale);
+    put_axes_table(w, triax_axes + TRIAX_AXES_HEAD, TRIAX_AXES - TRIAX_AXES_HEAD, p);
     if (memcmp(p->cross_axis, d.cross_axis, sizeof d.cross_axis)) {
         sensim_ywriter_key(w, "cross_axis");
         sensim_ywriter_numbers(w, &p->cross_axis[0][0], 9);
@@ -351,17 +412,10 @@ static void write_triax(sensim_ywriter *w, sensim_instrument kind, const sensim_
         sensim_ywriter_number(w, p->airsim_tau[0]);
         sensim_ywriter_map_end(w);
     }
-    if (axes_set(p->gz_mean, 0.0) || axes_set(p->gz_stddev, 0.0) || axes_set(p->gz_bias_mean, 0.0) ||
-        axes_set(p->gz_bias_stddev, 0.0) || axes_set(p->gz_dyn_stddev, 0.0) || axes_set(p->gz_dyn_tau, 0.0) ||
-        axes_set(p->gz_precision, 0.0)) {
+    if (any_axes_set(gazebo_axes, GAZEBO_AXES, p) || axes_set(p->gz_precision, 0.0)) {
         sensim_ywriter_key(w, "gazebo");
         sensim_ywriter_map_begin(w, 0);
-        put_axes(w, "mean", p->gz_mean);
-        put_axes(w, "stddev", p->gz_stddev);
-        put_axes(w, "bias_mean", p->gz_bias_mean);
-        put_axes(w, "bias_stddev", p->gz_bias_stddev);
-        put_axes(w, "dynamic_bias_stddev", p->gz_dyn_stddev);
-        put_axes(w, "dynamic_bias_correlation_time", p->gz_dyn_tau);
+        put_axes_table(w, gazebo_axes, GAZEBO_AXES, p);
         put_axes(w, "precision", p->gz_precision);
         sensim_ywriter_map_end(w);
     }
@@ -574,9 +628,7 @@ typedef struct bufs {
 
 static void bufs_free(bufs *b)
 {
-    free(b->t);
-    free(b->tdel);
-    free(b->tsens);
+    SENSIM_FREE_ALL(b->t, b->tdel, b->tsens);
     for (int i = 0; i < 3; i++)
         free(b->u[i]);
     free(b->f);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sensim/rng.h"
+#include "../lib/base_internal.h"
 
 enum {
     STREAM_RANGE = 1,
@@ -83,11 +84,9 @@ sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p, uint64_t seed, u
                      p->min_intensity, p->min_range, p->max_range);
         return NULL;
     }
-    sensim_lidar *l = calloc(1, sizeof *l);
-    if (!l) {
-        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+    sensim_lidar *l = sensim_new_(sizeof *l, "lidar");
+    if (!l)
         return NULL;
-    }
     l->p = *p;
     l->r_range = sensim_rng_make(seed, sensor, STREAM_RANGE);
     l->r_az = sensim_rng_make(seed, sensor, STREAM_AZIMUTH);

@@ -187,4 +187,13 @@ static inline int my_fields_set(const my_field *f, const void *params, const voi
     return 0;
 }
 
+/* Opens a block mapping that starts with `model: name`, the key the
+ * parsers choose a model block by. */
+static inline void my_model_begin(sensim_ywriter *w, const char *name)
+{
+    sensim_ywriter_map_begin(w, 0);
+    sensim_ywriter_key(w, "model");
+    sensim_ywriter_string(w, name);
+}
+
 #endif

@@ -2,6 +2,7 @@
  * Sensor, seed 002: noise (31), binning (32), incremental wrap (33),
  * absolute clamp (34), odometer distance R_wheel * u (section 6). */
 #include "sensim/odometer.h"
+#include "../lib/base_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -65,11 +66,9 @@ sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t s
                      p->counter_bits, p->resolution);
         return NULL;
     }
-    sensim_encoder *e = malloc(sizeof *e);
-    if (!e) {
-        sensim_error(SENSIM_ENOMEM, "encoder: out of memory");
+    sensim_encoder *e = sensim_new_(sizeof *e, "encoder");
+    if (!e)
         return NULL;
-    }
     e->p = *p;
     e->seed = seed;
     e->sensor_id = sensor_id;
@@ -182,11 +181,9 @@ sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_
                      p->scale_error, p->slip);
         return NULL;
     }
-    sensim_odometer *o = malloc(sizeof *o);
-    if (!o) {
-        sensim_error(SENSIM_ENOMEM, "odometer: out of memory");
+    sensim_odometer *o = sensim_new_(sizeof *o, "odometer");
+    if (!o)
         return NULL;
-    }
     o->p = *p;
     o->seed = seed;
     o->sensor_id = sensor_id;

@@ -20,6 +20,7 @@
 #include "sensim/rng.h"
 
 #include "model_yaml.h"
+#include "../lib/base_internal.h"
 
 /* The registered sensor types. */
 static const sensim_sensor_type *const types[] = {
@@ -205,10 +206,9 @@ static sensim_status parse_sensor(sensim_sensor *s, const sensim_ynode *node)
 
 static sensim_rig *rig_from_doc(sensim_yaml *doc)
 {
-    sensim_rig *rig = calloc(1, sizeof *rig);
+    sensim_rig *rig = sensim_new_(sizeof *rig, NULL);
     if (!rig) {
         sensim_yaml_free(doc);
-        sensim_error(SENSIM_ENOMEM, "out of memory");
         return NULL;
     }
     rig->doc = doc;

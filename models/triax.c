@@ -360,54 +360,46 @@ static void start_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     }
 }
 
-/* Exact Gauss-Markov recursion over a chunk, adding the state to acc:
- * x = phi x + sigma sqrt(1 - phi^2) n for samples from `from` on (earlier
- * ones only add the current state). With a uniform step the coefficients are
- * computed once; otherwise per distinct dt. */
-static double gm_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double sigma,
-                      double tau, double x, int uniform, double dt_nom)
+/* The coefficients of one step dt of the recursion x = phi x + q n. A
+ * Gauss-Markov process, (a, b) = (sigma, tau): the exact discretization
+ * phi = exp(-dt / tau), q = sigma sqrt(1 - phi^2). A random walk,
+ * (a, b) = (scale, min_dt): phi = 1, q = scale sqrt(max(dt, min_dt)). */
+static inline void ar1_coef(int gm, double a, double b, double dt, double *phi, double *q)
+{
+    if (gm) {
+        *phi = exp(-dt / b);
+        *q = a * sqrt(-expm1(-2.0 * dt / b));
+    } else {
+        *phi = 1.0;
+        *q = a * sqrt(dt > b ? dt : b);
+    }
+}
+
+/* That recursion over a chunk, adding the state to acc, for samples from
+ * `from` on (earlier ones only add the current state). With a uniform step
+ * the coefficients are computed once; otherwise per distinct dt. (A walk's
+ * phi of 1 multiplies x exactly: x + q n as a walk writes it.) */
+static double ar1_pass(int gm, double a, double b, double *acc, const double *nrm, const double *dts, size_t from,
+                       size_t cn, double x, int uniform, double dt_nom)
 {
     size_t j = 0;
     for (; j < from && j < cn; j++)
         acc[j] += x;
+    double dt_c = -1, phi = 0, q = 0;
     if (uniform) {
-        const double phi = exp(-dt_nom / tau), q = sigma * sqrt(-expm1(-2.0 * dt_nom / tau));
+        ar1_coef(gm, a, b, dt_nom, &phi, &q);
         for (; j < cn; j++) {
             x = phi * x + q * nrm[j];
             acc[j] += x;
         }
         return x;
     }
-    double dt_c = -1, phi = 0, q = 0;
     for (; j < cn; j++) {
         if (dts[j] != dt_c) {
             dt_c = dts[j];
-            phi = exp(-dt_c / tau);
-            q = sigma * sqrt(-expm1(-2.0 * dt_c / tau));
+            ar1_coef(gm, a, b, dt_c, &phi, &q);
         }
         x = phi * x + q * nrm[j];
-        acc[j] += x;
-    }
-    return x;
-}
-
-/* Random walk x += scale sqrt(max(dt, min_dt)) n over a chunk. */
-static double walk_pass(double *acc, const double *nrm, const double *dts, size_t from, size_t cn, double scale,
-                        double x, int uniform, double dt_nom, double min_dt)
-{
-    size_t j = 0;
-    for (; j < from && j < cn; j++)
-        acc[j] += x;
-    if (uniform) {
-        const double step = scale * sqrt(dt_nom > min_dt ? dt_nom : min_dt);
-        for (; j < cn; j++) {
-            x += step * nrm[j];
-            acc[j] += x;
-        }
-        return x;
-    }
-    for (; j < cn; j++) {
-        x += scale * sqrt(dts[j] > min_dt ? dts[j] : min_dt) * nrm[j];
         acc[j] += x;
     }
     return x;
@@ -528,10 +520,13 @@ static void fused_lane_init(fused_lane *l, const sensim_triax *m, const sensim_t
     l->r_r = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
     l->cb = p->bias[a] + s->turn_on[a] + p->chrono_mean[a];
     l->ws = l->has_w ? m->white_sigma[a] : 0.0;
-    /* As gm_pass and walk_pass compute them for a uniform step. */
-    l->phi = l->has_g ? exp(-dt_nom / p->gm_tau[a]) : 0.0;
-    l->qg = l->has_g ? p->gm_sigma[a] * sqrt(-expm1(-2.0 * dt_nom / p->gm_tau[a])) : 0.0;
-    l->step = l->has_r ? p->random_walk[a] * sqrt(dt_nom > 0.0 ? dt_nom : 0.0) : 0.0;
+    /* As ar1_pass computes them for a uniform step. */
+    double walk_phi;
+    l->phi = l->qg = l->step = 0.0;
+    if (l->has_g)
+        ar1_coef(1, p->gm_sigma[a], p->gm_tau[a], dt_nom, &l->phi, &l->qg);
+    if (l->has_r)
+        ar1_coef(0, p->random_walk[a], 0.0, dt_nom, &walk_phi, &l->step);
     l->gm = l->has_g ? s->gm[a] : 0.0;
     l->rw = l->has_r ? s->rw[a] : 0.0;
     l->q = p->quantization[a];
@@ -665,13 +660,6 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const sensim_triax_params *p = &m->p;
     double nb[7 + SENSIM_BI_MAX_TERMS][CHUNK];
     double acc[CHUNK], dts[CHUNK];
-    sensim_rng r_white = sensim_rng_make(seed, id, stream_of(m->kind, FX_WHITE, a));
-    sensim_rng r_gm = sensim_rng_make(seed, id, stream_of(m->kind, FX_GM, a));
-    sensim_rng r_rw = sensim_rng_make(seed, id, stream_of(m->kind, FX_RW, a));
-    sensim_rng r_cw = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_WHITE, a));
-    sensim_rng r_cd = sensim_rng_make(seed, id, stream_of(m->kind, FX_CHRONO_DRIFT, a));
-    sensim_rng r_as = sensim_rng_make(seed, id, stream_of(m->kind, FX_AIRSIM, a));
-    sensim_rng r_gz = sensim_rng_make(seed, id, stream_of(m->kind, FX_GAZEBO, a));
     sensim_rng r_q = sensim_rng_make(seed, id, stream_of(m->kind, FX_QUANT, a));
     const double arw = p->airsim_arw[a];
     const int has_white = m->white_sigma[a] > 0 || arw > 0, has_gm = p->gm_sigma[a] > 0, has_rw = p->random_walk[a] > 0;
@@ -679,6 +667,12 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
     const int has_gz = has_gazebo_bias(p, a), has_gzd = has_gz && p->gz_dyn_stddev[a] > 0;
     /* Chrono has no drift mean: mu_b rides on the walk, off with it. */
     const int has_cd = m->chrono_step[a] > 0;
+    /* The Gaussian draws of the effects that are on: nb[i] from stream fx[i]. */
+    static const int fx[7] = {FX_WHITE, FX_GM, FX_RW, FX_CHRONO_WHITE, FX_CHRONO_DRIFT, FX_AIRSIM, FX_GAZEBO};
+    const int on[7] = {has_white, has_gm, has_rw, has_cw, has_cd, has_as, has_gzd};
+    sensim_rng rn[7];
+    for (int i = 0; i < 7; i++)
+        rn[i] = sensim_rng_make(seed, id, stream_of(m->kind, fx[i], a));
     const double const_bias = p->bias[a] + s->turn_on[a] + p->chrono_mean[a] + p->gz_mean[a];
     const double ramp = p->rate_ramp[a], q = p->quantization[a], range = p->range[a], dt_nom = m->dt_nom;
     const double gzp = p->gz_precision[a];
@@ -691,20 +685,9 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         const size_t cn = n - c0 < CHUNK ? n - c0 : CHUNK;
         const uint64_t k0 = s->k + c0;
         const double *tc = t + c0;
-        if (has_white)
-            sensim_rng_normal_fill(&r_white, k0, cn, nb[0]);
-        if (has_gm)
-            sensim_rng_normal_fill(&r_gm, k0, cn, nb[1]);
-        if (has_rw)
-            sensim_rng_normal_fill(&r_rw, k0, cn, nb[2]);
-        if (has_cw)
-            sensim_rng_normal_fill(&r_cw, k0, cn, nb[3]);
-        if (has_cd)
-            sensim_rng_normal_fill(&r_cd, k0, cn, nb[4]);
-        if (has_as)
-            sensim_rng_normal_fill(&r_as, k0, cn, nb[5]);
-        if (has_gzd)
-            sensim_rng_normal_fill(&r_gz, k0, cn, nb[6]);
+        for (int i = 0; i < 7; i++)
+            if (on[i])
+                sensim_rng_normal_fill(&rn[i], k0, cn, nb[i]);
         for (int i = 0; i < m->bi_n; i++) {
             sensim_rng rb = sensim_rng_make(seed, id, stream_of(m->kind, FX_BI0 + i, a));
             sensim_rng_normal_fill(&rb, k0, cn, nb[7 + i]);
@@ -726,15 +709,16 @@ static void noise_axis(const sensim_triax *m, sensim_triax_state *s, int a, uint
         for (size_t j = 0; j < cn; j++)
             acc[j] = y[3 * (c0 + j) + a] + const_bias;
         if (has_gm)
-            gm = gm_pass(acc, nb[1], dts, from, cn, p->gm_sigma[a], p->gm_tau[a], gm, uniform, dt_nom);
+            gm = ar1_pass(1, p->gm_sigma[a], p->gm_tau[a], acc, nb[1], dts, from, cn, gm, uniform, dt_nom);
         if (has_rw)
-            rw = walk_pass(acc, nb[2], dts, from, cn, p->random_walk[a], rw, uniform, dt_nom, 0.0);
+            rw = ar1_pass(0, p->random_walk[a], 0.0, acc, nb[2], dts, from, cn, rw, uniform, dt_nom);
         if (has_as)
             as = airsim_pass(acc, nb[5], dts, from, cn, m->airsim_scale[a], as);
         if (has_gz)
             gz = gazebo_pass(acc, nb[6], dts, from, cn, p->gz_dyn_stddev[a], p->gz_dyn_tau[a], gz);
         for (int i = 0; i < m->bi_n; i++)
-            bi[i] = gm_pass(acc, nb[7 + i], dts, from, cn, m->bi_sigma[a][i], m->bi_tau[a][i], bi[i], uniform, dt_nom);
+            bi[i] = ar1_pass(1, m->bi_sigma[a][i], m->bi_tau[a][i], acc, nb[7 + i], dts, from, cn, bi[i], uniform,
+                             dt_nom);
         if (has_cd) {
             /* Chrono updates its random-walk bias on every call, the first too. */
             const double mu = p->chrono_drift_mean[a], st = m->chrono_step[a];

@@ -16,6 +16,7 @@
 #include "render_internal.h"
 #include "sensim/camera.h"
 #include "sensim/rng.h"
+#include "../lib/base_internal.h"
 
 enum { STREAM_PX = 0, STREAM_PY = 1, STREAM_TIME = 2 };
 
@@ -86,11 +87,9 @@ sensim_render_camera *sensim_render_camera_create(const sensim_render_camera_par
         return NULL;
     }
     double tw = tan(0.5 * p->hfov);
-    sensim_render_camera *c = calloc(1, sizeof *c);
-    if (!c) {
-        sensim_error(SENSIM_ENOMEM, "camera: out of memory");
+    sensim_render_camera *c = sensim_new_(sizeof *c, "camera");
+    if (!c)
         return NULL;
-    }
     c->p = *p;
     c->lens = lens;
     c->tw = tw;

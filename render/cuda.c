@@ -13,6 +13,7 @@
 #include "gpu/sg_probe.h"
 #include "sensim/render.h"
 #include "twin.h"
+#include "../lib/base_internal.h"
 
 /* Rays per launch at most: bounds the device buffers (76 bytes a ray with
  * its hit) whatever the batch. */
@@ -153,11 +154,7 @@ void sensim_cuda_scene_destroy(sensim_cuda_scene *cs)
 {
     if (!cs)
         return;
-    free(cs->batch.hits);
-    free(cs->batch.occ);
-    free(cs->hit);
-    free(cs->off);
-    free(cs->count);
+    SENSIM_FREE_ALL(cs->batch.hits, cs->batch.occ, cs->hit, cs->off, cs->count);
     sensim_cuda_destroy(cs->cu); /* frees the device buffers too */
     free(cs);
 }

@@ -35,6 +35,7 @@
 #include "gpu/sg_raygen.h"
 #include "render_internal.h"
 #include "sensim/rng.h"
+#include "../lib/base_internal.h"
 
 #define GROUP_RAYS 1024 /* sub-rays traced per group (stack buffers) */
 
@@ -226,11 +227,9 @@ sensim_render_lidar *sensim_render_lidar_create(const sensim_render_lidar_params
 {
     if (sensim_render_lidar_params_check(p))
         return NULL;
-    sensim_render_lidar *l = calloc(1, sizeof *l);
-    if (!l) {
-        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+    sensim_render_lidar *l = sensim_new_(sizeof *l, "lidar");
+    if (!l)
         return NULL;
-    }
     l->p = *p;
     l->serial = ++lidar_serial;
     if (!p->has_table)
@@ -279,9 +278,7 @@ void sensim_render_lidar_destroy(sensim_render_lidar *l)
 {
     if (!l)
         return;
-    free(l->dir);
-    free(l->az);
-    free(l);
+    SENSIM_FREE_ALL(l->dir, l->az, l);
 }
 
 const sensim_render_lidar_params *sensim_render_lidar_params_of(const sensim_render_lidar *l) { return &l->p; }
@@ -334,11 +331,9 @@ sensim_vec3 sensim_render_lidar_beam_direction(const sensim_render_lidar *l, int
 sensim_render_lidar_points *sensim_render_lidar_points_create(const sensim_render_lidar *l)
 {
     size_t n = sensim_render_lidar_max_points(l);
-    sensim_render_lidar_points *pt = calloc(1, sizeof *pt);
-    if (!pt) {
-        sensim_error(SENSIM_ENOMEM, "lidar: out of memory");
+    sensim_render_lidar_points *pt = sensim_new_(sizeof *pt, "lidar");
+    if (!pt)
         return NULL;
-    }
     pt->capacity = n;
     pt->xyzi = malloc(4 * n * sizeof *pt->xyzi);
     pt->range = malloc(n * sizeof *pt->range);
@@ -361,15 +356,8 @@ void sensim_render_lidar_points_destroy(sensim_render_lidar_points *pt)
 {
     if (!pt)
         return;
-    free(pt->xyzi);
-    free(pt->range);
-    free(pt->azimuth);
-    free(pt->elevation);
-    free(pt->channel);
-    free(pt->return_index);
-    free(pt->time_offset);
-    free(pt->object);
-    free(pt);
+    SENSIM_FREE_ALL(pt->xyzi, pt->range, pt->azimuth, pt->elevation, pt->channel, pt->return_index, pt->time_offset,
+                    pt->object, pt);
 }
 
 /* Range factor of the received power. The constants are computed once per

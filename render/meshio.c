@@ -23,6 +23,7 @@
 #include <assimp/scene.h>
 
 #include "render_internal.h"
+#include "../lib/base_internal.h"
 
 typedef struct {
     float *v;
@@ -40,13 +41,7 @@ static int mb_nomem(const mbuild *b)
     return -1;
 }
 
-static void mb_free(mbuild *b)
-{
-    free(b->v);
-    free(b->vline);
-    free(b->t);
-    free(b->tline);
-}
+static void mb_free(mbuild *b) { SENSIM_FREE_ALL(b->v, b->vline, b->t, b->tline); }
 
 /* Grows an array of rows (row_size bytes each) and its line numbers to
  * hold `want` rows; nothing when they already do. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sensim/render.h"
+#include "../lib/base_internal.h"
 
 struct sensim_pose_track {
     size_t n;
@@ -60,10 +61,7 @@ void sensim_pose_track_destroy(sensim_pose_track *tr)
 {
     if (!tr)
         return;
-    free(tr->t);
-    free(tr->p);
-    free(tr->q);
-    free(tr);
+    SENSIM_FREE_ALL(tr->t, tr->p, tr->q, tr);
 }
 
 double sensim_pose_track_start(const sensim_pose_track *tr) { return tr->t[0]; }

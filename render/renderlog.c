@@ -18,6 +18,7 @@
 #include "sensim/render.h"
 #include "render_internal.h"
 #include "sensim/stitch.h"
+#include "../lib/base_internal.h"
 
 sensim_render_log_opts sensim_render_log_default_opts(void)
 {
@@ -373,10 +374,7 @@ static void lidar_run_free(lidar_run *r)
     sensim_render_lidar_points_destroy(r->pts);
     sensim_render_lidar_destroy(r->lidar);
     sensim_lidar_destroy(r->noise);
-    free(r->keep);
-    free(r->refl);
-    free(r->bev);
-    free(r->scan_offset);
+    SENSIM_FREE_ALL(r->keep, r->refl, r->bev, r->scan_offset);
 }
 
 static sensim_status lidar_setup(job *j, lidar_run *r)

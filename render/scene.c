@@ -18,6 +18,7 @@
 #include "cuda_loader.h"
 #include "twin.h"
 #include "surface.h"
+#include "../lib/base_internal.h"
 
 static void rtc_error_cb(void *user, enum RTCError code, const char *str)
 {
@@ -117,11 +118,7 @@ void sensim_scene_destroy(sensim_scene *s)
     }
     sensim_twin_destroy(s->twin);
     sensim_cuda_scene_destroy(s->cuda);
-    free(s->mesh);
-    free(s->mat);
-    free(s->obj);
-    free(s->geom_object);
-    free(s);
+    SENSIM_FREE_ALL(s->mesh, s->mat, s->obj, s->geom_object, s);
 }
 
 int sensim_render_grow(void **p, size_t *cap, size_t need, size_t elem)

@@ -15,6 +15,7 @@
 
 #include "sensim/status.h"
 #include "surface.h"
+#include "../lib/base_internal.h"
 
 static float srgb_to_linear(unsigned v)
 {
@@ -239,9 +240,5 @@ void scene_surface_free(scene_surface *s)
         return;
     for (size_t i = 0; i < s->ntex; i++)
         sensim_texture_free(&s->tex[i]);
-    free(s->tex);
-    free(s->mat);
-    free(s->uv);
-    free(s->tri_mat);
-    free(s);
+    SENSIM_FREE_ALL(s->tex, s->mat, s->uv, s->tri_mat, s);
 }

@@ -18,6 +18,7 @@
 #include "gpu/sg_bvh.h"
 #include "render_internal.h"
 #include "twin.h"
+#include "../lib/base_internal.h"
 
 /* A node of Embree's tree as the callbacks make it (in Embree's
  * thread-local memory, freed with the RTCBVH). */
@@ -433,11 +434,5 @@ void sensim_twin_destroy(sensim_twin *t)
 {
     if (!t)
         return;
-    free(t->node);
-    free(t->tri);
-    free(t->blas);
-    free(t->inst);
-    free(t->xfm);
-    free(t->ixfm);
-    free(t);
+    SENSIM_FREE_ALL(t->node, t->tri, t->blas, t->inst, t->xfm, t->ixfm, t);
 }

@@ -8,7 +8,9 @@ Checked here, for `make check`:
      layers below only: lib/ none of io/, models/, calib/, metrics/,
      render/; models/ none of calib/, metrics/, render/; calib/, metrics/
      and render/ none of each other's. No library file includes from cli/
-     (or the umbrella sensim/sensim.h).
+     (or the umbrella sensim/sensim.h). A private header of another
+     folder may be included only from lib/ (the base layer), by every
+     layer above it.
   2. No lib/ file names a sensor type defined above it: a
      `sensim_<type>_type` object or a type's name ("imu", "gnss", ...) as
      a string, as the registry of models/ defines them.
@@ -89,8 +91,12 @@ def main():
                                        f"above or beside {folder}/ (layer {RANK[folder]})")
                     elif "/" in inc and not os.path.normpath(os.path.join(os.path.dirname(path), inc)).startswith(
                             folder + os.sep):
-                        # A subfolder of the file's own folder (render/gpu/) is the same layer.
-                        bad.append(f"{path}:{no}: includes {inc} across folders")
+                        # A subfolder of the file's own folder (render/gpu/) is the same layer; of
+                        # other folders' private headers only the base layer's may be included
+                        # (lib/base_internal.h), from every layer above it.
+                        target = os.path.normpath(os.path.join(os.path.dirname(path), inc)).split(os.sep)[0]
+                        if not (target == "lib" and RANK[folder] > RANK["lib"]):
+                            bad.append(f"{path}:{no}: includes {inc} across folders")
                 if folder == "lib":
                     names = set(re.findall(r"\bsensim_\w+_type\b", line)) & type_objs
                     names |= set(re.findall(r'"([a-z0-9_]+)"', line)) & type_names

@@ -17,6 +17,7 @@
 #include "sensim/rig.h"
 #include "sensim/log.h"
 #include "sensim/quantile.h"
+#include "../lib/base_internal.h"
 
 #define VERB "fit gnss"
 
@@ -115,13 +116,7 @@ typedef struct gfit {
 /* Covariance rules the model writes (sensim/gnss.h) that the log follows. */
 enum { COV_NONE, COV_SCALED, COV_NMEA, COV_OTHER };
 
-static void gfit_free(gfit *g)
-{
-    free(g->t);
-    free(g->enu);
-    free(g->hdop);
-    free(g->cov);
-}
+static void gfit_free(gfit *g) { SENSIM_FREE_ALL(g->t, g->enu, g->hdop, g->cov); }
 
 /* The log's series (calib/gnss_series.c), owned by g from here on. */
 static sensim_status read_log(gfit *g)
