@@ -6,6 +6,7 @@
  * Riley & Greenhall, "Power law noise identification using the lag 1
  * autocorrelation", EFTF 2004 (noise type). */
 #include "sensim/allan.h"
+#include "../lib/base_internal.h"
 #include "sensim/quantile.h"
 
 #include <limits.h>
@@ -2569,12 +2570,7 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     }
     *np = freq ? n + 1 : n;
 done:
-    free(nonfinite);
-    free(nfb);
-    free(mean);
-    free(bsum);
-    free(bsame);
-    free(extra);
+    SENSIM_FREE_ALL(nonfinite, nfb, mean, bsum, bsame, extra);
     return st;
 }
 

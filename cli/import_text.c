@@ -1,6 +1,7 @@
 /* `sensim import FILE...`: EuRoC, TUM and CSV recordings and KITTI/PLY/PCD
  * point clouds into one new log (see import_text.h). */
 #include "import_text.h"
+#include "../lib/base_internal.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -138,10 +139,7 @@ done:
     sensim_log_dset_close(dt);
     for (int k = 0; k < 3; k++)
         sensim_log_dset_close(dq[k]);
-    free(tn);
-    free(v);
-    free(t);
-    free(q);
+    SENSIM_FREE_ALL(tn, v, t, q);
     return st;
 }
 
@@ -363,9 +361,7 @@ done:
     sensim_log_dset_close(dp);
     for (int c = 0; c < 3; c++)
         sensim_log_dset_close(dpol[c]);
-    free(off);
-    free(t);
-    free(pol);
+    SENSIM_FREE_ALL(off, t, pol);
     return st;
 }
 
