@@ -156,7 +156,7 @@ PTX       := $(PTX_ARCHS:%=$(BUILD)/gen/sg_kernels_%.ptx)
 CUDA_FLAGS = -x cuda --cuda-device-only --cuda-path=/nonexistent -nocudainc -nocudalib -S -O3 -std=c++17 \
              -ffp-contract=off -fno-gpu-flush-denormals-to-zero -fno-cuda-approx-transcendentals \
              -Wall -Wextra -Werror -Iinclude -Irender/gpu
-$(BUILD)/gen/sg_kernels_%.ptx: render/gpu/sg_kernels.cu $(wildcard render/gpu/*.h)
+$(BUILD)/gen/sg_kernels_%.ptx: render/gpu/sg_kernels.cu $(wildcard render/gpu/*.h) models/lens_math.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  PTX     $@")
 	$(Q)$(CUDA_CC) $(CUDA_FLAGS) --cuda-gpu-arch=$* -MMD -MP -MF $@.d -MT $@ $< -o $@.tmp && mv $@.tmp $@
@@ -191,7 +191,7 @@ $(BUILD)/render/twin.o $(BUILD)/render/twin_bvh.o $(BUILD)/render/lidar.o $(BUIL
 # A stand-in for libcuda.so.1 (tests/fakecuda/): the CUDA backend's host
 # side tested without a GPU, its kernels' bodies run on the CPU.
 FAKECUDA = $(BUILD)/tests/libfakecuda.so
-$(FAKECUDA): tests/fakecuda/fakecuda.c $(wildcard render/gpu/*.h)
+$(FAKECUDA): tests/fakecuda/fakecuda.c $(wildcard render/gpu/*.h) models/lens_math.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $@")
 	$(Q)$(CC) -std=c11 -D_DEFAULT_SOURCE -O2 -g -Wall -Wextra -fPIC -shared -ffp-contract=off -Irender/gpu -o $@ $<

@@ -13,141 +13,30 @@
 #include "lens_impl.h"
 #include "sensim/camera.h"
 
-#define NEWTON_TOL 1e-12
-#define NEWTON_MAX 100
-
-/* RADTAN: distorted normalized point of an undistorted one, and the
- * Jacobian J = d(xd, yd)/d(x, y) (row-major) when J is not NULL. */
-static void radtan_distort(const sensim_lens *l, double x, double y, double *xd, double *yd, double J[4])
+/* RADTAN's distortion, KB's theta_d and their inverses by Newton's method
+ * (lm_radtan_distort, lm_radtan_undistort, lm_kb_theta_d, lm_kb_undistort,
+ * lm_lens_undistort): written once in lens_math.h, shared with the
+ * renderer's ray generation (render/gpu/sg_raygen.h), here with libm. */
+static inline void lm_sincos(double x, double *s, double *c)
 {
-    const double *k = l->k;
-    double r2 = x * x + y * y;
-    double a = 1 + r2 * (k[0] + r2 * (k[1] + r2 * k[2]));
-    double b = 1 + r2 * (k[3] + r2 * (k[4] + r2 * k[5]));
-    double R = a / b;
-    *xd = x * R + 2 * l->p1 * x * y + l->p2 * (r2 + 2 * x * x);
-    *yd = y * R + l->p1 * (r2 + 2 * y * y) + 2 * l->p2 * x * y;
-    if (J) {
-        /* dR/d(r^2) = (a' b - a b') / b^2. */
-        double da = k[0] + r2 * (2 * k[1] + 3 * r2 * k[2]);
-        double db = k[3] + r2 * (2 * k[4] + 3 * r2 * k[5]);
-        double dR = (da * b - a * db) / (b * b);
-        J[0] = R + 2 * x * x * dR + 2 * l->p1 * y + 6 * l->p2 * x;
-        J[1] = 2 * x * y * dR + 2 * l->p1 * x + 2 * l->p2 * y;
-        J[2] = 2 * x * y * dR + 2 * l->p1 * x + 2 * l->p2 * y;
-        J[3] = R + 2 * y * y * dR + 6 * l->p1 * y + 2 * l->p2 * x;
-    }
+    *s = sin(x);
+    *c = cos(x);
 }
 
-/* Newton on F(x, y) = distort(x, y) - (xd, yd) from (xd, yd). Returns the
- * steps taken, or -1 (a non-positive Jacobian, or no convergence). */
-static int radtan_undistort(const sensim_lens *l, double xd, double yd, double *xo, double *yo)
-{
-    double x = xd, y = yd, fx, fy, J[4];
-    radtan_distort(l, x, y, &fx, &fy, J);
-    fx -= xd;
-    fy -= yd;
-    for (int it = 0; it < NEWTON_MAX; it++) {
-        double det = J[0] * J[3] - J[1] * J[2];
-        if (!(det > 0) || !isfinite(det)) {
-            *xo = x;
-            *yo = y;
-            return -1;
-        }
-        double sx = (J[3] * fx - J[1] * fy) / det, sy = (J[0] * fy - J[2] * fx) / det;
-        double f0 = hypot(fx, fy), scale = fmax(1.0, hypot(x, y));
-        if (hypot(sx, sy) <= NEWTON_TOL * scale) {
-            *xo = x - sx;
-            *yo = y - sy;
-            return it + 1;
-        }
-        /* Halve a step that does not reduce the residual. */
-        double nx = x - sx, ny = y - sy, gx = 0, gy = 0, K[4];
-        for (int h = 0; h < 40; h++) {
-            radtan_distort(l, nx, ny, &gx, &gy, K);
-            gx -= xd;
-            gy -= yd;
-            if (hypot(gx, gy) < f0 || h == 39)
-                break;
-            sx *= 0.5;
-            sy *= 0.5;
-            nx = x - sx;
-            ny = y - sy;
-        }
-        x = nx;
-        y = ny;
-        fx = gx;
-        fy = gy;
-        memcpy(J, K, sizeof K);
-        if (!isfinite(x) || !isfinite(y))
-            break;
-    }
-    *xo = x;
-    *yo = y;
-    return -1;
-}
-
-/* KB: theta_d(theta) and its derivative. */
-static double kb_theta_d(const sensim_lens *l, double th, double *dtd)
-{
-    const double *k = l->k;
-    double t2 = th * th;
-    double P = 1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3])));
-    if (dtd)
-        *dtd = 1 + t2 * (3 * k[0] + t2 * (5 * k[1] + t2 * (7 * k[2] + t2 * 9 * k[3])));
-    return th * P;
-}
-
-/* Newton on theta_d(theta) = td from theta = td, kept in [0, pi). */
-static int kb_undistort(const sensim_lens *l, double td, double *tho)
-{
-    double th = td < M_PI ? td : 0.5 * M_PI;
-    for (int it = 0; it < NEWTON_MAX; it++) {
-        double d, f = kb_theta_d(l, th, &d) - td;
-        if (!(d > 0) || !isfinite(d))
-            break;
-        double s = f / d;
-        if (fabs(s) <= NEWTON_TOL * fmax(1.0, th)) {
-            *tho = th - s;
-            return it + 1;
-        }
-        double n = th - s;
-        for (int h = 0; h < 40 && (n < 0 || n >= M_PI || fabs(kb_theta_d(l, n, NULL) - td) >= fabs(f)); h++) {
-            s *= 0.5;
-            n = th - s;
-        }
-        th = n;
-        if (!isfinite(th))
-            break;
-    }
-    *tho = th;
-    return -1;
-}
+#define LM_FN(name) lm_##name
+#define LM_QUAL static inline
+#define LM_SQRT(x) sqrt(x)
+#define LM_HYPOT(x, y) hypot(x, y)
+#define LM_FABS(x) fabs(x)
+#define LM_FMAX(a, b) fmax(a, b)
+#define LM_FINITE(x) isfinite(x)
+#define LM_SINCOS(x, s, c) lm_sincos(x, s, c)
+#define LM_PI M_PI
+#include "lens_math.h"
 
 int lens_intr_undistort(const sensim_lens *l, double u, double v, double dir[3])
 {
-    double xd = (u - 0.5 - l->cx) / l->fx, yd = (v - 0.5 - l->cy) / l->fy;
-    if (l->model == SENSIM_LENS_RADTAN) {
-        double x, y;
-        int n = radtan_undistort(l, xd, yd, &x, &y);
-        double nn = sqrt(x * x + y * y + 1);
-        dir[0] = x / nn;
-        dir[1] = y / nn;
-        dir[2] = 1 / nn;
-        return n;
-    }
-    double td = hypot(xd, yd), th;
-    if (td == 0) {
-        dir[0] = dir[1] = 0;
-        dir[2] = 1;
-        return 0;
-    }
-    int n = kb_undistort(l, td, &th);
-    double s = sin(th) / td;
-    dir[0] = xd * s;
-    dir[1] = yd * s;
-    dir[2] = cos(th);
-    return n;
+    return lm_lens_undistort(l->model == SENSIM_LENS_RADTAN, l->k, l->p1, l->p2, l->fx, l->fy, l->cx, l->cy, u, v, dir);
 }
 
 int lens_intr_dir_to_pixel(const sensim_lens *l, const double d[3], double *u, double *v)
@@ -156,12 +45,12 @@ int lens_intr_dir_to_pixel(const sensim_lens *l, const double d[3], double *u, d
     if (l->model == SENSIM_LENS_RADTAN) {
         if (!(d[2] > 0))
             return 0;
-        radtan_distort(l, d[0] / d[2], d[1] / d[2], &xd, &yd, NULL);
+        lm_radtan_distort(l->k, l->p1, l->p2, d[0] / d[2], d[1] / d[2], &xd, &yd, NULL);
     } else {
         double rho = hypot(d[0], d[1]), th = atan2(rho, d[2]);
         if (!(th < M_PI))
             return 0;
-        double td = kb_theta_d(l, th, NULL);
+        double td = lm_kb_theta_d(l->k, th, NULL);
         xd = rho > 0 ? td * d[0] / rho : 0;
         yd = rho > 0 ? td * d[1] / rho : 0;
     }
@@ -184,7 +73,7 @@ static sensim_status radial_reach(const sensim_lens *l, double need, double *rma
         double h = 1e-4 * fmax(r, 1e-3), rn = r + h;
         double val;
         if (kb) {
-            val = kb_theta_d(l, rn, NULL);
+            val = lm_kb_theta_d(l->k, rn, NULL);
         } else {
             const double *k = l->k;
             double r2 = rn * rn, b = 1 + r2 * (k[3] + r2 * (k[4] + r2 * k[5]));
@@ -223,7 +112,7 @@ static sensim_status check_pixel(const sensim_lens *l, double ucv, double vcv, d
     int ok = n >= 0;
     if (ok && l->model == SENSIM_LENS_RADTAN) {
         double x = d[0] / d[2], y = d[1] / d[2], xd, yd, J[4];
-        radtan_distort(l, x, y, &xd, &yd, J);
+        lm_radtan_distort(l->k, l->p1, l->p2, x, y, &xd, &yd, J);
         ok = J[0] * J[3] - J[1] * J[2] > 0 && hypot(x, y) <= rmax;
     }
     if (!ok)

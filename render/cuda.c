@@ -85,13 +85,8 @@ done:
 sensim_cuda *sensim_cuda_open(void)
 {
     sensim_cuda *cu = sensim_cuda_create();
-    if (cu && sensim_cuda_check_arithmetic(cu)) {
-        sensim_cuda_err e;
-        sensim_cuda_err_save(&e);
-        sensim_cuda_destroy(cu);
-        sensim_cuda_err_restore(&e);
-        return NULL;
-    }
+    if (cu && sensim_cuda_check_arithmetic(cu))
+        return sensim_cuda_discard(cu);
     return cu;
 }
 
@@ -142,11 +137,8 @@ sensim_cuda_scene *sensim_cuda_scene_create(sensim_cuda *cu, const sg_scene *hos
     cs->dev.xfm = (const float *)(uintptr_t)cs->buf[B_XFM];
     cs->dev.ixfm = (const float *)(uintptr_t)cs->buf[B_IXFM];
     return cs;
-fail:;
-    sensim_cuda_err e;
-    sensim_cuda_err_save(&e);
-    sensim_cuda_scene_destroy(cs);
-    sensim_cuda_err_restore(&e);
+fail:
+    SENSIM_CUDA_KEEP_ERROR(sensim_cuda_scene_destroy(cs));
     return NULL;
 }
 

@@ -210,14 +210,15 @@ sensim_cuda *sensim_cuda_create(void)
         return NULL;
     }
     int major = 0, minor = 0;
-    if (cuda_load(cu) || cuda_open_device(cu, &major, &minor) || cuda_load_module(cu, major, minor)) {
-        sensim_cuda_err e;
-        sensim_cuda_err_save(&e);
-        sensim_cuda_destroy(cu);
-        sensim_cuda_err_restore(&e);
-        return NULL;
-    }
+    if (cuda_load(cu) || cuda_open_device(cu, &major, &minor) || cuda_load_module(cu, major, minor))
+        return sensim_cuda_discard(cu);
     return cu;
+}
+
+sensim_cuda *sensim_cuda_discard(sensim_cuda *cu)
+{
+    SENSIM_CUDA_KEEP_ERROR(sensim_cuda_destroy(cu));
+    return NULL;
 }
 
 void sensim_cuda_destroy(sensim_cuda *cu)
@@ -296,26 +297,28 @@ void sensim_cuda_free(sensim_cuda *cu, sensim_cuda_ptr p)
         }
 }
 
-sensim_status sensim_cuda_upload(sensim_cuda *cu, sensim_cuda_ptr dst, const void *src, size_t bytes)
+/* bytes from host memory up to device address dev (up: from src), or from
+ * dev down to host memory (dst). */
+static sensim_status cuda_copy(sensim_cuda *cu, int up, sensim_cuda_ptr dev, const void *src, void *dst, size_t bytes)
 {
     if (!bytes)
         return SENSIM_OK;
     if (cuda_enter(cu))
         return sensim_last_status();
-    CUresult e = cu->api.cuMemcpyHtoD_v2(dst, src, bytes);
+    CUresult e = up ? cu->api.cuMemcpyHtoD_v2(dev, src, bytes) : cu->api.cuMemcpyDtoH_v2(dst, dev, bytes);
     cuda_leave(cu);
-    return e == CUDA_SUCCESS ? SENSIM_OK : cuda_fail(cu, SENSIM_EINTERNAL, "cuMemcpyHtoD_v2", e);
+    return e == CUDA_SUCCESS ? SENSIM_OK
+                             : cuda_fail(cu, SENSIM_EINTERNAL, up ? "cuMemcpyHtoD_v2" : "cuMemcpyDtoH_v2", e);
+}
+
+sensim_status sensim_cuda_upload(sensim_cuda *cu, sensim_cuda_ptr dst, const void *src, size_t bytes)
+{
+    return cuda_copy(cu, 1, dst, src, NULL, bytes);
 }
 
 sensim_status sensim_cuda_download(sensim_cuda *cu, void *dst, sensim_cuda_ptr src, size_t bytes)
 {
-    if (!bytes)
-        return SENSIM_OK;
-    if (cuda_enter(cu))
-        return sensim_last_status();
-    CUresult e = cu->api.cuMemcpyDtoH_v2(dst, src, bytes);
-    cuda_leave(cu);
-    return e == CUDA_SUCCESS ? SENSIM_OK : cuda_fail(cu, SENSIM_EINTERNAL, "cuMemcpyDtoH_v2", e);
+    return cuda_copy(cu, 0, src, NULL, dst, bytes);
 }
 
 /* The kernel `name`, looked up once. */

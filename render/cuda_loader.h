@@ -53,6 +53,17 @@ static inline void sensim_cuda_err_save(sensim_cuda_err *e)
     snprintf(e->msg, sizeof e->msg, "%s", sensim_last_error());
 }
 static inline void sensim_cuda_err_restore(const sensim_cuda_err *e) { sensim_error(e->st, "%s", e->msg); }
+/* Runs the statement `cleanup` keeping the thread's last error. */
+#define SENSIM_CUDA_KEEP_ERROR(cleanup) \
+    do { \
+        sensim_cuda_err keep_; \
+        sensim_cuda_err_save(&keep_); \
+        cleanup; \
+        sensim_cuda_err_restore(&keep_); \
+    } while (0)
+/* sensim_cuda_destroy(cu) after a failure, keeping the failure's error;
+ * returns NULL. */
+sensim_cuda *sensim_cuda_discard(sensim_cuda *cu);
 
 /* The device's name ("NVIDIA H100 80GB HBM3") and "sm_XY" of the PTX loaded. */
 const char *sensim_cuda_device_name(const sensim_cuda *cu);

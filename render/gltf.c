@@ -539,6 +539,56 @@ static unsigned char *read_all(const char *path, size_t *len)
     return d;
 }
 
+/* The bytes a uri names (where: its owner, "buffers[i]" or "images[i]"):
+ * a base64 data: URI decoded, or a relative file name (percent-decoded as
+ * RFC 3986, relative to the .gltf) read whole. Malloc'd; NULL with the
+ * error set. */
+static unsigned char *guri_bytes(gltf *g, const char *uri, const char *where, size_t *len)
+{
+    unsigned char *data = NULL;
+    if (strncmp(uri, "data:", 5) == 0) {
+        const char *comma = strchr(uri, ',');
+        if (!comma || comma - uri < 12 || strncmp(comma - 7, ";base64", 7) != 0) {
+            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: only base64 data: URIs are supported", g->path, where);
+            return NULL;
+        }
+        int r = b64decode(comma + 1, &data, len);
+        if (r < 0) {
+            sensim_error(r == -2 ? SENSIM_ENOMEM : SENSIM_EFORMAT, "%s: %s.uri: %s", g->path, where,
+                         r == -2 ? "out of memory" : "bad base64");
+            return NULL;
+        }
+        return data;
+    }
+    if (strstr(uri, "://") || uri[0] == '/' || !uri[0]) {
+        sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: '%s' is not a relative file name", g->path, where, uri);
+        return NULL;
+    }
+    char name[4096], full[8192];
+    size_t k = 0;
+    for (const char *c = uri; *c && k + 1 < sizeof name; c++) {
+        unsigned h;
+        char hx[5] = {'0', '0', 0, 0, 0};
+        if (*c == '%' && c[1] && c[2]) {
+            hx[2] = c[1];
+            hx[3] = c[2];
+            jparser jp = {hx, 4, 0, g->path, 0};
+            if (hex4(&jp, 0, &h) < 0 || h == 0) {
+                sensim_error(SENSIM_EFORMAT, "%s: %s.uri: bad percent escape", g->path, where);
+                return NULL;
+            }
+            name[k++] = (char)h;
+            c += 2;
+        } else
+            name[k++] = *c;
+    }
+    name[k] = 0;
+    snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
+    if (!(data = read_all(full, len)))
+        sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
+    return data;
+}
+
 /* Buffer i's bytes (at least its byteLength), loaded on first use. */
 static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char *from)
 {
@@ -573,54 +623,8 @@ static const unsigned char *gbuffer(gltf *g, uint64_t i, size_t *len, const char
         sensim_error(SENSIM_EFORMAT, "%s: %s.uri: expected a string", g->path, where);
         return NULL;
     }
-    if (strncmp(uri->str, "data:", 5) == 0) {
-        const char *comma = strchr(uri->str, ',');
-        if (!comma || comma - uri->str < 12 || strncmp(comma - 7, ";base64", 7) != 0) {
-            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: only base64 data: URIs are supported", g->path, where);
-            return NULL;
-        }
-        int r = b64decode(comma + 1, &data, &have);
-        if (r == -2) {
-            sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
-            return NULL;
-        }
-        if (r < 0) {
-            sensim_error(SENSIM_EFORMAT, "%s: %s.uri: bad base64", g->path, where);
-            return NULL;
-        }
-    } else {
-        if (strstr(uri->str, "://") || uri->str[0] == '/' || !uri->str[0]) {
-            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: '%s' is not a relative file name", g->path, where,
-                         uri->str);
-            return NULL;
-        }
-        /* Percent-decode (RFC 3986) the relative reference. */
-        char name[4096], full[8192];
-        size_t k = 0;
-        for (const char *c = uri->str; *c && k + 1 < sizeof name; c++) {
-            unsigned h;
-            char hx[5] = {'0', '0', 0, 0, 0};
-            if (*c == '%' && c[1] && c[2]) {
-                hx[2] = c[1];
-                hx[3] = c[2];
-                jparser jp = {hx, 4, 0, g->path, 0};
-                if (hex4(&jp, 0, &h) < 0 || h == 0) {
-                    sensim_error(SENSIM_EFORMAT, "%s: %s.uri: bad percent escape", g->path, where);
-                    return NULL;
-                }
-                name[k++] = (char)h;
-                c += 2;
-            } else
-                name[k++] = *c;
-        }
-        name[k] = 0;
-        snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
-        data = read_all(full, &have);
-        if (!data) {
-            sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
-            return NULL;
-        }
-    }
+    if (!(data = guri_bytes(g, uri->str, where, &have)))
+        return NULL;
     if (have < blen) {
         free(data);
         sensim_error(SENSIM_EFORMAT, "%s: %s: byteLength is %llu but the data has %zu bytes", g->path, where,
@@ -805,16 +809,36 @@ static const unsigned char *gbufview(gltf *g, uint64_t bvi, const char *from, si
 
 typedef enum { GA_POSITION, GA_INDEX, GA_ATTRIBUTE } gause;
 
+/* The n items of `size` bytes from byteOffset off of bufferViews[bvi]
+ * (for a sparse accessor's part w, holding `what`), checked to lie inside
+ * it; NULL with the error set. */
+static const unsigned char *gsparse_span(gltf *g, uint64_t bvi, uint64_t off, uint64_t n, size_t size, const char *w,
+                                         const char *what)
+{
+    char bw[64];
+    size_t len;
+    uint64_t st;
+    const unsigned char *p = gbufview(g, bvi, w, &len, &st, bw);
+    if (!p)
+        return NULL;
+    if (off > len || n * size > len - off) {
+        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu %s from byteOffset %llu are past the end of %s (%zu bytes)", g->path,
+                     w, (unsigned long long)n, what, (unsigned long long)off, bw, len);
+        return NULL;
+    }
+    return p + off;
+}
+
 /* Sparse substitution (glTF 2.0 section 3.6.2.3) into the materialized,
  * tightly packed elements d of accessor `where`. */
 static int gsparse(gltf *g, const jval *sp, const char *where, unsigned char *d, size_t elem, uint64_t count)
 {
-    char sw[96], iw[112], vw[112], bw[64];
+    char sw[96], iw[112], vw[112];
     snprintf(sw, sizeof sw, "%s.sparse", where);
     snprintf(iw, sizeof iw, "%s.indices", sw);
     snprintf(vw, sizeof vw, "%s.values", sw);
     const jval *ix = jget(sp, "indices"), *vx = jget(sp, "values");
-    uint64_t n = 0, ibv = 0, ioff = 0, ict = 0, vbv = 0, voff = 0, st;
+    uint64_t n = 0, ibv = 0, ioff = 0, ict = 0, vbv = 0, voff = 0;
     if (gint(g, sp, sw, "count", 1, count, &n) < 0)
         return -1;
     if (!ix || ix->t != J_OBJ || !vx || vx->t != J_OBJ) {
@@ -834,25 +858,11 @@ static int gsparse(gltf *g, const jval *sp, const char *where, unsigned char *d,
                      iw, (unsigned long long)ict);
         return -1;
     }
-    size_t il, vl, is = csize((unsigned)ict);
-    const unsigned char *ip = gbufview(g, ibv, iw, &il, &st, bw);
-    if (!ip)
-        return -1;
-    if (ioff > il || n * is > il - ioff) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu indices from byteOffset %llu are past the end of %s (%zu bytes)",
-                     g->path, iw, (unsigned long long)n, (unsigned long long)ioff, bw, il);
-        return -1;
-    }
-    const unsigned char *vp = gbufview(g, vbv, vw, &vl, &st, bw);
+    size_t is = csize((unsigned)ict);
+    const unsigned char *ip = gsparse_span(g, ibv, ioff, n, is, iw, "indices");
+    const unsigned char *vp = ip ? gsparse_span(g, vbv, voff, n, elem, vw, "values") : NULL;
     if (!vp)
         return -1;
-    if (voff > vl || n * elem > vl - voff) {
-        sensim_error(SENSIM_EFORMAT, "%s: %s: %llu values from byteOffset %llu are past the end of %s (%zu bytes)",
-                     g->path, vw, (unsigned long long)n, (unsigned long long)voff, bw, vl);
-        return -1;
-    }
-    ip += ioff;
-    vp += voff;
     uint64_t prev = 0;
     for (size_t k = 0; k < n; k++) {
         uint64_t at;
@@ -1426,17 +1436,14 @@ static int gscene(gltf *g)
     const jval *used = jget(g->root, "extensionsUsed");
     for (size_t i = 0; used && used->t == J_ARR && i < used->n; i++)
         g->quantized |= used->item[i].t == J_STR && strcmp(used->item[i].str, "KHR_mesh_quantization") == 0;
-    const jval *views = jget(g->root, "bufferViews");
+    /* Decoded bufferViews and loaded buffers, filled on first use (freed
+     * by the caller, also when one of them could not be allocated). */
+    const jval *views = jget(g->root, "bufferViews"), *bufs = jget(g->root, "buffers");
     g->nview = views && views->t == J_ARR ? views->n : 0;
-    g->view = calloc(g->nview + 1, sizeof *g->view);
-    if (!g->view) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
-        return -1;
-    }
-    const jval *bufs = jget(g->root, "buffers");
     g->nbuf = bufs && bufs->t == J_ARR ? bufs->n : 0;
+    g->view = calloc(g->nview + 1, sizeof *g->view);
     g->buf = calloc(g->nbuf + 1, sizeof *g->buf);
-    if (!g->buf) {
+    if (!g->view || !g->buf) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", g->path);
         return -1;
     }
@@ -1648,44 +1655,7 @@ static const unsigned char *gimage_bytes(gltf *g, uint64_t ii, const char *from,
             sensim_error(SENSIM_EFORMAT, "%s: %s.uri: expected a non-empty string", g->path, where);
             return NULL;
         }
-        if (strncmp(uri->str, "data:", 5) == 0) {
-            const char *comma = strchr(uri->str, ',');
-            if (!comma || comma - uri->str < 12 || strncmp(comma - 7, ";base64", 7) != 0) {
-                sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: only base64 data: URIs are supported", g->path, where);
-                return NULL;
-            }
-            int r = b64decode(comma + 1, owned, len);
-            if (r < 0) {
-                sensim_error(r == -2 ? SENSIM_ENOMEM : SENSIM_EFORMAT, "%s: %s.uri: %s", g->path, where,
-                             r == -2 ? "out of memory" : "bad base64");
-                return NULL;
-            }
-            return *owned;
-        }
-        if (strstr(uri->str, "://") || uri->str[0] == '/') {
-            sensim_error(SENSIM_EUNSUPPORTED, "%s: %s.uri: '%s' is not a relative file name", g->path, where,
-                         uri->str);
-            return NULL;
-        }
-        /* Percent-decoded (RFC 3986), relative to the .gltf. */
-        char name[4096], full[8192];
-        size_t k = 0;
-        for (const char *c = uri->str; *c && k + 1 < sizeof name; c++) {
-            unsigned h = 0;
-            if (*c == '%' && sscanf(c + 1, "%2x", &h) == 1 && isxdigit((unsigned char)c[1]) &&
-                isxdigit((unsigned char)c[2]) && h) {
-                name[k++] = (char)h;
-                c += 2;
-            } else
-                name[k++] = *c;
-        }
-        name[k] = 0;
-        snprintf(full, sizeof full, "%s%s%s", g->dir, g->dir[0] ? "/" : "", name);
-        if (!(*owned = read_all(full, len))) {
-            sensim_error_prefix(sensim_last_status(), "%s: %s.uri", g->path, where);
-            return NULL;
-        }
-        return *owned;
+        return *owned = guri_bytes(g, uri->str, where, len);
     }
     uint64_t bvi = 0, bi = 0, boff = 0, blen = 0;
     char bwhere[64];

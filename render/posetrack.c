@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render_internal.h"
 #include "sensim/render.h"
 #include "../lib/base_internal.h"
 
@@ -78,14 +79,7 @@ void sensim_pose_track_eval(const void *user, double t, sensim_pose *out)
         b.p = sensim_vec3_load(tr->p + 3 * (tr->n - 1));
         b.q = sensim_quat_normalize(sensim_quat_load(tr->q + 4 * (tr->n - 1)));
     } else {
-        size_t lo = 0, hi = tr->n - 1;
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (tr->t[mid] <= t)
-                lo = mid;
-            else
-                hi = mid;
-        }
+        size_t lo = render_interval(tr->t, 0, tr->n - 1, t), hi = lo + 1;
         double u = (t - tr->t[lo]) / (tr->t[hi] - tr->t[lo]);
         sensim_vec3 a = sensim_vec3_load(tr->p + 3 * lo), c = sensim_vec3_load(tr->p + 3 * hi);
         b.p = sensim_vec3_add(sensim_vec3_scale(a, 1 - u), sensim_vec3_scale(c, u));

@@ -158,6 +158,21 @@ int sensim_render_grow(void **p, size_t *cap, size_t need, size_t elem);
 /* 1 if triangle (a, b, c) has (numerically) zero area. */
 int sensim_scene_triangle_degenerate(const float *a, const float *b, const float *c);
 
+/* The i in [lo, hi) with t[i] <= x < t[i + 1], given t increasing and
+ * t[lo] <= x < t[hi] (binary search): the keyframe interval or table cell
+ * holding x. */
+static inline size_t render_interval(const double *t, size_t lo, size_t hi, double x)
+{
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (t[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Y-up to Z-up in place: (x, y, z) -> (z, x, y), a proper rotation taking
  * glTF's up (+Y) to +z, its forward (+Z, where an asset faces) to +x and
  * its left (+X) to +y: sensim's x forward, y left, z up. */

@@ -95,6 +95,17 @@ static int next_frame(job *j, sensim_sampler *sp, frame *f)
     return 1;
 }
 
+/* The next frame of the run, [first, end) of the sampler's: 1 and the
+ * frame, or 0 after the last. Those before first are timed (delivery times
+ * stay increasing) but not cast or rendered. */
+static int next_run_frame(job *j, sensim_sampler *sp, frame *f)
+{
+    while (sp->k < j->end && next_frame(j, sp, f))
+        if (f->k >= j->first)
+            return 1;
+    return 0;
+}
+
 /* The sampler of the frames: the last may end at t1 (to a rounding). */
 static void frame_sampler(const job *j, sensim_sampler *sp)
 {
@@ -479,11 +490,9 @@ static sensim_status render_lidar(job *j)
     sensim_sampler sp;
     frame f;
     frame_sampler(j, &sp);
-    for (uint64_t k = 0; !st && k < j->end && next_frame(j, &sp, &f); k++) {
-        if (k < j->first)
-            continue; /* timed (delivery times stay increasing), not cast */
+    while (!st && next_run_frame(j, &sp, &f)) {
         st = lidar_frame(j, &r, &f);
-        frame_progress(j, "scans", k);
+        frame_progress(j, "scans", f.k);
     }
     if (!st) {
         char path[160];
@@ -532,9 +541,7 @@ static sensim_status render_camera(job *j)
     sensim_sampler sp;
     frame f;
     frame_sampler(j, &sp);
-    for (uint64_t k = 0; !st && k < j->end && next_frame(j, &sp, &f); k++) {
-        if (k < j->first)
-            continue; /* timed (delivery times stay increasing), not rendered */
+    while (!st && next_run_frame(j, &sp, &f)) {
         if ((st = frame_begin(j, &f)) ||
             (st = sensim_render_camera_render_images(cam, j->scene, sensim_gt_track_eval, &j->track, f.t_sample, f.k,
                                                      img, depth, seg)) ||
@@ -552,7 +559,7 @@ static sensim_status render_camera(job *j)
             if ((st = sensim_png_write(file, &info, img8)))
                 break;
         }
-        frame_progress(j, "frames", k);
+        frame_progress(j, "frames", f.k);
     }
     free(img);
     free(img8);

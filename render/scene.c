@@ -699,14 +699,7 @@ sensim_pose sensim_scene_object_pose_at(const scene_object *o, double t)
         return o->nkey ? o->kpose[0] : o->pose;
     if (t >= o->kt[o->nkey - 1])
         return o->kpose[o->nkey - 1];
-    size_t lo = 0, hi = o->nkey - 1;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (o->kt[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = render_interval(o->kt, 0, o->nkey - 1, t), hi = lo + 1;
     double u = (t - o->kt[lo]) / (o->kt[hi] - o->kt[lo]);
     sensim_pose a = o->kpose[lo], b = o->kpose[hi], r;
     r.p = sensim_vec3_add(sensim_vec3_scale(a.p, 1 - u), sensim_vec3_scale(b.p, u));

@@ -32,6 +32,12 @@ static sensim_status read_pose(const sensim_ynode *map, sensim_pose *out)
     return SENSIM_OK;
 }
 
+/* The last error (a scene call's) prefixed with node n's file and line. */
+static sensim_status at_node(const sensim_ynode *n)
+{
+    return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+}
+
 static sensim_status get_int_range(const sensim_ynode *map, const char *key, int required, long long lo,
                                    long long hi, int *out)
 {
@@ -96,7 +102,7 @@ static sensim_status load_material(sensim_scene *s, const sensim_ynode *n)
     SENSIM_TRY(sensim_ynode_get_quantity_range(n, "diffuse_roughness", SENSIM_DIM_ANGLE, 0, 0, M_PI / 2,
                                         &m.diffuse_roughness));
     if (sensim_scene_add_material(s, &m) < 0)
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     return SENSIM_OK;
 }
 
@@ -216,9 +222,9 @@ static sensim_status read_scale(const sensim_ynode *n, double k[3])
 static sensim_status scale_object(sensim_scene *s, const sensim_ynode *n, int i, const double k[3])
 {
     if (i < 0)
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     if ((k[0] != 1 || k[1] != 1 || k[2] != 1) && sensim_scene_set_object_scale(s, i, k[0], k[1], k[2]))
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     return SENSIM_OK;
 }
 
@@ -284,27 +290,31 @@ static sensim_status load_object(sensim_scene *s, const sensim_ynode *n)
     return SENSIM_OK;
 }
 
+/* The map `name` of root holding the unitless 3-vectors keys[0] and
+ * keys[1] (each kept as given when absent): *n the map, NULL (a and b
+ * untouched) when root has none. */
+static sensim_status get_vector_pair(const sensim_ynode *root, const char *name, const char *const keys[3], double a[3],
+                                     double b[3], const sensim_ynode **n)
+{
+    if (!(*n = sensim_ynode_get(root, name)))
+        return SENSIM_OK;
+    SENSIM_TRY(sensim_ynode_check_keys(*n, name, keys));
+    SENSIM_TRY(sensim_ynode_get_vector(*n, keys[0], SENSIM_DIM_NONE, 0, 3, a));
+    return sensim_ynode_get_vector(*n, keys[1], SENSIM_DIM_NONE, 0, 3, b);
+}
+
 static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
 {
+    static const char *const sun_keys[] = {"direction", "irradiance", NULL};
+    static const char *const ambient_keys[] = {"light", "sky", NULL};
+    double d[3] = {0, 0, 1}, irr[3] = {1, 1, 1}, a[3] = {0.2, 0.2, 0.2}, sky[3] = {0.6, 0.6, 0.6};
     const sensim_ynode *n;
-    if ((n = sensim_ynode_get(root, "sun"))) {
-        static const char *const k[] = {"direction", "irradiance", NULL};
-        SENSIM_TRY(sensim_ynode_check_keys(n, "sun", k));
-        double d[3] = {0, 0, 1}, irr[3] = {1, 1, 1};
-        SENSIM_TRY(sensim_ynode_get_vector(n, "direction", SENSIM_DIM_NONE, 0, 3, d));
-        SENSIM_TRY(sensim_ynode_get_vector(n, "irradiance", SENSIM_DIM_NONE, 0, 3, irr));
-        if (sensim_scene_set_sun(s, sensim_vec3_make(d[0], d[1], d[2]), irr))
-            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    }
-    if ((n = sensim_ynode_get(root, "ambient"))) {
-        static const char *const k[] = {"light", "sky", NULL};
-        SENSIM_TRY(sensim_ynode_check_keys(n, "ambient", k));
-        double a[3] = {0.2, 0.2, 0.2}, sky[3] = {0.6, 0.6, 0.6};
-        SENSIM_TRY(sensim_ynode_get_vector(n, "light", SENSIM_DIM_NONE, 0, 3, a));
-        SENSIM_TRY(sensim_ynode_get_vector(n, "sky", SENSIM_DIM_NONE, 0, 3, sky));
-        if (sensim_scene_set_ambient(s, a, sky))
-            return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
-    }
+    SENSIM_TRY(get_vector_pair(root, "sun", sun_keys, d, irr, &n));
+    if (n && sensim_scene_set_sun(s, sensim_vec3_make(d[0], d[1], d[2]), irr))
+        return at_node(n);
+    SENSIM_TRY(get_vector_pair(root, "ambient", ambient_keys, a, sky, &n));
+    if (n && sensim_scene_set_ambient(s, a, sky))
+        return at_node(n);
     if ((n = sensim_ynode_get(root, "atmosphere"))) {
         static const char *const k[] = {"extinction", "visibility", "returns", NULL};
         SENSIM_TRY(sensim_ynode_check_keys(n, "atmosphere", k));
@@ -333,7 +343,7 @@ static sensim_status load_lights(sensim_scene *s, const sensim_ynode *root)
             SENSIM_TRY(sensim_ynode_get_quantity_range(r, "scale", SENSIM_DIM_LENGTH, 1, 1e-9, 1e6, &scale));
             SENSIM_TRY(sensim_ynode_get_quantity_range(r, "reflectance", SENSIM_DIM_NONE, 0, 0, 1, &rho));
             if (sensim_scene_set_atmospheric_returns(s, p, shape, scale, rho))
-                return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(r), sensim_ynode_line(r));
+                return at_node(r);
         }
     }
     return SENSIM_OK;
@@ -385,7 +395,7 @@ static sensim_status load_weather(sensim_scene *s, const sensim_ynode *root)
     SENSIM_TRY(sensim_ynode_get_bool(n, "false_returns", 0, &w.false_returns));
     w.extinction = (sensim_weather_extinction_model)model;
     if (sensim_scene_set_weather(s, &w))
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     return SENSIM_OK;
 }
 
@@ -659,7 +669,7 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
         return sensim_ynode_error(n, SENSIM_EINVAL, "lidar: give 'preset' or 'definition', not both");
     *p = sensim_render_lidar_default_params();
     if (preset && sensim_render_lidar_preset(preset, p))
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     if (def) {
         char path[4096];
         relative_to(dir, def, path, sizeof path);
@@ -674,7 +684,7 @@ static sensim_status load_lidar(const sensim_ynode *n, const char *dir, sensim_r
     /* Checked here, built when rendered: the tables of a large lidar
      * (channels x columns directions) wait until the output is planned. */
     if (sensim_render_lidar_params_check(p))
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     return SENSIM_OK;
 }
 
@@ -719,7 +729,7 @@ static sensim_status load_camera(const sensim_ynode *n, sensim_render_camera_par
     SENSIM_TRY(sensim_ynode_get_quantity_range(n, "rate_hz", SENSIM_DIM_FREQUENCY, 0, 1e-6, 1e6, rate));
     sensim_render_camera *c = sensim_render_camera_create(p);
     if (!c)
-        return sensim_error_prefix(sensim_last_status(), "%s:%d", sensim_ynode_file(n), sensim_ynode_line(n));
+        return at_node(n);
     sensim_render_camera_destroy(c);
     return SENSIM_OK;
 }

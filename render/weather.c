@@ -244,14 +244,7 @@ static double cum_at(const sensim_weather_table *t, int j, double r)
 static double cum_inverse(const sensim_weather_table *t, int j, double m)
 {
     const double *c = t->pop[j].cum;
-    int lo = 0, hi = K; /* c[lo] <= m < c[hi] */
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (c[mid] <= m)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    const int lo = (int)render_interval(c, 0, K, m); /* c[lo] <= m < c[lo + 1] */
     double xa = node(t, lo), xb = node(t, lo + 1), dc = c[lo + 1] - c[lo];
     return dc > 0 ? xa + (xb - xa) * fmin(1.0, (m - c[lo]) / dc) : xa;
 }

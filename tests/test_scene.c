@@ -393,6 +393,19 @@ START_TEST(yaml_bad_scenes)
     expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
                        "atmosphere: {extinction: 0.01, returns: {probability: 1.5, shape: 2, scale: 3}}\n",
                        "scene.yaml:5");
+    /* Lights: the setter's complaint at the map's line, key checks. */
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "sun: {direction: [0, 0, 0]}\n",
+                       "scene.yaml:5: sun: direction must be a finite non-zero vector");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "sun: {direction: [0, 0, 1], bogus: 1}\n",
+                       "scene.yaml:5: unknown key 'bogus' in sun");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "sun: {irradiance: [1, 1, 1]}\nambient: {sky: [0.5, -1, 0.5]}\n",
+                       "scene.yaml:6: ambient: light and sky must be finite and >= 0");
+    expect_scene_error("meshes:\n  - {name: b, box: {size: [1, 1, 1]}}\nobjects:\n  - {mesh: b}\n"
+                       "ambient: {light: [1, 2]}\n",
+                       "scene.yaml:5: key 'light': expected 3 numbers, got 2");
     expect_scene_error("meshes: []\nobjects: []\n", "no objects");
     expect_scene_error("objects: []\n", "missing key 'meshes'");
 }

@@ -331,6 +331,8 @@ START_TEST(texture_errors)
     ck_assert_ptr_nonnull(text);
     static const char *const cases[][3] = {
         {"quad%20tex.png", "missing.png", "images[0].uri"},
+        {"quad%20tex.png", "quad%2gtex.png", "images[0].uri: bad percent escape"},
+        {"quad%20tex.png", "data:image/png,quad", "images[0].uri: only base64 data: URIs"},
         {"\"source\": 0", "\"source\": 5", "images[5] does not exist"},
         {"\"wrapS\": 33071", "\"wrapS\": 1234", "samplers[0].wrapS"},
         {"\"material\": 1", "\"material\": 9", "materials[9] does not exist"},

@@ -184,6 +184,16 @@ SENSIM_HD static inline void sg_inst_world_to_object(const sg_scene *s, const sg
     sg_xfm_invert(x, y);
 }
 
+/* Origin o and direction d by the world-to-object transform y: oo, od (the
+ * direction is not renormalized, so t is the same in both spaces). */
+SENSIM_HD static inline void sg_xfm_ray(const float *y, const float *o, const float *d, float oo[3], float od[3])
+{
+    for (int row = 0; row < 3; row++) {
+        oo[row] = y[row] * o[0] + y[3 + row] * o[1] + y[6 + row] * o[2] + y[9 + row];
+        od[row] = y[row] * d[0] + y[3 + row] * d[1] + y[6 + row] * d[2];
+    }
+}
+
 /* Closest hit of r (world space, prepared as rw) among the instances;
  * any: stop at the first hit, returning 1. */
 SENSIM_HD static inline int sg_top_walk(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best,
@@ -206,12 +216,8 @@ SENSIM_HD static inline int sg_top_walk(const sg_scene *s, const sg_ray *ray, co
             const sg_inst *in = &s->inst[i];
             float y[12];
             sg_inst_world_to_object(s, in, ray->time, y);
-            const float *o = ray->org, *d = ray->dir;
             float oo[3], od[3];
-            for (int row = 0; row < 3; row++) {
-                oo[row] = y[row] * o[0] + y[3 + row] * o[1] + y[6 + row] * o[2] + y[9 + row];
-                od[row] = y[row] * d[0] + y[3 + row] * d[1] + y[6 + row] * d[2];
-            }
+            sg_xfm_ray(y, ray->org, ray->dir, oo, od);
             sg_rayp ro;
             sg_rayp_make(&ro, oo, od, ray->tnear);
             if (sg_blas_walk(s, in->blas, &ro, i, best, any))
@@ -237,6 +243,26 @@ SENSIM_HD static inline void sg_best_init(sg_best *best, float tfar)
     best->inst = SG_INVALID;
 }
 
+/* The hit record of closest hit best: on a miss geom = prim = inst =
+ * SG_INVALID and t = the ray's tfar. */
+SENSIM_HD static inline void sg_best_hit(const sg_scene *s, const sg_best *best, sg_hit *h)
+{
+    h->t = best->c.t;
+    if (best->tri == SG_INVALID) {
+        h->u = h->v = 0.0f;
+        h->ng[0] = h->ng[1] = h->ng[2] = 0.0f;
+        h->geom = h->prim = h->inst = SG_INVALID;
+        return;
+    }
+    const sg_tri *tr = &s->tri[best->tri];
+    h->u = best->c.V / best->c.det;
+    h->v = best->c.W / best->c.det;
+    sg_tri_normal(tr->v0, tr->v1, tr->v2, h->ng);
+    h->geom = tr->geom;
+    h->prim = tr->prim;
+    h->inst = best->inst == SG_INVALID ? SG_INVALID : s->inst[best->inst].id;
+}
+
 /* 1 when rays[i] hits anything in (tnear, tfar] (any hit: the traversal
  * stops at the first triangle found, as rtcOccluded). */
 SENSIM_HD static inline int sg_occluded(const sg_scene *s, const sg_ray *rays, size_t i)
@@ -259,11 +285,7 @@ SENSIM_HD static inline void sg_trace(const sg_scene *s, const sg_ray *rays, sg_
     sg_rayp rw;
     sg_rayp_make(&rw, ray->org, ray->dir, ray->tnear);
     sg_best best;
-    best.c.t = ray->tfar;
-    best.c.V = best.c.W = 0.0f;
-    best.c.det = 1.0f;
-    best.tri = SG_INVALID;
-    best.inst = SG_INVALID;
+    sg_best_init(&best, ray->tfar);
     /* Instances first: they are the foreground of most scenes (vehicles,
      * trees, posts in front of the ground and buildings), and a near hit
      * there cuts the static tree's traversal short (on bench_twin's scene,
@@ -272,20 +294,7 @@ SENSIM_HD static inline void sg_trace(const sg_scene *s, const sg_ray *rays, sg_
         sg_top_trace(s, ray, &rw, &best);
     if (s->world >= 0)
         sg_blas_trace(s, (uint32_t)s->world, &rw, SG_INVALID, &best);
-    h->t = best.c.t;
-    if (best.tri == SG_INVALID) {
-        h->u = h->v = 0.0f;
-        h->ng[0] = h->ng[1] = h->ng[2] = 0.0f;
-        h->geom = h->prim = h->inst = SG_INVALID;
-        return;
-    }
-    const sg_tri *tr = &s->tri[best.tri];
-    h->u = best.c.V / best.c.det;
-    h->v = best.c.W / best.c.det;
-    sg_tri_normal(tr->v0, tr->v1, tr->v2, h->ng);
-    h->geom = tr->geom;
-    h->prim = tr->prim;
-    h->inst = best.inst == SG_INVALID ? SG_INVALID : s->inst[best.inst].id;
+    sg_best_hit(s, &best, h);
 }
 
 #endif

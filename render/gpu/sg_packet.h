@@ -156,6 +156,38 @@ SENSIM_HD static inline int sg_pop_packet(sg_pstack *st, const float *tfar, int3
     return 0;
 }
 
+/* sg_walk for a packet: the lanes still in a leaf are w->mask. */
+typedef struct sg_pwalk {
+    sg_pstack st;
+    int32_t ref;
+    uint32_t cnt, mask;
+} sg_pwalk;
+
+SENSIM_HD static inline int sg_pwalk_descend(const sg_node *node, sg_pwalk *w, const sg_packet *p, const float *tfar)
+{
+    while (w->ref >= 0) {
+        if (!sg_node_step_packet(&node[w->ref], p, tfar, &w->ref, &w->cnt, &w->mask, &w->st) &&
+            !sg_pop_packet(&w->st, tfar, &w->ref, &w->cnt, &w->mask))
+            return 0;
+    }
+    return 1;
+}
+
+SENSIM_HD static inline int sg_pwalk_first(const sg_node *node, sg_pwalk *w, int32_t root, uint32_t count,
+                                           uint32_t mask, const sg_packet *p, const float *tfar)
+{
+    w->st.sp = 0;
+    w->ref = root;
+    w->cnt = count;
+    w->mask = mask;
+    return sg_pwalk_descend(node, w, p, tfar);
+}
+
+SENSIM_HD static inline int sg_pwalk_next(const sg_node *node, sg_pwalk *w, const sg_packet *p, const float *tfar)
+{
+    return sg_pop_packet(&w->st, tfar, &w->ref, &w->cnt, &w->mask) && sg_pwalk_descend(node, w, p, tfar);
+}
+
 /* Closest hits of the lanes in `mask` of p in bottom-level tree `blas`,
  * instance `inst` recorded with them; tfar[j] mirrors best[j].c.t. live:
  * NULL, or for an occlusion test the lanes without a hit yet: a lane's
@@ -166,20 +198,14 @@ SENSIM_HD static inline int sg_blas_trace_packet_any(const sg_scene *s, uint32_t
                                                      uint32_t mask, uint32_t inst, sg_best *best, float *tfar,
                                                      uint32_t *live)
 {
-    sg_pstack st;
-    st.sp = 0;
-    int32_t ref = s->blas[blas].root;
-    uint32_t cnt = s->blas[blas].count;
-    for (;;) {
-        while (ref >= 0) {
-            if (!sg_node_step_packet(&s->node[ref], p, tfar, &ref, &cnt, &mask, &st) &&
-                !sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-                return 0;
-        }
-        const uint32_t first = (uint32_t)~ref;
-        for (uint32_t i = first; i < first + cnt; i++) {
+    sg_pwalk w;
+    const sg_blas *b = &s->blas[blas];
+    for (int more = sg_pwalk_first(s->node, &w, b->root, b->count, mask, p, tfar); more;
+         more = sg_pwalk_next(s->node, &w, p, tfar)) {
+        const uint32_t first = (uint32_t)~w.ref;
+        for (uint32_t i = first; i < first + w.cnt; i++) {
             const sg_tri *tr = &s->tri[i];
-            for (uint32_t m = mask; m; m &= m - 1) {
+            for (uint32_t m = w.mask; m; m &= m - 1) {
                 int j = 0;
                 while (!(m >> j & 1u))
                     j++;
@@ -190,16 +216,15 @@ SENSIM_HD static inline int sg_blas_trace_packet_any(const sg_scene *s, uint32_t
                     if (live) {
                         tfar[j] = -1.0f;
                         *live &= ~(1u << j);
-                        mask &= ~(1u << j);
+                        w.mask &= ~(1u << j);
                         if (!*live)
                             return 1;
                     }
                 }
             }
         }
-        if (!sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-            return 0;
     }
+    return 0;
 }
 
 SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t blas, const sg_packet *p, uint32_t mask,
@@ -213,47 +238,35 @@ SENSIM_HD static inline void sg_blas_trace_packet(const sg_scene *s, uint32_t bl
 SENSIM_HD static inline int sg_top_trace_packet(const sg_scene *s, const sg_ray *rays, const sg_packet *pw,
                                                 uint32_t mask, sg_best *best, float *tfar, uint32_t *live)
 {
-    sg_pstack st;
-    st.sp = 0;
-    int32_t ref = s->top;
-    uint32_t cnt = s->top_count;
     sg_packet po;
     for (int j = 0; j < SG_PACKET; j++)
         sg_packet_clear(&po, j);
-    for (;;) {
-        while (ref >= 0) {
-            if (!sg_node_step_packet(&s->node[ref], pw, tfar, &ref, &cnt, &mask, &st) &&
-                !sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-                return 0;
-        }
-        const uint32_t first = (uint32_t)~ref;
-        for (uint32_t i = first; i < first + cnt; i++) {
+    sg_pwalk w;
+    for (int more = sg_pwalk_first(s->node, &w, s->top, s->top_count, mask, pw, tfar); more;
+         more = sg_pwalk_next(s->node, &w, pw, tfar)) {
+        const uint32_t first = (uint32_t)~w.ref;
+        for (uint32_t i = first; i < first + w.cnt; i++) {
             const sg_inst *in = &s->inst[i];
             float y[12];
             if (in->steps <= 1)
                 sg_inst_world_to_object(s, in, 0.0f, y);
-            for (uint32_t m = mask; m; m &= m - 1) {
+            for (uint32_t m = w.mask; m; m &= m - 1) {
                 int j = 0;
                 while (!(m >> j & 1u))
                     j++;
                 if (in->steps > 1)
                     sg_inst_world_to_object(s, in, rays[j].time, y);
-                const float *o = rays[j].org, *d = rays[j].dir;
                 float oo[3], od[3];
-                for (int row = 0; row < 3; row++) {
-                    oo[row] = y[row] * o[0] + y[3 + row] * o[1] + y[6 + row] * o[2] + y[9 + row];
-                    od[row] = y[row] * d[0] + y[3 + row] * d[1] + y[6 + row] * d[2];
-                }
+                sg_xfm_ray(y, rays[j].org, rays[j].dir, oo, od);
                 sg_packet_set(&po, j, oo, od, rays[j].tnear);
             }
             if (live)
-                mask &= *live;
-            if (mask && sg_blas_trace_packet_any(s, in->blas, &po, mask, i, best, tfar, live))
+                w.mask &= *live;
+            if (w.mask && sg_blas_trace_packet_any(s, in->blas, &po, w.mask, i, best, tfar, live))
                 return 1;
         }
-        if (!sg_pop_packet(&st, tfar, &ref, &cnt, &mask))
-            return 0;
     }
+    return 0;
 }
 
 /* Loads the lanes j < *n (*n clipped to 16) of `mask` from rs[j] into the
@@ -298,25 +311,9 @@ SENSIM_HD static inline void sg_trace_packet_mask(const sg_scene *s, const sg_ra
         sg_top_trace_packet(s, rs, &pw, mask, best, tfar, 0);
     if (s->world >= 0)
         sg_blas_trace_packet(s, (uint32_t)s->world, &pw, mask, SG_INVALID, best, tfar);
-    for (int j = 0; j < n; j++) {
-        if (!(mask >> j & 1u))
-            continue;
-        sg_hit *h = &hits[first + (size_t)j];
-        h->t = best[j].c.t;
-        if (best[j].tri == SG_INVALID) {
-            h->u = h->v = 0.0f;
-            h->ng[0] = h->ng[1] = h->ng[2] = 0.0f;
-            h->geom = h->prim = h->inst = SG_INVALID;
-            continue;
-        }
-        const sg_tri *tr = &s->tri[best[j].tri];
-        h->u = best[j].c.V / best[j].c.det;
-        h->v = best[j].c.W / best[j].c.det;
-        sg_tri_normal(tr->v0, tr->v1, tr->v2, h->ng);
-        h->geom = tr->geom;
-        h->prim = tr->prim;
-        h->inst = best[j].inst == SG_INVALID ? SG_INVALID : s->inst[best[j].inst].id;
-    }
+    for (int j = 0; j < n; j++)
+        if (mask >> j & 1u)
+            sg_best_hit(s, &best[j], &hits[first + (size_t)j]);
 }
 
 /* Closest hits of rays[first .. first + n - 1] (n <= 16), as sg_trace. */

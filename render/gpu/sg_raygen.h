@@ -208,157 +208,22 @@ typedef struct sg_camera {
  * callback runs 33 times a frame, on the host, whatever the backend. */
 #define SG_CAMERA_KNOTS 33
 
-#define SG_NEWTON_TOL 1e-12
-#define SG_NEWTON_MAX 100
-
-/* The calibrated lenses (models/lens.c calls these too, so the lens model
- * and the renderer share them): OpenCV's radtan, k = k1..k6 (rational),
- * p1, p2; Kannala-Brandt, k = k1..k4. */
-
-/* RADTAN's distortion of a normalized point, and the Jacobian J = d(xd,
- * yd)/d(x, y) (row-major) when J is not NULL. */
-SENSIM_HD static inline void sg_radtan_distort(const double *k, double p1, double p2, double x, double y, double *xd,
-                                               double *yd, double *J)
-{
-    const double r2 = x * x + y * y;
-    const double a = 1 + r2 * (k[0] + r2 * (k[1] + r2 * k[2]));
-    const double b = 1 + r2 * (k[3] + r2 * (k[4] + r2 * k[5]));
-    const double R = a / b;
-    *xd = x * R + 2 * p1 * x * y + p2 * (r2 + 2 * x * x);
-    *yd = y * R + p1 * (r2 + 2 * y * y) + 2 * p2 * x * y;
-    if (J) {
-        /* dR/d(r^2) = (a' b - a b') / b^2. */
-        const double da = k[0] + r2 * (2 * k[1] + 3 * r2 * k[2]);
-        const double db = k[3] + r2 * (2 * k[4] + 3 * r2 * k[5]);
-        const double dR = (da * b - a * db) / (b * b);
-        J[0] = R + 2 * x * x * dR + 2 * p1 * y + 6 * p2 * x;
-        J[1] = 2 * x * y * dR + 2 * p1 * x + 2 * p2 * y;
-        J[2] = 2 * x * y * dR + 2 * p1 * x + 2 * p2 * y;
-        J[3] = R + 2 * y * y * dR + 6 * p1 * y + 2 * p2 * x;
-    }
-}
-
+/* The calibrated lenses, radtan and Kannala-Brandt (sg_radtan_distort,
+ * sg_radtan_undistort, sg_kb_theta_d, sg_kb_undistort, sg_lens_undistort):
+ * the lens model's own code (models/lens.c includes the same template with
+ * libm), here with sg_math.h's functions. */
 SENSIM_HD static inline double sg_hypot(double x, double y) { return sg_sqrt(x * x + y * y); }
 
-/* Newton on F(x, y) = distort(x, y) - (xd, yd) from (xd, yd), halving a
- * step that does not reduce the residual. Returns the steps taken, or -1
- * (a non-positive Jacobian, or no convergence). */
-SENSIM_HD static inline int sg_radtan_undistort(const double *k, double p1, double p2, double xd, double yd,
-                                                double *xo, double *yo)
-{
-    double x = xd, y = yd, fx, fy, J[4], K[4];
-    sg_radtan_distort(k, p1, p2, x, y, &fx, &fy, J);
-    fx -= xd;
-    fy -= yd;
-    for (int it = 0; it < SG_NEWTON_MAX; it++) {
-        const double det = J[0] * J[3] - J[1] * J[2];
-        if (!(det > 0) || !sg_finite(det)) {
-            *xo = x;
-            *yo = y;
-            return -1;
-        }
-        double sx = (J[3] * fx - J[1] * fy) / det, sy = (J[0] * fy - J[2] * fx) / det;
-        const double f0 = sg_hypot(fx, fy), scale = sg_fmax(1.0, sg_hypot(x, y));
-        if (sg_hypot(sx, sy) <= SG_NEWTON_TOL * scale) {
-            *xo = x - sx;
-            *yo = y - sy;
-            return it + 1;
-        }
-        double nx = x - sx, ny = y - sy, gx = 0, gy = 0;
-        for (int h = 0; h < 40; h++) {
-            sg_radtan_distort(k, p1, p2, nx, ny, &gx, &gy, K);
-            gx -= xd;
-            gy -= yd;
-            if (sg_hypot(gx, gy) < f0 || h == 39)
-                break;
-            sx *= 0.5;
-            sy *= 0.5;
-            nx = x - sx;
-            ny = y - sy;
-        }
-        x = nx;
-        y = ny;
-        fx = gx;
-        fy = gy;
-        for (int q = 0; q < 4; q++)
-            J[q] = K[q];
-        if (!sg_finite(x) || !sg_finite(y))
-            break;
-    }
-    *xo = x;
-    *yo = y;
-    return -1;
-}
-
-/* KB: theta_d(theta) and its derivative. */
-SENSIM_HD static inline double sg_kb_theta_d(const double *k, double th, double *dtd)
-{
-    const double t2 = th * th;
-    const double P = 1 + t2 * (k[0] + t2 * (k[1] + t2 * (k[2] + t2 * k[3])));
-    if (dtd)
-        *dtd = 1 + t2 * (3 * k[0] + t2 * (5 * k[1] + t2 * (7 * k[2] + t2 * 9 * k[3])));
-    return th * P;
-}
-
-/* Newton on theta_d(theta) = td from theta = td, kept in [0, pi): the
- * steps taken, or -1. */
-SENSIM_HD static inline int sg_kb_undistort(const double *k, double td, double *tho)
-{
-    double th = td < SG_PI ? td : 0.5 * SG_PI;
-    for (int it = 0; it < SG_NEWTON_MAX; it++) {
-        double d;
-        const double f = sg_kb_theta_d(k, th, &d) - td;
-        if (!(d > 0) || !sg_finite(d))
-            break;
-        double s = f / d;
-        if (sg_fabs(s) <= SG_NEWTON_TOL * sg_fmax(1.0, th)) {
-            *tho = th - s;
-            return it + 1;
-        }
-        double n = th - s;
-        for (int h = 0; h < 40 && (n < 0 || n >= SG_PI || sg_fabs(sg_kb_theta_d(k, n, 0) - td) >= sg_fabs(f)); h++) {
-            s *= 0.5;
-            n = th - s;
-        }
-        th = n;
-        if (!sg_finite(th))
-            break;
-    }
-    *tho = th;
-    return -1;
-}
-
-/* The unit ray of pixel coordinate (u, v) (sensim's: OpenCV's + 0.5) of a
- * radtan (radtan = 1) or Kannala-Brandt lens in the optical frame (z
- * forward, x right, y down); returns the Newton steps, or -1. */
-SENSIM_HD static inline int sg_lens_undistort(int radtan, const double *k, double p1, double p2, double fx, double fy,
-                                              double cx, double cy, double u, double v, double dir[3])
-{
-    const double xd = (u - 0.5 - cx) / fx, yd = (v - 0.5 - cy) / fy;
-    if (radtan) {
-        double x, y;
-        const int n = sg_radtan_undistort(k, p1, p2, xd, yd, &x, &y);
-        const double nn = sg_sqrt(x * x + y * y + 1);
-        dir[0] = x / nn;
-        dir[1] = y / nn;
-        dir[2] = 1 / nn;
-        return n;
-    }
-    const double td = sg_hypot(xd, yd);
-    if (td == 0) {
-        dir[0] = dir[1] = 0;
-        dir[2] = 1;
-        return 0;
-    }
-    double th, sth, cth;
-    const int n = sg_kb_undistort(k, td, &th);
-    sg_sincos(th, &sth, &cth);
-    const double s = sth / td;
-    dir[0] = xd * s;
-    dir[1] = yd * s;
-    dir[2] = cth;
-    return n;
-}
+#define LM_FN(name) sg_##name
+#define LM_QUAL SENSIM_HD static inline
+#define LM_SQRT(x) sg_sqrt(x)
+#define LM_HYPOT(x, y) sg_hypot(x, y)
+#define LM_FABS(x) sg_fabs(x)
+#define LM_FMAX(a, b) sg_fmax(a, b)
+#define LM_FINITE(x) sg_finite(x)
+#define LM_SINCOS(x, s, c) sg_sincos(x, s, c)
+#define LM_PI SG_PI
+#include "../../models/lens_math.h"
 
 /* The unit ray of continuous pixel coordinate (px, py) in the sensor frame
  * (x forward, y left, z up), as sensim_render_camera_direction. */
