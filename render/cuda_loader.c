@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cuda_loader.h"
+#include "../lib/base_internal.h"
 
 /* The PTX of the kernels, one entry per target (scripts/embed_text.sh),
  * empty when clang-16 was absent at build time. */
@@ -204,11 +205,9 @@ static sensim_status cuda_load_module(sensim_cuda *cu, int major, int minor)
 
 sensim_cuda *sensim_cuda_create(void)
 {
-    sensim_cuda *cu = calloc(1, sizeof *cu);
-    if (!cu) {
-        sensim_error(SENSIM_ENOMEM, "cuda: out of memory");
+    sensim_cuda *cu = sensim_new_(sizeof *cu, "cuda");
+    if (!cu)
         return NULL;
-    }
     int major = 0, minor = 0;
     if (cuda_load(cu) || cuda_open_device(cu, &major, &minor) || cuda_load_module(cu, major, minor))
         return sensim_cuda_discard(cu);

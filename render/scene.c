@@ -67,11 +67,9 @@ static bool rtc_memory_cb(void *user, ssize_t bytes, bool post)
 
 sensim_scene *sensim_scene_create(void)
 {
-    sensim_scene *s = calloc(1, sizeof *s);
-    if (!s) {
-        sensim_error(SENSIM_ENOMEM, "scene: out of memory");
+    sensim_scene *s = sensim_new_(sizeof *s, "scene");
+    if (!s)
         return NULL;
-    }
     s->dev = rtcNewDevice("verbose=0");
     if (!s->dev) {
         sensim_error(SENSIM_EINTERNAL, "embree: cannot create a device (error %d)", (int)rtcGetDeviceError(NULL));
