@@ -213,20 +213,6 @@ START_TEST(no_object_timestamps)
 }
 END_TEST
 
-/* Chunk rows of dataset `dset` in the file at path (HDF5 itself). */
-static hsize_t chunk_rows_of(const char *path, const char *dset)
-{
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    ck_assert(f >= 0);
-    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
-    hsize_t c[2] = {0, 0};
-    ck_assert_int_ge(H5Pget_chunk(dcpl, 2, c), 1);
-    H5Pclose(dcpl);
-    H5Dclose(d);
-    H5Fclose(f);
-    return c[0];
-}
-
 /* Chunks grow with the rows a dataset is written with (sensim_log_write)
  * or expects (sensim_log_dset_create_sized): 64 KiB when small or unknown,
  * about a 64th of the dataset when large, at most 8 MiB, so that a long
@@ -251,20 +237,14 @@ START_TEST(chunks_grow_with_size)
     sensim_log_dset_close(d);
     ck_assert(sensim_log_dset_create(log, "/s/plain", SENSIM_F64, 1, &three, "rad/s", 0) != NULL);
     ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
-    ck_assert_uint_eq(chunk_rows_of(path, "/s/big"), (n + 63) / 64);       /* 6250 rows, 64 chunks */
-    ck_assert_uint_eq(chunk_rows_of(path, "/s/small"), (1u << 16) / 24);   /* 2730 rows, 64 KiB */
-    ck_assert_uint_eq(chunk_rows_of(path, "/s/streamed"), (8u << 20) / 24); /* the 8 MiB cap */
-    ck_assert_uint_eq(chunk_rows_of(path, "/s/plain"), (1u << 16) / 24);
-    log = sensim_log_open(path);
-    ck_assert_ptr_nonnull(log);
-    sensim_log_extent *ext = NULL;
+    ck_assert_uint_eq(tu_chunk_rows(path, "/s/big"), (n + 63) / 64);       /* 6250 rows, 64 chunks */
+    ck_assert_uint_eq(tu_chunk_rows(path, "/s/small"), (1u << 16) / 24);   /* 2730 rows, 64 KiB */
+    ck_assert_uint_eq(tu_chunk_rows(path, "/s/streamed"), (8u << 20) / 24); /* the 8 MiB cap */
+    ck_assert_uint_eq(tu_chunk_rows(path, "/s/plain"), (1u << 16) / 24);
     size_t next = 0;
-    int swap = 1;
     double fac[3];
-    ck_assert_msg(sensim_log_extents(log, "/s/big", &ext, &next, &swap, fac, 3) == SENSIM_OK, "%s",
-                  sensim_last_error());
+    sensim_log_extent *ext = tu_extents(path, "/s/big", 3, &next, fac);
     ck_assert_uint_eq(next, 64);
-    ck_assert_int_eq(swap, 0);
     FILE *f = fopen(path, "rb");
     ck_assert_ptr_nonnull(f);
     size_t rows = 0;
@@ -281,7 +261,6 @@ START_TEST(chunks_grow_with_size)
     ck_assert_uint_eq(rows, n);
     fclose(f);
     free(ext);
-    sensim_log_close(log);
     free(x);
     tu_rmtree(dir);
     free(path);

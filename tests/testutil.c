@@ -2,10 +2,12 @@
 #include "testutil.h"
 
 #include "sensim/camera.h"
+#include "sensim/log.h"
 #include "sensim/render.h"
 #include "sensim/rig.h"
 
 #include <dirent.h>
+#include <hdf5.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
@@ -276,4 +278,30 @@ void tu_scene_model_missing(const char *scene_rel, const char *copy_name, const 
     free(src);
     free(dir);
     free(copy);
+}
+
+size_t tu_chunk_rows(const char *path, const char *dset)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_msg(f >= 0, "%s: cannot open", path);
+    hid_t d = H5Dopen2(f, dset, H5P_DEFAULT), dcpl = H5Dget_create_plist(d);
+    hsize_t c[2] = {0, 0};
+    ck_assert_int_ge(H5Pget_chunk(dcpl, 2, c), 1);
+    H5Pclose(dcpl);
+    H5Dclose(d);
+    H5Fclose(f);
+    return (size_t)c[0];
+}
+
+struct sensim_log_extent *tu_extents(const char *path, const char *dset, size_t ncols, size_t *next, double *fac)
+{
+    sensim_log *log = sensim_log_open(path);
+    ck_assert_msg(log != NULL, "%s", sensim_last_error());
+    sensim_log_extent *ext = NULL;
+    int swap = 1;
+    ck_assert_msg(sensim_log_extents(log, dset, &ext, next, &swap, fac, ncols) == SENSIM_OK, "%s",
+                  sensim_last_error());
+    ck_assert_int_eq(swap, 0);
+    sensim_log_close(log);
+    return ext;
 }

@@ -59,6 +59,12 @@ struct sensim_camera_params tu_camera_cmos(size_t width, size_t height, double e
  * message holds each of the NULL-terminated needles. */
 void tu_rig_rejects(const char *yaml, ...);
 
+/* The rows per chunk of HDF5 dataset dset in the file at path, and its
+ * extents (sensim_log_extents of ncols columns; asserted to succeed; free()
+ * them) with *next of them and the columns' unit factors in fac. */
+size_t tu_chunk_rows(const char *path, const char *dset);
+struct sensim_log_extent *tu_extents(const char *path, const char *dset, size_t ncols, size_t *next, double *fac);
+
 /* Sample statistics. */
 double tu_mean(const double *x, size_t n, size_t stride);
 double tu_var(const double *x, size_t n, size_t stride);
