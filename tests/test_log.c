@@ -235,7 +235,9 @@ START_TEST(chunks_grow_with_size)
     ck_assert_ptr_nonnull(d);
     ck_assert_int_eq(sensim_log_dset_append(d, x, 1000), SENSIM_OK);
     sensim_log_dset_close(d);
-    ck_assert(sensim_log_dset_create(log, "/s/plain", SENSIM_F64, 1, &three, "rad/s", 0) != NULL);
+    d = sensim_log_dset_create(log, "/s/plain", SENSIM_F64, 1, &three, "rad/s", 0);
+    ck_assert_ptr_nonnull(d);
+    sensim_log_dset_close(d);
     ck_assert_int_eq(sensim_log_commit(log), SENSIM_OK);
     ck_assert_uint_eq(tu_chunk_rows(path, "/s/big"), (n + 63) / 64);       /* 6250 rows, 64 chunks */
     ck_assert_uint_eq(tu_chunk_rows(path, "/s/small"), (1u << 16) / 24);   /* 2730 rows, 64 KiB */
