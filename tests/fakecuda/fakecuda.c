@@ -322,26 +322,21 @@ API(cuLaunchKernel, (void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx
             }
         return OK;
     }
-    if (entry_is(f, "sg_trace_kernel")) {
-        if (mode("launchfail"))
+    const int trace = entry_is(f, "sg_trace_kernel");
+    if (trace || entry_is(f, "sg_occluded_kernel")) {
+        /* Both kernels take (scene, rays, hits, n). */
+        if (trace && mode("launchfail"))
             return E_LAUNCH_FAILED;
         const sg_scene *s = (const sg_scene *)params[0];
         const sg_ray *rays = (const sg_ray *)(uintptr_t) * (CUdeviceptr *)params[1];
         sg_hit *hits = (sg_hit *)(uintptr_t) * (CUdeviceptr *)params[2];
         const unsigned long long n = *(unsigned long long *)params[3];
-        for (unsigned long long i = 0; i < threads; i++)
-            if (i < n)
+        for (unsigned long long i = 0; i < threads && i < n; i++) {
+            if (trace)
                 sg_trace(s, rays, hits, (size_t)i);
-        return OK;
-    }
-    if (entry_is(f, "sg_occluded_kernel")) {
-        const sg_scene *s = (const sg_scene *)params[0];
-        const sg_ray *rays = (const sg_ray *)(uintptr_t) * (CUdeviceptr *)params[1];
-        sg_hit *hits = (sg_hit *)(uintptr_t) * (CUdeviceptr *)params[2];
-        const unsigned long long n = *(unsigned long long *)params[3];
-        for (unsigned long long i = 0; i < threads; i++)
-            if (i < n)
+            else
                 hits[i].geom = sg_occluded(s, rays, (size_t)i) ? 0u : SG_INVALID;
+        }
         return OK;
     }
 #define DEV(T, k) ((T)(uintptr_t) * (CUdeviceptr *)params[k])
