@@ -296,14 +296,14 @@ END_TEST
 
 /* An IMU log at h5: n rows at `rate` Hz of two independent 3-axis series
  * (make_series with seeds sg and sa), with its time column, units and the
- * group's rate and type; with nan_row > 0, specific_force's axis 1 is NaN
- * at that row. */
-static void write_imu_log(const char *h5, size_t n, double rate, uint32_t sg, uint32_t sa, size_t nan_row)
+ * group's rate and type; with bad_row > 0, specific_force's axis 1 is
+ * `bad` at that row. */
+static void write_imu_log(const char *h5, size_t n, double rate, uint32_t sg, uint32_t sa, size_t bad_row, double bad)
 {
     double *t = malloc(n * sizeof *t), *g = make_series(n, 3, 0, sg), *a = make_series(n, 3, 0, sa);
     ck_assert(t && g && a);
-    if (nan_row)
-        a[3 * nan_row + 1] = NAN;
+    if (bad_row)
+        a[3 * bad_row + 1] = bad;
     for (size_t i = 0; i < n; i++)
         t[i] = (double)i / rate;
     sensim_log *log = sensim_log_create(h5, "test_allan_stream");
@@ -328,7 +328,7 @@ START_TEST(cli_streams_the_same_numbers)
      * (SENSIM_ALLAN_MB) print the same text. */
     char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *bag = tu_path(dir, "imu.bag");
     const size_t n = 70001;
-    write_imu_log(h5, n, 200.0, 21, 22, 0);
+    write_imu_log(h5, n, 200.0, 21, 22, 0, 0);
     tu_run_result ex = tu_run("export", h5, "-g", "imu", "--format", "bag", "-o", bag, NULL);
     ck_assert_msg(ex.status == 0, "%s", ex.err);
     tu_run_free(&ex);
@@ -360,16 +360,26 @@ START_TEST(cli_streams_the_same_numbers)
     ck_assert_int_eq(hb.status, 0);
     ck_assert_str_eq(hb.out, ref[3]);
     tu_run_free(&hb);
-    /* A NaN in the log is named by dataset, row and axis, streamed or not. */
+    /* A NaN or an infinity in the log is named by dataset, row and axis,
+     * streamed or not. */
     char *bad = tu_path(dir, "nan.h5");
-    write_imu_log(bad, n, 200.0, 21, 22, 66000);
-    for (int b = 0; b < 3; b++) {
-        if (*mb[b])
-            setenv("SENSIM_ALLAN_MB", mb[b], 1);
-        tu_run_result r = tu_run("allan", bad, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
-        ck_assert_int_eq(r.status, 1);
-        ck_assert_msg(strstr(r.err, "/sensors/imu/specific_force: row 66000 axis 1 is NaN") && !*r.out, "%s", r.err);
-        tu_run_free(&r);
+    static const struct {
+        size_t row;
+        double v;
+        const char *what;
+    } badv[2] = {{66000, NAN, "/sensors/imu/specific_force: row 66000 axis 1 is NaN"},
+                 {4099, -INFINITY, "/sensors/imu/specific_force: row 4099 axis 1 is infinite"}};
+    for (int v = 0; v < 2; v++) {
+        write_imu_log(bad, n, 200.0, 21, 22, badv[v].row, badv[v].v);
+        for (int b = 0; b < 3; b++) {
+            if (*mb[b])
+                setenv("SENSIM_ALLAN_MB", mb[b], 1);
+            tu_run_result r = tu_run("allan", bad, "--sensor", "imu", "--quantity", "imu", "--csv", NULL);
+            ck_assert_int_eq(r.status, 1);
+            ck_assert_msg(strstr(r.err, badv[v].what) && !*r.out, "%s", r.err);
+            tu_run_free(&r);
+        }
+        unsetenv("SENSIM_ALLAN_MB");
     }
     unsetenv("SENSIM_ALLAN_MB");
     free(bad);
@@ -459,7 +469,7 @@ START_TEST(cli_pread_equals_hdf5)
      * order, units, filter, budget, or damage to the file. */
     char *dir = tu_mkdtemp(), *h5 = tu_path(dir, "imu.h5"), *py = tu_path(dir, "layouts.py");
     const size_t n = 40003;
-    write_imu_log(h5, n, 100.0, 41, 42, 0);
+    write_imu_log(h5, n, 100.0, 41, 42, 0, 0);
     ck_assert_int_eq(tu_write_file(py, layouts_py), 0);
     char cmd[8192];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' '%s' '%s'", py, h5, dir);
