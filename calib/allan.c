@@ -1023,6 +1023,68 @@ static void ov_sum(const double *ph, size_t lo, size_t hi, size_t m, int order, 
     memcpy(lane, l, sizeof l);
 }
 
+/* OADEV's sums of OV_FUSE taus (or fewer) in one pass over [lo, hi) (both
+ * multiples of OV_LANES past a lane boundary): every tau reads ph[i] and
+ * its own two shifted points, so K taus cost 2 K + 1 loads a point instead
+ * of 3 K, and c - 2 b is one fused multiply-add, which rounds once to what
+ * c - 2 * b rounds to (2 b is exact): each lane's sum is ov_sum's, bit for
+ * bit. Used only where the CPU has FMA (ov_fuse_ok); the default clone
+ * would call libm's fma. */
+#define OV_FUSE 3
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define OV_FUSED_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define OV_FUSED_CLONES
+#endif
+
+static inline __attribute__((always_inline)) void ov_fused_k(const double *ph, size_t lo, size_t hi, const size_t *m,
+                                                             int K, double (*lane)[OV_LANES])
+{
+    double l[OV_FUSE][OV_LANES];
+    const double *b[OV_FUSE], *c[OV_FUSE];
+    for (int q = 0; q < K; q++) {
+        memcpy(l[q], lane[q], sizeof l[q]);
+        b[q] = ph + m[q];
+        c[q] = ph + 2 * m[q];
+    }
+    for (size_t i = lo; i < hi; i += OV_LANES)
+#pragma GCC unroll 16
+        for (int j = 0; j < OV_LANES; j++) {
+            const double a = ph[i + j];
+#pragma GCC unroll 3
+            for (int q = 0; q < K; q++) {
+                double d = fma(-2.0, b[q][i + j], c[q][i + j]) + a;
+                l[q][j] += d * d;
+            }
+        }
+    for (int q = 0; q < K; q++)
+        memcpy(lane[q], l[q], sizeof l[q]);
+}
+
+OV_FUSED_CLONES
+static void ov_sum_fused(const double *ph, size_t lo, size_t hi, const size_t *m, int K, double (*lane)[OV_LANES])
+{
+    /* K a constant in each call, so the compiler keeps the lanes in registers. */
+    if (K == 3)
+        ov_fused_k(ph, lo, hi, m, 3, lane);
+    else
+        ov_fused_k(ph, lo, hi, m, 2, lane);
+}
+
+/* Whether ov_sum_fused runs on fused multiply-add instructions here
+ * (SENSIM_ALLAN_FUSE=0: never, for tests that compare both ways). */
+static int ov_fuse_ok(void)
+{
+    const char *e = getenv("SENSIM_ALLAN_FUSE");
+    if (e && !strcmp(e, "0"))
+        return 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    return __builtin_cpu_supports("fma");
+#else
+    return 1;
+#endif
+}
+
 /* The number of OV_CHUNK chunks the sums for np phase points need. */
 static size_t ov_nchunk(size_t np)
 {
@@ -1036,6 +1098,7 @@ static size_t ov_nchunk(size_t np)
 static void ov_sums(const double *ph, size_t pstride, size_t na, size_t np, const size_t *m, size_t nm, int order,
                     double *sum, double *part)
 {
+    const int fuse = order == 2 && ov_fuse_ok();
     for (size_t k0 = 0; k0 < nm; k0 += OV_BATCH) {
         size_t kn = nm - k0 < OV_BATCH ? nm - k0 : OV_BATCH, cntmax = 0;
         for (size_t k = 0; k < kn; k++)
@@ -1050,11 +1113,22 @@ static void ov_sums(const double *ph, size_t pstride, size_t na, size_t np, cons
             double lane[OV_BATCH][OV_LANES];
             memset(lane, 0, sizeof lane);
             for (size_t b = lo; b < hi; b += OV_BLOCK) {
-                size_t be = b + OV_BLOCK < hi ? b + OV_BLOCK : hi;
-                for (size_t k = 0; k < kn; k++) {
-                    size_t cnt = np - (size_t)order * m[k0 + k];
-                    if (cnt > b)
-                        ov_sum(pa, b, be < cnt ? be : cnt, m[k0 + k], order, lane[k]);
+                size_t be = b + OV_BLOCK < hi ? b + OV_BLOCK : hi, K = 1;
+                for (size_t k = 0; k < kn; k += K) {
+                    /* Up to OV_FUSE taus with points in this block together,
+                     * over the whole lane groups they all have; each then
+                     * ends alone from x. */
+                    size_t x = b, end = be;
+                    for (K = 0; fuse && K < OV_FUSE && k + K < kn && np - 2 * m[k0 + k + K] > b; K++)
+                        end = np - 2 * m[k0 + k + K] < end ? np - 2 * m[k0 + k + K] : end;
+                    if (K >= 2 && (x = b + (end - b) / OV_LANES * OV_LANES) > b)
+                        ov_sum_fused(pa, b, x, m + k0 + k, (int)K, lane + k);
+                    K = K ? K : 1;
+                    for (size_t q = k; q < k + K; q++) {
+                        size_t cnt = np - (size_t)order * m[k0 + q];
+                        if (cnt > x)
+                            ov_sum(pa, x, be < cnt ? be : cnt, m[k0 + q], order, lane[q]);
+                    }
                 }
             }
             for (size_t k = 0; k < kn; k++) {

@@ -406,6 +406,24 @@ START_TEST(overlapping_blocked_sums)
             expect_rel(p3[k].dev, p1[k].dev, 1e-12, "negated axis", (double)m[k]);
         }
         free(y2);
+        /* Whole grids, where OADEV's taus are summed three at a time with
+         * fused multiply-adds (on CPUs that have them), equal the sums of
+         * one tau at a time bit for bit. */
+        for (int g = 0; g < 2; g++) {
+            size_t *mg, nmg;
+            ck_assert_int_eq(sensim_allan_taus(g ? SENSIM_TAUS_LOG : SENSIM_TAUS_OCTAVE, 10, o.dev, o.data, n, &mg, &nmg),
+                             SENSIM_OK);
+            sensim_allan_point *pf = malloc(2 * nmg * sizeof *pf), *pu = pf + nmg;
+            ck_assert_int_eq(sensim_allan_compute(y, n, 1, &o, mg, nmg, pf), SENSIM_OK);
+            setenv("SENSIM_ALLAN_FUSE", "0", 1);
+            ck_assert_int_eq(sensim_allan_compute(y, n, 1, &o, mg, nmg, pu), SENSIM_OK);
+            unsetenv("SENSIM_ALLAN_FUSE");
+            for (size_t k = 0; k < nmg; k++)
+                ck_assert_msg(pf[k].dev == pu[k].dev, "%s m = %zu: %.17g fused, %.17g not", o.dev == SENSIM_OADEV ? "oadev" : "ohdev",
+                              mg[k], pf[k].dev, pu[k].dev);
+            free(pf);
+            free(mg);
+        }
     }
     omp_set_num_threads(omp_get_num_procs());
     free(y);
