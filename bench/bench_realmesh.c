@@ -82,62 +82,105 @@ static int prepare(sensim_scene *s, const char *name, double load, double grew)
     return 0;
 }
 
-/* Best-of-n scans/s with each backend, alternating; returns a scan's
+/* The two backends every rate compares, in the order of rate[4]. */
+static const sensim_render_backend backends[2] = {SENSIM_RENDER_BACKEND_EMBREE, SENSIM_RENDER_BACKEND_TWIN};
+
+/* The sensor's lidar (camera) on backends[b], without noise: the rates
+ * are the ray caster's. */
+static sensim_render_lidar *lidar_on(const sensim_render_sensor *rs, int b)
+{
+    sensim_render_lidar_params p = rs->lidar;
+    p.noise = NULL;
+    p.backend = backends[b];
+    return sensim_render_lidar_create(&p);
+}
+
+static sensim_render_camera *camera_on(const sensim_render_sensor *rs, int b)
+{
+    sensim_render_camera_params p = rs->camera;
+    p.noise = NULL;
+    p.backend = backends[b];
+    return sensim_render_camera_create(&p);
+}
+
+/* One scan or frame with backend b (index into backends), seed k. */
+typedef int (*shot_fn)(void *ctx, int b, uint64_t k);
+
+/* Best of n alternating shots with each backend, after `warm` rounds that
+ * do not count: rate[b] per wall second, rate[2 + b] per CPU second. */
+static int best_rates(shot_fn shot, void *ctx, int warm, int n, double rate[4])
+{
+    double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    for (int k = 0; k < warm + n; k++)
+        for (int b = 0; b < 2; b++) {
+            double t0 = bench_now(), c0 = bench_cpu();
+            if (shot(ctx, b, (uint64_t)k))
+                return -1;
+            if (k >= warm) {
+                best[b] = fmin(best[b], bench_now() - t0);
+                best[2 + b] = fmin(best[2 + b], bench_cpu() - c0);
+            }
+        }
+    for (int i = 0; i < 4; i++)
+        rate[i] = 1 / best[i];
+    return 0;
+}
+
+typedef struct {
+    const sensim_scene *s;
+    sensim_pose pose;
+    sensim_render_lidar *l[2];
+    sensim_render_lidar_points *pts;
+    size_t points; /* a scan's returns (Embree's) */
+} lidar_shot;
+
+static int lidar_scan(void *ctx, int b, uint64_t k)
+{
+    lidar_shot *c = ctx;
+    if (sensim_render_lidar_scan(c->l[b], c->s, bench_still, &c->pose, 0, k, c->pts) != SENSIM_OK)
+        return -1;
+    if (!b)
+        c->points = c->pts->count;
+    return 0;
+}
+
+/* Scans/s with each backend after one warm-up scan; returns a scan's
  * returns in *points (Embree's). */
 static int lidar_rates(const sensim_scene *s, const sensim_render_sensor *rs, sensim_pose pose, int n, double rate[4],
                        size_t *points)
 {
-    sensim_render_lidar_params p = rs->lidar;
-    p.noise = NULL;
-    p.backend = SENSIM_RENDER_BACKEND_EMBREE;
-    sensim_render_lidar *le = sensim_render_lidar_create(&p);
-    p.backend = SENSIM_RENDER_BACKEND_TWIN;
-    sensim_render_lidar *lt = sensim_render_lidar_create(&p);
-    sensim_render_lidar_points *pts = le ? sensim_render_lidar_points_create(le) : NULL;
-    int bad = !le || !lt || !pts;
-    double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
-    for (int k = 0; k <= n && !bad; k++) /* k = 0: warm-up */
-        for (int b = 0; b < 2 && !bad; b++) {
-            double t0 = bench_now(), c0 = bench_cpu();
-            bad = sensim_render_lidar_scan(b ? lt : le, s, bench_still, &pose, 0, (uint64_t)k, pts) != SENSIM_OK;
-            if (k) {
-                best[b] = fmin(best[b], bench_now() - t0);
-                best[2 + b] = fmin(best[2 + b], bench_cpu() - c0);
-            }
-            if (!b)
-                *points = pts->count;
-        }
-    for (int i = 0; i < 4; i++)
-        rate[i] = 1 / best[i];
-    sensim_render_lidar_points_destroy(pts);
-    sensim_render_lidar_destroy(le);
-    sensim_render_lidar_destroy(lt);
+    lidar_shot c = {.s = s, .pose = pose, .l = {lidar_on(rs, 0), lidar_on(rs, 1)}};
+    c.pts = c.l[0] ? sensim_render_lidar_points_create(c.l[0]) : NULL;
+    int bad = !c.l[0] || !c.l[1] || !c.pts || best_rates(lidar_scan, &c, 1, n, rate);
+    *points = c.points;
+    sensim_render_lidar_points_destroy(c.pts);
+    for (int b = 0; b < 2; b++)
+        sensim_render_lidar_destroy(c.l[b]);
     return bad ? -1 : 0;
 }
 
+typedef struct {
+    const sensim_scene *s;
+    sensim_pose pose;
+    sensim_render_camera *cam[2];
+    float *img;
+} camera_shot;
+
+static int camera_frame(void *ctx, int b, uint64_t k)
+{
+    camera_shot *c = ctx;
+    return sensim_render_camera_render(c->cam[b], c->s, bench_still, &c->pose, 0, k, c->img) != SENSIM_OK ? -1 : 0;
+}
+
+/* Frames/s with each backend (no warm-up). */
 static int camera_rates(const sensim_scene *s, const sensim_render_sensor *rs, sensim_pose pose, int n, double rate[4])
 {
-    sensim_render_camera_params cp = rs->camera;
-    cp.noise = NULL;
-    cp.backend = SENSIM_RENDER_BACKEND_EMBREE;
-    sensim_render_camera *ce = sensim_render_camera_create(&cp);
-    cp.backend = SENSIM_RENDER_BACKEND_TWIN;
-    sensim_render_camera *ct = sensim_render_camera_create(&cp);
-    float *img = malloc((size_t)cp.width * cp.height * 3 * sizeof *img);
-    int bad = !ce || !ct || !img;
-    double best[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
-    for (int k = 0; k < n && !bad; k++)
-        for (int b = 0; b < 2 && !bad; b++) {
-            double t0 = bench_now(), c0 = bench_cpu();
-            bad = sensim_render_camera_render(b ? ct : ce, s, bench_still, &pose, 0, (uint64_t)k, img) != SENSIM_OK;
-            best[b] = fmin(best[b], bench_now() - t0);
-            best[2 + b] = fmin(best[2 + b], bench_cpu() - c0);
-        }
-    for (int i = 0; i < 4; i++)
-        rate[i] = 1 / best[i];
-    free(img);
-    sensim_render_camera_destroy(ce);
-    sensim_render_camera_destroy(ct);
+    camera_shot c = {.s = s, .pose = pose, .cam = {camera_on(rs, 0), camera_on(rs, 1)}};
+    c.img = malloc((size_t)rs->camera.width * rs->camera.height * 3 * sizeof *c.img);
+    int bad = !c.cam[0] || !c.cam[1] || !c.img || best_rates(camera_frame, &c, 0, n, rate);
+    free(c.img);
+    for (int b = 0; b < 2; b++)
+        sensim_render_camera_destroy(c.cam[b]);
     return bad ? -1 : 0;
 }
 

@@ -215,13 +215,11 @@ static sensim_status spool_read(void *ctx, size_t start, size_t count, size_t a0
     return st;
 }
 
-sensim_status cli_stream_open_h5(const char *path, const char *sensor, const char *const *quantities, size_t nq,
-                                 double rate, cli_stream **out)
+/* Fills a new stream s of a log's sensor (cli_stream_open_h5); stream_open
+ * frees it on failure. */
+static sensim_status h5_fill(cli_stream *s, const char *path, const char *sensor, const char *const *quantities,
+                             size_t nq, double rate)
 {
-    *out = NULL;
-    cli_stream *s = stream_new(path, nq);
-    if (!s)
-        return sensim_last_status();
     sensim_status st = SENSIM_OK;
     cli_series info;
     /* The first quantity brings the checks of the sensor's t (read whole
@@ -242,13 +240,9 @@ sensim_status cli_stream_open_h5(const char *path, const char *sensor, const cha
             st = sensim_error(SENSIM_EDATA, "%s: sensor %s: %s has %zu samples, %s %zu", path, sensor, quantities[0],
                               s->n, quantities[q], nq_rows);
     }
-    if (st) {
-        stream_free(s);
-        return st;
-    }
-    raw_setup(s);
-    *out = s;
-    return SENSIM_OK;
+    if (!st)
+        raw_setup(s);
+    return st;
 }
 
 typedef struct spool_ctx {
@@ -290,22 +284,17 @@ static sensim_status spool_emit(void *ctx, size_t sel, int64_t stamp, uint64_t i
     return SENSIM_OK;
 }
 
-sensim_status cli_stream_open_bag(const char *path, const char *topic, const char *const *quantities, size_t nq,
-                                  double rate, cli_stream **out)
+/* Fills a new stream s of a recording's topic (cli_stream_open_bag). */
+static sensim_status bag_fill(cli_stream *s, const char *path, const char *topic, const char *const *quantities,
+                              size_t nq, double rate)
 {
-    *out = NULL;
-    cli_stream *s = stream_new(path, nq);
-    if (!s)
-        return sensim_last_status();
     spool_ctx c = {.s = s};
     for (size_t q = 0; q < nq; q++)
         c.q[q] = !strcmp(quantities[q], "angular_velocity") ? 0 : !strcmp(quantities[q], "specific_force") ? 1 : 2;
     sensim_status st = SENSIM_OK;
     cli_bag_stream *bs = cli_bag_stream_open(path, &topic, 1, 0, NULL, NULL);
-    if (!bs) {
-        stream_free(s);
+    if (!bs)
         return sensim_last_status();
-    }
     c.t = cli_bag_stream_topic(bs, 0);
     c.kind = cli_bag_stream_kind(bs, 0);
     if (c.kind != SENSIM_MSG_IMU && c.kind != SENSIM_MSG_MAGNETIC_FIELD) {
@@ -347,12 +336,40 @@ sensim_status cli_stream_open_bag(const char *path, const char *topic, const cha
     snprintf(s->units, sizeof s->units, "%s", c.q[0] == 0 ? "rad/s" : c.q[0] == 1 ? "m/s^2" : "T");
 done:
     cli_bag_stream_free(bs);
+    return st;
+}
+
+typedef sensim_status (*stream_fill)(cli_stream *s, const char *path, const char *source, const char *const *quantities,
+                                     size_t nq, double rate);
+
+/* The one lifecycle of both opens: a new stream, filled from the sensor or
+ * topic `source`, handed out or freed. */
+static sensim_status stream_open(stream_fill fill, const char *path, const char *source, const char *const *quantities,
+                                 size_t nq, double rate, cli_stream **out)
+{
+    *out = NULL;
+    cli_stream *s = stream_new(path, nq);
+    if (!s)
+        return sensim_last_status();
+    sensim_status st = fill(s, path, source, quantities, nq, rate);
     if (st) {
         stream_free(s);
         return st;
     }
     *out = s;
     return SENSIM_OK;
+}
+
+sensim_status cli_stream_open_h5(const char *path, const char *sensor, const char *const *quantities, size_t nq,
+                                 double rate, cli_stream **out)
+{
+    return stream_open(h5_fill, path, sensor, quantities, nq, rate, out);
+}
+
+sensim_status cli_stream_open_bag(const char *path, const char *topic, const char *const *quantities, size_t nq,
+                                  double rate, cli_stream **out)
+{
+    return stream_open(bag_fill, path, topic, quantities, nq, rate, out);
 }
 
 size_t cli_stream_n(const cli_stream *s) { return s->n; }

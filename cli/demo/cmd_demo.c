@@ -88,14 +88,13 @@ int cmd_demo(int argc, char **argv)
     if (optind != argc)
         return cli_usage_error("demo", "unexpected argument '%s'", argv[optind]);
     data = demo_find_data(data);
-    char rig[1024], gt[1024], imu[1024];
-    snprintf(rig, sizeof rig, "%s/rigs/imu-adis16448.yaml", data);
+    const char *rig = DEMO_PATH(data, "rigs/imu-adis16448.yaml");
     if (access(rig, R_OK) != 0)
         return cli_fail("demo", "%s: cannot read the bundled rig (%s); give --data DIR", rig, strerror(errno));
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
         return cli_fail("demo", "%s: cannot create the directory: %s", dir, strerror(errno));
-    snprintf(gt, sizeof gt, "%s/gt.h5", dir);
-    snprintf(imu, sizeof imu, "%s/imu.h5", dir);
+    const char *gt = DEMO_PATH(dir, "gt.h5");
+    const char *imu = DEMO_PATH(dir, "imu.h5");
 
     printf("sensim demo: files in %s/, data from %s/\n", dir, data);
     demo_heading("A ground-truth circle, 10 m radius at 2 m/s for two minutes, 400 Hz:");

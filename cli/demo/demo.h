@@ -15,6 +15,12 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...);
 
 int demo_dir_exists(const char *d);
 
+/* DIR/NAME, cut at DEMO_PATH_MAX - 1 bytes, in a buffer that lives until
+ * the end of the enclosing block (as CLI_JSON_G's): the files of a step. */
+#define DEMO_PATH_MAX 1024
+#define DEMO_PATH(dir, name) demo_path((char[DEMO_PATH_MAX]){0}, (dir), (name))
+const char *demo_path(char buf[DEMO_PATH_MAX], const char *dir, const char *name);
+
 /* Prints a step's heading, numbered in the order the steps run. */
 void demo_heading(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

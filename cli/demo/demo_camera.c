@@ -126,8 +126,7 @@ static int read_fit(const char *yaml, double v[6])
 int demo_camera(const char *data, const char *dir, const char *gt)
 {
     (void)gt;
-    char rigpath[1024];
-    snprintf(rigpath, sizeof rigpath, "%s/rigs/camera-cmos.yaml", data);
+    const char *rigpath = DEMO_PATH(data, "rigs/camera-cmos.yaml");
     sensim_rig *rig = sensim_rig_load(rigpath);
     int fov;
     const sensim_camera_params *cp = rig ? sensim_camera_sensor_params(sensim_rig_find(rig, "cam"), &fov) : NULL;
@@ -138,11 +137,10 @@ int demo_camera(const char *data, const char *dir, const char *gt)
     sensim_rig_free(rig);
     if (!cp)
         return cli_fail_lib("demo");
-    char png[1024], stack[1024], yaml[1024], svg[1024];
-    snprintf(png, sizeof png, "%s/camera-frame.png", dir);
-    snprintf(stack, sizeof stack, "%s/camera-stack.h5", dir);
-    snprintf(yaml, sizeof yaml, "%s/camera-fit.yaml", dir);
-    snprintf(svg, sizeof svg, "%s/camera-ptc.svg", dir);
+    const char *png = DEMO_PATH(dir, "camera-frame.png");
+    const char *stack = DEMO_PATH(dir, "camera-stack.h5");
+    const char *yaml = DEMO_PATH(dir, "camera-fit.yaml");
+    const char *svg = DEMO_PATH(dir, "camera-ptc.svg");
     demo_heading("A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
            "   8 e-, dark current 300 e-/s, PRNU 1 %%, DSNU 5 e-, full well 30000 e-):\n"
            "   one noised frame, then a flat-field stack of %d exposures (1 to %d ms,\n"

@@ -77,11 +77,10 @@ static sensim_status fit_axes(const char *log, int i, sensim_imu_fit fit[3])
 int demo_imufit(const char *data, const char *dir, const char *gt)
 {
     (void)gt; /* this step needs a static truth of its own */
-    char rig[1024], truth_log[1024], log[1024], fitted[1024];
-    snprintf(rig, sizeof rig, "%s/rigs/imu-adis16448.yaml", data);
-    snprintf(truth_log, sizeof truth_log, "%s/static-gt.h5", dir);
-    snprintf(log, sizeof log, "%s/static-imu.h5", dir);
-    snprintf(fitted, sizeof fitted, "%s/fitted-imu.yaml", dir);
+    const char *rig = DEMO_PATH(data, "rigs/imu-adis16448.yaml");
+    const char *truth_log = DEMO_PATH(dir, "static-gt.h5");
+    const char *log = DEMO_PATH(dir, "static-imu.h5");
+    const char *fitted = DEMO_PATH(dir, "fitted-imu.yaml");
     demo_heading("Calibration: an hour of the same IMU lying still, and its noise\n"
                  "   terms fitted back from the Allan deviation:");
     if (demo_run(cmd_trajectory, "trajectory", "--shape", "static", "--duration", DURATION, "--rate", "10", "-o",

@@ -14,13 +14,12 @@
  * returns) and the front camera from the start of the demo circle. */
 int demo_render(const char *data, const char *dir, const char *gt)
 {
-    char scene[1024], scan[1024], noisy[1024], frame[1024], pngdir[1024], rig[1024];
-    snprintf(scene, sizeof scene, "%s/scenes/outdoor.yaml", data);
-    snprintf(scan, sizeof scan, "%s/scan.h5", dir);
-    snprintf(frame, sizeof frame, "%s/frame.h5", dir);
-    snprintf(noisy, sizeof noisy, "%s/scan-noisy.h5", dir);
-    snprintf(rig, sizeof rig, "%s/rigs/lidar-vlp16.yaml", data);
-    snprintf(pngdir, sizeof pngdir, "%s/render", dir);
+    const char *scene = DEMO_PATH(data, "scenes/outdoor.yaml");
+    const char *scan = DEMO_PATH(dir, "scan.h5");
+    const char *frame = DEMO_PATH(dir, "frame.h5");
+    const char *noisy = DEMO_PATH(dir, "scan-noisy.h5");
+    const char *rig = DEMO_PATH(data, "rigs/lidar-vlp16.yaml");
+    const char *pngdir = DEMO_PATH(dir, "render");
     demo_heading("One lidar scan and one camera frame of the bundled outdoor scene\n"
            "   from the start of the circle, with a PNG of each:");
     if (demo_run(cmd_render, "render", scene, "-t", gt, "-s", "vlp16", "-o", scan, "-n", "1", "--bev", pngdir,

@@ -34,6 +34,12 @@ int demo_run(int (*fn)(int, char **), const char *verb, ...)
     return fn(argc, argv);
 }
 
+const char *demo_path(char buf[DEMO_PATH_MAX], const char *dir, const char *name)
+{
+    snprintf(buf, DEMO_PATH_MAX, "%s/%s", dir, name);
+    return buf;
+}
+
 /* DIR/rigs exists: the folder holds sensim's data. */
 static int has_rigs(const char *dir)
 {

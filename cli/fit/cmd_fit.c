@@ -116,6 +116,16 @@ int cmd_fit(int argc, char **argv)
     return cli_usage_error("fit", "unknown kind '%s' (known: imu, camera, lidar, gnss)", argv[1]);
 }
 
+int cli_fit_input(const char *verb, int argc, char **argv, const char *what, const char *out, const char **in)
+{
+    if (optind != argc - 1)
+        return cli_usage_error(verb, "expected one %s", what);
+    if (!out)
+        return cli_usage_error(verb, "missing -o OUTPUT.yaml");
+    *in = argv[optind];
+    return cli_check_output(verb, out, *in, NULL);
+}
+
 /* ---- fit imu ---- */
 
 enum { INSTR_GYRO, INSTR_ACCEL, NINSTR };

@@ -13,4 +13,10 @@ int cli_fit_lidar(int argc, char **argv);
 int cli_fit_gnss(int argc, char **argv);
 extern const cli_spec cli_fit_camera_spec, cli_fit_lidar_spec, cli_fit_gnss_spec;
 
+/* After the options of a kind that reads one file and writes -o OUTPUT.yaml
+ * (camera, lidar): the file in *in, `what` naming it in the usage error
+ * ("STACK.h5"). Returns CLI_OK, or the exit status of the usage error or of
+ * cli_check_output's refusal. */
+int cli_fit_input(const char *verb, int argc, char **argv, const char *what, const char *out, const char **in);
+
 #endif

@@ -173,12 +173,10 @@ int cli_fit_camera(int argc, char **argv)
     }
     if (c)
         return cli_parse_exit(c);
-    if (optind != argc - 1)
-        return cli_usage_error(VERB, "expected one STACK.h5");
-    if (!out)
-        return cli_usage_error(VERB, "missing -o OUTPUT.yaml");
-    const char *in = argv[optind];
-    if (cli_check_output(VERB, out, in, NULL) || cli_check_output(VERB, svg, in, NULL))
+    const char *in;
+    if ((c = cli_fit_input(VERB, argc, argv, "STACK.h5", out, &in)))
+        return c;
+    if (cli_check_output(VERB, svg, in, NULL))
         return CLI_FAIL;
     sensim_log *log = sensim_log_open(in);
     if (!log)

@@ -279,13 +279,9 @@ int cli_fit_lidar(int argc, char **argv)
     int c = cli_parse_all(&cli_fit_lidar_spec, to, argc, argv);
     if (c)
         return cli_parse_exit(c);
-    if (optind != argc - 1)
-        return cli_usage_error(VERB, "expected one SCANS.h5");
-    if (!out)
-        return cli_usage_error(VERB, "missing -o OUTPUT.yaml");
-    const char *in = argv[optind];
-    if (cli_check_output(VERB, out, in, NULL))
-        return CLI_FAIL;
+    const char *in;
+    if ((c = cli_fit_input(VERB, argc, argv, "SCANS.h5", out, &in)))
+        return c;
     double *want = NULL; /* --targets, sorted */
     size_t nwant = 0;
     if (targets_arg && (c = parse_targets(targets_arg, &want, &nwant)) != CLI_OK)
