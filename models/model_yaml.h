@@ -82,8 +82,8 @@ static inline sensim_status my_get_name(const sensim_ynode *map, const char *key
         }
         snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s", i ? ", " : lead, names[i]);
     }
-    return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': unknown %s '%s' (expected %s)",
-                              key, what, v, expected);
+    return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': unknown %s '%s' (expected %s)", key,
+                              what, v, expected);
 }
 
 /* A mapping-valued key: NULL when absent; an error when not a mapping. */

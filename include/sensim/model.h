@@ -26,13 +26,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* clang-format off */
-#define SENSIM_MODEL_DECLARE(X)                                                                                        \
-    X##_params X##_default_params(void);                                                                               \
-    X *X##_create(const X##_params *p, uint64_t seed, uint32_t sensor_id);                                             \
-    void X##_destroy(X *m);                                                                                            \
-    const X##_params *X##_params_of(const X *m);                                                                       \
+#define SENSIM_MODEL_DECLARE(X) \
+    X##_params X##_default_params(void); \
+    X *X##_create(const X##_params *p, uint64_t seed, uint32_t sensor_id); \
+    void X##_destroy(X *m); \
+    const X##_params *X##_params_of(const X *m); \
     void X##_print(const X *m, FILE *f)
-/* clang-format on */
 
 #endif
