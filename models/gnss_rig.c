@@ -241,6 +241,16 @@ static void put_vec(sensim_ywriter *w, const char *key, const double *v, size_t 
     sensim_ywriter_numbers(w, v, n);
 }
 
+/* Opens the hdop or vdop block with its filter, as parse_dop reads it; the
+ * caller adds what else it holds and closes it. */
+static void put_dop(sensim_ywriter *w, const char *key, double initial, double final, double tau)
+{
+    my_block_begin(w, key);
+    put_num(w, "initial", initial);
+    put_num(w, "final", final);
+    put_num(w, "tau", tau);
+}
+
 static int vec_zero(const double v[3])
 {
     return v[0] == 0 && v[1] == 0 && v[2] == 0;
@@ -281,19 +291,13 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
             sensim_ywriter_seq_end(w);
     }
     if (p->hdop_on) {
-        my_block_begin(w, "hdop");
-        put_num(w, "initial", p->eph_initial);
-        put_num(w, "final", p->eph_final);
-        put_num(w, "tau", p->eph_tau);
+        put_dop(w, "hdop", p->eph_initial, p->eph_final, p->eph_tau);
         put_if(w, "fix_3d_max", p->fix_3d_max, d.fix_3d_max);
         put_if(w, "fix_2d_max", p->fix_2d_max, d.fix_2d_max);
         sensim_ywriter_map_end(w);
         /* The vertical filter follows the horizontal one unless given. */
         if (p->epv_initial != p->eph_initial || p->epv_final != p->eph_final || p->epv_tau != p->eph_tau) {
-            my_block_begin(w, "vdop");
-            put_num(w, "initial", p->epv_initial);
-            put_num(w, "final", p->epv_final);
-            put_num(w, "tau", p->epv_tau);
+            put_dop(w, "vdop", p->epv_initial, p->epv_final, p->epv_tau);
             sensim_ywriter_map_end(w);
         }
     }
