@@ -32,6 +32,8 @@ typedef struct camera_model {
 } camera_model;
 
 static const char *const camera_keys[] = {"noise", "lens", NULL};
+/* noise: model, as SENSIM_CAMERA_NOISE_* counts */
+static const char *const noise_models[] = {"none", "intensity", "emva"};
 /* clang-format off */
 #define CF(key, dim, lo, hi, flags) {#key, offsetof(sensim_camera_params, key), &SENSIM_DIM_##dim, lo, hi, flags}
 /* clang-format on */
@@ -57,8 +59,6 @@ static const my_field noise_fields[] = {CF(variance_slope, NONE, 0, INFINITY, 0)
                                         {0}};
 #undef CF
 
-static void camera_destroy(void *m) { free(m); }
-
 sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_camera_params *p, sensim_lens *lens)
 {
     sensim_status st = SENSIM_OK;
@@ -66,19 +66,10 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_cam
     if (noise) {
         if ((st = my_check_fields(noise, "camera noise", "model", noise_fields)))
             return st;
-        const char *model = "intensity";
-        if ((st = sensim_ynode_get_string(noise, "model", 0, &model)))
+        int model = SENSIM_CAMERA_NOISE_INTENSITY;
+        if ((st = my_get_name(noise, "model", 0, "camera noise model", "", noise_models, 3, &model)))
             return st;
-        if (!strcmp(model, "none"))
-            p->model = SENSIM_CAMERA_NOISE_NONE;
-        else if (!strcmp(model, "intensity"))
-            p->model = SENSIM_CAMERA_NOISE_INTENSITY;
-        else if (!strcmp(model, "emva"))
-            p->model = SENSIM_CAMERA_NOISE_EMVA;
-        else
-            return sensim_ynode_error(sensim_ynode_get(noise, "model"), SENSIM_EINVAL,
-                                      "key 'model': unknown camera noise model '%s' (expected none, intensity, emva)",
-                                      model);
+        p->model = (sensim_camera_noise)model;
         if ((st = my_get_fields(noise, noise_fields, p)))
             return st;
     }
@@ -109,37 +100,30 @@ sensim_status sensim_camera_params_from_yaml(const sensim_ynode *map, sensim_cam
 static sensim_status camera_create(sensim_sensor *s)
 {
     camera_model *m = calloc(1, sizeof *m);
-    if (!m)
+    if (!(s->model = m))
         return sensim_error(SENSIM_ENOMEM, "out of memory");
     m->p = sensim_camera_default_params();
     m->lens.model = SENSIM_LENS_PINHOLE;
     sensim_status st = sensim_camera_params_from_yaml(s->node, &m->p, &m->lens);
     if (st)
-        goto fail;
+        return st;
     /* Validate the rest now (sizes come with the data). */
     const sensim_ynode *noise = sensim_ynode_get(s->node, "noise");
     m->p.width = m->p.height = 1;
     sensim_camera *probe = sensim_camera_create(&m->p, 0, s->id);
-    if (!probe) {
-        st = sensim_ynode_error(noise ? noise : s->node, SENSIM_EINVAL, "%s", sensim_last_error());
-        goto fail;
-    }
+    if (!probe)
+        return sensim_ynode_error(noise ? noise : s->node, SENSIM_EINVAL, "%s", sensim_last_error());
     sensim_camera_destroy(probe);
-    s->model = m;
     return SENSIM_OK;
-fail:
-    free(m);
-    return st;
 }
 
 void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_camera_params *p,
                               const sensim_lens *lens)
 {
-    static const char *const models[] = {"none", "intensity", "emva"};
     const sensim_camera_params d = sensim_camera_default_params();
     sensim_sensor_write_yaml(w, s, "camera");
     sensim_ywriter_key(w, "noise");
-    my_model_begin(w, models[p->model]);
+    my_model_begin(w, noise_models[p->model]);
     my_put_fields(w, noise_fields, p, &d);
     sensim_ywriter_map_end(w);
     if (lens) {
@@ -147,16 +131,6 @@ void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const s
         sensim_lens_write_yaml(w, lens);
     }
     sensim_ywriter_map_end(w);
-}
-
-static sensim_status camera_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
-                                     sensim_log *out)
-{
-    (void)o;
-    (void)out;
-    return sensim_error(SENSIM_EUNSUPPORTED,
-                        "%s: no /sensors/%s/image to add noise to; camera frames are made by `sensim render`",
-                        sensim_log_path(in), s->name);
 }
 
 static sensim_pixel_type pixel_type(sensim_dtype t) { return t == SENSIM_U8 ? SENSIM_PIXEL_U8 : t == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32; }
@@ -275,7 +249,7 @@ done:
 }
 
 const sensim_sensor_type sensim_camera_type = {
-    "camera", camera_keys, camera_create, camera_destroy, camera_simulate, camera_noise_clean, 0.0,
+    "camera", camera_keys, camera_create, free, my_render_only, camera_noise_clean, 0.0,
 };
 
 const sensim_camera_params *sensim_camera_sensor_params(const struct sensim_sensor *s, int *fov_lens)

@@ -79,6 +79,8 @@ static sensim_status check_pos(const char *what, double v)
 
 static sensim_status validate(const sensim_gnss_params *p)
 {
+    if (!p)
+        return sensim_error(SENSIM_EINVAL, "gnss: no parameters");
     if (!(fabs(p->origin_lla[0]) <= 90.0) || !isfinite(p->origin_lla[1]) || !isfinite(p->origin_lla[2]))
         return sensim_error(SENSIM_EINVAL, "gnss: origin_lla must be [lat in -90..90 deg, lon deg, alt m], got [%g, %g, %g]",
                             p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
@@ -145,23 +147,16 @@ static sensim_status validate(const sensim_gnss_params *p)
 
 sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id)
 {
-    if (!p) {
-        sensim_error(SENSIM_EINVAL, "gnss: no parameters");
-        return NULL;
-    }
+    sensim_geo_enu frame;
     if (validate(p) != SENSIM_OK)
         return NULL;
-    sensim_gnss *g = sensim_new_(sizeof *g, "gnss");
-    if (!g)
-        return NULL;
-    g->p = *p;
-    g->seed = seed;
-    g->sensor_id = sensor_id;
-    if (sensim_geo_enu_init(&g->frame, p->origin_lla) != SENSIM_OK) {
+    if (sensim_geo_enu_init(&frame, p->origin_lla) != SENSIM_OK) {
         sensim_error_prefix(SENSIM_EINVAL, "gnss: origin_lla");
-        free(g);
         return NULL;
     }
+    sensim_gnss *g = sensim_new_(sizeof *g, "gnss");
+    if (g)
+        *g = (sensim_gnss){*p, seed, sensor_id, frame};
     return g;
 }
 

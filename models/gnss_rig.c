@@ -15,6 +15,8 @@
 static const char *const gnss_sensor_keys[] = {"name", "type", "rate_hz", "mount", "timing", "origin_lla",
                                                "origin_override", "position_noise", "hdop", "vdop", "covariance", "velocity_noise",
                                                "outages", "outliers", "fix_noise", "rtk", "multipath", NULL};
+/* covariance: model, as SENSIM_GNSS_COV_* counts */
+static const char *const cov_models[] = {"none", "nmea", "scaled", "noise"};
 
 static sensim_status parse_noise_item(const sensim_ynode *m, sensim_gnss_params *p, int *seen)
 {
@@ -118,24 +120,12 @@ sensim_status sensim_gnss_params_from_yaml(const sensim_ynode *map, sensim_gnss_
     const sensim_ynode *cv;
     SENSIM_TRY(my_get_map(map, "covariance", ck, &cv));
     if (cv) {
-        const char *model = NULL;
-        SENSIM_TRY(sensim_ynode_get_string(cv, "model", 1, &model));
-        if (!strcmp(model, "none"))
-            p->cov_model = SENSIM_GNSS_COV_NONE;
-        else if (!strcmp(model, "nmea"))
-            p->cov_model = SENSIM_GNSS_COV_NMEA;
-        else if (!strcmp(model, "scaled"))
-            p->cov_model = SENSIM_GNSS_COV_SCALED;
-        else if (!strcmp(model, "noise"))
-            p->cov_model = SENSIM_GNSS_COV_NOISE;
-        else
-            return sensim_ynode_error(sensim_ynode_get(cv, "model"), SENSIM_EINVAL,
-                                      "key 'model': unknown covariance model '%s' (expected one of: none, nmea, "
-                                      "scaled, noise)",
-                                      model);
+        int model = 0;
+        SENSIM_TRY(my_get_name(cv, "model", 1, "covariance model", "one of: ", cov_models, 4, &model));
+        p->cov_model = (sensim_gnss_cov_model)model;
         if ((p->cov_model == SENSIM_GNSS_COV_NMEA || p->cov_model == SENSIM_GNSS_COV_SCALED) && !p->hdop_on)
             return sensim_ynode_error(cv, SENSIM_EINVAL, "key 'covariance': model '%s' needs an 'hdop' block",
-                                      model);
+                                      cov_models[model]);
         const char *q = NULL;
         SENSIM_TRY(sensim_ynode_get_string(cv, "quality", 0, &q));
         if (q) {
@@ -251,6 +241,16 @@ static void put_vec(sensim_ywriter *w, const char *key, const double *v, size_t 
     sensim_ywriter_numbers(w, v, n);
 }
 
+/* Opens the hdop or vdop block with its filter, as parse_dop reads it; the
+ * caller adds what else it holds and closes it. */
+static void put_dop(sensim_ywriter *w, const char *key, double initial, double final, double tau)
+{
+    my_block_begin(w, key);
+    put_num(w, "initial", initial);
+    put_num(w, "final", final);
+    put_num(w, "tau", tau);
+}
+
 static int vec_zero(const double v[3])
 {
     return v[0] == 0 && v[1] == 0 && v[2] == 0;
@@ -291,41 +291,30 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
             sensim_ywriter_seq_end(w);
     }
     if (p->hdop_on) {
-        sensim_ywriter_key(w, "hdop");
-        sensim_ywriter_map_begin(w, 0);
-        put_num(w, "initial", p->eph_initial);
-        put_num(w, "final", p->eph_final);
-        put_num(w, "tau", p->eph_tau);
+        put_dop(w, "hdop", p->eph_initial, p->eph_final, p->eph_tau);
         put_if(w, "fix_3d_max", p->fix_3d_max, d.fix_3d_max);
         put_if(w, "fix_2d_max", p->fix_2d_max, d.fix_2d_max);
         sensim_ywriter_map_end(w);
         /* The vertical filter follows the horizontal one unless given. */
         if (p->epv_initial != p->eph_initial || p->epv_final != p->eph_final || p->epv_tau != p->eph_tau) {
-            sensim_ywriter_key(w, "vdop");
-            sensim_ywriter_map_begin(w, 0);
-            put_num(w, "initial", p->epv_initial);
-            put_num(w, "final", p->epv_final);
-            put_num(w, "tau", p->epv_tau);
+            put_dop(w, "vdop", p->epv_initial, p->epv_final, p->epv_tau);
             sensim_ywriter_map_end(w);
         }
     }
     if (p->cov_model != d.cov_model || p->cov_epe != d.cov_epe || p->cov_scale != d.cov_scale) {
-        static const char *const cov[] = {"none", "nmea", "scaled", "noise"};
         sensim_ywriter_key(w, "covariance");
-        my_model_begin(w, cov[p->cov_model]);
+        my_model_begin(w, cov_models[p->cov_model]);
         put_if(w, "epe", p->cov_epe, d.cov_epe);
         put_if(w, "scale", p->cov_scale, d.cov_scale);
         sensim_ywriter_map_end(w);
     }
     if (!vec_zero(p->vel_sigma)) {
-        sensim_ywriter_key(w, "velocity_noise");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "velocity_noise");
         put_vec(w, "sigma", p->vel_sigma, 3);
         sensim_ywriter_map_end(w);
     }
     if (p->n_outage_windows || p->outage_rate > 0 || p->outage_mean_duration > 0) {
-        sensim_ywriter_key(w, "outages");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "outages");
         if (p->n_outage_windows) {
             sensim_ywriter_key(w, "windows");
             sensim_ywriter_seq_begin(w, 0);
@@ -338,8 +327,7 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
         sensim_ywriter_map_end(w);
     }
     if (p->outlier_probability > 0 || p->outlier_magnitude > 0) {
-        sensim_ywriter_key(w, "outliers");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "outliers");
         put_num(w, "probability", p->outlier_probability);
         put_num(w, "magnitude", p->outlier_magnitude);
         sensim_ywriter_map_end(w);
@@ -348,23 +336,20 @@ void sensim_gnss_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sen
         static const char *const fk[] = {"none", "2d", "3d", "rtk_fixed", "rtk_float"};
         static const int fcode[] = {SENSIM_GNSS_FIX_NONE, SENSIM_GNSS_FIX_2D, SENSIM_GNSS_FIX_3D,
                                     SENSIM_GNSS_FIX_RTK_FIXED, SENSIM_GNSS_FIX_RTK_FLOAT};
-        sensim_ywriter_key(w, "fix_noise");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "fix_noise");
         for (size_t i = 0; i < sizeof fcode / sizeof fcode[0]; i++)
             if (!vec_zero(p->fix_sigma[fcode[i]]))
                 put_vec(w, fk[i], p->fix_sigma[fcode[i]], 3);
         sensim_ywriter_map_end(w);
     }
     if (p->rtk_on) {
-        sensim_ywriter_key(w, "rtk");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "rtk");
         put_num(w, "mean_fixed", p->rtk_mean_fixed);
         put_num(w, "mean_float", p->rtk_mean_float);
         sensim_ywriter_map_end(w);
     }
     if (p->multipath_rate > 0 || p->multipath_mean_duration > 0 || !vec_zero(p->multipath_sigma)) {
-        sensim_ywriter_key(w, "multipath");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "multipath");
         put_num(w, "rate", p->multipath_rate);
         put_num(w, "mean_duration", p->multipath_mean_duration);
         put_vec(w, "sigma", p->multipath_sigma, 3);
@@ -388,12 +373,12 @@ static const char *const gnss_keys[] = {"origin_lla", "origin_override", "positi
 static sensim_status gnss_rig_create(sensim_sensor *s)
 {
     gnss_rig *m = calloc(1, sizeof *m);
-    if (!m)
+    if (!(s->model = m))
         return sensim_error(SENSIM_ENOMEM, "gnss sensor '%s': out of memory", s->name);
     m->p = sensim_gnss_default_params();
     sensim_status st = sensim_gnss_params_from_yaml(s->node, &m->p);
     if (st)
-        goto fail;
+        return st;
     /* A receiver's description carries no place: the ENU frame is the
      * ground truth's. A rig may still put the trajectory elsewhere, but
      * only by saying so (origin_override: true); a different origin_lla
@@ -405,34 +390,22 @@ static sensim_status gnss_rig_create(sensim_sensor *s)
         m->origin_line = sensim_ynode_line(on);
     }
     if ((st = sensim_ynode_get_bool(s->node, "origin_override", 0, &m->origin_override)))
-        goto fail;
-    if (m->origin_override && !m->origin_given) {
-        st = sensim_ynode_error(sensim_ynode_get(s->node, "origin_override"), SENSIM_EINVAL,
-                                "gnss sensor '%s': origin_override needs an origin_lla to override with", s->name);
-        goto fail;
-    }
-    if (!(s->rate_hz > 0.0)) {
-        st = sensim_ynode_error(s->node, SENSIM_EINVAL, "gnss sensor '%s': key 'rate_hz' must be > 0", s->name);
-        goto fail;
-    }
+        return st;
+    if (m->origin_override && !m->origin_given)
+        return sensim_ynode_error(sensim_ynode_get(s->node, "origin_override"), SENSIM_EINVAL,
+                                  "gnss sensor '%s': origin_override needs an origin_lla to override with", s->name);
+    if (!(s->rate_hz > 0.0))
+        return sensim_ynode_error(s->node, SENSIM_EINVAL, "gnss sensor '%s': key 'rate_hz' must be > 0", s->name);
     /* Start-up delay, clock and latency are the rig's timing, applied by
      * the sampler (sensim_sampler_next) as for every sensor. */
     m->p.start_delay = 0.0;
     m->p.latency = 0.0;
     sensim_gnss *g = sensim_gnss_create(&m->p, 0, s->id);
-    if (!g) {
-        st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
-        goto fail;
-    }
+    if (!g)
+        return my_refused(s);
     sensim_gnss_destroy(g);
-    s->model = m;
     return SENSIM_OK;
-fail:
-    free(m);
-    return st;
 }
-
-static void gnss_rig_destroy(void *model) { free(model); }
 
 typedef struct gnss_bufs {
     double *et, *ep, *ev, *del, *sens;
@@ -589,6 +562,6 @@ done:
 }
 
 const sensim_sensor_type sensim_gnss_type = {
-    "gnss", gnss_keys, gnss_rig_create, gnss_rig_destroy, gnss_rig_simulate, NULL,
+    "gnss", gnss_keys, gnss_rig_create, free, gnss_rig_simulate, NULL,
     8.0 * (3 + 3 + 3 + 3 + 1 + 9) + 1, /* times, lla, enu, velocity, hdop, covariance, fix */
 };

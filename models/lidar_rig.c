@@ -47,8 +47,6 @@ static const my_field drop_fields[] = {LF(dropoff_general_rate, NONE, 0, 1, 0),
                                        {0}};
 #undef LF
 
-static void lidar_destroy(void *m) { free(m); }
-
 sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *map, sensim_lidar_params *p)
 {
     const sensim_ynode *noise = sensim_ynode_get(map, "noise"), *drop = sensim_ynode_get(map, "dropout");
@@ -65,51 +63,33 @@ sensim_status sensim_lidar_params_from_yaml(const sensim_ynode *map, sensim_lida
 static sensim_status lidar_create(sensim_sensor *s)
 {
     sensim_lidar_params *p = malloc(sizeof *p);
-    if (!p)
+    if (!(s->model = p))
         return sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
     *p = sensim_lidar_default_params();
     const sensim_ynode *noise = sensim_ynode_get(s->node, "noise"), *drop = sensim_ynode_get(s->node, "dropout");
     sensim_status st = sensim_lidar_params_from_yaml(s->node, p);
     if (st)
-        goto fail;
+        return st;
     sensim_lidar *probe = sensim_lidar_create(p, 0, s->id);
-    if (!probe) {
-        st = sensim_ynode_error(drop ? drop : noise ? noise : s->node, SENSIM_EINVAL, "%s", sensim_last_error());
-        goto fail;
-    }
+    if (!probe)
+        return sensim_ynode_error(drop ? drop : noise ? noise : s->node, SENSIM_EINVAL, "%s", sensim_last_error());
     sensim_lidar_destroy(probe);
-    s->model = p;
     return SENSIM_OK;
-fail:
-    free(p);
-    return st;
 }
 
 void sensim_lidar_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const sensim_lidar_params *p)
 {
     const sensim_lidar_params d = sensim_lidar_default_params();
     sensim_sensor_write_yaml(w, s, "lidar");
-    sensim_ywriter_key(w, "noise");
-    sensim_ywriter_map_begin(w, 0);
+    my_block_begin(w, "noise");
     my_put_fields(w, noise_fields, p, &d);
     sensim_ywriter_map_end(w);
     if (my_fields_set(drop_fields, p, &d)) {
-        sensim_ywriter_key(w, "dropout");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "dropout");
         my_put_fields(w, drop_fields, p, &d);
         sensim_ywriter_map_end(w);
     }
     sensim_ywriter_map_end(w);
-}
-
-static sensim_status lidar_simulate(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
-                                    sensim_log *out)
-{
-    (void)o;
-    (void)out;
-    return sensim_error(SENSIM_EUNSUPPORTED,
-                        "%s: no /sensors/%s/points to add noise to; lidar scans are made by `sensim render`",
-                        sensim_log_path(in), s->name);
 }
 
 /* One per-point dataset other than points/range/azimuth/elevation, copied
@@ -337,7 +317,7 @@ done:
 }
 
 const sensim_sensor_type sensim_lidar_type = {
-    "lidar", lidar_keys, lidar_create, lidar_destroy, lidar_simulate, lidar_noise_clean, 0.0,
+    "lidar", lidar_keys, lidar_create, free, my_render_only, lidar_noise_clean, 0.0,
 };
 
 const sensim_lidar_params *sensim_lidar_sensor_params(const struct sensim_sensor *s)

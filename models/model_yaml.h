@@ -1,7 +1,8 @@
-/* Internal helpers for the models' YAML parsers and writers (not installed): quantities
- * that must be strictly positive, and values given either as one number for
- * all three axes or as a list of three. Errors read "file:line: key 'k':
- * ..." like the getters of sensim/yaml.h. */
+/* Internal helpers for the models' YAML parsers and writers and their rig
+ * adapters (not installed): quantities that must be strictly positive,
+ * values given either as one number for all three axes or as a list of
+ * three, names chosen from a list. Errors read "file:line: key 'k': ..."
+ * like the getters of sensim/yaml.h. */
 #ifndef SENSIM_MODEL_YAML_H
 #define SENSIM_MODEL_YAML_H
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "sensim/rig.h"
 #include "sensim/yaml.h"
 
 /* Optional key, value > 0 (lo_open) or >= 0; *out unchanged when absent. */
@@ -60,6 +62,28 @@ static inline sensim_status my_get_axes(const sensim_ynode *map, const char *key
     for (int a = 0; a < 3; a++)
         out[a] = x[a];
     return SENSIM_OK;
+}
+
+/* The string at key as its index in names[n]; *index unchanged when the
+ * key is absent. Another string is refused with "key 'k': unknown <what>
+ * 'v' (expected <lead>names, comma-separated)". */
+static inline sensim_status my_get_name(const sensim_ynode *map, const char *key, int required, const char *what,
+                                        const char *lead, const char *const *names, size_t n, int *index)
+{
+    const char *v = NULL;
+    sensim_status st = sensim_ynode_get_string(map, key, required, &v);
+    if (st || !v)
+        return st;
+    char expected[256] = "";
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(v, names[i])) {
+            *index = (int)i;
+            return SENSIM_OK;
+        }
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s", i ? ", " : lead, names[i]);
+    }
+    return sensim_ynode_error(sensim_ynode_get(map, key), SENSIM_EINVAL, "key '%s': unknown %s '%s' (expected %s)", key,
+                              what, v, expected);
 }
 
 /* A mapping-valued key: NULL when absent; an error when not a mapping. */
@@ -187,6 +211,13 @@ static inline int my_fields_set(const my_field *f, const void *params, const voi
     return 0;
 }
 
+/* Opens the block mapping of key. */
+static inline void my_block_begin(sensim_ywriter *w, const char *key)
+{
+    sensim_ywriter_key(w, key);
+    sensim_ywriter_map_begin(w, 0);
+}
+
 /* Opens a block mapping that starts with `model: name`, the key the
  * parsers choose a model block by. */
 static inline void my_model_begin(sensim_ywriter *w, const char *name)
@@ -194,6 +225,27 @@ static inline void my_model_begin(sensim_ywriter *w, const char *name)
     sensim_ywriter_map_begin(w, 0);
     sensim_ywriter_key(w, "model");
     sensim_ywriter_string(w, name);
+}
+
+/* A rig adapter's error for parameters its model refused (the model's
+ * create failed): "file:line: sensor 'name': <the model's message>". */
+static inline sensim_status my_refused(const sensim_sensor *s)
+{
+    return sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
+}
+
+/* The simulate of the camera and lidar types: their frames and scans are
+ * made by `sensim render`; inject only adds noise to recorded ones
+ * (noise_clean). */
+static inline sensim_status my_render_only(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
+                                           sensim_log *out)
+{
+    (void)o;
+    (void)out;
+    const int camera = !strcmp(s->type->type, "camera");
+    return sensim_error(SENSIM_EUNSUPPORTED, "%s: no /sensors/%s/%s to add noise to; %s are made by `sensim render`",
+                        sensim_log_path(in), s->name, camera ? "image" : "points",
+                        camera ? "camera frames" : "lidar scans");
 }
 
 #endif

@@ -11,19 +11,43 @@
 
 enum { STREAM_NOISE = 0 };
 
-struct sensim_encoder {
-    sensim_encoder_params p;
-    uint64_t seed; /* with sensor_id, the key of the noise stream */
-    uint32_t sensor_id;
-};
-
-struct sensim_odometer {
-    sensim_odometer_params p;
-    uint64_t seed; /* with sensor_id, the key of the noise stream */
-    uint32_t sensor_id;
-};
-
 static int finite_nonneg(double v) { return isfinite(v) && v >= 0.0; }
+
+/* The encoder and the odometer are the same object: a copy of the
+ * parameters and the key (seed, sensor_id) of the one noise stream that
+ * reset starts. MODEL(X, what, check) defines it and the contract's
+ * functions that follow from it (sensim_encoder_create, _destroy,
+ * _params_of, _reset and the same for sensim_odometer); create refuses
+ * NULL and what check refuses. */
+#define MODEL(X, what, check) \
+    struct X { \
+        X##_params p; \
+        uint64_t seed; \
+        uint32_t sensor_id; \
+    }; \
+    X *X##_create(const X##_params *p, uint64_t seed, uint32_t sensor_id) \
+    { \
+        if (!p) { \
+            sensim_error(SENSIM_EINVAL, what ": no parameters"); \
+            return NULL; \
+        } \
+        if (check(p) != SENSIM_OK) \
+            return NULL; \
+        X *m = sensim_new_(sizeof *m, what); \
+        if (m) { \
+            m->p = *p; \
+            m->seed = seed; \
+            m->sensor_id = sensor_id; \
+        } \
+        return m; \
+    } \
+    void X##_destroy(X *m) { free(m); } \
+    const X##_params *X##_params_of(const X *m) { return &m->p; } \
+    void X##_reset(const X *m, X##_state *st) \
+    { \
+        memset(st, 0, sizeof *st); \
+        st->rng = sensim_rng_make(m->seed, m->sensor_id, STREAM_NOISE); \
+    }
 
 /* ---- encoder ---- */
 
@@ -38,54 +62,32 @@ sensim_encoder_params sensim_encoder_default_params(void)
     return p;
 }
 
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id)
+static sensim_status encoder_check(const sensim_encoder_params *p)
 {
-    if (!p) {
-        sensim_error(SENSIM_EINVAL, "encoder: no parameters");
-        return NULL;
-    }
-    if (p->mode != SENSIM_ENCODER_INCREMENTAL && p->mode != SENSIM_ENCODER_ABSOLUTE) {
-        sensim_error(SENSIM_EINVAL, "encoder: unknown mode %d", (int)p->mode);
-        return NULL;
-    }
+    if (p->mode != SENSIM_ENCODER_INCREMENTAL && p->mode != SENSIM_ENCODER_ABSOLUTE)
+        return sensim_error(SENSIM_EINVAL, "encoder: unknown mode %d", (int)p->mode);
     /* Infinite bounds are allowed: an unbounded encoder neither wraps nor
      * clamps on that side (the rig's default for source: distance). */
-    if (isnan(p->lower) || isnan(p->upper) || !(p->upper > p->lower)) {
-        sensim_error(SENSIM_EINVAL, "encoder: range must have upper > lower, got [%g, %g]", p->lower, p->upper);
-        return NULL;
-    }
-    if (!finite_nonneg(p->resolution) || !finite_nonneg(p->noise_sigma) || !isfinite(p->scale)) {
-        sensim_error(SENSIM_EINVAL, "encoder: resolution and noise sigma must be finite and >= 0, scale finite "
-                                    "(got %g, %g, %g)", p->resolution, p->noise_sigma, p->scale);
-        return NULL;
-    }
+    if (isnan(p->lower) || isnan(p->upper) || !(p->upper > p->lower))
+        return sensim_error(SENSIM_EINVAL, "encoder: range must have upper > lower, got [%g, %g]", p->lower, p->upper);
+    if (!finite_nonneg(p->resolution) || !finite_nonneg(p->noise_sigma) || !isfinite(p->scale))
+        return sensim_error(SENSIM_EINVAL,
+                            "encoder: resolution and noise sigma must be finite and >= 0, scale finite "
+                            "(got %g, %g, %g)",
+                            p->resolution, p->noise_sigma, p->scale);
     if (p->counter_bits < 0 || p->counter_bits > 62 ||
-        (p->counter_bits && !(p->resolution > 0.0 && p->mode == SENSIM_ENCODER_INCREMENTAL))) {
-        sensim_error(SENSIM_EINVAL, "encoder: counter_bits must be 0 or 1..62 with a resolution > 0 on an "
-                                    "incremental encoder (got %d bits, resolution %g)",
-                     p->counter_bits, p->resolution);
-        return NULL;
-    }
-    sensim_encoder *e = sensim_new_(sizeof *e, "encoder");
-    if (!e)
-        return NULL;
-    e->p = *p;
-    e->seed = seed;
-    e->sensor_id = sensor_id;
-    return e;
+        (p->counter_bits && !(p->resolution > 0.0 && p->mode == SENSIM_ENCODER_INCREMENTAL)))
+        return sensim_error(SENSIM_EINVAL,
+                            "encoder: counter_bits must be 0 or 1..62 with a resolution > 0 on an "
+                            "incremental encoder (got %d bits, resolution %g)",
+                            p->counter_bits, p->resolution);
+    return SENSIM_OK;
 }
 
-void sensim_encoder_destroy(sensim_encoder *e) { free(e); }
-const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e) { return &e->p; }
+MODEL(sensim_encoder, "encoder", encoder_check)
 
-void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st)
-{
-    memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(e->seed, e->sensor_id, STREAM_NOISE);
-}
-
-void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t,
-                          const double *u, double *position, double *speed)
+void sensim_encoder_apply(const sensim_encoder *e, sensim_encoder_state *st, size_t n, const double *t, const double *u,
+                          double *position, double *speed)
 {
     const sensim_encoder_params *p = &e->p;
     const double range = p->upper - p->lower;
@@ -161,43 +163,21 @@ sensim_odometer_params sensim_odometer_default_params(void)
     return p;
 }
 
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id)
+static sensim_status odometer_check(const sensim_odometer_params *p)
 {
-    if (!p) {
-        sensim_error(SENSIM_EINVAL, "odometer: no parameters");
-        return NULL;
-    }
-    if (!(isfinite(p->wheel_radius) && p->wheel_radius > 0.0)) {
-        sensim_error(SENSIM_EINVAL, "odometer: wheel_radius must be finite and > 0, got %g", p->wheel_radius);
-        return NULL;
-    }
-    if (!finite_nonneg(p->pulses_per_rev) || !finite_nonneg(p->noise_sigma)) {
-        sensim_error(SENSIM_EINVAL, "odometer: pulses_per_rev and noise sigma must be finite and >= 0, got %g, %g",
-                     p->pulses_per_rev, p->noise_sigma);
-        return NULL;
-    }
-    if (!(isfinite(p->scale_error) && p->scale_error > -1.0) || !(isfinite(p->slip) && p->slip > -1.0)) {
-        sensim_error(SENSIM_EINVAL, "odometer: scale_error and slip must be finite and > -1, got %g, %g",
-                     p->scale_error, p->slip);
-        return NULL;
-    }
-    sensim_odometer *o = sensim_new_(sizeof *o, "odometer");
-    if (!o)
-        return NULL;
-    o->p = *p;
-    o->seed = seed;
-    o->sensor_id = sensor_id;
-    return o;
+    if (!(isfinite(p->wheel_radius) && p->wheel_radius > 0.0))
+        return sensim_error(SENSIM_EINVAL, "odometer: wheel_radius must be finite and > 0, got %g", p->wheel_radius);
+    if (!finite_nonneg(p->pulses_per_rev) || !finite_nonneg(p->noise_sigma))
+        return sensim_error(SENSIM_EINVAL,
+                            "odometer: pulses_per_rev and noise sigma must be finite and >= 0, got %g, %g",
+                            p->pulses_per_rev, p->noise_sigma);
+    if (!(isfinite(p->scale_error) && p->scale_error > -1.0) || !(isfinite(p->slip) && p->slip > -1.0))
+        return sensim_error(SENSIM_EINVAL, "odometer: scale_error and slip must be finite and > -1, got %g, %g",
+                            p->scale_error, p->slip);
+    return SENSIM_OK;
 }
 
-void sensim_odometer_destroy(sensim_odometer *o) { free(o); }
-const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o) { return &o->p; }
-
-void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st)
-{
-    memset(st, 0, sizeof *st);
-    st->rng = sensim_rng_make(o->seed, o->sensor_id, STREAM_NOISE);
-}
+MODEL(sensim_odometer, "odometer", odometer_check)
 
 static double odo_reading(const sensim_odometer *o, sensim_odometer_state *st, double angle)
 {

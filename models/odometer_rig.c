@@ -129,6 +129,7 @@ void sensim_encoder_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const 
 }
 
 typedef enum { SRC_WHEEL, SRC_HEADING, SRC_DISTANCE } enc_source;
+static const char *const enc_sources[] = {"wheel", "heading", "distance"}; /* by enc_source */
 
 typedef struct odo_rig {
     int is_encoder;
@@ -146,70 +147,45 @@ static const char *const encoder_keys[] = {"source", "wheel_radius", "mode", "ra
 static sensim_status rig_create(sensim_sensor *s, int is_encoder)
 {
     odo_rig *m = calloc(1, sizeof *m);
-    if (!m)
+    if (!(s->model = m))
         return sensim_error(SENSIM_ENOMEM, "sensor '%s': out of memory", s->name);
     m->is_encoder = is_encoder;
     sensim_status st;
-    if (!(s->rate_hz > 0.0)) {
-        st = sensim_ynode_error(s->node, SENSIM_EINVAL, "%s sensor '%s': key 'rate_hz' must be > 0",
-                                is_encoder ? "encoder" : "odometer", s->name);
-        goto fail;
-    }
-    if (is_encoder) {
-        m->ep = sensim_encoder_default_params();
-        if ((st = sensim_encoder_params_from_yaml(s->node, &m->ep)))
-            goto fail;
-        const char *src = "wheel";
-        if ((st = sensim_ynode_get_string(s->node, "source", 0, &src)))
-            goto fail;
-        if (!strcmp(src, "wheel"))
-            m->source = SRC_WHEEL;
-        else if (!strcmp(src, "heading"))
-            m->source = SRC_HEADING;
-        else if (!strcmp(src, "distance"))
-            m->source = SRC_DISTANCE;
-        else {
-            st = sensim_ynode_error(sensim_ynode_get(s->node, "source"), SENSIM_EINVAL,
-                                    "key 'source': unknown encoder source '%s' (expected one of: wheel, heading, "
-                                    "distance)",
-                                    src);
-            goto fail;
-        }
-        m->wheel_radius = 0.1;
-        if ((st = sensim_ynode_get_quantity(s->node, "wheel_radius", SENSIM_DIM_LENGTH, 0, &m->wheel_radius)))
-            goto fail;
-        if (!(m->wheel_radius > 0.0)) {
-            st = sensim_ynode_error(sensim_ynode_get(s->node, "wheel_radius"), SENSIM_EINVAL,
-                                    "key 'wheel_radius': must be > 0 (got %g)", m->wheel_radius);
-            goto fail;
-        }
-        sensim_encoder *e = sensim_encoder_create(&m->ep, 0, s->id);
-        if (!e) {
-            st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
-            goto fail;
-        }
-        sensim_encoder_destroy(e);
-    } else {
+    if (!(s->rate_hz > 0.0))
+        return sensim_ynode_error(s->node, SENSIM_EINVAL, "%s sensor '%s': key 'rate_hz' must be > 0",
+                                  is_encoder ? "encoder" : "odometer", s->name);
+    if (!is_encoder) {
         m->op = sensim_odometer_default_params();
         if ((st = sensim_odometer_params_from_yaml(s->node, &m->op)))
-            goto fail;
+            return st;
         sensim_odometer *od = sensim_odometer_create(&m->op, 0, s->id);
-        if (!od) {
-            st = sensim_ynode_error(s->node, sensim_last_status(), "sensor '%s': %s", s->name, sensim_last_error());
-            goto fail;
-        }
+        if (!od)
+            return my_refused(s);
         sensim_odometer_destroy(od);
+        return SENSIM_OK;
     }
-    s->model = m;
+    m->ep = sensim_encoder_default_params();
+    if ((st = sensim_encoder_params_from_yaml(s->node, &m->ep)))
+        return st;
+    int src = SRC_WHEEL;
+    if ((st = my_get_name(s->node, "source", 0, "encoder source", "one of: ", enc_sources, 3, &src)))
+        return st;
+    m->source = (enc_source)src;
+    m->wheel_radius = 0.1;
+    if ((st = sensim_ynode_get_quantity(s->node, "wheel_radius", SENSIM_DIM_LENGTH, 0, &m->wheel_radius)))
+        return st;
+    if (!(m->wheel_radius > 0.0))
+        return sensim_ynode_error(sensim_ynode_get(s->node, "wheel_radius"), SENSIM_EINVAL,
+                                  "key 'wheel_radius': must be > 0 (got %g)", m->wheel_radius);
+    sensim_encoder *e = sensim_encoder_create(&m->ep, 0, s->id);
+    if (!e)
+        return my_refused(s);
+    sensim_encoder_destroy(e);
     return SENSIM_OK;
-fail:
-    free(m);
-    return st;
 }
 
 static sensim_status odometer_rig_create(sensim_sensor *s) { return rig_create(s, 0); }
 static sensim_status encoder_rig_create(sensim_sensor *s) { return rig_create(s, 1); }
-static void rig_destroy(void *model) { free(model); }
 
 /* Yaw of a body-to-world quaternion (ZYX Euler), rad. */
 static double yaw_of(const double q[4])
@@ -354,9 +330,9 @@ done:
 }
 
 const sensim_sensor_type sensim_odometer_type = {
-    "odometer", odometer_keys, odometer_rig_create, rig_destroy, rig_simulate, NULL, 8.0 * 4,
+    "odometer", odometer_keys, odometer_rig_create, free, rig_simulate, NULL, 8.0 * 4,
 };
 
 const sensim_sensor_type sensim_encoder_type = {
-    "encoder", encoder_keys, encoder_rig_create, rig_destroy, rig_simulate, NULL, 8.0 * 5,
+    "encoder", encoder_keys, encoder_rig_create, free, rig_simulate, NULL, 8.0 * 5,
 };

@@ -322,8 +322,7 @@ void sensim_sensor_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const c
     const sensim_quat q = s->mount_orientation;
     const int has_p = p.x != 0 || p.y != 0 || p.z != 0, has_q = q.w != 1 || q.x != 0 || q.y != 0 || q.z != 0;
     if (has_p || has_q) {
-        sensim_ywriter_key(w, "mount");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "mount");
         if (has_p) {
             sensim_ywriter_key(w, "position");
             sensim_ywriter_numbers(w, (const double[]){p.x, p.y, p.z}, 3);
@@ -336,8 +335,7 @@ void sensim_sensor_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const c
     }
     const sensim_timing none = {0};
     if (my_fields_set(timing_fields, &s->timing, &none)) {
-        sensim_ywriter_key(w, "timing");
-        sensim_ywriter_map_begin(w, 0);
+        my_block_begin(w, "timing");
         my_put_fields(w, timing_fields, &s->timing, &none);
         sensim_ywriter_map_end(w);
     }

@@ -141,13 +141,36 @@ def _declarator_name(d):
     return m.group(1) if m else re.search(r"(\w+)\s*(\[[^\]]*\]\s*)*$", d).group(1)
 
 
-def _header_statements(text):
-    """(the #define names, the top-level declarations) of a header: comments,
-    preprocessor lines, attributes and inline functions' bodies left out."""
+def _uncomment(text):
+    """text without comments, its continued lines joined."""
     text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    text = re.sub(r"//[^\n]*", " ", text).replace("\\\n", " ")
+    return re.sub(r"//[^\n]*", " ", text).replace("\\\n", " ")
+
+
+def _declaring_macros(texts):
+    """{name: (parameter, body)} of the one-parameter macros that declare
+    (SENSIM_MODEL_DECLARE of sensim/model.h) in the uncommented texts."""
+    found = re.findall(r"^\s*#\s*define\s+(\w+_DECLARE)\(\s*(\w+)\s*\)(.*)$", "\n".join(texts), flags=re.M)
+    return {name: (param, body) for name, param, body in found}
+
+
+def _expand(text, macros):
+    """text with each use NAME(arg) of macros replaced by the body, the
+    parameter replaced by arg and ## pasted."""
+    for name, (param, body) in macros.items():
+        def use(m, param=param, body=body):
+            return re.sub(r"\s*##\s*", "", re.sub(r"\b%s\b" % param, m.group(1), body))
+        text = re.sub(r"\b%s\s*\(\s*(\w+)\s*\)" % name, use, text)
+    return text
+
+
+def _header_statements(text, macros):
+    """(the #define names, the top-level declarations) of an uncommented
+    header: preprocessor lines, attributes and inline functions' bodies left
+    out, the declaring macros expanded."""
     defines = re.findall(r"^\s*#\s*define\s+(\w+)(?!\()", text, flags=re.M)
     text = "\n".join(line for line in text.split("\n") if not line.lstrip().startswith("#"))
+    text = _expand(text, macros)
     text = re.sub(r'extern\s+"C"\s*\{', " ", _strip_attributes(text))
     stmts, cur, depth = [], "", 0
     for ch in text:
@@ -199,15 +222,19 @@ def _header_cdef(include_dir):
     """The cdef of WANT, read from include_dir/sensim/*.h."""
     found, macros = {}, set()
     hdir = os.path.join(include_dir, "sensim")
+    texts = []
     for name in sorted(os.listdir(hdir)):
         if name.endswith(".h"):
             with open(os.path.join(hdir, name), encoding="utf-8") as f:
-                defines, stmts = _header_statements(f.read())
-            macros.update(defines)
-            for st in stmts:
-                key = _declared_name(st)
-                if key and ("{" in st or key not in found):  # a definition wins over a forward declaration
-                    found[key] = st
+                texts.append(_uncomment(f.read()))
+    declaring = _declaring_macros(texts)
+    for text in texts:
+        defines, stmts = _header_statements(text, declaring)
+        macros.update(defines)
+        for st in stmts:
+            key = _declared_name(st)
+            if key and ("{" in st or key not in found):  # a definition wins over a forward declaration
+                found[key] = st
     out = []
     for name, fields in re.findall(r"(\w+)(\{[\w ]*\})?", WANT):
         if name in macros and name not in found:

@@ -31,11 +31,31 @@ DECL = re.compile(r'(?:^|[;}\n])\s*((?:static\s+inline\s+)?[A-Za-z_][\w\s\*]*?[\
 
 def strip(text):
     text = re.sub(r'/\*.*?\*/', ' ', text, flags=re.S)
-    text = re.sub(r'//[^\n]*', ' ', text)
+    text = re.sub(r'//[^\n]*', ' ', text).replace('\\\n', ' ')
     out = []
     for line in text.split('\n'):
         out.append('' if line.lstrip().startswith('#') else line)
     return '\n'.join(out)
+
+
+def declaring_macros():
+    """{NAME: (P, body)} of the public headers' #define NAME_DECLARE(P) body
+    (SENSIM_MODEL_DECLARE of sensim/model.h)."""
+    out = {}
+    for h in sorted(os.listdir(INCLUDE)):
+        text = re.sub(r'/\*.*?\*/', ' ', open(os.path.join(INCLUDE, h)).read(), flags=re.S).replace('\\\n', ' ')
+        for m in re.finditer(r'^\s*#\s*define\s+(\w+_DECLARE)\((\w+)\)(.*)', text, re.M):
+            out[m.group(1)] = (m.group(2), m.group(3))
+    return out
+
+
+def declare(text, macros):
+    """text with each NAME(arg) of macros written out, a declaration a line:
+    P replaced by arg, ## pasted."""
+    for name, (p, body) in macros.items():
+        text = re.sub(r'\b%s\s*\(\s*(\w+)\s*\)' % name, lambda m, p=p, body=body: re.sub(
+            r'\b%s\b(\s*##\s*)?' % p, m.group(1), body.replace(';', ';\n')), text)
+    return text
 
 
 def split_args(s):
@@ -61,13 +81,13 @@ INTERNAL = ['lib', 'io', 'models', 'calib', 'metrics', 'render']
 def functions(internal=False, only=None):
     """[(header, [(return type, name, [args])])] in header order: the public
     headers, or the internal ones (only the names in `only`)."""
-    out = []
+    out, macros = [], declaring_macros()
     paths = ([os.path.join(ROOT, d, h) for d in INTERNAL if os.path.isdir(os.path.join(ROOT, d))
               for h in sorted(os.listdir(os.path.join(ROOT, d))) if h.endswith('.h')] if internal else
              [os.path.join(INCLUDE, h) for h in sorted(os.listdir(INCLUDE)) if h.endswith('.h')])
     for path in paths:
         h = os.path.relpath(path, ROOT) if internal else os.path.basename(path)
-        text = strip(open(path).read())
+        text = declare(strip(open(path).read()), macros)
         text = re.sub(r'\b(SENSIM_\w+|__attribute__)\s*\(\(.*?\)\)', ' ', text, flags=re.S)
         seen, fns = set(), []
         # Bodies of inline functions: skip to the end of each one.

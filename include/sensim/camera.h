@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sensim/model.h"
 #include "sensim/status.h"
 #include "sensim/yaml.h"
 
@@ -89,21 +90,17 @@ typedef struct sensim_camera_params {
     double poisson_exact_below;
 } sensim_camera_params;
 
-/* Defaults: model NONE; intensity 0/0; EMVA: photons_full_scale 20000,
- * QE 0.6, exposure 10 ms, dark current 50 e-/s, read noise 5 e-, K 0.5
- * DN/e- (16-bit scale), black level 0, full well 12000 e-, 16 bits, no fixed
- * patterns, poisson_exact_below 1000. */
-sensim_camera_params sensim_camera_default_params(void);
-
 typedef struct sensim_camera sensim_camera;
 
-/* Validates (messages name the parameter) and precomputes fixed patterns
- * from (seed, sensor). NULL on error. */
-sensim_camera *sensim_camera_create(const sensim_camera_params *p, uint64_t seed, uint32_t sensor);
-void sensim_camera_destroy(sensim_camera *cam);
-const sensim_camera_params *sensim_camera_params_of(const sensim_camera *cam);
-/* Describes the model (its noise chain and parameters) on f. */
-void sensim_camera_print(const sensim_camera *cam, FILE *f);
+/* sensim_camera_default_params: model NONE; intensity 0/0; EMVA:
+ * photons_full_scale 20000, QE 0.6, exposure 10 ms, dark current 50 e-/s,
+ * read noise 5 e-, K 0.5 DN/e- (16-bit scale), black level 0, full well
+ * 12000 e-, 16 bits, no fixed patterns, poisson_exact_below 1000.
+ * sensim_camera_create validates (messages name the parameter) and
+ * precomputes fixed patterns from (seed, sensor_id). NULL on error.
+ * sensim_camera_print describes the model (its noise chain and parameters)
+ * on f. sensim_camera_destroy, sensim_camera_params_of: sensim/model.h. */
+SENSIM_MODEL_DECLARE(sensim_camera);
 
 /* Applies noise to frame number `frame` (the noise index): in and out hold
  * H*W*C pixels of `type` (in == out allowed). Never allocates. Returns

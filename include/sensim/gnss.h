@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sensim/model.h"
 #include "sensim/rng.h"
 #include "sensim/status.h"
 #include "sensim/yaml.h"
@@ -169,20 +170,17 @@ typedef struct sensim_gnss_out {
     int8_t *fix;        /* [n] SENSIM_GNSS_FIX_* */
 } sensim_gnss_out;
 
-/* Defaults: every effect off, origin (0, 0, 0), no delay; when an effect is
- * switched on, its other fields hold the published defaults (Chrono's RW
- * v_max 0.03, a_max 0.005, D = 1 m, model rate 100 Hz; AirSim's HDOP 100 ->
- * 0.1, tau 0.9 s, fix thresholds 3 and 4; nmea epe 4.0; scale 0.02). */
-sensim_gnss_params sensim_gnss_default_params(void);
-
-/* Validates and copies the parameters; every draw comes from the streams of
- * (seed, sensor_id). NULL on error ("gnss: rw_sigma must be >= 0, got -1"). */
-sensim_gnss *sensim_gnss_create(const sensim_gnss_params *p, uint64_t seed, uint32_t sensor_id);
-void sensim_gnss_destroy(sensim_gnss *g);
-/* The parameters the model was created with (borrowed). */
-const sensim_gnss_params *sensim_gnss_params_of(const sensim_gnss *g);
-/* Describes the model (its effects and their parameters) on f. */
-void sensim_gnss_print(const sensim_gnss *g, FILE *f);
+/* sensim_gnss_default_params: every effect off, origin (0, 0, 0), no delay;
+ * when an effect is switched on, its other fields hold the published
+ * defaults (Chrono's RW v_max 0.03, a_max 0.005, D = 1 m, model rate 100 Hz;
+ * AirSim's HDOP 100 -> 0.1, tau 0.9 s, fix thresholds 3 and 4; nmea epe
+ * 4.0; scale 0.02).
+ * sensim_gnss_create validates and copies the parameters; every draw comes
+ * from the streams of (seed, sensor_id). NULL on error ("gnss: rw_sigma
+ * must be >= 0, got -1"). sensim_gnss_params_of: the parameters the model
+ * was created with (borrowed). sensim_gnss_print describes the model (its
+ * effects and their parameters) on f. sensim_gnss_destroy: sensim/model.h. */
+SENSIM_MODEL_DECLARE(sensim_gnss);
 
 /* Starts a run: processes at their initial values, power-on at t_on. */
 void sensim_gnss_reset(const sensim_gnss *g, sensim_gnss_state *st, double t_on);

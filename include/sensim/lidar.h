@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sensim/model.h"
 #include "sensim/status.h"
 #include "sensim/yaml.h"
 
@@ -53,18 +54,13 @@ typedef struct sensim_lidar_params {
     double min_range, max_range; /* m; noisy ranges outside are dropped (0, INFINITY default) */
 } sensim_lidar_params;
 
-/* All zero (no noise, no dropouts), min_intensity -INFINITY, max_range
- * INFINITY. */
-sensim_lidar_params sensim_lidar_default_params(void);
-
 typedef struct sensim_lidar sensim_lidar;
 
-/* NULL with a message naming the bad parameter. */
-sensim_lidar *sensim_lidar_create(const sensim_lidar_params *p, uint64_t seed, uint32_t sensor);
-void sensim_lidar_destroy(sensim_lidar *l);
-const sensim_lidar_params *sensim_lidar_params_of(const sensim_lidar *l);
-/* Describes the model on f. */
-void sensim_lidar_print(const sensim_lidar *l, FILE *f);
+/* sensim_lidar_default_params: all zero (no noise, no dropouts),
+ * min_intensity -INFINITY, max_range INFINITY. sensim_lidar_create: NULL
+ * with a message naming the bad parameter. sensim_lidar_destroy,
+ * sensim_lidar_params_of, sensim_lidar_print: sensim/model.h. */
+SENSIM_MODEL_DECLARE(sensim_lidar);
 
 /* One block of points: n points with global indices first .. first+n-1.
  * Inputs: points[n*4] (x, y, z, intensity); range/azimuth/elevation may be

@@ -34,6 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "sensim/model.h"
 #include "sensim/rng.h"
 #include "sensim/status.h"
 #include "sensim/yaml.h"
@@ -77,15 +78,12 @@ typedef struct sensim_encoder_state {
     double speed_limit;  /* that limit per sample (rad or m) */
 } sensim_encoder_state;
 
-/* Incremental over [0, 2 pi), no binning, no noise, scale 1. */
-sensim_encoder_params sensim_encoder_default_params(void);
-/* Validates and copies the parameters; the noise comes from the stream of
- * (seed, sensor_id). NULL with a message naming the parameter. */
-sensim_encoder *sensim_encoder_create(const sensim_encoder_params *p, uint64_t seed, uint32_t sensor_id);
-void sensim_encoder_destroy(sensim_encoder *e);
-const sensim_encoder_params *sensim_encoder_params_of(const sensim_encoder *e);
-/* Describes the model on f. */
-void sensim_encoder_print(const sensim_encoder *e, FILE *f);
+/* sensim_encoder_default_params: incremental over [0, 2 pi), no binning, no
+ * noise, scale 1. sensim_encoder_create validates and copies the
+ * parameters; the noise comes from the stream of (seed, sensor_id). NULL
+ * with a message naming the parameter. sensim_encoder_destroy,
+ * sensim_encoder_params_of, sensim_encoder_print: sensim/model.h. */
+SENSIM_MODEL_DECLARE(sensim_encoder);
 /* Starts a run: no reading yet, sample index 0. */
 void sensim_encoder_reset(const sensim_encoder *e, sensim_encoder_state *st);
 /* n samples at times t (s, increasing) of the true position u: writes the
@@ -113,15 +111,12 @@ typedef struct sensim_odometer_state {
     double angle;          /* integrated true wheel angle, rad */
 } sensim_odometer_state;
 
-/* Radius 0.1 m, no binning, no errors. */
-sensim_odometer_params sensim_odometer_default_params(void);
-/* Validates and copies the parameters; the noise comes from the stream of
- * (seed, sensor_id). NULL with a message naming the parameter. */
-sensim_odometer *sensim_odometer_create(const sensim_odometer_params *p, uint64_t seed, uint32_t sensor_id);
-void sensim_odometer_destroy(sensim_odometer *o);
-const sensim_odometer_params *sensim_odometer_params_of(const sensim_odometer *o);
-/* Describes the model on f. */
-void sensim_odometer_print(const sensim_odometer *o, FILE *f);
+/* sensim_odometer_default_params: radius 0.1 m, no binning, no errors.
+ * sensim_odometer_create validates and copies the parameters; the noise
+ * comes from the stream of (seed, sensor_id). NULL with a message naming
+ * the parameter. sensim_odometer_destroy, sensim_odometer_params_of,
+ * sensim_odometer_print: sensim/model.h. */
+SENSIM_MODEL_DECLARE(sensim_odometer);
 /* Starts a run: wheel angle 0, sample index 0. */
 void sensim_odometer_reset(const sensim_odometer *o, sensim_odometer_state *st);
 /* From the wheel angle (rad, unwrapped) per sample. */

@@ -95,7 +95,8 @@ struct sensim_sensor_type {
      * the common keys (name, type, rate_hz, mount, timing) are always allowed. */
     const char *const *keys;
     /* Parses the type-specific keys of s->node and sets s->model. Errors name
-     * file, line and key. */
+     * file, line and key. A model once set is the sensor's even when create
+     * then fails: the loader's cleanup (sensim_rig_free) destroys it. */
     sensim_status (*create)(sensim_sensor *s);
     void (*destroy)(void *model);
     /* Simulates the sensor from the ground truth of `in`, writing

@@ -21,6 +21,7 @@
 #include "sensim/linalg.h"
 #include "sensim/log.h"
 #include "sensim/metrics.h"
+#include "sensim/model.h"
 #include "sensim/odometer.h"
 #include "sensim/plot.h"
 #include "sensim/png.h"
