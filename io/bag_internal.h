@@ -59,6 +59,65 @@ static inline size_t bag_find(const void *key, const void *base, size_t n, size_
     return lo < n && cmp((const char *)base + lo * size, key) == 0 ? lo : (size_t)-1;
 }
 
+/* Where a chunk cursor of the ROS 1 or MCAP reader stands, in the order
+ * messages are delivered when chunks overlap in time: the receive time of
+ * its current message, then the byte position of its chunk in the file,
+ * then the message's offset in the chunk. */
+typedef struct bag_key {
+    uint64_t t, chunk, off;
+} bag_key;
+
+/* The key of cursor c of reader r (the backend's impl). */
+typedef bag_key (*bag_key_fn)(const void *r, size_t c);
+
+static inline int bag_key_less(bag_key a, bag_key b)
+{
+    if (a.t != b.t)
+        return a.t < b.t;
+    if (a.chunk != b.chunk)
+        return a.chunk < b.chunk;
+    return a.off < b.off;
+}
+
+/* The readers merge their open chunks through a binary min-heap of cursor
+ * numbers h[0..n) ordered by key(r, .). bag_heap_down restores it after
+ * h[i] moved later (its cursor advanced, or the last one took its place);
+ * bag_heap_push adds cursor c (h has room for it) and counts it in *n. */
+static inline void bag_heap_swap(size_t *h, size_t i, size_t j)
+{
+    size_t t = h[i];
+    h[i] = h[j];
+    h[j] = t;
+}
+
+static inline void bag_heap_down(size_t *h, size_t n, size_t i, bag_key_fn key, const void *r)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, b = i;
+        if (l < n && bag_key_less(key(r, h[l]), key(r, h[b])))
+            b = l;
+        if (l + 1 < n && bag_key_less(key(r, h[l + 1]), key(r, h[b])))
+            b = l + 1;
+        if (b == i)
+            return;
+        bag_heap_swap(h, i, b);
+        i = b;
+    }
+}
+
+static inline void bag_heap_push(size_t *h, size_t *n, size_t c, bag_key_fn key, const void *r)
+{
+    size_t i = (*n)++;
+    h[i] = c;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!bag_key_less(key(r, h[i]), key(r, h[p])))
+            return;
+        bag_heap_swap(h, i, p);
+        i = p;
+    }
+}
+
 /* ---- reading ---- */
 
 typedef struct sensim_bag_ops {

@@ -586,46 +586,11 @@ static sensim_status slot_entries(sensim_bag *bag, mslot *s, uint8_t **tmp, size
     return SENSIM_OK;
 }
 
-static int slot_less(const mcap_impl *m, size_t a, size_t b)
+static bag_key slot_key(const void *impl, size_t si)
 {
-    const mslot *x = &m->slots[a], *y = &m->slots[b];
-    const mentry *ex = &x->e[x->pos], *ey = &y->e[y->pos];
-    if (ex->t != ey->t)
-        return ex->t < ey->t;
-    uint64_t ox = m->chunks[x->chunk].off, oy = m->chunks[y->chunk].off;
-    if (ox != oy)
-        return ox < oy;
-    return ex->off < ey->off;
-}
-
-static void heap_down(mcap_impl *m, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, b = i;
-        if (l < m->nheap && slot_less(m, m->heap[l], m->heap[b]))
-            b = l;
-        if (r < m->nheap && slot_less(m, m->heap[r], m->heap[b]))
-            b = r;
-        if (b == i)
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[b];
-        m->heap[b] = t;
-        i = b;
-    }
-}
-
-static void heap_up(mcap_impl *m, size_t i)
-{
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!slot_less(m, m->heap[i], m->heap[p]))
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[p];
-        m->heap[p] = t;
-        i = p;
-    }
+    const mcap_impl *m = impl;
+    const mslot *s = &m->slots[si];
+    return (bag_key){s->e[s->pos].t, m->chunks[s->chunk].off, s->e[s->pos].off};
 }
 
 /* Does the chunk hold any selected channel? (from its index offsets we only
@@ -664,8 +629,7 @@ static sensim_status activate(sensim_bag *bag, size_t ci)
         s->used = 0;
         return SENSIM_OK;
     }
-    m->heap[m->nheap++] = si;
-    heap_up(m, m->nheap - 1);
+    bag_heap_push(m->heap, &m->nheap, si, slot_key, m);
     return SENSIM_OK;
 }
 
@@ -693,7 +657,7 @@ static int next_indexed(sensim_bag *bag, sensim_bag_msg *msg)
             m->heap[0] = m->heap[--m->nheap];
         }
         if (m->nheap)
-            heap_down(m, 0);
+            bag_heap_down(m->heap, m->nheap, 0, slot_key, m);
         uint64_t index = m->counter++;
         size_t ti = (size_t)m->chan_topic[e.channel];
         if (!bag->selected[ti])

@@ -389,48 +389,11 @@ static sensim_status r1_load_data(sensim_bag *bag, r1_reader *r, r1_cursor *c)
     return SENSIM_OK;
 }
 
-static int r1_less(const r1_reader *r, size_t a, size_t b)
+static bag_key r1_key(const void *impl, size_t c)
 {
-    const r1_cursor *x = &r->cur[a], *y = &r->cur[b];
-    const r1_entry *ex = &x->e[x->i], *ey = &y->e[y->i];
-    if (ex->t != ey->t)
-        return ex->t < ey->t;
-    if (x->chunk != y->chunk)
-        return r->chunks[x->chunk].pos < r->chunks[y->chunk].pos;
-    return ex->offset < ey->offset;
-}
-
-static void r1_sift_down(r1_reader *r, size_t i)
-{
-    size_t n = r->nheap, *h = r->heap;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && r1_less(r, h[l], h[m]))
-            m = l;
-        if (l + 1 < n && r1_less(r, h[l + 1], h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        size_t t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-static void r1_push(r1_reader *r, size_t c)
-{
-    size_t i = r->nheap++, *h = r->heap;
-    h[i] = c;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!r1_less(r, h[i], h[p]))
-            break;
-        size_t t = h[i];
-        h[i] = h[p];
-        h[p] = t;
-        i = p;
-    }
+    const r1_reader *r = impl;
+    const r1_cursor *cu = &r->cur[c];
+    return (bag_key){(uint64_t)cu->e[cu->i].t, r->chunks[cu->chunk].pos, cu->e[cu->i].offset};
 }
 
 static void r1_drop_data(r1_reader *r, r1_cursor *cu)
@@ -466,7 +429,7 @@ static sensim_status r1_open_chunk(sensim_bag *bag, r1_reader *r, size_t ci)
     if (st || cu->n == 0)
         r->freecur[r->nfree++] = c;
     else
-        r1_push(r, c);
+        bag_heap_push(r->heap, &r->nheap, c, r1_key, r);
     return st;
 }
 
@@ -614,7 +577,7 @@ static int r1_next(sensim_bag *bag, sensim_bag_msg *msg)
             r1_release(r, c);
         }
         if (r->nheap)
-            r1_sift_down(r, 0);
+            bag_heap_down(r->heap, r->nheap, 0, r1_key, r);
         if (want)
             return 1;
     }
