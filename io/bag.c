@@ -168,13 +168,12 @@ void sensim_bag_close(sensim_bag *bag)
 {
     if (!bag)
         return;
-    if (bag->ops && bag->ops->close)
-        bag->ops->close(bag);
+    bag->ops->close(bag);
     for (size_t i = 0; i < bag->ntopics; i++) {
         sensim_bag_topic *t = &bag->topics[i];
         SENSIM_FREE_ALL((char *)t->name, (char *)t->type, (char *)t->md5sum, (char *)t->definition);
     }
-    SENSIM_FREE_ALL(bag->topics, bag->selected, bag->path, bag);
+    SENSIM_FREE_ALL(bag->impl, bag->topics, bag->selected, bag->path, bag);
 }
 
 sensim_bag_format sensim_bag_get_format(const sensim_bag *bag) { return bag->format; }
@@ -371,8 +370,6 @@ void sensim_bag_writer_close(sensim_bag_writer *w)
 {
     if (!w)
         return;
-    if (w->ops && w->ops->close)
-        w->ops->close(w);
-    free(w->path);
-    free(w);
+    w->ops->close(w);
+    SENSIM_FREE_ALL(w->impl, w->path, w);
 }

@@ -14,8 +14,9 @@
  *   rosbag2 directories (metadata.yaml + splits)   (reader; with db3/mcap)
  *
  * Ownership: everything hanging off a sensim_bag (path, topic strings,
- * selection) is owned by it and freed by sensim_bag_close(): the common
- * fields by bag.c, `impl` by ops->close. Same for the writer.
+ * selection) is owned by it and freed by sensim_bag_close(): what `impl`
+ * holds by ops->close, then `impl` itself and the common fields by bag.c.
+ * Same for the writer.
  * Thread safety: as sensim/bag.h (one thread per bag). */
 #ifndef SENSIM_IO_BAG_INTERNAL_H
 #define SENSIM_IO_BAG_INTERNAL_H
@@ -132,9 +133,10 @@ typedef struct sensim_bag_ops {
     /* Back to the first message; called by sensim_bag_select() after it
      * has updated bag->selected. */
     sensim_status (*rewind)(sensim_bag *bag);
-    /* Frees bag->impl and whatever else the backend allocated; not the
-     * common fields (bag.c frees those). Called once, also on a bag whose
-     * open failed half way, so it must accept a partly built impl. */
+    /* Frees what the backend allocated (what bag->impl holds); not impl
+     * itself nor the common fields (bag.c frees those). Called once, also
+     * on a bag whose open failed half way, so it must accept a partly
+     * built impl. */
     void (*close)(sensim_bag *bag);
 } sensim_bag_ops;
 
@@ -195,7 +197,8 @@ typedef struct sensim_bag_writer_ops {
     /* Writes the index/summary/metadata and renames the temporary over
      * the target (sensim/afile.h). Called at most once. */
     sensim_status (*commit)(sensim_bag_writer *w);
-    /* Frees w->impl; removes the temporary unless committed. */
+    /* Frees what w->impl holds (bag.c frees impl itself); removes the
+     * temporary unless committed. */
     void (*close)(sensim_bag_writer *w);
 } sensim_bag_writer_ops;
 

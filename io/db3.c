@@ -243,13 +243,9 @@ static int db3_next(sensim_bag *bag, sensim_bag_msg *msg)
 static void db3_close(sensim_bag *bag)
 {
     db3_impl *d = IMPL(bag);
-    if (!d)
-        return;
     sqlite3_finalize(d->it);
     sqlite3_close(d->db);
     free(d->ids);
-    free(d);
-    bag->impl = NULL;
 }
 
 static const sensim_bag_ops DB3_OPS = {db3_next, db3_rewind, db3_close};
@@ -415,8 +411,6 @@ static sensim_status db3w_commit(sensim_bag_writer *w)
 static void db3w_close(sensim_bag_writer *w)
 {
     db3w_impl *d = WIMPL(w);
-    if (!d)
-        return;
     sqlite3_finalize(d->ins_msg);
     sqlite3_finalize(d->ins_topic);
     sqlite3_close(d->db);
@@ -424,8 +418,6 @@ static void db3w_close(sensim_bag_writer *w)
     for (size_t i = 0; i < d->ntopics; i++)
         free(d->names[i]);
     free(d->names);
-    free(d);
-    w->impl = NULL;
 }
 
 static const sensim_bag_writer_ops DB3W_OPS = {db3w_add_topic, db3w_write, db3w_commit, db3w_close};

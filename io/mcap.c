@@ -983,8 +983,6 @@ static sensim_status mcap_rewind(sensim_bag *bag)
 static void mcap_close(sensim_bag *bag)
 {
     mcap_impl *m = IMPL(bag);
-    if (!m)
-        return;
     if (m->fd >= 0)
         close(m->fd);
     for (size_t i = 0; i < m->nschemas; i++)
@@ -996,8 +994,6 @@ static void mcap_close(sensim_bag *bag)
     ZSTD_freeDCtx(m->zd);
     if (m->lz)
         LZ4F_freeDecompressionContext(m->lz);
-    free(m);
-    bag->impl = NULL;
 }
 
 static const sensim_bag_ops MCAP_OPS = {mcap_next, mcap_rewind, mcap_close};
@@ -1548,8 +1544,6 @@ out:
 static void mcapw_close(sensim_bag_writer *w)
 {
     mcapw_impl *m = WIMPL(w);
-    if (!m)
-        return;
     sensim_afile_abort(m->af);
     for (size_t i = 0; i < m->ntopics; i++)
         SENSIM_FREE_ALL(m->topics[i].name, m->topics[i].type, m->topics[i].definition, m->topics[i].mi);
@@ -1560,8 +1554,6 @@ static void mcapw_close(sensim_bag_writer *w)
         free(m->ci[i].mi_off);
     }
     free(m->ci);
-    free(m);
-    w->impl = NULL;
 }
 
 static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_add_topic, mcapw_write, mcapw_commit, mcapw_close};

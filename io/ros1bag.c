@@ -596,8 +596,6 @@ static sensim_status r1_rewind(sensim_bag *bag)
 static void r1_close(sensim_bag *bag)
 {
     r1_reader *r = bag->impl;
-    if (!r)
-        return;
     if (r->fd >= 0)
         close(r->fd);
     for (size_t k = 0; k < r->ncur; k++) {
@@ -607,8 +605,6 @@ static void r1_close(sensim_bag *bag)
     SENSIM_FREE_ALL(r->cur, r->heap, r->freecur, r->conns, r->chunks, r->order, r->buf);
     if (r->lz4)
         LZ4F_freeDecompressionContext(r->lz4);
-    free(r);
-    bag->impl = NULL;
 }
 
 static const sensim_bag_ops r1_ops = {r1_next, r1_rewind, r1_close};
@@ -1406,15 +1402,12 @@ static sensim_status w1_commit(sensim_bag_writer *bw)
 static void w1_close(sensim_bag_writer *bw)
 {
     w1_writer *w = bw->impl;
-    if (!w)
-        return;
     sensim_afile_abort(w->af);
     for (size_t k = 0; k < w->nconns; k++) {
         w1_conn *c = &w->conns[k];
         SENSIM_FREE_ALL(c->topic, c->type, c->md5, c->def, c->e);
     }
-    SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr, w);
-    bw->impl = NULL;
+    SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr);
 }
 
 static const sensim_bag_writer_ops w1_ops = {w1_add_topic, w1_write, w1_commit, w1_close};

@@ -125,14 +125,11 @@ static int dir_next(sensim_bag *bag, sensim_bag_msg *msg)
 static void dir_close(sensim_bag *bag)
 {
     dir_impl *d = IMPL(bag);
-    if (!d)
-        return;
     for (size_t s = 0; s < d->nsplits; s++) {
         sensim_bag_close(d->splits[s]);
         free(d->map[s]);
     }
-    SENSIM_FREE_ALL(d->splits, d->map, d->base, d->skip, d);
-    bag->impl = NULL;
+    SENSIM_FREE_ALL(d->splits, d->map, d->base, d->skip);
 }
 
 static const sensim_bag_ops DIR_OPS = {dir_next, dir_rewind, dir_close};
