@@ -37,15 +37,18 @@ static void *new_parts(size_t size, size_t path_at, size_t impl_at, const char *
 #define NEW_PARTS(type, path, impl_size) \
     ((type *)new_parts(sizeof(type), offsetof(type, path), offsetof(type, impl), (path), (impl_size)))
 
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
-                            size_t impl_size)
+sensim_bag *sensim_bag_open_with_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                                  size_t impl_size)
 {
     sensim_bag *bag = NEW_PARTS(sensim_bag, path, impl_size);
     if (!bag)
         return NULL;
     bag->ops = ops;
     bag->format = format;
-    return bag;
+    if (ops->open(bag) == 0)
+        return bag;
+    sensim_bag_close(bag);
+    return NULL;
 }
 
 sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
@@ -246,9 +249,9 @@ int sensim_bag_next(sensim_bag *bag, sensim_bag_msg *msg)
 
 /* ---- writing ---- */
 
-sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
-                                          size_t impl_size)
+sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_format format,
+                                                  sensim_bag_compression compression,
+                                                  const sensim_bag_writer_ops *ops, size_t impl_size)
 {
     sensim_bag_writer *w = NEW_PARTS(sensim_bag_writer, path, impl_size);
     if (!w)
@@ -256,7 +259,10 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
     w->ops = ops;
     w->format = format;
     w->compression = compression;
-    return w;
+    if (ops->create(w) == 0)
+        return w;
+    sensim_bag_writer_close(w);
+    return NULL;
 }
 
 static sensim_bag_writer *open_writer_ros2(const char *path, sensim_bag_format format,

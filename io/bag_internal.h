@@ -2,10 +2,11 @@
  *
  * sensim_bag_open() (io/bag.c) tells the format from the content and calls
  * one backend's open function; every backend builds the same struct
- * sensim_bag: the common part below (path, format, topics, selection) plus a
- * vtable and a private `impl` pointer. bag.c implements every public
- * function of sensim/bag.h on top of the vtable, so a backend writes only
- * open, next, rewind and close (and the writer's four operations).
+ * sensim_bag (through sensim_bag_open_with_): the common part below (path,
+ * format, topics, selection) plus a vtable and a private `impl` pointer.
+ * bag.c implements every public function of sensim/bag.h on top of the
+ * vtable, so a backend writes only open, next, rewind and close (and the
+ * writer's five operations).
  *
  * Backends:
  *   io/ros1bag.c  ROS 1 bag format 2.0             (reader and writer)
@@ -122,6 +123,10 @@ static inline void bag_heap_push(size_t *h, size_t *n, size_t c, bag_key_fn key,
 /* ---- reading ---- */
 
 typedef struct sensim_bag_ops {
+    /* Reads the recording at bag->path far enough to add its topics (with
+     * counts and spans) and to deliver messages: 0, or -1 with the error
+     * set (bag.c then closes the bag). */
+    int (*open)(sensim_bag *bag);
     /* Next message among the selected topics (bag->selected), exactly as
      * sensim_bag_next(): 1 with *msg filled, 0 at the end, -1 with the error
      * set. The backend fills every field of *msg, including `index` (the
@@ -151,10 +156,11 @@ struct sensim_bag {
 };
 
 /* A new bag with no topics and bag->impl a zeroed block of impl_size bytes
- * for the backend (none when 0); NULL with the error set when out of
- * memory. The backend fills impl and adds its topics. */
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
-                            size_t impl_size);
+ * for the backend (none when 0), opened by ops->open, which fills impl and
+ * adds the topics; NULL with the error set when out of memory or when open
+ * fails (the bag closed). */
+sensim_bag *sensim_bag_open_with_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                                  size_t impl_size);
 /* Appends a topic: copies the strings (NULL is taken as ""), sets count 0
  * and t_first_ns = INT64_MAX, t_last_ns = INT64_MIN (the backend updates
  * bag->topics[*index] as it learns them), marks it selected. *index may be
@@ -165,9 +171,9 @@ sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const cha
 size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name);
 
 /* Backend open functions, called by sensim_bag_open() once the magic told
- * the format. Each returns NULL with the error (naming path) set. They build
- * the bag with sensim_bag_new_ and, on failure, release it with
- * sensim_bag_close() (which calls ops->close on the partial impl). */
+ * the format. Each returns NULL with the error (naming path) set. They
+ * open the bag with sensim_bag_open_with_, which releases it on failure
+ * with sensim_bag_close() (which calls ops->close on the partial impl). */
 sensim_bag *sensim_bag_open_ros1(const char *path);    /* io/ros1bag.c */
 sensim_bag *sensim_bag_open_db3(const char *path);     /* io/db3.c */
 sensim_bag *sensim_bag_open_mcap(const char *path);    /* io/mcap.c */
@@ -186,6 +192,10 @@ uint32_t sensim_crc32_(uint32_t crc, const void *data, size_t n);
 /* ---- writing ---- */
 
 typedef struct sensim_bag_writer_ops {
+    /* Opens the temporary beside w->path (sensim/afile.h) and writes what
+     * precedes the messages: 0, or -1 with the error set (bag.c then closes
+     * the writer). */
+    int (*create)(sensim_bag_writer *w);
     /* Declares a topic with everything resolved: `md5sum` and `definition`
      * are final (bag.c's sensim_bag_writer_add_topic fills them in for
      * known types; md5sum is "" for DB3/MCAP with a ros2 type). *topic is
@@ -213,10 +223,11 @@ struct sensim_bag_writer {
 };
 
 /* A new writer, w->impl a zeroed block of impl_size bytes as for
- * sensim_bag_new_; NULL with the error set. */
-sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
-                                          size_t impl_size);
+ * sensim_bag_open_with_, made ready by ops->create; NULL with the error set
+ * (the writer closed). */
+sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_format format,
+                                                  sensim_bag_compression compression,
+                                                  const sensim_bag_writer_ops *ops, size_t impl_size);
 
 /* Declares a topic with an explicit md5sum and definition (no lookup of
  * known types): what sensim_bag_writer_add_topic() calls once it has

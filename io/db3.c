@@ -248,21 +248,17 @@ static void db3_close(sensim_bag *bag)
     free(d->ids);
 }
 
-static const sensim_bag_ops DB3_OPS = {db3_next, db3_rewind, db3_close};
-
-sensim_bag *sensim_bag_open_db3(const char *path)
+static int db3_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_DB3, &DB3_OPS, sizeof(db3_impl));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     db3_impl *d = bag->impl;
     if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         if (!d->db) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-            goto fail;
+            return -1;
         }
         sql_error(bag, "cannot open");
-        goto fail;
+        return -1;
     }
     int err;
     has_table(d->db, "topics", &err);
@@ -279,21 +275,25 @@ sensim_bag *sensim_bag_open_db3(const char *path)
                 sql_error(bag, "cannot open");
             else
                 sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-            goto fail;
+            return -1;
         }
     }
     sensim_status st = load_topics(bag);
     if (st != SENSIM_OK)
-        goto fail;
+        return -1;
     if (sqlite3_prepare_v2(d->db, "SELECT topic_id, timestamp, data FROM messages ORDER BY timestamp, id", -1, &d->it,
                            NULL) != SQLITE_OK) {
         sql_error(bag, "table 'messages'");
-        goto fail;
+        return -1;
     }
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_ops DB3_OPS = {db3_open, db3_next, db3_rewind, db3_close};
+
+sensim_bag *sensim_bag_open_db3(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_DB3, &DB3_OPS, sizeof(db3_impl));
 }
 
 /* ---- writing ---- */
@@ -420,22 +420,18 @@ static void db3w_close(sensim_bag_writer *w)
     free(d->names);
 }
 
-static const sensim_bag_writer_ops DB3W_OPS = {db3w_add_topic, db3w_write, db3w_commit, db3w_close};
-
-sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression)
+static int db3w_create(sensim_bag_writer *w)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS, sizeof(db3w_impl));
-    if (!w)
-        return NULL;
+    const char *path = w->path;
     db3w_impl *d = w->impl;
     if (!(d->af = sensim_afile_open(path)))
-        goto fail;
+        return -1;
     if (sqlite3_open_v2(sensim_afile_tmp_path(d->af), &d->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         if (d->db)
             wsql_error(w, "create");
         else
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     static const char SCHEMA[] =
         "PRAGMA journal_mode=MEMORY;"
@@ -452,7 +448,7 @@ sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_com
     if (sqlite3_exec(d->db, SCHEMA, NULL, NULL, &err) != SQLITE_OK) {
         sensim_error(SENSIM_EIO, "%s: create: %s", path, err ? err : "?");
         sqlite3_free(err);
-        goto fail;
+        return -1;
     }
     if (sqlite3_prepare_v2(d->db,
                            "INSERT INTO topics (id, name, type, serialization_format, offered_qos_profiles) "
@@ -461,10 +457,14 @@ sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_com
         sqlite3_prepare_v2(d->db, "INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)", -1, &d->ins_msg,
                            NULL) != SQLITE_OK) {
         wsql_error(w, "create");
-        goto fail;
+        return -1;
     }
-    return w;
-fail:
-    sensim_bag_writer_close(w);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_writer_ops DB3W_OPS = {db3w_create, db3w_add_topic, db3w_write, db3w_commit, db3w_close};
+
+sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression)
+{
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS, sizeof(db3w_impl));
 }

@@ -996,18 +996,14 @@ static void mcap_close(sensim_bag *bag)
         LZ4F_freeDecompressionContext(m->lz);
 }
 
-static const sensim_bag_ops MCAP_OPS = {mcap_next, mcap_rewind, mcap_close};
-
-sensim_bag *sensim_bag_open_mcap(const char *path)
+static int mcap_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     mcap_impl *m = bag->impl;
     m->fd = -1;
     if (!(m->chan_topic = malloc(65536 * sizeof *m->chan_topic))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     for (size_t i = 0; i < 65536; i++)
         m->chan_topic[i] = -1;
@@ -1015,37 +1011,37 @@ sensim_bag *sensim_bag_open_mcap(const char *path)
     struct stat st;
     if (m->fd < 0 || fstat(m->fd, &st) != 0) {
         sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
-        goto fail;
+        return -1;
     }
     m->fsize = (uint64_t)st.st_size;
     uint8_t head[MCAP_MAGIC_LEN + 9];
     if (m->fsize < sizeof head) {
         sensim_error(SENSIM_EFORMAT, "%s: %" PRIu64 " bytes, too short for an MCAP file (magic and header record): truncated",
                      path, m->fsize);
-        goto fail;
+        return -1;
     }
     if (read_at(bag, 0, head, sizeof head, "header") != SENSIM_OK)
-        goto fail;
+        return -1;
     if (memcmp(head, MCAP_MAGIC, MCAP_MAGIC_LEN) != 0) {
         if (memcmp(head, "\x89MCAP", 5) == 0)
             sensim_error(SENSIM_EUNSUPPORTED, "%s: MCAP major version '%c' (sensim reads version '0')", path, head[5]);
         else
             sensim_error(SENSIM_EFORMAT, "%s: not an MCAP file (wrong magic at byte 0)", path);
-        goto fail;
+        return -1;
     }
     if (head[MCAP_MAGIC_LEN] != OP_HEADER) {
         sensim_error(SENSIM_EFORMAT, "%s: record at byte 8 has opcode 0x%02x, not a Header (0x01)", path,
                      head[MCAP_MAGIC_LEN]);
-        goto fail;
+        return -1;
     }
     int ok;
     if (read_summary(bag, &ok) != SENSIM_OK)
-        goto fail;
+        return -1;
     if (ok) {
         m->indexed = 1;
         qsort(m->chunks, m->nchunks, sizeof *m->chunks, cmp_chunk);
         if (index_counts(bag) != SENSIM_OK)
-            goto fail;
+            return -1;
         /* Messages outside chunks are in no index: when the statistics
          * count more than the indexes hold, read the file sequentially. */
         uint64_t total = 0;
@@ -1062,12 +1058,16 @@ sensim_bag *sensim_bag_open_mcap(const char *path)
             bag->topics[i].t_last_ns = INT64_MIN;
         }
         if (seq_scan(bag) != SENSIM_OK)
-            goto fail;
+            return -1;
     }
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_ops MCAP_OPS = {mcap_open, mcap_next, mcap_rewind, mcap_close};
+
+sensim_bag *sensim_bag_open_mcap(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
 }
 
 /* ==================================================================== */
@@ -1556,18 +1556,11 @@ static void mcapw_close(sensim_bag_writer *w)
     free(m->ci);
 }
 
-static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_add_topic, mcapw_write, mcapw_commit, mcapw_close};
-
-sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
+static int mcapw_create(sensim_bag_writer *w)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
-    if (!w)
-        return NULL;
     mcapw_impl *m = w->impl;
-    if (!(m->af = sensim_afile_open(path))) {
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
+    if (!(m->af = sensim_afile_open(w->path)))
+        return -1;
     m->f = sensim_afile_stream(m->af);
     wbuf b = {0};
     wb_put(&b, MCAP_MAGIC, MCAP_MAGIC_LEN);
@@ -1577,9 +1570,12 @@ sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_co
     wb_end(&b, at);
     sensim_status st = wb_flush(w, &b);
     free(b.p);
-    if (st != SENSIM_OK) {
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
-    return w;
+    return st != SENSIM_OK ? -1 : 0;
+}
+
+static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_create, mcapw_add_topic, mcapw_write, mcapw_commit, mcapw_close};
+
+sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
+{
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
 }

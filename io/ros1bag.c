@@ -607,7 +607,8 @@ static void r1_close(sensim_bag *bag)
         LZ4F_freeDecompressionContext(r->lz4);
 }
 
-static const sensim_bag_ops r1_ops = {r1_next, r1_rewind, r1_close};
+static int r1_open(sensim_bag *bag);
+static const sensim_bag_ops r1_ops = {r1_open, r1_next, r1_rewind, r1_close};
 
 void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes)
 {
@@ -821,11 +822,9 @@ static int cmp_order_key(const void *a, const void *b)
     return (x->pos > y->pos) - (x->pos < y->pos);
 }
 
-sensim_bag *sensim_bag_open_ros1(const char *path)
+static int r1_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     r1_reader *r = bag->impl;
     r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
@@ -833,13 +832,13 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     struct stat sb;
     if (r->fd < 0 || fstat(r->fd, &sb) != 0) {
         sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
-        goto fail;
+        return -1;
     }
     r->fsize = (uint64_t)sb.st_size;
     uint8_t magic[MAGIC_LEN];
     if (r->fsize < MAGIC_LEN || r1_pread(bag, r, magic, MAGIC_LEN, 0, "magic") || memcmp(magic, MAGIC, MAGIC_LEN)) {
         sensim_error(SENSIM_EFORMAT, "%s: not a ROS 1 bag (no \"#ROSBAG V2.0\" at byte 0)", path);
-        goto fail;
+        return -1;
     }
 
     /* The bag header record. */
@@ -850,76 +849,76 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     const uint8_t *v;
     if (r1_record(bag, r, MAGIC_LEN, "bag header record", &hl, &dl, &dp) ||
         r1_op(bag, r->buf, hl, &op, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     if (op != OP_FILE_HEADER) {
         sensim_error(SENSIM_EFORMAT, "%s: record at byte %d has op 0x%02x, expected the bag header (0x03)", path,
                      MAGIC_LEN, op);
-        goto fail;
+        return -1;
     }
     const uint8_t *ev;
     size_t evl;
     if (hdr_field(r->buf, hl, "encryptor", &ev, &evl) == 1 && evl > 0) {
         sensim_error(SENSIM_EUNSUPPORTED, "%s: encrypted bag (encryptor '%.*s')", path, (int)(evl > 64 ? 64 : evl),
                      (const char *)ev);
-        goto fail;
+        return -1;
     }
     if (r1_field(bag, r->buf, hl, "index_pos", 8, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint64_t index_pos = rd64(v);
     if (r1_field(bag, r->buf, hl, "conn_count", 4, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint32_t conn_count = rd32(v);
     if (r1_field(bag, r->buf, hl, "chunk_count", 4, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint32_t chunk_count = rd32(v);
     if (index_pos == 0) {
         sensim_error(SENSIM_EFORMAT,
                      "%s: bag not indexed (index_pos 0: recording not closed; 'rosbag reindex' repairs it)", path);
-        goto fail;
+        return -1;
     }
     if (index_pos < dp + dl || index_pos > r->fsize) {
         sensim_error(SENSIM_EFORMAT, "%s: truncated: the index starts at byte %llu, the file ends at byte %llu",
                      path, (ull)index_pos, (ull)r->fsize);
-        goto fail;
+        return -1;
     }
     /* Every connection and chunk takes at least 8 bytes of index. */
     if ((uint64_t)conn_count + chunk_count > (r->fsize - index_pos) / 8 + 1) {
         sensim_error(SENSIM_EFORMAT, "%s: truncated: %u connections and %u chunks cannot fit in the index (%llu bytes)",
                      path, conn_count, chunk_count, (ull)(r->fsize - index_pos));
-        goto fail;
+        return -1;
     }
     r->conns = malloc(((size_t)conn_count + 1) * sizeof *r->conns);
     r->chunks = malloc(((size_t)chunk_count + 1) * sizeof *r->chunks);
     if (!r->conns || !r->chunks) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
 
     /* The index section: connection records, then chunk info records. */
     for (uint64_t p = index_pos; p < r->fsize;) {
         if (r1_record(bag, r, p, "index section record", &hl, &dl, &dp) ||
             r1_op(bag, r->buf, hl, &op, "index section record", p))
-            goto fail;
+            return -1;
         if (op == OP_CONNECTION) {
             if (r->nconns == conn_count) {
                 sensim_error(SENSIM_EFORMAT, "%s: connection record at byte %llu: more than the %u the header says",
                              path, (ull)p, conn_count);
-                goto fail;
+                return -1;
             }
             if (r1_read_connection(bag, r, p, hl, dl, dp))
-                goto fail;
+                return -1;
             qsort(r->conns, r->nconns, sizeof *r->conns, cmp_conn);
         } else if (op == OP_CHUNK_INFO) {
             if (r->nchunks == chunk_count) {
                 sensim_error(SENSIM_EFORMAT, "%s: chunk info record at byte %llu: more than the %u the header says",
                              path, (ull)p, chunk_count);
-                goto fail;
+                return -1;
             }
             if (r1_read_chunk_info(bag, r, p, hl, dl, dp, index_pos))
-                goto fail;
+                return -1;
         } else {
             sensim_error(SENSIM_EFORMAT, "%s: index section: record at byte %llu has op 0x%02x", path, (ull)p, op);
-            goto fail;
+            return -1;
         }
         p = dp + dl;
     }
@@ -927,7 +926,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
         sensim_error(SENSIM_EFORMAT,
                      "%s: truncated index: %zu of %u connection records and %zu of %u chunk info records", path,
                      r->nconns, conn_count, r->nchunks, chunk_count);
-        goto fail;
+        return -1;
     }
 
     /* Counts and first/last stamps per topic, from the index entries. */
@@ -937,13 +936,13 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     r->order = malloc((r->nchunks + 1) * sizeof *r->order);
     if (!r->cur || !r->heap || !r->freecur || !r->order) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     r->ncur = 1; /* cur[0] is the scratch cursor of this scan */
     for (size_t ci = 0; ci < r->nchunks; ci++) {
         r1_cursor *c = &r->cur[0];
         if (r1_load_entries(bag, r, ci, c, 0))
-            goto fail;
+            return -1;
         for (size_t j = 0; j < c->n; j++) {
             sensim_bag_topic *t = &bag->topics[r->conns[c->e[j].conn].topic];
             t->count++;
@@ -961,7 +960,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     r1_order_key *key = malloc((r->nchunks + 1) * sizeof *key);
     if (!key) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     for (size_t ci = 0; ci < r->nchunks; ci++)
         key[ci] = (r1_order_key){r->chunks[ci].start_ns, r->chunks[ci].pos, ci};
@@ -969,10 +968,12 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     for (size_t ci = 0; ci < r->nchunks; ci++)
         r->order[ci] = key[ci].i;
     free(key);
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+sensim_bag *sensim_bag_open_ros1(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
 }
 
 /* ======================================================================
@@ -1410,7 +1411,18 @@ static void w1_close(sensim_bag_writer *bw)
     SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr);
 }
 
-static const sensim_bag_writer_ops w1_ops = {w1_add_topic, w1_write, w1_commit, w1_close};
+static int w1_create(sensim_bag_writer *bw)
+{
+    w1_writer *w = bw->impl;
+    w->chunk_bytes = R1_CHUNK_BYTES;
+    w->af = sensim_afile_open(bw->path);
+    if (!w->af)
+        return -1;
+    w->f = sensim_afile_stream(w->af);
+    return w1_put(bw, MAGIC, MAGIC_LEN) || w1_file_header(bw, 0, 0, 0) ? -1 : 0;
+}
+
+static const sensim_bag_writer_ops w1_ops = {w1_create, w1_add_topic, w1_write, w1_commit, w1_close};
 
 sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_compression compression)
 {
@@ -1419,22 +1431,7 @@ sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_co
         sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS 1 bags are written uncompressed, bz2 or lz4", path);
         return NULL;
     }
-    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
-    if (!bw)
-        return NULL;
-    w1_writer *w = bw->impl;
-    w->chunk_bytes = R1_CHUNK_BYTES;
-    w->af = sensim_afile_open(path);
-    if (!w->af) {
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    w->f = sensim_afile_stream(w->af);
-    if (w1_put(bw, MAGIC, MAGIC_LEN) || w1_file_header(bw, 0, 0, 0)) {
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    return bw;
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
 }
 
 sensim_status sensim_bag_writer_ros1_chunk_size(sensim_bag_writer *bw, size_t bytes)
