@@ -265,6 +265,22 @@ sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_f
     return NULL;
 }
 
+char *sensim_bag_ros2_type_(const char *type)
+{
+    const char *s = strchr(type, '/');
+    size_t n = strlen(type);
+    if (!s || strchr(s + 1, '/'))
+        return strdup(type);
+    size_t a = (size_t)(s - type);
+    char *t = malloc(n + 5);
+    if (t) {
+        memcpy(t, type, a);
+        memcpy(t + a, "/msg/", 5);
+        memcpy(t + a + 5, s + 1, n - a);
+    }
+    return t;
+}
+
 static sensim_bag_writer *open_writer_ros2(const char *path, sensim_bag_format format,
                                            sensim_bag_compression compression)
 {

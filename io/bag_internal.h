@@ -236,6 +236,11 @@ sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_f
 sensim_status sensim_bag_writer_add_topic_md5(sensim_bag_writer *w, const char *name, const char *type,
                                               const char *md5sum, const char *definition, size_t *topic);
 
+/* "sensor_msgs/Imu" (ROS 1 style) -> "sensor_msgs/msg/Imu", as rosbag2
+ * names types; a name with no '/' or with two is copied as it is. NULL
+ * when out of memory (no error set); free() it. */
+char *sensim_bag_ros2_type_(const char *type);
+
 /* ROS 1 writer: closes a chunk once it holds `bytes` of uncompressed
  * records (default 768 KiB, as rosbag). Tests use small chunks. */
 sensim_status sensim_bag_writer_ros1_chunk_size(sensim_bag_writer *w, size_t bytes);

@@ -314,25 +314,6 @@ static sensim_status wsql_error(sensim_bag_writer *w, const char *what)
     return sensim_error(SENSIM_EIO, "%s: %s: %s", w->path, what, sqlite3_errmsg(WIMPL(w)->db));
 }
 
-/* "sensor_msgs/Imu" (ROS 1 style) -> "sensor_msgs/msg/Imu", as rosbag2 names types. */
-static char *ros2_type(const char *type)
-{
-    const char *s = strchr(type, '/');
-    size_t n = strlen(type);
-    char *t = malloc(n + 5);
-    if (!t)
-        return NULL;
-    if (!s || strchr(s + 1, '/')) {
-        memcpy(t, type, n + 1);
-        return t;
-    }
-    size_t a = (size_t)(s - type);
-    memcpy(t, type, a);
-    memcpy(t + a, "/msg/", 5);
-    memcpy(t + a + 5, s + 1, n - a);
-    return t;
-}
-
 static sensim_status db3w_add_topic(sensim_bag_writer *w, const char *name, const char *type, const char *md5sum,
                                     const char *definition, size_t *topic)
 {
@@ -346,7 +327,7 @@ static sensim_status db3w_add_topic(sensim_bag_writer *w, const char *name, cons
     if (!nn)
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
     d->names = nn;
-    char *t2 = ros2_type(type), *n2 = malloc(strlen(name) + 1);
+    char *t2 = sensim_bag_ros2_type_(type), *n2 = malloc(strlen(name) + 1);
     if (!t2 || !n2) {
         free(t2), free(n2);
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);

@@ -1215,22 +1215,6 @@ static sensim_status wb_flush(sensim_bag_writer *w, wbuf *b)
     return st;
 }
 
-/* "sensor_msgs/Imu" (ROS 1 style) -> "sensor_msgs/msg/Imu" (ROS 2). */
-static char *ros2_type(const char *type)
-{
-    const char *s = strchr(type, '/');
-    if (!s || strchr(s + 1, '/'))
-        return dup_n((const uint8_t *)type, strlen(type));
-    size_t a = (size_t)(s - type), n = strlen(type);
-    char *t = malloc(n + 5);
-    if (t) {
-        memcpy(t, type, a);
-        memcpy(t + a, "/msg/", 5);
-        memcpy(t + a + 5, s + 1, n - a);
-    }
-    return t;
-}
-
 static sensim_status mcapw_add_topic(sensim_bag_writer *w, const char *name, const char *type, const char *md5sum,
                                      const char *definition, size_t *topic)
 {
@@ -1248,7 +1232,7 @@ static sensim_status mcapw_add_topic(sensim_bag_writer *w, const char *name, con
     t = &m->topics[m->ntopics];
     memset(t, 0, sizeof *t);
     t->name = dup_n((const uint8_t *)name, strlen(name));
-    t->type = ros2_type(type);
+    t->type = sensim_bag_ros2_type_(type);
     t->definition = dup_n((const uint8_t *)definition, strlen(definition));
     if (!t->name || !t->type || !t->definition) {
         free(t->name), free(t->type), free(t->definition);
