@@ -7,10 +7,12 @@
 #include "../lib/base_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 
 /* A new reader or writer: a zeroed block of `size` bytes holding a copy of
@@ -91,6 +93,20 @@ size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name)
         if (strcmp(bag->topics[i].name, name) == 0)
             return i;
     return (size_t)-1;
+}
+
+int sensim_bag_open_file_(const char *path, uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        *size = (uint64_t)st.st_size;
+        return fd;
+    }
+    sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
 }
 
 /* ---- format detection ---- */

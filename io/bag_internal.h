@@ -170,6 +170,10 @@ sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const cha
 /* The index of a topic by exact name, or (size_t)-1. No error set. */
 size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name);
 
+/* The file at path opened for reading (close-on-exec), its size in *size:
+ * the descriptor, or -1 with the error set (naming path). */
+int sensim_bag_open_file_(const char *path, uint64_t *size);
+
 /* Backend open functions, called by sensim_bag_open() once the magic told
  * the format. Each returns NULL with the error (naming path) set. They
  * open the bag with sensim_bag_open_with_, which releases it on failure

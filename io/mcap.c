@@ -1007,13 +1007,8 @@ static int mcap_open(sensim_bag *bag)
     }
     for (size_t i = 0; i < 65536; i++)
         m->chan_topic[i] = -1;
-    m->fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (m->fd < 0 || fstat(m->fd, &st) != 0) {
-        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+    if ((m->fd = sensim_bag_open_file_(path, &m->fsize)) < 0)
         return -1;
-    }
-    m->fsize = (uint64_t)st.st_size;
     uint8_t head[MCAP_MAGIC_LEN + 9];
     if (m->fsize < sizeof head) {
         sensim_error(SENSIM_EFORMAT, "%s: %" PRIu64 " bytes, too short for an MCAP file (magic and header record): truncated",

@@ -828,13 +828,8 @@ static int r1_open(sensim_bag *bag)
     r1_reader *r = bag->impl;
     r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (r->fd < 0 || fstat(r->fd, &sb) != 0) {
-        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+    if ((r->fd = sensim_bag_open_file_(path, &r->fsize)) < 0)
         return -1;
-    }
-    r->fsize = (uint64_t)sb.st_size;
     uint8_t magic[MAGIC_LEN];
     if (r->fsize < MAGIC_LEN || r1_pread(bag, r, magic, MAGIC_LEN, 0, "magic") || memcmp(magic, MAGIC, MAGIC_LEN)) {
         sensim_error(SENSIM_EFORMAT, "%s: not a ROS 1 bag (no \"#ROSBAG V2.0\" at byte 0)", path);
