@@ -259,12 +259,19 @@ static size_t r1_conn_find(const r1_reader *r, uint32_t id)
     return bag_find(&key, r->conns, r->nconns, sizeof *r->conns, cmp_conn);
 }
 
+/* qsort's answer for (time ta, position pa) against (tb, pb): by time,
+ * then position; what entries, chunks and written entries sort by. */
+static int cmp_time_pos(int64_t ta, int64_t tb, uint64_t pa, uint64_t pb)
+{
+    if (ta != tb)
+        return (ta > tb) - (ta < tb);
+    return (pa > pb) - (pa < pb);
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     const r1_entry *x = a, *y = b;
-    if (x->t != y->t)
-        return (x->t > y->t) - (x->t < y->t);
-    return (x->offset > y->offset) - (x->offset < y->offset);
+    return cmp_time_pos(x->t, y->t, x->offset, y->offset);
 }
 
 /* Reads the index data records of chunk `ci` into cursor entries (sorted
@@ -817,9 +824,7 @@ typedef struct r1_order_key {
 static int cmp_order_key(const void *a, const void *b)
 {
     const r1_order_key *x = a, *y = b;
-    if (x->start != y->start)
-        return (x->start > y->start) - (x->start < y->start);
-    return (x->pos > y->pos) - (x->pos < y->pos);
+    return cmp_time_pos(x->start, y->start, x->pos, y->pos);
 }
 
 static int r1_open(sensim_bag *bag)
@@ -1184,9 +1189,7 @@ static sensim_status w1_conn_emit(sensim_bag_writer *bw, uint32_t id,
 static int cmp_wentry(const void *a, const void *b)
 {
     const w1_entry *x = a, *y = b;
-    if (x->t != y->t)
-        return (x->t > y->t) - (x->t < y->t);
-    return (x->offset > y->offset) - (x->offset < y->offset);
+    return cmp_time_pos(x->t, y->t, x->offset, y->offset);
 }
 
 /* Compresses and writes the open chunk, then its index data records. */
