@@ -61,6 +61,20 @@ static inline size_t bag_find(const void *key, const void *base, size_t n, size_
     return lo < n && cmp((const char *)base + lo * size, key) == 0 ? lo : (size_t)-1;
 }
 
+/* The encoding named by a rosbag2 topic's serialization_format or an MCAP
+ * channel's message_encoding: 0 with *enc set for "cdr" and "ros1", -1
+ * for any other (no error set). */
+static inline int bag_encoding(const char *name, sensim_msg_encoding *enc)
+{
+    if (strcmp(name, "cdr") == 0)
+        *enc = SENSIM_ENC_CDR;
+    else if (strcmp(name, "ros1") == 0)
+        *enc = SENSIM_ENC_ROS1;
+    else
+        return -1;
+    return 0;
+}
+
 /* Where a chunk cursor of the ROS 1 or MCAP reader stands, in the order
  * messages are delivered when chunks overlap in time: the receive time of
  * its current message, then the byte position of its chunk in the file,

@@ -114,11 +114,7 @@ static sensim_status load_topics(sensim_bag *bag)
         int64_t id = sqlite3_column_int64(s, 0);
         const char *name = text_col(s, 1), *type = text_col(s, 2), *fmt = text_col(s, 3);
         sensim_msg_encoding enc;
-        if (strcmp(fmt, "cdr") == 0)
-            enc = SENSIM_ENC_CDR;
-        else if (strcmp(fmt, "ros1") == 0)
-            enc = SENSIM_ENC_ROS1;
-        else {
+        if (bag_encoding(fmt, &enc) != 0) {
             st = sensim_error(SENSIM_EUNSUPPORTED,
                               "%s: topic '%s': serialization format '%s' (sensim reads cdr and ros1)", bag->path, name,
                               fmt);

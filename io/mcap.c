@@ -326,11 +326,7 @@ static sensim_status add_channel(sensim_bag *bag, const uint8_t *c, uint64_t n, 
         goto out;
     }
     sensim_msg_encoding me;
-    if (strcmp(encs, "cdr") == 0)
-        me = SENSIM_ENC_CDR;
-    else if (strcmp(encs, "ros1") == 0)
-        me = SENSIM_ENC_ROS1;
-    else {
+    if (bag_encoding(encs, &me) != 0) {
         st = sensim_error(SENSIM_EUNSUPPORTED,
                           "%s: %s: topic '%s': message encoding '%s' (sensim reads ROS messages: cdr or ros1)",
                           bag->path, where, name, encs);
