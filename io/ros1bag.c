@@ -831,7 +831,6 @@ static int r1_open(sensim_bag *bag)
 {
     const char *path = bag->path;
     r1_reader *r = bag->impl;
-    r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
     if ((r->fd = sensim_bag_open_file_(path, &r->fsize)) < 0)
         return -1;
