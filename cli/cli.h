@@ -131,6 +131,10 @@ int cli_parse_all(const cli_spec *s, const cli_to *to, int argc, char **argv);
 /* The exit status after a nonzero cli_parse_next: CLI_OK for --help,
  * CLI_USAGE for an option error. */
 int cli_parse_exit(int c);
+/* After the options of a verb that takes one operand: that operand, if
+ * any, into *operand (left as it is when there is none); CLI_OK, or
+ * CLI_USAGE after the usage error "unexpected argument 'X'" for a second. */
+int cli_parse_operand(const char *verb, int argc, char **argv, const char **operand);
 
 typedef struct cli_command {
     const char *name;

@@ -665,28 +665,19 @@ int cli_export_bag(int argc, char **argv)
     const char *verb = "export", *out = NULL, *in = NULL, *format = NULL, *topic = NULL;
     char groups[MAX_GROUPS][256];
     size_t ng = 0;
+    const cli_to to[] = {CLI_STR("format", &format), CLI_STR("output", &out), CLI_STR("topic", &topic), {0}};
     int c;
     cli_parser op;
-    cli_parse_begin(&op, &cli_export_bag_spec, argc, argv);
-    while ((c = cli_parse_next(&op)) > 0) {
-        switch (c) {
-        case 'g':
-            if (ng == MAX_GROUPS)
-                return cli_usage_error(verb, "more than %d groups", MAX_GROUPS);
-            snprintf(groups[ng++], sizeof groups[0], "%s%s",
-                     optarg[0] == '/' ? "" : "/sensors/", optarg);
-            break;
-        case 'f': format = optarg; break;
-        case 'o': out = optarg; break;
-        case OPT_TOPIC: topic = optarg; break;
-        }
+    cli_parse_begin_to(&op, &cli_export_bag_spec, to, argc, argv);
+    while ((c = cli_parse_next(&op)) > 0) { /* -g, the one option not in `to` */
+        if (ng == MAX_GROUPS)
+            return cli_usage_error(verb, "more than %d groups", MAX_GROUPS);
+        snprintf(groups[ng++], sizeof groups[0], "%s%s", optarg[0] == '/' ? "" : "/sensors/", optarg);
     }
     if (c)
         return cli_parse_exit(c);
-    if (optind < argc)
-        in = argv[optind++];
-    if (optind < argc)
-        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    if ((c = cli_parse_operand(verb, argc, argv, &in)))
+        return c;
     sensim_bag_format fmt;
     if (!format || !strcmp(format, "bag"))
         fmt = SENSIM_BAG_ROS1;

@@ -955,10 +955,8 @@ int cli_import_bag_run(int argc, char **argv, FILE *report)
     }
     if (c)
         return cli_parse_exit(c);
-    if (optind < argc)
-        bag = argv[optind++];
-    if (optind < argc)
-        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    if ((c = cli_parse_operand(verb, argc, argv, &bag)))
+        return c;
     if (!bag)
         return cli_usage_error(verb, "which recording? (sensim import BAG --topic T -o OUT.h5)");
     if (!nt)

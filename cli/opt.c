@@ -223,6 +223,15 @@ int cli_parse_all(const cli_spec *s, const cli_to *to, int argc, char **argv)
 
 int cli_parse_exit(int c) { return c == CLI_OPT_HELP ? CLI_OK : CLI_USAGE; }
 
+int cli_parse_operand(const char *verb, int argc, char **argv, const char **operand)
+{
+    if (optind < argc)
+        *operand = argv[optind++];
+    if (optind < argc)
+        return cli_usage_error(verb, "unexpected argument '%s'", argv[optind]);
+    return CLI_OK;
+}
+
 int cli_parse_range(const char *s, unsigned long long *a, unsigned long long *b)
 {
     const char *dots = strstr(s, "..");

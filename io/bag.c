@@ -7,10 +7,12 @@
 #include "../lib/base_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 
 /* A new reader or writer: a zeroed block of `size` bytes holding a copy of
@@ -37,15 +39,18 @@ static void *new_parts(size_t size, size_t path_at, size_t impl_at, const char *
 #define NEW_PARTS(type, path, impl_size) \
     ((type *)new_parts(sizeof(type), offsetof(type, path), offsetof(type, impl), (path), (impl_size)))
 
-sensim_bag *sensim_bag_new_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
-                            size_t impl_size)
+sensim_bag *sensim_bag_open_with_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
+                                  size_t impl_size)
 {
     sensim_bag *bag = NEW_PARTS(sensim_bag, path, impl_size);
     if (!bag)
         return NULL;
     bag->ops = ops;
     bag->format = format;
-    return bag;
+    if (ops->open(bag) == 0)
+        return bag;
+    sensim_bag_close(bag);
+    return NULL;
 }
 
 sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
@@ -88,6 +93,20 @@ size_t sensim_bag_topic_index_(const sensim_bag *bag, const char *name)
         if (strcmp(bag->topics[i].name, name) == 0)
             return i;
     return (size_t)-1;
+}
+
+int sensim_bag_open_file_(const char *path, uint64_t *size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0) {
+        *size = (uint64_t)st.st_size;
+        return fd;
+    }
+    sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
 }
 
 /* ---- format detection ---- */
@@ -168,13 +187,12 @@ void sensim_bag_close(sensim_bag *bag)
 {
     if (!bag)
         return;
-    if (bag->ops && bag->ops->close)
-        bag->ops->close(bag);
+    bag->ops->close(bag);
     for (size_t i = 0; i < bag->ntopics; i++) {
         sensim_bag_topic *t = &bag->topics[i];
         SENSIM_FREE_ALL((char *)t->name, (char *)t->type, (char *)t->md5sum, (char *)t->definition);
     }
-    SENSIM_FREE_ALL(bag->topics, bag->selected, bag->path, bag);
+    SENSIM_FREE_ALL(bag->impl, bag->topics, bag->selected, bag->path, bag);
 }
 
 sensim_bag_format sensim_bag_get_format(const sensim_bag *bag) { return bag->format; }
@@ -247,9 +265,9 @@ int sensim_bag_next(sensim_bag *bag, sensim_bag_msg *msg)
 
 /* ---- writing ---- */
 
-sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format format,
-                                          sensim_bag_compression compression, const sensim_bag_writer_ops *ops,
-                                          size_t impl_size)
+sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_format format,
+                                                  sensim_bag_compression compression,
+                                                  const sensim_bag_writer_ops *ops, size_t impl_size)
 {
     sensim_bag_writer *w = NEW_PARTS(sensim_bag_writer, path, impl_size);
     if (!w)
@@ -257,7 +275,26 @@ sensim_bag_writer *sensim_bag_writer_new_(const char *path, sensim_bag_format fo
     w->ops = ops;
     w->format = format;
     w->compression = compression;
-    return w;
+    if (ops->create(w) == 0)
+        return w;
+    sensim_bag_writer_close(w);
+    return NULL;
+}
+
+char *sensim_bag_ros2_type_(const char *type)
+{
+    const char *s = strchr(type, '/');
+    size_t n = strlen(type);
+    if (!s || strchr(s + 1, '/'))
+        return strdup(type);
+    size_t a = (size_t)(s - type);
+    char *t = malloc(n + 5);
+    if (t) {
+        memcpy(t, type, a);
+        memcpy(t + a, "/msg/", 5);
+        memcpy(t + a + 5, s + 1, n - a);
+    }
+    return t;
 }
 
 static sensim_bag_writer *open_writer_ros2(const char *path, sensim_bag_format format,
@@ -371,8 +408,6 @@ void sensim_bag_writer_close(sensim_bag_writer *w)
 {
     if (!w)
         return;
-    if (w->ops && w->ops->close)
-        w->ops->close(w);
-    free(w->path);
-    free(w);
+    w->ops->close(w);
+    SENSIM_FREE_ALL(w->impl, w->path, w);
 }

@@ -114,11 +114,7 @@ static sensim_status load_topics(sensim_bag *bag)
         int64_t id = sqlite3_column_int64(s, 0);
         const char *name = text_col(s, 1), *type = text_col(s, 2), *fmt = text_col(s, 3);
         sensim_msg_encoding enc;
-        if (strcmp(fmt, "cdr") == 0)
-            enc = SENSIM_ENC_CDR;
-        else if (strcmp(fmt, "ros1") == 0)
-            enc = SENSIM_ENC_ROS1;
-        else {
+        if (bag_encoding(fmt, &enc) != 0) {
             st = sensim_error(SENSIM_EUNSUPPORTED,
                               "%s: topic '%s': serialization format '%s' (sensim reads cdr and ros1)", bag->path, name,
                               fmt);
@@ -243,30 +239,22 @@ static int db3_next(sensim_bag *bag, sensim_bag_msg *msg)
 static void db3_close(sensim_bag *bag)
 {
     db3_impl *d = IMPL(bag);
-    if (!d)
-        return;
     sqlite3_finalize(d->it);
     sqlite3_close(d->db);
     free(d->ids);
-    free(d);
-    bag->impl = NULL;
 }
 
-static const sensim_bag_ops DB3_OPS = {db3_next, db3_rewind, db3_close};
-
-sensim_bag *sensim_bag_open_db3(const char *path)
+static int db3_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_DB3, &DB3_OPS, sizeof(db3_impl));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     db3_impl *d = bag->impl;
     if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         if (!d->db) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-            goto fail;
+            return -1;
         }
         sql_error(bag, "cannot open");
-        goto fail;
+        return -1;
     }
     int err;
     has_table(d->db, "topics", &err);
@@ -283,21 +271,25 @@ sensim_bag *sensim_bag_open_db3(const char *path)
                 sql_error(bag, "cannot open");
             else
                 sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-            goto fail;
+            return -1;
         }
     }
     sensim_status st = load_topics(bag);
     if (st != SENSIM_OK)
-        goto fail;
+        return -1;
     if (sqlite3_prepare_v2(d->db, "SELECT topic_id, timestamp, data FROM messages ORDER BY timestamp, id", -1, &d->it,
                            NULL) != SQLITE_OK) {
         sql_error(bag, "table 'messages'");
-        goto fail;
+        return -1;
     }
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_ops DB3_OPS = {db3_open, db3_next, db3_rewind, db3_close};
+
+sensim_bag *sensim_bag_open_db3(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_DB3, &DB3_OPS, sizeof(db3_impl));
 }
 
 /* ---- writing ---- */
@@ -318,25 +310,6 @@ static sensim_status wsql_error(sensim_bag_writer *w, const char *what)
     return sensim_error(SENSIM_EIO, "%s: %s: %s", w->path, what, sqlite3_errmsg(WIMPL(w)->db));
 }
 
-/* "sensor_msgs/Imu" (ROS 1 style) -> "sensor_msgs/msg/Imu", as rosbag2 names types. */
-static char *ros2_type(const char *type)
-{
-    const char *s = strchr(type, '/');
-    size_t n = strlen(type);
-    char *t = malloc(n + 5);
-    if (!t)
-        return NULL;
-    if (!s || strchr(s + 1, '/')) {
-        memcpy(t, type, n + 1);
-        return t;
-    }
-    size_t a = (size_t)(s - type);
-    memcpy(t, type, a);
-    memcpy(t + a, "/msg/", 5);
-    memcpy(t + a + 5, s + 1, n - a);
-    return t;
-}
-
 static sensim_status db3w_add_topic(sensim_bag_writer *w, const char *name, const char *type, const char *md5sum,
                                     const char *definition, size_t *topic)
 {
@@ -350,7 +323,7 @@ static sensim_status db3w_add_topic(sensim_bag_writer *w, const char *name, cons
     if (!nn)
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
     d->names = nn;
-    char *t2 = ros2_type(type), *n2 = malloc(strlen(name) + 1);
+    char *t2 = sensim_bag_ros2_type_(type), *n2 = malloc(strlen(name) + 1);
     if (!t2 || !n2) {
         free(t2), free(n2);
         return sensim_error(SENSIM_ENOMEM, "%s: out of memory", w->path);
@@ -415,8 +388,6 @@ static sensim_status db3w_commit(sensim_bag_writer *w)
 static void db3w_close(sensim_bag_writer *w)
 {
     db3w_impl *d = WIMPL(w);
-    if (!d)
-        return;
     sqlite3_finalize(d->ins_msg);
     sqlite3_finalize(d->ins_topic);
     sqlite3_close(d->db);
@@ -424,26 +395,20 @@ static void db3w_close(sensim_bag_writer *w)
     for (size_t i = 0; i < d->ntopics; i++)
         free(d->names[i]);
     free(d->names);
-    free(d);
-    w->impl = NULL;
 }
 
-static const sensim_bag_writer_ops DB3W_OPS = {db3w_add_topic, db3w_write, db3w_commit, db3w_close};
-
-sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression)
+static int db3w_create(sensim_bag_writer *w)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS, sizeof(db3w_impl));
-    if (!w)
-        return NULL;
+    const char *path = w->path;
     db3w_impl *d = w->impl;
     if (!(d->af = sensim_afile_open(path)))
-        goto fail;
+        return -1;
     if (sqlite3_open_v2(sensim_afile_tmp_path(d->af), &d->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         if (d->db)
             wsql_error(w, "create");
         else
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     static const char SCHEMA[] =
         "PRAGMA journal_mode=MEMORY;"
@@ -460,7 +425,7 @@ sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_com
     if (sqlite3_exec(d->db, SCHEMA, NULL, NULL, &err) != SQLITE_OK) {
         sensim_error(SENSIM_EIO, "%s: create: %s", path, err ? err : "?");
         sqlite3_free(err);
-        goto fail;
+        return -1;
     }
     if (sqlite3_prepare_v2(d->db,
                            "INSERT INTO topics (id, name, type, serialization_format, offered_qos_profiles) "
@@ -469,10 +434,14 @@ sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_com
         sqlite3_prepare_v2(d->db, "INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)", -1, &d->ins_msg,
                            NULL) != SQLITE_OK) {
         wsql_error(w, "create");
-        goto fail;
+        return -1;
     }
-    return w;
-fail:
-    sensim_bag_writer_close(w);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_writer_ops DB3W_OPS = {db3w_create, db3w_add_topic, db3w_write, db3w_commit, db3w_close};
+
+sensim_bag_writer *sensim_bag_writer_create_db3(const char *path, sensim_bag_compression compression)
+{
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_DB3, compression, &DB3W_OPS, sizeof(db3w_impl));
 }

@@ -326,11 +326,7 @@ static sensim_status add_channel(sensim_bag *bag, const uint8_t *c, uint64_t n, 
         goto out;
     }
     sensim_msg_encoding me;
-    if (strcmp(encs, "cdr") == 0)
-        me = SENSIM_ENC_CDR;
-    else if (strcmp(encs, "ros1") == 0)
-        me = SENSIM_ENC_ROS1;
-    else {
+    if (bag_encoding(encs, &me) != 0) {
         st = sensim_error(SENSIM_EUNSUPPORTED,
                           "%s: %s: topic '%s': message encoding '%s' (sensim reads ROS messages: cdr or ros1)",
                           bag->path, where, name, encs);
@@ -586,46 +582,11 @@ static sensim_status slot_entries(sensim_bag *bag, mslot *s, uint8_t **tmp, size
     return SENSIM_OK;
 }
 
-static int slot_less(const mcap_impl *m, size_t a, size_t b)
+static bag_key slot_key(const void *impl, size_t si)
 {
-    const mslot *x = &m->slots[a], *y = &m->slots[b];
-    const mentry *ex = &x->e[x->pos], *ey = &y->e[y->pos];
-    if (ex->t != ey->t)
-        return ex->t < ey->t;
-    uint64_t ox = m->chunks[x->chunk].off, oy = m->chunks[y->chunk].off;
-    if (ox != oy)
-        return ox < oy;
-    return ex->off < ey->off;
-}
-
-static void heap_down(mcap_impl *m, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, b = i;
-        if (l < m->nheap && slot_less(m, m->heap[l], m->heap[b]))
-            b = l;
-        if (r < m->nheap && slot_less(m, m->heap[r], m->heap[b]))
-            b = r;
-        if (b == i)
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[b];
-        m->heap[b] = t;
-        i = b;
-    }
-}
-
-static void heap_up(mcap_impl *m, size_t i)
-{
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!slot_less(m, m->heap[i], m->heap[p]))
-            return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[p];
-        m->heap[p] = t;
-        i = p;
-    }
+    const mcap_impl *m = impl;
+    const mslot *s = &m->slots[si];
+    return (bag_key){s->e[s->pos].t, m->chunks[s->chunk].off, s->e[s->pos].off};
 }
 
 /* Does the chunk hold any selected channel? (from its index offsets we only
@@ -664,8 +625,7 @@ static sensim_status activate(sensim_bag *bag, size_t ci)
         s->used = 0;
         return SENSIM_OK;
     }
-    m->heap[m->nheap++] = si;
-    heap_up(m, m->nheap - 1);
+    bag_heap_push(m->heap, &m->nheap, si, slot_key, m);
     return SENSIM_OK;
 }
 
@@ -693,7 +653,7 @@ static int next_indexed(sensim_bag *bag, sensim_bag_msg *msg)
             m->heap[0] = m->heap[--m->nheap];
         }
         if (m->nheap)
-            heap_down(m, 0);
+            bag_heap_down(m->heap, m->nheap, 0, slot_key, m);
         uint64_t index = m->counter++;
         size_t ti = (size_t)m->chan_topic[e.channel];
         if (!bag->selected[ti])
@@ -1019,8 +979,6 @@ static sensim_status mcap_rewind(sensim_bag *bag)
 static void mcap_close(sensim_bag *bag)
 {
     mcap_impl *m = IMPL(bag);
-    if (!m)
-        return;
     if (m->fd >= 0)
         close(m->fd);
     for (size_t i = 0; i < m->nschemas; i++)
@@ -1032,60 +990,49 @@ static void mcap_close(sensim_bag *bag)
     ZSTD_freeDCtx(m->zd);
     if (m->lz)
         LZ4F_freeDecompressionContext(m->lz);
-    free(m);
-    bag->impl = NULL;
 }
 
-static const sensim_bag_ops MCAP_OPS = {mcap_next, mcap_rewind, mcap_close};
-
-sensim_bag *sensim_bag_open_mcap(const char *path)
+static int mcap_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     mcap_impl *m = bag->impl;
     m->fd = -1;
     if (!(m->chan_topic = malloc(65536 * sizeof *m->chan_topic))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     for (size_t i = 0; i < 65536; i++)
         m->chan_topic[i] = -1;
-    m->fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (m->fd < 0 || fstat(m->fd, &st) != 0) {
-        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
-        goto fail;
-    }
-    m->fsize = (uint64_t)st.st_size;
+    if ((m->fd = sensim_bag_open_file_(path, &m->fsize)) < 0)
+        return -1;
     uint8_t head[MCAP_MAGIC_LEN + 9];
     if (m->fsize < sizeof head) {
         sensim_error(SENSIM_EFORMAT, "%s: %" PRIu64 " bytes, too short for an MCAP file (magic and header record): truncated",
                      path, m->fsize);
-        goto fail;
+        return -1;
     }
     if (read_at(bag, 0, head, sizeof head, "header") != SENSIM_OK)
-        goto fail;
+        return -1;
     if (memcmp(head, MCAP_MAGIC, MCAP_MAGIC_LEN) != 0) {
         if (memcmp(head, "\x89MCAP", 5) == 0)
             sensim_error(SENSIM_EUNSUPPORTED, "%s: MCAP major version '%c' (sensim reads version '0')", path, head[5]);
         else
             sensim_error(SENSIM_EFORMAT, "%s: not an MCAP file (wrong magic at byte 0)", path);
-        goto fail;
+        return -1;
     }
     if (head[MCAP_MAGIC_LEN] != OP_HEADER) {
         sensim_error(SENSIM_EFORMAT, "%s: record at byte 8 has opcode 0x%02x, not a Header (0x01)", path,
                      head[MCAP_MAGIC_LEN]);
-        goto fail;
+        return -1;
     }
     int ok;
     if (read_summary(bag, &ok) != SENSIM_OK)
-        goto fail;
+        return -1;
     if (ok) {
         m->indexed = 1;
         qsort(m->chunks, m->nchunks, sizeof *m->chunks, cmp_chunk);
         if (index_counts(bag) != SENSIM_OK)
-            goto fail;
+            return -1;
         /* Messages outside chunks are in no index: when the statistics
          * count more than the indexes hold, read the file sequentially. */
         uint64_t total = 0;
@@ -1102,12 +1049,16 @@ sensim_bag *sensim_bag_open_mcap(const char *path)
             bag->topics[i].t_last_ns = INT64_MIN;
         }
         if (seq_scan(bag) != SENSIM_OK)
-            goto fail;
+            return -1;
     }
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+static const sensim_bag_ops MCAP_OPS = {mcap_open, mcap_next, mcap_rewind, mcap_close};
+
+sensim_bag *sensim_bag_open_mcap(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_MCAP, &MCAP_OPS, sizeof(mcap_impl));
 }
 
 /* ==================================================================== */
@@ -1255,22 +1206,6 @@ static sensim_status wb_flush(sensim_bag_writer *w, wbuf *b)
     return st;
 }
 
-/* "sensor_msgs/Imu" (ROS 1 style) -> "sensor_msgs/msg/Imu" (ROS 2). */
-static char *ros2_type(const char *type)
-{
-    const char *s = strchr(type, '/');
-    if (!s || strchr(s + 1, '/'))
-        return dup_n((const uint8_t *)type, strlen(type));
-    size_t a = (size_t)(s - type), n = strlen(type);
-    char *t = malloc(n + 5);
-    if (t) {
-        memcpy(t, type, a);
-        memcpy(t + a, "/msg/", 5);
-        memcpy(t + a + 5, s + 1, n - a);
-    }
-    return t;
-}
-
 static sensim_status mcapw_add_topic(sensim_bag_writer *w, const char *name, const char *type, const char *md5sum,
                                      const char *definition, size_t *topic)
 {
@@ -1288,7 +1223,7 @@ static sensim_status mcapw_add_topic(sensim_bag_writer *w, const char *name, con
     t = &m->topics[m->ntopics];
     memset(t, 0, sizeof *t);
     t->name = dup_n((const uint8_t *)name, strlen(name));
-    t->type = ros2_type(type);
+    t->type = sensim_bag_ros2_type_(type);
     t->definition = dup_n((const uint8_t *)definition, strlen(definition));
     if (!t->name || !t->type || !t->definition) {
         free(t->name), free(t->type), free(t->definition);
@@ -1584,8 +1519,6 @@ out:
 static void mcapw_close(sensim_bag_writer *w)
 {
     mcapw_impl *m = WIMPL(w);
-    if (!m)
-        return;
     sensim_afile_abort(m->af);
     for (size_t i = 0; i < m->ntopics; i++)
         SENSIM_FREE_ALL(m->topics[i].name, m->topics[i].type, m->topics[i].definition, m->topics[i].mi);
@@ -1596,22 +1529,13 @@ static void mcapw_close(sensim_bag_writer *w)
         free(m->ci[i].mi_off);
     }
     free(m->ci);
-    free(m);
-    w->impl = NULL;
 }
 
-static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_add_topic, mcapw_write, mcapw_commit, mcapw_close};
-
-sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
+static int mcapw_create(sensim_bag_writer *w)
 {
-    sensim_bag_writer *w = sensim_bag_writer_new_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
-    if (!w)
-        return NULL;
     mcapw_impl *m = w->impl;
-    if (!(m->af = sensim_afile_open(path))) {
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
+    if (!(m->af = sensim_afile_open(w->path)))
+        return -1;
     m->f = sensim_afile_stream(m->af);
     wbuf b = {0};
     wb_put(&b, MCAP_MAGIC, MCAP_MAGIC_LEN);
@@ -1621,9 +1545,12 @@ sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_co
     wb_end(&b, at);
     sensim_status st = wb_flush(w, &b);
     free(b.p);
-    if (st != SENSIM_OK) {
-        sensim_bag_writer_close(w);
-        return NULL;
-    }
-    return w;
+    return st != SENSIM_OK ? -1 : 0;
+}
+
+static const sensim_bag_writer_ops MCAPW_OPS = {mcapw_create, mcapw_add_topic, mcapw_write, mcapw_commit, mcapw_close};
+
+sensim_bag_writer *sensim_bag_writer_create_mcap(const char *path, sensim_bag_compression compression)
+{
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_MCAP, compression, &MCAPW_OPS, sizeof(mcapw_impl));
 }

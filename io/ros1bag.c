@@ -259,12 +259,19 @@ static size_t r1_conn_find(const r1_reader *r, uint32_t id)
     return bag_find(&key, r->conns, r->nconns, sizeof *r->conns, cmp_conn);
 }
 
+/* qsort's answer for (time ta, position pa) against (tb, pb): by time,
+ * then position; what entries, chunks and written entries sort by. */
+static int cmp_time_pos(int64_t ta, int64_t tb, uint64_t pa, uint64_t pb)
+{
+    if (ta != tb)
+        return (ta > tb) - (ta < tb);
+    return (pa > pb) - (pa < pb);
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     const r1_entry *x = a, *y = b;
-    if (x->t != y->t)
-        return (x->t > y->t) - (x->t < y->t);
-    return (x->offset > y->offset) - (x->offset < y->offset);
+    return cmp_time_pos(x->t, y->t, x->offset, y->offset);
 }
 
 /* Reads the index data records of chunk `ci` into cursor entries (sorted
@@ -389,48 +396,11 @@ static sensim_status r1_load_data(sensim_bag *bag, r1_reader *r, r1_cursor *c)
     return SENSIM_OK;
 }
 
-static int r1_less(const r1_reader *r, size_t a, size_t b)
+static bag_key r1_key(const void *impl, size_t c)
 {
-    const r1_cursor *x = &r->cur[a], *y = &r->cur[b];
-    const r1_entry *ex = &x->e[x->i], *ey = &y->e[y->i];
-    if (ex->t != ey->t)
-        return ex->t < ey->t;
-    if (x->chunk != y->chunk)
-        return r->chunks[x->chunk].pos < r->chunks[y->chunk].pos;
-    return ex->offset < ey->offset;
-}
-
-static void r1_sift_down(r1_reader *r, size_t i)
-{
-    size_t n = r->nheap, *h = r->heap;
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && r1_less(r, h[l], h[m]))
-            m = l;
-        if (l + 1 < n && r1_less(r, h[l + 1], h[m]))
-            m = l + 1;
-        if (m == i)
-            return;
-        size_t t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
-}
-
-static void r1_push(r1_reader *r, size_t c)
-{
-    size_t i = r->nheap++, *h = r->heap;
-    h[i] = c;
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!r1_less(r, h[i], h[p]))
-            break;
-        size_t t = h[i];
-        h[i] = h[p];
-        h[p] = t;
-        i = p;
-    }
+    const r1_reader *r = impl;
+    const r1_cursor *cu = &r->cur[c];
+    return (bag_key){(uint64_t)cu->e[cu->i].t, r->chunks[cu->chunk].pos, cu->e[cu->i].offset};
 }
 
 static void r1_drop_data(r1_reader *r, r1_cursor *cu)
@@ -466,7 +436,7 @@ static sensim_status r1_open_chunk(sensim_bag *bag, r1_reader *r, size_t ci)
     if (st || cu->n == 0)
         r->freecur[r->nfree++] = c;
     else
-        r1_push(r, c);
+        bag_heap_push(r->heap, &r->nheap, c, r1_key, r);
     return st;
 }
 
@@ -614,7 +584,7 @@ static int r1_next(sensim_bag *bag, sensim_bag_msg *msg)
             r1_release(r, c);
         }
         if (r->nheap)
-            r1_sift_down(r, 0);
+            bag_heap_down(r->heap, r->nheap, 0, r1_key, r);
         if (want)
             return 1;
     }
@@ -633,8 +603,6 @@ static sensim_status r1_rewind(sensim_bag *bag)
 static void r1_close(sensim_bag *bag)
 {
     r1_reader *r = bag->impl;
-    if (!r)
-        return;
     if (r->fd >= 0)
         close(r->fd);
     for (size_t k = 0; k < r->ncur; k++) {
@@ -644,11 +612,10 @@ static void r1_close(sensim_bag *bag)
     SENSIM_FREE_ALL(r->cur, r->heap, r->freecur, r->conns, r->chunks, r->order, r->buf);
     if (r->lz4)
         LZ4F_freeDecompressionContext(r->lz4);
-    free(r);
-    bag->impl = NULL;
 }
 
-static const sensim_bag_ops r1_ops = {r1_next, r1_rewind, r1_close};
+static int r1_open(sensim_bag *bag);
+static const sensim_bag_ops r1_ops = {r1_open, r1_next, r1_rewind, r1_close};
 
 void sensim_bag_ros1_cache_limit(sensim_bag *bag, size_t bytes)
 {
@@ -857,30 +824,20 @@ typedef struct r1_order_key {
 static int cmp_order_key(const void *a, const void *b)
 {
     const r1_order_key *x = a, *y = b;
-    if (x->start != y->start)
-        return (x->start > y->start) - (x->start < y->start);
-    return (x->pos > y->pos) - (x->pos < y->pos);
+    return cmp_time_pos(x->start, y->start, x->pos, y->pos);
 }
 
-sensim_bag *sensim_bag_open_ros1(const char *path)
+static int r1_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
-    if (!bag)
-        return NULL;
+    const char *path = bag->path;
     r1_reader *r = bag->impl;
-    r->fd = -1;
     r->cache_limit = R1_CACHE_BYTES;
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat sb;
-    if (r->fd < 0 || fstat(r->fd, &sb) != 0) {
-        sensim_error(SENSIM_EIO, "%s: %s", path, strerror(errno));
-        goto fail;
-    }
-    r->fsize = (uint64_t)sb.st_size;
+    if ((r->fd = sensim_bag_open_file_(path, &r->fsize)) < 0)
+        return -1;
     uint8_t magic[MAGIC_LEN];
     if (r->fsize < MAGIC_LEN || r1_pread(bag, r, magic, MAGIC_LEN, 0, "magic") || memcmp(magic, MAGIC, MAGIC_LEN)) {
         sensim_error(SENSIM_EFORMAT, "%s: not a ROS 1 bag (no \"#ROSBAG V2.0\" at byte 0)", path);
-        goto fail;
+        return -1;
     }
 
     /* The bag header record. */
@@ -891,76 +848,76 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     const uint8_t *v;
     if (r1_record(bag, r, MAGIC_LEN, "bag header record", &hl, &dl, &dp) ||
         r1_op(bag, r->buf, hl, &op, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     if (op != OP_FILE_HEADER) {
         sensim_error(SENSIM_EFORMAT, "%s: record at byte %d has op 0x%02x, expected the bag header (0x03)", path,
                      MAGIC_LEN, op);
-        goto fail;
+        return -1;
     }
     const uint8_t *ev;
     size_t evl;
     if (hdr_field(r->buf, hl, "encryptor", &ev, &evl) == 1 && evl > 0) {
         sensim_error(SENSIM_EUNSUPPORTED, "%s: encrypted bag (encryptor '%.*s')", path, (int)(evl > 64 ? 64 : evl),
                      (const char *)ev);
-        goto fail;
+        return -1;
     }
     if (r1_field(bag, r->buf, hl, "index_pos", 8, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint64_t index_pos = rd64(v);
     if (r1_field(bag, r->buf, hl, "conn_count", 4, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint32_t conn_count = rd32(v);
     if (r1_field(bag, r->buf, hl, "chunk_count", 4, &v, "bag header record", MAGIC_LEN))
-        goto fail;
+        return -1;
     uint32_t chunk_count = rd32(v);
     if (index_pos == 0) {
         sensim_error(SENSIM_EFORMAT,
                      "%s: bag not indexed (index_pos 0: recording not closed; 'rosbag reindex' repairs it)", path);
-        goto fail;
+        return -1;
     }
     if (index_pos < dp + dl || index_pos > r->fsize) {
         sensim_error(SENSIM_EFORMAT, "%s: truncated: the index starts at byte %llu, the file ends at byte %llu",
                      path, (ull)index_pos, (ull)r->fsize);
-        goto fail;
+        return -1;
     }
     /* Every connection and chunk takes at least 8 bytes of index. */
     if ((uint64_t)conn_count + chunk_count > (r->fsize - index_pos) / 8 + 1) {
         sensim_error(SENSIM_EFORMAT, "%s: truncated: %u connections and %u chunks cannot fit in the index (%llu bytes)",
                      path, conn_count, chunk_count, (ull)(r->fsize - index_pos));
-        goto fail;
+        return -1;
     }
     r->conns = malloc(((size_t)conn_count + 1) * sizeof *r->conns);
     r->chunks = malloc(((size_t)chunk_count + 1) * sizeof *r->chunks);
     if (!r->conns || !r->chunks) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
 
     /* The index section: connection records, then chunk info records. */
     for (uint64_t p = index_pos; p < r->fsize;) {
         if (r1_record(bag, r, p, "index section record", &hl, &dl, &dp) ||
             r1_op(bag, r->buf, hl, &op, "index section record", p))
-            goto fail;
+            return -1;
         if (op == OP_CONNECTION) {
             if (r->nconns == conn_count) {
                 sensim_error(SENSIM_EFORMAT, "%s: connection record at byte %llu: more than the %u the header says",
                              path, (ull)p, conn_count);
-                goto fail;
+                return -1;
             }
             if (r1_read_connection(bag, r, p, hl, dl, dp))
-                goto fail;
+                return -1;
             qsort(r->conns, r->nconns, sizeof *r->conns, cmp_conn);
         } else if (op == OP_CHUNK_INFO) {
             if (r->nchunks == chunk_count) {
                 sensim_error(SENSIM_EFORMAT, "%s: chunk info record at byte %llu: more than the %u the header says",
                              path, (ull)p, chunk_count);
-                goto fail;
+                return -1;
             }
             if (r1_read_chunk_info(bag, r, p, hl, dl, dp, index_pos))
-                goto fail;
+                return -1;
         } else {
             sensim_error(SENSIM_EFORMAT, "%s: index section: record at byte %llu has op 0x%02x", path, (ull)p, op);
-            goto fail;
+            return -1;
         }
         p = dp + dl;
     }
@@ -968,7 +925,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
         sensim_error(SENSIM_EFORMAT,
                      "%s: truncated index: %zu of %u connection records and %zu of %u chunk info records", path,
                      r->nconns, conn_count, r->nchunks, chunk_count);
-        goto fail;
+        return -1;
     }
 
     /* Counts and first/last stamps per topic, from the index entries. */
@@ -978,13 +935,13 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     r->order = malloc((r->nchunks + 1) * sizeof *r->order);
     if (!r->cur || !r->heap || !r->freecur || !r->order) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     r->ncur = 1; /* cur[0] is the scratch cursor of this scan */
     for (size_t ci = 0; ci < r->nchunks; ci++) {
         r1_cursor *c = &r->cur[0];
         if (r1_load_entries(bag, r, ci, c, 0))
-            goto fail;
+            return -1;
         for (size_t j = 0; j < c->n; j++) {
             sensim_bag_topic *t = &bag->topics[r->conns[c->e[j].conn].topic];
             t->count++;
@@ -1002,7 +959,7 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     r1_order_key *key = malloc((r->nchunks + 1) * sizeof *key);
     if (!key) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
-        goto fail;
+        return -1;
     }
     for (size_t ci = 0; ci < r->nchunks; ci++)
         key[ci] = (r1_order_key){r->chunks[ci].start_ns, r->chunks[ci].pos, ci};
@@ -1010,10 +967,12 @@ sensim_bag *sensim_bag_open_ros1(const char *path)
     for (size_t ci = 0; ci < r->nchunks; ci++)
         r->order[ci] = key[ci].i;
     free(key);
-    return bag;
-fail:
-    sensim_bag_close(bag);
-    return NULL;
+    return 0;
+}
+
+sensim_bag *sensim_bag_open_ros1(const char *path)
+{
+    return sensim_bag_open_with_(path, SENSIM_BAG_ROS1, &r1_ops, sizeof(r1_reader));
 }
 
 /* ======================================================================
@@ -1229,9 +1188,7 @@ static sensim_status w1_conn_emit(sensim_bag_writer *bw, uint32_t id,
 static int cmp_wentry(const void *a, const void *b)
 {
     const w1_entry *x = a, *y = b;
-    if (x->t != y->t)
-        return (x->t > y->t) - (x->t < y->t);
-    return (x->offset > y->offset) - (x->offset < y->offset);
+    return cmp_time_pos(x->t, y->t, x->offset, y->offset);
 }
 
 /* Compresses and writes the open chunk, then its index data records. */
@@ -1443,18 +1400,26 @@ static sensim_status w1_commit(sensim_bag_writer *bw)
 static void w1_close(sensim_bag_writer *bw)
 {
     w1_writer *w = bw->impl;
-    if (!w)
-        return;
     sensim_afile_abort(w->af);
     for (size_t k = 0; k < w->nconns; k++) {
         w1_conn *c = &w->conns[k];
         SENSIM_FREE_ALL(c->topic, c->type, c->md5, c->def, c->e);
     }
-    SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr, w);
-    bw->impl = NULL;
+    SENSIM_FREE_ALL(w->conns, w->chunk, w->cbuf, w->chunks, w->counts, w->hdr);
 }
 
-static const sensim_bag_writer_ops w1_ops = {w1_add_topic, w1_write, w1_commit, w1_close};
+static int w1_create(sensim_bag_writer *bw)
+{
+    w1_writer *w = bw->impl;
+    w->chunk_bytes = R1_CHUNK_BYTES;
+    w->af = sensim_afile_open(bw->path);
+    if (!w->af)
+        return -1;
+    w->f = sensim_afile_stream(w->af);
+    return w1_put(bw, MAGIC, MAGIC_LEN) || w1_file_header(bw, 0, 0, 0) ? -1 : 0;
+}
+
+static const sensim_bag_writer_ops w1_ops = {w1_create, w1_add_topic, w1_write, w1_commit, w1_close};
 
 sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_compression compression)
 {
@@ -1463,22 +1428,7 @@ sensim_bag_writer *sensim_bag_writer_create_ros1(const char *path, sensim_bag_co
         sensim_error(SENSIM_EUNSUPPORTED, "%s: ROS 1 bags are written uncompressed, bz2 or lz4", path);
         return NULL;
     }
-    sensim_bag_writer *bw = sensim_bag_writer_new_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
-    if (!bw)
-        return NULL;
-    w1_writer *w = bw->impl;
-    w->chunk_bytes = R1_CHUNK_BYTES;
-    w->af = sensim_afile_open(path);
-    if (!w->af) {
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    w->f = sensim_afile_stream(w->af);
-    if (w1_put(bw, MAGIC, MAGIC_LEN) || w1_file_header(bw, 0, 0, 0)) {
-        sensim_bag_writer_close(bw);
-        return NULL;
-    }
-    return bw;
+    return sensim_bag_writer_create_with_(path, SENSIM_BAG_ROS1, compression, &w1_ops, sizeof(w1_writer));
 }
 
 sensim_status sensim_bag_writer_ros1_chunk_size(sensim_bag_writer *bw, size_t bytes)

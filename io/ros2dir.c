@@ -125,17 +125,12 @@ static int dir_next(sensim_bag *bag, sensim_bag_msg *msg)
 static void dir_close(sensim_bag *bag)
 {
     dir_impl *d = IMPL(bag);
-    if (!d)
-        return;
     for (size_t s = 0; s < d->nsplits; s++) {
         sensim_bag_close(d->splits[s]);
         free(d->map[s]);
     }
-    SENSIM_FREE_ALL(d->splits, d->map, d->base, d->skip, d);
-    bag->impl = NULL;
+    SENSIM_FREE_ALL(d->splits, d->map, d->base, d->skip);
 }
-
-static const sensim_bag_ops DIR_OPS = {dir_next, dir_rewind, dir_close};
 
 /* Adds split s's topics to the directory's. */
 static sensim_status merge_topics(sensim_bag *bag, size_t s)
@@ -173,47 +168,46 @@ static sensim_status merge_topics(sensim_bag *bag, size_t s)
     return SENSIM_OK;
 }
 
-sensim_bag *sensim_bag_open_ros2dir(const char *dir)
+static int dir_open(sensim_bag *bag)
 {
-    sensim_bag *bag = sensim_bag_new_(dir, SENSIM_BAG_DB3, &DIR_OPS, sizeof(dir_impl));
-    if (!bag)
-        return NULL;
+    const char *dir = bag->path;
     sensim_yaml *doc = NULL;
     char *meta = NULL, *fp = NULL;
+    int rc = -1;
     dir_impl *d = bag->impl;
     if (!(meta = join(dir, "metadata.yaml"))) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", dir);
-        goto fail;
+        goto done;
     }
     if (!(doc = sensim_yaml_load_file(meta)))
-        goto fail;
+        goto done;
     const sensim_ynode *info = sensim_ynode_get(sensim_yaml_root(doc), "rosbag2_bagfile_information");
     if (!info || sensim_ynode_kind_of(info) != SENSIM_YNODE_MAPPING) {
         sensim_error(SENSIM_EFORMAT, "%s: no mapping 'rosbag2_bagfile_information': not rosbag2 metadata", meta);
-        goto fail;
+        goto done;
     }
     const char *storage = "", *cmode = "", *cfmt = "";
     if (sensim_ynode_get_string(info, "storage_identifier", 1, &storage) != SENSIM_OK ||
         sensim_ynode_get_string(info, "compression_mode", 0, &cmode) != SENSIM_OK ||
         sensim_ynode_get_string(info, "compression_format", 0, &cfmt) != SENSIM_OK)
-        goto fail;
+        goto done;
     if (strcmp(storage, "sqlite3") != 0 && strcmp(storage, "mcap") != 0) {
         sensim_ynode_error(sensim_ynode_get(info, "storage_identifier"), SENSIM_EUNSUPPORTED,
                            "storage_identifier '%s' (sensim reads sqlite3 and mcap)", storage);
-        goto fail;
+        goto done;
     }
     if (*cmode && strcmp(cmode, "none") != 0 && strcmp(cmode, "NONE") != 0) {
         sensim_ynode_error(sensim_ynode_get(info, "compression_mode"), SENSIM_EUNSUPPORTED,
                            "rosbag2 compression (mode '%s', format '%s') is not read; decompress the bag first "
                            "(ros2 bag convert)",
                            cmode, cfmt);
-        goto fail;
+        goto done;
     }
     const sensim_ynode *files = sensim_ynode_get(info, "relative_file_paths");
     if (!files || sensim_ynode_kind_of(files) != SENSIM_YNODE_SEQUENCE || sensim_ynode_size(files) == 0) {
         sensim_error(SENSIM_EFORMAT, "%s:%d: 'relative_file_paths' must be a non-empty list of files", meta,
                      files ? sensim_ynode_line(files) : sensim_ynode_line(info));
-        goto fail;
+        goto done;
     }
     size_t n = sensim_ynode_size(files);
     d->splits = calloc(n, sizeof *d->splits);
@@ -222,19 +216,19 @@ sensim_bag *sensim_bag_open_ros2dir(const char *dir)
     d->skip = calloc(n, 1);
     if (!d->splits || !d->map || !d->base || !d->skip) {
         sensim_error(SENSIM_ENOMEM, "%s: out of memory", dir);
-        goto fail;
+        goto done;
     }
     for (size_t i = 0; i < n; i++) {
         const sensim_ynode *it = sensim_ynode_item(files, i);
         const char *rel = sensim_ynode_scalar(it);
         if (!rel || !*rel) {
             sensim_ynode_error(it, SENSIM_EFORMAT, "relative_file_paths[%zu]: not a file name", i);
-            goto fail;
+            goto done;
         }
         free(fp);
         if (!(fp = join(dir, rel))) {
             sensim_error(SENSIM_ENOMEM, "%s: out of memory", dir);
-            goto fail;
+            goto done;
         }
         if (!is_file(fp) && strchr(rel, '/')) {
             /* Early releases wrote paths relative to the bag's parent
@@ -251,23 +245,26 @@ sensim_bag *sensim_bag_open_ros2dir(const char *dir)
         if (!is_file(fp)) {
             sensim_error(SENSIM_ENOTFOUND, "%s:%d: relative_file_paths[%zu]: split file '%s' does not exist (%s)", meta,
                          sensim_ynode_line(it), i, rel, fp);
-            goto fail;
+            goto done;
         }
         if (!(d->splits[i] = open_split(fp)))
-            goto fail;
+            goto done;
         d->nsplits = i + 1;
         if (merge_topics(bag, i) != SENSIM_OK)
-            goto fail;
+            goto done;
     }
     bag->format = d->splits[0]->format;
+    rc = 0;
+done:
     free(fp);
     free(meta);
     sensim_yaml_free(doc);
-    return bag;
-fail:
-    free(fp);
-    free(meta);
-    sensim_yaml_free(doc);
-    sensim_bag_close(bag);
-    return NULL;
+    return rc;
+}
+
+static const sensim_bag_ops DIR_OPS = {dir_open, dir_next, dir_rewind, dir_close};
+
+sensim_bag *sensim_bag_open_ros2dir(const char *dir)
+{
+    return sensim_bag_open_with_(dir, SENSIM_BAG_DB3, &DIR_OPS, sizeof(dir_impl));
 }
