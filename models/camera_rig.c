@@ -25,6 +25,7 @@
 #include "sensim/rig.h"
 
 #include "model_yaml.h"
+#include "../lib/base_internal.h"
 
 typedef struct camera_model {
     sensim_camera_params p; /* width/height/channels filled from the log */
@@ -240,9 +241,7 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
 done:
     sensim_log_dset_close(d);
     sensim_log_free_names(names, nn);
-    free(units);
-    free(buf);
-    free(tmp);
+    SENSIM_FREE_ALL(units, buf, tmp);
     sensim_remap_destroy(rm);
     sensim_camera_destroy(cam);
     return st;

@@ -20,6 +20,7 @@
 #include "sensim/rig.h"
 
 #include "model_yaml.h"
+#include "../lib/base_internal.h"
 
 #define BLOCK (1u << 18)
 
@@ -305,13 +306,8 @@ done:
         sensim_log_dset_close(ex[e].out);
         free(ex[e].buf);
     }
-    free(ex);
     sensim_log_free_names(names, nn);
-    free(off);
-    free(noff);
-    free(pts);
-    free(po);
-    free(keep);
+    SENSIM_FREE_ALL(ex, off, noff, pts, po, keep);
     sensim_lidar_destroy(l);
     return st;
 }
