@@ -61,6 +61,34 @@ static inline int sensim_reserve_(void *arrp, size_t *cap, size_t need, size_t s
     return 0;
 }
 
+/* A growing list of copies of strings ({0} when empty; free with
+ * sensim_namelist_free_): the names an HDF5 iteration lists. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+    int oom; /* an add ran out of memory (the list holds the names before) */
+} sensim_namelist_;
+
+/* Appends a copy of s: 0, or -1 with l->oom set when out of memory. */
+static inline int sensim_namelist_add_(sensim_namelist_ *l, const char *s)
+{
+    char *c = NULL;
+    if (sensim_reserve_(&l->names, &l->cap, l->n + 1, sizeof *l->names, 16) || !(c = strdup(s))) {
+        l->oom = 1;
+        return -1;
+    }
+    l->names[l->n++] = c;
+    return 0;
+}
+
+static inline void sensim_namelist_free_(sensim_namelist_ *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    memset(l, 0, sizeof *l);
+}
+
 /* The directory part of path into buf: "." for a bare name, "/" for a
  * name in the root (truncated to size). */
 static inline void sensim_path_dir_(const char *path, char *buf, size_t size)

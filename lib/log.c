@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sensim/units.h"
+#include "base_internal.h"
 #include "log_internal.h"
 
 #ifdef _OPENMP
@@ -1121,33 +1122,11 @@ sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const ch
 
 /* ---- listing ---- */
 
-typedef struct {
-    char **names;
-    size_t n, cap;
-    int oom;
-} name_list;
-
 static herr_t list_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
 {
     (void)g;
     (void)info;
-    name_list *l = data;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **p = realloc(l->names, cap * sizeof *p);
-        if (!p) {
-            l->oom = 1;
-            return -1;
-        }
-        l->names = p;
-        l->cap = cap;
-    }
-    if (!(l->names[l->n] = strdup(name))) {
-        l->oom = 1;
-        return -1;
-    }
-    l->n++;
-    return 0;
+    return sensim_namelist_add_(data, name);
 }
 
 sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count)
@@ -1160,7 +1139,7 @@ sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***
     hid_t g = H5Gopen2(log->file, group, H5P_DEFAULT);
     if (g < 0)
         return sensim_error(SENSIM_EFORMAT, "%s: %s is not a group", log->path, group);
-    name_list l = {0};
+    sensim_namelist_ l = {0};
     herr_t e = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, list_cb, &l);
     H5Gclose(g);
     if (e < 0 || l.oom) {

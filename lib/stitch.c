@@ -169,39 +169,8 @@ static int is_shard_attr(const char *name)
 }
 
 typedef struct {
-    char **names;
-    size_t n, cap;
-} namelist;
-
-static void namelist_free(namelist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
-    memset(l, 0, sizeof *l);
-}
-
-static int namelist_add(namelist *l, const char *s)
-{
-    if (l->n == l->cap) {
-        size_t c = l->cap ? 2 * l->cap : 16;
-        char **p = realloc(l->names, c * sizeof *p);
-        if (!p)
-            return -1;
-        l->names = p;
-        l->cap = c;
-    }
-    size_t k = strlen(s) + 1;
-    if (!(l->names[l->n] = malloc(k)))
-        return -1;
-    memcpy(l->names[l->n++], s, k);
-    return 0;
-}
-
-typedef struct {
-    namelist *l;
+    sensim_namelist_ *l;
     int skip_seed;
-    int err;
 } attr_list_ctx;
 
 static herr_t attr_list_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
@@ -211,23 +180,22 @@ static herr_t attr_list_cb(hid_t loc, const char *name, const H5A_info_t *info, 
     attr_list_ctx *c = data;
     if (is_ds_attr(name) || is_shard_attr(name) || (c->skip_seed && !strcmp(name, "seed")))
         return 0;
-    if (namelist_add(c->l, name))
-        c->err = 1;
+    sensim_namelist_add_(c->l, name); /* running out of memory: c->l->oom */
     return 0;
 }
 
-static int attr_names(hid_t obj, int skip_seed, namelist *l)
+static int attr_names(hid_t obj, int skip_seed, sensim_namelist_ *l)
 {
-    attr_list_ctx c = {l, skip_seed, 0};
+    attr_list_ctx c = {l, skip_seed};
     hsize_t idx = 0;
-    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_list_cb, &c) < 0 || c.err)
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_list_cb, &c) < 0 || l->oom)
         return -1;
     return 0;
 }
 
 static int copy_attrs(hid_t dst, hid_t src, int skip_seed)
 {
-    namelist l = {0};
+    sensim_namelist_ l = {0};
     int bad = attr_names(src, skip_seed, &l);
     for (size_t i = 0; i < l.n && !bad; i++) {
         attrval v;
@@ -243,7 +211,7 @@ static int copy_attrs(hid_t dst, hid_t src, int skip_seed)
             H5Aclose(a);
         attrval_free(&v);
     }
-    namelist_free(&l);
+    sensim_namelist_free_(&l);
     return bad ? -1 : 0;
 }
 
@@ -259,8 +227,8 @@ typedef struct {
 } shard;
 
 typedef struct {
-    namelist objs; /* paths (with leading '/'), groups and datasets, sorted */
-    namelist types; /* "g" or "d" per object */
+    sensim_namelist_ objs; /* paths (with leading '/'), groups and datasets, sorted */
+    sensim_namelist_ types; /* "g" or "d" per object */
 } tree;
 
 static herr_t tree_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
@@ -273,15 +241,15 @@ static herr_t tree_cb(hid_t obj, const char *name, const H5O_info_t *info, void 
         return 0;
     char p[PATH_MAX];
     snprintf(p, sizeof p, "/%s", name);
-    if (namelist_add(&t->objs, p) || namelist_add(&t->types, info->type == H5O_TYPE_GROUP ? "g" : "d"))
+    if (sensim_namelist_add_(&t->objs, p) || sensim_namelist_add_(&t->types, info->type == H5O_TYPE_GROUP ? "g" : "d"))
         return -1;
     return 0;
 }
 
 static void tree_free(tree *t)
 {
-    namelist_free(&t->objs);
-    namelist_free(&t->types);
+    sensim_namelist_free_(&t->objs);
+    sensim_namelist_free_(&t->types);
 }
 
 static char *read_str_attr(hid_t obj, const char *name)
@@ -529,7 +497,7 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
                 continue;
             }
             hid_t ga = H5Oopen(sh[0].f, p, H5P_DEFAULT), gb = H5Oopen(b->f, p, H5P_DEFAULT);
-            namelist la = {0}, lb = {0};
+            sensim_namelist_ la = {0}, lb = {0};
             if (ga < 0 || gb < 0 || attr_names(ga, seeds, &la) || attr_names(gb, seeds, &lb))
                 st = sensim_error(SENSIM_EIO, "%s: %s: cannot read its attributes", b->path, p);
             for (size_t j = 0; j < la.n && !st; j++) {
@@ -561,8 +529,8 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
             if (!st && lb.n != la.n)
                 st = sensim_error(SENSIM_EDATA, "%s: %s has %zu attributes, %s has %zu (another rig?)", b->path, p,
                                   lb.n, sh[0].path, la.n);
-            namelist_free(&la);
-            namelist_free(&lb);
+            sensim_namelist_free_(&la);
+            sensim_namelist_free_(&lb);
             if (ga >= 0)
                 H5Oclose(ga);
             if (gb >= 0)
