@@ -1755,10 +1755,8 @@ static herr_t scale_visit(hid_t obj, const char *name, const H5O_info_t *info, v
                 H5Dclose(d);
             }
         }
-        if (ts >= 0)
-            H5Sclose(ts);
-        if (t >= 0)
-            H5Dclose(t);
+        h5_close(ts);
+        h5_close(t);
     }
     H5Gclose(g);
     return 0;

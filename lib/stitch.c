@@ -48,8 +48,7 @@ static int set_i64(hid_t obj, const char *name, const int64_t *v, hsize_t n)
     hid_t sp = H5Screate_simple(1, &n, NULL);
     hid_t a = H5Acreate2(obj, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
     int bad = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, v) < 0;
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(a);
     H5Sclose(sp);
     return bad ? -1 : 0;
 }
@@ -64,8 +63,7 @@ static int set_str(hid_t obj, const char *name, const char *v)
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
     int bad = a < 0 || H5Awrite(a, t, &v) < 0;
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(a);
     H5Sclose(sp);
     H5Tclose(t);
     return bad ? -1 : 0;
@@ -102,12 +100,9 @@ static void attrval_free(attrval *v)
     if (v->buf && v->vlen)
         H5Dvlen_reclaim(v->mt, v->sp, H5P_DEFAULT, v->buf);
     free(v->buf);
-    if (v->mt >= 0)
-        H5Tclose(v->mt);
-    if (v->ft >= 0)
-        H5Tclose(v->ft);
-    if (v->sp >= 0)
-        H5Sclose(v->sp);
+    h5_close(v->mt);
+    h5_close(v->ft);
+    h5_close(v->sp);
     memset(v, 0, sizeof *v);
     v->ft = v->mt = v->sp = -1;
 }
@@ -207,8 +202,7 @@ static int copy_attrs(hid_t dst, hid_t src, int skip_seed)
             H5Adelete(dst, l.names[i]);
         hid_t a = H5Acreate2(dst, l.names[i], v.ft, v.sp, H5P_DEFAULT, H5P_DEFAULT);
         bad = a < 0 || H5Awrite(a, v.mt, v.buf) < 0;
-        if (a >= 0)
-            H5Aclose(a);
+        h5_close(a);
         attrval_free(&v);
     }
     sensim_namelist_free_(&l);
@@ -286,12 +280,9 @@ static int read_i64_attr(hid_t obj, const char *name, int64_t *out, hssize_t n)
     hid_t t = a >= 0 ? H5Aget_type(a) : -1;
     int ok = sp >= 0 && t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == n &&
              H5Aread(a, H5T_NATIVE_INT64, out) >= 0;
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(t);
+    h5_close(sp);
+    h5_close(a);
     return ok ? 0 : -1;
 }
 
@@ -490,10 +481,8 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
                         st = sensim_error(SENSIM_EDATA, "%s: %s has another type or shape than in %s", b->path, p,
                                           sh[0].path);
                 }
-                if (ta >= 0)
-                    H5Tclose(ta);
-                if (tb2 >= 0)
-                    H5Tclose(tb2);
+                h5_close(ta);
+                h5_close(tb2);
                 continue;
             }
             hid_t ga = H5Oopen(sh[0].f, p, H5P_DEFAULT), gb = H5Oopen(b->f, p, H5P_DEFAULT);
@@ -531,10 +520,8 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
                                   lb.n, sh[0].path, la.n);
             sensim_namelist_free_(&la);
             sensim_namelist_free_(&lb);
-            if (ga >= 0)
-                H5Oclose(ga);
-            if (gb >= 0)
-                H5Oclose(gb);
+            h5_close(ga);
+            h5_close(gb);
         }
         if (st)
             return st;
@@ -632,14 +619,12 @@ static sensim_status make_vds(hid_t out, const char *out_path, shard *const *sh,
             H5Pclose(l);
             if (d < 0 || (src >= 0 && copy_attrs(d, src, 0)))
                 st = sensim_error(SENSIM_EIO, "%s: cannot create virtual dataset %s", sh[0]->path, out_path);
-            if (d >= 0)
-                H5Dclose(d);
+            h5_close(d);
         }
         H5Pclose(dcpl);
         H5Sclose(vs);
     }
-    if (src >= 0)
-        H5Dclose(src);
+    h5_close(src);
     H5Tclose(type);
     if (r != rows)
         free(r);
@@ -670,8 +655,7 @@ static sensim_status make_scan_offset(hid_t out, const char *path, shard *sh, si
         else if (v[0] != 0)
             st = sensim_error(SENSIM_EDATA, "%s: %s: a shard's offsets start at 0, this one at %" PRIu64, sh[k].path,
                               path, v[0]);
-        if (d >= 0)
-            H5Dclose(d);
+        h5_close(d);
         if (!st && len + dims[0] - 1 > cap) {
             cap = 2 * (len + dims[0]);
             uint64_t *p = realloc(all, cap * sizeof *p);
@@ -694,10 +678,8 @@ static sensim_status make_scan_offset(hid_t out, const char *path, shard *sh, si
         if (d < 0 || H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all) < 0 ||
             (src >= 0 && copy_attrs(d, src, 0)))
             st = sensim_error(SENSIM_EIO, "cannot write %s", path);
-        if (src >= 0)
-            H5Dclose(src);
-        if (d >= 0)
-            H5Dclose(d);
+        h5_close(src);
+        h5_close(d);
         H5Pclose(l);
         H5Sclose(sp);
     }
@@ -721,8 +703,7 @@ static sensim_status write_rows(hid_t out, shard *sh, size_t n, tree *t0)
             hid_t g = H5Gopen2(sh[0].f, p, H5P_DEFAULT);
             if (g < 0 || make_group(out, p, g, 0))
                 st = sensim_error(SENSIM_EIO, "cannot write group %s", p);
-            if (g >= 0)
-                H5Gclose(g);
+            h5_close(g);
         } else if (in_shared(sh[0].shared, p)) {
             st = make_vds(out, p, ptr, 1, p);
         } else {
@@ -753,8 +734,7 @@ static sensim_status write_seeds(hid_t out, shard *sh, size_t n, tree *t0)
         hid_t g = H5Gopen2(out, prefix, H5P_DEFAULT);
         if (g < 0 || set_i64(g, "seed", &seed, 1))
             st = sensim_error(SENSIM_EIO, "cannot write %s's seed", prefix);
-        if (g >= 0)
-            H5Gclose(g);
+        h5_close(g);
         for (size_t k = 0; k < t0->objs.n && !st; k++) {
             const char *p = t0->objs.names[k];
             int sharedp = in_shared(shared, p);
@@ -766,8 +746,7 @@ static sensim_status write_seeds(hid_t out, shard *sh, size_t n, tree *t0)
                 hid_t src = H5Gopen2(sh[s].f, p, H5P_DEFAULT);
                 if (src < 0 || make_group(out, q, src, 0))
                     st = sensim_error(SENSIM_EIO, "cannot write group %s", q);
-                if (src >= 0)
-                    H5Gclose(src);
+                h5_close(src);
             } else {
                 st = make_vds(out, q, &ps, 1, p);
             }
@@ -861,14 +840,12 @@ sensim_status sensim_stitch(const char *out_path, const char *const *paths, size
     st = sensim_afile_commit(af);
     af = NULL;
 done:
-    if (out >= 0)
-        H5Fclose(out);
+    h5_close(out);
     if (af)
         sensim_afile_abort(af);
     tree_free(&t0);
     for (size_t i = 0; i < n; i++) {
-        if (sh[i].f >= 0)
-            H5Fclose(sh[i].f);
+        h5_close(sh[i].f);
         free(sh[i].rel);
         free(sh[i].shared);
     }
