@@ -375,12 +375,9 @@ sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, 
     if (!path || !lv || !r || n == 0)
         return sensim_error(SENSIM_EINVAL, "ptc plot: nothing to plot");
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY;
-    double *x = malloc(2 * n * sizeof *x), *y = malloc(2 * n * sizeof *y);
-    if (!x || !y) {
-        free(x);
-        free(y);
+    double *x = malloc(4 * n * sizeof *x), *y = x ? x + 2 * n : NULL;
+    if (!x)
         return sensim_error(SENSIM_ENOMEM, "ptc plot %s: out of memory", path);
-    }
     /* x, y: the fitted range's levels; x + n, y + n: those near saturation
      * (NAN marks a point of the other set: it is skipped). */
     for (size_t i = 0; i < n; i++) {
@@ -424,6 +421,5 @@ sensim_status sensim_ptc_plot_svg(const char *path, const sensim_ptc_level *lv, 
         st = sensim_plot_write_svg(pl, path, 720, 480);
     sensim_plot_destroy(pl);
     free(x);
-    free(y);
     return st;
 }

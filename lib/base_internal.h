@@ -42,6 +42,43 @@ static inline ssize_t sensim_getline_(char **line, size_t *cap, FILE *f, const c
     return n;
 }
 
+/* A text file read a line at a time: its path (a copy, for messages), the
+ * stream, getline's buffer and the number of lines read. */
+typedef struct {
+    char *path;
+    FILE *f;
+    char *line;
+    size_t cap, lineno;
+} sensim_lines_;
+
+/* Opens path for reading line by line into the zeroed *l: SENSIM_OK, or
+ * the error "<path>: out of memory" or "<path>: cannot open: <reason>"
+ * set. sensim_lines_close_ it either way. */
+static inline sensim_status sensim_lines_open_(sensim_lines_ *l, const char *path)
+{
+    if (!(l->path = strdup(path)))
+        return sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    if (!(l->f = fopen(path, "r")))
+        return sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path,
+                            strerror(errno));
+    return SENSIM_OK;
+}
+
+/* The next line into l->line (sensim_getline_): its length, or -1 at the
+ * end of the file or on a read error (*st set). */
+static inline ssize_t sensim_lines_next_(sensim_lines_ *l, sensim_status *st)
+{
+    return sensim_getline_(&l->line, &l->cap, l->f, l->path, &l->lineno, st);
+}
+
+static inline void sensim_lines_close_(sensim_lines_ *l)
+{
+    if (l->f)
+        fclose(l->f);
+    free(l->line);
+    free(l->path);
+}
+
 /* Room for need elements of size bytes in the array whose pointer is at
  * arrp (its capacity *cap, in elements, doubled from first when 0): 0, or
  * -1 with the array and *cap unchanged when realloc fails. */
@@ -59,6 +96,34 @@ static inline int sensim_reserve_(void *arrp, size_t *cap, size_t need, size_t s
     memcpy(arrp, &a, sizeof a);
     *cap = c;
     return 0;
+}
+
+/* A growing list of copies of strings ({0} when empty; free with
+ * sensim_namelist_free_): the names an HDF5 iteration lists. */
+typedef struct {
+    char **names;
+    size_t n, cap;
+    int oom; /* an add ran out of memory (the list holds the names before) */
+} sensim_namelist_;
+
+/* Appends a copy of s: 0, or -1 with l->oom set when out of memory. */
+static inline int sensim_namelist_add_(sensim_namelist_ *l, const char *s)
+{
+    char *c = NULL;
+    if (sensim_reserve_(&l->names, &l->cap, l->n + 1, sizeof *l->names, 16) || !(c = strdup(s))) {
+        l->oom = 1;
+        return -1;
+    }
+    l->names[l->n++] = c;
+    return 0;
+}
+
+static inline void sensim_namelist_free_(sensim_namelist_ *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    memset(l, 0, sizeof *l);
 }
 
 /* The directory part of path into buf: "." for a bare name, "/" for a

@@ -96,11 +96,8 @@ static const char *const track_names[4] = {"t", "x", "y", "z"};
 #define RING 4
 
 struct sensim_csv_gt_reader {
-    char *path;
-    FILE *f;
-    char *line;
-    size_t cap;
-    size_t lineno, rows;
+    sensim_lines_ in;
+    size_t rows;
     int track;                      /* header t,x,y,z: derive the rest */
     int ncols;                      /* 17, or 4 for a track */
     const char *const *names;
@@ -119,11 +116,9 @@ struct sensim_csv_gt_reader {
 
 void sensim_csv_gt_reader_close(sensim_csv_gt_reader *r)
 {
-    if (!r)
-        return;
-    if (r->f)
-        fclose(r->f);
-    SENSIM_FREE_ALL(r->line, r->path, r);
+    if (r)
+        sensim_lines_close_(&r->in);
+    free(r);
 }
 
 /* The first line without the UTF-8 byte-order mark that Excel and Windows
@@ -140,12 +135,12 @@ static char *next_line(sensim_csv_gt_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
     for (;;) {
-        ssize_t len = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+        ssize_t len = sensim_lines_next_(&r->in, st);
         if (len < 0)
             return NULL;
-        if (nul_byte(r->path, r->lineno, r->line, (size_t)len, st))
+        if (nul_byte(r->in.path, r->in.lineno, r->in.line, (size_t)len, st))
             return NULL;
-        char *s = trim(skip_bom(r->line, r->lineno));
+        char *s = trim(skip_bom(r->in.line, r->in.lineno));
         if (!skippable(s))
             return s;
         /* Before the header, remember an origin comment written by the exporter. */
@@ -211,15 +206,9 @@ static void header_error(const char *path, size_t lineno, int m, const char *bad
 
 sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
 {
-    sensim_csv_gt_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path))) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    sensim_csv_gt_reader *r = sensim_new_(sizeof *r, path);
+    if (!r || sensim_lines_open_(&r->in, path))
         goto fail;
-    }
-    if (!(r->f = fopen(path, "r"))) {
-        sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-        goto fail;
-    }
     sensim_status st;
     char *s = next_line(r, &st);
     if (!s) {
@@ -230,7 +219,7 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
     char *cells[MAX_FIELDS];
     size_t n = split(s, cells, MAX_FIELDS);
     if (n > MAX_FIELDS) {
-        sensim_error(SENSIM_EFORMAT, "%s:%zu: header has %zu columns, expected %d (%s)", path, r->lineno, n,
+        sensim_error(SENSIM_EFORMAT, "%s:%zu: header has %zu columns, expected %d (%s)", path, r->in.lineno, n,
                      SENSIM_CSV_GT_COLUMNS, SENSIM_CSV_GT_HEADER);
         goto fail;
     }
@@ -242,7 +231,7 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
         if (!strcmp(cells[i], "x") || !strcmp(cells[i], "y") || !strcmp(cells[i], "z"))
             track_like = 1;
     if (track_like && (m = match_header(cells, n, track_names, 4, r->col, &bad, &twice)) != 0) {
-        header_error(path, r->lineno, m, bad, twice,
+        header_error(path, r->in.lineno, m, bad, twice,
                      "a position-only track has exactly t,x,y,z; the full state is " SENSIM_CSV_GT_HEADER);
         goto fail;
     }
@@ -259,9 +248,9 @@ sensim_csv_gt_reader *sensim_csv_gt_reader_open(const char *path)
                          "%s:%zu: no header line: '%s' is a number, not a column name (a ground-truth CSV starts "
                          "with the header %s, or t,x,y,z for a position-only track; EuRoC, TUM and other CSV "
                          "recordings are read by 'sensim import FILE')",
-                         path, r->lineno, bad, SENSIM_CSV_GT_HEADER);
+                         path, r->in.lineno, bad, SENSIM_CSV_GT_HEADER);
         else
-            header_error(path, r->lineno, m, bad, twice,
+            header_error(path, r->in.lineno, m, bad, twice,
                          "a ground-truth CSV names the columns " SENSIM_CSV_GT_HEADER ", or t,x,y,z for a "
                          "position-only track; EuRoC, TUM and other CSV recordings are read by 'sensim import FILE'");
         goto fail;
@@ -285,23 +274,23 @@ static sensim_status next_row(sensim_csv_gt_reader *r, double *v, int *got)
         return st;
     size_t n = split(s, cells, MAX_FIELDS);
     if (n != r->ncells)
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: expected %zu columns, found %zu", r->path, r->lineno, r->ncells,
-                            n);
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: expected %zu columns, found %zu", r->in.path, r->in.lineno,
+                            r->ncells, n);
     for (int k = 0; k < r->ncols; k++) {
         const char *why;
         const char *cell = cells[r->col[k]];
         if (parse_cell(cell, &v[k], &why))
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column '%s': '%s' is %s", r->path, r->lineno, r->names[k],
-                                cell, !strcmp(why, "empty cell") ? "empty" : why);
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column '%s': '%s' is %s", r->in.path, r->in.lineno,
+                                r->names[k], cell, !strcmp(why, "empty cell") ? "empty" : why);
     }
     if (r->rows > 0 && !(v[0] > r->prev_t))
-        return sensim_error(SENSIM_EDATA, "%s:%zu: column 't': %.17g does not increase (previous %.17g)", r->path,
-                            r->lineno, v[0], r->prev_t);
+        return sensim_error(SENSIM_EDATA, "%s:%zu: column 't': %.17g does not increase (previous %.17g)", r->in.path,
+                            r->in.lineno, v[0], r->prev_t);
     if (!r->track) {
         double qn = sqrt(v[4] * v[4] + v[5] * v[5] + v[6] * v[6] + v[7] * v[7]);
         if (fabs(qn - 1.0) > 1e-3)
             return sensim_error(SENSIM_EDATA, "%s:%zu: columns 'qw','qx','qy','qz': quaternion norm %g is not 1",
-                                r->path, r->lineno, qn);
+                                r->in.path, r->in.lineno, qn);
         /* Rounded files (six digits) are normalized; an exact export is left
          * bit for bit as written. */
         double scale = fabs(qn - 1.0) > 1e-12 ? 1.0 / qn : 1.0;
@@ -352,7 +341,7 @@ static sensim_status read_track(sensim_csv_gt_reader *r, sensim_gt_block *b)
             break;
         if (r->nraw < 3)
             return sensim_error(SENSIM_EDATA, "%s: %zu rows; deriving velocities from positions needs at least 3",
-                                r->path, r->nraw);
+                                r->in.path, r->nraw);
         size_t a0 = k == 0 ? 0 : (r->eof && k == r->nraw - 1) ? k - 2 : k - 1;
         double t3[3];
         const double *p3[3];
@@ -422,7 +411,7 @@ size_t sensim_csv_gt_reader_rows(const sensim_csv_gt_reader *r) { return r->rows
 
 long long sensim_csv_gt_reader_offset(const sensim_csv_gt_reader *r)
 {
-    long off = ftell(r->f);
+    long off = ftell(r->in.f);
     return off < 0 ? -1 : (long long)off;
 }
 

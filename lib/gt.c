@@ -226,108 +226,6 @@ size_t sensim_gt_block_interval(const sensim_gt_block *b, double t)
     return lo;
 }
 
-/* The first and last t of the log. */
-static sensim_status gt_span(const sensim_log *log, size_t rows, double *t_first, double *t_last)
-{
-    sensim_status st = sensim_log_read_f64(log, "/ground_truth/t", 0, 1, t_first);
-    return st ? st : sensim_log_read_f64(log, "/ground_truth/t", rows - 1, 1, t_last);
-}
-
-/* ---- cursor ---- */
-
-struct sensim_gt_cursor {
-    const sensim_log *log;
-    size_t rows, cap;
-    size_t r0; /* first buffered row */
-    size_t i;  /* last interval used, relative to r0 */
-    sensim_gt_block b;
-    double t_first, t_last, origin[3];
-};
-
-static sensim_status cursor_load(sensim_gt_cursor *c, size_t r0)
-{
-    if (r0 + 2 > c->rows)
-        r0 = c->rows - 2;
-    size_t n = c->rows - r0 < c->cap ? c->rows - r0 : c->cap;
-    sensim_status st = sensim_gt_read(c->log, r0, n, &c->b);
-    if (st)
-        return st;
-    c->r0 = r0;
-    c->i = 0;
-    return SENSIM_OK;
-}
-
-sensim_gt_cursor *sensim_gt_cursor_create(const sensim_log *log, size_t buffer_rows)
-{
-    sensim_gt_cursor *c = sensim_new_(sizeof *c, NULL);
-    if (!c)
-        return NULL;
-    c->log = log;
-    c->cap = buffer_rows < 16 ? 16 : buffer_rows;
-    if (sensim_gt_check(log, &c->rows, c->origin) || sensim_gt_block_init(&c->b, c->cap) ||
-        gt_span(log, c->rows, &c->t_first, &c->t_last) || cursor_load(c, 0)) {
-        sensim_gt_cursor_destroy(c);
-        return NULL;
-    }
-    return c;
-}
-
-void sensim_gt_cursor_destroy(sensim_gt_cursor *c)
-{
-    if (!c)
-        return;
-    sensim_gt_block_free(&c->b);
-    free(c);
-}
-
-size_t sensim_gt_cursor_rows(const sensim_gt_cursor *c) { return c->rows; }
-double sensim_gt_cursor_t_first(const sensim_gt_cursor *c) { return c->t_first; }
-double sensim_gt_cursor_t_last(const sensim_gt_cursor *c) { return c->t_last; }
-const double *sensim_gt_cursor_origin(const sensim_gt_cursor *c) { return c->origin; }
-
-/* Row index (absolute) of the interval [t_j, t_{j+1}] holding t, by binary
- * search over the file: only used when t leaves the buffer. */
-static sensim_status cursor_seek(sensim_gt_cursor *c, double t)
-{
-    size_t lo = 0, hi = c->rows - 1; /* t_lo <= t <= t_hi */
-    double v;
-    while (hi - lo > 1) {
-        size_t mid = lo + (hi - lo) / 2;
-        sensim_status st = sensim_log_read_f64(c->log, "/ground_truth/t", mid, 1, &v);
-        if (st)
-            return st;
-        if (v <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return cursor_load(c, lo);
-}
-
-sensim_status sensim_gt_cursor_at(sensim_gt_cursor *c, double t, sensim_gt_state *s)
-{
-    if (!(t >= c->t_first && t <= c->t_last))
-        return sensim_error(SENSIM_EINVAL, "%s: time %.9g is outside the ground truth [%.9g, %.9g]",
-                            sensim_log_path(c->log), t, c->t_first, c->t_last);
-    const sensim_gt_block *b = &c->b;
-    if (t < b->t[0] || t > b->t[b->n - 1]) {
-        sensim_status st = cursor_seek(c, t);
-        if (st)
-            return st;
-    }
-    /* Walk forward (usual case), or back within the buffer. */
-    size_t i = c->i;
-    while (i + 2 < b->n && b->t[i + 1] <= t)
-        i++;
-    while (i > 0 && b->t[i] > t)
-        i--;
-    if (i + 1 >= b->n)
-        i = b->n - 2;
-    c->i = i;
-    sensim_gt_interpolate(b, i, t, s);
-    return SENSIM_OK;
-}
-
 /* ---- window ---- */
 
 struct sensim_gt_window {
@@ -338,13 +236,23 @@ struct sensim_gt_window {
     double t_first, t_last, origin[3];
 };
 
+/* Checks the log's ground truth and notes its rows, origin, first and last
+ * t into w (the window and the cursor start so). */
+static sensim_status window_open(sensim_gt_window *w, const sensim_log *log)
+{
+    w->log = log;
+    sensim_status st = sensim_gt_check(log, &w->rows, w->origin);
+    if (!st)
+        st = sensim_log_read_f64(log, "/ground_truth/t", 0, 1, &w->t_first);
+    return st ? st : sensim_log_read_f64(log, "/ground_truth/t", w->rows - 1, 1, &w->t_last);
+}
+
 sensim_gt_window *sensim_gt_window_create(const sensim_log *log, size_t rows)
 {
     sensim_gt_window *w = sensim_new_(sizeof *w, NULL);
     if (!w)
         return NULL;
-    w->log = log;
-    if (sensim_gt_check(log, &w->rows, w->origin) || gt_span(log, w->rows, &w->t_first, &w->t_last)) {
+    if (window_open(w, log)) {
         sensim_gt_window_destroy(w);
         return NULL;
     }
@@ -382,6 +290,81 @@ static sensim_status window_search(const sensim_gt_window *w, double x, int stri
             hi = mid;
     }
     *out = lo;
+    return SENSIM_OK;
+}
+
+/* ---- cursor ---- */
+
+/* A window that one thread moves forward by itself, a buffer of cap rows
+ * from r0, and the last interval used. */
+struct sensim_gt_cursor {
+    sensim_gt_window w;
+    size_t i; /* last interval used, relative to w.r0 */
+};
+
+static sensim_status cursor_load(sensim_gt_cursor *c, size_t r0)
+{
+    sensim_gt_window *w = &c->w;
+    if (r0 + 2 > w->rows)
+        r0 = w->rows - 2;
+    size_t n = w->rows - r0 < w->cap ? w->rows - r0 : w->cap;
+    sensim_status st = sensim_gt_read(w->log, r0, n, &w->b);
+    if (st)
+        return st;
+    w->r0 = r0;
+    c->i = 0;
+    return SENSIM_OK;
+}
+
+sensim_gt_cursor *sensim_gt_cursor_create(const sensim_log *log, size_t buffer_rows)
+{
+    sensim_gt_cursor *c = sensim_new_(sizeof *c, NULL);
+    if (!c)
+        return NULL;
+    c->w.cap = buffer_rows < 16 ? 16 : buffer_rows;
+    if (window_open(&c->w, log) || sensim_gt_block_init(&c->w.b, c->w.cap) || cursor_load(c, 0)) {
+        sensim_gt_cursor_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+void sensim_gt_cursor_destroy(sensim_gt_cursor *c)
+{
+    if (c)
+        sensim_gt_block_free(&c->w.b);
+    free(c);
+}
+
+size_t sensim_gt_cursor_rows(const sensim_gt_cursor *c) { return sensim_gt_window_rows(&c->w); }
+double sensim_gt_cursor_t_first(const sensim_gt_cursor *c) { return sensim_gt_window_t_first(&c->w); }
+double sensim_gt_cursor_t_last(const sensim_gt_cursor *c) { return sensim_gt_window_t_last(&c->w); }
+const double *sensim_gt_cursor_origin(const sensim_gt_cursor *c) { return sensim_gt_window_origin(&c->w); }
+
+sensim_status sensim_gt_cursor_at(sensim_gt_cursor *c, double t, sensim_gt_state *s)
+{
+    const sensim_gt_window *w = &c->w;
+    if (!(t >= w->t_first && t <= w->t_last))
+        return sensim_error(SENSIM_EINVAL, "%s: time %.9g is outside the ground truth [%.9g, %.9g]",
+                            sensim_log_path(w->log), t, w->t_first, w->t_last);
+    const sensim_gt_block *b = &w->b;
+    if (t < b->t[0] || t > b->t[b->n - 1]) {
+        /* Reload from the interval holding t: the last row at or before it. */
+        size_t z;
+        sensim_status st = window_search(w, t, 1, &z);
+        if (st || (st = cursor_load(c, z - 1)))
+            return st;
+    }
+    /* Walk forward (usual case), or back within the buffer. */
+    size_t i = c->i;
+    while (i + 2 < b->n && b->t[i + 1] <= t)
+        i++;
+    while (i > 0 && b->t[i] > t)
+        i--;
+    if (i + 1 >= b->n)
+        i = b->n - 2;
+    c->i = i;
+    sensim_gt_interpolate(b, i, t, s);
     return SENSIM_OK;
 }
 

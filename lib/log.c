@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "sensim/units.h"
+#include "base_internal.h"
 #include "log_internal.h"
 
 #ifdef _OPENMP
@@ -970,46 +971,60 @@ static sensim_status check_vlen_attr(const sensim_log *log, const char *obj, con
     return SENSIM_OK;
 }
 
-/* Attribute `name` of object `obj`; -1 with the error set. */
-static hid_t open_attr(const sensim_log *log, const char *obj, const char *name)
+/* An attribute opened for reading, with its type and dataspace (either
+ * may be -1 in a damaged file). */
+typedef struct {
+    hid_t a, t, sp;
+} attr_handles;
+
+/* Attribute `name` of object `obj` into *h: SENSIM_OK, or the error set
+ * with nothing left open. */
+static sensim_status attr_open(const sensim_log *log, const char *obj, const char *name, attr_handles *h)
 {
-    if (!sensim_log_has_attr(log, obj, name)) {
-        sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
-        return -1;
-    }
-    hid_t a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0)
-        sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
-    return a;
+    if (!sensim_log_has_attr(log, obj, name))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: %s: attribute '%s' is missing", log->path, obj, name);
+    if ((h->a = H5Aopen_by_name(log->file, obj, name, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: cannot open attribute '%s'", log->path, obj, name);
+    h->t = H5Aget_type(h->a);
+    h->sp = H5Aget_space(h->a);
+    return SENSIM_OK;
+}
+
+static void attr_close(const attr_handles *h)
+{
+    if (h->sp >= 0)
+        H5Sclose(h->sp);
+    if (h->t >= 0)
+        H5Tclose(h->t);
+    H5Aclose(h->a);
 }
 
 sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj, const char *name, char **out)
 {
     H5_QUIET_SCOPE();
     *out = NULL;
-    hid_t a = open_attr(log, obj, name);
-    if (a < 0)
-        return sensim_last_status();
-    hid_t t = H5Aget_type(a), sp = H5Aget_space(a);
+    attr_handles h;
+    sensim_status st = attr_open(log, obj, name, &h);
+    if (st)
+        return st;
     /* What the file says is checked before HDF5 copies anything into our
      * buffers: one string (a damaged dataspace would have H5Aread write an
      * array of them), of a sane length. */
-    hssize_t np = sp < 0 ? -1 : H5Sget_simple_extent_npoints(sp);
-    sensim_status st = SENSIM_OK;
-    if (t < 0 || H5Tget_class(t) != H5T_STRING) {
+    hssize_t np = h.sp < 0 ? -1 : H5Sget_simple_extent_npoints(h.sp);
+    if (h.t < 0 || H5Tget_class(h.t) != H5T_STRING) {
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' is not a string", log->path, obj, name);
     } else if (np != 1) {
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' holds %lld strings, expected one", log->path, obj,
                           name, (long long)np);
-    } else if (H5Tis_variable_str(t) > 0) {
+    } else if (H5Tis_variable_str(h.t) > 0) {
         if (check_vlen_attr(log, obj, name) != SENSIM_OK) {
             st = sensim_last_status();
         } else {
             hid_t mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
-            H5Tset_cset(mt, H5Tget_cset(t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
+            H5Tset_cset(mt, H5Tget_cset(h.t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
             char *s = NULL;
-            if (H5Aread(a, mt, &s) < 0 || !s)
+            if (H5Aread(h.a, mt, &s) < 0 || !s)
                 st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
             else if (!(*out = strdup(s)))
                 st = sensim_error(SENSIM_ENOMEM, "%s: out of memory", log->path);
@@ -1018,50 +1033,42 @@ sensim_status sensim_log_get_attr_string(const sensim_log *log, const char *obj,
             H5Tclose(mt);
         }
     } else {
-        size_t n = H5Tget_size(t);
+        size_t n = H5Tget_size(h.t);
         char *s = n > 0 && n <= SENSIM_LOG_MAX_STRING ? calloc(n + 1, 1) : NULL;
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, n + 1);
-        H5Tset_cset(mt, H5Tget_cset(t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
+        H5Tset_cset(mt, H5Tget_cset(h.t) == H5T_CSET_UTF8 ? H5T_CSET_UTF8 : H5T_CSET_ASCII);
         if (n == 0 || n > SENSIM_LOG_MAX_STRING)
             st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s': string of %zu bytes (at most %d)", log->path,
                               obj, name, n, SENSIM_LOG_MAX_STRING);
-        else if (!s || H5Aread(a, mt, s) < 0) {
+        else if (!s || H5Aread(h.a, mt, s) < 0) {
             free(s);
             st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
         } else
             *out = s;
         H5Tclose(mt);
     }
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (t >= 0)
-        H5Tclose(t);
-    H5Aclose(a);
+    attr_close(&h);
     return st;
 }
 
 sensim_status sensim_log_get_attr_f64(const sensim_log *log, const char *obj, const char *name, double *out, size_t n)
 {
     H5_QUIET_SCOPE();
-    hid_t a = open_attr(log, obj, name);
-    if (a < 0)
-        return sensim_last_status();
-    hid_t sp = H5Aget_space(a);
-    hssize_t np = H5Sget_simple_extent_npoints(sp);
-    hid_t t = H5Aget_type(a);
-    H5T_class_t c = H5Tget_class(t);
-    sensim_status st = SENSIM_OK;
+    attr_handles h;
+    sensim_status st = attr_open(log, obj, name, &h);
+    if (st)
+        return st;
+    hssize_t np = H5Sget_simple_extent_npoints(h.sp);
+    H5T_class_t c = H5Tget_class(h.t);
     if (c != H5T_FLOAT && c != H5T_INTEGER)
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' is not numeric", log->path, obj, name);
     else if ((size_t)np != n)
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: attribute '%s' has %lld values, expected %zu", log->path, obj,
                           name, (long long)np, n);
-    else if (H5Aread(a, H5T_NATIVE_DOUBLE, out) < 0)
+    else if (H5Aread(h.a, H5T_NATIVE_DOUBLE, out) < 0)
         st = sensim_error(SENSIM_EFORMAT, "%s: %s: cannot read attribute '%s'", log->path, obj, name);
-    H5Tclose(t);
-    H5Sclose(sp);
-    H5Aclose(a);
+    attr_close(&h);
     return st;
 }
 
@@ -1121,33 +1128,11 @@ sensim_status sensim_log_set_attr_i64(sensim_log *log, const char *obj, const ch
 
 /* ---- listing ---- */
 
-typedef struct {
-    char **names;
-    size_t n, cap;
-    int oom;
-} name_list;
-
 static herr_t list_cb(hid_t g, const char *name, const H5L_info_t *info, void *data)
 {
     (void)g;
     (void)info;
-    name_list *l = data;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **p = realloc(l->names, cap * sizeof *p);
-        if (!p) {
-            l->oom = 1;
-            return -1;
-        }
-        l->names = p;
-        l->cap = cap;
-    }
-    if (!(l->names[l->n] = strdup(name))) {
-        l->oom = 1;
-        return -1;
-    }
-    l->n++;
-    return 0;
+    return sensim_namelist_add_(data, name);
 }
 
 sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***names, size_t *count)
@@ -1160,7 +1145,7 @@ sensim_status sensim_log_list(const sensim_log *log, const char *group, char ***
     hid_t g = H5Gopen2(log->file, group, H5P_DEFAULT);
     if (g < 0)
         return sensim_error(SENSIM_EFORMAT, "%s: %s is not a group", log->path, group);
-    name_list l = {0};
+    sensim_namelist_ l = {0};
     herr_t e = H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, NULL, list_cb, &l);
     H5Gclose(g);
     if (e < 0 || l.oom) {
@@ -1770,10 +1755,8 @@ static herr_t scale_visit(hid_t obj, const char *name, const H5O_info_t *info, v
                 H5Dclose(d);
             }
         }
-        if (ts >= 0)
-            H5Sclose(ts);
-        if (t >= 0)
-            H5Dclose(t);
+        h5_close(ts);
+        h5_close(t);
     }
     H5Gclose(g);
     return 0;

@@ -48,6 +48,23 @@ static inline void h5_quiet_end(h5_quiet *q)
 
 #define H5_QUIET_SCOPE() h5_quiet h5_quiet_ __attribute__((cleanup(h5_quiet_end), unused)) = h5_quiet_begin()
 
+/* Closes id, whatever kind of HDF5 object it names, by that kind's close
+ * call; a negative id (an open or get that failed) is skipped, so cleanup
+ * paths need no test per handle. */
+static inline void h5_close(hid_t id)
+{
+    switch (id < 0 ? H5I_BADID : H5Iget_type(id)) {
+    case H5I_FILE: H5Fclose(id); break;
+    case H5I_GROUP: H5Gclose(id); break;
+    case H5I_DATATYPE: H5Tclose(id); break;
+    case H5I_DATASPACE: H5Sclose(id); break;
+    case H5I_DATASET: H5Dclose(id); break;
+    case H5I_ATTR: H5Aclose(id); break;
+    case H5I_GENPROP_LST: H5Pclose(id); break;
+    default: break;
+    }
+}
+
 #pragma GCC visibility pop
 
 #endif

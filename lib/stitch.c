@@ -48,8 +48,7 @@ static int set_i64(hid_t obj, const char *name, const int64_t *v, hsize_t n)
     hid_t sp = H5Screate_simple(1, &n, NULL);
     hid_t a = H5Acreate2(obj, name, H5T_STD_I64LE, sp, H5P_DEFAULT, H5P_DEFAULT);
     int bad = a < 0 || H5Awrite(a, H5T_NATIVE_INT64, v) < 0;
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(a);
     H5Sclose(sp);
     return bad ? -1 : 0;
 }
@@ -64,8 +63,7 @@ static int set_str(hid_t obj, const char *name, const char *v)
     hid_t sp = H5Screate(H5S_SCALAR);
     hid_t a = H5Acreate2(obj, name, t, sp, H5P_DEFAULT, H5P_DEFAULT);
     int bad = a < 0 || H5Awrite(a, t, &v) < 0;
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(a);
     H5Sclose(sp);
     H5Tclose(t);
     return bad ? -1 : 0;
@@ -102,12 +100,9 @@ static void attrval_free(attrval *v)
     if (v->buf && v->vlen)
         H5Dvlen_reclaim(v->mt, v->sp, H5P_DEFAULT, v->buf);
     free(v->buf);
-    if (v->mt >= 0)
-        H5Tclose(v->mt);
-    if (v->ft >= 0)
-        H5Tclose(v->ft);
-    if (v->sp >= 0)
-        H5Sclose(v->sp);
+    h5_close(v->mt);
+    h5_close(v->ft);
+    h5_close(v->sp);
     memset(v, 0, sizeof *v);
     v->ft = v->mt = v->sp = -1;
 }
@@ -169,39 +164,8 @@ static int is_shard_attr(const char *name)
 }
 
 typedef struct {
-    char **names;
-    size_t n, cap;
-} namelist;
-
-static void namelist_free(namelist *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
-    memset(l, 0, sizeof *l);
-}
-
-static int namelist_add(namelist *l, const char *s)
-{
-    if (l->n == l->cap) {
-        size_t c = l->cap ? 2 * l->cap : 16;
-        char **p = realloc(l->names, c * sizeof *p);
-        if (!p)
-            return -1;
-        l->names = p;
-        l->cap = c;
-    }
-    size_t k = strlen(s) + 1;
-    if (!(l->names[l->n] = malloc(k)))
-        return -1;
-    memcpy(l->names[l->n++], s, k);
-    return 0;
-}
-
-typedef struct {
-    namelist *l;
+    sensim_namelist_ *l;
     int skip_seed;
-    int err;
 } attr_list_ctx;
 
 static herr_t attr_list_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
@@ -211,23 +175,22 @@ static herr_t attr_list_cb(hid_t loc, const char *name, const H5A_info_t *info, 
     attr_list_ctx *c = data;
     if (is_ds_attr(name) || is_shard_attr(name) || (c->skip_seed && !strcmp(name, "seed")))
         return 0;
-    if (namelist_add(c->l, name))
-        c->err = 1;
+    sensim_namelist_add_(c->l, name); /* running out of memory: c->l->oom */
     return 0;
 }
 
-static int attr_names(hid_t obj, int skip_seed, namelist *l)
+static int attr_names(hid_t obj, int skip_seed, sensim_namelist_ *l)
 {
-    attr_list_ctx c = {l, skip_seed, 0};
+    attr_list_ctx c = {l, skip_seed};
     hsize_t idx = 0;
-    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_list_cb, &c) < 0 || c.err)
+    if (H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_list_cb, &c) < 0 || l->oom)
         return -1;
     return 0;
 }
 
 static int copy_attrs(hid_t dst, hid_t src, int skip_seed)
 {
-    namelist l = {0};
+    sensim_namelist_ l = {0};
     int bad = attr_names(src, skip_seed, &l);
     for (size_t i = 0; i < l.n && !bad; i++) {
         attrval v;
@@ -239,11 +202,10 @@ static int copy_attrs(hid_t dst, hid_t src, int skip_seed)
             H5Adelete(dst, l.names[i]);
         hid_t a = H5Acreate2(dst, l.names[i], v.ft, v.sp, H5P_DEFAULT, H5P_DEFAULT);
         bad = a < 0 || H5Awrite(a, v.mt, v.buf) < 0;
-        if (a >= 0)
-            H5Aclose(a);
+        h5_close(a);
         attrval_free(&v);
     }
-    namelist_free(&l);
+    sensim_namelist_free_(&l);
     return bad ? -1 : 0;
 }
 
@@ -259,8 +221,8 @@ typedef struct {
 } shard;
 
 typedef struct {
-    namelist objs; /* paths (with leading '/'), groups and datasets, sorted */
-    namelist types; /* "g" or "d" per object */
+    sensim_namelist_ objs; /* paths (with leading '/'), groups and datasets, sorted */
+    sensim_namelist_ types; /* "g" or "d" per object */
 } tree;
 
 static herr_t tree_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
@@ -273,15 +235,15 @@ static herr_t tree_cb(hid_t obj, const char *name, const H5O_info_t *info, void 
         return 0;
     char p[PATH_MAX];
     snprintf(p, sizeof p, "/%s", name);
-    if (namelist_add(&t->objs, p) || namelist_add(&t->types, info->type == H5O_TYPE_GROUP ? "g" : "d"))
+    if (sensim_namelist_add_(&t->objs, p) || sensim_namelist_add_(&t->types, info->type == H5O_TYPE_GROUP ? "g" : "d"))
         return -1;
     return 0;
 }
 
 static void tree_free(tree *t)
 {
-    namelist_free(&t->objs);
-    namelist_free(&t->types);
+    sensim_namelist_free_(&t->objs);
+    sensim_namelist_free_(&t->types);
 }
 
 static char *read_str_attr(hid_t obj, const char *name)
@@ -318,12 +280,9 @@ static int read_i64_attr(hid_t obj, const char *name, int64_t *out, hssize_t n)
     hid_t t = a >= 0 ? H5Aget_type(a) : -1;
     int ok = sp >= 0 && t >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Sget_simple_extent_npoints(sp) == n &&
              H5Aread(a, H5T_NATIVE_INT64, out) >= 0;
-    if (t >= 0)
-        H5Tclose(t);
-    if (sp >= 0)
-        H5Sclose(sp);
-    if (a >= 0)
-        H5Aclose(a);
+    h5_close(t);
+    h5_close(sp);
+    h5_close(a);
     return ok ? 0 : -1;
 }
 
@@ -522,14 +481,12 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
                         st = sensim_error(SENSIM_EDATA, "%s: %s has another type or shape than in %s", b->path, p,
                                           sh[0].path);
                 }
-                if (ta >= 0)
-                    H5Tclose(ta);
-                if (tb2 >= 0)
-                    H5Tclose(tb2);
+                h5_close(ta);
+                h5_close(tb2);
                 continue;
             }
             hid_t ga = H5Oopen(sh[0].f, p, H5P_DEFAULT), gb = H5Oopen(b->f, p, H5P_DEFAULT);
-            namelist la = {0}, lb = {0};
+            sensim_namelist_ la = {0}, lb = {0};
             if (ga < 0 || gb < 0 || attr_names(ga, seeds, &la) || attr_names(gb, seeds, &lb))
                 st = sensim_error(SENSIM_EIO, "%s: %s: cannot read its attributes", b->path, p);
             for (size_t j = 0; j < la.n && !st; j++) {
@@ -561,12 +518,10 @@ static sensim_status check_together(shard *sh, size_t n, tree *t0)
             if (!st && lb.n != la.n)
                 st = sensim_error(SENSIM_EDATA, "%s: %s has %zu attributes, %s has %zu (another rig?)", b->path, p,
                                   lb.n, sh[0].path, la.n);
-            namelist_free(&la);
-            namelist_free(&lb);
-            if (ga >= 0)
-                H5Oclose(ga);
-            if (gb >= 0)
-                H5Oclose(gb);
+            sensim_namelist_free_(&la);
+            sensim_namelist_free_(&lb);
+            h5_close(ga);
+            h5_close(gb);
         }
         if (st)
             return st;
@@ -664,14 +619,12 @@ static sensim_status make_vds(hid_t out, const char *out_path, shard *const *sh,
             H5Pclose(l);
             if (d < 0 || (src >= 0 && copy_attrs(d, src, 0)))
                 st = sensim_error(SENSIM_EIO, "%s: cannot create virtual dataset %s", sh[0]->path, out_path);
-            if (d >= 0)
-                H5Dclose(d);
+            h5_close(d);
         }
         H5Pclose(dcpl);
         H5Sclose(vs);
     }
-    if (src >= 0)
-        H5Dclose(src);
+    h5_close(src);
     H5Tclose(type);
     if (r != rows)
         free(r);
@@ -702,8 +655,7 @@ static sensim_status make_scan_offset(hid_t out, const char *path, shard *sh, si
         else if (v[0] != 0)
             st = sensim_error(SENSIM_EDATA, "%s: %s: a shard's offsets start at 0, this one at %" PRIu64, sh[k].path,
                               path, v[0]);
-        if (d >= 0)
-            H5Dclose(d);
+        h5_close(d);
         if (!st && len + dims[0] - 1 > cap) {
             cap = 2 * (len + dims[0]);
             uint64_t *p = realloc(all, cap * sizeof *p);
@@ -726,10 +678,8 @@ static sensim_status make_scan_offset(hid_t out, const char *path, shard *sh, si
         if (d < 0 || H5Dwrite(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, all) < 0 ||
             (src >= 0 && copy_attrs(d, src, 0)))
             st = sensim_error(SENSIM_EIO, "cannot write %s", path);
-        if (src >= 0)
-            H5Dclose(src);
-        if (d >= 0)
-            H5Dclose(d);
+        h5_close(src);
+        h5_close(d);
         H5Pclose(l);
         H5Sclose(sp);
     }
@@ -753,8 +703,7 @@ static sensim_status write_rows(hid_t out, shard *sh, size_t n, tree *t0)
             hid_t g = H5Gopen2(sh[0].f, p, H5P_DEFAULT);
             if (g < 0 || make_group(out, p, g, 0))
                 st = sensim_error(SENSIM_EIO, "cannot write group %s", p);
-            if (g >= 0)
-                H5Gclose(g);
+            h5_close(g);
         } else if (in_shared(sh[0].shared, p)) {
             st = make_vds(out, p, ptr, 1, p);
         } else {
@@ -785,8 +734,7 @@ static sensim_status write_seeds(hid_t out, shard *sh, size_t n, tree *t0)
         hid_t g = H5Gopen2(out, prefix, H5P_DEFAULT);
         if (g < 0 || set_i64(g, "seed", &seed, 1))
             st = sensim_error(SENSIM_EIO, "cannot write %s's seed", prefix);
-        if (g >= 0)
-            H5Gclose(g);
+        h5_close(g);
         for (size_t k = 0; k < t0->objs.n && !st; k++) {
             const char *p = t0->objs.names[k];
             int sharedp = in_shared(shared, p);
@@ -798,8 +746,7 @@ static sensim_status write_seeds(hid_t out, shard *sh, size_t n, tree *t0)
                 hid_t src = H5Gopen2(sh[s].f, p, H5P_DEFAULT);
                 if (src < 0 || make_group(out, q, src, 0))
                     st = sensim_error(SENSIM_EIO, "cannot write group %s", q);
-                if (src >= 0)
-                    H5Gclose(src);
+                h5_close(src);
             } else {
                 st = make_vds(out, q, &ps, 1, p);
             }
@@ -893,14 +840,12 @@ sensim_status sensim_stitch(const char *out_path, const char *const *paths, size
     st = sensim_afile_commit(af);
     af = NULL;
 done:
-    if (out >= 0)
-        H5Fclose(out);
+    h5_close(out);
     if (af)
         sensim_afile_abort(af);
     tree_free(&t0);
     for (size_t i = 0; i < n; i++) {
-        if (sh[i].f >= 0)
-            H5Fclose(sh[i].f);
+        h5_close(sh[i].f);
         free(sh[i].rel);
         free(sh[i].shared);
     }

@@ -40,11 +40,7 @@ static const char *const alias_q[] = {"q%c", "q_%c", "orientation_%c", "q_rs_%c"
 static const char *const alias_v[] = {"v%c", "v_%c", "vel_%c", "velocity_%c", "v_rs_r_%c", NULL};
 
 struct sensim_text_reader {
-    char *path;
-    FILE *f;
-    size_t lineno;
-    char *line;
-    size_t cap;
+    sensim_lines_ in;
     sensim_text_format format;
     sensim_text_kind kind;
     unsigned fields;
@@ -111,13 +107,12 @@ void sensim_text_close(sensim_text_reader *r)
 {
     if (!r)
         return;
-    if (r->f)
-        fclose(r->f);
+    sensim_lines_close_(&r->in);
     for (size_t i = 0; i < r->nahead; i++)
         free(r->ahead[i]);
     for (int k = 0; k < NKEYS; k++)
         free(r->colname[k]);
-    SENSIM_FREE_ALL(r->line, r->path, r);
+    free(r);
 }
 
 sensim_text_format sensim_text_get_format(const sensim_text_reader *r) { return r->format; }
@@ -135,16 +130,16 @@ size_t sensim_text_rows(const sensim_text_reader *r) { return r->rows; }
 static char *read_line(sensim_text_reader *r, sensim_status *st)
 {
     *st = SENSIM_OK;
-    ssize_t n = sensim_getline_(&r->line, &r->cap, r->f, r->path, &r->lineno, st);
+    ssize_t n = sensim_lines_next_(&r->in, st);
     if (n < 0)
         return NULL;
-    while (n > 0 && (r->line[n - 1] == '\n' || r->line[n - 1] == '\r'))
-        r->line[--n] = '\0';
-    if (memchr(r->line, '\0', (size_t)n)) {
-        *st = sensim_error(SENSIM_EFORMAT, "%s:%zu: a NUL byte: not a text file", r->path, r->lineno);
+    while (n > 0 && (r->in.line[n - 1] == '\n' || r->in.line[n - 1] == '\r'))
+        r->in.line[--n] = '\0';
+    if (memchr(r->in.line, '\0', (size_t)n)) {
+        *st = sensim_error(SENSIM_EFORMAT, "%s:%zu: a NUL byte: not a text file", r->in.path, r->in.lineno);
         return NULL;
     }
-    return r->line;
+    return r->in.line;
 }
 
 static char *trim(char *s)
@@ -339,12 +334,12 @@ static sensim_status apply_unit(sensim_text_reader *r, int key, const char *unit
     if (strcmp(unit, "-") && sensim_units_unit(unit, &s, &d)) {
         char why[200];
         snprintf(why, sizeof why, "%s", sensim_last_error());
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' not understood (%s)", r->path, hline,
-                            col + 1, r->colname[key], unit, why);
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' not understood (%s)", r->in.path,
+                            hline, col + 1, r->colname[key], unit, why);
     }
     if (key == 0) {
         if (!sensim_dim_equal(d, SENSIM_DIM_TIME))
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' is not a time", r->path, hline,
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' is not a time", r->in.path, hline,
                                 col + 1, r->colname[key], unit);
         for (int u = SENSIM_TIME_S; u <= SENSIM_TIME_NS; u++)
             if (fabs(s * 1e9 / (double)unit_ns_of[u] - 1) < 1e-9) {
@@ -352,14 +347,14 @@ static sensim_status apply_unit(sensim_text_reader *r, int key, const char *unit
                 return SENSIM_OK;
             }
         return sensim_error(SENSIM_EUNSUPPORTED, "%s:%zu: column %d ('%s'): time unit '%s' (use s, ms, us or ns)",
-                            r->path, hline, col + 1, r->colname[key], unit);
+                            r->in.path, hline, col + 1, r->colname[key], unit);
     }
     sensim_dim want = field_dim(key - 1);
     if (!strcmp(unit, "-"))
         d = SENSIM_DIM_NONE;
     if (!sensim_dim_equal(d, want)) {
         char a[64], b[64];
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' is %s, expected %s for %s", r->path,
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' is %s, expected %s for %s", r->in.path,
                             hline, col + 1, r->colname[key], unit, sensim_dim_format(d, a, sizeof a),
                             sensim_dim_format(want, b, sizeof b), key_names[key]);
     }
@@ -426,9 +421,9 @@ static sensim_status map_columns(sensim_text_reader *r, const char *spec, char *
                 for (size_t i = 0; i < nh; i++)
                     snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", i ? ", " : "", hcells[i]);
                 st = nh ? sensim_error(SENSIM_ENOTFOUND, "%s:%zu: --columns %s=%s: the header has no column '%s' (it has %s)",
-                                       r->path, hline, key, name, name, list)
+                                       r->in.path, hline, key, name, name, list)
                         : sensim_error(SENSIM_ENOTFOUND, "%s: --columns %s=%s: the file has no header; give column numbers (%s=1)",
-                                       r->path, key, name, key);
+                                       r->in.path, key, name, key);
                 break;
             }
         }
@@ -451,8 +446,8 @@ static sensim_status map_aliases(sensim_text_reader *r, char **hcells, size_t nh
         if (k < 0)
             continue; /* EuRoC's biases, a sequence number, ... */
         if (r->col[k] >= 0)
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: columns %d ('%s') and %zu ('%s') are both %s", r->path, hline,
-                                r->col[k] + 1, hcells[r->col[k]], i + 1, hcells[i], key_names[k]);
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: columns %d ('%s') and %zu ('%s') are both %s", r->in.path,
+                                hline, r->col[k] + 1, hcells[r->col[k]], i + 1, hcells[i], key_names[k]);
         r->col[k] = (int)i;
         r->colname[k] = strdup(hcells[i]);
         if (tu != SENSIM_TIME_AUTO)
@@ -476,7 +471,7 @@ static sensim_status check_fields(sensim_text_reader *r, size_t hline, char **hc
         snprintf(list + strlen(list), sizeof list - strlen(list), "%s'%s'", i ? ", " : "", hcells[i]);
     const char *where = nh ? list : "no header";
     if (r->col[0] < 0)
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: no time column among %s; %s", r->path, hline, where,
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: no time column among %s; %s", r->in.path, hline, where,
                             header_help);
     static const unsigned triads[] = {SENSIM_TF_GYRO, SENSIM_TF_ACCEL, SENSIM_TF_MAG, SENSIM_TF_POS, SENSIM_TF_QUAT,
                                       SENSIM_TF_VEL};
@@ -484,14 +479,14 @@ static sensim_status check_fields(sensim_text_reader *r, size_t hline, char **hc
     for (int g = 0; g < 6; g++) {
         unsigned have = r->fields & triads[g];
         if (have && have != triads[g])
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: %s must be given together (columns: %s)", r->path, hline,
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: %s must be given together (columns: %s)", r->in.path, hline,
                                 tnames[g], where);
     }
     unsigned imu = r->fields & (SENSIM_TF_GYRO | SENSIM_TF_ACCEL | SENSIM_TF_MAG);
     unsigned pose = r->fields & (SENSIM_TF_POS | SENSIM_TF_QUAT | SENSIM_TF_VEL);
     if (imu && pose)
         return sensim_error(SENSIM_EFORMAT, "%s:%zu: both inertial and pose columns; import them from separate files",
-                            r->path, hline);
+                            r->in.path, hline);
     if (imu) {
         r->kind = SENSIM_TEXT_IMU;
         return SENSIM_OK;
@@ -500,7 +495,7 @@ static sensim_status check_fields(sensim_text_reader *r, size_t hline, char **hc
         r->kind = SENSIM_TEXT_POSE;
         return SENSIM_OK;
     }
-    return sensim_error(SENSIM_EFORMAT, "%s:%zu: no inertial or pose columns among %s; %s", r->path, hline, where,
+    return sensim_error(SENSIM_EFORMAT, "%s:%zu: no inertial or pose columns among %s; %s", r->in.path, hline, where,
                         header_help);
 }
 
@@ -601,8 +596,8 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
             r->unit = given;
             return SENSIM_OK;
         }
-        return sensim_error(SENSIM_EDATA, "%s: %zu data row%s: too few to tell the time unit; give --time-unit", r->path,
-                            n, n == 1 ? "" : "s");
+        return sensim_error(SENSIM_EDATA, "%s: %zu data row%s: too few to tell the time unit; give --time-unit",
+                            r->in.path, n, n == 1 ? "" : "s");
     }
     long double *d = malloc((n - 1) * sizeof *d);
     if (!d)
@@ -639,7 +634,7 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
             return sensim_error(SENSIM_EDATA,
                                 "%s:%zu: the first stamp %.19Lg read in %s (%s) is %.3Lg s, past the year 2286; "
                                 "the stamps look like %s",
-                                r->path, r->ahead_line[0], v[0], unit_names[given], given_from, v[0] * sc,
+                                r->in.path, r->ahead_line[0], v[0], unit_names[given], given_from, v[0] * sc,
                                 nok ? cand : "another unit");
         r->unit = given;
         snprintf(r->note, sizeof r->note, "times in %s (%s)", unit_names[given], given_from);
@@ -659,12 +654,12 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
             return sensim_error(SENSIM_EDATA,
                                 "%s:%zu: cannot tell the time unit of column '%s' (first stamp %.19Lg, median step "
                                 "%.6Lg): it could be %s; give --time-unit",
-                                r->path, r->ahead_line[0], r->colname[0], v[0], step, cand);
+                                r->in.path, r->ahead_line[0], r->colname[0], v[0], step, cand);
         return sensim_error(SENSIM_EDATA,
                             "%s:%zu: column '%s' (first stamp %.19Lg, median step %.6Lg) is no plausible clock in "
                             "s, ms, us or ns (an epoch in 1973..2286 or a start under 1e7 s, at 0.5 Hz..100 kHz); "
                             "give --time-unit",
-                            r->path, r->ahead_line[0], r->colname[0], v[0], step);
+                            r->in.path, r->ahead_line[0], r->colname[0], v[0], step);
     }
     r->unit = (sensim_time_unit)pick;
     long double sc = (long double)unit_ns_of[pick] * 1e-9L;
@@ -679,21 +674,15 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
 sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *opts)
 {
     sensim_text_opts o = opts ? *opts : sensim_text_default_opts();
-    sensim_text_reader *r = calloc(1, sizeof *r);
+    sensim_text_reader *r = sensim_new_(sizeof *r, path);
     char *hline_text = NULL;
     long double *tv = NULL;
-    if (!r || !(r->path = strdup(path))) {
-        sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
+    if (!r || sensim_lines_open_(&r->in, path))
         goto fail;
-    }
     for (int k = 0; k < NKEYS; k++)
         r->col[k] = -1;
     for (int f = 0; f < SENSIM_TF_N; f++)
         r->scale[f] = 1.0;
-    if (!(r->f = fopen(path, "r"))) {
-        sensim_error(errno == ENOENT ? SENSIM_ENOTFOUND : SENSIM_EIO, "%s: cannot open: %s", path, strerror(errno));
-        goto fail;
-    }
     /* The header: a non-comment line whose first cell is not a number, or
      * the last '#' comment before the data (EuRoC writes "#timestamp ..."). */
     sensim_status st;
@@ -710,7 +699,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
                 sensim_error(SENSIM_ENOMEM, "out of memory");
                 goto fail;
             }
-            comment_line = r->lineno;
+            comment_line = r->in.lineno;
             continue;
         }
         break;
@@ -731,7 +720,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     }
     if (!is_number(first_cells_buf)) {
         hline_text = strdup(s);
-        hline = r->lineno;
+        hline = r->in.lineno;
         free(comment);
         comment = NULL;
         s = NULL; /* data starts on the next line */
@@ -747,7 +736,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
             sensim_error(SENSIM_ENOMEM, "out of memory");
             goto fail;
         }
-        r->ahead_line[0] = r->lineno;
+        r->ahead_line[0] = r->in.lineno;
         r->nahead = 1;
     }
     while (r->nahead < DETECT_ROWS && (s = read_line(r, &st)) != NULL) {
@@ -757,7 +746,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
             sensim_error(SENSIM_ENOMEM, "out of memory");
             goto fail;
         }
-        r->ahead_line[r->nahead++] = r->lineno;
+        r->ahead_line[r->nahead++] = r->in.lineno;
     }
     if (st)
         goto fail;
@@ -915,16 +904,16 @@ static sensim_status parse_row(sensim_text_reader *r, char *s, size_t lineno, in
     char *c[MAX_CELLS];
     size_t m = split(s, r->delim, c, MAX_CELLS);
     if ((int)m < r->ncols_min)
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: %zu column%s, need at least %d", r->path, lineno, m,
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: %zu column%s, need at least %d", r->in.path, lineno, m,
                             m == 1 ? "" : "s", r->ncols_min);
     int col = r->col[0];
     int e = parse_stamp(c[col], r->unit_ns, t_ns);
     if (e)
-        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): '%s' is %s", r->path, lineno, col + 1,
+        return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): '%s' is %s", r->in.path, lineno, col + 1,
                             r->colname[0], c[col], e == -1 ? "not a number" : "out of range as a time in ns");
     if (r->have_prev && *t_ns <= r->prev_ns)
         return sensim_error(SENSIM_EDATA, "%s:%zu: column %d ('%s'): %s does not increase (previous stamp %lld ns, this %lld ns)",
-                            r->path, lineno, col + 1, r->colname[0], c[col], (long long)r->prev_ns,
+                            r->in.path, lineno, col + 1, r->colname[0], c[col], (long long)r->prev_ns,
                             (long long)*t_ns);
     for (int f = 0; f < SENSIM_TF_N; f++) {
         v[f] = 0.0;
@@ -935,7 +924,7 @@ static sensim_status parse_row(sensim_text_reader *r, char *s, size_t lineno, in
         errno = 0;
         double x = strtod(c[col], &end);
         if (end == c[col] || *end || !isfinite(x))
-            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): '%s' is %s", r->path, lineno, col + 1,
+            return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): '%s' is %s", r->in.path, lineno, col + 1,
                                 r->colname[1 + f], c[col], end == c[col] || *end ? "not a number" : "not finite");
         v[f] = x * r->scale[f];
     }
@@ -943,7 +932,7 @@ static sensim_status parse_row(sensim_text_reader *r, char *s, size_t lineno, in
         double *q = v + SENSIM_TF_QW, nq = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
         if (!(fabs(nq - 1.0) <= 1e-3))
             return sensim_error(SENSIM_EDATA, "%s:%zu: columns %d..: the quaternion (%g, %g, %g, %g) has norm %g, not 1",
-                                r->path, lineno, r->col[1 + SENSIM_TF_QW] + 1, q[0], q[1], q[2], q[3], nq);
+                                r->in.path, lineno, r->col[1 + SENSIM_TF_QW] + 1, q[0], q[1], q[2], q[3], nq);
         for (int i = 0; i < 4; i++)
             q[i] /= nq;
     }
@@ -968,7 +957,7 @@ sensim_status sensim_text_read(sensim_text_reader *r, int64_t *t_ns, double *v, 
             s = read_line(r, &st);
             if (!s)
                 return st;
-            lineno = r->lineno;
+            lineno = r->in.lineno;
             if (is_blank(s) || s[0] == '#' || s[0] == '%')
                 continue;
         }

@@ -67,58 +67,47 @@ const char *sensim_trajectory_shape_name(sensim_trajectory_shape shape)
     return "unknown";
 }
 
-static sensim_status need_positive(const char *shape, const char *name, double v)
-{
-    if (!(v > 0) || !isfinite(v))
-        return sensim_error(SENSIM_EINVAL, "%s trajectory: %s must be a positive finite number, got %g", shape, name, v);
-    return SENSIM_OK;
-}
-
 static sensim_status validate(const sensim_trajectory_params *p)
 {
     const char *sh = sensim_trajectory_shape_name(p->shape);
     if (!strcmp(sh, "unknown"))
         return sensim_error(SENSIM_EINVAL, "trajectory: unknown shape %d", (int)p->shape);
+#define ON(shape) (1u << SENSIM_TRAJ_##shape)
+    /* Every number finite; then, in this order, those the shape needs positive. */
     const struct {
         const char *name;
         double v;
-    } all[] = {{"t0", p->t0},         {"start x", p->start[0]}, {"start y", p->start[1]}, {"start z", p->start[2]},
-               {"yaw", p->yaw},       {"speed", p->speed},      {"accel", p->accel},      {"radius", p->radius},
-               {"width", p->width},   {"length", p->length},    {"lead", p->lead},        {"size", p->size},
-               {"period", p->period}};
-    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        unsigned positive; /* the shapes that need it > 0 */
+    } all[] = {{"t0", p->t0, 0},
+               {"start x", p->start[0], 0},
+               {"start y", p->start[1], 0},
+               {"start z", p->start[2], 0},
+               {"yaw", p->yaw, 0},
+               {"speed", p->speed, ON(LINE) | ON(CIRCLE) | ON(SINE)},
+               {"accel", p->accel, 0},
+               {"radius", p->radius, ON(CIRCLE)},
+               {"width", p->width, 0},
+               {"length", p->length, ON(SINE)},
+               {"lead", p->lead, 0},
+               {"size", p->size, ON(FIGURE8)},
+               {"period", p->period, ON(FIGURE8)}};
+#undef ON
+    const size_t n = sizeof all / sizeof *all;
+    for (size_t i = 0; i < n; i++)
         if (!isfinite(all[i].v))
             return sensim_error(SENSIM_EINVAL, "%s trajectory: %s is not a finite number", sh, all[i].name);
-    sensim_status st = SENSIM_OK;
-    switch (p->shape) {
-    case SENSIM_TRAJ_STATIC: break;
-    case SENSIM_TRAJ_LINE:
-        st = need_positive(sh, "speed", p->speed);
-        if (!st && p->accel < 0)
-            st = sensim_error(SENSIM_EINVAL, "line trajectory: accel must be >= 0, got %g", p->accel);
-        break;
-    case SENSIM_TRAJ_CIRCLE:
-        st = need_positive(sh, "speed", p->speed);
-        if (!st)
-            st = need_positive(sh, "radius", p->radius);
-        if (!st && p->direction != 1 && p->direction != -1)
-            st = sensim_error(SENSIM_EINVAL, "circle trajectory: direction must be +1 (left) or -1 (right), got %d",
-                              p->direction);
-        break;
-    case SENSIM_TRAJ_SINE:
-        st = need_positive(sh, "speed", p->speed);
-        if (!st)
-            st = need_positive(sh, "length", p->length);
-        if (!st && p->lead < 0)
-            st = sensim_error(SENSIM_EINVAL, "sine trajectory: lead must be >= 0, got %g", p->lead);
-        break;
-    case SENSIM_TRAJ_FIGURE8:
-        st = need_positive(sh, "size", p->size);
-        if (!st)
-            st = need_positive(sh, "period", p->period);
-        break;
-    }
-    return st;
+    for (size_t i = 0; i < n; i++)
+        if ((all[i].positive >> p->shape & 1) && !(all[i].v > 0))
+            return sensim_error(SENSIM_EINVAL, "%s trajectory: %s must be a positive finite number, got %g", sh,
+                                all[i].name, all[i].v);
+    if (p->shape == SENSIM_TRAJ_LINE && p->accel < 0)
+        return sensim_error(SENSIM_EINVAL, "line trajectory: accel must be >= 0, got %g", p->accel);
+    if (p->shape == SENSIM_TRAJ_CIRCLE && p->direction != 1 && p->direction != -1)
+        return sensim_error(SENSIM_EINVAL, "circle trajectory: direction must be +1 (left) or -1 (right), got %d",
+                            p->direction);
+    if (p->shape == SENSIM_TRAJ_SINE && p->lead < 0)
+        return sensim_error(SENSIM_EINVAL, "sine trajectory: lead must be >= 0, got %g", p->lead);
+    return SENSIM_OK;
 }
 
 sensim_trajectory *sensim_trajectory_create(const sensim_trajectory_params *params)

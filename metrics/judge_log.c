@@ -16,7 +16,7 @@ struct sensim_judge_log {
     char it[520], iw[560], isf[560], gt[520], genu[560], gcov[580];
     size_t n_imu, n_gnss;
     int has_cov;
-    double *scratch; /* SENSIM_JUDGE_LOG_BLOCK * 9 values */
+    double scratch[SENSIM_JUDGE_LOG_BLOCK * 9]; /* a block of 9 columns */
     void (*progress)(void *ctx, const char *part, double fraction);
     void *progress_ctx;
 };
@@ -203,10 +203,6 @@ sensim_judge_log *sensim_judge_log_open(const sensim_log *log, const char *imu_n
     if ((st = find_sensor(log, "imu", imu_name, io->imu, sizeof io->imu)) ||
         (st = find_sensor(log, "gnss", gnss_name, io->gnss, sizeof io->gnss)) || (st = check_sensors(io)))
         goto fail;
-    if (!(io->scratch = malloc(SENSIM_JUDGE_LOG_BLOCK * 9 * sizeof *io->scratch))) {
-        st = sensim_error(SENSIM_ENOMEM, "out of memory");
-        goto fail;
-    }
     if (align && io->n_imu && sensim_log_exists(log, "/ground_truth")) {
         double t0;
         if ((st = sensim_log_read_f64(log, io->it, 0, 1, &t0)) ||
@@ -222,13 +218,7 @@ fail:
     return NULL;
 }
 
-void sensim_judge_log_close(sensim_judge_log *j)
-{
-    if (!j)
-        return;
-    free(j->scratch);
-    free(j);
-}
+void sensim_judge_log_close(sensim_judge_log *j) { free(j); }
 
 const char *sensim_judge_log_imu(const sensim_judge_log *j) { return j->imu; }
 const char *sensim_judge_log_gnss(const sensim_judge_log *j) { return j->gnss; }

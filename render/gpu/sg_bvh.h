@@ -104,28 +104,69 @@ SENSIM_HD static inline void sg_best_take(sg_best *best, const sg_cand *c, uint3
     }
 }
 
+/* The references a walk of one tree has still to visit, their item counts
+ * and entry distances. */
+typedef struct sg_stack {
+    int32_t ref[SG_STACK];
+    uint32_t cnt[SG_STACK];
+    float tmin[SG_STACK];
+} sg_stack;
+
+/* A walk of one tree by one ray: its stack (sp entries) and the current
+ * reference, a leaf (~its first item, and cnt items) between calls. The
+ * stack lives apart, so that the rest can stay in registers. */
+typedef struct sg_walk {
+    sg_stack *st;
+    int sp;
+    int32_t ref;
+    uint32_t cnt;
+} sg_walk;
+
+/* Descends interior nodes from w->ref until a leaf: 1, or 0 when the ray
+ * reaches none before tfar. */
+SENSIM_HD static inline int sg_walk_descend(const sg_node *node, sg_walk *w, const sg_rayp *r, float tfar)
+{
+    sg_stack *st = w->st;
+    while (w->ref >= 0) {
+        if (!sg_node_step(&node[w->ref], r, tfar, &w->ref, &w->cnt, st->ref, st->cnt, st->tmin, &w->sp) &&
+            !sg_pop(st->ref, st->cnt, st->tmin, &w->sp, tfar, &w->ref, &w->cnt))
+            return 0;
+    }
+    return 1;
+}
+
+/* Starts w on stack st at the tree's root (count items when it is a leaf):
+ * the first leaf r reaches before tfar, 1, or 0 when none. */
+SENSIM_HD static inline int sg_walk_first(const sg_node *node, sg_walk *w, sg_stack *st, int32_t root, uint32_t count,
+                                          const sg_rayp *r, float tfar)
+{
+    w->st = st;
+    w->sp = 0;
+    w->ref = root;
+    w->cnt = count;
+    return sg_walk_descend(node, w, r, tfar);
+}
+
+/* The next leaf, tfar the closest hit now: 1, or 0 when none is left. */
+SENSIM_HD static inline int sg_walk_next(const sg_node *node, sg_walk *w, const sg_rayp *r, float tfar)
+{
+    return sg_pop(w->st->ref, w->st->cnt, w->st->tmin, &w->sp, tfar, &w->ref, &w->cnt) &&
+           sg_walk_descend(node, w, r, tfar);
+}
+
 /* Closest hit of r in bottom-level tree `blas` (t <= best->c.t), the
  * instance `inst` recorded with it. any: stop at the first hit (an
  * occlusion test), returning 1; else 0. */
 SENSIM_HD static inline int sg_blas_walk(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
                                          sg_best *best, int any)
 {
-    int32_t stack[SG_STACK];
-    uint32_t scnt[SG_STACK];
-    float stmin[SG_STACK];
-    int sp = 0;
-    int32_t ref = s->blas[blas].root;
-    uint32_t cnt = s->blas[blas].count;
-    for (;;) {
-        /* Descend interior nodes until a leaf (or nothing) is reached. */
-        while (ref >= 0) {
-            if (!sg_node_step(&s->node[ref], r, best->c.t, &ref, &cnt, stack, scnt, stmin, &sp) &&
-                !sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-                return 0;
-        }
-        /* The leaf's triangles. */
-        const uint32_t first = (uint32_t)~ref;
-        for (uint32_t i = first; i < first + cnt; i++) {
+    sg_stack st;
+    sg_walk w;
+    const sg_blas *b = &s->blas[blas];
+    for (int more = sg_walk_first(s->node, &w, &st, b->root, b->count, r, best->c.t); more;
+         more = sg_walk_next(s->node, &w, r, best->c.t)) {
+        const uint32_t first = (uint32_t)~w.ref;
+        for (uint32_t i = first; i < first + w.cnt; i++) {
             const sg_tri *tr = &s->tri[i];
             sg_cand c;
             if (sg_tri_intersect(r, tr->v0, tr->v1, tr->v2, best->c.t, &c)) {
@@ -134,9 +175,8 @@ SENSIM_HD static inline int sg_blas_walk(const sg_scene *s, uint32_t blas, const
                     return 1;
             }
         }
-        if (!sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-            return 0;
     }
+    return 0;
 }
 
 SENSIM_HD static inline void sg_blas_trace(const sg_scene *s, uint32_t blas, const sg_rayp *r, uint32_t inst,
@@ -199,20 +239,12 @@ SENSIM_HD static inline void sg_xfm_ray(const float *y, const float *o, const fl
 SENSIM_HD static inline int sg_top_walk(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best,
                                         int any)
 {
-    int32_t stack[SG_STACK];
-    uint32_t scnt[SG_STACK];
-    float stmin[SG_STACK];
-    int sp = 0;
-    int32_t ref = s->top;
-    uint32_t cnt = s->top_count;
-    for (;;) {
-        while (ref >= 0) {
-            if (!sg_node_step(&s->node[ref], rw, best->c.t, &ref, &cnt, stack, scnt, stmin, &sp) &&
-                !sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-                return 0;
-        }
-        const uint32_t first = (uint32_t)~ref;
-        for (uint32_t i = first; i < first + cnt; i++) {
+    sg_stack st;
+    sg_walk w;
+    for (int more = sg_walk_first(s->node, &w, &st, s->top, s->top_count, rw, best->c.t); more;
+         more = sg_walk_next(s->node, &w, rw, best->c.t)) {
+        const uint32_t first = (uint32_t)~w.ref;
+        for (uint32_t i = first; i < first + w.cnt; i++) {
             const sg_inst *in = &s->inst[i];
             float y[12];
             sg_inst_world_to_object(s, in, ray->time, y);
@@ -223,9 +255,8 @@ SENSIM_HD static inline int sg_top_walk(const sg_scene *s, const sg_ray *ray, co
             if (sg_blas_walk(s, in->blas, &ro, i, best, any))
                 return 1;
         }
-        if (!sg_pop(stack, scnt, stmin, &sp, best->c.t, &ref, &cnt))
-            return 0;
     }
+    return 0;
 }
 
 SENSIM_HD static inline void sg_top_trace(const sg_scene *s, const sg_ray *ray, const sg_rayp *rw, sg_best *best)
