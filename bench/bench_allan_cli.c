@@ -24,7 +24,9 @@
  * log). The commands stream the series, so the peak does not grow with H;
  * beyond the 112 MiB budget they keep the phase in a temporary file in
  * TMPDIR (1 GB for 6 h, 4.1 GB for 24 h), next to the log. */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,9 +231,13 @@ int main(int argc, char **argv)
     fwrite(x, sizeof *x, 6 * n, f);
     fclose(f);
     /* The threaded pass: the caller's OMP_NUM_THREADS, else OpenMP's
-     * default of one thread per core. */
+     * default of one thread per processor this process may run on (under
+     * taskset, fewer than the machine has). */
     const char *omp = getenv("OMP_NUM_THREADS");
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    cpu_set_t set;
+    if (!sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 0)
+        ncpu = CPU_COUNT(&set);
     char threads[64] = "", nthreads[32];
     if (omp && *omp)
         snprintf(threads, sizeof threads, "OMP_NUM_THREADS=%.20s ", omp);
