@@ -1119,8 +1119,12 @@ static void ov_sums(const double *ph, size_t pstride, size_t na, size_t np, cons
                      * over the whole lane groups they all have; each then
                      * ends alone from x. */
                     size_t x = b, end = be;
-                    for (K = 0; fuse && K < OV_FUSE && k + K < kn && np - 2 * m[k0 + k + K] > b; K++)
-                        end = np - 2 * m[k0 + k + K] < end ? np - 2 * m[k0 + k + K] : end;
+                    for (K = 0; fuse && K < OV_FUSE && k + K < kn; K++) {
+                        const size_t cnt = np - 2 * m[k0 + k + K];
+                        if (cnt <= b)
+                            break;
+                        end = cnt < end ? cnt : end;
+                    }
                     if (K >= 2 && (x = b + (end - b) / OV_LANES * OV_LANES) > b)
                         ov_sum_fused(pa, b, x, m + k0 + k, (int)K, lane + k);
                     K = K ? K : 1;
