@@ -2459,7 +2459,7 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     nt = (size_t)nt > cap ? (int)(cap ? cap : 1) : nt;
     nt = nt < 1 ? 1 : nt;
     if (nt > 1)
-        extra = malloc((size_t)(nt - 1) * R * g * sizeof *extra);
+        extra = sensim_read_buf_((size_t)(nt - 1) * R * g * sizeof *extra);
     if (!nonfinite || !nfb || !mean || !bsum || !bsame || (nt > 1 && !extra)) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu axes", g);
         goto done;
@@ -2674,7 +2674,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
     size_t bad = 0;
     if (g >= 1) {
         /* Groups of axes in memory, each read once. */
-        double *ph = phase_alloc(g * (n + 1)), *raw = malloc(ST_ROWS * g * sizeof *raw),
+        double *ph = phase_alloc(g * (n + 1)), *raw = sensim_read_buf_(ST_ROWS * g * sizeof *raw),
                *big = malloc(2 * g * sizeof *big);
         if (!ph || !raw || !big)
             st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for %zu x %zu phase points", g, n + 1);
@@ -2697,7 +2697,7 @@ sensim_status sensim_allan_compute_stream(const sensim_allan_source *src, const 
     s.spool_w = spool_open(s.np * na * sizeof(double));
     double *v = malloc(4 * na * sizeof *v);
     s.ck = malloc((n / ST_ROWS + 1) * na * sizeof *s.ck);
-    s.raw = malloc(ST_ROWS * na * sizeof *s.raw);
+    s.raw = sensim_read_buf_(ST_ROWS * na * sizeof *s.raw);
     if (!v || !s.ck || !s.raw) {
         st = sensim_error(SENSIM_ENOMEM, "allan: out of memory for the stream of %zu axes", na);
         goto done;

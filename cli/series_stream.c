@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/base_internal.h"
 #include "bagcli.h"
 #include "cli_series.h"
 #include "sensim/log.h"
@@ -134,7 +135,7 @@ static sensim_status h5_read(void *ctx, size_t start, size_t count, size_t a0, s
         /* A whole quantity asked alone lands in buf as the dataset holds
          * it; otherwise its columns are picked from a block in tmp. */
         int direct = a0 == 3 * q && w == 3;
-        if (!direct && !tmp && !(tmp = malloc(count * 3 * sizeof *tmp))) {
+        if (!direct && !tmp && !(tmp = sensim_read_buf_(count * 3 * sizeof *tmp))) {
             st = sensim_error(SENSIM_ENOMEM, "%s: out of memory for %zu rows", s->path, count);
             break;
         }

@@ -1198,7 +1198,9 @@ static int check_time_parallel(const sensim_log *log, const char *dset, size_t r
     int swap = 0, fd = -1;
     double fac[1];
     sensim_tcheck *pc = malloc(npiece * sizeof *pc);
-    double *buf = malloc((size_t)nt * (CHECK_BLOCK + 1) * sizeof *buf);
+    /* Each thread's piece (and the time before it) on a 64-byte boundary. */
+    const size_t stride = (CHECK_BLOCK + 1 + 7) / 8 * 8;
+    double *buf = sensim_read_buf_((size_t)nt * stride * sizeof *buf);
     struct stat sb;
     int ok = pc && buf && !sensim_log_extents(log, dset, &ext, &next, &swap, fac, 1) &&
              (fd = open(log->path, O_RDONLY | O_CLOEXEC)) >= 0 && !fstat(fd, &sb);
@@ -1221,7 +1223,7 @@ static int check_time_parallel(const sensim_log *log, const char *dset, size_t r
 #ifdef _OPENMP
         tid = omp_get_thread_num();
 #endif
-        double *b = buf + (size_t)tid * (CHECK_BLOCK + 1);
+        double *b = buf + (size_t)tid * stride;
 #pragma omp for schedule(dynamic, 1)
         for (size_t p = 0; p < npiece; p++) {
             const size_t r0 = p * CHECK_BLOCK, k = rows - r0 < CHECK_BLOCK ? rows - r0 : CHECK_BLOCK;
