@@ -3,6 +3,9 @@
 #include "base_internal.h"
 
 #include <math.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -72,7 +75,54 @@ void sensim_tcheck_init(sensim_tcheck *c, const char *what, double rate_hz, unsi
     c->flags = flags;
 }
 
-sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
+/* Whether every time of t[0..n) is plausible (finite, |t| < 1e11, not
+ * before SENSIM_TCHECK_MIN_TIME) and above the one before it (prev before
+ * t[0]), with *longest the longest step: the checks of tcheck_scalar
+ * without a branch per time. Every step above 0 (which a NaN step is
+ * not; of two distinct finite doubles the difference is never 0) makes the
+ * times increase, so they are plausible when the first and the last are. */
+static int tcheck_fast(const double *t, size_t n, double prev, double *longest)
+{
+    double top = t[0] - prev;
+    int ok = top > 0;
+    size_t i = 1;
+#if defined(__SSE2__)
+    /* minpd and maxpd: C's a > b ? a : b on doubles is not vectorized
+     * without -ffinite-math-only. !(step > 0) is true of a NaN step too. */
+    const __m128d zero = _mm_setzero_pd();
+    __m128d hi0 = _mm_set1_pd(top), hi1 = hi0, hi2 = hi0, hi3 = hi0, bad0 = zero, bad1 = zero, bad2 = zero,
+            bad3 = zero;
+#define TC_STEP(j, hi, bad)                                                                                            \
+    do {                                                                                                               \
+        const __m128d step_ = _mm_sub_pd(_mm_loadu_pd(t + i + 2 * j), _mm_loadu_pd(t + i + 2 * j - 1));                \
+        bad = _mm_or_pd(bad, _mm_cmpngt_pd(step_, zero));                                                              \
+        hi = _mm_max_pd(hi, step_);                                                                                    \
+    } while (0)
+    for (; i + 8 <= n; i += 8) {
+        TC_STEP(0, hi0, bad0);
+        TC_STEP(1, hi1, bad1);
+        TC_STEP(2, hi2, bad2);
+        TC_STEP(3, hi3, bad3);
+    }
+#undef TC_STEP
+    __m128d h = _mm_max_pd(_mm_max_pd(hi0, hi1), _mm_max_pd(hi2, hi3));
+    ok &= !_mm_movemask_pd(_mm_or_pd(_mm_or_pd(bad0, bad1), _mm_or_pd(bad2, bad3)));
+    double hv[2];
+    _mm_storeu_pd(hv, h);
+    top = hv[0] > hv[1] ? hv[0] : hv[1];
+#endif
+    for (; i < n; i++) {
+        const double step = t[i] - t[i - 1];
+        ok &= step > 0;
+        top = step > top ? step : top;
+    }
+    *longest = top;
+    return ok && t[0] >= SENSIM_TCHECK_MIN_TIME && t[n - 1] < 1e11;
+}
+
+/* The time checks one time after another, for the message of the first
+ * failure and for repeated times. */
+static sensim_status tcheck_scalar(sensim_tcheck *c, const double *t, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const double v = t[i];
@@ -111,6 +161,42 @@ sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
     if (n) {
         c->last = t[n - 1];
         c->count += n;
+    }
+    return SENSIM_OK;
+}
+
+#define TC_PIECE 4096
+sensim_status sensim_tcheck_block(sensim_tcheck *c, const double *t, size_t n)
+{
+    /* The first time of all has no step before it. */
+    size_t i = 0;
+    if (c->count == 0 && n) {
+        sensim_status st = tcheck_scalar(c, t, 1);
+        if (st)
+            return st;
+        i = 1;
+    }
+    /* Pieces that pass every check at once update the state as one time
+     * after another would (the longest step where it first occurs); a
+     * piece that does not is checked again one time after another. */
+    for (; i < n; i += TC_PIECE) {
+        const size_t k = n - i < TC_PIECE ? n - i : TC_PIECE;
+        double longest;
+        if (!tcheck_fast(t + i, k, c->last, &longest)) {
+            sensim_status st = tcheck_scalar(c, t + i, k);
+            if (st)
+                return st;
+            continue;
+        }
+        if (longest > c->max_step) {
+            size_t j = 0;
+            while ((j ? t[i + j] - t[i + j - 1] : t[i] - c->last) != longest)
+                j++;
+            c->max_step = longest;
+            c->max_step_at = c->count + j;
+        }
+        c->last = t[i + k - 1];
+        c->count += k;
     }
     return SENSIM_OK;
 }

@@ -14,6 +14,7 @@
 #include "sensim/guard.h"
 #include "sensim/log.h"
 #include "sensim/plot.h"
+#include "sensim/rng.h"
 #include "sensim/status.h"
 #include "testutil.h"
 
@@ -152,6 +153,69 @@ START_TEST(tcheck_blocks)
                   sensim_last_error());
     sensim_tcheck_init(&c, "x", 0, 0);
     ck_assert_int_eq(sensim_tcheck_finish(&c), SENSIM_EDATA);
+}
+END_TEST
+
+/* The checks run on whole pieces of times at once (vector lanes of two,
+ * unrolled by eight, pieces of 4096) and one time after another only where
+ * a piece fails: on a jittered series longer than a piece, the longest step
+ * is found where it first occurs, and a damage at every offset around lane,
+ * unroll and piece boundaries is reported at its index, as a plain loop
+ * over the times (written here) finds them. */
+START_TEST(tcheck_pieces_as_one_pass)
+{
+    enum { N = 3 * 4096 + 37 };
+    double *t = malloc(N * sizeof *t), *m = malloc(N * sizeof *m);
+    ck_assert(t && m);
+    const sensim_rng r = sensim_rng_make(11, 0, 0);
+    t[0] = 5.0;
+    for (int i = 1; i < N; i++) /* 400 Hz, jitter of 10 % */
+        t[i] = t[i - 1] + 0.0025 * (1 + 0.1 * (sensim_rng_uniform(&r, (uint64_t)i) - 0.5));
+    t[9000] = t[8999] + 0.004; /* the longest step, twice */
+    for (int i = 9001; i < N; i++)
+        t[i] += 0.004 - 0.0025;
+    t[10000] = t[9999] + 0.004;
+    double top = 0;
+    size_t at = 0;
+    for (int i = 1; i < N; i++)
+        if (t[i] - t[i - 1] > top) {
+            top = t[i] - t[i - 1];
+            at = (size_t)i;
+        }
+    ck_assert_uint_eq(at, 9000);
+    const size_t blocks[] = {1, 7, 8, 9, 100, 4095, 4096, 4097, 65536};
+    for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        sensim_tcheck c;
+        sensim_tcheck_init(&c, "x", 400, 0);
+        for (size_t i = 0; i < N; i += blocks[b])
+            ck_assert_int_eq(sensim_tcheck_block(&c, t + i, N - i < blocks[b] ? N - i : blocks[b]), SENSIM_OK);
+        ck_assert_msg(c.max_step == top && c.max_step_at == at, "block %zu: %.17g at %zu", blocks[b], c.max_step,
+                      c.max_step_at);
+        ck_assert_uint_eq(c.count, N);
+        ck_assert(c.last == t[N - 1] && c.first == t[0]);
+    }
+    const size_t where[] = {1, 2, 3, 7, 8, 9, 10, 15, 16, 17, 4095, 4096, 4097, 4098, 8191, 8192, N - 2, N - 1};
+    const double bad[] = {NAN, INFINITY, -INFINITY, 1e300, -1e6, 0};
+    for (size_t w = 0; w < sizeof where / sizeof *where; w++)
+        for (size_t d = 0; d < sizeof bad / sizeof *bad; d++) {
+            memcpy(m, t, N * sizeof *t);
+            const size_t k = where[w];
+            m[k] = bad[d] == 0 ? m[k - 1] : bad[d]; /* 0: a repeated time */
+            /* The first index a plain loop refuses. */
+            size_t expect = 0;
+            for (size_t i = 1; i < N && !expect; i++)
+                if (!isfinite(m[i]) || fabs(m[i]) >= 1e11 || m[i] < SENSIM_TCHECK_MIN_TIME || !(m[i] > m[i - 1]))
+                    expect = i;
+            for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+                ck_assert_int_eq(check_blocks(m, N, blocks[b], 400, 0), SENSIM_EDATA);
+                char needle[64];
+                snprintf(needle, sizeof needle, " %zu ", expect);
+                ck_assert_msg(strstr(sensim_last_error(), needle), "%g at %zu, block %zu (index %zu expected): %s",
+                              bad[d], k, blocks[b], expect, sensim_last_error());
+            }
+        }
+    free(t);
+    free(m);
 }
 END_TEST
 
@@ -877,6 +941,7 @@ Suite *suite_validate(void)
     Suite *s = suite_create("validate");
     TCase *tc = tcase_create("tcheck");
     tcase_add_test(tc, tcheck_blocks);
+    tcase_add_test(tc, tcheck_pieces_as_one_pass);
     tcase_add_test(tc, long_output_names);
     tcase_add_test(tc, utf8_bom);
     tcase_add_test(tc, vepd_overflow_names_test);
