@@ -29,6 +29,7 @@ LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    ?= $(PREFIX)/share/sensim
+LIBEXECDIR ?= $(PREFIX)/libexec/sensim
 DESTDIR    ?=
 BUILD      ?= build
 
@@ -76,11 +77,12 @@ BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 STATIC = $(BUILD)/libsensim.a
 SHARED = $(BUILD)/libsensim.so.$(VERSION)
 PROG   = $(BUILD)/sensim
+PLUGIN = $(BUILD)/sensim-render.so
 RUNNER = $(BUILD)/tests/runner
 PCFILE = $(BUILD)/sensim.pc
 
 .PHONY: all gpu check check-examples check-install check-slurm check-python python check-asan check-valgrind fuzz fuzz-bins fuzz-smoke bench demo lint-man format install uninstall clean FORCE
-all: $(STATIC) $(SHARED) $(PROG) $(PCFILE)
+all: $(STATIC) $(SHARED) $(PROG) $(PLUGIN) $(PCFILE)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -103,9 +105,24 @@ $(SHARED): $(LIB_OBJ) lib/libsensim.map
 	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so.$(SOVERSION)
 	$(Q)ln -sf libsensim.so.$(VERSION) $(BUILD)/libsensim.so
 
-$(PROG): $(CLI_OBJ) $(STATIC)
+# The program without the renderer: render (and the demo's render step) run
+# from $(PLUGIN), which the program loads when they are asked for
+# (cli/render_plugin.c), so that every other verb starts without Embree,
+# Assimp, Draco, meshoptimizer and libstdc++ (a third of the dynamic linking
+# at start). The program exports its symbols; the plugin's references to the
+# library resolve to them, one copy of everything.
+RENDER_OBJ = $(filter $(BUILD)/render/%,$(LIB_OBJ))
+PLUGIN_CLI = $(BUILD)/cli/cmd_render.o $(BUILD)/cli/demo/demo_render.o
+PROG_OBJ   = $(filter-out $(PLUGIN_CLI),$(CLI_OBJ)) $(filter-out $(RENDER_OBJ),$(LIB_OBJ))
+$(PROG): $(PROG_OBJ) | $(PLUGIN)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(STATIC) $(DEP_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -Wl,--export-dynamic -o $@ $(PROG_OBJ) -Wl,--as-needed $(DEP_LIBS) -ldl
+
+$(PLUGIN): $(RENDER_OBJ) $(PLUGIN_CLI)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared $(ALL_LDFLAGS) -o $@ $(RENDER_OBJ) $(PLUGIN_CLI) -Wl,--as-needed $(DEP_LIBS)
+
+$(BUILD)/cli/render_plugin.o: ALL_CFLAGS += -DSENSIM_LIBEXECDIR='"$(LIBEXECDIR)"'
 
 # sensim.pc with paths relative to ${prefix} where they lie under PREFIX, so
 # that `pkg-config --define-prefix` and PKG_CONFIG_SYSROOT_DIR relocate it.
@@ -204,7 +221,7 @@ $(RUNNER): $(TEST_OBJ) $(STATIC) $(FAKECUDA)
 # Then, outside the sanitizer builds (whose library a plain program cannot
 # load): the man-page lint, every documented example, and an install to a
 # temporary prefix.
-check: $(RUNNER) $(PROG) $(SHARED) $(PCFILE)
+check: $(RUNNER) $(PROG) $(PLUGIN) $(SHARED) $(PCFILE)
 	$(Q)SENSIM_BIN=$(abspath $(PROG)) SENSIM_SRCDIR=$(CURDIR) CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-900} \
 	  $(RUNNER)
 	$(Q)sh tests/exports.sh $(BUILD)/libsensim.so
@@ -267,7 +284,7 @@ fuzz:
 
 fuzz-bins: $(FUZZ_BIN)
 
-$(BUILD)/fuzz/cli.a: $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJ)) cli/main.c
+$(BUILD)/fuzz/cli.a: $(filter-out $(BUILD)/cli/main.o $(BUILD)/cli/render_plugin.o,$(CLI_OBJ)) cli/main.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Dmain=sensim_cli_main -c cli/main.c -o $(BUILD)/fuzz/cli_main.o
 	$(Q)rm -f $@ && ar rcs $@ $(filter %.o,$^) $(BUILD)/fuzz/cli_main.o
@@ -327,6 +344,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/sensim \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(DATADIR)
 	install -m 755 $(PROG) $(DESTDIR)$(BINDIR)/sensim
+	install -d $(DESTDIR)$(LIBEXECDIR)
+	install -m 644 $(PLUGIN) $(DESTDIR)$(LIBEXECDIR)/sensim-render.so
 	install -m 644 $(STATIC) $(DESTDIR)$(LIBDIR)/libsensim.a
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/libsensim.so.$(VERSION)
 	ln -sf libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libsensim.so.$(SOVERSION)
@@ -338,6 +357,8 @@ install: all
 	cp -R data/. $(DESTDIR)$(DATADIR)/
 
 uninstall:
+	rm -f $(DESTDIR)$(LIBEXECDIR)/sensim-render.so
+	-rmdir $(DESTDIR)$(LIBEXECDIR)
 	rm -f $(DESTDIR)$(BINDIR)/sensim $(DESTDIR)$(LIBDIR)/libsensim.a \
 	  $(DESTDIR)$(LIBDIR)/libsensim.so $(DESTDIR)$(LIBDIR)/libsensim.so.$(SOVERSION) \
 	  $(DESTDIR)$(LIBDIR)/libsensim.so.$(VERSION) $(DESTDIR)$(LIBDIR)/pkgconfig/sensim.pc

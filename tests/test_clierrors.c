@@ -156,6 +156,50 @@ START_TEST(help_lists_quiet_and_plot)
 }
 END_TEST
 
+/* The renderer is a plugin the program loads for render (and the demo's
+ * render step): found from the program's own directory, so a copied tree
+ * works; missing, render says what it tried and exits 1, and the help,
+ * which the program holds itself, still prints. */
+START_TEST(render_plugin_found_beside_the_program)
+{
+    char *dir = tu_mkdtemp(), *bin = tu_path(dir, "bin"), *lib = tu_path(dir, "libexec/sensim"), cmd[4096];
+    char *copy = tu_path(bin, "sensim"), *plugin = tu_path(lib, "sensim-render.so");
+    const char *orig = getenv("SENSIM_BIN");
+    ck_assert_ptr_nonnull(orig);
+    char *built = strdup(orig), *slash = strrchr(built, '/');
+    ck_assert_ptr_nonnull(slash);
+    *slash = '\0';
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s' && cp '%s' '%s' && ln -s '%s/sensim-render.so' '%s'", bin, lib, orig,
+             copy, built, plugin);
+    ck_assert_int_eq(system(cmd), 0);
+    setenv("SENSIM_BIN", copy, 1);
+    /* Installed layout: bin/sensim and libexec/sensim/sensim-render.so. */
+    tu_run_result r = tu_run("render", "no-scene.yaml", "-t", "no-gt.h5", "-s", "vlp16", "-o", "out.h5", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert_ptr_null(strstr(r.err, "cannot load the renderer"));
+    ASSERT_IN(r.err, "no-scene.yaml");
+    tu_run_free(&r);
+    setenv("SENSIM_RENDER_PLUGIN", "/nonexistent/sensim-render.so", 1);
+    r = tu_run("render", "no-scene.yaml", "-t", "no-gt.h5", "-s", "vlp16", "-o", "out.h5", NULL);
+    ck_assert_int_eq(r.status, 1);
+    ASSERT_IN(r.err, "sensim render: cannot load the renderer: SENSIM_RENDER_PLUGIN: /nonexistent/sensim-render.so");
+    tu_run_free(&r);
+    r = tu_run("help", "render", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ASSERT_IN(r.out, "--trajectory GT.h5");
+    tu_run_free(&r);
+    unsetenv("SENSIM_RENDER_PLUGIN");
+    setenv("SENSIM_BIN", orig, 1);
+    tu_rmtree(dir);
+    free(built);
+    free(plugin);
+    free(copy);
+    free(lib);
+    free(bin);
+    free(dir);
+}
+END_TEST
+
 Suite *suite_clierrors(void)
 {
     Suite *s = suite_create("clierrors");
@@ -165,6 +209,7 @@ Suite *suite_clierrors(void)
     tcase_add_test(tc, track_header_blames_the_extra_column);
     tcase_add_test(tc, judge_finds_untyped_imu_and_gnss_groups);
     tcase_add_test(tc, help_lists_quiet_and_plot);
+    tcase_add_test(tc, render_plugin_found_beside_the_program);
     suite_add_tcase(s, tc);
     return s;
 }
