@@ -2424,6 +2424,32 @@ done:
     return st;
 }
 
+/* p[q][i + 1] = sum over j <= i of (p[q][j + 1] - mu[q]) tau0, and
+ * p[q][0] = 0, for k (1 to 3) axes side by side, each its own chain. */
+static inline __attribute__((always_inline)) void running_sums_k(double *const *p, const double *mu, int k, size_t n,
+                                                                 double tau0)
+{
+    double r[3] = {0, 0, 0};
+    for (int q = 0; q < k; q++)
+        p[q][0] = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int q = 0; q < k; q++) {
+            r[q] += (p[q][i + 1] - mu[q]) * tau0;
+            p[q][i + 1] = r[q];
+        }
+}
+
+static void running_sums(double *const *p, const double *mu, int k, size_t n, double tau0)
+{
+    /* k a constant in each call, so the chains stay in registers. */
+    if (k == 3)
+        running_sums_k(p, mu, 3, n, tau0);
+    else if (k == 2)
+        running_sums_k(p, mu, 2, n, tau0);
+    else
+        running_sums_k(p, mu, 1, n, tau0);
+}
+
 /* A group of axes [a0, a0 + g) read whole into ph (g rows of pstride), with
  * the arithmetic of make_phase; *np the phase points. The reads go to the
  * threads in pieces of LG_ROWS rows (src->read under a lock unless
@@ -2594,37 +2620,22 @@ static sensim_status load_group(const sensim_allan_source *src, const sensim_all
     /* Each axis's running sum (or line removal) on one thread. */
     const int na_t = (size_t)nt < g ? nt : (int)g;
     if (freq) {
-        /* A running sum is one chain of additions, bound by their latency:
-         * three axes side by side on one thread run about as fast as one,
-         * each with its own arithmetic. */
+        /* A running sum is one chain of additions, bound by their latency
+         * or, out of cache, by one thread's memory bandwidth: up to three
+         * axes side by side on one thread (each with its own arithmetic,
+         * so the grouping changes no bit), the axes split over as many
+         * threads as there are (two threads: axes {0}, {1, 2}). */
         const double tau0 = o->tau0;
-        const size_t ntrip = (g + 2) / 3;
-#pragma omp parallel for schedule(static, 1) num_threads((size_t)nt < ntrip ? nt : (int)ntrip)
-        for (size_t a0 = 0; a0 < g; a0 += 3) {
-            if (g - a0 >= 3) {
-                double *p0 = ph + a0 * pstride, *p1 = p0 + pstride, *p2 = p1 + pstride, r0 = 0, r1 = 0, r2 = 0;
-                const double mu0 = mean[a0], mu1 = mean[a0 + 1], mu2 = mean[a0 + 2];
-                p0[0] = p1[0] = p2[0] = 0;
-                for (size_t i = 0; i < n; i++) {
-                    r0 += (p0[i + 1] - mu0) * tau0;
-                    r1 += (p1[i + 1] - mu1) * tau0;
-                    r2 += (p2[i + 1] - mu2) * tau0;
-                    p0[i + 1] = r0;
-                    p1[i + 1] = r1;
-                    p2[i + 1] = r2;
-                }
-                continue;
+        const size_t ngr = (size_t)nt < g ? (size_t)nt : g, G = ngr > (g + 2) / 3 ? ngr : (g + 2) / 3;
+#pragma omp parallel for schedule(static, 1) num_threads((size_t)nt < G ? nt : (int)G)
+        for (size_t j = 0; j < G; j++)
+            for (size_t a = j * g / G, a1 = (j + 1) * g / G; a < a1; a += 3) {
+                const size_t k = a1 - a < 3 ? a1 - a : 3;
+                double *p[3];
+                for (size_t q = 0; q < k; q++)
+                    p[q] = ph + (a + q) * pstride;
+                running_sums(p, mean + a, (int)k, n, tau0);
             }
-            for (size_t a = a0; a < g; a++) {
-                double *p = ph + a * pstride, run = 0;
-                const double mu = mean[a];
-                p[0] = 0;
-                for (size_t i = 0; i < n; i++) {
-                    run += (p[i + 1] - mu) * tau0;
-                    p[i + 1] = run;
-                }
-            }
-        }
     } else {
         /* bsum's first g slots: each axis's largest second difference. */
 #pragma omp parallel for schedule(static, 1) num_threads(na_t)
