@@ -120,9 +120,8 @@ sensim_trajectory *sensim_trajectory_create(const sensim_trajectory_params *para
     if (validate(params))
         return NULL;
     sensim_trajectory *tr = sensim_new_(sizeof *tr, "trajectory");
-    if (!tr)
-        return NULL;
-    tr->p = *params;
+    if (tr)
+        tr->p = *params;
     return tr;
 }
 
