@@ -155,19 +155,18 @@ sensim_gt_writer *sensim_gt_writer_create(sensim_log *log, const double origin_l
     if (!w)
         return NULL;
     double zero[3] = {0, 0, 0};
-    if (sensim_log_group(log, "/ground_truth") ||
-        sensim_log_set_attr_string(log, "/ground_truth", "frame", "ENU") ||
-        sensim_log_set_attr_f64(log, "/ground_truth", "origin_lla", origin_lla ? origin_lla : zero, 3))
-        goto fail;
+    int ok = !sensim_log_group(log, "/ground_truth") &&
+             !sensim_log_set_attr_string(log, "/ground_truth", "frame", "ENU") &&
+             !sensim_log_set_attr_f64(log, "/ground_truth", "origin_lla", origin_lla ? origin_lla : zero, 3);
     char path[64];
-    for (int i = 0; i < GT_NFIELDS; i++) {
+    for (int i = 0; ok && i < GT_NFIELDS; i++) {
         snprintf(path, sizeof path, "/ground_truth/%s", gt_fields[i].name);
         size_t cols = gt_fields[i].cols;
-        if (!(w->d[i] = sensim_log_dset_create(log, path, SENSIM_F64, cols ? 1 : 0, &cols, gt_fields[i].units, 0)))
-            goto fail;
+        w->d[i] = sensim_log_dset_create(log, path, SENSIM_F64, cols ? 1 : 0, &cols, gt_fields[i].units, 0);
+        ok = w->d[i] != NULL;
     }
-    return w;
-fail:
+    if (ok)
+        return w;
     sensim_gt_writer_close(w);
     return NULL;
 }

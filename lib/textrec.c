@@ -68,13 +68,16 @@ sensim_text_opts sensim_text_default_opts(void)
     return o;
 }
 
-static const char *const unit_names[] = {"auto", "s", "ms", "us", "ns"};
-static const int64_t unit_ns_of[] = {0, 1000000000, 1000000, 1000, 1};
+/* By sensim_time_unit: its name and the nanoseconds in one of it. */
+static const struct {
+    const char *name;
+    int64_t ns;
+} time_units[] = {{"auto", 0}, {"s", 1000000000}, {"ms", 1000000}, {"us", 1000}, {"ns", 1}};
 
 sensim_status sensim_time_unit_parse(const char *name, sensim_time_unit *unit)
 {
     for (int i = 1; i <= SENSIM_TIME_NS; i++)
-        if (!strcmp(name, unit_names[i])) {
+        if (!strcmp(name, time_units[i].name)) {
             *unit = (sensim_time_unit)i;
             return SENSIM_OK;
         }
@@ -83,7 +86,7 @@ sensim_status sensim_time_unit_parse(const char *name, sensim_time_unit *unit)
 
 const char *sensim_time_unit_name(sensim_time_unit unit)
 {
-    return (unsigned)unit <= SENSIM_TIME_NS ? unit_names[unit] : "?";
+    return (unsigned)unit <= SENSIM_TIME_NS ? time_units[unit].name : "?";
 }
 
 static const char *const format_names[] = {"auto", "euroc", "tum", "csv"};
@@ -342,7 +345,7 @@ static sensim_status apply_unit(sensim_text_reader *r, int key, const char *unit
             return sensim_error(SENSIM_EFORMAT, "%s:%zu: column %d ('%s'): unit '%s' is not a time", r->in.path, hline,
                                 col + 1, r->colname[key], unit);
         for (int u = SENSIM_TIME_S; u <= SENSIM_TIME_NS; u++)
-            if (fabs(s * 1e9 / (double)unit_ns_of[u] - 1) < 1e-9) {
+            if (fabs(s * 1e9 / (double)time_units[u].ns - 1) < 1e-9) {
                 *hdr_time = (sensim_time_unit)u;
                 return SENSIM_OK;
             }
@@ -566,7 +569,7 @@ sensim_status sensim_text_parse_stamp(const char *text, sensim_time_unit unit, i
 {
     if (unit < SENSIM_TIME_S || unit > SENSIM_TIME_NS)
         return sensim_error(SENSIM_EINVAL, "stamp '%s': no time unit", text);
-    int e = parse_stamp(text, unit_ns_of[unit], ns);
+    int e = parse_stamp(text, time_units[unit].ns, ns);
     if (e)
         return sensim_error(SENSIM_EFORMAT, "'%s' is %s", text, e == -1 ? "not a number" : "out of range as a time in ns");
     return SENSIM_OK;
@@ -616,28 +619,28 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
     free(d);
     int ok[SENSIM_TIME_NS + 1] = {0}, nok = 0;
     for (int u = SENSIM_TIME_S; u <= SENSIM_TIME_NS; u++) {
-        long double sc = (long double)unit_ns_of[u] * 1e-9L;
+        long double sc = (long double)time_units[u].ns * 1e-9L;
         ok[u] = plausible(v[0] * sc, step * sc);
         nok += ok[u];
     }
     char cand[160] = "";
     for (int u = SENSIM_TIME_S; u <= SENSIM_TIME_NS; u++)
         if (ok[u]) {
-            long double sc = (long double)unit_ns_of[u] * 1e-9L;
+            long double sc = (long double)time_units[u].ns * 1e-9L;
             snprintf(cand + strlen(cand), sizeof cand - strlen(cand), "%s%s (%.4g Hz)", *cand ? " or " : "",
-                     unit_names[u], (double)(1.0L / (step * sc)));
+                     time_units[u].name, (double)(1.0L / (step * sc)));
         }
     if (given != SENSIM_TIME_AUTO) {
         /* A given unit is used unless it puts the recording past 2286. */
-        long double sc = (long double)unit_ns_of[given] * 1e-9L;
+        long double sc = (long double)time_units[given].ns * 1e-9L;
         if (fabsl(v[0] * sc) > EPOCH_MAX_S)
             return sensim_error(SENSIM_EDATA,
                                 "%s:%zu: the first stamp %.19Lg read in %s (%s) is %.3Lg s, past the year 2286; "
                                 "the stamps look like %s",
-                                r->in.path, r->ahead_line[0], v[0], unit_names[given], given_from, v[0] * sc,
+                                r->in.path, r->ahead_line[0], v[0], time_units[given].name, given_from, v[0] * sc,
                                 nok ? cand : "another unit");
         r->unit = given;
-        snprintf(r->note, sizeof r->note, "times in %s (%s)", unit_names[given], given_from);
+        snprintf(r->note, sizeof r->note, "times in %s (%s)", time_units[given].name, given_from);
         return SENSIM_OK;
     }
     int pick = 0;
@@ -662,9 +665,9 @@ static sensim_status detect_unit(sensim_text_reader *r, const long double *v, si
                             r->in.path, r->ahead_line[0], r->colname[0], v[0], step);
     }
     r->unit = (sensim_time_unit)pick;
-    long double sc = (long double)unit_ns_of[pick] * 1e-9L;
+    long double sc = (long double)time_units[pick].ns * 1e-9L;
     snprintf(r->note, sizeof r->note, "times in %s: told from the stamps (first %.6Lg, median step %.6Lg: %.6g Hz)%s",
-             unit_names[pick], v[0], step, (double)(1.0L / (step * sc)),
+             time_units[pick].name, v[0], step, (double)(1.0L / (step * sc)),
              prefer_s && pick == SENSIM_TIME_S ? "" : "; --time-unit overrides");
     return SENSIM_OK;
 }
@@ -878,7 +881,7 @@ sensim_text_reader *sensim_text_open(const char *path, const sensim_text_opts *o
     }
     if ((st = detect_unit(r, tv, nt, has_fraction, fmt == SENSIM_TEXT_TUM, given, given_from)))
         goto fail;
-    r->unit_ns = unit_ns_of[r->unit];
+    r->unit_ns = time_units[r->unit].ns;
     {
         /* The first stamp, so that callers can choose a time origin before
          * reading (a malformed first row is reported by the read). */

@@ -53,17 +53,7 @@ typedef struct unit_def {
  * extern consts above in a constant initializer. */
 static const unit_def units[] = {
     {"m", 1.0, {2, 0, 0, 0}, "m"},
-    {"km", 1e3, {2, 0, 0, 0}, "1000 m"},
-    {"cm", 1e-2, {2, 0, 0, 0}, "0.01 m"},
-    {"mm", 1e-3, {2, 0, 0, 0}, "0.001 m"},
-    {"um", 1e-6, {2, 0, 0, 0}, "1e-6 m"},
-    {"\xc2\xb5m", 1e-6, {2, 0, 0, 0}, "1e-6 m"},
-    {"nm", 1e-9, {2, 0, 0, 0}, "1e-9 m"},
     {"s", 1.0, {0, 2, 0, 0}, "s"},
-    {"ms", 1e-3, {0, 2, 0, 0}, "0.001 s"},
-    {"us", 1e-6, {0, 2, 0, 0}, "1e-6 s"},
-    {"\xc2\xb5s", 1e-6, {0, 2, 0, 0}, "1e-6 s"},
-    {"ns", 1e-9, {0, 2, 0, 0}, "1e-9 s"},
     {"sec", 1.0, {0, 2, 0, 0}, "1 s"},
     {"min", 60.0, {0, 2, 0, 0}, "60 s"},
     {"h", 3600.0, {0, 2, 0, 0}, "3600 s"},
@@ -71,9 +61,6 @@ static const unit_def units[] = {
     {"Hz", 1.0, {0, -2, 0, 0}, "1/s"},
     {"kHz", 1e3, {0, -2, 0, 0}, "1000/s"},
     {"rad", 1.0, {0, 0, 2, 0}, "rad"},
-    {"mrad", 1e-3, {0, 0, 2, 0}, "0.001 rad"},
-    {"urad", 1e-6, {0, 0, 2, 0}, "1e-6 rad"},
-    {"\xc2\xb5rad", 1e-6, {0, 0, 2, 0}, "1e-6 rad"},
     {"deg", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
     {"\xc2\xb0", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
     {"degree", PI / 180.0, {0, 0, 2, 0}, "pi/180 rad"},
@@ -90,12 +77,7 @@ static const unit_def units[] = {
     {"g", G0, {2, -4, 0, 0}, "9.80665 m/s^2"},
     {"mg", G0 * 1e-3, {2, -4, 0, 0}, "9.80665e-3 m/s^2"},
     {"ug", G0 * 1e-6, {2, -4, 0, 0}, "9.80665e-6 m/s^2"},
-    {"\xc2\xb5g", G0 * 1e-6, {2, -4, 0, 0}, "9.80665e-6 m/s^2"},
     {"T", 1.0, {0, 0, 0, 2}, "T"},
-    {"mT", 1e-3, {0, 0, 0, 2}, "0.001 T"},
-    {"uT", 1e-6, {0, 0, 0, 2}, "1e-6 T"},
-    {"\xc2\xb5T", 1e-6, {0, 0, 0, 2}, "1e-6 T"},
-    {"nT", 1e-9, {0, 0, 0, 2}, "1e-9 T"},
     {"G", 1e-4, {0, 0, 0, 2}, "1e-4 T"},
     {"gauss", 1e-4, {0, 0, 0, 2}, "1e-4 T"},
     {"mG", 1e-7, {0, 0, 0, 2}, "1e-7 T"},
@@ -103,6 +85,43 @@ static const unit_def units[] = {
     {"%", 1e-2, {0, 0, 0, 0}, "0.01"},
 };
 #define NUNITS (sizeof units / sizeof units[0])
+
+/* SI prefixes, and the units above that take them: "km" is 1000 m. The
+ * prefixed forms of the other units (kHz, mg, mG) are rows of their own,
+ * defined in SI. */
+static const struct {
+    char symbol;
+    double factor;
+    const char *written; /* the factor as a definition writes it */
+} si_prefixes[] = {
+    {'k', 1e3, "1000"}, {'c', 1e-2, "0.01"}, {'m', 1e-3, "0.001"}, {'u', 1e-6, "1e-6"}, {'n', 1e-9, "1e-9"}};
+static const struct {
+    const char *unit, *prefixes;
+} prefixed[] = {{"m", "kcmun"}, {"s", "mun"}, {"rad", "mu"}, {"T", "mun"}};
+
+static const unit_def *find_unit(const char *name)
+{
+    for (size_t i = 0; i < NUNITS; i++)
+        if (strcmp(units[i].name, name) == 0)
+            return &units[i];
+    return NULL;
+}
+
+/* name as an SI prefix and a unit that takes it ("km"): 1 with *u set to
+ * it and its definition ("1000 m") written into def; else 0. */
+static int find_prefixed(const char *name, unit_def *u, char *def, size_t size)
+{
+    for (size_t i = 0; i < sizeof prefixed / sizeof *prefixed; i++)
+        for (size_t k = 0; k < sizeof si_prefixes / sizeof *si_prefixes; k++)
+            if (name[0] == si_prefixes[k].symbol && strchr(prefixed[i].prefixes, name[0]) &&
+                strcmp(name + 1, prefixed[i].unit) == 0) {
+                const unit_def *base = find_unit(prefixed[i].unit);
+                snprintf(def, size, "%s %s", si_prefixes[k].written, base->name);
+                *u = (unit_def){name, base->scale * si_prefixes[k].factor, base->dim, def};
+                return 1;
+            }
+    return 0;
+}
 
 int sensim_dim_equal(sensim_dim a, sensim_dim b)
 {
@@ -329,14 +348,17 @@ static int parse_factor_body(parser *ps, double *scale, sensim_dim *dim)
      * the table has the 'u' spellings. */
     if (!strncmp(name, "\xce\xbc", 2) || !strncmp(name, "\xc2\xb5", 2))
         memmove(name + 1, name + 2, strlen(name + 2) + 1), name[0] = 'u';
-    for (size_t i = 0; i < NUNITS; i++)
-        if (strcmp(units[i].name, name) == 0) {
-            *scale = units[i].scale;
-            *dim = units[i].dim;
-            note_unit(ps, &units[i]);
-            return 0;
-        }
-    return fail(ps, SENSIM_EFORMAT, "unknown unit '%s'", name);
+    unit_def pu;
+    char def[32];
+    const unit_def *u = find_unit(name);
+    if (!u && find_prefixed(name, &pu, def, sizeof def))
+        u = &pu;
+    if (!u)
+        return fail(ps, SENSIM_EFORMAT, "unknown unit '%s'", name);
+    *scale = u->scale;
+    *dim = u->dim;
+    note_unit(ps, u);
+    return 0;
 }
 
 static int parse_digits(parser *ps, int *v)

@@ -77,6 +77,13 @@ static sensim_status check_pos(const char *what, double v)
     return SENSIM_OK;
 }
 
+static sensim_status check_prob(const char *what, double v)
+{
+    if (!(v >= 0.0 && v <= 1.0))
+        return sensim_error(SENSIM_EINVAL, "gnss: %s must be in [0, 1], got %g", what, v);
+    return SENSIM_OK;
+}
+
 static sensim_status validate(const sensim_gnss_params *p)
 {
     if (!p)
@@ -84,61 +91,64 @@ static sensim_status validate(const sensim_gnss_params *p)
     if (!(fabs(p->origin_lla[0]) <= 90.0) || !isfinite(p->origin_lla[1]) || !isfinite(p->origin_lla[2]))
         return sensim_error(SENSIM_EINVAL, "gnss: origin_lla must be [lat in -90..90 deg, lon deg, alt m], got [%g, %g, %g]",
                             p->origin_lla[0], p->origin_lla[1], p->origin_lla[2]);
-    SENSIM_TRY(check_nonneg("start_delay", p->start_delay));
-    SENSIM_TRY(check_nonneg("latency", p->latency));
-    for (int a = 0; a < 3; a++) {
-        SENSIM_TRY(check_nonneg("gaussian sigma", p->gauss_sigma[a]));
-        SENSIM_TRY(check_nonneg("gauss_markov sigma", p->gm_sigma[a]));
-        if (p->gm_on)
-            SENSIM_TRY(check_pos("gauss_markov tau", p->gm_tau[a]));
-        SENSIM_TRY(check_nonneg("velocity sigma", p->vel_sigma[a]));
-    }
-    if (p->rw_on) {
-        SENSIM_TRY(check_nonneg("chrono_random_walk sigma", p->rw_sigma));
-        SENSIM_TRY(check_pos("chrono_random_walk model_rate_hz", p->rw_model_rate_hz));
-        SENSIM_TRY(check_nonneg("chrono_random_walk max_velocity", p->rw_max_velocity));
-        SENSIM_TRY(check_nonneg("chrono_random_walk max_acceleration", p->rw_max_acceleration));
-        SENSIM_TRY(check_pos("chrono_random_walk max_error", p->rw_max_error));
-    }
-    if (p->hdop_on) {
-        SENSIM_TRY(check_nonneg("hdop initial", p->eph_initial));
-        SENSIM_TRY(check_nonneg("hdop final", p->eph_final));
-        SENSIM_TRY(check_pos("hdop tau", p->eph_tau));
-        SENSIM_TRY(check_nonneg("vdop initial", p->epv_initial));
-        SENSIM_TRY(check_nonneg("vdop final", p->epv_final));
-        SENSIM_TRY(check_pos("vdop tau", p->epv_tau));
-        SENSIM_TRY(check_nonneg("hdop fix_3d_max", p->fix_3d_max));
-        SENSIM_TRY(check_nonneg("hdop fix_2d_max", p->fix_2d_max));
-    }
     if ((int)p->cov_model < SENSIM_GNSS_COV_NONE || (int)p->cov_model > SENSIM_GNSS_COV_NOISE)
         return sensim_error(SENSIM_EINVAL, "gnss: unknown covariance model %d", (int)p->cov_model);
-    SENSIM_TRY(check_nonneg("covariance epe", p->cov_epe));
-    SENSIM_TRY(check_nonneg("covariance scale", p->cov_scale));
     if (p->n_outage_windows > SENSIM_GNSS_MAX_OUTAGES)
         return sensim_error(SENSIM_EINVAL, "gnss: at most %d outage windows, got %zu", SENSIM_GNSS_MAX_OUTAGES,
                             p->n_outage_windows);
     for (size_t i = 0; i < p->n_outage_windows; i++)
         if (!isfinite(p->outage_windows[i][0]) || !isfinite(p->outage_windows[i][1]) ||
             !(p->outage_windows[i][1] > p->outage_windows[i][0]))
-            return sensim_error(SENSIM_EINVAL, "gnss: outage window %zu must be [start, end] with end > start, got [%g, %g]",
-                                i, p->outage_windows[i][0], p->outage_windows[i][1]);
-    SENSIM_TRY(check_nonneg("outage rate", p->outage_rate));
-    SENSIM_TRY(check_nonneg("outage mean_duration", p->outage_mean_duration));
-    if (!(p->outlier_probability >= 0.0 && p->outlier_probability <= 1.0))
-        return sensim_error(SENSIM_EINVAL, "gnss: outlier probability must be in [0, 1], got %g",
-                            p->outlier_probability);
-    SENSIM_TRY(check_nonneg("outlier magnitude", p->outlier_magnitude));
-    for (int f = 0; f < SENSIM_GNSS_FIX_TYPES; f++)
-        for (int a = 0; a < 3; a++)
-            SENSIM_TRY(check_nonneg("fix_noise sigma", p->fix_sigma[f][a]));
-    if (p->rtk_on) {
-        SENSIM_TRY(check_pos("rtk mean_fixed", p->rtk_mean_fixed));
-        SENSIM_TRY(check_pos("rtk mean_float", p->rtk_mean_float));
+            return sensim_error(SENSIM_EINVAL,
+                                "gnss: outage window %zu must be [start, end] with end > start, got [%g, %g]", i,
+                                p->outage_windows[i][0], p->outage_windows[i][1]);
+    /* The numbers in the order checked: n from v, each passed to check;
+     * those of a model (ANY: of none) only while the model is on. */
+    enum { ANY = 0, GM = 1, RW = 2, DOP = 4, RTK = 8 };
+    const unsigned on = (p->gm_on ? GM : 0) | (p->rw_on ? RW : 0) | (p->hdop_on ? DOP : 0) | (p->rtk_on ? RTK : 0);
+    const struct {
+        const char *what;
+        const double *v;
+        size_t n;
+        sensim_status (*check)(const char *what, double v);
+        unsigned model;
+    } all[] = {{"start_delay", &p->start_delay, 1, check_nonneg, ANY},
+               {"latency", &p->latency, 1, check_nonneg, ANY},
+               {"gaussian sigma", p->gauss_sigma, 3, check_nonneg, ANY},
+               {"gauss_markov sigma", p->gm_sigma, 3, check_nonneg, ANY},
+               {"gauss_markov tau", p->gm_tau, 3, check_pos, GM},
+               {"velocity sigma", p->vel_sigma, 3, check_nonneg, ANY},
+               {"chrono_random_walk sigma", &p->rw_sigma, 1, check_nonneg, RW},
+               {"chrono_random_walk model_rate_hz", &p->rw_model_rate_hz, 1, check_pos, RW},
+               {"chrono_random_walk max_velocity", &p->rw_max_velocity, 1, check_nonneg, RW},
+               {"chrono_random_walk max_acceleration", &p->rw_max_acceleration, 1, check_nonneg, RW},
+               {"chrono_random_walk max_error", &p->rw_max_error, 1, check_pos, RW},
+               {"hdop initial", &p->eph_initial, 1, check_nonneg, DOP},
+               {"hdop final", &p->eph_final, 1, check_nonneg, DOP},
+               {"hdop tau", &p->eph_tau, 1, check_pos, DOP},
+               {"vdop initial", &p->epv_initial, 1, check_nonneg, DOP},
+               {"vdop final", &p->epv_final, 1, check_nonneg, DOP},
+               {"vdop tau", &p->epv_tau, 1, check_pos, DOP},
+               {"hdop fix_3d_max", &p->fix_3d_max, 1, check_nonneg, DOP},
+               {"hdop fix_2d_max", &p->fix_2d_max, 1, check_nonneg, DOP},
+               {"covariance epe", &p->cov_epe, 1, check_nonneg, ANY},
+               {"covariance scale", &p->cov_scale, 1, check_nonneg, ANY},
+               {"outage rate", &p->outage_rate, 1, check_nonneg, ANY},
+               {"outage mean_duration", &p->outage_mean_duration, 1, check_nonneg, ANY},
+               {"outlier probability", &p->outlier_probability, 1, check_prob, ANY},
+               {"outlier magnitude", &p->outlier_magnitude, 1, check_nonneg, ANY},
+               {"fix_noise sigma", &p->fix_sigma[0][0], 3 * SENSIM_GNSS_FIX_TYPES, check_nonneg, ANY},
+               {"rtk mean_fixed", &p->rtk_mean_fixed, 1, check_pos, RTK},
+               {"rtk mean_float", &p->rtk_mean_float, 1, check_pos, RTK},
+               {"multipath rate", &p->multipath_rate, 1, check_nonneg, ANY},
+               {"multipath mean_duration", &p->multipath_mean_duration, 1, check_nonneg, ANY},
+               {"multipath sigma", p->multipath_sigma, 3, check_nonneg, ANY}};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        if (all[i].model & ~on)
+            continue;
+        for (size_t k = 0; k < all[i].n; k++)
+            SENSIM_TRY(all[i].check(all[i].what, all[i].v[k]));
     }
-    SENSIM_TRY(check_nonneg("multipath rate", p->multipath_rate));
-    SENSIM_TRY(check_nonneg("multipath mean_duration", p->multipath_mean_duration));
-    for (int a = 0; a < 3; a++)
-        SENSIM_TRY(check_nonneg("multipath sigma", p->multipath_sigma[a]));
     if ((p->multipath_rate > 0.0) != (p->multipath_mean_duration > 0.0))
         return sensim_error(SENSIM_EINVAL, "gnss: multipath needs both rate and mean_duration > 0 (got %g, %g)",
                             p->multipath_rate, p->multipath_mean_duration);

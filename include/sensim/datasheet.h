@@ -26,19 +26,20 @@ extern "C" {
 #endif
 
 typedef enum sensim_datasheet_fig {
-    SENSIM_DATASHEET_ARW,         /* gyro angle random walk */
-    SENSIM_DATASHEET_GYRO_ND,     /* gyro noise density */
-    SENSIM_DATASHEET_GYRO_BI,     /* gyro bias instability (Allan floor) */
-    SENSIM_DATASHEET_GYRO_RW,     /* gyro rate random walk */
-    SENSIM_DATASHEET_GYRO_RANGE,  /* gyro full-scale range */
-    SENSIM_DATASHEET_GYRO_RES,    /* gyro quantization step */
-    SENSIM_DATASHEET_VRW,         /* velocity random walk */
-    SENSIM_DATASHEET_ACCEL_ND,    /* accel noise density */
-    SENSIM_DATASHEET_ACCEL_BI,    /* accel bias instability (Allan floor) */
-    SENSIM_DATASHEET_ACCEL_RW,    /* accel bias random walk */
-    SENSIM_DATASHEET_ACCEL_RANGE, /* accel full-scale range */
-    SENSIM_DATASHEET_ACCEL_RES,   /* accel quantization step */
-    SENSIM_DATASHEET_RATE,        /* output data rate */
+    SENSIM_DATASHEET_ARW,        /* gyro angle random walk */
+    SENSIM_DATASHEET_GYRO_ND,    /* gyro noise density */
+    SENSIM_DATASHEET_GYRO_BI,    /* gyro bias instability (Allan floor) */
+    SENSIM_DATASHEET_GYRO_RW,    /* gyro rate random walk */
+    SENSIM_DATASHEET_GYRO_RANGE, /* gyro full-scale range */
+    SENSIM_DATASHEET_GYRO_RES,   /* gyro quantization step */
+    /* The accel's figures are the gyro's, in the same order, from VRW on. */
+    SENSIM_DATASHEET_VRW,                                                              /* velocity random walk */
+    SENSIM_DATASHEET_ACCEL_ND = SENSIM_DATASHEET_VRW + SENSIM_DATASHEET_GYRO_ND,       /* accel noise density */
+    SENSIM_DATASHEET_ACCEL_BI = SENSIM_DATASHEET_VRW + SENSIM_DATASHEET_GYRO_BI,       /* accel bias instability */
+    SENSIM_DATASHEET_ACCEL_RW = SENSIM_DATASHEET_VRW + SENSIM_DATASHEET_GYRO_RW,       /* accel bias random walk */
+    SENSIM_DATASHEET_ACCEL_RANGE = SENSIM_DATASHEET_VRW + SENSIM_DATASHEET_GYRO_RANGE, /* accel full-scale range */
+    SENSIM_DATASHEET_ACCEL_RES = SENSIM_DATASHEET_VRW + SENSIM_DATASHEET_GYRO_RES,     /* accel quantization step */
+    SENSIM_DATASHEET_RATE,                                                             /* output data rate */
     SENSIM_DATASHEET_NFIG
 } sensim_datasheet_fig;
 
