@@ -15,17 +15,21 @@
 #include <unistd.h>
 
 
-/* A new reader or writer: a zeroed block of `size` bytes holding a copy of
- * path (the char * at byte path_at) and a zeroed impl block of impl_size
- * bytes (the void * at byte impl_at; none when impl_size is 0); NULL with
- * the error set and nothing kept when out of memory. NEW_PARTS(type, path,
- * impl_size) spells it for sensim_bag and sensim_bag_writer. */
-static void *new_parts(size_t size, size_t path_at, size_t impl_at, const char *path, size_t impl_size)
+/* A new reader or writer: a copy of the `size` bytes at init (its fixed
+ * fields), with a copy of path in the char * at byte path_at and a zeroed
+ * impl block of impl_size bytes in the void * at byte impl_at (none when
+ * impl_size is 0); NULL with the error set and nothing kept when out of
+ * memory. NEW_PARTS(type, file, impl_size, fields...) spells it for
+ * sensim_bag and sensim_bag_writer, the fixed fields as designated
+ * initializers (the others zero). */
+static void *new_parts(const void *init, size_t size, size_t path_at, size_t impl_at, const char *path,
+                       size_t impl_size)
 {
-    char *o = calloc(1, size);
+    char *o = malloc(size);
     char *p = strdup(path ? path : "");
     void *impl = impl_size ? calloc(1, impl_size) : NULL;
     if (o && p && (impl || !impl_size)) {
+        memcpy(o, init, size);
         memcpy(o + path_at, &p, sizeof p);
         memcpy(o + impl_at, &impl, sizeof impl);
         return o;
@@ -36,21 +40,19 @@ static void *new_parts(size_t size, size_t path_at, size_t impl_at, const char *
     sensim_error(SENSIM_ENOMEM, "%s: out of memory", path);
     return NULL;
 }
-#define NEW_PARTS(type, path, impl_size) \
-    ((type *)new_parts(sizeof(type), offsetof(type, path), offsetof(type, impl), (path), (impl_size)))
+#define NEW_PARTS(type, file, impl_size, ...) \
+    ((type *)new_parts(&(type){__VA_ARGS__}, sizeof(type), offsetof(type, path), offsetof(type, impl), (file), \
+                       (impl_size)))
 
 sensim_bag *sensim_bag_open_with_(const char *path, sensim_bag_format format, const sensim_bag_ops *ops,
                                   size_t impl_size)
 {
-    sensim_bag *bag = NEW_PARTS(sensim_bag, path, impl_size);
-    if (!bag)
+    sensim_bag *bag = NEW_PARTS(sensim_bag, path, impl_size, .ops = ops, .format = format);
+    if (bag && ops->open(bag) != 0) {
+        sensim_bag_close(bag);
         return NULL;
-    bag->ops = ops;
-    bag->format = format;
-    if (ops->open(bag) == 0)
-        return bag;
-    sensim_bag_close(bag);
-    return NULL;
+    }
+    return bag;
 }
 
 sensim_status sensim_bag_add_topic_(sensim_bag *bag, const char *name, const char *type, const char *md5sum,
@@ -269,16 +271,13 @@ sensim_bag_writer *sensim_bag_writer_create_with_(const char *path, sensim_bag_f
                                                   sensim_bag_compression compression,
                                                   const sensim_bag_writer_ops *ops, size_t impl_size)
 {
-    sensim_bag_writer *w = NEW_PARTS(sensim_bag_writer, path, impl_size);
-    if (!w)
+    sensim_bag_writer *w =
+        NEW_PARTS(sensim_bag_writer, path, impl_size, .ops = ops, .format = format, .compression = compression);
+    if (w && ops->create(w) != 0) {
+        sensim_bag_writer_close(w);
         return NULL;
-    w->ops = ops;
-    w->format = format;
-    w->compression = compression;
-    if (ops->create(w) == 0)
-        return w;
-    sensim_bag_writer_close(w);
-    return NULL;
+    }
+    return w;
 }
 
 char *sensim_bag_ros2_type_(const char *type)

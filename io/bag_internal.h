@@ -134,6 +134,17 @@ static inline void bag_heap_push(size_t *h, size_t *n, size_t c, bag_key_fn key,
     }
 }
 
+/* The fields a reader and a writer share, first in both: the backend's
+ * operations, the format, the path as given (the recording read or the
+ * target written; named in every message) and the backend's state. bag.c
+ * fills path and impl of either (NEW_PARTS) and frees them once ops->close
+ * has freed what impl holds. */
+#define BAG_HEAD(ops_type) \
+    const ops_type *ops; \
+    sensim_bag_format format; \
+    char *path; \
+    void *impl
+
 /* ---- reading ---- */
 
 typedef struct sensim_bag_ops {
@@ -160,13 +171,10 @@ typedef struct sensim_bag_ops {
 } sensim_bag_ops;
 
 struct sensim_bag {
-    const sensim_bag_ops *ops;
-    sensim_bag_format format;
-    char *path;                 /* as given to sensim_bag_open; used in every message */
-    sensim_bag_topic *topics;   /* ntopics entries; strings owned (sensim_bag_add_topic_ copies) */
+    BAG_HEAD(sensim_bag_ops);
+    sensim_bag_topic *topics; /* ntopics entries; strings owned (sensim_bag_add_topic_ copies) */
     size_t ntopics, cap_topics;
-    unsigned char *selected;    /* ntopics flags, 1 = delivered by next(); all 1 after open */
-    void *impl;                 /* backend state */
+    unsigned char *selected; /* ntopics flags, 1 = delivered by next(); all 1 after open */
 };
 
 /* A new bag with no topics and bag->impl a zeroed block of impl_size bytes
@@ -231,13 +239,10 @@ typedef struct sensim_bag_writer_ops {
 } sensim_bag_writer_ops;
 
 struct sensim_bag_writer {
-    const sensim_bag_writer_ops *ops;
-    sensim_bag_format format;
+    BAG_HEAD(sensim_bag_writer_ops);
     sensim_bag_compression compression;
-    char *path;                 /* target path */
-    int committed;              /* commit succeeded */
-    int failed;                 /* an operation failed: later calls are refused */
-    void *impl;
+    int committed; /* commit succeeded */
+    int failed;    /* an operation failed: later calls are refused */
 };
 
 /* A new writer, w->impl a zeroed block of impl_size bytes as for

@@ -46,14 +46,18 @@ fail:
     return NULL;
 }
 
-static void series_free(series *s) { SENSIM_FREE_ALL(s->label, s->x, s->y, s->lo, s->hi); }
+/* Frees what the n series at s hold, not the array itself. */
+static void series_free(series *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        SENSIM_FREE_ALL(s[i].label, s[i].x, s[i].y, s[i].lo, s[i].hi);
+}
 
 void sensim_plot_destroy(sensim_plot *p)
 {
     if (!p)
         return;
-    for (size_t i = 0; i < p->ns; i++)
-        series_free(&p->s[i]);
+    series_free(p->s, p->ns);
     SENSIM_FREE_ALL(p->s, p->title, p->xlabel, p->ylabel, p);
 }
 
@@ -93,7 +97,7 @@ sensim_status sensim_plot_add(sensim_plot *p, const char *label, const double *x
     s->lo = dup_arr(lo, n);
     s->hi = dup_arr(hi, n);
     if (!s->label || !s->x || !s->y || (lo && !s->lo) || (hi && !s->hi)) {
-        series_free(s);
+        series_free(s, 1);
         return sensim_error(SENSIM_ENOMEM, "plot: out of memory");
     }
     s->n = n;

@@ -136,6 +136,32 @@ void sensim_camera_write_yaml(sensim_ywriter *w, const sensim_sensor *s, const s
 
 static sensim_pixel_type pixel_type(sensim_dtype t) { return t == SENSIM_U8 ? SENSIM_PIXEL_U8 : t == SENSIM_U16 ? SENSIM_PIXEL_U16 : SENSIM_PIXEL_F32; }
 
+/* The recorded frames' layout: img u8, u16 or f32 [N,H,W] or [N,H,W,C], with
+ * C 1 (gray) or 3 (RGB) and frames not empty; its rank, dims (dims[3] = C,
+ * also at rank 3) and type. */
+static sensim_status frames_layout(const sensim_log *in, const char *img, int *rank, size_t dims[SENSIM_LOG_MAX_RANK],
+                                   sensim_dtype *dt)
+{
+    const char *file = sensim_log_path(in);
+    if (!sensim_log_exists(in, img))
+        return sensim_error(SENSIM_ENOTFOUND, "%s: dataset %s not found (camera frames expected)", file, img);
+    sensim_status st;
+    if ((st = sensim_log_shape(in, img, rank, dims)) || (st = sensim_log_dtype(in, img, dt)))
+        return st;
+    if (*rank != 3 && *rank != 4)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: rank %d; expected [N,H,W] or [N,H,W,C]", file, img, *rank);
+    if (*rank == 3)
+        dims[3] = 1;
+    if (dims[3] != 1 && dims[3] != 3)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: %zu channels; expected 1 (gray) or 3 (RGB)", file, img, dims[3]);
+    if (dims[1] == 0 || dims[2] == 0)
+        return sensim_error(SENSIM_EFORMAT, "%s: %s: empty frames (%zux%zu)", file, img, dims[1], dims[2]);
+    if (*dt != SENSIM_U8 && *dt != SENSIM_U16 && *dt != SENSIM_F32)
+        return sensim_error(SENSIM_EUNSUPPORTED,
+                            "%s: %s: element type (bit depth) not supported; expected u8, u16 or f32", file, img);
+    return SENSIM_OK;
+}
+
 static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inject_opts *o, const sensim_log *in,
                                         sensim_log *out)
 {
@@ -144,24 +170,13 @@ static sensim_status camera_noise_clean(const sensim_sensor *s, const sensim_inj
     char g[SENSIM_NAME_MAX + 16], img[SENSIM_NAME_MAX + 32];
     snprintf(g, sizeof g, "/sensors/%s", s->name);
     snprintf(img, sizeof img, "%s/image", g);
-    if (!sensim_log_exists(in, img))
-        return sensim_error(SENSIM_ENOTFOUND, "%s: dataset %s not found (camera frames expected)", file, img);
     int rank;
     size_t dims[SENSIM_LOG_MAX_RANK];
     sensim_dtype dt;
-    sensim_status st;
-    if ((st = sensim_log_shape(in, img, &rank, dims)) || (st = sensim_log_dtype(in, img, &dt)))
+    sensim_status st = frames_layout(in, img, &rank, dims, &dt);
+    if (st)
         return st;
-    if (rank != 3 && rank != 4)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s: rank %d; expected [N,H,W] or [N,H,W,C]", file, img, rank);
-    size_t N = dims[0], H = dims[1], W = dims[2], C = rank == 4 ? dims[3] : 1;
-    if (C != 1 && C != 3)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s: %zu channels; expected 1 (gray) or 3 (RGB)", file, img, C);
-    if (H == 0 || W == 0)
-        return sensim_error(SENSIM_EFORMAT, "%s: %s: empty frames (%zux%zu)", file, img, H, W);
-    if (dt != SENSIM_U8 && dt != SENSIM_U16 && dt != SENSIM_F32)
-        return sensim_error(SENSIM_EUNSUPPORTED, "%s: %s: element type (bit depth) not supported; expected u8, u16 or f32",
-                            file, img);
+    const size_t N = dims[0], H = dims[1], W = dims[2], C = dims[3];
     sensim_camera_params p = cm->p;
     p.width = W;
     p.height = H;

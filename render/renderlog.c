@@ -42,7 +42,6 @@ typedef struct job {
     const sensim_render_sensor *rs;
     const sensim_scene *scene;
     const sensim_render_log_opts *o;
-    const char *gt_path;
     sensim_log *gt, *out;
     sensim_gt_window *win;
     sensim_gt_track track;
@@ -112,22 +111,24 @@ static void frame_sampler(const job *j, sensim_sampler *sp)
     sensim_sampler_init(sp, &j->clock, j->seed, j->t0, j->t1 + 1e-9 - j->span);
 }
 
-/* Opens and checks the ground truth; the span asked for must lie in it:
- * outside the log there is no pose (the sensor would freeze at an end). */
-static sensim_status open_truth(job *j)
+/* Opens and checks the ground truth at gt_path; the span asked for must lie
+ * in it: outside the log there is no pose (the sensor would freeze at an
+ * end). */
+static sensim_status open_truth(job *j, const char *gt_path)
 {
     const sensim_render_log_opts *o = j->o;
-    if (!(j->gt = sensim_log_open(j->gt_path)) || !(j->win = sensim_gt_window_create(j->gt, o->gt_window)))
+    if (!(j->gt = sensim_log_open(gt_path)) || !(j->win = sensim_gt_window_create(j->gt, o->gt_window)))
         return sensim_last_status();
     const double t_first = sensim_gt_window_t_first(j->win), t_last = sensim_gt_window_t_last(j->win);
     const double tol = 1e-9 * fmax(1.0, fmax(fabs(t_first), fabs(t_last)));
     const int bad_start = !isnan(o->start) && (o->start < t_first - tol || o->start > t_last + tol);
     const int bad_end = !isnan(o->end) && (o->end < t_first - tol || o->end > t_last + tol);
     if (bad_start || bad_end)
-        return sensim_error(SENSIM_EINVAL, "%s %.9g s is outside the ground truth of %s, which covers t = %.9g .. %.9g s",
-                            bad_start ? "start" : "end", bad_start ? o->start : o->end, j->gt_path, t_first, t_last);
+        return sensim_error(SENSIM_EINVAL,
+                            "%s %.9g s is outside the ground truth of %s, which covers t = %.9g .. %.9g s",
+                            bad_start ? "start" : "end", bad_start ? o->start : o->end, gt_path, t_first, t_last);
     char what[600];
-    snprintf(what, sizeof what, "%s: /ground_truth/t", j->gt_path);
+    snprintf(what, sizeof what, "%s: /ground_truth/t", gt_path);
     sensim_status st = sensim_guard_times(t_first, t_last, sensim_gt_window_rows(j->win), what);
     if (st)
         return st;
@@ -249,7 +250,7 @@ static sensim_status plan_frames(job *j, const char *out_path)
     if (st)
         return st;
     if (j->nframes == 0)
-        return sensim_error(SENSIM_EINVAL, "%s: no whole %s fits between t = %g and %g s", j->gt_path,
+        return sensim_error(SENSIM_EINVAL, "%s: no whole %s fits between t = %g and %g s", sensim_log_path(j->gt),
                             lidar ? "scan" : "frame", j->t0, j->t1);
     if (j->o->bev_dir && !lidar)
         return sensim_error(SENSIM_EINVAL, "bird's-eye view: '%s' is a camera; it needs a lidar", rs->name);
@@ -585,10 +586,9 @@ sensim_status sensim_render_log(const sensim_render_sensor *sensor, const sensim
     j.rs = sensor;
     j.scene = scene;
     j.o = opts;
-    j.gt_path = gt_path;
     j.last = -INFINITY;
     sensim_status st;
-    if (!(st = open_truth(&j)) && !(st = take_rig(&j, rig)) && !(st = plan_frames(&j, out_path)) &&
+    if (!(st = open_truth(&j, gt_path)) && !(st = take_rig(&j, rig)) && !(st = plan_frames(&j, out_path)) &&
         !(st = open_output(&j, out_path)))
         st = sensor->type == SENSIM_SENSOR_LIDAR ? render_lidar(&j) : render_camera(&j);
     outsets_close(&j.d);

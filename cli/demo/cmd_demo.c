@@ -67,15 +67,28 @@ static void stats(const double *x, size_t n, int axis, double *mean, double *sig
     *sigma = sqrt(d / (2.0 * (n - 1)));
 }
 
-/* The steps after the IMU summary: each gets the data folder, the output
- * folder and the step-1 ground truth, and returns 0 or -1 (error printed). */
-static int (*const demo_steps[])(const char *data, const char *dir, const char *gt) = {
-    demo_imufit,
-    demo_gnss,
-    demo_gnssfit,
-    demo_sim2real,
-    demo_camera,
-    demo_render,
+/* The steps after the IMU summary, in order, each printed under its heading
+ * (the camera's goes on to say what it simulates): each gets the data
+ * folder, the output folder and the step-1 ground truth, and returns 0 or -1
+ * (error printed). */
+static const struct {
+    const char *heading;
+    int (*run)(const char *data, const char *dir, const char *gt);
+} demo_steps[] = {
+    {"Calibration: an hour of the same IMU lying still, and its noise\n"
+     "   terms fitted back from the Allan deviation:",
+     demo_imufit},
+    {"The same circle seen by each bundled GNSS model at 10 Hz:", demo_gnss},
+    {"GNSS noise fitted back from 15 minutes standing still (sensim fit gnss):", demo_gnssfit},
+    {"Seed 004's GNSS experiment in simulation: \"real\" logs from one model,\n"
+     "   simulated logs from all five, ranked by VEPD (small: 2 tests of 20 s per scenario):",
+     demo_sim2real},
+    {"A 16-bit camera through the EMVA 1288 chain (K 0.25 DN/e-, read noise\n"
+     "   8 e-, dark current 300 e-/s, PRNU 1 %, DSNU 5 e-, full well 30000 e-):\n",
+     demo_camera},
+    {"One lidar scan and one camera frame of the bundled outdoor scene\n"
+     "   from the start of the circle, with a PNG of each:",
+     demo_render},
 };
 
 int cmd_demo(int argc, char **argv)
@@ -140,10 +153,12 @@ int cmd_demo(int argc, char **argv)
            n);
     free(w);
     free(f);
-    /* Later steps, in order; each prints its own heading and summary. */
-    for (size_t i = 0; i < sizeof demo_steps / sizeof demo_steps[0]; i++)
-        if (demo_steps[i](data, dir, gt))
+    /* Later steps, in order; each prints its own summary. */
+    for (size_t i = 0; i < sizeof demo_steps / sizeof demo_steps[0]; i++) {
+        demo_heading("%s", demo_steps[i].heading);
+        if (demo_steps[i].run(data, dir, gt))
             return CLI_FAIL;
+    }
     printf("\nDone. Inspect the files with `sensim info`, h5py or HDFView.\n");
     return CLI_OK;
 }

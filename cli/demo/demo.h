@@ -1,6 +1,7 @@
 /* Shared pieces of `sensim demo`: each step after the IMU summary lives in
  * its own cli/demo/demo_<part>.c as `int demo_<part>(data, dir, gt)` and is listed
- * in demo_steps in cmd_demo.c. Not thread-safe (the verbs use getopt). */
+ * with its heading in demo_steps in cmd_demo.c. Not thread-safe (the verbs use
+ * getopt). */
 #ifndef SENSIM_CLI_DEMO_H
 #define SENSIM_CLI_DEMO_H
 

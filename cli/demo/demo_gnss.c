@@ -19,7 +19,6 @@ int demo_gnss(const char *data, const char *dir, const char *gt)
         {"gnss-zed-f9p", "u-blox ZED-F9P RTK datasheet"},
         {"gnss-standalone", "u-blox NEO-M8N standalone datasheet"},
     };
-    demo_heading("The same circle seen by each bundled GNSS model at 10 Hz:");
     char rig[1024], out[1024];
     double err_rms[5], err_max[5], hdop_last[5];
     size_t count[5];

@@ -37,7 +37,6 @@ int demo_gnssfit(const char *data, const char *dir, const char *gt)
     (void)gt; /* a standstill log needs a static truth of its own */
     static const char *const presets[2] = {"gnss-chrono-rw", "gnss-standalone"};
     char st_gt[1024], rig[1024], log[1024], fit[1024];
-    demo_heading("GNSS noise fitted back from 15 minutes standing still (sensim fit gnss):");
     snprintf(st_gt, sizeof st_gt, "%s/gnss-static-gt.h5", dir);
     if (demo_run(cmd_trajectory, "trajectory", "--shape", "static", "--duration", "900", "--rate", "10", "-o", st_gt,
                  NULL))

@@ -81,8 +81,6 @@ int demo_imufit(const char *data, const char *dir, const char *gt)
     const char *truth_log = DEMO_PATH(dir, "static-gt.h5");
     const char *log = DEMO_PATH(dir, "static-imu.h5");
     const char *fitted = DEMO_PATH(dir, "fitted-imu.yaml");
-    demo_heading("Calibration: an hour of the same IMU lying still, and its noise\n"
-                 "   terms fitted back from the Allan deviation:");
     if (demo_run(cmd_trajectory, "trajectory", "--shape", "static", "--duration", DURATION, "--rate", "10", "-o",
                  truth_log, NULL) ||
         demo_run(cmd_inject, "inject", rig, truth_log, "-o", log, NULL) ||

@@ -20,8 +20,6 @@ int demo_render(const char *data, const char *dir, const char *gt)
     const char *noisy = DEMO_PATH(dir, "scan-noisy.h5");
     const char *rig = DEMO_PATH(data, "rigs/lidar-vlp16.yaml");
     const char *pngdir = DEMO_PATH(dir, "render");
-    demo_heading("One lidar scan and one camera frame of the bundled outdoor scene\n"
-           "   from the start of the circle, with a PNG of each:");
     if (demo_run(cmd_render, "render", scene, "-t", gt, "-s", "vlp16", "-o", scan, "-n", "1", "--bev", pngdir,
                  "--bev-extent", "30", NULL) ||
         demo_run(cmd_render, "render", scene, "-t", gt, "-s", "front", "-o", frame, "-n", "1", "--png", pngdir, NULL))

@@ -11,8 +11,6 @@ int demo_sim2real(const char *data, const char *dir, const char *gt)
 {
     (void)gt;
     const char *sub = DEMO_PATH(dir, "sim2real");
-    demo_heading("Seed 004's GNSS experiment in simulation: \"real\" logs from one model,\n"
-           "   simulated logs from all five, ranked by VEPD (small: 2 tests of 20 s per scenario):");
     if (demo_run(cmd_sim2real, "sim2real", "--generator", "ch-gauss,ch-rw", "--tests", "2", "--duration", "20",
                  "--data", data, "--dir", sub, NULL))
         return -1;

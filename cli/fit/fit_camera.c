@@ -119,24 +119,29 @@ static void print_warnings(const char *in, const sensim_ptc_result *r)
 
 static void print_json(const sensim_ptc_result *r, size_t L)
 {
+    /* The JSON key of each number is the name of its member. */
+    /* clang-format off */
+#define F(x) {#x, r->x}
+    /* clang-format on */
     const struct {
         const char *k;
         double v;
-    } f[] = {{"gain", r->gain},
-             {"gain_ci", r->gain_ci},
-             {"read_noise", r->read_noise},
-             {"read_noise_ci", r->read_noise_ci},
-             {"dark_current", r->dark_current},
-             {"dark_current_ci", r->dark_current_ci},
-             {"dark_offset", r->dark_offset},
-             {"saturation_dn", r->saturation_dn},
-             {"saturation_capacity", r->saturation_capacity},
-             {"prnu", r->prnu},
-             {"dsnu", r->dsnu},
-             {"variance_slope", r->variance_slope},
-             {"variance_slope_ci", r->variance_slope_ci},
-             {"variance_intercept", r->variance_intercept},
-             {"variance_intercept_ci", r->variance_intercept_ci}};
+    } f[] = {F(gain),
+             F(gain_ci),
+             F(read_noise),
+             F(read_noise_ci),
+             F(dark_current),
+             F(dark_current_ci),
+             F(dark_offset),
+             F(saturation_dn),
+             F(saturation_capacity),
+             F(prnu),
+             F(dsnu),
+             F(variance_slope),
+             F(variance_slope_ci),
+             F(variance_intercept),
+             F(variance_intercept_ci)};
+#undef F
     printf("{");
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         /* JSON has no NaN: unknown values are null. */
