@@ -36,20 +36,26 @@ static void *plugin(char *why, size_t size)
             snprintf(why, size, "SENSIM_RENDER_PLUGIN: %s", dlerror());
         return handle;
     }
-    char exe[PATH_MAX], path[PATH_MAX + 64];
+    char exe[PATH_MAX], path[2 * PATH_MAX];
     ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
     exe[k > 0 ? k : 0] = '\0';
     char *slash = strrchr(exe, '/');
     if (slash)
         *slash = '\0';
-    const char *const where[] = {"%s/" PLUGIN_NAME, "%s/../libexec/sensim/" PLUGIN_NAME,
-                                 SENSIM_LIBEXECDIR "/" PLUGIN_NAME};
-    snprintf(why, size, "%s not found beside %s or in %s", PLUGIN_NAME, slash ? exe : "the program",
-             SENSIM_LIBEXECDIR);
-    for (size_t i = 0; i < sizeof where / sizeof *where && !handle; i++) {
+    /* Beside the program, ../libexec/sensim/ from it, the configured place. */
+    const char *const rel[] = {"", "/../libexec/sensim"};
+    if (slash)
+        snprintf(why, size, "%s not found in %s, %s/../libexec/sensim or %s", PLUGIN_NAME, exe, exe,
+                 SENSIM_LIBEXECDIR);
+    else
+        snprintf(why, size, "%s not found in %s", PLUGIN_NAME, SENSIM_LIBEXECDIR);
+    for (size_t i = 0; i < 3 && !handle; i++) {
         if (i < 2 && !slash)
             continue;
-        snprintf(path, sizeof path, where[i], exe);
+        if (i < 2)
+            snprintf(path, sizeof path, "%s%s/%s", exe, rel[i], PLUGIN_NAME);
+        else
+            snprintf(path, sizeof path, "%s/%s", SENSIM_LIBEXECDIR, PLUGIN_NAME);
         if (access(path, F_OK))
             continue;
         if (!(handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
@@ -61,7 +67,7 @@ static void *plugin(char *why, size_t size)
 /* The plugin's function name, or NULL after saying why on stderr. */
 static void *plugin_function(const char *verb, const char *name)
 {
-    char why[PATH_MAX + 128];
+    char why[3 * PATH_MAX];
     void *h = plugin(why, sizeof why), *f = h ? dlsym(h, name) : NULL;
     if (!f)
         cli_fail(verb, "cannot load the renderer: %s", h ? dlerror() : why);
