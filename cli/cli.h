@@ -190,6 +190,10 @@ int cli_check_output(const char *verb, const char *output, ...);
 
 /* Prints the verb's help text to f (cli_help of its spec). */
 void cli_print_help(const char *verb, FILE *f);
+/* The folder of the running program (readlink of /proc/self/exe) into buf
+ * (PATH_MAX bytes at least): buf, or NULL when it cannot be told. An
+ * installed tree finds its parts from it wherever it was moved. */
+char *cli_program_dir(char *buf, size_t size);
 
 /* The name in the NULL-terminated list `names` closest to `word` by edit
  * distance (insertions, deletions, substitutions, adjacent swaps), when it

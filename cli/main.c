@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
@@ -105,6 +106,19 @@ void cli_print_help(const char *verb, FILE *f)
     const cli_command *c = cli_find(verb);
     if (c)
         cli_help(c->spec, f);
+}
+
+char *cli_program_dir(char *buf, size_t size)
+{
+    ssize_t n = size > 1 ? readlink("/proc/self/exe", buf, size - 1) : -1;
+    if (n <= 0)
+        return NULL;
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    return buf;
 }
 
 /* Damerau-Levenshtein (optimal string alignment) distance, for short words. */

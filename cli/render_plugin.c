@@ -37,20 +37,16 @@ static void *plugin(char *why, size_t size)
         return handle;
     }
     char exe[PATH_MAX], path[2 * PATH_MAX];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[k > 0 ? k : 0] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash)
-        *slash = '\0';
+    const char *here = cli_program_dir(exe, sizeof exe);
     /* Beside the program, ../libexec/sensim/ from it, the configured place. */
     const char *const rel[] = {"", "/../libexec/sensim"};
-    if (slash)
+    if (here)
         snprintf(why, size, "%s not found in %s, %s/../libexec/sensim or %s", PLUGIN_NAME, exe, exe,
                  SENSIM_LIBEXECDIR);
     else
         snprintf(why, size, "%s not found in %s", PLUGIN_NAME, SENSIM_LIBEXECDIR);
     for (size_t i = 0; i < 3 && !handle; i++) {
-        if (i < 2 && !slash)
+        if (i < 2 && !here)
             continue;
         if (i < 2)
             snprintf(path, sizeof path, "%s%s/%s", exe, rel[i], PLUGIN_NAME);

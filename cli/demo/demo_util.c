@@ -49,19 +49,13 @@ static int has_rigs(const char *dir)
     return demo_dir_exists(p);
 }
 
-/* The folder of the running program (readlink of /proc/self/exe), so that an
- * installed tree works wherever it was put: BINDIR/../share/sensim. */
+/* The bundled data from the program's folder, so that an installed tree
+ * works wherever it was put: BINDIR/../share/sensim. */
 static const char *exe_relative(char *buf, size_t size)
 {
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
+    if (!cli_program_dir(exe, sizeof exe))
         return NULL;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return NULL;
-    *slash = '\0';
     /* Installed: PREFIX/bin/sensim with PREFIX/share/sensim; built: BUILD/sensim
      * with the source tree's data/ beside BUILD. */
     static const char *const rel[] = {"../share/sensim", "../data"};
